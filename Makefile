@@ -1,0 +1,35 @@
+# Two commands for a newcomer: `make run` chats with the agent, `make test` runs the suite.
+# Each installs what it needs first: uv (from PyPI) and the locked virtualenv.
+
+SHELL := /bin/bash
+export PATH := $(HOME)/.local/bin:$(PATH)
+UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+PYTEST_ARGS ?=
+
+.PHONY: run test lint sync clean
+
+$(UV):
+	python3 -m pip install --user --quiet uv \
+	  || python3 -m pip install --user --quiet --break-system-packages uv
+
+.venv/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen
+	@touch $@
+
+sync: .venv/.synced
+
+run: sync
+	@test -f .env || { cp .env.example .env; echo "Created .env from .env.example: put your model's API key in it."; }
+	$(UV) run --frozen parley chat
+
+lint: sync
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+	$(UV) run --frozen mypy
+	$(UV) run --frozen lint-imports
+
+test: lint
+	$(UV) run --frozen pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache

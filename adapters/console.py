@@ -1,0 +1,163 @@
+"""`parley chat`: the agent in a terminal, no Redis and no platform.
+
+Reads lines from stdin (so `echo hi | parley chat` works), streams the reply as it arrives,
+shows tool calls as they run, and asks about tools that need approval on the terminal. Ctrl-C
+during a reply stops that reply, as `/stop` does on the platforms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TextIO
+
+from bot.agent import events as ev
+from bot.agent.loop import Agent, TurnRequest
+from bot.agent.state import SessionState
+from bot.config import Settings
+from bot.tools.base import Person, ToolContext
+
+Ask = Callable[[str], Awaitable[str | None]]
+RESULT_PREVIEW = 300
+
+
+def _short(value: object, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _ask_tty(question: str) -> str | None:
+    try:
+        with open("/dev/tty", "r+", encoding="utf-8") as tty:
+            tty.write(question)
+            tty.flush()
+            return tty.readline()
+    except OSError:
+        return None
+
+
+class ConsoleChat:
+    def __init__(
+        self,
+        agent: Agent,
+        settings: Settings,
+        *,
+        stdin: TextIO = sys.stdin,
+        stdout: TextIO = sys.stdout,
+        ask: Ask | None = None,
+    ) -> None:
+        self.agent = agent
+        self.stdin = stdin
+        self.out = stdout
+        self.interactive = stdin.isatty()
+        self.ask = ask or self._ask_terminal
+        user = getpass.getuser()
+        self.ctx = ToolContext(
+            session_key="console:local",
+            user=Person(id=f"console:{user}", name=user, is_admin=True),
+            settings=settings,
+            platform="console",
+            chat_kind="private",
+        )
+        self.state = SessionState()
+
+    async def run(self) -> int:
+        """Chat until end of input or /exit; returns the exit status (1 if a turn failed)."""
+        if self.interactive:
+            self._write("Parley: type a message; /new starts over, /exit quits.\n")
+        status = 0
+        while (line := await self._read("you> ")) is not None:
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/exit", "/quit"):
+                break
+            if text == "/new":
+                self.state = SessionState()
+                self._write("(new conversation)\n")
+                continue
+            if not await self.turn(TurnRequest(self.ctx, text=text)):
+                status = 1
+        return status
+
+    async def turn(self, request: TurnRequest | None) -> bool:
+        """Run one user turn, including the decisions it needs; False if it failed."""
+        ok = True
+        while request is not None:
+            pending: ev.ConfirmationRequired | None = None
+            async for event in self._events(request):
+                if isinstance(event, ev.ConfirmationRequired):
+                    pending = event
+                elif isinstance(event, ev.Completed):
+                    ok = event.finish_reason != "error"
+            request = None
+            if pending is not None:
+                decisions = {call.call_id: await self._decide(call) for call in pending.calls}
+                request = TurnRequest(self.ctx, decisions=decisions)
+        return ok
+
+    async def _events(self, request: TurnRequest) -> AsyncIterator[ev.AgentEvent]:
+        cancel = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, cancel.set)
+        try:
+            async for event in self.agent.run(self.state, request, cancel=cancel):
+                self._render(event)
+                yield event
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+
+    def _render(self, event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.TextDelta):
+            self._write(event.text)
+        elif isinstance(event, ev.TextReset):
+            self._write("\n[the model call failed part-way; starting the answer again]\n")
+        elif isinstance(event, ev.Retrying):
+            self._write(f"\n[model unavailable ({event.error}); retry in {event.delay:g} s]\n")
+        elif isinstance(event, ev.ToolCallStart):
+            self._write(f"\n🔧 {event.name}({_short(event.arguments)})\n")
+        elif isinstance(event, ev.ToolCallResult):
+            mark = "✗" if event.is_error else "→"
+            self._write(f"   {mark} {_short(event.content, RESULT_PREVIEW)}\n")
+        elif isinstance(event, ev.Compacted):
+            self._write(
+                f"[context compacted: ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens]\n"
+            )
+        elif isinstance(event, ev.Error):
+            self._write(f"\n[error] {event.message}\n")
+        elif isinstance(event, ev.Completed):
+            if event.finish_reason not in ("end_turn", "awaiting_confirmation"):
+                self._write(f"\n[{event.finish_reason.replace('_', ' ')}]")
+            self._write("\n")
+
+    async def _decide(self, call: ev.PendingCall) -> bool:
+        question = f"Allow {call.name}({_short(call.arguments, 500)})? [y/N] "
+        answer = await self.ask(question)
+        if answer is None:
+            self._write(f"{question}\n(no terminal to ask on: denied)\n")
+            return False
+        return answer.strip().lower() in ("y", "yes")
+
+    async def _ask_terminal(self, question: str) -> str | None:
+        """Ask on stdin when it is the terminal, else on /dev/tty; None when there is neither."""
+        if self.interactive:
+            return await self._read(question)
+        return await asyncio.to_thread(_ask_tty, question)
+
+    async def _read(self, prompt: str) -> str | None:
+        if self.interactive:
+            self._write(prompt)
+        line = await asyncio.to_thread(self.stdin.readline)
+        return line or None
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()

@@ -1,0 +1,67 @@
+"""Building an `Agent` from `Settings`: the one place that knows how the parts fit."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+from bot.agent.compaction import Compactor
+from bot.agent.loop import Agent, AgentDeps
+from bot.agent.prompt import PromptBuilder, load_bootstrap
+from bot.config import Settings
+from bot.llm.base import Provider
+from bot.llm.registry import build_provider, context_window, resolve_model
+from bot.llm.retry import RetryPolicy, Sleep
+from bot.tools.base import Tool, ToolRegistry
+from bot.tools.builtin import builtin_tools
+from bot.tools.executor import ToolExecutor
+from bot.tools.policy import Policy
+
+
+def build_agent(
+    settings: Settings,
+    *,
+    tools: Iterable[Tool] | None = None,
+    provider: Provider | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> Agent:
+    """The agent for `settings`; raises ConfigError for an unknown model or a missing key."""
+    ref = resolve_model(settings.model)
+    provider = provider or build_provider(settings, ref)
+    registry = ToolRegistry(builtin_tools() if tools is None else tools)
+    retry = RetryPolicy(
+        attempts=settings.llm_attempts,
+        backoff_base=settings.llm_backoff_base,
+        backoff_max=settings.llm_backoff_max,
+        max_retry_after=settings.llm_max_retry_after,
+    )
+    window = context_window(settings, ref.model)
+    compactor = Compactor(
+        provider,
+        ref.model,
+        retry,
+        sleep,
+        budget=int(window * settings.compact_threshold),
+        keep_turns=settings.compact_keep_turns,
+        max_tokens=settings.max_tokens,
+    )
+    executor = ToolExecutor(
+        registry,
+        timeout=settings.tool_timeout,
+        concurrency=settings.tool_concurrency,
+        output_limit=settings.tool_output_limit,
+    )
+    return Agent(
+        AgentDeps(
+            settings=settings,
+            provider=provider,
+            model=ref.model,
+            tools=registry,
+            executor=executor,
+            policy=Policy(settings.policy),
+            prompt=PromptBuilder(load_bootstrap(settings.bootstrap_dir)),
+            compactor=compactor,
+            retry=retry,
+            sleep=sleep,
+        )
+    )

@@ -1,0 +1,150 @@
+"""Keeping the context under budget: fold older turns into a summary written by the model.
+
+Cuts happen only at turn starts (a user message without tool results), so a tool call and its
+result always stay together. If the model cannot summarise, the older turns are dropped; if
+the turns that remain are still too large, the oldest tool outputs among them are blanked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.llm.base import ModelRequest, Provider, SystemPart
+from bot.llm.errors import ProviderError
+from bot.llm.events import Reset, TextDelta
+from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
+from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+SUMMARY_PREFIX = "Summary of the earlier conversation (older messages were condensed):\n"
+SUMMARISER = (
+    "You condense chat transcripts. Write a summary that lets the assistant continue the "
+    "conversation: facts learned, decisions made, names, numbers, the user's preferences and "
+    "any open task. Write it as notes in the conversation's language, no preamble."
+)
+BLANKED = "[tool output removed to save space]"
+TOOL_TEXT_LIMIT = 2000
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """About four characters a token: cheap, and close enough to steer a budget."""
+    return sum(len(m.model_dump_json()) for m in messages) // 4
+
+
+def estimate_text_tokens(*texts: str) -> int:
+    return sum(len(t) for t in texts) // 4
+
+
+@dataclass(frozen=True)
+class Compaction:
+    messages: list[Message]
+    tokens_before: int
+    tokens_after: int
+    summarized: bool
+    folded: int
+
+
+class Compactor:
+    def __init__(
+        self,
+        provider: Provider,
+        model: str,
+        retry: RetryPolicy,
+        sleep: Sleep,
+        *,
+        budget: int,
+        keep_turns: int,
+        max_tokens: int,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.retry = retry
+        self.sleep = sleep
+        self.budget = budget
+        self.keep_turns = keep_turns
+        self.max_tokens = max_tokens
+
+    def needed(self, messages: Sequence[Message], overhead: int) -> bool:
+        return overhead + estimate_tokens(messages) > self.budget
+
+    async def compact(self, messages: list[Message], overhead: int) -> Compaction | None:
+        """A smaller context when `messages` plus `overhead` tokens exceed the budget."""
+        before = overhead + estimate_tokens(messages)
+        if before <= self.budget:
+            return None
+        cut = self._cut(messages, overhead)
+        older, kept = messages[:cut], [m.model_copy(deep=True) for m in messages[cut:]]
+        summarized = False
+        if older:
+            summary = await self._summarise(older)
+            if summary:
+                kept.insert(
+                    0,
+                    Message(
+                        role="user",
+                        summary=True,
+                        content=[TextBlock(text=SUMMARY_PREFIX + summary)],
+                    ),
+                )
+                summarized = True
+        _blank_old_tool_output(kept, self.budget - overhead)
+        after = overhead + estimate_tokens(kept)
+        return Compaction(kept, before, after, summarized, len(older))
+
+    def _cut(self, messages: Sequence[Message], overhead: int) -> int:
+        """Where the kept turns begin: at most `keep_turns`, within half the budget."""
+        starts = [i for i, m in enumerate(messages) if m.starts_turn and i > 0]
+        if not starts:
+            return 0
+        room = self.budget // 2 - overhead
+        candidates = starts[-self.keep_turns :]
+        for start in candidates:
+            if estimate_tokens(messages[start:]) <= room:
+                return start
+        return candidates[-1]
+
+    async def _summarise(self, older: Sequence[Message]) -> str | None:
+        transcript = _transcript(older, limit_tokens=max(self.budget // 2, 1000))
+        request = ModelRequest(
+            model=self.model,
+            system=[SystemPart(SUMMARISER)],
+            messages=[Message(role="user", content=[TextBlock(text=transcript)])],
+            max_tokens=min(self.max_tokens, 2048),
+        )
+        parts: list[str] = []
+        try:
+            async for event in stream_with_retries(self.provider, request, self.retry, self.sleep):
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                elif isinstance(event, Reset):
+                    parts.clear()
+        except ProviderError:
+            return None
+        return "".join(parts).strip() or None
+
+
+def _transcript(messages: Sequence[Message], *, limit_tokens: int) -> str:
+    lines: list[str] = []
+    for message in messages:
+        who = "Summary so far" if message.summary else message.role.capitalize()
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text:
+                lines.append(f"{who}: {block.text}")
+            elif isinstance(block, ToolUseBlock):
+                lines.append(f"Assistant called {block.name}({json.dumps(block.input)})")
+            elif isinstance(block, ToolResultBlock):
+                lines.append(f"Tool result: {block.content[:TOOL_TEXT_LIMIT]}")
+    text = "\n".join(lines)
+    limit_chars = limit_tokens * 4
+    return text if len(text) <= limit_chars else "[…]\n" + text[-limit_chars:]
+
+
+def _blank_old_tool_output(messages: list[Message], room: int) -> None:
+    """Replace tool outputs, oldest first, until the messages fit in `room` tokens."""
+    for message in messages[:-1]:
+        if estimate_tokens(messages) <= room:
+            return
+        for index, block in enumerate(message.content):
+            if isinstance(block, ToolResultBlock) and block.content != BLANKED:
+                message.content[index] = block.model_copy(update={"content": BLANKED})

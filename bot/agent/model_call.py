@@ -1,0 +1,73 @@
+"""One model call inside a turn: stream it, retry it, and collect what it produced."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from bot.agent import events as ev
+from bot.agent.cancel import until_cancelled
+from bot.llm import events as llm
+from bot.llm.base import ModelRequest, Provider
+from bot.llm.errors import ProviderError
+from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
+
+
+@dataclass
+class ModelOutcome:
+    parts: list[str] = field(default_factory=list)
+    calls: list[llm.ToolCall] = field(default_factory=list)
+    usage: llm.Usage = field(default_factory=llm.Usage)
+    finish_reason: str | None = None
+    error: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def reset(self) -> None:
+        self.parts.clear()
+        self.calls.clear()
+        self.usage = llm.Usage()
+
+
+async def call_model(
+    provider: Provider,
+    request: ModelRequest,
+    retry: RetryPolicy,
+    sleep: Sleep,
+    cancel: asyncio.Event | None,
+    outcome: ModelOutcome,
+) -> AsyncIterator[ev.AgentEvent]:
+    """Stream `request` into `outcome`, yielding loop events; errors end up in `outcome.error`.
+
+    When `cancel` is set mid-stream the call stops where it is: `finish_reason` stays None and
+    the text received so far is kept for the caller to save.
+    """
+    yield ev.StateChanged(layer="call", state=ev.CallState.CALLING)
+    streaming = False
+    source = stream_with_retries(provider, request, retry, sleep)
+    try:
+        async for event in until_cancelled(source, cancel):
+            if isinstance(event, llm.TextDelta):
+                if not streaming:
+                    streaming = True
+                    yield ev.StateChanged(layer="call", state=ev.CallState.STREAMING)
+                outcome.parts.append(event.text)
+                yield ev.TextDelta(text=event.text)
+            elif isinstance(event, llm.ToolCall):
+                outcome.calls.append(event)
+            elif isinstance(event, llm.Usage):
+                outcome.usage = event
+            elif isinstance(event, llm.Finished):
+                outcome.finish_reason = event.reason
+            elif isinstance(event, llm.Retrying):
+                streaming = False
+                yield ev.StateChanged(layer="call", state=ev.CallState.RETRYING)
+                yield ev.Retrying(attempt=event.attempt, delay=event.delay, error=event.error)
+            elif isinstance(event, llm.Reset):
+                outcome.reset()
+                yield ev.TextReset(reason="the model call is being retried")
+    except ProviderError as exc:
+        outcome.error = str(exc)

@@ -1,0 +1,53 @@
+"""The system prompt: the bootstrap files, then where and when the conversation happens.
+
+The bootstrap files change rarely and form the cached prefix. The date changes daily, so it
+comes after them; the time of day is stamped on each user message instead of the system
+prompt, because a clock in the system prompt would invalidate the cached conversation on
+every call.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from bot.llm.base import SystemPart
+from bot.tools.base import ToolContext
+
+BOOTSTRAP_FILES = ("SOUL.md", "USER.md", "AGENTS.md")
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "bootstrap"
+
+
+def load_bootstrap(override: Path | None, default: Path = DEFAULT_DIR) -> str:
+    """The bootstrap files joined; a file in `override` replaces the default of that name."""
+    parts = []
+    for name in BOOTSTRAP_FILES:
+        for directory in (override, default):
+            path = directory / name if directory else None
+            if path is not None and path.is_file():
+                text = path.read_text(encoding="utf-8").strip()
+                if text:
+                    parts.append(text)
+                break
+    return "\n\n".join(parts)
+
+
+class PromptBuilder:
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+
+    def system(self, ctx: ToolContext, now: datetime) -> list[SystemPart]:
+        local = now.astimezone(ctx.timezone)
+        where = (
+            "## This conversation\n"
+            f"Platform: {ctx.platform}; chat: {ctx.chat_kind}; "
+            f"you are talking with {ctx.user.name or ctx.user.id}.\n"
+            f"Today is {local:%A, %d %B %Y}; time zone {ctx.timezone.key}. "
+            "Each user message starts with the time it was sent, in square brackets; "
+            "the current_time tool tells the exact time now."
+        )
+        return [SystemPart(self.bootstrap, stable=True), SystemPart(where, stable=False)]
+
+    @staticmethod
+    def stamp(ctx: ToolContext, now: datetime) -> str:
+        return f"[{now.astimezone(ctx.timezone):%a %Y-%m-%d %H:%M %Z}]"

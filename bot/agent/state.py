@@ -1,0 +1,44 @@
+"""A session's agent state: everything needed to continue it in another process.
+
+The whole object is saved after every step of a turn, so a turn interrupted anywhere can be
+picked up from the last step by whoever loads it next.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from bot.llm.events import Usage
+from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+
+class TurnProgress(BaseModel):
+    """The turn in flight: its iteration count, repeat tracking and read-only tool cache."""
+
+    iteration: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    repeat_signature: str | None = None
+    repeat_count: int = 0
+    cache: dict[str, str] = Field(default_factory=dict)
+
+
+class PendingConfirmation(BaseModel):
+    """A batch of tool calls of which some wait for a person's decision."""
+
+    calls: list[ToolUseBlock]
+    results: dict[str, ToolResultBlock] = Field(default_factory=dict)
+    waiting: list[str] = Field(default_factory=list)
+
+
+class SessionState(BaseModel):
+    messages: list[Message] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    turn: TurnProgress | None = None
+    pending: PendingConfirmation | None = None
+
+    def add_user(self, *blocks: TextBlock | ToolResultBlock) -> None:
+        """Append user content, merging into a trailing user message so roles alternate."""
+        if self.messages and self.messages[-1].role == "user" and not self.messages[-1].summary:
+            self.messages[-1].content.extend(blocks)
+        else:
+            self.messages.append(Message(role="user", content=list(blocks)))

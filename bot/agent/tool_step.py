@@ -1,0 +1,191 @@
+"""The tool half of an iteration: repeat detection, the policy, execution and confirmation.
+
+Results are collected per call and added to the context in one user message, in the order of
+the calls, only when every call has one: the model APIs reject a context in which a tool_use
+lacks its tool_result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+
+from bot.agent import events as ev
+from bot.agent.cancel import wait_all_or_cancel
+from bot.agent.state import PendingConfirmation, SessionState, TurnProgress
+from bot.messages import ToolResultBlock, ToolUseBlock
+from bot.tools.base import ToolContext, ToolRegistry
+from bot.tools.executor import ToolExecutor, ToolOutcome, cache_key
+from bot.tools.policy import Policy
+
+REPEAT_WARN = 3
+CANCELLED = "Cancelled by the user before it finished."
+
+
+class ToolStep:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        executor: ToolExecutor,
+        policy: Policy,
+        state: SessionState,
+        ctx: ToolContext,
+        cancel: asyncio.Event | None,
+    ) -> None:
+        self.registry = registry
+        self.executor = executor
+        self.policy = policy
+        self.state = state
+        self.ctx = ctx
+        self.cancel = cancel
+        self.finish: str | None = None
+        self.notice = ""
+
+    @property
+    def turn(self) -> TurnProgress:
+        if self.state.turn is None:
+            self.state.turn = TurnProgress()
+        return self.state.turn
+
+    async def run(self, calls: Sequence[ToolUseBlock]) -> AsyncIterator[ev.AgentEvent]:
+        """Decide, run and record one batch of calls; sets `finish` if the turn must stop."""
+        yield ev.StateChanged(layer="turn", state=ev.TurnState.EXECUTING)
+        for call in calls:
+            yield ev.ToolCallStart(call_id=call.id, name=call.name, arguments=call.input)
+        results: dict[str, ToolResultBlock] = {}
+        run_now: list[ToolUseBlock] = []
+        waiting: list[str] = []
+        for call in calls:
+            verdict = self._screen(call)
+            if isinstance(verdict, ToolResultBlock):
+                results[call.id] = verdict
+            elif verdict == "ask":
+                waiting.append(call.id)
+            else:
+                run_now.append(call)
+        if self.finish == "doom_loop":
+            for call in calls:
+                results.setdefault(call.id, _error(call, "Not run: the turn was stopped."))
+            run_now, waiting = [], []
+        if run_now:
+            yield ev.StateChanged(layer="call", state=ev.CallState.TOOL_EXECUTING)
+        outcomes = await self._execute(run_now, results)
+        for event in self._report([c for c in calls if c.id in results], results, outcomes):
+            yield event
+        if waiting and self.finish is None:
+            self.state.pending = PendingConfirmation(
+                calls=list(calls), results=results, waiting=waiting
+            )
+            self.finish = "awaiting_confirmation"
+            yield ev.StateChanged(layer="turn", state=ev.TurnState.AWAITING_CONFIRMATION)
+            yield ev.ConfirmationRequired(
+                calls=[
+                    ev.PendingCall(call_id=c.id, name=c.name, arguments=c.input)
+                    for c in calls
+                    if c.id in waiting
+                ]
+            )
+            return
+        unasked = [call for call in calls if call.id in waiting]
+        for call in unasked:
+            results[call.id] = _error(call, CANCELLED)
+        for event in self._report(unasked, results, {}):
+            yield event
+        yield ev.StateChanged(layer="turn", state=ev.TurnState.OBSERVING)
+        self.state.add_user(*(results[call.id] for call in calls))
+
+    async def settle(
+        self, decisions: Mapping[str, bool], deny_note: str
+    ) -> AsyncIterator[ev.AgentEvent]:
+        """Finish a suspended batch: run what was approved, refuse the rest, record all."""
+        pending = self.state.pending
+        if pending is None:
+            return
+        results = dict(pending.results)
+        approved = [c for c in pending.calls if c.id in pending.waiting and decisions.get(c.id)]
+        for call in pending.calls:
+            if call.id in pending.waiting and not decisions.get(call.id):
+                results[call.id] = _error(call, deny_note)
+        if approved:
+            yield ev.StateChanged(layer="call", state=ev.CallState.TOOL_EXECUTING)
+        outcomes = await self._execute(approved, results)
+        for call in pending.calls:
+            results.setdefault(call.id, _error(call, CANCELLED))
+        decided = [c for c in pending.calls if c.id in pending.waiting]
+        for event in self._report(decided, results, outcomes):
+            yield event
+        self.state.add_user(*(results[call.id] for call in pending.calls))
+        self.state.pending = None
+
+    def _screen(self, call: ToolUseBlock) -> ToolResultBlock | str:
+        """A result that replaces running the call (repeat, deny), or the policy's verdict."""
+        turn = self.turn
+        signature = cache_key(call)
+        if signature == turn.repeat_signature:
+            turn.repeat_count += 1
+        else:
+            turn.repeat_signature, turn.repeat_count = signature, 1
+        if turn.repeat_count > REPEAT_WARN:
+            self.finish = "doom_loop"
+            self.notice = (
+                f"I stopped because I kept calling {call.name} with the same "
+                "arguments without getting anywhere. Could you rephrase or give me "
+                "more to go on?"
+            )
+            return _error(call, "Not run: the turn was stopped.")
+        if turn.repeat_count == REPEAT_WARN:
+            return _error(
+                call,
+                (
+                    f"Not run: you called {call.name} with these exact arguments {REPEAT_WARN} "
+                    "times in a row. The result will not change. Use what you have, try "
+                    "something different, or answer the user."
+                ),
+            )
+        action = self.policy.decide(self.registry.get(call.name), call.name, call.input)
+        if action == "deny":
+            return _error(call, f"Not run: the policy does not allow {call.name} here.")
+        return action
+
+    async def _execute(
+        self, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
+    ) -> dict[str, ToolOutcome]:
+        """Run `calls` concurrently into `results`; on cancel, unfinished ones say so."""
+        tasks = self.executor.start(calls, self.ctx, self.turn.cache)
+        if not await wait_all_or_cancel(tasks, self.cancel):
+            self.finish = "cancelled"
+        outcomes: dict[str, ToolOutcome] = {}
+        for call, task in zip(calls, tasks, strict=True):
+            if task.cancelled() or task.exception() is not None:
+                results[call.id] = _error(call, CANCELLED)
+                continue
+            out = outcomes[call.id] = task.result()
+            results[call.id] = ToolResultBlock(
+                tool_use_id=call.id, content=out.content, is_error=out.is_error
+            )
+        return outcomes
+
+    @staticmethod
+    def _report(
+        calls: Sequence[ToolUseBlock],
+        results: Mapping[str, ToolResultBlock],
+        outcomes: Mapping[str, ToolOutcome],
+    ) -> list[ev.AgentEvent]:
+        events: list[ev.AgentEvent] = []
+        for call in calls:
+            block, out = results[call.id], outcomes.get(call.id)
+            events.append(
+                ev.ToolCallResult(
+                    call_id=call.id,
+                    name=call.name,
+                    content=block.content,
+                    is_error=block.is_error,
+                    duration=out.duration if out else 0.0,
+                    cached=out.cached if out else False,
+                )
+            )
+        return events
+
+
+def _error(call: ToolUseBlock, message: str) -> ToolResultBlock:
+    return ToolResultBlock(tool_use_id=call.id, content=message, is_error=True)

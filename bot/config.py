@@ -1,0 +1,123 @@
+"""Settings from the environment and `.env`, validated once at start.
+
+Every process reads the same `Settings`; a bad value must stop the process with one line that
+names the variable, because a traceback from deep inside pydantic tells an operator nothing.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "PARLEY_"
+
+
+class ConfigError(Exception):
+    """A configuration problem, phrased for the person who set the variable."""
+
+
+class PolicyRule(BaseModel):
+    """One permission rule: the first rule whose tool glob and argument globs match decides."""
+
+    action: Literal["allow", "deny", "ask"]
+    tool: str = "*"
+    args: dict[str, str] = Field(default_factory=dict)
+
+
+def _env(name: str) -> Any:
+    """An alias for a fixed, unprefixed variable name (the names other tools already use)."""
+    return Field(default=None, validation_alias=AliasChoices(name, name.lower()))
+
+
+class Settings(BaseSettings):
+    """All of Parley's configuration; see `.env.example` for each variable."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+        env_ignore_empty=True,
+    )
+
+    model: str = Field(
+        default="claude-sonnet-4-5",
+        validation_alias=AliasChoices("PARLEY_MODEL", "model"),
+    )
+    anthropic_api_key: SecretStr | None = _env("ANTHROPIC_API_KEY")
+    anthropic_base_url: str | None = _env("ANTHROPIC_BASE_URL")
+    openai_api_key: SecretStr | None = _env("OPENAI_API_KEY")
+    openai_base_url: str | None = _env("OPENAI_BASE_URL")
+    redis_url: str = Field(
+        default="redis://localhost:6379/0",
+        validation_alias=AliasChoices("REDIS_URL", "redis_url"),
+    )
+    database_url: str = Field(
+        default="sqlite+aiosqlite:///./data/parley.db",
+        validation_alias=AliasChoices("DATABASE_URL", "database_url"),
+    )
+
+    max_tokens: int = Field(default=4096, ge=1)
+    max_iterations: int = Field(default=20, ge=1, le=200)
+    context_window: int | None = Field(default=None, ge=1024)
+    compact_threshold: float = Field(default=0.75, gt=0.05, le=0.95)
+    compact_keep_turns: int = Field(default=3, ge=1)
+
+    llm_attempts: int = Field(default=3, ge=1, le=10)
+    llm_backoff_base: float = Field(default=1.0, ge=0)
+    llm_backoff_max: float = Field(default=10.0, ge=0)
+    llm_max_retry_after: float = Field(default=60.0, ge=0)
+    llm_timeout: float = Field(default=120.0, gt=0)
+
+    tool_timeout: float = Field(default=30.0, gt=0)
+    tool_concurrency: int = Field(default=4, ge=1, le=64)
+    tool_output_limit: int = Field(default=16_000, ge=200)
+    policy: list[PolicyRule] = Field(default_factory=list)
+
+    bootstrap_dir: Path | None = None
+    timezone: str = "UTC"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown IANA time zone {value!r} (e.g. Europe/Berlin)") from None
+        return value
+
+    @field_validator("bootstrap_dir")
+    @classmethod
+    def _existing_dir(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_dir():
+            raise ValueError(f"{value} is not a directory")
+        return value
+
+
+def env_name(loc: str) -> str:
+    """The environment variable behind an error location (a field name or one of its aliases)."""
+    for name, info in Settings.model_fields.items():
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else []
+        if loc == name or loc in choices:
+            return str(choices[0]) if choices else ENV_PREFIX + name.upper()
+    return loc.upper()
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read the settings, turning a validation failure into one readable `ConfigError`."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else "?"
+            message = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(f"{env_name(field)}: {message}")
+        raise ConfigError("; ".join(problems)) from None

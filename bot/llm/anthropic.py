@@ -1,0 +1,172 @@
+"""The Anthropic Messages API, streamed, with prompt-cache breakpoints.
+
+Breakpoints sit on the last tool, the last stable system part and the last message, so tools,
+system prompt and the conversation so far are read from the cache on the next call; the
+volatile parts of the prompt come after them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anthropic
+import httpx2
+
+from bot.llm.base import ModelRequest
+from bot.llm.errors import RETRYABLE_STATUS, ProviderError, parse_retry_after
+from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall, Usage
+from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+CACHE = {"type": "ephemeral"}
+STOP_REASONS = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"}
+# A mid-stream `error` event arrives on an HTTP 200 response; its type says what happened.
+STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}
+
+
+class AnthropicProvider:
+    name = "anthropic"
+
+    def __init__(self, *, api_key: str, base_url: str | None, timeout: float) -> None:
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        try:
+            stream = await self._client.messages.create(**build_params(request), stream=True)
+            async with stream:
+                parser = _StreamParser()
+                async for event in stream:
+                    for out in parser.feed(event):
+                        yield out
+                if not parser.finished:
+                    raise ProviderError("Anthropic stream ended early", retryable=True)
+        except anthropic.APIStatusError as exc:
+            raise _status_error(exc) from None
+        except (anthropic.APIConnectionError, httpx2.RequestError) as exc:
+            raise ProviderError(
+                f"Anthropic API unreachable: {type(exc).__name__}", retryable=True
+            ) from None
+
+
+def build_params(request: ModelRequest) -> dict[str, Any]:
+    """The request body, with cache breakpoints on tools, system and conversation."""
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": [_message(m) for m in request.messages if _has_content(m)],
+    }
+    system: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in request.system]
+    stable = [i for i, part in enumerate(request.system) if part.stable]
+    if stable:
+        system[stable[-1]]["cache_control"] = CACHE
+    if system:
+        params["system"] = system
+    if request.tools:
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+        tools[-1]["cache_control"] = CACHE
+        params["tools"] = tools
+    if params["messages"]:
+        params["messages"][-1]["content"][-1]["cache_control"] = CACHE
+    return params
+
+
+def _has_content(message: Message) -> bool:
+    return any(not isinstance(b, TextBlock) or b.text for b in message.content)
+
+
+def _message(message: Message) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            if block.text:
+                blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ToolUseBlock):
+            blocks.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+            )
+        elif isinstance(block, ToolResultBlock):
+            blocks.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": block.tool_use_id,
+                    "content": block.content,
+                    "is_error": block.is_error,
+                }
+            )
+    # The API wants tool results before any other block of a user message.
+    blocks.sort(key=lambda b: b["type"] != "tool_result")
+    return {"role": message.role, "content": blocks}
+
+
+class _StreamParser:
+    """Turns raw stream events into Parley events; tool calls only once their JSON is whole."""
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.stop_reason = "end_turn"
+        self.finished = False
+        self._tools: dict[int, tuple[str, str, list[str]]] = {}
+
+    def feed(self, event: Any) -> list[ProviderEvent]:
+        kind = event.type
+        if kind == "message_start":
+            self.usage = _usage(event.message.usage)
+        elif kind == "content_block_start" and event.content_block.type == "tool_use":
+            block = event.content_block
+            self._tools[event.index] = (block.id, block.name, [])
+        elif kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta" and delta.text:
+                return [TextDelta(delta.text)]
+            if delta.type == "input_json_delta" and event.index in self._tools:
+                self._tools[event.index][2].append(delta.partial_json)
+        elif kind == "content_block_stop" and event.index in self._tools:
+            call_id, name, parts = self._tools.pop(event.index)
+            return [ToolCall.from_json(call_id, name, "".join(parts))]
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            out = getattr(event.usage, "output_tokens", None)
+            if out is not None:
+                self.usage = Usage(
+                    self.usage.input_tokens,
+                    out,
+                    self.usage.cache_read_tokens,
+                    self.usage.cache_write_tokens,
+                )
+        elif kind == "message_stop":
+            self.finished = True
+            return [self.usage, Finished(STOP_REASONS.get(self.stop_reason, self.stop_reason))]
+        return []
+
+
+def _usage(raw: Any) -> Usage:
+    return Usage(
+        input_tokens=raw.input_tokens or 0,
+        output_tokens=raw.output_tokens or 0,
+        cache_read_tokens=getattr(raw, "cache_read_input_tokens", None) or 0,
+        cache_write_tokens=getattr(raw, "cache_creation_input_tokens", None) or 0,
+    )
+
+
+def _status_error(exc: anthropic.APIStatusError) -> ProviderError:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    kind = str(error.get("type", "")) if error else ""
+    message = str(error.get("message", "")) if error else ""
+    status = exc.status_code
+    if status < 400:
+        status = STREAM_ERROR_STATUS.get(kind, 400)
+    return ProviderError(
+        f"Anthropic API error {status} {kind}: {message}".rstrip(": "),
+        status=status,
+        retryable=status in RETRYABLE_STATUS,
+        retry_after=parse_retry_after(exc.response.headers),
+    )

@@ -1,0 +1,49 @@
+"""The provider contract: one streaming call, normalised events out, `ProviderError` on failure."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.llm.events import ProviderEvent
+from bot.messages import Message
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is told about a tool: its name, purpose and JSON schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SystemPart:
+    """A piece of the system prompt; `stable` parts form a cacheable prefix."""
+
+    text: str
+    stable: bool = True
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    system: list[SystemPart]
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int = 4096
+
+
+class Provider(Protocol):
+    """A model API. `stream` yields TextDelta, ToolCall, Usage and finally Finished.
+
+    Providers never retry: `bot.llm.retry` does, so every attempt is visible to the loop.
+    """
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,38 @@
+"""One error type for every provider, carrying what the retry policy needs to know."""
+
+from __future__ import annotations
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+class ProviderError(Exception):
+    """A failed model call. The message is safe to show: it never contains credentials."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+def parse_retry_after(headers: object) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `retry-after` (seconds form); None if absent."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) / scale)
+        except ValueError:
+            continue
+    return None

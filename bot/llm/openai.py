@@ -1,0 +1,170 @@
+"""OpenAI Chat Completions, streamed; also serves vLLM, Ollama, llama.cpp and OpenRouter.
+
+Parley's Anthropic-shaped messages are translated here: tool results become `tool` messages
+that directly follow the assistant message that asked for them, as the API demands.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import openai
+
+from bot.llm.base import ModelRequest
+from bot.llm.errors import RETRYABLE_STATUS, ProviderError, parse_retry_after
+from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall, Usage
+from bot.messages import Message
+
+FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+# Reasoning models refuse `max_tokens` and want `max_completion_tokens` instead.
+REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(self, *, api_key: str, base_url: str | None, timeout: float) -> None:
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        try:
+            stream = await self._client.chat.completions.create(
+                **build_params(request), stream=True, stream_options={"include_usage": True}
+            )
+            parser = _StreamParser()
+            async with stream:
+                async for chunk in stream:
+                    for event in parser.feed(chunk):
+                        yield event
+            for event in parser.finish():
+                yield event
+        except openai.APIStatusError as exc:
+            raise _status_error(exc) from None
+        except (openai.APIConnectionError, httpx2.RequestError) as exc:
+            raise ProviderError(
+                f"OpenAI API unreachable: {type(exc).__name__}", retryable=True
+            ) from None
+        except openai.APIError as exc:  # an error object sent inside the stream
+            raise ProviderError(
+                f"OpenAI API error in stream: {exc.message}", retryable=True
+            ) from None
+
+
+def build_params(request: ModelRequest) -> dict[str, Any]:
+    limit = "max_completion_tokens" if REASONING_MODEL.match(request.model) else "max_tokens"
+    messages: list[dict[str, Any]] = []
+    system = "\n\n".join(part.text for part in request.system if part.text)
+    if system:
+        messages.append({"role": "system", "content": system})
+    for message in request.messages:
+        messages.extend(_messages(message))
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": messages,
+        limit: request.max_tokens,
+    }
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                },
+            }
+            for t in request.tools
+        ]
+    return params
+
+
+def _messages(message: Message) -> list[dict[str, Any]]:
+    if message.role == "assistant":
+        out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        calls = [
+            {
+                "id": use.id,
+                "type": "function",
+                "function": {
+                    "name": use.name,
+                    "arguments": use.raw_input
+                    if use.raw_input is not None
+                    else json.dumps(use.input),
+                },
+            }
+            for use in message.tool_uses
+        ]
+        if calls:
+            out["tool_calls"] = calls
+        return [out] if calls or message.text else []
+    results = [
+        {"role": "tool", "tool_call_id": r.tool_use_id, "content": r.content}
+        for r in message.tool_results
+    ]
+    text = message.text
+    return results + ([{"role": "user", "content": text}] if text else [])
+
+
+class _StreamParser:
+    """Collects tool-call fragments by index; everything is emitted once the stream is whole."""
+
+    def __init__(self) -> None:
+        self.finish_reason: str | None = None
+        self.usage = Usage()
+        self._calls: dict[int, dict[str, Any]] = {}
+
+    def feed(self, chunk: Any) -> list[ProviderEvent]:
+        if chunk.usage is not None:
+            details = getattr(chunk.usage, "prompt_tokens_details", None)
+            cached = getattr(details, "cached_tokens", None) or 0
+            self.usage = Usage(
+                input_tokens=(chunk.usage.prompt_tokens or 0) - cached,
+                output_tokens=chunk.usage.completion_tokens or 0,
+                cache_read_tokens=cached,
+            )
+        out: list[ProviderEvent] = []
+        for choice in chunk.choices or []:
+            delta = choice.delta
+            if delta is not None and delta.content:
+                out.append(TextDelta(delta.content))
+            for piece in (delta.tool_calls if delta is not None else None) or []:
+                call = self._calls.setdefault(piece.index, {"id": "", "name": "", "args": []})
+                call["id"] = piece.id or call["id"]
+                if piece.function is not None:
+                    call["name"] = piece.function.name or call["name"]
+                    call["args"].append(piece.function.arguments or "")
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+        return out
+
+    def finish(self) -> list[ProviderEvent]:
+        if self.finish_reason is None:
+            raise ProviderError("OpenAI stream ended early", retryable=True)
+        calls: list[ProviderEvent] = [
+            ToolCall.from_json(c["id"] or f"call_{i}", c["name"], "".join(c["args"]))
+            for i, c in sorted(self._calls.items())
+        ]
+        reason = FINISH_REASONS.get(self.finish_reason, self.finish_reason)
+        return [*calls, self.usage, Finished(reason)]
+
+
+def _status_error(exc: openai.APIStatusError) -> ProviderError:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error", body)
+    message = error.get("message", "") if isinstance(error, dict) else ""
+    status = exc.status_code
+    return ProviderError(
+        f"OpenAI API error {status}: {message}".rstrip(": "),
+        status=status,
+        retryable=status in RETRYABLE_STATUS,
+        retry_after=parse_retry_after(exc.response.headers),
+    )

@@ -1,0 +1,78 @@
+"""Which provider serves a model name, and how large its context window is."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bot.config import ConfigError, Settings
+from bot.llm.anthropic import AnthropicProvider
+from bot.llm.base import Provider
+from bot.llm.openai import OpenAIProvider
+
+PROVIDERS = ("anthropic", "openai")
+_KEYWORDS = (
+    (re.compile(r"claude", re.I), "anthropic"),
+    (re.compile(r"(^|[/:-])(gpt|o1|o3|o4|chatgpt)", re.I), "openai"),
+)
+# Known context windows in tokens, by model name prefix; the first match wins.
+_WINDOWS = (
+    ("claude", 200_000),
+    ("gpt-4.1", 1_000_000),
+    ("gpt-5", 400_000),
+    ("gpt-4o", 128_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4", 200_000),
+)
+DEFAULT_WINDOW = 128_000
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    provider: str
+    model: str
+
+
+def resolve_model(spec: str) -> ModelRef:
+    """`anthropic:NAME` or `openai:NAME` decide explicitly; otherwise the name's keyword does."""
+    prefix, sep, rest = spec.partition(":")
+    if sep and prefix in PROVIDERS:
+        if not rest:
+            raise ConfigError(f"PARLEY_MODEL: {spec!r} names a provider but no model")
+        return ModelRef(prefix, rest)
+    for pattern, provider in _KEYWORDS:
+        if pattern.search(spec):
+            return ModelRef(provider, spec)
+    raise ConfigError(
+        f"PARLEY_MODEL: cannot tell which API serves {spec!r}; "
+        "write it as anthropic:NAME or openai:NAME (openai: also covers compatible servers)"
+    )
+
+
+def context_window(settings: Settings, model: str) -> int:
+    if settings.context_window:
+        return settings.context_window
+    name = model.rsplit("/", 1)[-1].lower()
+    return next((size for prefix, size in _WINDOWS if name.startswith(prefix)), DEFAULT_WINDOW)
+
+
+def build_provider(settings: Settings, ref: ModelRef) -> Provider:
+    """The provider for `ref`, or a ConfigError naming the missing key."""
+    if ref.provider == "anthropic":
+        if settings.anthropic_api_key is None:
+            raise ConfigError(f"ANTHROPIC_API_KEY: not set, and model {ref.model!r} needs it")
+        return AnthropicProvider(
+            api_key=settings.anthropic_api_key.get_secret_value(),
+            base_url=settings.anthropic_base_url,
+            timeout=settings.llm_timeout,
+        )
+    key = settings.openai_api_key
+    if key is None and settings.openai_base_url is None:
+        raise ConfigError(f"OPENAI_API_KEY: not set, and model {ref.model!r} needs it")
+    # Local OpenAI-compatible servers (Ollama, llama.cpp) accept any key.
+    return OpenAIProvider(
+        api_key=key.get_secret_value() if key else "unused",
+        base_url=settings.openai_base_url,
+        timeout=settings.llm_timeout,
+    )

@@ -1,0 +1,171 @@
+"""The tool contract: a typed async function whose signature is its JSON schema.
+
+```python
+@tool(read_only=True)
+async def current_time(ctx: ToolContext, timezone: Annotated[str, Field(description=...)]) -> str:
+    \"\"\"The docstring is what the model reads about the tool.\"\"\"
+```
+The first parameter is always the `ToolContext`; every other parameter becomes a field of a
+pydantic model that validates the model's arguments. Tools hold no state of their own.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import zoneinfo
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, get_type_hints, overload
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from bot.config import Settings
+from bot.llm.base import ToolSpec
+
+ToolFunction = Callable[..., Awaitable[Any]]
+NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class ToolError(Exception):
+    """Raised by a tool to report a failure the model should read as is (no traceback)."""
+
+
+@dataclass(frozen=True)
+class Person:
+    """Who is talking: a platform-prefixed id such as `tg:123` or `slack:U01`."""
+
+    id: str
+    name: str = ""
+    is_admin: bool = False
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Everything a tool may know about the call; passed in, never looked up globally."""
+
+    session_key: str
+    user: Person
+    settings: Settings
+    platform: str = "console"
+    chat_kind: str = "private"
+
+    @property
+    def timezone(self) -> zoneinfo.ZoneInfo:
+        return zoneinfo.ZoneInfo(self.settings.timezone)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    function: ToolFunction
+    arguments: type[BaseModel]
+    sensitive: bool = False
+    read_only: bool = False
+    timeout: float | None = None
+
+    @property
+    def spec(self) -> ToolSpec:
+        schema = self.arguments.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(self.name, self.description, schema)
+
+    async def __call__(self, ctx: ToolContext, arguments: BaseModel) -> str:
+        result = await self.function(ctx, **dict(arguments))
+        if isinstance(result, str):
+            return result
+        return json.dumps(result, ensure_ascii=False, default=str)
+
+
+def _arguments_model(name: str, function: ToolFunction) -> type[BaseModel]:
+    hints = get_type_hints(function, include_extras=True)
+    params = list(inspect.signature(function).parameters.values())
+    if not params:
+        raise TypeError(f"tool {name}: the first parameter must take the ToolContext")
+    fields: dict[str, Any] = {}
+    for param in params[1:]:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {name}: *args and **kwargs cannot be described to a model")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    config = ConfigDict(extra="forbid")
+    model: type[BaseModel] = create_model(f"{name}_arguments", __config__=config, **fields)
+    return model
+
+
+@overload
+def tool(function: ToolFunction, /) -> Tool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    sensitive: bool = False,
+    read_only: bool = False,
+    timeout: float | None = None,
+) -> Callable[[ToolFunction], Tool]: ...
+def tool(
+    function: ToolFunction | None = None,
+    /,
+    *,
+    name: str | None = None,
+    sensitive: bool = False,
+    read_only: bool = False,
+    timeout: float | None = None,
+) -> Tool | Callable[[ToolFunction], Tool]:
+    """Turn an async function into a `Tool`; `sensitive` tools need approval by default."""
+
+    def wrap(fn: ToolFunction) -> Tool:
+        if not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"tool {fn.__name__}: must be an async function")
+        tool_name = name or fn.__name__
+        if not NAME.match(tool_name):
+            raise ValueError(f"tool name {tool_name!r} must match {NAME.pattern}")
+        description = inspect.getdoc(fn)
+        if not description:
+            raise ValueError(f"tool {tool_name}: the docstring tells the model what it does")
+        return Tool(
+            tool_name,
+            description,
+            fn,
+            _arguments_model(tool_name, fn),
+            sensitive,
+            read_only,
+            timeout,
+        )
+
+    return wrap(function) if function is not None else wrap
+
+
+class ToolRegistry:
+    """The tools one agent may use, by name."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            self.register(item)
+
+    def register(self, item: Tool) -> Tool:
+        if item.name in self._tools:
+            raise ValueError(f"tool {item.name!r} is registered twice")
+        self._tools[item.name] = item
+        return item
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return [item.spec for item in self._tools.values()]

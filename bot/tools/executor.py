@@ -1,0 +1,127 @@
+"""Runs the model's tool calls: validated, in parallel, bounded in time and output.
+
+Nothing a tool or the model does here raises into the agent loop: unknown tools, bad JSON,
+invalid arguments, crashes and timeouts all become error results the model can read and act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from bot.messages import ToolUseBlock
+from bot.tools.base import ToolContext, ToolError, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    duration: float = 0.0
+    cached: bool = False
+
+
+def _validation_message(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def cache_key(call: ToolUseBlock) -> str:
+    return call.name + ":" + json.dumps(call.input, sort_keys=True, ensure_ascii=False)
+
+
+class ToolExecutor:
+    def __init__(
+        self, registry: ToolRegistry, *, timeout: float, concurrency: int, output_limit: int
+    ) -> None:
+        self.registry = registry
+        self.timeout = timeout
+        self.output_limit = output_limit
+        self._concurrency = concurrency
+
+    async def run_all(
+        self,
+        calls: Sequence[ToolUseBlock],
+        ctx: ToolContext,
+        cache: MutableMapping[str, str],
+    ) -> list[ToolOutcome]:
+        """Run independent calls concurrently; results come back in the order of `calls`."""
+        return list(await asyncio.gather(*self.start(calls, ctx, cache)))
+
+    def start(
+        self,
+        calls: Sequence[ToolUseBlock],
+        ctx: ToolContext,
+        cache: MutableMapping[str, str],
+    ) -> list[asyncio.Task[ToolOutcome]]:
+        """One task per call, at most `concurrency` running at once; cancel them to stop."""
+        limit = asyncio.Semaphore(self._concurrency)
+
+        async def bounded(call: ToolUseBlock) -> ToolOutcome:
+            async with limit:
+                return await self.run_one(call, ctx, cache)
+
+        return [asyncio.create_task(bounded(call)) for call in calls]
+
+    async def run_one(
+        self, call: ToolUseBlock, ctx: ToolContext, cache: MutableMapping[str, str]
+    ) -> ToolOutcome:
+        started = time.monotonic()
+        outcome = await self._run(call, ctx, cache)
+        return ToolOutcome(
+            call.id, call.name, outcome[0], outcome[1], time.monotonic() - started, outcome[2]
+        )
+
+    async def _run(
+        self, call: ToolUseBlock, ctx: ToolContext, cache: MutableMapping[str, str]
+    ) -> tuple[str, bool, bool]:
+        tool = self.registry.get(call.name)
+        if tool is None:
+            available = ", ".join(self.registry.names) or "none"
+            return f"Unknown tool {call.name!r}. Available tools: {available}.", True, False
+        if call.input_error:
+            return f"Invalid arguments for {call.name}: {call.input_error}", True, False
+        try:
+            arguments = tool.arguments.model_validate(call.input)
+        except ValidationError as exc:
+            return f"Invalid arguments for {call.name}: {_validation_message(exc)}", True, False
+        key = cache_key(call)
+        if tool.read_only and key in cache:
+            return cache[key], False, True
+        timeout = tool.timeout or self.timeout
+        try:
+            async with asyncio.timeout(timeout):
+                output = await tool(ctx, arguments)
+        except ToolError as exc:
+            return str(exc), True, False
+        except TimeoutError:
+            return f"{call.name} timed out after {timeout:g} s and was stopped.", True, False
+        except Exception as exc:
+            log.warning("tool %s failed: %s", call.name, type(exc).__name__, exc_info=True)
+            return f"{call.name} failed: {type(exc).__name__}: {exc}", True, False
+        output = self.truncate(output or "(no output)")
+        if tool.read_only:
+            cache[key] = output
+        return output, False, False
+
+    def truncate(self, output: str) -> str:
+        if len(output) <= self.output_limit:
+            return output
+        return (
+            output[: self.output_limit]
+            + f"\n[output truncated: {len(output):,} characters in all, "
+            f"the first {self.output_limit:,} shown]"
+        )

@@ -1,0 +1,117 @@
+"""Context management: compaction bounds the request, caching makes long chats cheap."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.agent import events as ev
+from bot.agent.compaction import SUMMARY_PREFIX
+from bot.agent.state import SessionState
+from tests.agent.conftest import MakeAgent, collect, completed, make_settings, of_type
+from tests.fakes.llm import Fail, FakeLLM, RecordedRequest, Reply, ToolCallSpec
+
+WINDOW, THRESHOLD = 8000, 0.5
+BUDGET_CHARS = int(WINDOW * THRESHOLD) * 4
+
+
+def is_summary_request(request: RecordedRequest) -> bool:
+    return "condense chat transcripts" in json.dumps(request.body.get("system", request.body))
+
+
+def chatty(request: RecordedRequest) -> Reply:
+    if is_summary_request(request):
+        return Reply(text="The user asked numbered questions; the assistant answered each.")
+    return Reply(text="word " * 250)
+
+
+async def long_chat(fake: FakeLLM, make_agent: MakeAgent, turns: int) -> list[ev.AgentEvent]:
+    agent = make_agent(context_window=WINDOW, compact_threshold=THRESHOLD, compact_keep_turns=2)
+    state = SessionState()
+    events: list[ev.AgentEvent] = []
+    for n in range(turns):
+        events += await collect(agent, state, f"question number {n}: " + "please " * 100)
+    assert fake.rejected == []
+    return events
+
+
+async def test_compaction_bounds_every_request(fake_llm: FakeLLM, make_agent: MakeAgent) -> None:
+    fake_llm.responder = chatty
+    events = await long_chat(fake_llm, make_agent, 30)
+    chat_requests = [r for r in fake_llm.requests if not is_summary_request(r)]
+    sizes = [len(json.dumps(r.body)) for r in chat_requests]
+    assert len(chat_requests) == 30
+    # Without compaction the 30th request would carry all 30 turns (~60,000 characters).
+    assert max(sizes) < BUDGET_CHARS * 1.25, sizes
+    compactions = of_type(events, ev.Compacted)
+    assert len(compactions) >= 3 and all(c.summarized for c in compactions)
+    assert all(c.tokens_after < c.tokens_before for c in compactions)
+    last = json.dumps(chat_requests[-1].body)
+    assert SUMMARY_PREFIX.strip() in last and "question number 29" in last
+    assert "question number 28" in last  # the recent turns stay verbatim
+    assert "question number 5:" not in last
+
+
+async def test_failed_summary_falls_back_to_dropping(
+    fake_llm: FakeLLM, make_agent: MakeAgent
+) -> None:
+    def no_summaries(request: RecordedRequest) -> Reply | Fail:
+        if is_summary_request(request):
+            return Fail(400, "invalid_request_error", "summaries are broken today")
+        return chatty(request)
+
+    fake_llm.responder = no_summaries
+    events = await long_chat(fake_llm, make_agent, 20)
+    compactions = of_type(events, ev.Compacted)
+    assert compactions and not any(c.summarized for c in compactions)
+    sizes = [len(json.dumps(r.body)) for r in fake_llm.requests if not is_summary_request(r)]
+    assert max(sizes) < BUDGET_CHARS * 1.25
+    assert completed(events).finish_reason == "end_turn"
+
+
+async def test_one_long_turn_blanks_old_tool_output(
+    fake_llm: FakeLLM, make_agent: MakeAgent
+) -> None:
+    agent = make_agent(context_window=WINDOW, compact_threshold=THRESHOLD)
+    steps = iter(range(100))
+
+    def tool_heavy(request: RecordedRequest) -> Reply:
+        n = next(steps)
+        if n < 12:
+            return Reply(tool_calls=[ToolCallSpec("calculator", {"expression": f"{n}*1" + "+0" * 300})])
+        return Reply(text="done")
+
+    fake_llm.responder = tool_heavy
+    events = await collect(agent, SessionState(), "do a lot")
+    assert completed(events).text == "done"
+    sizes = [len(json.dumps(r.body)) for r in fake_llm.requests if not is_summary_request(r)]
+    assert max(sizes) < BUDGET_CHARS * 1.25
+    assert "[tool output removed to save space]" in json.dumps(fake_llm.requests[-1].body)
+    assert fake_llm.rejected == []
+
+
+@pytest.fixture
+async def caching_llm() -> AsyncIterator[FakeLLM]:
+    async with FakeLLM(cache_min_tokens=1024) as fake:
+        yield fake
+
+
+async def test_multi_turn_chat_reads_mostly_from_cache(caching_llm: FakeLLM) -> None:
+    from bot.agent.build import build_agent
+
+    agent = build_agent(make_settings(caching_llm, "anthropic"))
+    state = SessionState()
+    caching_llm.responder = lambda _: Reply(text="a considered answer " * 40)
+    usages = []
+    try:
+        for n in range(6):
+            events = await collect(agent, state, f"message {n} " + "detail " * 60)
+            usages.append(completed(events).usage)
+    finally:
+        await agent.deps.provider.aclose()
+    last = usages[-1]
+    assert last.cache_read_tokens > 0.7 * last.prompt_tokens, usages
+    assert sum(u.cache_read_tokens for u in usages[2:]) > 0.6 * sum(u.prompt_tokens for u in usages[2:])
+    assert caching_llm.rejected == []

@@ -1,0 +1,67 @@
+"""Settings: fixed variable names, and one clear line for bad values."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from bot.config import ConfigError, load_settings
+
+
+def test_fixed_names_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARLEY_MODEL", "openai:llama3")
+    monkeypatch.setenv("OPENAI_API_KEY", "k-123")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:1/v1")
+    monkeypatch.setenv("REDIS_URL", "redis://r:1/2")
+    monkeypatch.setenv("DATABASE_URL", "sqlite+aiosqlite:///x.db")
+    monkeypatch.setenv("PARLEY_POLICY", '[{"action": "ask", "tool": "calc*"}]')
+    settings = load_settings()
+    assert settings.model == "openai:llama3"
+    assert settings.openai_api_key is not None
+    assert settings.openai_api_key.get_secret_value() == "k-123"
+    assert "k-123" not in repr(settings)
+    assert settings.openai_base_url == "http://localhost:1/v1"
+    assert settings.redis_url == "redis://r:1/2"
+    assert settings.database_url == "sqlite+aiosqlite:///x.db"
+    assert settings.policy[0].action == "ask"
+
+
+def test_bad_values_name_their_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARLEY_MAX_ITERATIONS", "many")
+    monkeypatch.setenv("PARLEY_TIMEZONE", "Mars/Olympus")
+    monkeypatch.setenv("PARLEY_POLICY", '[{"action": "perhaps"}]')
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert "PARLEY_MAX_ITERATIONS: Input should be a valid integer" in message
+    assert "PARLEY_TIMEZONE: unknown IANA time zone 'Mars/Olympus'" in message
+    assert "PARLEY_POLICY: Input should be 'allow', 'deny' or 'ask'" in message
+    assert "\n" not in message
+
+
+def test_empty_values_count_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+    assert load_settings().anthropic_api_key is None
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"PARLEY_MAX_TOKENS": "0"}, "PARLEY_MAX_TOKENS: Input should be greater than or equal to 1"),
+        ({"PARLEY_MODEL": "llama3"}, "PARLEY_MODEL: cannot tell which API serves 'llama3'"),
+        ({"PARLEY_MODEL": "claude-x"}, "ANTHROPIC_API_KEY: not set, and model 'claude-x' needs it"),
+    ],
+)
+def test_cli_prints_one_line_and_exits_2(
+    env: dict[str, str], expected: str, tmp_path: object
+) -> None:
+    clean = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env}
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker", "chat"],
+        input="", capture_output=True, text=True, env=clean, cwd=str(tmp_path), timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"parley: configuration error: {expected}"]
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,60 @@
+"""The `parley` command: one entry point for every process."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import typer
+
+from bot import __version__
+from bot.config import ConfigError, Settings, load_settings
+
+app = typer.Typer(
+    name="parley",
+    help="A self-hosted LLM chat agent for Telegram, Slack and HTTP.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _settings() -> Settings:
+    """The settings, or exit 2 with one line naming the bad variable."""
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        typer.echo(f"parley: configuration error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    return settings
+
+
+@app.command()
+def chat() -> None:
+    """Chat with the agent in this terminal (reads stdin, so `echo hi | parley chat` works)."""
+    from adapters.console import ConsoleChat
+    from bot.agent.build import build_agent
+
+    settings = _settings()
+    try:
+        agent = build_agent(settings)
+    except ConfigError as exc:
+        typer.echo(f"parley: configuration error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+    async def main() -> int:
+        try:
+            return await ConsoleChat(agent, settings).run()
+        finally:
+            await agent.deps.provider.aclose()
+
+    raise typer.Exit(asyncio.run(main()))
+
+
+@app.command()
+def version() -> None:
+    """Print Parley's version."""
+    typer.echo(__version__)
