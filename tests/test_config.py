@@ -49,7 +49,10 @@ def test_empty_values_count_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
-        ({"PARLEY_MAX_TOKENS": "0"}, "PARLEY_MAX_TOKENS: Input should be greater than or equal to 1"),
+        (
+            {"PARLEY_MAX_TOKENS": "0"},
+            "PARLEY_MAX_TOKENS: Input should be greater than or equal to 1",
+        ),
         ({"PARLEY_MODEL": "llama3"}, "PARLEY_MODEL: cannot tell which API serves 'llama3'"),
         ({"PARLEY_MODEL": "claude-x"}, "ANTHROPIC_API_KEY: not set, and model 'claude-x' needs it"),
     ],
@@ -60,8 +63,14 @@ def test_cli_prints_one_line_and_exits_2(
     clean = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env}
     proc = subprocess.run(
         [sys.executable, "-m", "worker", "chat"],
-        input="", capture_output=True, text=True, env=clean, cwd=str(tmp_path), timeout=60,
+        input="",
+        capture_output=True,
+        text=True,
+        env=clean,
+        cwd=str(tmp_path),
+        timeout=60,
     )
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f"parley: configuration error: {expected}"]
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"parley: configuration error: {expected}")
     assert "Traceback" not in proc.stderr

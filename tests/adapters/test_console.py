@@ -27,9 +27,15 @@ def chat_env(fake: FakeLLM, home: Path, **extra: str) -> dict[str, str]:
 
 async def run_piped(fake: FakeLLM, home: Path, stdin: str, **extra: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker", "chat",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=chat_env(fake, home, **extra), cwd=home,
+        sys.executable,
+        "-m",
+        "worker",
+        "chat",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=chat_env(fake, home, **extra),
+        cwd=home,
         start_new_session=True,  # no controlling terminal, as under a pipe in CI
     )
     out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 60)
@@ -38,7 +44,10 @@ async def run_piped(fake: FakeLLM, home: Path, stdin: str, **extra: str) -> tupl
 
 async def test_piped_message_streams_reply_and_tools(fake_llm: FakeLLM, tmp_path: Path) -> None:
     fake_llm.enqueue(
-        Reply(text="Let me work it out.", tool_calls=[ToolCallSpec("calculator", {"expression": "6*7"})]),
+        Reply(
+            text="Let me work it out.",
+            tool_calls=[ToolCallSpec("calculator", {"expression": "6*7"})],
+        ),
         Reply(text="It is **42**."),
     )
     code, out, err = await run_piped(fake_llm, tmp_path, "what is 6*7?\n")
@@ -75,9 +84,7 @@ async def test_without_a_terminal_approval_is_denied(fake_llm: FakeLLM, tmp_path
 
 
 async def test_provider_failure_exits_nonzero(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    code, out, _ = await run_piped(
-        fake_llm, tmp_path, "hi\n", ANTHROPIC_API_KEY="wrong-key-value"
-    )
+    code, out, _ = await run_piped(fake_llm, tmp_path, "hi\n", ANTHROPIC_API_KEY="wrong-key-value")
     assert code == 1
     assert "[error] Anthropic API error 401" in out
     assert "wrong-key-value" not in out
@@ -91,8 +98,15 @@ async def test_terminal_asks_and_approval_runs_the_tool(fake_llm: FakeLLM, tmp_p
     env = chat_env(fake_llm, tmp_path, PARLEY_POLICY='[{"action": "ask", "tool": "calculator"}]')
     leader, follower = pty.openpty()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker", "chat",
-        stdin=follower, stdout=follower, stderr=follower, env=env, cwd=tmp_path,
+        sys.executable,
+        "-m",
+        "worker",
+        "chat",
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        cwd=tmp_path,
         start_new_session=True,
     )
     os.close(follower)

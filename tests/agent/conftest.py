@@ -26,14 +26,14 @@ class Sleeps(list[float]):
 
 
 def make_settings(fake: FakeLLM, api: str, **overrides: Any) -> Settings:
-    return Settings(
-        model=MODELS[api],
-        anthropic_api_key=ANTHROPIC_KEY,
-        anthropic_base_url=fake.anthropic_base_url,
-        openai_api_key=OPENAI_KEY,
-        openai_base_url=fake.openai_base_url,
-        **overrides,
-    )
+    values: dict[str, Any] = {
+        "model": MODELS[api],
+        "anthropic_api_key": ANTHROPIC_KEY,
+        "anthropic_base_url": fake.anthropic_base_url,
+        "openai_api_key": OPENAI_KEY,
+        "openai_base_url": fake.openai_base_url,
+    }
+    return Settings(**(values | overrides))
 
 
 MakeAgent = Callable[..., Agent]
@@ -50,9 +50,7 @@ def sleeps() -> Sleeps:
 
 
 @pytest.fixture
-async def make_agent(
-    fake_llm: FakeLLM, api: str, sleeps: Sleeps
-) -> AsyncIterator[MakeAgent]:
+async def make_agent(fake_llm: FakeLLM, api: str, sleeps: Sleeps) -> AsyncIterator[MakeAgent]:
     built: list[Agent] = []
 
     def make(tools: list[Tool] | None = None, **overrides: Any) -> Agent:

@@ -27,10 +27,14 @@ def tools() -> list:  # type: ignore[type-arg]
 async def ask_for_send(fake: FakeLLM, make_agent: MakeAgent, **settings: object) -> tuple:  # type: ignore[type-arg]
     SENT.clear()
     agent = make_agent(tools=tools(), **settings)
-    fake.enqueue(Reply(tool_calls=[
-        ToolCallSpec("send_message", {"to": "bob", "text": "hi"}),
-        ToolCallSpec("calculator", {"expression": "2+3"}),
-    ]))
+    fake.enqueue(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("send_message", {"to": "bob", "text": "hi"}),
+                ToolCallSpec("calculator", {"expression": "2+3"}),
+            ]
+        )
+    )
     state = SessionState()
     events = await collect(agent, state, "tell bob hi, and what is 2+3")
     return agent, state, events
@@ -41,7 +45,9 @@ async def test_sensitive_tool_suspends_and_approval_runs_it(
 ) -> None:
     agent, state, events = await ask_for_send(fake_llm, make_agent)
     (ask,) = of_type(events, ev.ConfirmationRequired)
-    assert [(c.name, c.arguments) for c in ask.calls] == [("send_message", {"to": "bob", "text": "hi"})]
+    assert [(c.name, c.arguments) for c in ask.calls] == [
+        ("send_message", {"to": "bob", "text": "hi"})
+    ]
     assert completed(events).finish_reason == "awaiting_confirmation"
     assert SENT == []
     assert state.pending is not None and state.pending.waiting == [ask.calls[0].call_id]
@@ -80,7 +86,9 @@ async def test_new_message_instead_of_a_decision_declines(
     assert SENT == []
     assert completed(events).text == "Sure, something else."
     request = fake_llm.requests[1]
-    assert "Not run: the user sent a new message instead of deciding." in str(request.tool_results())
+    assert "Not run: the user sent a new message instead of deciding." in str(
+        request.tool_results()
+    )
     assert "actually, forget it" in request.last_user_text()
     assert state.pending is None
     assert fake_llm.rejected == []
@@ -102,7 +110,7 @@ async def test_policy_rules_allow_deny_and_ask(fake_llm: FakeLLM, make_agent: Ma
         PolicyRule(action="allow", tool="send_message", args={"to": "bob"}),
         PolicyRule(action="deny", tool="calc*"),
     ]
-    agent, state, events = await ask_for_send(fake_llm, make_agent, policy=rules)
+    agent, _, events = await ask_for_send(fake_llm, make_agent, policy=rules)
     assert SENT == ["bob: hi"] and not of_type(events, ev.ConfirmationRequired)
     results = {r.name: r for r in of_type(events, ev.ToolCallResult)}
     assert results["calculator"].content == "Not run: the policy does not allow calculator here."

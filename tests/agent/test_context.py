@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot.agent import events as ev
 from bot.agent.compaction import SUMMARY_PREFIX
+from bot.agent.loop import Agent
 from bot.agent.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, make_settings, of_type
 from tests.fakes.llm import Fail, FakeLLM, RecordedRequest, Reply, ToolCallSpec
@@ -80,7 +83,9 @@ async def test_one_long_turn_blanks_old_tool_output(
     def tool_heavy(request: RecordedRequest) -> Reply:
         n = next(steps)
         if n < 12:
-            return Reply(tool_calls=[ToolCallSpec("calculator", {"expression": f"{n}*1" + "+0" * 300})])
+            return Reply(
+                tool_calls=[ToolCallSpec("calculator", {"expression": f"{n}*1" + "+0" * 300})]
+            )
         return Reply(text="done")
 
     fake_llm.responder = tool_heavy
@@ -101,7 +106,13 @@ async def caching_llm() -> AsyncIterator[FakeLLM]:
 async def test_multi_turn_chat_reads_mostly_from_cache(caching_llm: FakeLLM) -> None:
     from bot.agent.build import build_agent
 
-    agent = build_agent(make_settings(caching_llm, "anthropic"))
+    built = build_agent(make_settings(caching_llm, "anthropic"))
+    minutes = iter(range(0, 10_000, 7))  # each model call happens 7 minutes after the last
+
+    def clock() -> datetime:
+        return datetime(2026, 11, 22, 9, 0, tzinfo=UTC) + timedelta(minutes=next(minutes))
+
+    agent = Agent(replace(built.deps, clock=clock))
     state = SessionState()
     caching_llm.responder = lambda _: Reply(text="a considered answer " * 40)
     usages = []
@@ -113,5 +124,7 @@ async def test_multi_turn_chat_reads_mostly_from_cache(caching_llm: FakeLLM) -> 
         await agent.deps.provider.aclose()
     last = usages[-1]
     assert last.cache_read_tokens > 0.7 * last.prompt_tokens, usages
-    assert sum(u.cache_read_tokens for u in usages[2:]) > 0.6 * sum(u.prompt_tokens for u in usages[2:])
+    assert sum(u.cache_read_tokens for u in usages[2:]) > 0.6 * sum(
+        u.prompt_tokens for u in usages[2:]
+    )
     assert caching_llm.rejected == []

@@ -21,8 +21,11 @@ def test_defaults_ship_and_override_replaces_by_name(tmp_path: Path) -> None:
 
 def test_system_prompt_names_platform_chat_and_date() -> None:
     ctx = ToolContext(
-        "tg:1", Person("tg:1", "Ann"), Settings(timezone="Asia/Tokyo"),
-        platform="telegram", chat_kind="group",
+        "tg:1",
+        Person("tg:1", "Ann"),
+        Settings(timezone="Asia/Tokyo"),
+        platform="telegram",
+        chat_kind="group",
     )
     builder = PromptBuilder("BOOT")
     now = datetime(2026, 11, 22, 20, 30, tzinfo=UTC)  # already Monday in Tokyo

@@ -9,8 +9,10 @@ from bot.agent.state import SessionState
 from tests.agent.conftest import MakeAgent, Sleeps, collect, completed, of_type, shown_text
 from tests.fakes.llm import Fail, FakeLLM, Reply
 
-OVERLOADED = {"anthropic": Fail(529, "overloaded_error", "Overloaded"),
-              "openai": Fail(503, "server_error", "The server is overloaded")}
+OVERLOADED = {
+    "anthropic": Fail(529, "overloaded_error", "Overloaded"),
+    "openai": Fail(503, "server_error", "The server is overloaded"),
+}
 
 
 async def test_429_waits_out_retry_after(
@@ -60,8 +62,12 @@ async def test_gives_up_after_the_attempts(
 
 @pytest.mark.parametrize(
     ("status", "kind"),
-    [(400, "invalid_request_error"), (401, "authentication_error"),
-     (403, "permission_error"), (404, "not_found_error")],
+    [
+        (400, "invalid_request_error"),
+        (401, "authentication_error"),
+        (403, "permission_error"),
+        (404, "not_found_error"),
+    ],
 )
 async def test_client_errors_are_not_retried(
     fake_llm: FakeLLM, make_agent: MakeAgent, sleeps: Sleeps, status: int, kind: str

@@ -24,7 +24,9 @@ async def test_repeated_identical_call_is_warned_then_stopped(
     fake_llm: FakeLLM, make_agent: MakeAgent
 ) -> None:
     agent = make_agent()
-    fake_llm.responder = lambda _: Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "1+1"})])
+    fake_llm.responder = lambda _: Reply(
+        tool_calls=[ToolCallSpec("calculator", {"expression": "1+1"})]
+    )
     state = SessionState()
     events = await collect(agent, state, "loop forever")
     results = of_type(events, ev.ToolCallResult)
@@ -72,15 +74,18 @@ async def test_tool_timeout_becomes_a_result(fake_llm: FakeLLM, make_agent: Make
     fake_llm.enqueue(Reply(tool_calls=[ToolCallSpec("wait_forever", {})]), Reply(text="gave up"))
     events = await collect(agent, SessionState(), "wait")
     (result,) = of_type(events, ev.ToolCallResult)
-    assert result.is_error and result.content == "wait_forever timed out after 0.2 s and was stopped."
+    assert (
+        result.is_error and result.content == "wait_forever timed out after 0.2 s and was stopped."
+    )
     assert completed(events).text == "gave up"
 
 
 async def test_cancel_mid_stream_keeps_the_text(fake_llm: FakeLLM, make_agent: MakeAgent) -> None:
     agent = make_agent()
     gate = asyncio.Event()
-    fake_llm.enqueue(Reply(text="Partial answer that never ends", chunk_size=4, gate=gate,
-                           gate_after=4))
+    fake_llm.enqueue(
+        Reply(text="Partial answer that never ends", chunk_size=4, gate=gate, gate_after=4)
+    )
     cancel = asyncio.Event()
 
     async def stop_after_text(event: ev.AgentEvent) -> None:
@@ -106,9 +111,14 @@ async def test_cancel_during_tools_closes_every_call(
     fake_llm: FakeLLM, make_agent: MakeAgent
 ) -> None:
     agent = make_agent(tools=[*builtin_tools(), wait_forever])
-    fake_llm.enqueue(Reply(tool_calls=[
-        ToolCallSpec("calculator", {"expression": "1+1"}), ToolCallSpec("wait_forever", {}),
-    ]))
+    fake_llm.enqueue(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("calculator", {"expression": "1+1"}),
+                ToolCallSpec("wait_forever", {}),
+            ]
+        )
+    )
     cancel = asyncio.Event()
 
     async def stop_on_start(event: ev.AgentEvent) -> None:
@@ -131,10 +141,10 @@ async def test_cancel_during_tools_closes_every_call(
     assert fake_llm.rejected == []
 
 
-async def test_max_tokens_finish_is_reported(fake_llm: FakeLLM, make_agent: MakeAgent, api: str) -> None:
+async def test_max_tokens_finish_is_reported(
+    fake_llm: FakeLLM, make_agent: MakeAgent, api: str
+) -> None:
     agent = make_agent()
     stop = "max_tokens" if api == "anthropic" else "length"
     fake_llm.enqueue(Reply(text="A long answer that was cut", stop_reason=stop))
     assert completed(await collect(agent, SessionState(), "essay")).finish_reason == "max_tokens"
-
-

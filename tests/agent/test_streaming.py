@@ -35,9 +35,14 @@ async def test_state_changes_are_events(fake_llm: FakeLLM, make_agent: MakeAgent
     states = [(e.layer, e.state) for e in of_type(events, ev.StateChanged)]
     assert states == [
         ("turn", "init"),
-        ("turn", "planning"), ("call", "calling"),
-        ("turn", "executing"), ("call", "tool_executing"), ("turn", "observing"),
-        ("turn", "planning"), ("call", "calling"), ("call", "streaming"),
+        ("turn", "planning"),
+        ("call", "calling"),
+        ("turn", "executing"),
+        ("call", "tool_executing"),
+        ("turn", "observing"),
+        ("turn", "planning"),
+        ("call", "calling"),
+        ("call", "streaming"),
         ("turn", "completed"),
     ]
     assert [e.number for e in of_type(events, ev.Iteration)] == [1, 2]
@@ -46,7 +51,9 @@ async def test_state_changes_are_events(fake_llm: FakeLLM, make_agent: MakeAgent
 async def test_single_tool_call_round_trip(fake_llm: FakeLLM, make_agent: MakeAgent) -> None:
     agent = make_agent()
     fake_llm.enqueue(
-        Reply(text="Let me compute.", tool_calls=[ToolCallSpec("calculator", {"expression": "2^10"})]),
+        Reply(
+            text="Let me compute.", tool_calls=[ToolCallSpec("calculator", {"expression": "2^10"})]
+        ),
         Reply(text="It is 1024."),
     )
     state = SessionState()
@@ -65,11 +72,13 @@ async def test_parallel_tool_calls_answered_together(
 ) -> None:
     agent = make_agent()
     fake_llm.enqueue(
-        Reply(tool_calls=[
-            ToolCallSpec("calculator", {"expression": "1+1"}),
-            ToolCallSpec("current_time", {"timezone": "Asia/Tokyo"}),
-            ToolCallSpec("calculator", {"expression": "3*3"}),
-        ]),
+        Reply(
+            tool_calls=[
+                ToolCallSpec("calculator", {"expression": "1+1"}),
+                ToolCallSpec("current_time", {"timezone": "Asia/Tokyo"}),
+                ToolCallSpec("calculator", {"expression": "3*3"}),
+            ]
+        ),
         Reply(text="Done."),
     )
     state = SessionState()
@@ -88,19 +97,25 @@ async def test_parallel_tool_calls_answered_together(
 async def test_tool_errors_reach_the_model(fake_llm: FakeLLM, make_agent: MakeAgent) -> None:
     agent = make_agent()
     fake_llm.enqueue(
-        Reply(tool_calls=[
-            ToolCallSpec("calculator", {"expr": "1"}),
-            ToolCallSpec("calculator", '{"expression": "1+'),
-            ToolCallSpec("teleport", {"to": "Mars"}),
-            ToolCallSpec("calculator", {"expression": "1/0"}),
-        ]),
+        Reply(
+            tool_calls=[
+                ToolCallSpec("calculator", {"expr": "1"}),
+                ToolCallSpec("calculator", '{"expression": "1+'),
+                ToolCallSpec("teleport", {"to": "Mars"}),
+                ToolCallSpec("calculator", {"expression": "1/0"}),
+            ]
+        ),
         Reply(text="Sorry."),
     )
     events = await collect(agent, SessionState(), "try")
     results = of_type(events, ev.ToolCallResult)
     assert all(r.is_error for r in results)
-    assert results[0].content.startswith("Invalid arguments for calculator: expression: Field required")
-    assert results[1].content.startswith("Invalid arguments for calculator: arguments are not valid JSON")
+    assert results[0].content.startswith(
+        "Invalid arguments for calculator: expression: Field required"
+    )
+    assert results[1].content.startswith(
+        "Invalid arguments for calculator: arguments are not valid JSON"
+    )
     assert results[2].content.startswith("Unknown tool 'teleport'")
     assert results[3].content.startswith("Cannot evaluate '1/0'")
     assert completed(events).finish_reason == "end_turn"

@@ -13,17 +13,24 @@ SCHEMA = {"type": "object", "properties": {"expression": {"type": "string"}}}
 def conversation() -> list[Message]:
     return [
         Message(role="user", content=[TextBlock(text="[Sun 10:00]"), TextBlock(text="2+2?")]),
-        Message(role="assistant", content=[
-            TextBlock(text="Let me check."),
-            ToolUseBlock(id="t1", name="calculator", input={"expression": "2+2"}),
-            ToolUseBlock(id="t2", name="calculator", input={}, raw_input="{oops",
-                         input_error="bad JSON"),
-        ]),
-        Message(role="user", content=[
-            ToolResultBlock(tool_use_id="t1", content="4"),
-            ToolResultBlock(tool_use_id="t2", content="Invalid arguments", is_error=True),
-            TextBlock(text="and 3+3?"),
-        ]),
+        Message(
+            role="assistant",
+            content=[
+                TextBlock(text="Let me check."),
+                ToolUseBlock(id="t1", name="calculator", input={"expression": "2+2"}),
+                ToolUseBlock(
+                    id="t2", name="calculator", input={}, raw_input="{oops", input_error="bad JSON"
+                ),
+            ],
+        ),
+        Message(
+            role="user",
+            content=[
+                ToolResultBlock(tool_use_id="t1", content="4"),
+                ToolResultBlock(tool_use_id="t2", content="Invalid arguments", is_error=True),
+                TextBlock(text="and 3+3?"),
+            ],
+        ),
     ]
 
 
@@ -52,7 +59,10 @@ def test_anthropic_blocks_keep_their_shape() -> None:
     messages = anthropic_wire.build_params(request("claude-x"))["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert messages[1]["content"][1] == {
-        "type": "tool_use", "id": "t1", "name": "calculator", "input": {"expression": "2+2"}
+        "type": "tool_use",
+        "id": "t1",
+        "name": "calculator",
+        "input": {"expression": "2+2"},
     }
     assert [b["type"] for b in messages[2]["content"]] == ["tool_result", "tool_result", "text"]
     assert messages[2]["content"][1]["is_error"] is True

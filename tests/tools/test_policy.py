@@ -22,12 +22,14 @@ def test_defaults_follow_the_sensitive_flag() -> None:
 
 
 def test_first_matching_rule_wins_with_argument_globs() -> None:
-    policy = Policy([
-        PolicyRule(action="deny", tool="shell", args={"command": "rm *"}),
-        PolicyRule(action="allow", tool="sh*", args={"command": "ls*"}),
-        PolicyRule(action="ask", tool="calc*"),
-        PolicyRule(action="allow", tool="*"),
-    ])
+    policy = Policy(
+        [
+            PolicyRule(action="deny", tool="shell", args={"command": "rm *"}),
+            PolicyRule(action="allow", tool="sh*", args={"command": "ls*"}),
+            PolicyRule(action="ask", tool="calc*"),
+            PolicyRule(action="allow", tool="*"),
+        ]
+    )
     assert policy.decide(shell, "shell", {"command": "rm -rf /"}) == "deny"
     assert policy.decide(shell, "shell", {"command": "ls -la"}) == "allow"
     assert policy.decide(shell, "shell", {"command": "cat x"}) == "allow"  # the catch-all
@@ -44,6 +46,9 @@ def test_argument_rule_needs_the_argument_and_matches_non_strings_as_json() -> N
 def test_session_rules_come_first() -> None:
     base = Policy([PolicyRule(action="deny", tool="shell")])
     assert base.decide(shell, "shell", {"command": "x"}) == "deny"
-    assert base.with_rules([PolicyRule(action="allow", tool="shell")]).decide(
-        shell, "shell", {"command": "x"}
-    ) == "allow"
+    assert (
+        base.with_rules([PolicyRule(action="allow", tool="shell")]).decide(
+            shell, "shell", {"command": "x"}
+        )
+        == "allow"
+    )

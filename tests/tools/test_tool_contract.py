@@ -49,8 +49,8 @@ async def test_call_gets_the_context_and_serialises_non_text_results() -> None:
 def test_contract_violations_are_refused_at_definition_time() -> None:
     with pytest.raises(TypeError, match="async"):
 
-        @tool
-        def sync_tool(ctx: ToolContext) -> str:  # type: ignore[type-var, arg-type]
+        @tool  # type: ignore[arg-type]
+        def sync_tool(ctx: ToolContext) -> str:
             """Not async."""
             return ""
 

@@ -1,0 +1,163 @@
+"""A local stand-in for the Anthropic and OpenAI HTTP APIs that the real SDKs talk to.
+
+Tests script it with `enqueue(...)` (answers in order) or a `responder` (an answer computed
+from the request). It checks requests as the real services do and records every one, so a
+test can assert both what Parley sent and that nothing was rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable
+from types import TracebackType
+from typing import Literal
+
+from aiohttp import web
+
+from tests.fakes.llm import anthropic_api, openai_api, validate
+from tests.fakes.llm.cache import PromptCache, Usage
+from tests.fakes.llm.script import (
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    Fail,
+    RecordedRequest,
+    Reply,
+    Scripted,
+)
+from tests.fakes.llm.sse import StreamCut
+
+ErrorResponse = Callable[[int, str, str, float | None], web.Response]
+Complete = Callable[[str, Reply, Usage], web.Response]
+ERRORS: dict[str, ErrorResponse] = {
+    "anthropic": anthropic_api.error_response,
+    "openai": openai_api.error_response,
+}
+COMPLETE: dict[str, Complete] = {
+    "anthropic": anthropic_api.complete,
+    "openai": openai_api.complete,
+}
+
+
+class FakeLLM:
+    def __init__(self, *, cache_min_tokens: int = 1024) -> None:
+        self.requests: list[RecordedRequest] = []
+        self.rejected: list[tuple[RecordedRequest, str]] = []
+        self.unscripted: list[RecordedRequest] = []
+        self.responder: Callable[[RecordedRequest], Reply | Fail] | None = None
+        self._queue: deque[Scripted] = deque()
+        self._cache = PromptCache(cache_min_tokens)
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.base_url
+
+    @property
+    def openai_base_url(self) -> str:
+        return self.base_url + "/v1"
+
+    def enqueue(self, *items: Scripted) -> None:
+        self._queue.extend(items)
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=32 * 1024 * 1024)
+        app.router.add_post("/v1/messages", self._anthropic)
+        app.router.add_post("/v1/chat/completions", self._openai)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        port = sockets[0].getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{port}"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeLLM:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    def _next(self, recorded: RecordedRequest) -> Reply | Fail | None:
+        item: Scripted | None = self._queue.popleft() if self._queue else self.responder
+        if item is None:
+            self.unscripted.append(recorded)
+            return None
+        return item if isinstance(item, Reply | Fail) else item(recorded)
+
+    async def _read(
+        self, request: web.Request, api: Literal["anthropic", "openai"]
+    ) -> RecordedRequest | web.Response:
+        error = ERRORS[api]
+        try:
+            body = json.loads(await request.read())
+        except ValueError:
+            return error(400, "invalid_request_error", "There was an error parsing the body", None)
+        if not isinstance(body, dict):
+            return error(400, "invalid_request_error", "body must be an object", None)
+        return RecordedRequest(api, request.path, dict(request.headers), body)
+
+    async def _anthropic(self, request: web.Request) -> web.StreamResponse:
+        # SDK 2.x sends the key as a bearer token; older clients use x-api-key.
+        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        if ANTHROPIC_KEY not in (request.headers.get("x-api-key"), bearer):
+            return ERRORS["anthropic"](401, "authentication_error", "invalid x-api-key", None)
+        if not request.headers.get("anthropic-version"):
+            return anthropic_api.error_response(
+                400, "invalid_request_error", "anthropic-version: header is required"
+            )
+        recorded = await self._read(request, "anthropic")
+        if isinstance(recorded, web.Response):
+            return recorded
+        return await self._answer(request, recorded, validate.anthropic_request(recorded.body))
+
+    async def _openai(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":
+            return openai_api.error_response(
+                401,
+                "invalid_request_error",
+                "Incorrect API key provided. You can find your "
+                "API key at https://platform.openai.com/account/api-keys.",
+            )
+        recorded = await self._read(request, "openai")
+        if isinstance(recorded, web.Response):
+            return recorded
+        return await self._answer(request, recorded, validate.openai_request(recorded.body))
+
+    async def _answer(
+        self, request: web.Request, recorded: RecordedRequest, problem: str | None
+    ) -> web.StreamResponse:
+        error = ERRORS[recorded.api]
+        self.requests.append(recorded)
+        if problem is not None:
+            self.rejected.append((recorded, problem))
+            return error(400, "invalid_request_error", problem, None)
+        script = self._next(recorded)
+        if script is None:
+            return error(500, "api_error", "fake LLM: no scripted answer for this request", None)
+        if isinstance(script, Fail) and not script.mid_stream:
+            return error(script.status, script.error_type, script.message, script.retry_after)
+        body, model = recorded.body, str(recorded.body["model"])
+        if recorded.api == "anthropic":
+            usage = self._cache.anthropic(model, body)
+        else:
+            usage = self._cache.openai(model, body)
+        if not body.get("stream"):
+            reply = script if isinstance(script, Reply) else Reply()
+            return COMPLETE[recorded.api](model, reply, usage)
+        try:
+            if recorded.api == "anthropic":
+                return await anthropic_api.stream(request, model, script, usage)
+            return await openai_api.stream(request, body, script, usage)
+        except (StreamCut, ConnectionResetError):
+            raise web.HTTPException() from None
