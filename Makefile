@@ -6,7 +6,7 @@ export PATH := $(HOME)/.local/bin:$(PATH)
 UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 PYTEST_ARGS ?=
 
-.PHONY: run test lint sync clean
+.PHONY: run test lint sync clean bench
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -33,3 +33,6 @@ test: lint
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
+
+bench: sync
+	$(UV) run --frozen python -m tests.bench.engine

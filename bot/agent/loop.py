@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from bot.agent import events as ev
@@ -153,13 +153,16 @@ class _Run:
             return
         self.turn.iteration += 1
         yield ev.Iteration(number=self.turn.iteration)
-        async for event in self._compact():
+        request = self._request()
+        async for event in self._compact(request):
             yield event
+        if request.messages is not self.state.messages:
+            request = replace(request, messages=self.state.messages)
         yield ev.StateChanged(layer="turn", state=ev.TurnState.PLANNING)
         outcome = ModelOutcome()
         async for event in call_model(
             self.deps.provider,
-            self._request(),
+            request,
             self.deps.retry,
             self.deps.sleep,
             self.cancel,
@@ -206,9 +209,8 @@ class _Run:
                 self._notice(self.tools.notice)
             await self.save()
 
-    async def _compact(self) -> AsyncIterator[ev.AgentEvent]:
+    async def _compact(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent]:
         """At most once per model call: fold older turns when the request is over budget."""
-        request = self._request()
         overhead = estimate_text_tokens(
             *(part.text for part in request.system),
             json.dumps([t.__dict__ for t in request.tools]),

@@ -14,7 +14,7 @@ import anthropic
 import httpx2
 
 from bot.llm.base import ModelRequest
-from bot.llm.errors import RETRYABLE_STATUS, ProviderError, parse_retry_after
+from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall, Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -48,9 +48,7 @@ class AnthropicProvider:
         except anthropic.APIStatusError as exc:
             raise _status_error(exc) from None
         except (anthropic.APIConnectionError, httpx2.RequestError) as exc:
-            raise ProviderError(
-                f"Anthropic API unreachable: {type(exc).__name__}", retryable=True
-            ) from None
+            raise network_error("Anthropic", exc) from None
 
 
 def build_params(request: ModelRequest) -> dict[str, Any]:

@@ -22,6 +22,14 @@ class ProviderError(Exception):
         self.retry_after = retry_after
 
 
+def network_error(api: str, exc: Exception) -> ProviderError:
+    """A retryable error for a failed connection, a timeout or a stream cut off mid-way."""
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return ProviderError(f"{api} API timed out ({name})", retryable=True)
+    return ProviderError(f"{api} API connection failed ({name})", retryable=True)
+
+
 def parse_retry_after(headers: object) -> float | None:
     """Seconds to wait from `retry-after-ms` or `retry-after` (seconds form); None if absent."""
     get = getattr(headers, "get", None)

@@ -15,7 +15,7 @@ import httpx2
 import openai
 
 from bot.llm.base import ModelRequest
-from bot.llm.errors import RETRYABLE_STATUS, ProviderError, parse_retry_after
+from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall, Usage
 from bot.messages import Message
 
@@ -37,8 +37,15 @@ class OpenAIProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         try:
+            params = build_params(request)
+            # The SDK walks every argument with typing introspection before sending it, which
+            # costs ~0.3 s per call on a long chat; `extra_body` is sent as it is.
             stream = await self._client.chat.completions.create(
-                **build_params(request), stream=True, stream_options={"include_usage": True}
+                model=params.pop("model"),
+                messages=[],
+                stream=True,
+                stream_options={"include_usage": True},
+                extra_body=params,
             )
             parser = _StreamParser()
             async with stream:
@@ -50,9 +57,7 @@ class OpenAIProvider:
         except openai.APIStatusError as exc:
             raise _status_error(exc) from None
         except (openai.APIConnectionError, httpx2.RequestError) as exc:
-            raise ProviderError(
-                f"OpenAI API unreachable: {type(exc).__name__}", retryable=True
-            ) from None
+            raise network_error("OpenAI", exc) from None
         except openai.APIError as exc:  # an error object sent inside the stream
             raise ProviderError(
                 f"OpenAI API error in stream: {exc.message}", retryable=True

@@ -17,6 +17,7 @@ import re
 import zoneinfo
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
@@ -66,8 +67,9 @@ class Tool:
     read_only: bool = False
     timeout: float | None = None
 
-    @property
+    @cached_property
     def spec(self) -> ToolSpec:
+        """Built once: the schema is asked for on every model call."""
         schema = self.arguments.model_json_schema()
         schema.pop("title", None)
         return ToolSpec(self.name, self.description, schema)

@@ -129,3 +129,14 @@ async def test_retry_after_beyond_the_limit_is_not_waited(
     fake_llm.enqueue(Fail(429, "rate_limit_error", "come back tomorrow", retry_after=86400))
     events = await collect(agent, SessionState(), "hi")
     assert sleeps == [] and completed(events).finish_reason == "error"
+
+
+async def test_a_stalled_stream_times_out_and_is_retried(
+    fake_llm: FakeLLM, make_agent: MakeAgent, sleeps: Sleeps
+) -> None:
+    agent = make_agent(llm_timeout=0.3)
+    fake_llm.enqueue(Reply(text="stalled", delay=2.0), Reply(text="fast"))
+    events = await collect(agent, SessionState(), "hi")
+    (retry,) = of_type(events, ev.Retrying)
+    assert "API timed out" in retry.error
+    assert shown_text(events) == "fast"
