@@ -78,8 +78,21 @@ class Settings(BaseSettings):
     tool_concurrency: int = Field(default=4, ge=1, le=64)
     tool_output_limit: int = Field(default=16_000, ge=200)
     policy: list[PolicyRule] = Field(default_factory=list)
+    tool_modules: list[str] = Field(default_factory=list)
 
     bootstrap_dir: Path | None = None
+
+    api_token: SecretStr | None = None
+    http_host: str = "127.0.0.1"
+    http_port: int = Field(default=8080, ge=1, le=65535)
+
+    lease_ttl: float = Field(default=30.0, ge=1)
+    max_attempts: int = Field(default=3, ge=1)
+    merge_messages: int = Field(default=10, ge=0)
+    confirmation_ttl: float = Field(default=600.0, ge=5)
+    sweep_interval: float = Field(default=5.0, gt=0)
+    poll_delay: float = Field(default=0.05, gt=0)
+    worker_sessions: int = Field(default=200, ge=1)
     timezone: str = "UTC"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
 

@@ -1,1 +1,5 @@
-pytest_plugins = ["tests.fakes.llm.fixtures"]
+pytest_plugins = [
+    "tests.fakes.llm.fixtures",
+    "tests.support.redis_server",
+    "tests.support.stack",
+]

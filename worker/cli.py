@@ -55,6 +55,28 @@ def chat() -> None:
 
 
 @app.command()
+def web() -> None:
+    """Serve the HTTP API and the web chat (PARLEY_HTTP_HOST:PARLEY_HTTP_PORT)."""
+    from worker.web import run
+
+    run(_settings())
+
+
+@app.command()
+def worker() -> None:
+    """Run an arq worker that drains session mailboxes; start as many as you like."""
+    from worker.jobs import build_worker
+
+    settings = _settings()
+    try:
+        built = build_worker(settings)
+    except ConfigError as exc:
+        typer.echo(f"parley: configuration error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    built.run()
+
+
+@app.command()
 def version() -> None:
     """Print Parley's version."""
     typer.echo(__version__)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Iterable
 
 from bot.agent.compaction import Compactor
 from bot.agent.loop import Agent, AgentDeps
 from bot.agent.prompt import PromptBuilder, load_bootstrap
-from bot.config import Settings
+from bot.config import ConfigError, Settings
 from bot.llm.base import Provider
 from bot.llm.registry import build_provider, context_window, resolve_model
 from bot.llm.retry import RetryPolicy, Sleep
@@ -16,6 +17,21 @@ from bot.tools.base import Tool, ToolRegistry
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
+
+
+def load_tool_modules(names: Iterable[str]) -> list[Tool]:
+    """Extra tools from `PARLEY_TOOL_MODULES`: each module lists its tools in `TOOLS`."""
+    found: list[Tool] = []
+    for name in names:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise ConfigError(f"PARLEY_TOOL_MODULES: cannot import {name!r}: {exc}") from None
+        tools = getattr(module, "TOOLS", None)
+        if not isinstance(tools, list) or not all(isinstance(t, Tool) for t in tools):
+            raise ConfigError(f"PARLEY_TOOL_MODULES: {name!r} has no TOOLS list of tools")
+        found += tools
+    return found
 
 
 def build_agent(
@@ -28,7 +44,9 @@ def build_agent(
     """The agent for `settings`; raises ConfigError for an unknown model or a missing key."""
     ref = resolve_model(settings.model)
     provider = provider or build_provider(settings, ref)
-    registry = ToolRegistry(builtin_tools() if tools is None else tools)
+    registry = ToolRegistry(
+        [*builtin_tools(), *load_tool_modules(settings.tool_modules)] if tools is None else tools
+    )
     retry = RetryPolicy(
         attempts=settings.llm_attempts,
         backoff_base=settings.llm_backoff_base,

@@ -90,8 +90,12 @@ class PendingCall(BaseModel):
 
 
 class ConfirmationRequired(BaseModel):
+    """Tool calls wait for a person; the worker adds the record's id and expiry."""
+
     type: Literal["confirmation_required"] = "confirmation_required"
     calls: list[PendingCall]
+    confirmation_id: str | None = None
+    expires_at: float | None = None
 
 
 class Compacted(BaseModel):

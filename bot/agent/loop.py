@@ -53,11 +53,13 @@ class AgentDeps:
 
 @dataclass(frozen=True)
 class TurnRequest:
-    """A new user message (`text`) or decisions on waiting tool calls (call id → approved)."""
+    """A new user message (`text`), decisions on waiting calls (call id → approved), or
+    neither: continue the turn saved in the state (after the worker running it died)."""
 
     ctx: ToolContext
     text: str | None = None
     decisions: Mapping[str, bool] | None = None
+    envelope_id: str | None = None
 
 
 class Agent:
@@ -92,7 +94,9 @@ class _Run:
         self.request = request
         self.cancel = cancel
         self.checkpoint = checkpoint
-        self.tools = ToolStep(deps.tools, deps.executor, deps.policy, state, request.ctx, cancel)
+        self.tools = ToolStep(
+            deps.tools, deps.executor, deps.policy, state, request.ctx, cancel, self.save
+        )
         self.finish: str | None = None
         self.final_text = ""
         self.notice = ""
@@ -124,7 +128,7 @@ class _Run:
                 note = "Not run: the user sent a new message instead of deciding."
                 async for event in self.tools.settle({}, note):
                     yield event
-            state.turn = TurnProgress()
+            state.turn = TurnProgress(envelope_id=request.envelope_id)
             now = self.deps.clock()
             stamp = self.deps.prompt.stamp(request.ctx, now)
             state.add_user(TextBlock(text=stamp), TextBlock(text=request.text))
@@ -134,6 +138,9 @@ class _Run:
                 self.finish = "nothing_pending"
                 return
             async for event in self.tools.settle(request.decisions, "Denied by the user."):
+                yield event
+        elif interrupted := state.unanswered_tool_uses():
+            async for event in self.tools.resume(interrupted):
                 yield event
         self.finish = self.tools.finish
         await self.save()

@@ -15,11 +15,13 @@ from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 class TurnProgress(BaseModel):
     """The turn in flight: its iteration count, repeat tracking and read-only tool cache."""
 
+    envelope_id: str | None = None
     iteration: int = 0
     usage: Usage = Field(default_factory=Usage)
     repeat_signature: str | None = None
     repeat_count: int = 0
     cache: dict[str, str] = Field(default_factory=dict)
+    started: list[str] = Field(default_factory=list)
 
 
 class PendingConfirmation(BaseModel):
@@ -28,6 +30,7 @@ class PendingConfirmation(BaseModel):
     calls: list[ToolUseBlock]
     results: dict[str, ToolResultBlock] = Field(default_factory=dict)
     waiting: list[str] = Field(default_factory=list)
+    confirmation_id: str | None = None
 
 
 class SessionState(BaseModel):
@@ -35,6 +38,13 @@ class SessionState(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     turn: TurnProgress | None = None
     pending: PendingConfirmation | None = None
+
+    def unanswered_tool_uses(self) -> list[ToolUseBlock]:
+        """Tool calls of the last assistant message that have no result yet (an interruption)."""
+        if self.pending is not None or not self.messages:
+            return []
+        last = self.messages[-1]
+        return last.tool_uses if last.role == "assistant" else []
 
     def add_user(self, *blocks: TextBlock | ToolResultBlock) -> None:
         """Append user content, merging into a trailing user message so roles alternate."""

@@ -8,7 +8,7 @@ lacks its tool_result.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
 from bot.agent import events as ev
 from bot.agent.cancel import wait_all_or_cancel
@@ -20,6 +20,10 @@ from bot.tools.policy import Policy
 
 REPEAT_WARN = 3
 CANCELLED = "Cancelled by the user before it finished."
+INTERRUPTED = (
+    "Interrupted: the worker running this tool stopped before it finished. It was not run "
+    "again, because running it twice could repeat its effect; ask the user before retrying."
+)
 
 
 class ToolStep:
@@ -31,6 +35,7 @@ class ToolStep:
         state: SessionState,
         ctx: ToolContext,
         cancel: asyncio.Event | None,
+        save: Callable[[], Awaitable[None]],
     ) -> None:
         self.registry = registry
         self.executor = executor
@@ -38,6 +43,7 @@ class ToolStep:
         self.state = state
         self.ctx = ctx
         self.cancel = cancel
+        self.save = save
         self.finish: str | None = None
         self.notice = ""
 
@@ -47,12 +53,23 @@ class ToolStep:
             self.state.turn = TurnProgress()
         return self.state.turn
 
-    async def run(self, calls: Sequence[ToolUseBlock]) -> AsyncIterator[ev.AgentEvent]:
-        """Decide, run and record one batch of calls; sets `finish` if the turn must stop."""
+    async def run(
+        self,
+        calls: Sequence[ToolUseBlock],
+        *,
+        done: Mapping[str, ToolResultBlock] | None = None,
+        order: Sequence[ToolUseBlock] | None = None,
+    ) -> AsyncIterator[ev.AgentEvent]:
+        """Decide, run and record one batch of calls; sets `finish` if the turn must stop.
+
+        `done` holds results already known for other calls of the same assistant message,
+        and `order` that message's calls, when only part of a batch is run here.
+        """
         yield ev.StateChanged(layer="turn", state=ev.TurnState.EXECUTING)
         for call in calls:
             yield ev.ToolCallStart(call_id=call.id, name=call.name, arguments=call.input)
-        results: dict[str, ToolResultBlock] = {}
+        results: dict[str, ToolResultBlock] = dict(done or {})
+        batch = list(order or calls)
         run_now: list[ToolUseBlock] = []
         waiting: list[str] = []
         for call in calls:
@@ -64,35 +81,57 @@ class ToolStep:
             else:
                 run_now.append(call)
         if self.finish == "doom_loop":
-            for call in calls:
+            for call in batch:
                 results.setdefault(call.id, _error(call, "Not run: the turn was stopped."))
             run_now, waiting = [], []
         if run_now:
             yield ev.StateChanged(layer="call", state=ev.CallState.TOOL_EXECUTING)
         outcomes = await self._execute(run_now, results)
-        for event in self._report([c for c in calls if c.id in results], results, outcomes):
+        for event in self._report([c for c in batch if c.id in results], results, outcomes):
             yield event
         if waiting and self.finish is None:
-            self.state.pending = PendingConfirmation(
-                calls=list(calls), results=results, waiting=waiting
-            )
+            self.state.pending = PendingConfirmation(calls=batch, results=results, waiting=waiting)
             self.finish = "awaiting_confirmation"
             yield ev.StateChanged(layer="turn", state=ev.TurnState.AWAITING_CONFIRMATION)
             yield ev.ConfirmationRequired(
                 calls=[
                     ev.PendingCall(call_id=c.id, name=c.name, arguments=c.input)
-                    for c in calls
+                    for c in batch
                     if c.id in waiting
                 ]
             )
             return
-        unasked = [call for call in calls if call.id in waiting]
+        unasked = [call for call in batch if call.id in waiting]
         for call in unasked:
             results[call.id] = _error(call, CANCELLED)
         for event in self._report(unasked, results, {}):
             yield event
         yield ev.StateChanged(layer="turn", state=ev.TurnState.OBSERVING)
-        self.state.add_user(*(results[call.id] for call in calls))
+        self.state.add_user(*(results[call.id] for call in batch))
+        self.turn.started = []
+
+    async def resume(self, calls: Sequence[ToolUseBlock]) -> AsyncIterator[ev.AgentEvent]:
+        """Finish a batch cut off by a crash: calls that may have run are not run blindly again.
+
+        A read-only call is simply run again; any other call that had started is reported to
+        the model as interrupted; calls that never started go through the policy as usual.
+        """
+        started = set(self.turn.started)
+        results: dict[str, ToolResultBlock] = {}
+        rerun: list[ToolUseBlock] = []
+        for call in calls:
+            tool = self.registry.get(call.name)
+            if call.id in started and not (tool is not None and tool.read_only):
+                results[call.id] = _error(call, INTERRUPTED)
+            else:
+                rerun.append(call)
+        if not rerun:
+            for event in self._report(calls, results, {}):
+                yield event
+            self.state.add_user(*(results[call.id] for call in calls))
+            return
+        async for event in self.run(rerun, done=results, order=calls):
+            yield event
 
     async def settle(
         self, decisions: Mapping[str, bool], deny_note: str
@@ -116,6 +155,7 @@ class ToolStep:
             yield event
         self.state.add_user(*(results[call.id] for call in pending.calls))
         self.state.pending = None
+        self.turn.started = []
 
     def _screen(self, call: ToolUseBlock) -> ToolResultBlock | str:
         """A result that replaces running the call (repeat, deny), or the policy's verdict."""
@@ -150,7 +190,14 @@ class ToolStep:
     async def _execute(
         self, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
     ) -> dict[str, ToolOutcome]:
-        """Run `calls` concurrently into `results`; on cancel, unfinished ones say so."""
+        """Run `calls` concurrently into `results`; on cancel, unfinished ones say so.
+
+        The calls are marked as started, and saved, before they run: after a crash, a call
+        that may have had its effect is not run again blindly.
+        """
+        if calls:
+            self.turn.started = [*self.turn.started, *(call.id for call in calls)]
+            await self.save()
         tasks = self.executor.start(calls, self.ctx, self.turn.cache)
         if not await wait_all_or_cancel(tasks, self.cancel):
             self.finish = "cancelled"

@@ -24,13 +24,13 @@ def demo_brain(request: RecordedRequest) -> Reply:
     if results:
         said = "; ".join(content for _, content in results)
         return Reply(text=f"The tool says: {said}.")
-    text = request.last_user_text()
+    # Parley stamps each user message with its time in brackets; the words come after it.
+    text = request.last_user_text().split("]", 1)[-1].strip()
     found = ARITHMETIC.search(text)
     if found:
         expression = found.group(0).strip()
         return Reply(tool_calls=[ToolCallSpec("calculator", {"expression": expression})])
-    words = text.split("]", 1)[-1].strip()
-    return Reply(text=f"You said: {words}. " + "This is the demo model talking. " * 4)
+    return Reply(text=f"You said: {text}. " + "This is the demo model talking. " * 4)
 
 
 async def serve(port: int) -> None:

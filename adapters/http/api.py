@@ -1,0 +1,220 @@
+"""The HTTP API: sessions, streamed messages, stop, confirmations, tools, health.
+
+Every bad request gets a JSON error with a 4xx status and nothing is enqueued for it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from ipaddress import ip_address
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, Field, ValidationError
+from redis.asyncio import Redis
+
+from adapters.http.sse import relay, stream_position
+from bot.config import Settings
+from bot.confirmations import Confirmations, Status
+from bot.envelope import MAX_TEXT, Envelope, Sender
+from bot.llm.base import ToolSpec
+from bot.mailbox import PREFIX, Mailbox
+
+MAX_BODY = 64 * 1024
+CANCEL_CHANNEL = f"{PREFIX}:cancel"
+PAGE = Path(__file__).with_name("chat.html")
+USER = web.RequestKey("user", str)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True)
+class WebDeps:
+    settings: Settings
+    redis: Redis
+    mailbox: Mailbox
+    confirmations: Confirmations
+    tools: list[ToolSpec]
+
+
+class MessageIn(BaseModel):
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+
+
+class DecisionIn(BaseModel):
+    decision: str = Field(pattern="^(approve|deny)$")
+
+
+def error(code: int, message: str, **extra: Any) -> web.Response:
+    return web.json_response({"error": message, **extra}, status=code)
+
+
+def _session_key(session_id: str) -> str:
+    return f"{PREFIX}:http:session:{session_id}"
+
+
+def _user(request: web.Request) -> Sender:
+    return Sender(id=request[USER], name="web", is_admin=True)
+
+
+async def _body(request: web.Request, model: type[BaseModel]) -> Any:
+    try:
+        data = json.loads(await request.read())
+    except ValueError:
+        raise web.HTTPBadRequest(
+            text=json.dumps({"error": "the body is not valid JSON"}),
+            content_type="application/json",
+        ) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = [f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()]
+        raise web.HTTPUnprocessableEntity(
+            text=json.dumps({"error": "invalid request", "problems": problems}),
+            content_type="application/json",
+        ) from None
+
+
+class Api:
+    def __init__(self, deps: WebDeps) -> None:
+        self.deps = deps
+
+    async def create_session(self, request: web.Request) -> web.Response:
+        session_id = uuid.uuid4().hex
+        record = {"owner": request[USER], "created_at": time.time()}
+        await self.deps.redis.set(_session_key(session_id), json.dumps(record))
+        return web.json_response({"id": session_id}, status=201)
+
+    async def _known(self, request: web.Request) -> str:
+        session_id = request.match_info["session_id"]
+        if not session_id.isalnum() or not await self.deps.redis.exists(_session_key(session_id)):
+            raise web.HTTPNotFound(
+                text=json.dumps({"error": "unknown session"}), content_type="application/json"
+            )
+        return f"http:{session_id}"
+
+    async def post_message(self, request: web.Request) -> web.StreamResponse:
+        session = await self._known(request)
+        body: MessageIn = await _body(request, MessageIn)
+        envelope = Envelope(
+            id=request.headers.get("Idempotency-Key") or uuid.uuid4().hex,
+            session=session,
+            text=body.text,
+            sender=_user(request),
+            platform="http",
+        )
+        since = await stream_position(self.deps.redis, session)
+        submitted = await self.deps.mailbox.submit(envelope)
+        if submitted.duplicate:
+            return error(409, "this message was already received", id=envelope.id)
+        return await relay(request, self.deps.redis, session, envelope.id, since)
+
+    async def stop(self, request: web.Request) -> web.Response:
+        session = await self._known(request)
+        reached = await self.deps.redis.publish(CANCEL_CHANNEL, session)
+        return web.json_response({"stop": "sent", "workers": reached}, status=202)
+
+    async def decide(self, request: web.Request) -> web.StreamResponse:
+        confirmation_id = request.match_info["confirmation_id"]
+        body: DecisionIn = await _body(request, DecisionIn)
+        confirmations = self.deps.confirmations
+        record = await confirmations.get(confirmation_id)
+        if record is None:
+            return error(404, "unknown confirmation")
+        status: Status = "approved" if body.decision == "approve" else "denied"
+        outcome = await confirmations.decide(confirmation_id, status, request[USER], is_admin=False)
+        if outcome != "ok":
+            current = await confirmations.get(confirmation_id)
+            codes = {"expired": 410, "decided": 409, "forbidden": 403, "unknown": 404}
+            return error(
+                codes[outcome],
+                f"confirmation {outcome}",
+                status=current.status if current else None,
+            )
+        envelope = Envelope(
+            id=f"decision:{confirmation_id}",
+            session=record.session,
+            kind="decision",
+            sender=_user(request),
+            platform="http",
+            confirmation_id=confirmation_id,
+            approve=status == "approved",
+        )
+        since = await stream_position(self.deps.redis, record.session)
+        await self.deps.mailbox.submit(envelope)
+        if "text/event-stream" in request.headers.get("Accept", ""):
+            return await relay(request, self.deps.redis, record.session, envelope.id, since)
+        return web.json_response({"status": status}, status=202)
+
+    async def tools(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in self.deps.tools
+            ]
+        )
+
+    async def health(self, request: web.Request) -> web.Response:
+        try:
+            await self.deps.redis.ping()
+        except Exception:
+            return error(503, "redis unreachable")
+        return web.json_response({"status": "ok"})
+
+    async def page(self, request: web.Request) -> web.FileResponse:
+        return web.FileResponse(PAGE)
+
+
+def auth_middleware(settings: Settings) -> Any:
+    token = settings.api_token.get_secret_value() if settings.api_token else None
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path == "/healthz":
+            request[USER] = "http:health"
+            return await handler(request)
+        if token is not None:
+            given = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            if not secrets.compare_digest(given.encode(), token.encode()):
+                return error(401, "a bearer token is required")
+            request[USER] = "http:token"
+        else:
+            peer = request.remote or ""
+            if not peer or not ip_address(peer).is_loopback:
+                return error(403, "set PARLEY_API_TOKEN to serve clients beyond this machine")
+            request[USER] = "http:local"
+        return await handler(request)
+
+    return check
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPRequestEntityTooLarge:
+        return error(413, f"the body is larger than {MAX_BODY} bytes")
+    except web.HTTPException as exc:
+        if exc.content_type == "application/json":
+            raise
+        return error(exc.status, exc.reason)
+
+
+def build_app(deps: WebDeps) -> web.Application:
+    app = web.Application(
+        client_max_size=MAX_BODY, middlewares=[json_errors, auth_middleware(deps.settings)]
+    )
+    api = Api(deps)
+    app.router.add_get("/", api.page)
+    app.router.add_get("/healthz", api.health)
+    app.router.add_get("/api/tools", api.tools)
+    app.router.add_post("/api/sessions", api.create_session)
+    app.router.add_post("/api/sessions/{session_id}/messages", api.post_message)
+    app.router.add_post("/api/sessions/{session_id}/stop", api.stop)
+    app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
+    return app

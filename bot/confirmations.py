@@ -1,0 +1,97 @@
+"""Approval records for tool calls that wait for a person.
+
+A record is created when a turn suspends. Whoever decides first wins, atomically in Redis:
+the person (approve or deny), or the expiry (which denies). The winner then submits a
+decision envelope to the session, so the turn resumes in order with the other messages.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from redis.asyncio import Redis
+
+from bot.mailbox import PREFIX
+
+Status = Literal["pending", "approved", "denied", "expired", "declined"]
+Outcome = Literal["ok", "unknown", "expired", "decided", "forbidden"]
+
+_DECIDE = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 'unknown' end
+local record = cjson.decode(raw)
+if record['status'] ~= 'pending' then return 'decided' end
+local expiring = ARGV[1] == 'expired'
+if not expiring and tonumber(ARGV[3]) >= tonumber(record['expires_at']) then return 'expired' end
+if not expiring and ARGV[4] ~= '1' and ARGV[2] ~= record['requester'] then return 'forbidden' end
+record['status'] = ARGV[1]
+record['decided_by'] = ARGV[2]
+record['decided_at'] = tonumber(ARGV[3])
+redis.call('SET', KEYS[1], cjson.encode(record), 'KEEPTTL')
+return 'ok'
+"""
+
+
+class CallSummary(BaseModel):
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class Confirmation(BaseModel):
+    id: str
+    session: str
+    envelope_id: str
+    requester: str
+    calls: list[CallSummary]
+    expires_at: float
+    status: Status = "pending"
+    decided_by: str | None = None
+    decided_at: float | None = None
+
+
+def _key(confirmation_id: str) -> str:
+    return f"{PREFIX}:confirm:{confirmation_id}"
+
+
+class Confirmations:
+    def __init__(self, redis: Redis, *, keep: int = 7 * 86_400) -> None:
+        self.redis = redis
+        self.keep = keep
+        self._decide = redis.register_script(_DECIDE)
+
+    async def create(
+        self, session: str, envelope_id: str, requester: str, calls: list[CallSummary], ttl: float
+    ) -> Confirmation:
+        record = Confirmation(
+            id=secrets.token_urlsafe(9),
+            session=session,
+            envelope_id=envelope_id,
+            requester=requester,
+            calls=calls,
+            expires_at=time.time() + ttl,
+        )
+        await self.redis.set(_key(record.id), record.model_dump_json(), ex=int(ttl) + self.keep)
+        return record
+
+    async def get(self, confirmation_id: str) -> Confirmation | None:
+        if not confirmation_id.replace("-", "").replace("_", "").isalnum():
+            return None
+        raw = await self.redis.get(_key(confirmation_id))
+        return Confirmation.model_validate_json(raw) if raw else None
+
+    async def decide(
+        self, confirmation_id: str, status: Status, by: str, *, is_admin: bool = False
+    ) -> Outcome:
+        """Move a pending record to `status` if `by` may decide and it has not expired."""
+        if await self.get(confirmation_id) is None:
+            return "unknown"
+        result = await self._decide(
+            keys=[_key(confirmation_id)],
+            args=[status, by, time.time(), "1" if is_admin else "0"],
+        )
+        outcome: Outcome = result.decode() if isinstance(result, bytes) else str(result)  # type: ignore[assignment]
+        return outcome

@@ -1,0 +1,227 @@
+"""Draining a session's inbox: one worker at a time, each envelope committed once, in order.
+
+`SessionRunner.drain` is what a drain job calls. It takes the session's lease, keeps it alive
+with a heartbeat (and stops the turn at once if the lease is lost), and works through the
+inbox: consecutive plain messages become one turn, a decision resumes a suspended turn, a
+turn found half done in the state (its worker died) is continued, and an envelope that has
+crashed the worker too often goes to the dead letters so the session can go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.agent import events as ev
+from bot.agent.loop import Agent, TurnRequest
+from bot.agent.state import SessionState
+from bot.config import Settings
+from bot.confirmations import CallSummary, Confirmations
+from bot.egress import Egress
+from bot.envelope import Envelope
+from bot.llm.events import Usage
+from bot.mailbox import LeaseLost, Mailbox
+from bot.tools.base import Person, ToolContext
+
+log = logging.getLogger(__name__)
+POISONED = "Sorry, I could not process that message (it failed {n} times), so I skipped it."
+
+
+@dataclass(frozen=True)
+class RunnerDeps:
+    settings: Settings
+    mailbox: Mailbox
+    agent: Agent
+    egress: Egress
+    confirmations: Confirmations
+    schedule_expiry: Callable[[str, float], Awaitable[None]]
+
+
+class SessionRunner:
+    def __init__(self, deps: RunnerDeps) -> None:
+        self.deps = deps
+        s = deps.settings
+        self.lease_ttl = s.lease_ttl
+        self.max_attempts = s.max_attempts
+        self.merge_limit = s.merge_messages if s.merge_messages > 0 else 1
+        self._cancels: dict[str, asyncio.Event] = {}
+
+    def cancel(self, session: str) -> bool:
+        """Stop the turn running here for `session` (a /stop); False if none runs here."""
+        event = self._cancels.get(session)
+        if event is not None:
+            event.set()
+        return event is not None
+
+    async def drain(self, session: str) -> None:
+        mailbox = self.deps.mailbox
+        token = await mailbox.take_lease(session, self.lease_ttl)
+        if token is None:
+            return  # the holder will see our message before it lets go
+        worker = asyncio.current_task()
+        assert worker is not None
+        lost = asyncio.Event()
+        beat = asyncio.create_task(self._heartbeat(session, token, worker, lost))
+        try:
+            while True:
+                batch = await mailbox.peek(session, self.merge_limit)
+                if not batch:
+                    released = await mailbox.release_if_empty(session, token)
+                    if released is False:
+                        continue
+                    return
+                await self._handle(session, token, _group(batch))
+        except LeaseLost:
+            log.warning("lease on %s lost; another worker continues it", session)
+        except asyncio.CancelledError:
+            if not lost.is_set():
+                await self._hand_over(session, token)
+                raise
+            log.warning("lease on %s expired during a turn; stopped it", session)
+        except Exception:
+            log.exception("turn in %s failed; it will be retried", session)
+            await self._hand_over(session, token)
+        finally:
+            beat.cancel()
+
+    async def _hand_over(self, session: str, token: str) -> None:
+        """Give the lease back with work left and wake another worker to continue."""
+        with contextlib.suppress(Exception):
+            await self.deps.mailbox.release(session, token)
+            await self.deps.mailbox.wake(session)
+
+    async def _heartbeat(
+        self, session: str, token: str, worker: asyncio.Task[None], lost: asyncio.Event
+    ) -> None:
+        while True:
+            await asyncio.sleep(self.lease_ttl / 3)
+            try:
+                kept = await self.deps.mailbox.extend(session, token, self.lease_ttl)
+            except Exception:
+                log.warning("heartbeat for %s failed", session, exc_info=True)
+                continue
+            if not kept:
+                lost.set()
+                worker.cancel()
+                return
+
+    async def _handle(self, session: str, token: str, group: list[Envelope]) -> None:
+        mailbox = self.deps.mailbox
+        head = group[0]
+        tries = await mailbox.attempt(head)
+        if tries > self.max_attempts:
+            await mailbox.dead_letter(head, f"failed {tries - 1} times")
+            await self._say(head, ev.Error(message=POISONED.format(n=tries - 1)))
+            await mailbox.commit(session, token, [head])
+            return
+        raw = await mailbox.load_state(session)
+        state = SessionState.model_validate_json(raw) if raw else SessionState()
+        request = await self._request(head, group, state)
+        if request is not None:
+            await self._run(session, token, group, state, request)
+        await mailbox.commit(session, token, group, state.model_dump_json())
+
+    async def _request(
+        self, head: Envelope, group: list[Envelope], state: SessionState
+    ) -> TurnRequest | None:
+        ctx = _context(head, self.deps.settings)
+        if head.kind == "decision":
+            pending = state.pending
+            if pending is None or pending.confirmation_id != head.confirmation_id:
+                return None  # decided too late: the turn has moved on
+            decisions = {call_id: bool(head.approve) for call_id in pending.waiting}
+            return TurnRequest(ctx, decisions=decisions, envelope_id=head.id)
+        if state.turn is not None and state.turn.envelope_id == head.id and not state.pending:
+            return TurnRequest(ctx, envelope_id=head.id)  # continue what a dead worker began
+        if state.pending is not None and state.pending.confirmation_id:
+            await self.deps.confirmations.decide(
+                state.pending.confirmation_id, "declined", head.sender.id, is_admin=True
+            )
+        text = "\n".join(envelope.text for envelope in group)
+        return TurnRequest(ctx, text=text, envelope_id=head.id)
+
+    async def _run(
+        self,
+        session: str,
+        token: str,
+        group: list[Envelope],
+        state: SessionState,
+        request: TurnRequest,
+    ) -> None:
+        mailbox = self.deps.mailbox
+        head = group[0]
+
+        async def checkpoint(current: SessionState) -> None:
+            await mailbox.save_state(session, token, current.model_dump_json())
+
+        cancel = self._cancels[session] = asyncio.Event()
+        stream = self.deps.egress.open(group)
+        try:
+            if request.text is None and request.decisions is None:
+                await stream.send(ev.TextReset(reason="the turn is resumed after a restart"))
+            async for event in self.deps.agent.run(
+                state, request, cancel=cancel, checkpoint=checkpoint
+            ):
+                shown = event
+                if isinstance(event, ev.ConfirmationRequired):
+                    shown = await self._confirmation(head, state, event)
+                await stream.send(shown)
+        finally:
+            self._cancels.pop(session, None)
+            await stream.close()
+
+    async def _confirmation(
+        self, head: Envelope, state: SessionState, event: ev.ConfirmationRequired
+    ) -> ev.ConfirmationRequired:
+        ttl = self.deps.settings.confirmation_ttl
+        record = await self.deps.confirmations.create(
+            head.session,
+            head.id,
+            head.sender.id,
+            [
+                CallSummary(call_id=c.call_id, name=c.name, arguments=c.arguments)
+                for c in event.calls
+            ],
+            ttl,
+        )
+        if state.pending is not None:
+            state.pending.confirmation_id = record.id
+        await self.deps.schedule_expiry(record.id, ttl)
+        return event.model_copy(
+            update={"confirmation_id": record.id, "expires_at": record.expires_at}
+        )
+
+    async def _say(self, envelope: Envelope, event: ev.AgentEvent) -> None:
+        stream = self.deps.egress.open([envelope])
+        try:
+            await stream.send(event)
+            await stream.send(ev.Completed(finish_reason="error", iterations=0, usage=Usage()))
+        finally:
+            await stream.close()
+
+
+def _group(batch: list[Envelope]) -> list[Envelope]:
+    """The head, plus the plain messages right after it from the same sender."""
+    head = batch[0]
+    group = [head]
+    if not head.is_plain:
+        return group
+    for envelope in batch[1:]:
+        if not envelope.is_plain or envelope.sender.id != head.sender.id:
+            break
+        group.append(envelope)
+    return group
+
+
+def _context(envelope: Envelope, settings: Settings) -> ToolContext:
+    sender = envelope.sender
+    return ToolContext(
+        session_key=envelope.session,
+        user=Person(sender.id, sender.name, sender.is_admin),
+        settings=settings,
+        platform=envelope.platform,
+        chat_kind=envelope.chat_kind,
+    )

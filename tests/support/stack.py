@@ -1,0 +1,142 @@
+"""Parley's processes for end-to-end tests: the web app in-process, workers as processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from aiohttp import web
+
+from bot.config import Settings
+from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
+from tests.support.redis_server import free_port
+from worker.web import make_app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def stack_env(redis_url: str, fake: FakeLLM, **extra: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "PYTHONPATH": str(ROOT),
+        "REDIS_URL": redis_url,
+        "PARLEY_MODEL": "claude-test",
+        "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
+        "PARLEY_LEASE_TTL": "3",
+        "PARLEY_SWEEP_INTERVAL": "1",
+        "PARLEY_LLM_BACKOFF_BASE": "0.05",
+        "PARLEY_TOOL_MODULES": '["tests.support.tools"]',
+        "PARLEY_LOG_LEVEL": "INFO",
+        **extra,
+    }
+
+
+@dataclass
+class Stack:
+    redis_url: str
+    fake: FakeLLM
+    tmp: Path
+    base_url: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    workers: list[asyncio.subprocess.Process] = field(default_factory=list)
+
+    async def start_worker(self) -> asyncio.subprocess.Process:
+        log = (self.tmp / f"worker-{len(self.workers)}.log").open("wb")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "worker",
+            "worker",
+            env=self.env,
+            cwd=self.tmp,
+            stdout=log,
+            stderr=log,
+        )
+        self.workers.append(proc)
+        await self._wait_ready(len(self.workers) - 1)
+        return proc
+
+    async def _wait_ready(self, index: int) -> None:
+        path = self.tmp / f"worker-{index}.log"
+        for _ in range(300):
+            if b"Starting worker" in path.read_bytes():
+                return
+            await asyncio.sleep(0.05)
+        pytest.fail(f"worker {index} did not start:\n{path.read_text()}")
+
+    def kill(self, proc: asyncio.subprocess.Process, sig: int = signal.SIGKILL) -> None:
+        proc.send_signal(sig)
+
+    async def stop(self) -> None:
+        for proc in self.workers:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
+
+    def client(self, **kwargs: Any) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.base_url, timeout=60, **kwargs)
+
+    async def session(self, client: httpx.AsyncClient) -> str:
+        response = await client.post("/api/sessions")
+        assert response.status_code == 201
+        return str(response.json()["id"])
+
+
+async def read_events(response: httpx.Response) -> list[dict[str, Any]]:
+    """The SSE events of a streamed response, until it ends."""
+    events: list[dict[str, Any]] = []
+    async for line in response.aiter_lines():
+        if line.startswith("data: "):
+            events.append(json.loads(line[6:]))
+    return events
+
+
+async def send(
+    client: httpx.AsyncClient, session: str, text: str, **headers: str
+) -> list[dict[str, Any]]:
+    async with client.stream(
+        "POST", f"/api/sessions/{session}/messages", json={"text": text}, headers=headers
+    ) as response:
+        assert response.status_code == 200, await response.aread()
+        return await read_events(response)
+
+
+def texts(events: list[dict[str, Any]]) -> str:
+    """The text a client shows: deltas, with each reset wiping the current model call."""
+    shown = ""
+    for event in events:
+        if event["type"] == "reset":
+            shown = ""
+        elif event["type"] == "text_delta":
+            shown += event["text"]
+    return shown
+
+
+@pytest.fixture
+async def stack(
+    redis_url: str, fake_llm: FakeLLM, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Stack]:
+    extra = getattr(request, "param", {}) or {}
+    built = Stack(redis_url, fake_llm, tmp_path, env=stack_env(redis_url, fake_llm, **extra))
+    app = await make_app(Settings(redis_url=redis_url))
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    built.base_url = f"http://127.0.0.1:{port}"
+    try:
+        yield built
+    finally:
+        await built.stop()
+        await runner.cleanup()

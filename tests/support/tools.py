@@ -1,0 +1,37 @@
+"""Tools that tests load into worker processes through PARLEY_TOOL_MODULES."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from bot.tools.base import Tool, ToolContext, tool
+
+
+@tool(timeout=120)
+async def slow_write(ctx: ToolContext, path: str, seconds: float) -> str:
+    """Append a line to a file, slowly (a side effect that must not be repeated blindly)."""
+    await asyncio.sleep(seconds)
+    await asyncio.to_thread(_append, Path(path), "written\n")
+    return "written"
+
+
+def _append(path: Path, line: str) -> None:
+    with path.open("a") as handle:
+        handle.write(line)
+
+
+@tool(sensitive=True)
+async def launch(ctx: ToolContext, target: str) -> str:
+    """Launch something; needs a person's approval."""
+    return f"launched {target}"
+
+
+@tool
+async def crash_worker(ctx: ToolContext) -> str:
+    """Kills the process running it (a poison message in a test)."""
+    os._exit(17)
+
+
+TOOLS: list[Tool] = [slow_write, launch, crash_worker]

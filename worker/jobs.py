@@ -1,0 +1,148 @@
+"""The arq worker: drain jobs are short wake-ups; turns run as tasks this process supervises.
+
+A turn can last minutes. Kept inside arq jobs, hundreds of them would sit at the head of
+arq's queue and be re-read on every poll, starving the pick-up of new messages; as short
+jobs that hand the session to a supervised task, arq only ever sees work that ends at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from arq.connections import ArqRedis, RedisSettings
+from arq.worker import Worker, func
+
+from adapters.http.api import CANCEL_CHANNEL
+from adapters.http.egress import HttpEgress
+from bot.agent.build import build_agent
+from bot.config import Settings
+from bot.confirmations import Confirmations
+from bot.drain import RunnerDeps, SessionRunner
+from bot.envelope import Envelope, Sender
+from bot.mailbox import Mailbox
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Supervisor:
+    """Runs drains as tasks, at most `limit` sessions at once, and stops them on shutdown."""
+
+    runner: SessionRunner
+    mailbox: Mailbox
+    confirmations: Confirmations
+    limit: asyncio.Semaphore
+    tasks: set[asyncio.Task[None]]
+
+    async def wake(self, session: str) -> None:
+        await self.limit.acquire()
+        task = asyncio.create_task(self._drain(session))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _drain(self, session: str) -> None:
+        try:
+            await self.runner.drain(session)
+        finally:
+            self.limit.release()
+
+    async def stop(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+async def drain(ctx: dict[str, Any], session: str) -> None:
+    supervisor: Supervisor = ctx["supervisor"]
+    await supervisor.wake(session)
+
+
+async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None:
+    """At its expiry an undecided confirmation is denied, and the turn goes on."""
+    supervisor: Supervisor = ctx["supervisor"]
+    if await supervisor.confirmations.decide(confirmation_id, "expired", "timeout") != "ok":
+        return
+    record = await supervisor.confirmations.get(confirmation_id)
+    if record is None:
+        return
+    await supervisor.mailbox.submit(
+        Envelope(
+            id=f"expire:{confirmation_id}",
+            session=record.session,
+            kind="decision",
+            sender=Sender(id="parley:timeout"),
+            confirmation_id=confirmation_id,
+            approve=False,
+        )
+    )
+
+
+async def _sweep(settings: Settings, mailbox: Mailbox) -> None:
+    while True:
+        await asyncio.sleep(settings.sweep_interval)
+        try:
+            await mailbox.sweep(grace=settings.sweep_interval)
+        except Exception:
+            log.warning("sweep failed", exc_info=True)
+
+
+async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(CANCEL_CHANNEL)
+    async for message in pubsub.listen():
+        if message.get("type") == "message":
+            runner.cancel(message["data"].decode())
+
+
+def build_worker(settings: Settings) -> Worker:
+    agent = build_agent(settings)
+    background: list[asyncio.Task[None]] = []
+
+    async def startup(ctx: dict[str, Any]) -> None:
+        redis: ArqRedis = ctx["redis"]
+        mailbox = Mailbox(redis, redis)
+        confirmations = Confirmations(redis)
+
+        async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
+            await redis.enqueue_job("expire_confirmation", confirmation_id, _defer_by=ttl)
+
+        runner = SessionRunner(
+            RunnerDeps(
+                settings=settings,
+                mailbox=mailbox,
+                agent=agent,
+                egress=HttpEgress(redis),
+                confirmations=confirmations,
+                schedule_expiry=schedule_expiry,
+            )
+        )
+        ctx["supervisor"] = Supervisor(
+            runner, mailbox, confirmations, asyncio.Semaphore(settings.worker_sessions), set()
+        )
+        background.append(asyncio.create_task(_sweep(settings, mailbox)))
+        background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
+
+    async def shutdown(ctx: dict[str, Any]) -> None:
+        for task in background:
+            task.cancel()
+        supervisor: Supervisor | None = ctx.get("supervisor")
+        if supervisor is not None:
+            await supervisor.stop()
+        with contextlib.suppress(Exception):
+            await agent.deps.provider.aclose()
+
+    return Worker(
+        functions=[func(drain, name="drain", max_tries=3), func(expire_confirmation, max_tries=3)],
+        redis_settings=RedisSettings.from_dsn(settings.redis_url),
+        on_startup=startup,
+        on_shutdown=shutdown,
+        poll_delay=settings.poll_delay,
+        max_jobs=50,
+        job_timeout=60,
+        keep_result=0,
+        handle_signals=True,
+    )

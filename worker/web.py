@@ -1,0 +1,41 @@
+"""`parley web`: the HTTP API and web chat (platform ingress joins it as adapters grow)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from arq.connections import RedisSettings, create_pool
+
+from adapters.http.api import WebDeps, build_app
+from bot.config import Settings
+from bot.confirmations import Confirmations
+from bot.mailbox import Mailbox
+from bot.tools.base import ToolRegistry
+from bot.tools.builtin import builtin_tools
+
+
+async def make_app(settings: Settings) -> web.Application:
+    redis = await create_pool(RedisSettings.from_dsn(settings.redis_url))
+    deps = WebDeps(
+        settings=settings,
+        redis=redis,
+        mailbox=Mailbox(redis, redis),
+        confirmations=Confirmations(redis),
+        tools=ToolRegistry(builtin_tools()).specs,
+    )
+    app = build_app(deps)
+
+    async def close(_: web.Application) -> None:
+        await redis.aclose()
+
+    app.on_cleanup.append(close)
+    return app
+
+
+def run(settings: Settings) -> None:
+    web.run_app(
+        make_app(settings),
+        host=settings.http_host,
+        port=settings.http_port,
+        access_log=None,
+        print=lambda text: print(text, flush=True),
+    )
