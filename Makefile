@@ -6,7 +6,7 @@ export PATH := $(HOME)/.local/bin:$(PATH)
 UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 PYTEST_ARGS ?=
 
-.PHONY: run test lint sync clean bench
+.PHONY: run test lint sync clean bench system
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -18,6 +18,10 @@ $(UV):
 
 sync: .venv/.synced
 
+# System services the tests start on their own ports (and `make run` uses): redis-server.
+system:
+	@command -v redis-server >/dev/null || { 	  echo "Installing redis-server with apt-get"; 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server; }
+
 run: sync
 	@test -f .env || { cp .env.example .env; echo "Created .env from .env.example: put your model's API key in it."; }
 	$(UV) run --frozen parley chat
@@ -28,7 +32,7 @@ lint: sync
 	$(UV) run --frozen mypy
 	$(UV) run --frozen lint-imports
 
-test: lint
+test: lint system
 	$(UV) run --frozen pytest $(PYTEST_ARGS)
 
 clean:

@@ -27,6 +27,8 @@ from bot.mailbox import LeaseLost, Mailbox
 from bot.tools.base import Person, ToolContext
 
 log = logging.getLogger(__name__)
+TIMEOUT_SENDER = "parley:timeout"
+EXPIRED = "Not run: nobody approved it before the request expired."
 POISONED = "Sorry, I could not process that message (it failed {n} times), so I skipped it."
 
 
@@ -73,7 +75,7 @@ class SessionRunner:
                     if released is False:
                         continue
                     return
-                await self._handle(session, token, _group(batch))
+                await self._handle(session, token, batch)
         except LeaseLost:
             log.warning("lease on %s lost; another worker continues it", session)
         except asyncio.CancelledError:
@@ -108,40 +110,47 @@ class SessionRunner:
                 worker.cancel()
                 return
 
-    async def _handle(self, session: str, token: str, group: list[Envelope]) -> None:
+    async def _handle(self, session: str, token: str, batch: list[Envelope]) -> None:
         mailbox = self.deps.mailbox
-        head = group[0]
+        head = batch[0]
         tries = await mailbox.attempt(head)
+        raw = await mailbox.load_state(session)
+        state = SessionState.model_validate_json(raw) if raw else SessionState()
+        resumed = _resumed_group(batch, state)
+        group = resumed or _group(batch)
         if tries > self.max_attempts:
             await mailbox.dead_letter(head, f"failed {tries - 1} times")
             await self._say(head, ev.Error(message=POISONED.format(n=tries - 1)))
-            await mailbox.commit(session, token, [head])
+            state.close_unanswered("Not run: the message was skipped after repeated failures.")
+            state.turn = None
+            await mailbox.commit(session, token, [head], state.model_dump_json())
             return
-        raw = await mailbox.load_state(session)
-        state = SessionState.model_validate_json(raw) if raw else SessionState()
-        request = await self._request(head, group, state)
+        request = await self._request(group, state, resumed=bool(resumed))
         if request is not None:
             await self._run(session, token, group, state, request)
         await mailbox.commit(session, token, group, state.model_dump_json())
 
     async def _request(
-        self, head: Envelope, group: list[Envelope], state: SessionState
+        self, group: list[Envelope], state: SessionState, *, resumed: bool
     ) -> TurnRequest | None:
+        head = group[0]
         ctx = _context(head, self.deps.settings)
+        ids = tuple(envelope.id for envelope in group)
+        if resumed:
+            return TurnRequest(ctx, envelope_ids=ids)  # continue what a dead worker began
         if head.kind == "decision":
             pending = state.pending
             if pending is None or pending.confirmation_id != head.confirmation_id:
                 return None  # decided too late: the turn has moved on
             decisions = {call_id: bool(head.approve) for call_id in pending.waiting}
-            return TurnRequest(ctx, decisions=decisions, envelope_id=head.id)
-        if state.turn is not None and state.turn.envelope_id == head.id and not state.pending:
-            return TurnRequest(ctx, envelope_id=head.id)  # continue what a dead worker began
+            note = EXPIRED if head.sender.id == TIMEOUT_SENDER else "Denied by the user."
+            return TurnRequest(ctx, decisions=decisions, envelope_ids=ids, deny_note=note)
         if state.pending is not None and state.pending.confirmation_id:
             await self.deps.confirmations.decide(
                 state.pending.confirmation_id, "declined", head.sender.id, is_admin=True
             )
         text = "\n".join(envelope.text for envelope in group)
-        return TurnRequest(ctx, text=text, envelope_id=head.id)
+        return TurnRequest(ctx, text=text, envelope_ids=ids)
 
     async def _run(
         self,
@@ -201,6 +210,17 @@ class SessionRunner:
             await stream.send(ev.Completed(finish_reason="error", iterations=0, usage=Usage()))
         finally:
             await stream.close()
+
+
+def _resumed_group(batch: list[Envelope], state: SessionState) -> list[Envelope]:
+    """The envelopes of a turn a dead worker left half done, if the inbox starts with them."""
+    turn = state.turn
+    if turn is None or state.pending is not None or not turn.envelope_ids:
+        return []
+    ids = turn.envelope_ids
+    if [envelope.id for envelope in batch[: len(ids)]] != ids:
+        return []
+    return batch[: len(ids)]
 
 
 def _group(batch: list[Envelope]) -> list[Envelope]:

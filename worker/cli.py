@@ -65,15 +65,16 @@ def web() -> None:
 @app.command()
 def worker() -> None:
     """Run an arq worker that drains session mailboxes; start as many as you like."""
-    from worker.jobs import build_worker
+    from bot.agent.build import build_agent
+    from worker.jobs import serve
 
     settings = _settings()
     try:
-        built = build_worker(settings)
+        build_agent(settings)  # fail fast, with one line, on a bad model or key
     except ConfigError as exc:
         typer.echo(f"parley: configuration error: {exc}", err=True)
         raise typer.Exit(2) from None
-    built.run()
+    asyncio.run(serve(settings))
 
 
 @app.command()

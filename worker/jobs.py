@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from adapters.http.egress import HttpEgress
 from bot.agent.build import build_agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
-from bot.drain import RunnerDeps, SessionRunner
+from bot.drain import TIMEOUT_SENDER, RunnerDeps, SessionRunner
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
 
@@ -74,7 +75,7 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
             id=f"expire:{confirmation_id}",
             session=record.session,
             kind="decision",
-            sender=Sender(id="parley:timeout"),
+            sender=Sender(id=TIMEOUT_SENDER),
             confirmation_id=confirmation_id,
             approve=False,
         )
@@ -127,9 +128,10 @@ def build_worker(settings: Settings) -> Worker:
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
+        """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""
         for task in background:
             task.cancel()
-        supervisor: Supervisor | None = ctx.get("supervisor")
+        supervisor: Supervisor | None = ctx.pop("supervisor", None)
         if supervisor is not None:
             await supervisor.stop()
         with contextlib.suppress(Exception):
@@ -144,5 +146,31 @@ def build_worker(settings: Settings) -> Worker:
         max_jobs=50,
         job_timeout=60,
         keep_result=0,
-        handle_signals=True,
+        handle_signals=False,
     )
+
+
+async def serve(settings: Settings) -> None:
+    """Run a worker until SIGTERM or SIGINT. If Redis goes away, start over once it is back:
+    every message and every session's state lives in Redis, so nothing is lost meanwhile."""
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    while not stopping.is_set():
+        worker = build_worker(settings)
+        running = asyncio.create_task(worker.async_run())
+        stop = asyncio.create_task(stopping.wait())
+        await asyncio.wait({running, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        running.cancel()
+        failure = None
+        with contextlib.suppress(asyncio.CancelledError):
+            failure = await asyncio.gather(running, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await worker.close()
+        if worker.on_shutdown is not None:
+            await worker.on_shutdown(worker.ctx)
+        if not stopping.is_set():
+            log.warning("worker stopped (%s); starting again in 1 s", failure)
+            await asyncio.sleep(1)

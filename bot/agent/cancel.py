@@ -23,22 +23,25 @@ async def until_cancelled(
             yield item
         return
     waiter = asyncio.ensure_future(cancel.wait())
+    step: asyncio.Future[T] | None = None
     try:
         while not cancel.is_set():
             step = asyncio.ensure_future(anext(source))
             await asyncio.wait({step, waiter}, return_when=asyncio.FIRST_COMPLETED)
             if not step.done():
-                step.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await step
                 return
             try:
                 item = step.result()
             except StopAsyncIteration:
                 return
+            step = None
             yield item
     finally:
         waiter.cancel()
+        if step is not None and not step.done():
+            step.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await step
         aclose = getattr(source, "aclose", None)
         if aclose is not None:
             await aclose()

@@ -59,7 +59,8 @@ class TurnRequest:
     ctx: ToolContext
     text: str | None = None
     decisions: Mapping[str, bool] | None = None
-    envelope_id: str | None = None
+    envelope_ids: tuple[str, ...] = ()
+    deny_note: str = "Denied by the user."
 
 
 class Agent:
@@ -128,7 +129,8 @@ class _Run:
                 note = "Not run: the user sent a new message instead of deciding."
                 async for event in self.tools.settle({}, note):
                     yield event
-            state.turn = TurnProgress(envelope_id=request.envelope_id)
+            state.close_unanswered("Not run: the turn it belonged to was abandoned.")
+            state.turn = TurnProgress(envelope_ids=list(request.envelope_ids))
             now = self.deps.clock()
             stamp = self.deps.prompt.stamp(request.ctx, now)
             state.add_user(TextBlock(text=stamp), TextBlock(text=request.text))
@@ -137,7 +139,9 @@ class _Run:
                 yield ev.Error(message="Nothing is waiting for a decision.")
                 self.finish = "nothing_pending"
                 return
-            async for event in self.tools.settle(request.decisions, "Denied by the user."):
+            if request.envelope_ids:
+                self.turn.envelope_ids = list(request.envelope_ids)
+            async for event in self.tools.settle(request.decisions, request.deny_note):
                 yield event
         elif interrupted := state.unanswered_tool_uses():
             async for event in self.tools.resume(interrupted):

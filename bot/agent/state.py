@@ -15,7 +15,7 @@ from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 class TurnProgress(BaseModel):
     """The turn in flight: its iteration count, repeat tracking and read-only tool cache."""
 
-    envelope_id: str | None = None
+    envelope_ids: list[str] = Field(default_factory=list)
     iteration: int = 0
     usage: Usage = Field(default_factory=Usage)
     repeat_signature: str | None = None
@@ -45,6 +45,14 @@ class SessionState(BaseModel):
             return []
         last = self.messages[-1]
         return last.tool_uses if last.role == "assistant" else []
+
+    def close_unanswered(self, note: str) -> None:
+        """Give every unanswered tool call a result, so the context stays valid for the API."""
+        calls = self.unanswered_tool_uses()
+        if calls:
+            self.add_user(
+                *(ToolResultBlock(tool_use_id=c.id, content=note, is_error=True) for c in calls)
+            )
 
     def add_user(self, *blocks: TextBlock | ToolResultBlock) -> None:
         """Append user content, merging into a trailing user message so roles alternate."""

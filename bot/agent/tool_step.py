@@ -59,11 +59,13 @@ class ToolStep:
         *,
         done: Mapping[str, ToolResultBlock] | None = None,
         order: Sequence[ToolUseBlock] | None = None,
+        resumed: bool = False,
     ) -> AsyncIterator[ev.AgentEvent]:
         """Decide, run and record one batch of calls; sets `finish` if the turn must stop.
 
         `done` holds results already known for other calls of the same assistant message,
-        and `order` that message's calls, when only part of a batch is run here.
+        and `order` that message's calls, when only part of a batch is run here. A `resumed`
+        batch was counted for repeats before the crash and is not counted again.
         """
         yield ev.StateChanged(layer="turn", state=ev.TurnState.EXECUTING)
         for call in calls:
@@ -73,7 +75,7 @@ class ToolStep:
         run_now: list[ToolUseBlock] = []
         waiting: list[str] = []
         for call in calls:
-            verdict = self._screen(call)
+            verdict = self._screen(call, count=not resumed)
             if isinstance(verdict, ToolResultBlock):
                 results[call.id] = verdict
             elif verdict == "ask":
@@ -130,7 +132,7 @@ class ToolStep:
                 yield event
             self.state.add_user(*(results[call.id] for call in calls))
             return
-        async for event in self.run(rerun, done=results, order=calls):
+        async for event in self.run(rerun, done=results, order=calls, resumed=True):
             yield event
 
     async def settle(
@@ -157,11 +159,13 @@ class ToolStep:
         self.state.pending = None
         self.turn.started = []
 
-    def _screen(self, call: ToolUseBlock) -> ToolResultBlock | str:
+    def _screen(self, call: ToolUseBlock, *, count: bool = True) -> ToolResultBlock | str:
         """A result that replaces running the call (repeat, deny), or the policy's verdict."""
         turn = self.turn
         signature = cache_key(call)
-        if signature == turn.repeat_signature:
+        if not count:
+            pass
+        elif signature == turn.repeat_signature:
             turn.repeat_count += 1
         else:
             turn.repeat_signature, turn.repeat_count = signature, 1

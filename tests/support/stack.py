@@ -7,7 +7,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,12 +93,17 @@ class Stack:
         return str(response.json()["id"])
 
 
-async def read_events(response: httpx.Response) -> list[dict[str, Any]]:
+async def read_events(
+    response: httpx.Response,
+    on_event: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+) -> list[dict[str, Any]]:
     """The SSE events of a streamed response, until it ends."""
     events: list[dict[str, Any]] = []
     async for line in response.aiter_lines():
         if line.startswith("data: "):
             events.append(json.loads(line[6:]))
+            if on_event is not None:
+                await on_event(events[-1])
     return events
 
 

@@ -28,9 +28,10 @@ async def launch(ctx: ToolContext, target: str) -> str:
     return f"launched {target}"
 
 
-@tool
+@tool(read_only=True)
 async def crash_worker(ctx: ToolContext) -> str:
-    """Kills the process running it (a poison message in a test)."""
+    """Kills the process running it. Read-only tools are re-run after a crash, so a message
+    that calls it crashes every worker that picks it up: a poison message."""
     os._exit(17)
 
 

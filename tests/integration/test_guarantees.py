@@ -1,0 +1,276 @@
+"""The mailbox's promises, with real worker processes: order, exclusion, recovery."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from arq.connections import RedisSettings, create_pool
+
+from bot.envelope import Envelope, Sender
+from bot.mailbox import Mailbox, key
+from bot.redis_types import done
+from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
+from tests.support.stack import Stack, read_events, send, texts
+
+SESSIONS, MESSAGES = 8, 6
+
+
+class Ledger:
+    """A fake model that checks, per session, that each turn saw every earlier answer."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[int]] = defaultdict(list)
+        self.violations: list[str] = []
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        found = re.findall(r"s(\d+) m(\d+)", request.last_user_text())
+        session = found[0][0]
+        history = [
+            int(n)
+            for message in request.body["messages"][:-1]
+            if message["role"] == "assistant"
+            for block in message["content"]
+            for n in re.findall(r"ans s\d+ m(\d+)", block.get("text", ""))
+        ]
+        if history != self.seen[session]:
+            self.violations.append(f"s{session}: saw {history}, expected {self.seen[session]}")
+        numbers = [int(m) for _, m in found]
+        self.seen[session] += numbers
+        return Reply(text=" ".join(f"ans s{session} m{n}" for n in numbers), delay=0.003)
+
+
+async def mailbox_for(stack: Stack) -> tuple[Mailbox, Any]:
+    pool = await create_pool(RedisSettings.from_dsn(stack.redis_url))
+    return Mailbox(pool, pool), pool
+
+
+async def wait_until(condition: Any, limit: float) -> float:
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > limit:
+            raise AssertionError(f"not reached within {limit} s")
+        await asyncio.sleep(0.05)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    "stack", [{}, {"PARLEY_MERGE_MESSAGES": "1"}], indirect=True, ids=["merged", "one-by-one"]
+)
+async def test_order_and_exclusion_across_workers(stack: Stack) -> None:
+    for _ in range(3):
+        await stack.start_worker()
+    ledger = Ledger()
+    stack.fake.responder = ledger
+    mailbox, pool = await mailbox_for(stack)
+
+    async def user(s: int) -> None:
+        for m in range(MESSAGES):
+            envelope = Envelope(
+                id=f"s{s}-m{m}",
+                session=f"test:s{s}",
+                text=f"s{s} m{m}",
+                sender=Sender(id=f"test:u{s}"),
+            )
+            assert (await mailbox.submit(envelope)).accepted
+            await asyncio.sleep(0.01 * (s % 3))
+
+    await asyncio.gather(*(user(s) for s in range(SESSIONS)))
+    await wait_until(lambda: sum(map(len, ledger.seen.values())) >= SESSIONS * MESSAGES, 60)
+    await asyncio.sleep(0.5)  # nothing more may arrive
+    assert ledger.violations == []
+    assert dict(ledger.seen) == {str(s): list(range(MESSAGES)) for s in range(SESSIONS)}
+    for s in range(SESSIONS):
+        assert await mailbox.pending(f"test:s{s}") == 0
+    merged = SESSIONS * MESSAGES - len(stack.fake.requests)
+    print(
+        f"\n{len(stack.fake.requests)} turns for {SESSIONS * MESSAGES} messages "
+        f"({merged} merged into the turn before them)"
+    )
+    assert stack.fake.rejected == []
+    await pool.aclose()
+
+
+async def test_worker_killed_mid_stream_another_finishes_the_reply(stack: Stack) -> None:
+    first = await stack.start_worker()
+    gate = asyncio.Event()
+    stack.fake.enqueue(
+        Reply(
+            text="This first attempt will be cut off by a crash",
+            chunk_size=4,
+            gate=gate,
+            gate_after=8,
+        ),
+        Reply(text="The complete answer."),
+    )
+    async with stack.client() as client:
+        session = await stack.session(client)
+        async with client.stream(
+            "POST", f"/api/sessions/{session}/messages", json={"text": "tell me"}
+        ) as response:
+            reading = asyncio.create_task(read_events(response))
+            await wait_until(lambda: len(stack.fake.requests) == 1, 10)
+            await asyncio.sleep(0.3)
+            stack.kill(first)
+            killed = time.monotonic()
+            await stack.start_worker()
+            events = await asyncio.wait_for(reading, 30)
+    recovery = time.monotonic() - killed
+    gate.set()
+    print(
+        f"\nturn finished on another worker {recovery:.1f} s after SIGKILL "
+        "(lease TTL 3 s, sweep every 1 s)"
+    )
+    assert recovery < 10
+    assert [e["text"] for e in events if e["type"] == "text_delta"][:2] == ["This", " fir"]
+    assert any(e["type"] == "reset" for e in events)
+    assert texts(events) == "The complete answer."
+    assert events[-1]["type"] == "completed" and events[-1]["finish_reason"] == "end_turn"
+    second = stack.fake.requests[1].body["messages"]
+    assert sum("tell me" in str(m) for m in second) == 1  # the user message was not added twice
+
+
+async def test_worker_killed_mid_tool_call_does_not_repeat_it(stack: Stack) -> None:
+    first = await stack.start_worker()
+    target = stack.tmp / "side-effect.txt"
+    stack.fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("slow_write", {"path": str(target), "seconds": 2})]),
+        Reply(text="The write was interrupted; shall I try again?"),
+    )
+    async with stack.client() as client:
+        session = await stack.session(client)
+        async with client.stream(
+            "POST", f"/api/sessions/{session}/messages", json={"text": "write it"}
+        ) as response:
+
+            async def crash_in_tool(event: dict[str, Any]) -> None:
+                if event["type"] == "tool_call_start" and first.returncode is None:
+                    await asyncio.sleep(0.5)  # the tool is running (it takes 2 s)
+                    stack.kill(first)
+                    await first.wait()
+                    await stack.start_worker()
+
+            events = await read_events(response, crash_in_tool)
+    assert not target.exists()
+    results = stack.fake.requests[1].tool_results()
+    assert len(results) == 1 and results[0][1].startswith("Interrupted:")
+    assert texts(events) == "The write was interrupted; shall I try again?"
+    assert stack.fake.rejected == []
+
+
+async def test_lost_wake_up_is_recovered_by_the_sweep(stack: Stack) -> None:
+    await stack.start_worker()
+    stack.fake.enqueue(Reply(text="found you"))
+    pool = await create_pool(RedisSettings.from_dsn(stack.redis_url))
+
+    class Dropped:
+        async def enqueue_job(self, function: str, *args: Any, **kwargs: Any) -> None:
+            return None  # the web process died between ingest and enqueue
+
+    mailbox = Mailbox(pool, Dropped())
+    await mailbox.submit(
+        Envelope(id="lost-1", session="test:lost", text="anyone?", sender=Sender(id="test:u"))
+    )
+    took = await wait_until(lambda: len(stack.fake.requests) == 1, 15)
+    print(f"\nsession with no drain job picked up by the sweep after {took:.1f} s")
+    for _ in range(100):
+        if await done(pool.llen(key("test:lost", "inbox"))) == 0:
+            break
+        await asyncio.sleep(0.1)
+    assert await done(pool.llen(key("test:lost", "inbox"))) == 0
+    await pool.aclose()
+
+
+async def test_stop_ends_the_running_turn_at_once(stack: Stack) -> None:
+    await stack.start_worker()
+    gate = asyncio.Event()
+    stack.fake.enqueue(
+        Reply(text="A long story that goes on and on", chunk_size=4, gate=gate, gate_after=6)
+    )
+    async with stack.client() as client:
+        session = await stack.session(client)
+        async with client.stream(
+            "POST", f"/api/sessions/{session}/messages", json={"text": "story"}
+        ) as response:
+            reading = asyncio.create_task(read_events(response))
+            await wait_until(lambda: len(stack.fake.requests) == 1, 10)
+            await asyncio.sleep(0.3)
+            stopped = time.monotonic()
+            answer = await client.post(f"/api/sessions/{session}/stop")
+            events = await asyncio.wait_for(reading, 10)
+        took = time.monotonic() - stopped
+        gate.set()
+        assert answer.status_code == 202 and answer.json()["workers"] == 1
+        print(f"\n/stop ended the turn in {took * 1000:.0f} ms")
+        assert events[-1]["type"] == "completed"
+        assert events[-1]["finish_reason"] == "cancelled"
+        assert texts(events) == "A long story that goes on and on"[: len(texts(events))]
+        stack.fake.enqueue(Reply(text="next"))
+        assert texts(await send(client, session, "go on")) == "next"
+    kept = stack.fake.requests[-1].body["messages"]
+    assert texts(events) in str(kept)  # what was streamed stays in the conversation
+
+
+async def test_poison_message_goes_to_dead_letters_and_the_session_goes_on(
+    stack: Stack,
+) -> None:
+    def brain(request: RecordedRequest) -> Reply:
+        if "poison" in request.last_user_text() and not request.tool_results():
+            return Reply(tool_calls=[ToolCallSpec("crash_worker", {})])
+        return Reply(text="fine")
+
+    stack.fake.responder = brain
+    worker = await stack.start_worker()
+    crashes = 0
+    async with stack.client() as client:
+        session = await stack.session(client)
+        async with client.stream(
+            "POST", f"/api/sessions/{session}/messages", json={"text": "poison"}
+        ) as response:
+            reading = asyncio.create_task(read_events(response))
+            while not reading.done():
+                if worker.returncode is not None:
+                    crashes += 1
+                    worker = await stack.start_worker()  # a supervisor restarts it
+                await asyncio.sleep(0.1)
+            events = reading.result()
+        assert texts(await send(client, session, "hello again")) == "fine"
+    assert crashes == 3
+    assert events[-1]["type"] == "completed"
+    assert "could not process that message (it failed 3 times)" in events[-2]["message"]
+    pool = await create_pool(RedisSettings.from_dsn(stack.redis_url))
+    dead = await done(pool.lrange("parley:dead", 0, -1))
+    assert len(dead) == 1 and b'"poison"' in dead[0]
+    await pool.aclose()
+
+
+async def test_redis_restart_loses_nothing_accepted(stack: Stack, redis_server: Any) -> None:
+    await stack.start_worker()
+    stack.fake.responder = lambda request: Reply(text="ok " + request.last_user_text()[-3:])
+    mailbox, pool = await mailbox_for(stack)
+    for n in range(5):
+        await mailbox.submit(
+            Envelope(id=f"r{n}", session="test:r", text=f"m{n:02}", sender=Sender(id="test:u"))
+        )
+    await pool.aclose()
+    redis_server.restart()
+    mailbox, pool = await mailbox_for(stack)
+    for n in range(5, 10):
+        await mailbox.submit(
+            Envelope(id=f"r{n}", session="test:r", text=f"m{n:02}", sender=Sender(id="test:u"))
+        )
+
+    def seen() -> str:
+        return "".join(r.last_user_text() for r in stack.fake.requests)
+
+    await wait_until(lambda: all(f"m{n:02}" in seen() for n in range(10)), 60)
+    for _ in range(100):
+        if await mailbox.pending("test:r") == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert await mailbox.pending("test:r") == 0
+    await pool.aclose()
