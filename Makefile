@@ -22,9 +22,9 @@ sync: .venv/.synced
 system:
 	@command -v redis-server >/dev/null || { 	  echo "Installing redis-server with apt-get"; 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server; }
 
-run: sync
+run: sync system
 	@test -f .env || { cp .env.example .env; echo "Created .env from .env.example: put your model's API key in it."; }
-	$(UV) run --frozen parley chat
+	$(UV) run --frozen parley up
 
 lint: sync
 	$(UV) run --frozen ruff check .

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 import typer
 
 from bot import __version__
 from bot.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from bot.agent.loop import Agent
 
 app = typer.Typer(
     name="parley",
@@ -32,18 +36,24 @@ def _settings() -> Settings:
     return settings
 
 
+def _check_model(settings: Settings) -> Agent:
+    """The agent, or exit 2 with one line if the model or its key is wrong."""
+    from bot.agent.build import build_agent
+
+    try:
+        return build_agent(settings)
+    except ConfigError as exc:
+        typer.echo(f"parley: configuration error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 @app.command()
 def chat() -> None:
     """Chat with the agent in this terminal (reads stdin, so `echo hi | parley chat` works)."""
     from adapters.console import ConsoleChat
-    from bot.agent.build import build_agent
 
     settings = _settings()
-    try:
-        agent = build_agent(settings)
-    except ConfigError as exc:
-        typer.echo(f"parley: configuration error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    agent = _check_model(settings)
 
     async def main() -> int:
         try:
@@ -52,6 +62,16 @@ def chat() -> None:
             await agent.deps.provider.aclose()
 
     raise typer.Exit(asyncio.run(main()))
+
+
+@app.command()
+def up() -> None:
+    """Run everything here: Redis (started if needed), a worker, and the web chat."""
+    from worker.up import up as run_all
+
+    settings = _settings()
+    _check_model(settings)
+    raise typer.Exit(run_all(settings))
 
 
 @app.command()
@@ -65,15 +85,10 @@ def web() -> None:
 @app.command()
 def worker() -> None:
     """Run an arq worker that drains session mailboxes; start as many as you like."""
-    from bot.agent.build import build_agent
     from worker.jobs import serve
 
     settings = _settings()
-    try:
-        build_agent(settings)  # fail fast, with one line, on a bad model or key
-    except ConfigError as exc:
-        typer.echo(f"parley: configuration error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    _check_model(settings)
     asyncio.run(serve(settings))
 
 

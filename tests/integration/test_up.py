@@ -1,0 +1,54 @@
+"""`parley up` (what `make run` runs) brings up Redis, a worker and the web chat, and stops them."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+import httpx
+
+from tests.fakes.llm import FakeLLM, Reply
+from tests.support.redis_server import free_port
+from tests.support.stack import read_events, stack_env, texts
+
+
+async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    redis_port, http_port = free_port(), free_port()
+    env = stack_env(f"redis://127.0.0.1:{redis_port}/0", fake_llm, PARLEY_HTTP_PORT=str(http_port))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "worker",
+        "up",
+        env=env,
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    fake_llm.enqueue(Reply(text="Hello from the stack."))
+    base = f"http://127.0.0.1:{http_port}"
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            for _ in range(200):
+                try:
+                    if (await client.get("/healthz")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.1)
+            page = await client.get("/")
+            assert page.status_code == 200 and "<title>Parley</title>" in page.text
+            session = (await client.post("/api/sessions")).json()["id"]
+            async with client.stream(
+                "POST", f"/api/sessions/{session}/messages", json={"text": "hi"}
+            ) as response:
+                events = await read_events(response)
+        assert texts(events) == "Hello from the stack."
+        assert (tmp_path / "data" / "redis" / "appendonlydir").is_dir()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, output.decode()
+    assert f"open http://127.0.0.1:{http_port}/" in output.decode()
