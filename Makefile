@@ -38,5 +38,6 @@ test: lint system
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
 
-bench: sync
+bench: sync system
 	$(UV) run --frozen python -m tests.bench.engine
+	$(UV) run --frozen python -m tests.bench.pickup

@@ -167,8 +167,8 @@ async def serve(settings: Settings) -> None:
         failure = None
         with contextlib.suppress(asyncio.CancelledError):
             failure = await asyncio.gather(running, return_exceptions=True)
-        with contextlib.suppress(Exception):
-            await worker.close()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await worker.close()  # fails without Redis; the jobs it waits for were cancelled
         if worker.on_shutdown is not None:
             await worker.on_shutdown(worker.ctx)
         if not stopping.is_set():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import signal
 import time
 from collections import defaultdict
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from arq.connections import RedisSettings, create_pool
 
+from bot.agent.state import SessionState
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox, key
 from bot.redis_types import done
@@ -273,4 +275,67 @@ async def test_redis_restart_loses_nothing_accepted(stack: Stack, redis_server: 
             break
         await asyncio.sleep(0.05)
     assert await mailbox.pending("test:r") == 0
+    await pool.aclose()
+
+
+async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
+    first = await stack.start_worker()
+    gate = asyncio.Event()
+    stack.fake.enqueue(
+        Reply(text="Cut short by a deploy", chunk_size=4, gate=gate, gate_after=6),
+        Reply(text="Finished elsewhere."),
+    )
+    mailbox, pool = await mailbox_for(stack)
+    await mailbox.submit(
+        Envelope(id="t1", session="test:term", text="go", sender=Sender(id="test:u"))
+    )
+    await wait_until(lambda: len(stack.fake.requests) == 1, 10)
+    await stack.start_worker()
+    terminated = time.monotonic()
+    stack.kill(first, signal.SIGTERM)
+    took = await wait_until(lambda: len(stack.fake.requests) == 2, 10)
+    gate.set()
+    assert await asyncio.wait_for(first.wait(), 10) == 0
+    print(
+        f"\nafter SIGTERM the turn restarted on another worker in {took:.2f} s "
+        "(the lease TTL is 3 s: it was handed over, not left to expire)"
+    )
+    assert took < 2.5
+    for _ in range(100):
+        if await mailbox.pending("test:term") == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert await mailbox.pending("test:term") == 0
+    assert time.monotonic() - terminated < 10
+    await pool.aclose()
+
+
+async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack) -> None:
+    zombie = await stack.start_worker()
+    gate = asyncio.Event()
+    stack.fake.enqueue(
+        Reply(text="zombie text", chunk_size=2, gate=gate, gate_after=4),
+        Reply(text="The live worker answered."),
+        Reply(text="second answer"),
+    )
+    mailbox, pool = await mailbox_for(stack)
+    await mailbox.submit(
+        Envelope(id="z1", session="test:zombie", text="first", sender=Sender(id="test:u"))
+    )
+    await wait_until(lambda: len(stack.fake.requests) == 1, 10)
+    stack.kill(zombie, signal.SIGSTOP)  # paused past its lease, like a long GC or a VM stall
+    await stack.start_worker()
+    await wait_until(lambda: len(stack.fake.requests) == 2, 20)
+    await mailbox.submit(
+        Envelope(id="z2", session="test:zombie", text="second", sender=Sender(id="test:u"))
+    )
+    await wait_until(lambda: len(stack.fake.requests) == 3, 20)
+    stack.kill(zombie, signal.SIGCONT)
+    gate.set()  # the zombie's model stream now finishes; its writes must all be refused
+    await asyncio.sleep(2)
+    raw = await pool.get(key("test:zombie", "state"))
+    state = SessionState.model_validate_json(raw)
+    answers = [m.text for m in state.messages if m.role == "assistant"]
+    assert answers == ["The live worker answered.", "second answer"]
+    assert await mailbox.pending("test:zombie") == 0
     await pool.aclose()

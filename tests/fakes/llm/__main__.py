@@ -26,6 +26,8 @@ def demo_brain(request: RecordedRequest) -> Reply:
         return Reply(text=f"The tool says: {said}.")
     # Parley stamps each user message with its time in brackets; the words come after it.
     text = request.last_user_text().split("]", 1)[-1].strip()
+    if text.startswith("slowly"):  # a long turn, for load tests: about 10 s of streaming
+        return Reply(text="word " * 200, chunk_size=5, delay=0.05)
     found = ARITHMETIC.search(text)
     if found:
         expression = found.group(0).strip()

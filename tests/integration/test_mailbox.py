@@ -1,0 +1,107 @@
+"""The mailbox's Lua scripts on a real Redis: dedup, arming, the lease fence, release."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.envelope import Envelope, Sender
+from bot.mailbox import ARMED_SET, LeaseLost, Mailbox, key
+
+
+class Jobs:
+    def __init__(self) -> None:
+        self.enqueued: list[tuple[Any, ...]] = []
+
+    async def enqueue_job(self, function: str, *args: Any, **kwargs: Any) -> None:
+        self.enqueued.append((function, *args, kwargs.get("_job_id")))
+
+
+def envelope(n: int, session: str = "test:m") -> Envelope:
+    return Envelope(id=f"e{n}", session=session, text=f"m{n}", sender=Sender(id="test:u"))
+
+
+@pytest.fixture
+async def box(redis_url: str) -> Any:
+    redis = Redis.from_url(redis_url)
+    jobs = Jobs()
+    yield Mailbox(redis, jobs), jobs, redis
+    await redis.aclose()
+
+
+async def test_submit_dedups_arms_once_and_wakes(box: Any) -> None:
+    mailbox, jobs, redis = box
+    first = await mailbox.submit(envelope(1))
+    again = await mailbox.submit(envelope(1))
+    second = await mailbox.submit(envelope(2))
+    assert first.accepted and again.duplicate and second.accepted
+    assert first.generation == second.generation == 1  # armed once until released
+    assert [e.id for e in await mailbox.peek("test:m", 10)] == ["e1", "e2"]
+    assert jobs.enqueued == [("drain", "test:m", "drain:test:m:1")] * 2
+    assert await redis.zscore(ARMED_SET, "test:m") is not None
+
+
+async def test_concurrent_duplicates_are_accepted_once(box: Any) -> None:
+    mailbox, _, _ = box
+    results = await asyncio.gather(*(mailbox.submit(envelope(7)) for _ in range(20)))
+    assert sum(r.accepted for r in results) == 1
+    assert await mailbox.pending("test:m") == 1
+
+
+async def test_a_stale_holder_is_fenced_out(box: Any) -> None:
+    mailbox, _, redis = box
+    await mailbox.submit(envelope(1))
+    stale = await mailbox.take_lease("test:m", ttl=0.2)
+    assert stale is not None
+    assert await mailbox.take_lease("test:m", ttl=5) is None  # held
+    await asyncio.sleep(0.3)
+    fresh = await mailbox.take_lease("test:m", ttl=5)
+    assert fresh is not None and fresh != stale
+    assert int(fresh.split(":")[0]) > int(stale.split(":")[0])  # fencing numbers grow
+    await mailbox.save_state("test:m", fresh, '{"messages": []}')
+    with pytest.raises(LeaseLost):
+        await mailbox.save_state("test:m", stale, '{"stale": true}')
+    with pytest.raises(LeaseLost):
+        await mailbox.commit("test:m", stale, [envelope(1)], '{"stale": true}')
+    assert not await mailbox.extend("test:m", stale, 5)
+    assert await mailbox.release_if_empty("test:m", stale) is None
+    assert await redis.get(key("test:m", "state")) == b'{"messages": []}'
+    assert await mailbox.pending("test:m") == 1
+
+
+async def test_release_only_when_empty_and_then_rearm(box: Any) -> None:
+    mailbox, jobs, redis = box
+    await mailbox.submit(envelope(1))
+    token = await mailbox.take_lease("test:m", ttl=5)
+    await mailbox.submit(envelope(2))  # arrives while the turn runs
+    await mailbox.commit("test:m", token, [envelope(1)], "{}")
+    assert await mailbox.release_if_empty("test:m", token) is False  # e2 waits: keep going
+    await mailbox.commit("test:m", token, [envelope(2)], "{}")
+    assert await mailbox.release_if_empty("test:m", token) is True
+    assert await redis.zscore(ARMED_SET, "test:m") is None
+    third = await mailbox.submit(envelope(3))
+    assert third.generation == 2  # a new generation, so a new arq job id
+    assert jobs.enqueued[-1] == ("drain", "test:m", "drain:test:m:2")
+
+
+async def test_commit_refuses_a_head_that_is_not_ours(box: Any) -> None:
+    mailbox, _, _ = box
+    await mailbox.submit(envelope(1))
+    token = await mailbox.take_lease("test:m", ttl=5)
+    with pytest.raises(RuntimeError, match="head"):
+        await mailbox.commit("test:m", token, [envelope(9)], "{}")
+    assert await mailbox.pending("test:m") == 1
+
+
+async def test_sweep_wakes_armed_sessions_nobody_holds(box: Any) -> None:
+    mailbox, jobs, _ = box
+    await mailbox.submit(envelope(1, "test:a"))
+    await mailbox.submit(envelope(1, "test:b"))
+    await mailbox.take_lease("test:b", ttl=5)
+    jobs.enqueued.clear()
+    assert await mailbox.sweep(grace=60) == []  # too recent
+    assert await mailbox.sweep(grace=0) == ["test:a"]
+    assert jobs.enqueued == [("drain", "test:a", None)]
