@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,16 +32,22 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Supervisor:
-    """Runs drains as tasks, at most `limit` sessions at once, and stops them on shutdown."""
+    """Runs drains as tasks, at most `limit` sessions at once, and stops them on shutdown.
+
+    A full worker stops taking jobs from arq (`picking(False)`), so a new message goes to a
+    worker with room instead of waiting here for one of this worker's long turns to end.
+    """
 
     runner: SessionRunner
     mailbox: Mailbox
     confirmations: Confirmations
     limit: asyncio.Semaphore
     tasks: set[asyncio.Task[None]]
+    picking: Callable[[bool], None] = lambda _: None
 
     async def wake(self, session: str) -> None:
         await self.limit.acquire()
+        self.picking(not self.limit.locked())
         task = asyncio.create_task(self._drain(session))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -50,6 +57,7 @@ class Supervisor:
             await self.runner.drain(session)
         finally:
             self.limit.release()
+            self.picking(True)
 
     async def stop(self) -> None:
         for task in list(self.tasks):
@@ -122,7 +130,12 @@ def build_worker(settings: Settings) -> Worker:
             )
         )
         ctx["supervisor"] = Supervisor(
-            runner, mailbox, confirmations, asyncio.Semaphore(settings.worker_sessions), set()
+            runner,
+            mailbox,
+            confirmations,
+            asyncio.Semaphore(settings.worker_sessions),
+            set(),
+            picking=lambda allowed: setattr(worker, "allow_pick_jobs", allowed),
         )
         background.append(asyncio.create_task(_sweep(settings, mailbox)))
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
@@ -137,7 +150,7 @@ def build_worker(settings: Settings) -> Worker:
         with contextlib.suppress(Exception):
             await agent.deps.provider.aclose()
 
-    return Worker(
+    worker = Worker(
         functions=[func(drain, name="drain", max_tries=3), func(expire_confirmation, max_tries=3)],
         redis_settings=RedisSettings.from_dsn(settings.redis_url),
         on_startup=startup,
@@ -148,6 +161,7 @@ def build_worker(settings: Settings) -> Worker:
         keep_result=0,
         handle_signals=False,
     )
+    return worker
 
 
 async def serve(settings: Settings) -> None:

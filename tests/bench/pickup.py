@@ -23,7 +23,8 @@ from bot.mailbox import Mailbox, key
 from tests.fakes.llm import ANTHROPIC_KEY
 from tests.support.redis_server import RedisServer
 
-LONG_TURNS, SAMPLES, WORKERS = 300, 30, 2
+LONG_TURNS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+SAMPLES, WORKERS = 30, 2
 
 
 async def first_event_ms(mailbox: Mailbox, session: str, text: str) -> float:

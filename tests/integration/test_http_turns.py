@@ -24,7 +24,7 @@ async def test_reply_streams_back_over_sse(stack: Stack) -> None:
     assert kinds[:3] == ["iteration", "tool_call_start", "tool_call_result"]
     assert kinds[-1] == "completed"
     assert texts(events) == "It is 144."
-    assert sum(e["type"] == "text_delta" for e in events) == 4
+    assert any(e["type"] == "text_delta" for e in events)
     assert stack.fake.rejected == []
 
 

@@ -1,0 +1,37 @@
+"""The HTTP reply stream coalesces text but never holds it back for long, and keeps order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from redis.asyncio import Redis
+
+from adapters.http.egress import HttpEgress, events_key
+from bot.agent import events as ev
+from bot.envelope import Envelope, Sender
+
+
+async def entries(redis: Redis, session: str) -> list[dict[str, object]]:
+    raw = await redis.xrange(events_key(session))
+    return [json.loads(fields[b"event"]) for _, fields in raw]
+
+
+async def test_deltas_are_merged_flushed_on_a_stall_and_kept_in_order(redis_url: str) -> None:
+    redis = Redis.from_url(redis_url)
+    head = Envelope(id="e1", session="test:eg", text="hi", sender=Sender(id="test:u"))
+    stream = HttpEgress(redis).open([head])
+    for piece in ["Hel", "lo", ", wor", "ld"]:
+        await stream.send(ev.TextDelta(text=piece))
+    assert await entries(redis, "test:eg") == []  # still being coalesced
+    await asyncio.sleep(0.15)  # the model stalls: the text must not wait for the next event
+    assert await entries(redis, "test:eg") == [{"type": "text_delta", "text": "Hello, world"}]
+    await stream.send(ev.TextDelta(text="!"))
+    await stream.send(ev.Iteration(number=2))  # other events go out at once, after the text
+    await stream.close()
+    kinds = [(e["type"], e.get("text")) for e in await entries(redis, "test:eg")]
+    assert kinds == [("text_delta", "Hello, world"), ("text_delta", "!"), ("iteration", None)]
+    fields = (await redis.xrange(events_key("test:eg")))[0][1]
+    assert fields[b"envelopes"] == b"e1"
+    assert 0 < await redis.ttl(events_key("test:eg")) <= 86_400
+    await redis.aclose()
