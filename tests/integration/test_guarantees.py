@@ -60,6 +60,15 @@ async def wait_until(condition: Any, limit: float) -> float:
     return time.monotonic() - started
 
 
+async def drained(mailbox: Mailbox, session: str) -> None:
+    """Wait for the inbox to empty: a turn commits only after its reply has streamed."""
+    for _ in range(100):
+        if await mailbox.pending(session) == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{session} still has {await mailbox.pending(session)} waiting")
+
+
 @pytest.mark.parametrize(
     "stack", [{}, {"PARLEY_MERGE_MESSAGES": "1"}], indirect=True, ids=["merged", "one-by-one"]
 )
@@ -180,11 +189,7 @@ async def test_lost_wake_up_is_recovered_by_the_sweep(stack: Stack) -> None:
     )
     took = await wait_until(lambda: len(stack.fake.requests) == 1, 15)
     print(f"\nsession with no drain job picked up by the sweep after {took:.1f} s")
-    for _ in range(100):
-        if await done(pool.llen(key("test:lost", "inbox"))) == 0:
-            break
-        await asyncio.sleep(0.1)
-    assert await done(pool.llen(key("test:lost", "inbox"))) == 0
+    await drained(mailbox, "test:lost")
     await pool.aclose()
 
 
@@ -271,11 +276,7 @@ async def test_redis_restart_loses_nothing_accepted(stack: Stack, redis_server: 
         return "".join(r.last_user_text() for r in stack.fake.requests)
 
     await wait_until(lambda: all(f"m{n:02}" in seen() for n in range(10)), 60)
-    for _ in range(100):
-        if await mailbox.pending("test:r") == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert await mailbox.pending("test:r") == 0
+    await drained(mailbox, "test:r")
     await pool.aclose()
 
 
@@ -302,11 +303,7 @@ async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
         "(the lease TTL is 3 s: it was handed over, not left to expire)"
     )
     assert took < 2.5
-    for _ in range(100):
-        if await mailbox.pending("test:term") == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert await mailbox.pending("test:term") == 0
+    await drained(mailbox, "test:term")
     assert time.monotonic() - terminated < 10
     await pool.aclose()
 
