@@ -18,9 +18,16 @@ $(UV):
 
 sync: .venv/.synced
 
-# System services the tests start on their own ports (and `make run` uses): redis-server.
+# What the tests need from the system: redis-server (also for `make run`), and Chromium with
+# its driver for the web chat's browser test. Installed with apt-get when missing.
+SYSTEM_PACKAGES := redis-server:redis-server chromium:chromium chromedriver:chromium-driver
 system:
-	@command -v redis-server >/dev/null || { 	  echo "Installing redis-server with apt-get"; 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server; }
+	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
+	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing$$missing with apt-get"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; fi
 
 run: sync system
 	@test -f .env || { cp .env.example .env; echo "Created .env from .env.example: put your model's API key in it."; }

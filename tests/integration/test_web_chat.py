@@ -1,0 +1,85 @@
+"""The web chat page in a real headless Chromium: a streamed reply and an approval press."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from collections.abc import Iterator
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.fakes.llm import Reply, ToolCallSpec
+from tests.support.stack import Stack
+
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=900,700",
+)
+
+
+@pytest.fixture
+def browser() -> Iterator[WebDriver]:
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or driver is None:
+        pytest.fail("chromium and chromedriver are needed (make test installs them)")
+    options = Options()
+    options.binary_location = chromium
+    for flag in FLAGS:
+        options.add_argument(flag)
+    with webdriver.Chrome(service=Service(driver), options=options) as chrome:
+        yield chrome
+
+
+async def wait_for_text(browser: WebDriver, text: str, limit: float = 20) -> list[str]:
+    started = time.monotonic()
+    while True:
+        shown = await asyncio.to_thread(
+            lambda: [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".msg")]
+        )
+        if any(text in item for item in shown):
+            return shown
+        if time.monotonic() - started > limit:
+            raise AssertionError(f"{text!r} not shown; the page shows {shown}")
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.parametrize(
+    "stack", [{"PARLEY_POLICY": '[{"action": "ask", "tool": "calculator"}]'}], indirect=True
+)
+async def test_chat_page_streams_and_asks(stack: Stack, browser: WebDriver) -> None:
+    await stack.start_worker()
+    stack.fake.enqueue(
+        Reply(text="Hello! Nice to meet you.", chunk_size=3, delay=0.01),
+        Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "6*7"})]),
+        Reply(text="It is 42."),
+    )
+
+    def type_message(text: str) -> None:
+        browser.find_element(By.ID, "text").send_keys(text)
+        browser.find_element(By.ID, "send").click()
+
+    await asyncio.to_thread(browser.get, stack.base_url + "/")
+    await asyncio.to_thread(type_message, "hello")
+    await wait_for_text(browser, "Hello! Nice to meet you.")
+    await asyncio.to_thread(type_message, "what is 6*7?")
+    await wait_for_text(browser, 'Allow calculator {"expression":"6*7"}?')
+    buttons = await asyncio.to_thread(browser.find_elements, By.CSS_SELECTOR, ".ask button")
+    assert [b.text for b in buttons] == ["Approve", "Deny"]
+    await asyncio.to_thread(buttons[0].click)
+    shown = await wait_for_text(browser, "It is 42.")
+    assert "→ 42" in shown
+    assert shown[0] == "hello" and "Approved." in " ".join(shown)
+    assert stack.fake.requests[2].tool_results()[0][1] == "42"
