@@ -61,7 +61,10 @@ def build_provider(settings: Settings, ref: ModelRef) -> Provider:
     """The provider for `ref`, or a ConfigError naming the missing key."""
     if ref.provider == "anthropic":
         if settings.anthropic_api_key is None:
-            raise ConfigError(f"ANTHROPIC_API_KEY: not set, and model {ref.model!r} needs it")
+            raise ConfigError(
+                f"ANTHROPIC_API_KEY: not set, and model {ref.model!r} needs it "
+                "(set it in the environment or in .env)"
+            )
         return AnthropicProvider(
             api_key=settings.anthropic_api_key.get_secret_value(),
             base_url=settings.anthropic_base_url,
@@ -69,7 +72,10 @@ def build_provider(settings: Settings, ref: ModelRef) -> Provider:
         )
     key = settings.openai_api_key
     if key is None and settings.openai_base_url is None:
-        raise ConfigError(f"OPENAI_API_KEY: not set, and model {ref.model!r} needs it")
+        raise ConfigError(
+            f"OPENAI_API_KEY: not set, and model {ref.model!r} needs it "
+            "(set it in the environment or in .env, or point OPENAI_BASE_URL at a local server)"
+        )
     # Local OpenAI-compatible servers (Ollama, llama.cpp) accept any key.
     return OpenAIProvider(
         api_key=key.get_secret_value() if key else "unused",
