@@ -53,6 +53,14 @@ class Confirmation(BaseModel):
     decided_at: float | None = None
 
 
+def _valid(confirmation_id: str) -> bool:
+    """Ids are short url-safe tokens; anything else is refused before touching Redis."""
+    return (
+        0 < len(confirmation_id) <= 32
+        and confirmation_id.replace("-", "").replace("_", "").isalnum()
+    )
+
+
 def _key(confirmation_id: str) -> str:
     return f"{PREFIX}:confirm:{confirmation_id}"
 
@@ -78,7 +86,7 @@ class Confirmations:
         return record
 
     async def get(self, confirmation_id: str) -> Confirmation | None:
-        if not confirmation_id.replace("-", "").replace("_", "").isalnum():
+        if not _valid(confirmation_id):
             return None
         raw = await self.redis.get(_key(confirmation_id))
         return Confirmation.model_validate_json(raw) if raw else None
@@ -87,7 +95,7 @@ class Confirmations:
         self, confirmation_id: str, status: Status, by: str, *, is_admin: bool = False
     ) -> Outcome:
         """Move a pending record to `status` if `by` may decide and it has not expired."""
-        if await self.get(confirmation_id) is None:
+        if not _valid(confirmation_id):
             return "unknown"
         result = await self._decide(
             keys=[_key(confirmation_id)],
