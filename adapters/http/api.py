@@ -6,9 +6,11 @@ Every bad request gets a JSON error with a 4xx status and nothing is enqueued fo
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from ipaddress import ip_address
@@ -19,7 +21,7 @@ from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
 from redis.asyncio import Redis
 
-from adapters.http.sse import relay, stream_position
+from adapters.http.sse import STREAMS, close_streams, relay, stream_position
 from bot.config import Settings
 from bot.confirmations import Confirmations, Status
 from bot.envelope import MAX_TEXT, Envelope, Sender
@@ -27,6 +29,7 @@ from bot.llm.base import ToolSpec
 from bot.mailbox import PREFIX, Mailbox
 
 MAX_BODY = 64 * 1024
+EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 CANCEL_CHANNEL = f"{PREFIX}:cancel"
 PAGE = Path(__file__).with_name("chat.html")
 USER = web.RequestKey("user", str)
@@ -113,6 +116,14 @@ class Api:
         if submitted.duplicate:
             return error(409, "this message was already received", id=envelope.id)
         return await relay(request, self.deps.redis, session, envelope.id, since)
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """Every event of the session as it happens, from `Last-Event-ID` when resuming."""
+        session = await self._known(request)
+        since = request.headers.get("Last-Event-ID", "")
+        if not EVENT_ID.match(since):
+            since = await stream_position(self.deps.redis, session)
+        return await relay(request, self.deps.redis, session, None, since)
 
     async def stop(self, request: web.Request) -> web.Response:
         session = await self._known(request)
@@ -209,12 +220,15 @@ def build_app(deps: WebDeps) -> web.Application:
     app = web.Application(
         client_max_size=MAX_BODY, middlewares=[json_errors, auth_middleware(deps.settings)]
     )
+    app[STREAMS] = weakref.WeakSet()
+    app.on_shutdown.append(close_streams)
     api = Api(deps)
     app.router.add_get("/", api.page)
     app.router.add_get("/healthz", api.health)
     app.router.add_get("/api/tools", api.tools)
     app.router.add_post("/api/sessions", api.create_session)
     app.router.add_post("/api/sessions/{session_id}/messages", api.post_message)
+    app.router.add_get("/api/sessions/{session_id}/events", api.events)
     app.router.add_post("/api/sessions/{session_id}/stop", api.stop)
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
     return app

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import weakref
 
 from aiohttp import web
 from redis.asyncio import Redis
@@ -10,6 +13,7 @@ from redis.asyncio import Redis
 from adapters.http.egress import events_key
 from bot.redis_types import done
 
+STREAMS = web.AppKey("streams", weakref.WeakSet[asyncio.Task[object]])
 KEEPALIVE_MS = 15_000
 # A turn that shows nothing for this long has lost its worker and waits for another one.
 GIVE_UP_S = 600
@@ -22,18 +26,13 @@ async def stream_position(redis: Redis, session: str) -> str:
 
 
 async def relay(
-    request: web.Request, redis: Redis, session: str, envelope_id: str, since: str
+    request: web.Request, redis: Redis, session: str, envelope_id: str | None, since: str
 ) -> web.StreamResponse:
-    """Send the events of `envelope_id`'s turn until it completes (or the client leaves)."""
-    try:
-        return await _relay(request, redis, session, envelope_id, since)
-    except ConnectionResetError:
-        return web.Response(status=499)  # the client left; the turn goes on without it
+    """Send the session's events after `since` as SSE, each with its stream id as `id:`.
 
-
-async def _relay(
-    request: web.Request, redis: Redis, session: str, envelope_id: str, since: str
-) -> web.StreamResponse:
+    With an `envelope_id`, only that turn's events, until it completes; without, every event
+    of the session until the client leaves (a client reconnecting sends `Last-Event-ID`).
+    """
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -42,9 +41,28 @@ async def _relay(
         },
     )
     await response.prepare(request)
-    await response.write(f": accepted {envelope_id}\n\n".encode())
+    task = asyncio.current_task()
+    if task is not None:
+        request.app[STREAMS].add(task)
+    with contextlib.suppress(ConnectionResetError, asyncio.CancelledError):
+        # The client left, or the server is stopping; the turn goes on without this stream.
+        await response.write(f": following {envelope_id or session}\n\n".encode())
+        await _follow(response, redis, session, envelope_id, since)
+    return response
+
+
+async def close_streams(app: web.Application) -> None:
+    """On shutdown, end open event streams instead of waiting out their blocking reads."""
+    streams: weakref.WeakSet[asyncio.Task[object]] = app[STREAMS]
+    for task in list(streams):
+        task.cancel()
+
+
+async def _follow(
+    response: web.StreamResponse, redis: Redis, session: str, envelope_id: str | None, since: str
+) -> None:
     position, idle = since, 0.0
-    while idle < GIVE_UP_S:
+    while envelope_id is None or idle < GIVE_UP_S:
         batches = await redis.xread({events_key(session): position}, block=KEEPALIVE_MS)
         if not batches:
             idle += KEEPALIVE_MS / 1000
@@ -53,11 +71,12 @@ async def _relay(
         idle = 0.0
         for entry_id, fields in batches[0][1]:
             position = entry_id.decode()
-            if envelope_id not in fields[b"envelopes"].decode().split(","):
+            if envelope_id is not None and envelope_id not in fields[b"envelopes"].decode().split(
+                ","
+            ):
                 continue
             data = fields[b"event"].decode()
             kind = json.loads(data)["type"]
-            await response.write(f"event: {kind}\ndata: {data}\n\n".encode())
-            if kind == "completed":
-                return response
-    return response
+            await response.write(f"id: {position}\nevent: {kind}\ndata: {data}\n\n".encode())
+            if envelope_id is not None and kind == "completed":
+                return

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -112,3 +114,37 @@ async def test_token_auth(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None
             assert (await client.get("/healthz")).json() == {"status": "ok"}
     finally:
         await runner.cleanup()
+
+
+async def follow(client: Any, session: str, until: int, **headers: str) -> list[tuple[str, str]]:
+    """(id, type) of the session's events until `until` `completed` events were seen."""
+    seen: list[tuple[str, str]] = []
+    event_id = ""
+    async with client.stream("GET", f"/api/sessions/{session}/events", headers=headers) as resp:
+        assert resp.status_code == 200
+        async for line in resp.aiter_lines():
+            if line.startswith("id: "):
+                event_id = line[4:]
+            elif line.startswith("data: "):
+                seen.append((event_id, json.loads(line[6:])["type"]))
+                if sum(kind == "completed" for _, kind in seen) == until:
+                    return seen
+    return seen
+
+
+async def test_session_event_stream_follows_and_resumes(stack: Stack) -> None:
+    await stack.start_worker()
+    stack.fake.enqueue(Reply(text="first"), Reply(text="second"))
+    async with stack.client() as client:
+        session = await stack.session(client)
+        following = asyncio.create_task(follow(client, session, until=2))
+        await asyncio.sleep(0.3)
+        await send(client, session, "one")
+        await send(client, session, "two")
+        seen = await asyncio.wait_for(following, 20)
+        first_done = next(i for i, (_, kind) in enumerate(seen) if kind == "completed")
+        resumed = await asyncio.wait_for(
+            follow(client, session, until=1, **{"Last-Event-ID": seen[first_done][0]}), 20
+        )
+    assert [kind for _, kind in seen].count("text_delta") >= 2
+    assert resumed == seen[first_done + 1 :]  # exactly what came after that event

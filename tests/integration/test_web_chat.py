@@ -83,3 +83,32 @@ async def test_chat_page_streams_and_asks(stack: Stack, browser: WebDriver) -> N
     assert "→ 42" in shown
     assert shown[0] == "hello" and "Approved." in " ".join(shown)
     assert stack.fake.requests[2].tool_results()[0][1] == "42"
+
+
+@pytest.mark.parametrize(
+    "stack",
+    [
+        {
+            "PARLEY_POLICY": '[{"action": "ask", "tool": "calculator"}]',
+            "PARLEY_CONFIRMATION_TTL": "5",
+        }
+    ],
+    indirect=True,
+)
+async def test_chat_page_shows_the_turn_going_on_after_an_expiry(
+    stack: Stack, browser: WebDriver
+) -> None:
+    await stack.start_worker()
+    stack.fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "2+2"})]),
+        Reply(text="Nobody approved, so I did not calculate."),
+    )
+    await asyncio.to_thread(browser.get, stack.base_url + "/")
+    await asyncio.to_thread(browser.find_element(By.ID, "text").send_keys, "2+2?")
+    await asyncio.to_thread(browser.find_element(By.ID, "send").click)
+    await wait_for_text(browser, 'Allow calculator {"expression":"2+2"}?')
+    await wait_for_text(browser, "Nobody approved, so I did not calculate.", limit=30)
+    buttons = await asyncio.to_thread(browser.find_elements, By.CSS_SELECTOR, ".ask button")
+    assert buttons == []  # an expired request cannot be pressed any more
+    result = stack.fake.requests[1].tool_results()[0][1]
+    assert result == "Not run: nobody approved it before the request expired."
