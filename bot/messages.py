@@ -61,7 +61,3 @@ class Message(BaseModel):
     def starts_turn(self) -> bool:
         """A user message that carries no tool results opens a turn; compaction cuts only here."""
         return self.role == "user" and not self.tool_results
-
-
-def user_text(*parts: str) -> Message:
-    return Message(role="user", content=[TextBlock(text=part) for part in parts if part])

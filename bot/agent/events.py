@@ -1,7 +1,7 @@
 """What the agent loop tells the outside world while a turn runs.
 
 Events are pydantic models with a `type` tag so they can cross process boundaries as JSON
-(worker → Redis → an HTTP stream) and be rebuilt on the other side with `parse_event`.
+(worker → Redis → an HTTP stream) and be read back on the other side.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, Field
 
 from bot.llm.events import Usage
 
@@ -135,8 +135,3 @@ AgentEvent = Annotated[
     | Error,
     Field(discriminator="type"),
 ]
-_adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
-
-
-def parse_event(data: str | bytes) -> AgentEvent:
-    return _adapter.validate_json(data)

@@ -46,6 +46,10 @@ class Ledger:
         return Reply(text=" ".join(f"ans s{session} m{n}" for n in numbers), delay=0.003)
 
 
+def message(envelope_id: str, session: str, text: str) -> Envelope:
+    return Envelope(id=envelope_id, session=session, text=text, sender=Sender(id="test:u"))
+
+
 async def mailbox_for(stack: Stack) -> tuple[Mailbox, Any]:
     pool = await create_pool(RedisSettings.from_dsn(stack.redis_url))
     return Mailbox(pool, pool), pool
@@ -184,9 +188,7 @@ async def test_lost_wake_up_is_recovered_by_the_sweep(stack: Stack) -> None:
             return None  # the web process died between ingest and enqueue
 
     mailbox = Mailbox(pool, Dropped())
-    await mailbox.submit(
-        Envelope(id="lost-1", session="test:lost", text="anyone?", sender=Sender(id="test:u"))
-    )
+    await mailbox.submit(message("lost-1", "test:lost", "anyone?"))
     took = await wait_until(lambda: len(stack.fake.requests) == 1, 15)
     print(f"\nsession with no drain job picked up by the sweep after {took:.1f} s")
     await drained(mailbox, "test:lost")
@@ -261,16 +263,12 @@ async def test_redis_restart_loses_nothing_accepted(stack: Stack, redis_server: 
     stack.fake.responder = lambda request: Reply(text="ok " + request.last_user_text()[-3:])
     mailbox, pool = await mailbox_for(stack)
     for n in range(5):
-        await mailbox.submit(
-            Envelope(id=f"r{n}", session="test:r", text=f"m{n:02}", sender=Sender(id="test:u"))
-        )
+        await mailbox.submit(message(f"r{n}", "test:r", f"m{n:02}"))
     await pool.aclose()
     redis_server.restart()
     mailbox, pool = await mailbox_for(stack)
     for n in range(5, 10):
-        await mailbox.submit(
-            Envelope(id=f"r{n}", session="test:r", text=f"m{n:02}", sender=Sender(id="test:u"))
-        )
+        await mailbox.submit(message(f"r{n}", "test:r", f"m{n:02}"))
 
     def seen() -> str:
         return "".join(r.last_user_text() for r in stack.fake.requests)
@@ -288,9 +286,7 @@ async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
         Reply(text="Finished elsewhere."),
     )
     mailbox, pool = await mailbox_for(stack)
-    await mailbox.submit(
-        Envelope(id="t1", session="test:term", text="go", sender=Sender(id="test:u"))
-    )
+    await mailbox.submit(message("t1", "test:term", "go"))
     await wait_until(lambda: len(stack.fake.requests) == 1, 10)
     await stack.start_worker()
     terminated = time.monotonic()
@@ -317,16 +313,12 @@ async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack
         Reply(text="second answer"),
     )
     mailbox, pool = await mailbox_for(stack)
-    await mailbox.submit(
-        Envelope(id="z1", session="test:zombie", text="first", sender=Sender(id="test:u"))
-    )
+    await mailbox.submit(message("z1", "test:zombie", "first"))
     await wait_until(lambda: len(stack.fake.requests) == 1, 10)
     stack.kill(zombie, signal.SIGSTOP)  # paused past its lease, like a long GC or a VM stall
     await stack.start_worker()
     await wait_until(lambda: len(stack.fake.requests) == 2, 20)
-    await mailbox.submit(
-        Envelope(id="z2", session="test:zombie", text="second", sender=Sender(id="test:u"))
-    )
+    await mailbox.submit(message("z2", "test:zombie", "second"))
     await wait_until(lambda: len(stack.fake.requests) == 3, 20)
     stack.kill(zombie, signal.SIGCONT)
     gate.set()  # the zombie's model stream now finishes; its writes must all be refused
