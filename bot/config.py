@@ -6,12 +6,13 @@ names the variable, because a traceback from deep inside pydantic tells an opera
 
 from __future__ import annotations
 
+import json
 import zoneinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ENV_PREFIX = "PARLEY_"
 
@@ -21,11 +22,18 @@ class ConfigError(Exception):
 
 
 class PolicyRule(BaseModel):
-    """One permission rule: the first rule whose tool glob and argument globs match decides."""
+    """One permission rule: the first rule whose tool glob and argument globs match decides.
+
+    `remember: false` on an `ask` rule keeps asking every time: no "always allow" button.
+    """
 
     action: Literal["allow", "deny", "ask"]
     tool: str = "*"
     args: dict[str, str] = Field(default_factory=dict)
+    remember: bool = True
+
+
+IdList = Annotated[list[str], NoDecode]
 
 
 def _env(name: str) -> Any:
@@ -94,6 +102,20 @@ class Settings(BaseSettings):
     poll_delay: float = Field(default=0.05, gt=0)
     worker_sessions: int = Field(default=200, ge=1)
     timezone: str = "UTC"
+    allowed_users: IdList = Field(default_factory=list)
+    admins: IdList = Field(default_factory=list)
+
+    telegram_bot_token: SecretStr | None = _env("TELEGRAM_BOT_TOKEN")
+    telegram_api_url: str = Field(
+        default="https://api.telegram.org",
+        validation_alias=AliasChoices("TELEGRAM_API_URL", "telegram_api_url"),
+    )
+    telegram_webhook_url: str | None = _env("TELEGRAM_WEBHOOK_URL")
+    telegram_webhook_secret: SecretStr | None = _env("TELEGRAM_WEBHOOK_SECRET")
+    telegram_group_trigger: Literal["mention", "all"] = "mention"
+    telegram_chat_rate: float = Field(default=1.0, gt=0)
+    telegram_group_rate: float = Field(default=20 / 60, gt=0)
+    telegram_bot_rate: float = Field(default=30.0, gt=0)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
 
     @field_validator("timezone")
@@ -104,6 +126,33 @@ class Settings(BaseSettings):
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"unknown IANA time zone {value!r} (e.g. Europe/Berlin)") from None
         return value
+
+    @field_validator("allowed_users", "admins", mode="before")
+    @classmethod
+    def _id_list(cls, value: Any) -> Any:
+        """`tg:1, slack:U2` or a JSON list: operators write these by hand."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @field_validator("allowed_users", "admins")
+    @classmethod
+    def _prefixed(cls, value: list[str]) -> list[str]:
+        for item in value:
+            platform, _, ident = item.partition(":")
+            if not platform or not ident:
+                raise ValueError(f"{item!r} needs a platform prefix, e.g. tg:123 or slack:U01")
+        return value
+
+    def may_use(self, person: str) -> bool:
+        """Everyone may, unless PARLEY_ALLOWED_USERS lists who; admins always may."""
+        return not self.allowed_users or person in self.allowed_users or self.is_admin(person)
+
+    def is_admin(self, person: str) -> bool:
+        return person in self.admins
 
     @field_validator("bootstrap_dir")
     @classmethod

@@ -48,6 +48,8 @@ class Confirmation(BaseModel):
     requester: str
     calls: list[CallSummary]
     expires_at: float
+    can_remember: bool = True
+    platform: str = "http"
     status: Status = "pending"
     decided_by: str | None = None
     decided_at: float | None = None
@@ -72,7 +74,15 @@ class Confirmations:
         self._decide = redis.register_script(_DECIDE)
 
     async def create(
-        self, session: str, envelope_id: str, requester: str, calls: list[CallSummary], ttl: float
+        self,
+        session: str,
+        envelope_id: str,
+        requester: str,
+        calls: list[CallSummary],
+        ttl: float,
+        *,
+        can_remember: bool = True,
+        platform: str = "http",
     ) -> Confirmation:
         record = Confirmation(
             id=secrets.token_urlsafe(9),
@@ -81,6 +91,8 @@ class Confirmations:
             requester=requester,
             calls=calls,
             expires_at=time.time() + ttl,
+            can_remember=can_remember,
+            platform=platform,
         )
         await self.redis.set(_key(record.id), record.model_dump_json(), ex=int(ttl) + self.keep)
         return record

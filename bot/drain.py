@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 TIMEOUT_SENDER = "parley:timeout"
 EXPIRED = "Not run: nobody approved it before the request expired."
 POISONED = "Sorry, I could not process that message (it failed {n} times), so I skipped it."
+FRESH_START = "Started a new conversation: I have forgotten what we said before."
 
 
 @dataclass(frozen=True)
@@ -125,10 +126,27 @@ class SessionRunner:
             state.turn = None
             await mailbox.commit(session, token, [head], state.model_dump_json())
             return
+        if head.kind == "command":
+            await self._command(head, state)
+            await mailbox.commit(session, token, group, state.model_dump_json())
+            return
         request = await self._request(group, state, resumed=bool(resumed))
         if request is not None:
             await self._run(session, token, group, state, request)
         await mailbox.commit(session, token, group, state.model_dump_json())
+
+    async def _command(self, head: Envelope, state: SessionState) -> None:
+        """Session commands run in order with the messages around them."""
+        if head.text != "new":
+            log.warning("unknown session command %r in %s", head.text, head.session)
+            return
+        if state.pending is not None and state.pending.confirmation_id:
+            await self.deps.confirmations.decide(
+                state.pending.confirmation_id, "declined", head.sender.id, is_admin=True
+            )
+        fresh = SessionState(usage=state.usage)
+        state.__dict__.update(fresh.__dict__)
+        await self._say(head, ev.TextDelta(text=FRESH_START), finish="end_turn")
 
     async def _request(
         self, group: list[Envelope], state: SessionState, *, resumed: bool
@@ -136,21 +154,27 @@ class SessionRunner:
         head = group[0]
         ctx = _context(head, self.deps.settings)
         ids = tuple(envelope.id for envelope in group)
-        if resumed:
-            return TurnRequest(ctx, envelope_ids=ids)  # continue what a dead worker began
+        model = await self.deps.mailbox.option(head.session, "model")
+        if resumed:  # continue what a dead worker began
+            return TurnRequest(ctx, envelope_ids=ids, model=model)
         if head.kind == "decision":
             pending = state.pending
             if pending is None or pending.confirmation_id != head.confirmation_id:
                 return None  # decided too late: the turn has moved on
             decisions = {call_id: bool(head.approve) for call_id in pending.waiting}
+            if head.approve and head.remember:
+                names = {c.name for c in pending.calls if c.id in pending.waiting}
+                state.always_allow = sorted(set(state.always_allow) | names)
             note = EXPIRED if head.sender.id == TIMEOUT_SENDER else "Denied by the user."
-            return TurnRequest(ctx, decisions=decisions, envelope_ids=ids, deny_note=note)
+            return TurnRequest(
+                ctx, decisions=decisions, envelope_ids=ids, deny_note=note, model=model
+            )
         if state.pending is not None and state.pending.confirmation_id:
             await self.deps.confirmations.decide(
                 state.pending.confirmation_id, "declined", head.sender.id, is_admin=True
             )
         text = "\n".join(envelope.text for envelope in group)
-        return TurnRequest(ctx, text=text, envelope_ids=ids)
+        return TurnRequest(ctx, text=text, envelope_ids=ids, model=model)
 
     async def _run(
         self,
@@ -195,6 +219,8 @@ class SessionRunner:
                 for c in event.calls
             ],
             ttl,
+            can_remember=event.can_remember,
+            platform=head.platform,
         )
         if state.pending is not None:
             state.pending.confirmation_id = record.id
@@ -203,11 +229,11 @@ class SessionRunner:
             update={"confirmation_id": record.id, "expires_at": record.expires_at}
         )
 
-    async def _say(self, envelope: Envelope, event: ev.AgentEvent) -> None:
+    async def _say(self, envelope: Envelope, event: ev.AgentEvent, finish: str = "error") -> None:
         stream = self.deps.egress.open([envelope])
         try:
             await stream.send(event)
-            await stream.send(ev.Completed(finish_reason="error", iterations=0, usage=Usage()))
+            await stream.send(ev.Completed(finish_reason=finish, iterations=0, usage=Usage()))
         finally:
             await stream.close()
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from bot.agent.events import AgentEvent
+from bot.confirmations import Confirmation
 from bot.envelope import Envelope
 
 
@@ -22,3 +23,36 @@ class Egress(Protocol):
     def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
         """A stream answering `envelopes` (the first, plus plain messages merged into it)."""
         ...
+
+    async def settled(self, record: Confirmation) -> None:
+        """A confirmation ended without a press (it expired): update what the person sees."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections when the worker stops."""
+        ...
+
+
+class PlatformEgress:
+    """The egress of each platform, chosen by the envelope's `platform`.
+
+    One worker answers every platform, so the composition root registers each adapter's
+    egress here; a platform nobody registered falls back to `default`.
+    """
+
+    def __init__(self, default: Egress, by_platform: Mapping[str, Egress]) -> None:
+        self.default = default
+        self.by_platform = dict(by_platform)
+
+    def _for(self, platform: str) -> Egress:
+        return self.by_platform.get(platform, self.default)
+
+    def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
+        return self._for(envelopes[0].platform).open(envelopes)
+
+    async def settled(self, record: Confirmation) -> None:
+        await self._for(record.platform).settled(record)
+
+    async def aclose(self) -> None:
+        for egress in {id(e): e for e in [self.default, *self.by_platform.values()]}.values():
+            await egress.aclose()

@@ -23,12 +23,14 @@ class Envelope(BaseModel):
 
     `id` comes from the platform (Telegram update_id, Slack event_id, an HTTP request id) so a
     delivery repeated by the platform is recognised and dropped. `reply_to` is opaque to the
-    core: the adapter that made the envelope reads it back when it answers.
+    core: the adapter that made the envelope reads it back when it answers. A `command`
+    (`text` = "new") changes the session itself, in order with its messages; a `decision`
+    with `remember` also allows the approved tools for the rest of the session.
     """
 
     id: str = Field(min_length=1, max_length=200)
     session: str = Field(min_length=1, max_length=300)
-    kind: Literal["message", "decision"] = "message"
+    kind: Literal["message", "decision", "command"] = "message"
     text: str = Field(default="", max_length=MAX_TEXT)
     sender: Sender
     platform: str = "http"
@@ -36,6 +38,7 @@ class Envelope(BaseModel):
     reply_to: dict[str, Any] = Field(default_factory=dict)
     confirmation_id: str | None = None
     approve: bool | None = None
+    remember: bool = False
     received_at: float = Field(default_factory=time.time)
 
     @property

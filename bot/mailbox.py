@@ -28,6 +28,7 @@ from bot.redis_types import done
 PREFIX = "parley"
 ARMED_SET = f"{PREFIX}:armed"
 DEAD_LETTERS = f"{PREFIX}:dead"
+CANCEL_CHANNEL = f"{PREFIX}:cancel"
 
 _INGEST = """
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) == false then return -1 end
@@ -211,6 +212,22 @@ class Mailbox:
                 await self.wake(session)
                 woken.append(session)
         return woken
+
+    async def option(self, session: str, name: str) -> str | None:
+        """A per-session setting chosen by a person (e.g. `model`), or None for the default."""
+        value = await done(self.redis.hget(key(session, "options"), name))
+        return value.decode() if isinstance(value, bytes) else None
+
+    async def set_option(self, session: str, name: str, value: str | None) -> None:
+        if value is None:
+            await done(self.redis.hdel(key(session, "options"), name))
+        else:
+            await done(self.redis.hset(key(session, "options"), name, value))
+
+    async def stop(self, session: str) -> bool:
+        """Ask every worker to cancel `session`'s running turn; True if one holds it."""
+        await self.redis.publish(CANCEL_CHANNEL, session)
+        return bool(await self.redis.exists(key(session, "lease")))
 
     async def attempt(self, envelope: Envelope) -> int:
         """Count one more try at `envelope`; the count survives worker crashes."""

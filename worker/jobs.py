@@ -18,14 +18,19 @@ from typing import Any
 from arq.connections import ArqRedis, RedisSettings
 from arq.worker import Worker, func
 
-from adapters.http.api import CANCEL_CHANNEL
 from adapters.http.egress import HttpEgress
+from adapters.telegram.client import TelegramCalls, make_bot
+from adapters.telegram.egress import TelegramEgress
+from adapters.telegram.place import PLATFORM
+from adapters.telegram.replies import ReplyStore
 from bot.agent.build import build_agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.drain import TIMEOUT_SENDER, RunnerDeps, SessionRunner
+from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
+from bot.mailbox import CANCEL_CHANNEL, Mailbox
+from bot.ratelimit import RateBudget
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +46,7 @@ class Supervisor:
     runner: SessionRunner
     mailbox: Mailbox
     confirmations: Confirmations
+    egress: Egress
     limit: asyncio.Semaphore
     tasks: set[asyncio.Task[None]]
     picking: Callable[[bool], None] = lambda _: None
@@ -78,6 +84,10 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
     record = await supervisor.confirmations.get(confirmation_id)
     if record is None:
         return
+    try:
+        await supervisor.egress.settled(record)
+    except Exception:  # what people see; the decision below is what matters
+        log.warning("could not show that %s expired", confirmation_id, exc_info=True)
     await supervisor.mailbox.submit(
         Envelope(
             id=f"expire:{confirmation_id}",
@@ -107,6 +117,15 @@ async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
             runner.cancel(message["data"].decode())
 
 
+def build_egress(settings: Settings, redis: ArqRedis) -> PlatformEgress:
+    """Every platform's egress: a worker answers whichever platform a session is on."""
+    platforms: dict[str, Egress] = {}
+    if settings.telegram_bot_token is not None:
+        calls = TelegramCalls(make_bot(settings), RateBudget(redis), settings)
+        platforms[PLATFORM] = TelegramEgress(calls, ReplyStore(redis))
+    return PlatformEgress(HttpEgress(redis), platforms)
+
+
 def build_worker(settings: Settings) -> Worker:
     agent = build_agent(settings)
     background: list[asyncio.Task[None]] = []
@@ -119,12 +138,13 @@ def build_worker(settings: Settings) -> Worker:
         async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
             await redis.enqueue_job("expire_confirmation", confirmation_id, _defer_by=ttl)
 
+        egress = build_egress(settings, redis)
         runner = SessionRunner(
             RunnerDeps(
                 settings=settings,
                 mailbox=mailbox,
                 agent=agent,
-                egress=HttpEgress(redis),
+                egress=egress,
                 confirmations=confirmations,
                 schedule_expiry=schedule_expiry,
             )
@@ -133,6 +153,7 @@ def build_worker(settings: Settings) -> Worker:
             runner,
             mailbox,
             confirmations,
+            egress,
             asyncio.Semaphore(settings.worker_sessions),
             set(),
             picking=lambda allowed: setattr(worker, "allow_pick_jobs", allowed),
@@ -147,6 +168,7 @@ def build_worker(settings: Settings) -> Worker:
         supervisor: Supervisor | None = ctx.pop("supervisor", None)
         if supervisor is not None:
             await supervisor.stop()
+            await supervisor.egress.aclose()
         with contextlib.suppress(Exception):
             await agent.deps.provider.aclose()
 

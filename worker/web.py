@@ -1,11 +1,12 @@
-"""`parley web`: the HTTP API and web chat (platform ingress joins it as adapters grow)."""
+"""`parley web`: the HTTP API, the web chat, and Telegram's ingress when a bot token is set."""
 
 from __future__ import annotations
 
 from aiohttp import web
 from arq.connections import RedisSettings, create_pool
 
-from adapters.http.api import WebDeps, build_app
+from adapters.http.api import PUBLIC, WebDeps, build_app
+from adapters.telegram.service import TelegramService
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
@@ -23,6 +24,9 @@ async def make_app(settings: Settings) -> web.Application:
         tools=ToolRegistry(builtin_tools()).specs,
     )
     app = build_app(deps)
+    if settings.telegram_bot_token is not None:
+        telegram = TelegramService(settings, redis, deps.mailbox, deps.confirmations)
+        telegram.mount(app, app[PUBLIC])
 
     async def close(_: web.Application) -> None:
         await redis.aclose()

@@ -26,13 +26,13 @@ from bot.config import Settings
 from bot.confirmations import Confirmations, Status
 from bot.envelope import MAX_TEXT, Envelope, Sender
 from bot.llm.base import ToolSpec
-from bot.mailbox import PREFIX, Mailbox
+from bot.mailbox import CANCEL_CHANNEL, PREFIX, Mailbox
 
 MAX_BODY = 64 * 1024
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
-CANCEL_CHANNEL = f"{PREFIX}:cancel"
 PAGE = Path(__file__).with_name("chat.html")
 USER = web.RequestKey("user", str)
+PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own credentials
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -186,8 +186,8 @@ def auth_middleware(settings: Settings) -> Any:
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path == "/healthz":
-            request[USER] = "http:health"
+        if request.path == "/healthz" or request.path in request.app[PUBLIC]:
+            request[USER] = "http:public"
             return await handler(request)
         if token is not None:
             given = request.headers.get("Authorization", "").removeprefix("Bearer ")
@@ -221,6 +221,7 @@ def build_app(deps: WebDeps) -> web.Application:
         client_max_size=MAX_BODY, middlewares=[json_errors, auth_middleware(deps.settings)]
     )
     app[STREAMS] = weakref.WeakSet()
+    app[PUBLIC] = set()
     app.on_shutdown.append(close_streams)
     api = Api(deps)
     app.router.add_get("/", api.page)

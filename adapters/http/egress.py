@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 
 from bot.agent.events import AgentEvent, TextDelta
+from bot.confirmations import Confirmation
 from bot.envelope import Envelope
 from bot.mailbox import key
 
@@ -82,3 +83,9 @@ class HttpEgress:
 
     def open(self, envelopes: Sequence[Envelope]) -> RedisEventStream:
         return RedisEventStream(self.redis, envelopes)
+
+    async def settled(self, record: Confirmation) -> None:
+        """The web chat learns of an expiry from the turn that follows it."""
+
+    async def aclose(self) -> None:
+        """The Redis connection belongs to the worker."""

@@ -94,6 +94,7 @@ class ConfirmationRequired(BaseModel):
 
     type: Literal["confirmation_required"] = "confirmation_required"
     calls: list[PendingCall]
+    can_remember: bool = True
     confirmation_id: str | None = None
     expires_at: float | None = None
 

@@ -19,7 +19,7 @@ from bot.agent.model_call import ModelOutcome, call_model
 from bot.agent.prompt import PromptBuilder
 from bot.agent.state import SessionState, TurnProgress
 from bot.agent.tool_step import ToolStep
-from bot.config import Settings
+from bot.config import PolicyRule, Settings
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.retry import RetryPolicy, Sleep
 from bot.messages import Message, TextBlock, ToolUseBlock
@@ -61,6 +61,7 @@ class TurnRequest:
     decisions: Mapping[str, bool] | None = None
     envelope_ids: tuple[str, ...] = ()
     deny_note: str = "Denied by the user."
+    model: str | None = None
 
 
 class Agent:
@@ -95,8 +96,11 @@ class _Run:
         self.request = request
         self.cancel = cancel
         self.checkpoint = checkpoint
+        policy = deps.policy.with_rules(
+            PolicyRule(action="allow", tool=name) for name in state.always_allow
+        )
         self.tools = ToolStep(
-            deps.tools, deps.executor, deps.policy, state, request.ctx, cancel, self.save
+            deps.tools, deps.executor, policy, state, request.ctx, cancel, self.save
         )
         self.finish: str | None = None
         self.final_text = ""
@@ -245,7 +249,7 @@ class _Run:
     def _request(self) -> ModelRequest:
         deps = self.deps
         return ModelRequest(
-            model=deps.model,
+            model=self.request.model or deps.model,
             system=deps.prompt.system(self.request.ctx, deps.clock()),
             messages=self.state.messages,
             tools=deps.tools.specs,

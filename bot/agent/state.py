@@ -38,6 +38,7 @@ class SessionState(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     turn: TurnProgress | None = None
     pending: PendingConfirmation | None = None
+    always_allow: list[str] = Field(default_factory=list)
 
     def unanswered_tool_uses(self) -> list[ToolUseBlock]:
         """Tool calls of the last assistant message that have no result yet (an interruption)."""

@@ -100,7 +100,10 @@ class ToolStep:
                     ev.PendingCall(call_id=c.id, name=c.name, arguments=c.input)
                     for c in batch
                     if c.id in waiting
-                ]
+                ],
+                can_remember=all(
+                    self.policy.may_remember(c.name, c.input) for c in batch if c.id in waiting
+                ),
             )
             return
         unasked = [call for call in batch if call.id in waiting]

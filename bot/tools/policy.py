@@ -42,7 +42,15 @@ class Policy:
         return Policy([*first, *self.rules])
 
     def decide(self, tool: Tool | None, name: str, arguments: Mapping[str, Any]) -> Action:
-        for rule in self.rules:
-            if matches(rule, name, arguments):
-                return rule.action
+        rule = self._first(name, arguments)
+        if rule is not None:
+            return rule.action
         return "ask" if tool is not None and tool.sensitive else "allow"
+
+    def may_remember(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """Whether a person may allow this call for the rest of the session at once."""
+        rule = self._first(name, arguments)
+        return rule is None or rule.remember
+
+    def _first(self, name: str, arguments: Mapping[str, Any]) -> PolicyRule | None:
+        return next((rule for rule in self.rules if matches(rule, name, arguments)), None)

@@ -1,0 +1,114 @@
+"""The bot's commands: shown in Telegram's menu, answered at once or queued in order.
+
+/new goes through the mailbox (it must not overtake a message sent before it); /stop reaches
+the worker running the turn at once; /usage and /model read or set the session's data in
+Redis. Commands the bot does not know go to the agent as ordinary text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiogram.filters import CommandObject
+from aiogram.types import BotCommand, Update
+from aiogram.types import Message as TgMessage
+
+from adapters.telegram.place import Place, place_of
+from bot.agent.state import SessionState
+from bot.config import ConfigError
+from bot.llm.registry import resolve_model
+from bot.pricing import estimate_cost
+
+if TYPE_CHECKING:
+    from adapters.telegram.ingress import Ingress
+
+MENU = {
+    "start": "Say hello",
+    "help": "What I can do",
+    "new": "Start a new conversation",
+    "stop": "Stop the reply in progress",
+    "usage": "Tokens and cost of this chat",
+    "model": "Show the model (admins may switch it)",
+}
+HELLO = (
+    "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
+    "running anything sensitive."
+)
+
+
+def command_names() -> list[str]:
+    return list(MENU)
+
+
+def menu() -> list[BotCommand]:
+    return [BotCommand(command=name, description=text) for name, text in MENU.items()]
+
+
+def help_text(private: bool) -> str:
+    lines = [f"/{name} - {text}" for name, text in MENU.items()]
+    where = "" if private else "\nIn groups I answer when you mention me or reply to me."
+    return "Commands:\n" + "\n".join(lines) + where
+
+
+class Commands:
+    def __init__(self, ingress: Ingress) -> None:
+        self.ingress = ingress
+
+    async def handle(
+        self, message: TgMessage, command: CommandObject, event_update: Update
+    ) -> None:
+        ingress = self.ingress
+        if message.from_user is None or not await ingress.admit(message, message.from_user):
+            return
+        place = place_of(message)
+        name = command.command.lower()
+        if name == "new":
+            await ingress.submit(message, event_update, "new", kind="command")
+            return
+        if name == "stop":
+            running = await ingress.deps.mailbox.stop(place.session)
+            if not running:
+                await ingress.answer(message, "Nothing is running right now.")
+            return
+        text = {
+            "start": HELLO,
+            "help": help_text(place.private),
+        }.get(name)
+        if text is None:
+            text = await (self.usage(place) if name == "usage" else self.model(message, command))
+        await ingress.answer(message, text)
+
+    async def usage(self, place: Place) -> str:
+        deps = self.ingress.deps
+        raw = await deps.mailbox.load_state(place.session)
+        usage = SessionState.model_validate_json(raw).usage if raw else SessionState().usage
+        model = await deps.mailbox.option(place.session, "model") or deps.settings.model
+        cost = estimate_cost(model, usage)
+        shown = f"about ${cost:.4f}" if cost is not None else "cost unknown for this model"
+        return (
+            f"This chat so far: {usage.prompt_tokens:,} tokens in "
+            f"({usage.cache_read_tokens:,} read from cache, {usage.cache_write_tokens:,} "
+            f"written to it), {usage.output_tokens:,} tokens out; {shown} on {model}."
+        )
+
+    async def model(self, message: TgMessage, command: CommandObject) -> str:
+        deps = self.ingress.deps
+        session = place_of(message).session
+        current = await deps.mailbox.option(session, "model") or deps.settings.model
+        wanted = (command.args or "").strip()
+        if not wanted:
+            return f"This chat uses {current}."
+        assert message.from_user is not None
+        if not deps.settings.is_admin(f"tg:{message.from_user.id}"):
+            return f"This chat uses {current}. Only an admin can switch models."
+        if wanted == "default":
+            await deps.mailbox.set_option(session, "model", None)
+            return f"Back to the default model, {deps.settings.model}."
+        try:
+            served = resolve_model(wanted).provider == resolve_model(deps.settings.model).provider
+        except ConfigError:
+            served = False
+        if not served:
+            return f"I cannot switch to {wanted!r}: this deployment's API does not serve it."
+        await deps.mailbox.set_option(session, "model", resolve_model(wanted).model)
+        return f"Switched this chat to {resolve_model(wanted).model}."

@@ -1,0 +1,101 @@
+"""Approval prompts in Telegram: the message, its buttons, and what it says once decided.
+
+Buttons carry only `cf:{id}:{choice}` (well inside the 64 bytes Telegram allows); the calls
+and their arguments stay in the confirmation record in Redis. The arguments are shown
+exactly, as JSON in a code block, cut only when they would crowd the message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.agent.events import PendingCall
+
+CALLBACK = re.compile(r"^cf:([A-Za-z0-9_-]{1,32}):([ydr])$")
+ARGS_LIMIT = 1500
+CHOICES = {"y": "approve", "d": "deny", "r": "remember"}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    text: str
+    entities: list[dict[str, Any]]
+
+
+def utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def parse(data: str | None) -> tuple[str, str] | None:
+    """(confirmation id, choice) from a button's callback data, or None if it is not ours."""
+    match = CALLBACK.match(data or "")
+    return (match[1], CHOICES[match[2]]) if match else None
+
+
+def keyboard(confirmation_id: str, *, can_remember: bool) -> InlineKeyboardMarkup:
+    row = [
+        InlineKeyboardButton(text="✅ Approve", callback_data=f"cf:{confirmation_id}:y"),
+        InlineKeyboardButton(text="❌ Deny", callback_data=f"cf:{confirmation_id}:d"),
+    ]
+    rows = [row]
+    if can_remember:
+        rows.append(
+            [
+                InlineKeyboardButton(
+                    text="Always allow in this chat", callback_data=f"cf:{confirmation_id}:r"
+                )
+            ]
+        )
+    return InlineKeyboardMarkup(inline_keyboard=rows)
+
+
+def _arguments(arguments: dict[str, Any]) -> str:
+    shown = json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=True)
+    if len(shown) > ARGS_LIMIT:
+        shown = shown[:ARGS_LIMIT] + f"\n… ({len(shown) - ARGS_LIMIT} more characters)"
+    return shown
+
+
+def prompt(calls: list[PendingCall], expires_in: float) -> Prompt:
+    """ "🔐 Allow calculator?" with each call's arguments in a code block."""
+    names = ", ".join(dict.fromkeys(call.name for call in calls))
+    text = f"🔐 Allow {names}?\n"
+    entities: list[dict[str, Any]] = [{"type": "bold", "offset": 0, "length": utf16(text) - 1}]
+    for call in calls:
+        if len(calls) > 1:
+            text += f"\n{call.name}:"
+        block = _arguments(call.arguments)
+        text += "\n"
+        entities.append(
+            {"type": "pre", "offset": utf16(text), "length": utf16(block), "language": "json"}
+        )
+        text += block + "\n"
+    minutes = max(1, round(expires_in / 60))
+    text += f"\nThis request expires in {minutes} min."
+    return Prompt(text, entities)
+
+
+def outcome_line(status: str, by: str) -> str:
+    """What the prompt says once it is settled."""
+    lines = {
+        "approved": f"✅ Approved by {by}",
+        "remembered": f"✅ Approved by {by}, and allowed in this chat from now on",
+        "denied": f"❌ Denied by {by}",
+        "expired": "⌛ Expired: nobody decided in time, so it was not run.",
+        "declined": "↩️ Not run: a new message came instead of a decision.",
+    }
+    return lines.get(status, f"Decided: {status}")
+
+
+def settled(previous: Prompt, status: str, by: str = "") -> Prompt:
+    """The prompt with its last line replaced by the outcome (entities before it kept)."""
+    head, _, _ = previous.text.rpartition("\n")
+    text = f"{head}\n{outcome_line(status, by)}" if head else outcome_line(status, by)
+    limit = utf16(head)
+    entities = [e for e in previous.entities if e["offset"] + e["length"] <= limit]
+    return Prompt(text, entities)

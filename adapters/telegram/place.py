@@ -1,0 +1,64 @@
+"""Where a Telegram conversation lives: the chat, and the forum topic inside it.
+
+A private chat is one session, a group is one session, and every forum topic is a session
+of its own, so the place is also what the session key is made of.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiogram.types import Message, User
+from pydantic import BaseModel
+
+from bot.config import Settings
+from bot.envelope import Sender
+
+PLATFORM = "telegram"
+
+
+class Place(BaseModel):
+    """Kept in an envelope's `reply_to`, so the worker knows where to answer."""
+
+    chat_id: int
+    thread_id: int | None = None
+    chat_type: str = "private"
+    message_id: int | None = None  # the person's message, replied to in groups
+
+    @property
+    def private(self) -> bool:
+        return self.chat_type == "private"
+
+    @property
+    def session(self) -> str:
+        if self.thread_id is not None:
+            return f"tg:{self.chat_id}:{self.thread_id}"
+        return f"tg:{self.chat_id}"
+
+    @property
+    def kind(self) -> str:
+        """What the tools are told about the chat: private, group or topic."""
+        if self.private:
+            return "private"
+        return "topic" if self.thread_id is not None else "group"
+
+    @classmethod
+    def from_reply_to(cls, reply_to: dict[str, Any]) -> Place:
+        return cls.model_validate(reply_to)
+
+
+def place_of(message: Message) -> Place:
+    """Where `message` was written; topics only count in forums (`is_topic_message`)."""
+    thread = message.message_thread_id if message.is_topic_message else None
+    return Place(
+        chat_id=message.chat.id,
+        thread_id=thread,
+        chat_type=message.chat.type,
+        message_id=message.message_id,
+    )
+
+
+def sender_of(user: User, settings: Settings) -> Sender:
+    person = f"tg:{user.id}"
+    name = user.full_name + (f" (@{user.username})" if user.username else "")
+    return Sender(id=person, name=name, is_admin=settings.is_admin(person))

@@ -1,0 +1,185 @@
+"""Telegram in `parley web`: long polling by default, a webhook when a public URL is set.
+
+Either way an update is confirmed only after its handler submitted it: polling advances its
+offset past an update once the handler returned, and the webhook answers 200 only then (a
+500 makes Telegram deliver it again). The webhook checks Telegram's secret header on every
+request before reading anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import secrets
+from urllib.parse import urlparse
+
+from aiogram import Bot, Dispatcher
+from aiogram.exceptions import TelegramAPIError, TelegramConflictError
+from aiogram.types import Update
+from aiohttp import web
+from pydantic import ValidationError
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from adapters.telegram.client import TelegramCalls, make_bot
+from adapters.telegram.commands import menu
+from adapters.telegram.ingress import Ingress, IngressDeps
+from bot.config import Settings
+from bot.confirmations import Confirmations
+from bot.mailbox import Mailbox
+from bot.ratelimit import RateBudget
+
+log = logging.getLogger(__name__)
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+UPDATES = ["message", "edited_message", "callback_query", "stopped_message_generation"]
+POLL_TIMEOUT = 25
+HANDLER_TRIES = 5
+
+
+def webhook_secret(settings: Settings) -> str:
+    """TELEGRAM_WEBHOOK_SECRET, or one derived from the bot token so a webhook is never open."""
+    if settings.telegram_webhook_secret is not None:
+        return settings.telegram_webhook_secret.get_secret_value()
+    assert settings.telegram_bot_token is not None
+    token = settings.telegram_bot_token.get_secret_value()
+    return hashlib.sha256(f"parley-webhook:{token}".encode()).hexdigest()
+
+
+class TelegramService:
+    """Owns the Bot and the dispatcher for the lifetime of the web app."""
+
+    def __init__(
+        self, settings: Settings, redis: Redis, mailbox: Mailbox, confirmations: Confirmations
+    ) -> None:
+        self.settings = settings
+        self.redis = redis
+        self.mailbox = mailbox
+        self.confirmations = confirmations
+        self.bot: Bot = make_bot(settings)
+        self.dispatcher: Dispatcher | None = None
+        self.secret = webhook_secret(settings)
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def webhook_path(self) -> str | None:
+        url = self.settings.telegram_webhook_url
+        return (urlparse(url).path or "/") if url else None
+
+    def mount(self, app: web.Application, public: set[str]) -> None:
+        if self.webhook_path is not None:
+            app.router.add_post(self.webhook_path, self.webhook)
+            public.add(self.webhook_path)
+        app.on_startup.append(self._start)
+        app.on_cleanup.append(self._stop)
+
+    async def _start(self, _: web.Application) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def _stop(self, _: web.Application) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.bot.session.close()
+
+    async def _run(self) -> None:
+        await self._connect()
+        if self.webhook_path is None:
+            await self._poll()
+
+    async def _connect(self) -> None:
+        """Learn who the bot is and register its menu and webhook; retried until it works."""
+        delay = 1.0
+        while True:
+            try:
+                me = await self.bot.get_me()
+                await self.bot.set_my_commands(menu())
+                if self.settings.telegram_webhook_url:
+                    await self.bot.set_webhook(
+                        self.settings.telegram_webhook_url,
+                        secret_token=self.secret,
+                        allowed_updates=UPDATES,
+                    )
+                else:
+                    await self.bot.delete_webhook()
+                break
+            except TelegramAPIError as exc:
+                log.warning(
+                    "Telegram is not reachable yet (%s); trying again in %.0f s", exc, delay
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30)
+        budget = RateBudget(self.redis)
+        deps = IngressDeps(
+            settings=self.settings,
+            bot=self.bot,
+            me=me,
+            calls=TelegramCalls(self.bot, budget, self.settings),
+            redis=self.redis,
+            mailbox=self.mailbox,
+            confirmations=self.confirmations,
+        )
+        dispatcher = Dispatcher()
+        dispatcher.include_router(Ingress(deps).router())
+        self.dispatcher = dispatcher
+        log.info("Telegram bot @%s ready (%s)", me.username, self._mode())
+
+    def _mode(self) -> str:
+        return "webhook" if self.webhook_path else "long polling"
+
+    async def _poll(self) -> None:
+        offset: int | None = None
+        delay = 1.0
+        while True:
+            try:
+                updates = await self.bot.get_updates(
+                    offset=offset,
+                    timeout=POLL_TIMEOUT,
+                    allowed_updates=UPDATES,
+                    request_timeout=POLL_TIMEOUT + 10,
+                )
+                delay = 1.0
+            except (TelegramAPIError, TelegramConflictError) as exc:
+                log.warning("getUpdates failed (%s); trying again in %.0f s", exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30)
+                continue
+            for update in updates:
+                await self._handle(update)
+                offset = update.update_id + 1
+
+    async def _handle(self, update: Update) -> None:
+        """Feed one update; while Redis is down keep trying, so it is never skipped."""
+        assert self.dispatcher is not None
+        tries = 0
+        while True:
+            try:
+                await self.dispatcher.feed_update(self.bot, update)
+                return
+            except (RedisError, OSError):
+                log.warning("cannot queue update %s yet; retrying", update.update_id)
+            except Exception:
+                tries += 1
+                log.exception("update %s failed (try %d)", update.update_id, tries)
+                if tries >= HANDLER_TRIES:
+                    return
+            await asyncio.sleep(min(2**tries, 10))
+
+    async def webhook(self, request: web.Request) -> web.Response:
+        given = request.headers.get(SECRET_HEADER, "")
+        if not secrets.compare_digest(given.encode(), self.secret.encode()):
+            return web.json_response({"error": "wrong or missing secret token"}, status=401)
+        if self.dispatcher is None:
+            return web.json_response({"error": "not ready yet"}, status=503)
+        try:
+            update = Update.model_validate(await request.json(), context={"bot": self.bot})
+        except (ValueError, ValidationError):
+            return web.json_response({"error": "the body is not a Telegram update"}, status=400)
+        try:
+            await self.dispatcher.feed_update(self.bot, update)
+        except Exception:
+            log.exception("update %s failed; Telegram will deliver it again", update.update_id)
+            return web.json_response({"error": "not processed"}, status=500)
+        return web.json_response({})
