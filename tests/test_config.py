@@ -74,3 +74,25 @@ def test_cli_prints_one_line_and_exits_2(
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith(f"parley: configuration error: {expected}")
     assert "Traceback" not in proc.stderr
+
+
+def test_people_lists_take_commas_or_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARLEY_ALLOWED_USERS", "tg:1, slack:U2")
+    monkeypatch.setenv("PARLEY_ADMINS", '["tg:9"]')
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:abc")
+    settings = load_settings()
+    assert settings.allowed_users == ["tg:1", "slack:U2"]
+    assert settings.may_use("tg:1") and settings.may_use("tg:9")
+    assert not settings.may_use("tg:2")
+    assert settings.is_admin("tg:9") and not settings.is_admin("tg:1")
+    assert "123:abc" not in repr(settings)
+
+
+def test_everyone_may_use_an_unrestricted_bot(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().may_use("tg:12345")
+
+
+def test_people_need_a_platform_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARLEY_ADMINS", "12345")
+    with pytest.raises(ConfigError, match="PARLEY_ADMINS: '12345' needs a platform prefix"):
+        load_settings()
