@@ -64,7 +64,7 @@ class TelegramCalls:
 
     def scopes(self, chat_id: int, *, draft: bool = False) -> list[Scope]:
         if draft:  # drafts are ephemeral previews with an allowance of their own
-            return [Scope(f"tg:draft:{chat_id}", rate=4, burst=4), self.bot_scope]
+            return [Scope(f"tg:draft:{chat_id}", rate=2, burst=3), self.bot_scope]
         scopes = [Scope(f"tg:chat:{chat_id}", rate=self.chat_rate, burst=3), self.bot_scope]
         if not is_private(chat_id):
             scopes.append(Scope(f"tg:group:{chat_id}", rate=self.group_rate, burst=5))
