@@ -11,7 +11,7 @@ import secrets
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
 from bot.mailbox import PREFIX
@@ -50,6 +50,7 @@ class Confirmation(BaseModel):
     expires_at: float
     can_remember: bool = True
     platform: str = "http"
+    reply_to: dict[str, Any] = Field(default_factory=dict)
     status: Status = "pending"
     decided_by: str | None = None
     decided_at: float | None = None
@@ -83,6 +84,7 @@ class Confirmations:
         *,
         can_remember: bool = True,
         platform: str = "http",
+        reply_to: dict[str, Any] | None = None,
     ) -> Confirmation:
         record = Confirmation(
             id=secrets.token_urlsafe(9),
@@ -93,6 +95,7 @@ class Confirmations:
             expires_at=time.time() + ttl,
             can_remember=can_remember,
             platform=platform,
+            reply_to=reply_to or {},
         )
         await self.redis.set(_key(record.id), record.model_dump_json(), ex=int(ttl) + self.keep)
         return record

@@ -221,6 +221,7 @@ class SessionRunner:
             ttl,
             can_remember=event.can_remember,
             platform=head.platform,
+            reply_to=head.reply_to,
         )
         if state.pending is not None:
             state.pending.confirmation_id = record.id

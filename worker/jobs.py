@@ -94,6 +94,8 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
             session=record.session,
             kind="decision",
             sender=Sender(id=TIMEOUT_SENDER),
+            platform=record.platform,
+            reply_to=record.reply_to,
             confirmation_id=confirmation_id,
             approve=False,
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType, MessageEntityType
+from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.filters import Command
 from aiogram.methods import SendMessage
 from aiogram.types import CallbackQuery, MessageGenerationStopped, ReplyParameters, Update, User
@@ -149,16 +150,16 @@ class Ingress:
         reply = None
         if not place.private:
             reply = ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True)
-        await self.deps.calls.call(
-            SendMessage(
-                chat_id=place.chat_id,
-                message_thread_id=place.thread_id,
-                text=text,
-                reply_parameters=reply,
-            ),
-            place.chat_id,
-            must_land=True,
+        method = SendMessage(
+            chat_id=place.chat_id,
+            message_thread_id=place.thread_id,
+            text=text,
+            reply_parameters=reply,
         )
+        try:
+            await self.deps.calls.call(method, place.chat_id, must_land=True)
+        except (TelegramBadRequest, TelegramForbiddenError) as exc:
+            log.warning("cannot answer in chat %s: %s", place.chat_id, exc)
 
     # --- buttons and the draft's stop button ----------------------------------------------
 

@@ -15,7 +15,7 @@ from aiogram.types import CallbackQuery, MessageEntity
 from aiogram.types import Message as TgMessage
 
 from adapters.telegram import confirm
-from adapters.telegram.place import PLATFORM, Place, sender_of
+from adapters.telegram.place import PLATFORM, sender_of
 from bot.confirmations import Confirmation, Status
 from bot.envelope import Envelope, Sender
 
@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 FORBIDDEN = "Only the person who asked, or an admin, can decide this."
 ANSWERS = {
     "expired": "This request has expired; nothing was run.",
-    "decided": "This was already decided.",
+    "approved": "This was already approved.",
+    "denied": "This was already denied.",
+    "declined": "A newer message replaced this request; nothing was run.",
     "unknown": "This request is no longer available.",
 }
 
@@ -49,8 +51,10 @@ async def handle_press(ingress: Ingress, query: CallbackQuery) -> None:
         await _answer(ingress, query, FORBIDDEN, alert=True)
         return
     if outcome != "ok" or record is None:
-        await _answer(ingress, query, ANSWERS.get(outcome, "Nothing to decide."), alert=True)
         current = await deps.confirmations.get(confirmation_id)
+        status_now = current.status if current is not None else "unknown"
+        known = ANSWERS.get(status_now) or ANSWERS.get(outcome) or f"Already {status_now}."
+        await _answer(ingress, query, known, alert=True)
         if current is not None and current.status != "pending":
             await _settle_prompt(ingress, query, current.status, current.decided_by or "")
         return
@@ -70,20 +74,8 @@ def _decision(record: Confirmation, person: Sender, choice: str, status: Status)
         confirmation_id=record.id,
         approve=status == "approved",
         remember=choice == "remember",
-        reply_to=_reply_to(record),
+        reply_to=record.reply_to,
     )
-
-
-def _reply_to(record: Confirmation) -> dict[str, object]:
-    """Where the resumed turn answers: the session's chat and topic."""
-    _, chat, *thread = record.session.split(":")
-    chat_id = int(chat)
-    place = Place(
-        chat_id=chat_id,
-        thread_id=int(thread[0]) if thread else None,
-        chat_type="private" if chat_id > 0 else "supergroup",
-    )
-    return place.model_dump()
 
 
 async def _answer(ingress: Ingress, query: CallbackQuery, text: str, alert: bool = False) -> None:

@@ -22,7 +22,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from aiogram.exceptions import TelegramBadRequest
+from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.methods import (
     DeleteMessage,
     EditMessageText,
@@ -113,7 +113,12 @@ class TelegramReply:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self.status = ""
-        await self._finish()
+        try:
+            await self._finish()
+        except (TelegramBadRequest, TelegramForbiddenError) as exc:
+            # Permanent (the bot was blocked or removed, the chat is gone): trying the turn
+            # again would only cost model calls. Network trouble still propagates and retries.
+            log.warning("cannot deliver the reply in %s: %s", self.place.session, exc)
 
     def _end_model_call(self) -> None:
         if self.current.strip():

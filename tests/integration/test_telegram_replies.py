@@ -1,0 +1,176 @@
+"""Telegram replies end to end: fake Bot API ← web app → Redis → a worker process → fake Bot API.
+
+The real aiogram Bot talks HTTP to the fake, which is as strict as Telegram (4096 limit,
+"message is not modified", entity checks, drafts only in private chats, flood control).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from tests.fakes.llm import RecordedRequest, Reply
+from tests.fakes.tg import TgUser
+from tests.support.telegram import TelegramStack
+
+ANN = TgUser(id=1001, first_name="Ann", username="ann")
+BOB = TgUser(id=1002, first_name="Bob", username="bob")
+
+
+def said(request: RecordedRequest) -> str:
+    """What the person wrote last (the model also sees a time stamp before it)."""
+    return request.last_user_text().splitlines()[-1]
+
+
+async def replies(stack: TelegramStack, chat: object, count: int = 1, **kw: object) -> list[str]:
+    """The texts of the bot's messages in `chat`, once there are `count` of them and the
+    worker has finished the turn."""
+    tg = stack.tg
+
+    def ready() -> bool:
+        return len(tg.messages(chat, **kw)) >= count  # type: ignore[arg-type]
+
+    await tg.wait_for(ready, within=20)
+    await _idle(stack)
+    return [m.text for m in tg.messages(chat, **kw)]  # type: ignore[arg-type]
+
+
+async def _idle(stack: TelegramStack) -> None:
+    """Wait until no turn holds a lease (the reply's last edit has landed)."""
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(stack.redis_url)
+    try:
+        for _ in range(400):
+            leases = [k async for k in redis.scan_iter("parley:*:lease")]
+            armed = await redis.zcard("parley:armed")
+            if not leases and not armed:
+                return
+            await asyncio.sleep(0.05)
+    finally:
+        await redis.aclose()
+
+
+async def test_private_reply_streams_as_a_draft_and_lands_as_one_message(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    text = "Here is **the answer**: " + " ".join(f"word{i}" for i in range(150))
+    tg_stack.fake.enqueue(Reply(text=text, chunk_size=12, delay=0.02))
+    chat = tg_stack.tg.private_chat(ANN)
+    tg_stack.tg.send(chat, ANN, "tell me something")
+    (shown,) = await replies(tg_stack, chat)
+    assert shown.startswith("Here is the answer: word0")
+    assert shown.endswith("word149")
+    drafts = [d for d in tg_stack.tg.drafts if d.chat_id == chat.id]
+    assert len(drafts) >= 2, "the reply was not streamed as drafts"
+    assert all(d.can_stop for d in drafts)
+    assert len({d.draft_id for d in drafts}) == 1
+    bold = tg_stack.tg.messages(chat)[0].entities
+    assert any(e["type"] == "bold" for e in bold)
+    assert tg_stack.tg.flood_violations == 0
+    assert [c for c in tg_stack.tg.calls if not c.ok] == []
+
+
+async def test_group_answers_only_when_mentioned_replied_to_or_commanded(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    tg_stack.fake.responder = lambda request: Reply(text=f"re: {said(request)}")
+    group = tg_stack.tg.group("Team")
+    tg_stack.tg.send(group, ANN, "just chatting among ourselves")
+    tg_stack.tg.send(group, ANN, "@parley_test_bot what is 2+2?")
+    first = await replies(tg_stack, group)
+    assert first == ["re: what is 2+2?"]
+    bot_message = tg_stack.tg.messages(group)[0]
+    tg_stack.tg.send(group, BOB, "and 3+3?", reply_to=bot_message.message_id)
+    second = await replies(tg_stack, group, 2)
+    assert second[1] == "re: and 3+3?"
+    assert len(tg_stack.fake.requests) == 2
+    assert "just chatting" not in json.dumps(tg_stack.fake.requests[-1].body)
+    sent = [c for c in tg_stack.tg.calls if c.method == "sendMessage"]
+    assert all("reply_parameters" in c.params for c in sent)
+    assert not [d for d in tg_stack.tg.drafts if d.chat_id == group.id]
+
+
+async def test_each_forum_topic_is_its_own_session(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    tg_stack.fake.responder = lambda request: Reply(text=f"seen {len(request.body['messages'])}")
+    forum = tg_stack.tg.supergroup("Forum", forum=True)
+    ideas, bugs = tg_stack.tg.topic(forum, "Ideas"), tg_stack.tg.topic(forum, "Bugs")
+    tg_stack.tg.send(forum, ANN, "@parley_test_bot one", thread_id=ideas)
+    assert await replies(tg_stack, forum, thread_id=ideas) == ["seen 1"]
+    tg_stack.tg.send(forum, ANN, "@parley_test_bot two", thread_id=ideas)
+    tg_stack.tg.send(forum, ANN, "@parley_test_bot three", thread_id=bugs)
+    assert await replies(tg_stack, forum, 2, thread_id=ideas) == ["seen 1", "seen 3"]
+    assert await replies(tg_stack, forum, thread_id=bugs) == ["seen 1"]
+
+
+async def test_a_reply_over_8000_characters_continues_in_new_messages(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    code = "\n".join(f"    print('line {i}')  # {'x' * 20}" for i in range(40))
+    paragraphs = [f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 12 for i in range(24)]
+    paragraphs.insert(12, f"```python\ndef main():\n{code}\n```")
+    text = "\n\n".join(paragraphs)
+    assert len(text) > 8000
+    tg_stack.fake.enqueue(Reply(text=text, chunk_size=200, delay=0.01))
+    group = tg_stack.tg.group("Long")
+    tg_stack.tg.send(group, ANN, "@parley_test_bot write a lot")
+    shown = await replies(tg_stack, group, 3)
+    assert all(len(t) <= 4096 for t in shown)
+    joined = "".join(shown).replace("\n", "").replace(" ", "")
+    assert joined == text.replace("```python", "").replace("```", "").replace("\n", "").replace(
+        " ", ""
+    )
+    holder = [m for m in tg_stack.tg.messages(group) if "def main():" in m.text]
+    assert len(holder) == 1 and "print('line 39')" in holder[0].text
+    assert any(e["type"] == "pre" for e in holder[0].entities)
+
+
+async def test_markdown_with_code_and_special_characters_renders_as_entities(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    text = (
+        "# Result\n\nUse `a_b*c` and _emphasis_ with [a link](https://example.com).\n\n"
+        "Special: 1.5 + (2) = [3]! #tag {x} |y| ~z~ > q\n\n"
+        "```bash\necho 'hi' && ls -la *.py\n```\n\nDone 🎉."
+    )
+    tg_stack.fake.enqueue(Reply(text=text, chunk_size=5))
+    chat = tg_stack.tg.private_chat(BOB)
+    tg_stack.tg.send(chat, BOB, "format something")
+    (shown,) = await replies(tg_stack, chat)
+    message = tg_stack.tg.messages(chat)[0]
+    kinds = {e["type"] for e in message.entities}
+    assert {"bold", "code", "italic", "text_link", "pre"} <= kinds
+    assert "Special: 1.5 + (2) = [3]! #tag {x} |y|" in shown
+    assert "echo 'hi' && ls -la *.py" in shown
+    assert "```" not in shown and "**" not in shown
+
+
+@pytest.mark.parametrize("tg_stack", [{"PARLEY_TELEGRAM_CHAT_RATE": "5"}], indirect=True)
+async def test_flood_answers_mid_stream_keep_the_final_text_intact(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    tg_stack.tg.fail_next(
+        "editMessageText", 429, "Too Many Requests: retry after 2", retry_after=2, count=2
+    )
+    text = " ".join(f"token{i}" for i in range(300))
+    tg_stack.fake.enqueue(Reply(text=text, chunk_size=10, delay=0.01))
+    group = tg_stack.tg.group("Busy")
+    tg_stack.tg.send(group, ANN, "@parley_test_bot go")
+    await tg_stack.tg.wait_for(
+        lambda: (
+            bool(tg_stack.tg.messages(group))
+            and tg_stack.tg.messages(group)[-1].text.endswith("token299")
+        ),
+        within=30,
+    )
+    assert [m.text for m in tg_stack.tg.messages(group)] == [text]
+    assert tg_stack.tg.floods >= 1
+    assert tg_stack.tg.flood_violations == 0

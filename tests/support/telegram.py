@@ -1,0 +1,86 @@
+"""Parley with Telegram for end-to-end tests: the web app in-process, workers as processes,
+the fake Bot API and the fake model API, everything over real HTTP and a real Redis."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from bot.config import Settings
+from tests.fakes.llm import FakeLLM
+from tests.fakes.tg import TOKEN, FakeTelegram
+from tests.support.redis_server import free_port
+from tests.support.stack import Stack, stack_env
+from worker.web import make_app
+
+WEBHOOK_PATH = "/telegram/webhook"
+WEBHOOK_SECRET = "s3cret-webhook-token"
+
+
+@dataclass
+class TelegramStack(Stack):
+    telegram: FakeTelegram | None = None
+    webhook_url: str = ""
+
+    @property
+    def tg(self) -> FakeTelegram:
+        assert self.telegram is not None
+        return self.telegram
+
+
+def telegram_env(telegram: FakeTelegram, **extra: str) -> dict[str, str]:
+    return {
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "TELEGRAM_API_URL": telegram.base_url,
+        **extra,
+    }
+
+
+def _settings(env: dict[str, str]) -> Settings:
+    """The web process's settings, from the same variables the workers get."""
+    names = {
+        "REDIS_URL": "redis_url",
+        "TELEGRAM_BOT_TOKEN": "telegram_bot_token",
+        "TELEGRAM_API_URL": "telegram_api_url",
+        "TELEGRAM_WEBHOOK_URL": "telegram_webhook_url",
+        "TELEGRAM_WEBHOOK_SECRET": "telegram_webhook_secret",
+    }
+    values: dict[str, Any] = {field: env[name] for name, field in names.items() if name in env}
+    for name, value in env.items():
+        if name.startswith("PARLEY_") and name not in ("PARLEY_TOOL_MODULES", "PARLEY_POLICY"):
+            values[name.removeprefix("PARLEY_").lower()] = value
+    return Settings(_env_file=None, **values)
+
+
+@pytest.fixture
+async def tg_stack(
+    redis_url: str,
+    fake_llm: FakeLLM,
+    fake_telegram: FakeTelegram,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[TelegramStack]:
+    """Parametrise indirectly with extra environment; `webhook=1` serves Telegram by webhook."""
+    extra: dict[str, str] = dict(getattr(request, "param", {}) or {})
+    port = free_port()
+    if extra.pop("webhook", ""):
+        extra["TELEGRAM_WEBHOOK_URL"] = f"http://127.0.0.1:{port}{WEBHOOK_PATH}"
+        extra["TELEGRAM_WEBHOOK_SECRET"] = WEBHOOK_SECRET
+    env = stack_env(redis_url, fake_llm, **telegram_env(fake_telegram, **extra))
+    built = TelegramStack(redis_url, fake_llm, tmp_path, env=env, telegram=fake_telegram)
+    built.webhook_url = extra.get("TELEGRAM_WEBHOOK_URL", "")
+    app = await make_app(_settings(env))
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    built.base_url = f"http://127.0.0.1:{port}"
+    try:
+        yield built
+    finally:
+        await built.stop()
+        await runner.cleanup()
