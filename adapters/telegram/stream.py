@@ -107,11 +107,13 @@ class TelegramReply:
             self._pump = asyncio.create_task(self._run_pump())
 
     async def close(self) -> None:
-        for task in (self._pump, self._typing):
-            if task is not None:
+        tasks = [task for task in (self._pump, self._typing) if task is not None]
+        async with self._lock:  # an update in flight finishes first, so its message is known
+            for task in tasks:
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         self.status = ""
         try:
             await self._finish()

@@ -1,0 +1,73 @@
+"""Telegram under stress: a worker killed mid-reply, refused formatting, many replies at once."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.fakes.llm import Reply
+from tests.fakes.tg import TgUser
+from tests.integration.test_telegram_replies import ANN, replies
+from tests.support.telegram import TelegramStack
+
+
+async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
+    tg_stack: TelegramStack,
+) -> None:
+    first = await tg_stack.start_worker()
+    gate = asyncio.Event()
+    tg_stack.fake.enqueue(
+        Reply(text="This first attempt is cut off " * 4, chunk_size=6, gate=gate, gate_after=12),
+        Reply(text="The complete answer, once."),
+    )
+    group = tg_stack.tg.group("Crash")
+    tg_stack.tg.send(group, ANN, "@parley_test_bot tell me")
+    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(group)), within=20)
+    await asyncio.sleep(0.3)  # past the moment the worker learns the message's id
+    tg_stack.kill(first)
+    await tg_stack.start_worker()
+    shown = await replies(tg_stack, group)
+    gate.set()
+    assert shown == ["The complete answer, once."]
+    assert len(tg_stack.tg.sent[group.id]) == 1, "the reply was posted a second time"
+    assert tg_stack.tg.messages(group)[0].edits >= 1
+
+
+async def test_refused_formatting_falls_back_to_plain_text(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    tg_stack.tg.fail_next(
+        "sendMessage", 400, "Bad Request: can't parse entities: unsupported entity", count=1
+    )
+    tg_stack.fake.enqueue(Reply(text="Some **bold** words."))
+    group = tg_stack.tg.group("Plain")
+    tg_stack.tg.send(group, ANN, "@parley_test_bot hi")
+    shown = await replies(tg_stack, group)
+    assert shown == ["Some bold words."]
+    refused = [c for c in tg_stack.tg.calls if c.method == "sendMessage" and not c.ok]
+    assert len(refused) == 1
+
+
+@pytest.mark.parametrize("tg_stack", [{"PARLEY_TELEGRAM_GROUP_TRIGGER": "all"}], indirect=True)
+async def test_many_replies_at_once_stay_inside_the_flood_limits(tg_stack: TelegramStack) -> None:
+    """Two workers, eight private chats and one busy group, all streaming at the same time:
+    the shared budget paces them so no call is made during a penalty and every reply lands."""
+    await tg_stack.start_worker()
+    await tg_stack.start_worker()
+    text = " ".join(f"w{i}" for i in range(120))
+    tg_stack.fake.responder = lambda _: Reply(text=text, chunk_size=6, delay=0.01)
+    users = [TgUser(id=2000 + i, first_name=f"U{i}") for i in range(8)]
+    chats = [tg_stack.tg.private_chat(user) for user in users]
+    group = tg_stack.tg.group("Busy")
+    for user, chat in zip(users, chats, strict=True):
+        tg_stack.tg.send(chat, user, "go")
+        tg_stack.tg.send(group, user, "and here")
+    for chat in chats:
+        assert await replies(tg_stack, chat) == [text]
+    shown = await replies(tg_stack, group)
+    assert all(t == text for t in shown) and 1 <= len(shown) <= 8
+    assert tg_stack.tg.flood_violations == 0
+    print(
+        f"\n{len(tg_stack.tg.calls)} Bot API calls, {tg_stack.tg.floods} answered 429, "
+        f"{len(shown)} group turns (merged messages)"
+    )
