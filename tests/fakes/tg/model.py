@@ -121,6 +121,9 @@ class Bucket:
             return 0.0
         return (1 - self.tokens) / self.rate
 
+    def refund(self) -> None:
+        self.tokens = min(self.burst, self.tokens + 1)
+
 
 class ApiError(Exception):
     """An answer with ok=false, as the Bot API sends it."""

@@ -194,9 +194,14 @@ class FakeTelegram(UserSide):
             if name == "getUpdates":
                 result = await self._get_updates(params)
             else:
-                self._flood_check(name, params)
-                self._injected(name)
-                result = self.methods.handle(name, params)
+                taken = self._flood_check(name, params)
+                try:
+                    self._injected(name)
+                    result = self.methods.handle(name, params)
+                except ApiError:
+                    for bucket in taken:  # refused calls do not count against the limits
+                        bucket.refund()
+                    raise
         except ApiError as exc:
             self.calls.append(Call(name, params, False, exc.description, time.time()))
             return _answer(exc.wire())
@@ -211,24 +216,29 @@ class FakeTelegram(UserSide):
                     self.floods += 1
                 raise error
 
-    def _flood_check(self, name: str, params: dict[str, Any]) -> None:
+    def _flood_check(self, name: str, params: dict[str, Any]) -> list[Bucket]:
         if name not in FLOODED:
-            return
+            return []
         try:
             chat_id = int(params.get("chat_id", 0))
         except (TypeError, ValueError):
-            return
+            return []
         now = time.monotonic()
         until = self._penalty.get(chat_id, 0.0)
         if now < until:
             self.floods += 1
             self.flood_violations += 1
             raise _too_many(until - now)
-        wait = max(bucket.take() for bucket in self._buckets_for(name, chat_id))
-        if wait > 0:
+        buckets = self._buckets_for(name, chat_id)
+        waits = [bucket.take() for bucket in buckets]
+        if max(waits) > 0:
+            for bucket, wait in zip(buckets, waits, strict=True):
+                if wait == 0:
+                    bucket.refund()
             self.floods += 1
-            self._penalty[chat_id] = now + math.ceil(wait)
-            raise _too_many(wait)
+            self._penalty[chat_id] = now + math.ceil(max(waits))
+            raise _too_many(max(waits))
+        return buckets
 
     def _buckets_for(self, name: str, chat_id: int) -> list[Bucket]:
         limits = self.limits
