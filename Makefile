@@ -48,3 +48,4 @@ clean:
 bench: sync system
 	$(UV) run --frozen python -m tests.bench.engine
 	$(UV) run --frozen python -m tests.bench.pickup
+	$(UV) run --frozen python -m tests.bench.telegram

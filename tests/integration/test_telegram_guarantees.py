@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tests.fakes.llm import Reply
+from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import TgUser
 from tests.integration.test_telegram_replies import ANN, replies
 from tests.support.telegram import TelegramStack
@@ -70,4 +70,40 @@ async def test_many_replies_at_once_stay_inside_the_flood_limits(tg_stack: Teleg
     print(
         f"\n{len(tg_stack.tg.calls)} Bot API calls, {tg_stack.tg.floods} answered 429, "
         f"{len(shown)} group turns (merged messages)"
+    )
+
+
+async def test_refused_drafts_fall_back_to_a_message_edited_in_place(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    tg_stack.tg.fail_next("sendMessageDraft", 400, "Bad Request: TEXTDRAFT_PEER_INVALID")
+    text = " ".join(f"w{i}" for i in range(200))
+    tg_stack.fake.enqueue(Reply(text=text, chunk_size=8, delay=0.01))
+    chat = tg_stack.tg.private_chat(ANN)
+    tg_stack.tg.send(chat, ANN, "hi")
+    assert await replies(tg_stack, chat) == [text]
+    assert [d for d in tg_stack.tg.drafts if d.chat_id == chat.id] == []
+    assert tg_stack.tg.messages(chat)[0].edits >= 1
+
+
+async def test_a_running_tool_shows_compactly_and_leaves_no_trace(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    tg_stack.fake.enqueue(
+        Reply(
+            text="Let me wait.",
+            tool_calls=[ToolCallSpec("slow_write", {"path": "/dev/null", "seconds": 1.5})],
+        ),
+        Reply(text="Done waiting."),
+    )
+    group = tg_stack.tg.group("Tools")
+    tg_stack.tg.send(group, ANN, "@parley_test_bot wait a bit")
+    shown = await replies(tg_stack, group)
+    message = tg_stack.tg.messages(group)[0]
+    assert shown == ["Let me wait.\n\nDone waiting."]
+    assert any("🔧 slow_write…" in old for old in message.history)
+    assert any(
+        chat_id == group.id and action == "typing" for chat_id, action, _ in tg_stack.tg.actions
     )
