@@ -114,10 +114,12 @@ class TelegramCalls:
                 log.warning("Bot API call failed (%s); trying again", exc)
                 await asyncio.sleep(min(0.25 * 2**failures, 8))
 
-    async def quietly(self, method: TelegramMethod[Any]) -> Any:
-        """A call whose failure must not break anything (typing, answering a press)."""
+    async def quietly(self, method: TelegramMethod[Any], chat_id: int | None = None) -> Any:
+        """A call whose failure must not break anything (typing, answering a press, settling
+        a prompt); a message in `chat_id` is paced like every other call in that chat."""
+        scopes = self.scopes(chat_id) if chat_id is not None else [self.bot_scope]
         try:
-            return await self._call(method, [self.bot_scope], must_land=True)
+            return await self._call(method, scopes, must_land=True)
         except Exception as exc:  # cosmetic: the reason is logged, never raised
             log.warning("%s failed: %s", type(method).__name__, exc)
             return None

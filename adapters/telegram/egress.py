@@ -42,7 +42,8 @@ class TelegramEgress:
                 text=shown.text,
                 entities=[MessageEntity.model_validate(e) for e in shown.entities],
                 reply_markup=None,
-            )
+            ),
+            chat_id,
         )
 
     async def aclose(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Literal
 
 from aiogram import Bot, F, Router
 from aiogram.enums import ChatType, MessageEntityType
@@ -90,14 +91,18 @@ class Ingress:
             await self.answer(message, ONLY_TEXT)
 
     async def submit(
-        self, message: TgMessage, update: Update, text: str, kind: str = "message"
+        self,
+        message: TgMessage,
+        update: Update,
+        text: str,
+        kind: Literal["message", "command"] = "message",
     ) -> bool:
         assert message.from_user is not None
         place = place_of(message)
         envelope = Envelope(
             id=f"tg:{update.update_id}",
             session=place.session,
-            kind="command" if kind == "command" else "message",
+            kind=kind,
             text=text,
             sender=sender_of(message.from_user, self.deps.settings),
             platform=PLATFORM,

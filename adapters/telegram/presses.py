@@ -96,5 +96,6 @@ async def _settle_prompt(ingress: Ingress, query: CallbackQuery, status: str, by
             message_id=message.message_id,
             text=shown.text,
             entities=[MessageEntity.model_validate(e) for e in shown.entities],
-        )
+        ),
+        message.chat.id,
     )

@@ -31,6 +31,12 @@ def buttons(message: BotMessage) -> dict[str, str]:
     return {b["text"]: b["callback_data"] for row in markup["inline_keyboard"] for b in row}
 
 
+async def settled(stack: TelegramStack, chat: TgChat) -> BotMessage:
+    """The prompt, once the press has taken its buttons away (the web process edits it)."""
+    await stack.tg.wait_for(lambda: stack.tg.messages(chat)[1].reply_markup is None)
+    return stack.tg.messages(chat)[1]
+
+
 def answer_to(stack: TelegramStack, query_id: str) -> dict[str, object]:
     (answer,) = [a for a in stack.tg.callback_answers if a["callback_query_id"] == query_id]
     return answer
@@ -52,9 +58,7 @@ async def test_the_prompt_shows_the_exact_arguments_and_approve_runs_the_tool(
     assert shown[0] == "Let me launch it."
     assert shown[-1] == "Launched!"
     assert answer_to(tg_stack, query)["text"] == "Approved."
-    settled = tg_stack.tg.messages(group)[1]
-    assert settled.reply_markup is None
-    assert settled.text.endswith("✅ Approved by Ann")
+    assert (await settled(tg_stack, group)).text.endswith("✅ Approved by Ann")
     assert tg_stack.fake.requests[-1].tool_results()[0][1] == "launched rocket ✨"
 
 
@@ -66,7 +70,7 @@ async def test_deny_tells_the_model_and_the_prompt_says_so(tg_stack: TelegramSta
     tg_stack.tg.press(chat, ANN, prompt.message_id, buttons(prompt)["❌ Deny"])
     shown = await replies(tg_stack, chat, 3)
     assert shown[-1] == "Okay, I will not."
-    assert tg_stack.tg.messages(chat)[1].text.endswith("❌ Denied by Ann")
+    assert (await settled(tg_stack, chat)).text.endswith("❌ Denied by Ann")
     assert "Denied" in tg_stack.fake.requests[-1].tool_results()[0][1]
 
 
@@ -83,8 +87,8 @@ async def test_only_the_requester_or_an_admin_may_decide(tg_stack: TelegramStack
     assert tg_stack.tg.messages(group)[1].reply_markup is not None
     tg_stack.fake.enqueue(Reply(text="Launched by the admin's leave."))
     tg_stack.tg.press(group, ADMIN, prompt.message_id, buttons(prompt)["✅ Approve"])
-    shown = await replies(tg_stack, group, 3)
-    assert shown[1].endswith("✅ Approved by Ada")
+    await replies(tg_stack, group, 3)
+    assert (await settled(tg_stack, group)).text.endswith("✅ Approved by Ada")
     assert len([r for r in tg_stack.fake.requests if r.tool_results()]) == 1
 
 
@@ -100,7 +104,7 @@ async def test_always_allow_skips_the_next_prompt_in_this_chat(tg_stack: Telegra
     shown = await replies(tg_stack, chat, 4)
     assert shown[-1] == "Launched again."
     assert len([m for m in tg_stack.tg.messages(chat) if m.reply_markup]) == 0
-    assert "allowed in this chat from now on" in tg_stack.tg.messages(chat)[1].text
+    assert "allowed in this chat from now on" in (await settled(tg_stack, chat)).text
 
 
 @pytest.mark.parametrize("tg_stack", [{"PARLEY_CONFIRMATION_TTL": "5"}], indirect=True)
