@@ -1,7 +1,7 @@
 pytest_plugins = [
+    "tests.support.redis_server",
     "tests.fakes.llm.fixtures",
     "tests.fakes.tg.fixtures",
-    "tests.support.redis_server",
     "tests.support.stack",
     "tests.support.telegram",
 ]

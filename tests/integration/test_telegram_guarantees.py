@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from tests.fakes.llm import Reply, ToolCallSpec
-from tests.fakes.tg import TgUser
+from tests.fakes.tg import TOKEN, TgUser
 from tests.integration.test_telegram_replies import ANN, replies
 from tests.support.telegram import TelegramStack
 
@@ -32,6 +32,8 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     assert shown == ["The complete answer, once."]
     assert len(tg_stack.tg.sent[group.id]) == 1, "the reply was posted a second time"
     assert tg_stack.tg.messages(group)[0].edits >= 1
+    logs = "".join(p.read_text() for p in tg_stack.tmp.glob("worker-*.log"))
+    assert TOKEN.split(":")[1] not in logs
 
 
 async def test_refused_formatting_falls_back_to_plain_text(tg_stack: TelegramStack) -> None:
@@ -46,6 +48,8 @@ async def test_refused_formatting_falls_back_to_plain_text(tg_stack: TelegramSta
     assert shown == ["Some bold words."]
     refused = [c for c in tg_stack.tg.calls if c.method == "sendMessage" and not c.ok]
     assert len(refused) == 1
+    log = (tg_stack.tmp / "worker-0.log").read_text()
+    assert "sending plain text" in log and TOKEN.split(":")[1] not in log
 
 
 @pytest.mark.parametrize("tg_stack", [{"PARLEY_TELEGRAM_GROUP_TRIGGER": "all"}], indirect=True)
