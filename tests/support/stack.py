@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -10,7 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -128,16 +129,14 @@ def texts(events: list[dict[str, Any]]) -> str:
     return shown
 
 
-@pytest.fixture
-async def stack(
-    redis_url: str, fake_llm: FakeLLM, tmp_path: Path, request: pytest.FixtureRequest
-) -> AsyncIterator[Stack]:
-    extra = getattr(request, "param", {}) or {}
-    built = Stack(redis_url, fake_llm, tmp_path, env=stack_env(redis_url, fake_llm, **extra))
-    app = await make_app(Settings(redis_url=redis_url))
-    runner = web.AppRunner(app, access_log=None)
+S = TypeVar("S", bound=Stack)
+
+
+@contextlib.asynccontextmanager
+async def serving(built: S, settings: Settings, port: int) -> AsyncIterator[S]:
+    """The web app of `settings` on `port` while the test runs; workers stopped after it."""
+    runner = web.AppRunner(await make_app(settings), access_log=None)
     await runner.setup()
-    port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     built.base_url = f"http://127.0.0.1:{port}"
     try:
@@ -145,3 +144,13 @@ async def stack(
     finally:
         await built.stop()
         await runner.cleanup()
+
+
+@pytest.fixture
+async def stack(
+    redis_url: str, fake_llm: FakeLLM, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Stack]:
+    extra = getattr(request, "param", {}) or {}
+    built = Stack(redis_url, fake_llm, tmp_path, env=stack_env(redis_url, fake_llm, **extra))
+    async with serving(built, Settings(redis_url=redis_url), free_port()) as running:
+        yield running

@@ -9,14 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from bot.config import Settings
 from tests.fakes.llm import FakeLLM
 from tests.fakes.tg import TOKEN, FakeTelegram
 from tests.support.redis_server import free_port
-from tests.support.stack import Stack, stack_env
-from worker.web import make_app
+from tests.support.stack import Stack, serving, stack_env
 
 WEBHOOK_PATH = "/telegram/webhook"
 WEBHOOK_SECRET = "s3cret-webhook-token"
@@ -74,13 +72,5 @@ async def tg_stack(
     env = stack_env(redis_url, fake_llm, **telegram_env(fake_telegram, **extra))
     built = TelegramStack(redis_url, fake_llm, tmp_path, env=env, telegram=fake_telegram)
     built.webhook_url = extra.get("TELEGRAM_WEBHOOK_URL", "")
-    app = await make_app(_settings(env))
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    built.base_url = f"http://127.0.0.1:{port}"
-    try:
-        yield built
-    finally:
-        await built.stop()
-        await runner.cleanup()
+    async with serving(built, _settings(env), port) as running:
+        yield running

@@ -38,6 +38,9 @@ class UserSide:
     def next_message_id(self, chat_id: int) -> int:
         raise NotImplementedError
 
+    def wire(self, chat: TgChat, message: BotMessage) -> dict[str, Any]:
+        raise NotImplementedError
+
     # --- chats -------------------------------------------------------------------------------
 
     def private_chat(self, user: TgUser) -> TgChat:
@@ -172,21 +175,10 @@ class UserSide:
                 raise AssertionError(f"message {message_id} has no button with data {data!r}")
         query_id = secrets.token_hex(8)
         self.queries[query_id] = time.monotonic()
-        wired = {
-            "message_id": message.message_id,
-            "date": int(time.time()),
-            "chat": chat.wire(),
-            "from": {"id": 7000001, "is_bot": True, "first_name": "Parley"},
-            "text": message.text,
-        }
-        if message.entities:
-            wired["entities"] = message.entities
-        if message.reply_markup:
-            wired["reply_markup"] = message.reply_markup
         query = {
             "id": query_id,
             "from": user.wire(),
-            "message": wired,
+            "message": self.wire(chat, message),
             "chat_instance": str(chat.id),
             "data": data,
         }
