@@ -55,6 +55,10 @@ async def handle_press(ingress: Ingress, query: CallbackQuery) -> None:
         status_now = current.status if current is not None else "unknown"
         known = ANSWERS.get(status_now) or ANSWERS.get(outcome) or f"Already {status_now}."
         await _answer(ingress, query, known, alert=True)
+        if current is not None and current.status in ("approved", "denied"):
+            # Decided, but perhaps never queued (Redis failed after the decision and this is
+            # Telegram's redelivery): queueing again is safe, the envelope id is the dedup key.
+            await deps.mailbox.submit(_decision(current, person, choice, current.status))
         if current is not None and current.status != "pending":
             await _settle_prompt(ingress, query, current.status, current.decided_by or "")
         return

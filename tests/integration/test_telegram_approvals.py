@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from redis.asyncio import Redis
 
+from bot.confirmations import Confirmations
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import BotMessage, TgChat, TgUser
 from tests.integration.test_telegram_replies import ANN, BOB, replies
@@ -131,3 +133,27 @@ async def test_an_expired_request_loses_its_buttons_and_a_late_press_changes_not
     assert "expired" in str(answer_to(tg_stack, query)["text"])
     assert "Approved" not in tg_stack.tg.messages(chat)[1].text
     assert not any("launched rocket" in str(r.tool_results()) for r in tg_stack.fake.requests)
+
+
+async def test_a_decision_recorded_but_never_queued_is_queued_by_the_redelivered_press(
+    tg_stack: TelegramStack,
+) -> None:
+    """The web process decided in Redis and died before queueing the decision: Telegram
+    delivers the press again, and the turn goes on (once)."""
+    await tg_stack.start_worker()
+    chat = tg_stack.tg.private_chat(ANN)
+    prompt = await prompt_in(tg_stack, chat)
+    approve = buttons(prompt)["✅ Approve"]
+    confirmation_id = approve.split(":")[1]
+    redis = Redis.from_url(tg_stack.redis_url)
+    try:
+        decided = await Confirmations(redis).decide(confirmation_id, "approved", "tg:1001")
+    finally:
+        await redis.aclose()
+    assert decided == "ok"
+    tg_stack.fake.enqueue(Reply(text="Launched after all."))
+    tg_stack.tg.press(chat, ANN, prompt.message_id, approve)
+    tg_stack.tg.press(chat, ANN, prompt.message_id, approve, check=False)
+    shown = await replies(tg_stack, chat, 3)
+    assert shown[-1] == "Launched after all."
+    assert len([r for r in tg_stack.fake.requests if r.tool_results()]) == 1
