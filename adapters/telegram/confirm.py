@@ -14,6 +14,7 @@ from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
+from adapters.telegram.render import utf16_len
 from bot.agent.events import PendingCall
 
 CALLBACK = re.compile(r"^cf:([A-Za-z0-9_-]{1,32}):([ydr])$")
@@ -25,10 +26,6 @@ CHOICES = {"y": "approve", "d": "deny", "r": "remember"}
 class Prompt:
     text: str
     entities: list[dict[str, Any]]
-
-
-def utf16(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
 
 
 def parse(data: str | None) -> tuple[str, str] | None:
@@ -65,14 +62,19 @@ def prompt(calls: list[PendingCall], expires_in: float) -> Prompt:
     """ "🔐 Allow calculator?" with each call's arguments in a code block."""
     names = ", ".join(dict.fromkeys(call.name for call in calls))
     text = f"🔐 Allow {names}?\n"
-    entities: list[dict[str, Any]] = [{"type": "bold", "offset": 0, "length": utf16(text) - 1}]
+    entities: list[dict[str, Any]] = [{"type": "bold", "offset": 0, "length": utf16_len(text) - 1}]
     for call in calls:
         if len(calls) > 1:
             text += f"\n{call.name}:"
         block = _arguments(call.arguments)
         text += "\n"
         entities.append(
-            {"type": "pre", "offset": utf16(text), "length": utf16(block), "language": "json"}
+            {
+                "type": "pre",
+                "offset": utf16_len(text),
+                "length": utf16_len(block),
+                "language": "json",
+            }
         )
         text += block + "\n"
     minutes = max(1, round(expires_in / 60))
@@ -96,6 +98,6 @@ def settled(previous: Prompt, status: str, by: str = "") -> Prompt:
     """The prompt with its last line replaced by the outcome (entities before it kept)."""
     head, _, _ = previous.text.rpartition("\n")
     text = f"{head}\n{outcome_line(status, by)}" if head else outcome_line(status, by)
-    limit = utf16(head)
+    limit = utf16_len(head)
     entities = [e for e in previous.entities if e["offset"] + e["length"] <= limit]
     return Prompt(text, entities)
