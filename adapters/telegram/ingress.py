@@ -72,8 +72,8 @@ class Ingress:
 
     async def on_text(self, message: TgMessage, event_update: Update) -> None:
         text = self.addressed(message)
-        if text is None or message.from_user is None:
-            return
+        if text is None or message.from_user is None or message.from_user.is_bot:
+            return  # other bots are not people: answering them could start a loop
         if not await self.admit(message, message.from_user):
             return
         if len(text) > MAX_TEXT:
