@@ -127,7 +127,7 @@ class SessionRunner:
             await mailbox.commit(session, token, [head], state.model_dump_json())
             return
         if head.kind == "command":
-            await self._command(head, state)
+            state = await self._command(head, state)
             await mailbox.commit(session, token, group, state.model_dump_json())
             return
         request = await self._request(group, state, resumed=bool(resumed))
@@ -135,18 +135,21 @@ class SessionRunner:
             await self._run(session, token, group, state, request)
         await mailbox.commit(session, token, group, state.model_dump_json())
 
-    async def _command(self, head: Envelope, state: SessionState) -> None:
-        """Session commands run in order with the messages around them."""
+    async def _command(self, head: Envelope, state: SessionState) -> SessionState:
+        """The session's state after a command; commands run in order with the messages."""
         if head.text != "new":
             log.warning("unknown session command %r in %s", head.text, head.session)
-            return
+            return state
+        await self._decline_pending(state, head.sender.id)
+        await self._say(head, ev.TextDelta(text=FRESH_START), finish="end_turn")
+        return SessionState(usage=state.usage)  # the totals stay for /usage
+
+    async def _decline_pending(self, state: SessionState, by: str) -> None:
+        """A request nobody decided is declined when the conversation moves past it."""
         if state.pending is not None and state.pending.confirmation_id:
             await self.deps.confirmations.decide(
-                state.pending.confirmation_id, "declined", head.sender.id, is_admin=True
+                state.pending.confirmation_id, "declined", by, is_admin=True
             )
-        fresh = SessionState(usage=state.usage)
-        state.__dict__.update(fresh.__dict__)
-        await self._say(head, ev.TextDelta(text=FRESH_START), finish="end_turn")
 
     async def _request(
         self, group: list[Envelope], state: SessionState, *, resumed: bool
@@ -169,10 +172,7 @@ class SessionRunner:
             return TurnRequest(
                 ctx, decisions=decisions, envelope_ids=ids, deny_note=note, model=model
             )
-        if state.pending is not None and state.pending.confirmation_id:
-            await self.deps.confirmations.decide(
-                state.pending.confirmation_id, "declined", head.sender.id, is_admin=True
-            )
+        await self._decline_pending(state, head.sender.id)
         text = "\n".join(envelope.text for envelope in group)
         return TurnRequest(ctx, text=text, envelope_ids=ids, model=model)
 

@@ -119,3 +119,22 @@ async def test_policy_rules_allow_deny_and_ask(fake_llm: FakeLLM, make_agent: Ma
     fake_llm.enqueue(Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "1"})]))
     events = await collect(agent, SessionState(), "1?")
     assert [c.name for c in of_type(events, ev.ConfirmationRequired)[0].calls] == ["calculator"]
+
+
+async def test_always_allowed_tools_run_without_asking_unless_the_rule_forbids_it(
+    fake_llm: FakeLLM, make_agent: MakeAgent
+) -> None:
+    _, _, events = await ask_for_send(fake_llm, make_agent)
+    assert of_type(events, ev.ConfirmationRequired)[0].can_remember
+    rules = [PolicyRule(action="ask", tool="send_message", remember=False)]
+    _, _, strict = await ask_for_send(fake_llm, make_agent, policy=rules)
+    assert not of_type(strict, ev.ConfirmationRequired)[0].can_remember
+    remembered = SessionState(always_allow=["send_message"])
+    agent = make_agent(tools=tools())
+    fake_llm.enqueue(
+        Reply(tool_calls=[ToolCallSpec("send_message", {"to": "ann", "text": "yo"})]),
+        Reply(text="Sent."),
+    )
+    later = await collect(agent, remembered, "tell ann yo")
+    assert of_type(later, ev.ConfirmationRequired) == []
+    assert SENT == ["ann: yo"]

@@ -52,3 +52,17 @@ def test_session_rules_come_first() -> None:
         )
         == "allow"
     )
+
+
+def test_a_rule_may_forbid_remembering_its_approval() -> None:
+    policy = Policy(
+        [
+            PolicyRule(action="ask", tool="shell", remember=False),
+            PolicyRule(action="ask", tool="email"),
+        ]
+    )
+    assert not policy.may_remember("shell", {"command": "ls"})
+    assert policy.may_remember("email", {"to": "x"})
+    assert policy.may_remember("anything_else", {})
+    allowed = policy.with_rules([PolicyRule(action="allow", tool="shell")])
+    assert allowed.decide(None, "shell", {}) == "allow"
