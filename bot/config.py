@@ -116,6 +116,15 @@ class Settings(BaseSettings):
     telegram_chat_rate: float = Field(default=1.0, gt=0)
     telegram_group_rate: float = Field(default=20 / 60, gt=0)
     telegram_bot_rate: float = Field(default=30.0, gt=0)
+
+    slack_bot_token: SecretStr | None = _env("SLACK_BOT_TOKEN")
+    slack_app_token: SecretStr | None = _env("SLACK_APP_TOKEN")
+    slack_signing_secret: SecretStr | None = _env("SLACK_SIGNING_SECRET")
+    slack_api_url: str = Field(
+        default="https://slack.com/api/",
+        validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
+    )
+    slack_rate_share: float = Field(default=0.8, gt=0, le=1)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
 
     @field_validator("timezone")

@@ -19,10 +19,13 @@ from arq.connections import ArqRedis, RedisSettings
 from arq.worker import Worker, func
 
 from adapters.http.egress import HttpEgress
+from adapters.replies import ReplyStore
+from adapters.slack import place as slack_place
+from adapters.slack.client import SlackCalls, make_client
+from adapters.slack.egress import SlackEgress
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.egress import TelegramEgress
 from adapters.telegram.place import PLATFORM
-from adapters.telegram.replies import ReplyStore
 from bot.agent.build import build_agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
@@ -124,7 +127,10 @@ def build_egress(settings: Settings, redis: ArqRedis) -> PlatformEgress:
     platforms: dict[str, Egress] = {}
     if settings.telegram_bot_token is not None:
         calls = TelegramCalls(make_bot(settings), RateBudget(redis), settings)
-        platforms[PLATFORM] = TelegramEgress(calls, ReplyStore(redis))
+        platforms[PLATFORM] = TelegramEgress(calls, ReplyStore(redis, "tg"))
+    if settings.slack_bot_token is not None:
+        slack = SlackCalls(make_client(settings), RateBudget(redis), settings)
+        platforms[slack_place.PLATFORM] = SlackEgress(slack, ReplyStore(redis, "slack"))
     return PlatformEgress(HttpEgress(redis), platforms)
 
 

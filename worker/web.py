@@ -1,4 +1,4 @@
-"""`parley web`: the HTTP API, the web chat, and Telegram's ingress when a bot token is set."""
+"""`parley web`: the HTTP API, the web chat, and the ingress of each platform with a token."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from aiohttp import web
 from arq.connections import RedisSettings, create_pool
 
 from adapters.http.api import PUBLIC, WebDeps, build_app
+from adapters.slack.service import SlackService
 from adapters.telegram.service import TelegramService
 from bot.config import Settings
 from bot.confirmations import Confirmations
@@ -27,6 +28,9 @@ async def make_app(settings: Settings) -> web.Application:
     if settings.telegram_bot_token is not None:
         telegram = TelegramService(settings, redis, deps.mailbox, deps.confirmations)
         telegram.mount(app, app[PUBLIC])
+    if settings.slack_bot_token is not None:
+        slack = SlackService(settings, redis, deps.mailbox, deps.confirmations)
+        slack.mount(app, app[PUBLIC])
 
     async def close(_: web.Application) -> None:
         await redis.aclose()

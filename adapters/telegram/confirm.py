@@ -7,13 +7,13 @@ exactly, as JSON in a code block, cut only when they would crowd the message.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
+from adapters.approvals import arguments_json, outcome_line
 from adapters.telegram.render import utf16_len
 from bot.agent.events import PendingCall
 
@@ -51,13 +51,6 @@ def keyboard(confirmation_id: str, *, can_remember: bool) -> InlineKeyboardMarku
     return InlineKeyboardMarkup(inline_keyboard=rows)
 
 
-def _arguments(arguments: dict[str, Any]) -> str:
-    shown = json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=True)
-    if len(shown) > ARGS_LIMIT:
-        shown = shown[:ARGS_LIMIT] + f"\n… ({len(shown) - ARGS_LIMIT} more characters)"
-    return shown
-
-
 def prompt(calls: list[PendingCall], expires_in: float) -> Prompt:
     """ "🔐 Allow calculator?" with each call's arguments in a code block."""
     names = ", ".join(dict.fromkeys(call.name for call in calls))
@@ -66,7 +59,7 @@ def prompt(calls: list[PendingCall], expires_in: float) -> Prompt:
     for call in calls:
         if len(calls) > 1:
             text += f"\n{call.name}:"
-        block = _arguments(call.arguments)
+        block = arguments_json(call.arguments, ARGS_LIMIT)
         text += "\n"
         entities.append(
             {
@@ -80,18 +73,6 @@ def prompt(calls: list[PendingCall], expires_in: float) -> Prompt:
     minutes = max(1, round(expires_in / 60))
     text += f"\nThis request expires in {minutes} min."
     return Prompt(text, entities)
-
-
-def outcome_line(status: str, by: str) -> str:
-    """What the prompt says once it is settled."""
-    lines = {
-        "approved": f"✅ Approved by {by}",
-        "remembered": f"✅ Approved by {by}, and allowed in this chat from now on",
-        "denied": f"❌ Denied by {by}",
-        "expired": "⌛ Expired: nobody decided in time, so it was not run.",
-        "declined": "↩️ Not run: a new message came instead of a decision.",
-    }
-    return lines.get(status, f"Decided: {status}")
 
 
 def settled(previous: Prompt, status: str, by: str = "") -> Prompt:

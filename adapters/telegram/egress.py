@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from aiogram.methods import EditMessageText
 from aiogram.types import MessageEntity
 
+from adapters.replies import ReplyStore
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
-from adapters.telegram.replies import ReplyStore
 from adapters.telegram.stream import TelegramReply
 from bot.confirmations import Confirmation
 from bot.envelope import Envelope
@@ -33,8 +33,8 @@ class TelegramEgress:
         found = await self.store.load_prompt(record.id)
         if found is None:
             return
-        chat_id, message_id, prompt = found
-        shown = confirm.settled(prompt, record.status)
+        chat_id, message_id = int(found["chat_id"]), int(found["message_id"])
+        shown = confirm.settled(confirm.Prompt(found["text"], found["entities"]), record.status)
         await self.calls.quietly(
             EditMessageText(
                 chat_id=chat_id,

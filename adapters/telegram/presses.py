@@ -14,22 +14,13 @@ from aiogram.methods import AnswerCallbackQuery, EditMessageText
 from aiogram.types import CallbackQuery, MessageEntity
 from aiogram.types import Message as TgMessage
 
+from adapters.approvals import FORBIDDEN, already, decision
 from adapters.telegram import confirm
 from adapters.telegram.place import PLATFORM, sender_of
-from bot.confirmations import Confirmation, Status
-from bot.envelope import Envelope, Sender
+from bot.confirmations import Status
 
 if TYPE_CHECKING:
     from adapters.telegram.ingress import Ingress
-
-FORBIDDEN = "Only the person who asked, or an admin, can decide this."
-ANSWERS = {
-    "expired": "This request has expired; nothing was run.",
-    "approved": "This was already approved.",
-    "denied": "This was already denied.",
-    "declined": "A newer message replaced this request; nothing was run.",
-    "unknown": "This request is no longer available.",
-}
 
 
 async def handle_press(ingress: Ingress, query: CallbackQuery) -> None:
@@ -53,33 +44,18 @@ async def handle_press(ingress: Ingress, query: CallbackQuery) -> None:
     if outcome != "ok" or record is None:
         current = await deps.confirmations.get(confirmation_id)
         status_now = current.status if current is not None else "unknown"
-        known = ANSWERS.get(status_now) or ANSWERS.get(outcome) or f"Already {status_now}."
-        await _answer(ingress, query, known, alert=True)
+        await _answer(ingress, query, already(status_now, outcome), alert=True)
         if current is not None and current.status in ("approved", "denied"):
             # Decided, but perhaps never queued (Redis failed after the decision and this is
             # Telegram's redelivery): queueing again is safe, the envelope id is the dedup key.
-            await deps.mailbox.submit(_decision(current, person, choice, current.status))
+            await deps.mailbox.submit(decision(current, person, choice, current.status, PLATFORM))
         if current is not None and current.status != "pending":
             await _settle_prompt(ingress, query, current.status, current.decided_by or "")
         return
-    await deps.mailbox.submit(_decision(record, person, choice, status))
+    await deps.mailbox.submit(decision(record, person, choice, status, PLATFORM))
     shown = "remembered" if choice == "remember" else status
     await _answer(ingress, query, "Approved." if status == "approved" else "Denied.")
     await _settle_prompt(ingress, query, shown, query.from_user.full_name)
-
-
-def _decision(record: Confirmation, person: Sender, choice: str, status: Status) -> Envelope:
-    return Envelope(
-        id=f"decision:{record.id}",
-        session=record.session,
-        kind="decision",
-        sender=person,
-        platform=PLATFORM,
-        confirmation_id=record.id,
-        approve=status == "approved",
-        remember=choice == "remember",
-        reply_to=record.reply_to,
-    )
 
 
 async def _answer(ingress: Ingress, query: CallbackQuery, text: str, alert: bool = False) -> None:

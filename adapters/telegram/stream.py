@@ -32,11 +32,11 @@ from aiogram.methods import (
 )
 from aiogram.types import MessageEntity, ReplyParameters
 
+from adapters.replies import ReplyStore
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, plain, render
-from adapters.telegram.replies import ReplyStore
 from bot.agent import events as ev
 
 log = logging.getLogger(__name__)
@@ -180,16 +180,15 @@ class TelegramReply:
             must_land=True,
         )
         if message is not None:
-            await self.store.save_prompt(
-                event.confirmation_id, self.place.chat_id, message.message_id, shown
-            )
+            record = {"chat_id": self.place.chat_id, "message_id": message.message_id}
+            await self.store.save_prompt(event.confirmation_id, record | shown.__dict__)
 
     # --- showing ----------------------------------------------------------------------------
 
     async def _show(self, *, final: bool, prepaid: bool) -> None:
         text = self._text(final=final)
         if self.shown is None:
-            self.shown = [Shown(i, None) for i in await self.store.load(self.key)]
+            self.shown = [Shown(int(i), None) for i in await self.store.load(self.key)]
         if not text:
             return
         chunks = render(text, final=final)

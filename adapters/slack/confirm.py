@@ -1,0 +1,84 @@
+"""Approval prompts in Slack: Block Kit with the tool, its exact arguments, and the buttons.
+
+A button's value is only the confirmation id; the calls and their arguments stay in the
+confirmation record in Redis. Once decided or expired, the buttons are replaced by a line
+saying what happened and who decided.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.approvals import arguments_json, outcome_line
+from bot.agent.events import PendingCall
+
+ACTIONS = {"parley_approve": "approve", "parley_deny": "deny", "parley_remember": "remember"}
+ACTIONS_BLOCK = "parley_confirm"
+OUTCOME_BLOCK = "parley_outcome"
+ARGS_LIMIT = 2_500  # a section holds 3,000 characters
+
+
+def summary(calls: list[PendingCall]) -> str:
+    """The notification text: what the prompt is about, for clients that cannot show blocks."""
+    names = ", ".join(dict.fromkeys(call.name for call in calls))
+    return f"🔐 Allow {names}?"
+
+
+def prompt(
+    calls: list[PendingCall],
+    expires_in: float,
+    confirmation_id: str,
+    *,
+    can_remember: bool,
+    requester: str,
+) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = [_section(f"*{summary(calls)}*")]
+    for call in calls[:40]:
+        shown = arguments_json(call.arguments, ARGS_LIMIT)
+        blocks.append(_section(f"`{call.name}`\n```\n{shown}\n```"))
+    buttons = [
+        _button("✅ Approve", "parley_approve", confirmation_id, "primary"),
+        _button("❌ Deny", "parley_deny", confirmation_id, "danger"),
+    ]
+    if can_remember:
+        buttons.append(_button("Always allow in this thread", "parley_remember", confirmation_id))
+    minutes = max(1, round(expires_in / 60))
+    asked = f"Asked by <@{requester}>. " if requester else ""
+    blocks.append(_context(f"{asked}This request expires in {minutes} min."))
+    blocks.append({"type": "actions", "block_id": ACTIONS_BLOCK, "elements": buttons})
+    return blocks
+
+
+def settled(blocks: list[dict[str, Any]], status: str, by: str = "") -> list[dict[str, Any]]:
+    """The prompt without its buttons and expiry line, ending with the outcome."""
+    kept = [
+        block
+        for block in blocks
+        if block.get("type") not in ("actions", "context")
+        and block.get("block_id") != OUTCOME_BLOCK
+    ]
+    return [*kept, {**_section(outcome(status, by)), "block_id": OUTCOME_BLOCK}]
+
+
+def outcome(status: str, by: str = "") -> str:
+    return outcome_line(status, by, where="thread")
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _context(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+def _button(text: str, action_id: str, value: str, style: str | None = None) -> dict[str, Any]:
+    button: dict[str, Any] = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": text, "emoji": True},
+        "action_id": action_id,
+        "value": value,
+    }
+    if style is not None:
+        button["style"] = style
+    return button

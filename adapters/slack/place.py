@@ -1,0 +1,67 @@
+"""Where a Slack conversation lives: the workspace, the channel, and the thread in it.
+
+Each thread is a session: a mention at the top of a channel starts one (the reply goes into
+the thread under it), and later replies in that thread continue it. A direct message outside
+threads is one session per person; a thread in a DM (the assistant pane opens one per
+conversation) is a session of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from bot.config import Settings
+from bot.envelope import Sender
+
+PLATFORM = "slack"
+
+
+class Place(BaseModel):
+    """Kept in an envelope's `reply_to`, so the worker knows where to answer."""
+
+    team: str
+    channel: str
+    thread_ts: str | None = None  # the thread the reply goes into; None: the DM itself
+    user: str = ""  # the person answered: streams in channels are addressed to them
+    is_im: bool = False
+
+    @property
+    def session(self) -> str:
+        base = f"slack:{self.team}:{self.channel}"
+        return f"{base}:{self.thread_ts}" if self.thread_ts else base
+
+    @property
+    def kind(self) -> str:
+        """What the tools are told about the chat: private, or a thread in a channel."""
+        return "private" if self.is_im else "thread"
+
+    @classmethod
+    def from_reply_to(cls, reply_to: dict[str, Any]) -> Place:
+        return cls.model_validate(reply_to)
+
+
+def place_of(event: dict[str, Any], team: str) -> Place:
+    """Where to answer `event` (a message or an app mention): in its thread, a new thread under
+    it in channels, or the DM itself for a DM outside threads."""
+    is_im = event.get("channel_type") == "im"
+    thread = event.get("thread_ts")
+    if thread is None and not is_im:
+        thread = event.get("ts")
+    return Place(
+        team=team,
+        channel=str(event["channel"]),
+        thread_ts=thread,
+        user=str(event.get("user", "")),
+        is_im=is_im,
+    )
+
+
+def person(user_id: str) -> str:
+    return f"slack:{user_id}"
+
+
+def sender_of(user_id: str, name: str, settings: Settings) -> Sender:
+    who = person(user_id)
+    return Sender(id=who, name=name or who, is_admin=settings.is_admin(who))

@@ -1,0 +1,104 @@
+"""Slack in `parley web`: Socket Mode when an app-level token is set, else HTTP events.
+
+HTTP events arrive at `/slack/events` (events and interactivity alike); bolt checks Slack's
+signature and timestamp on every request and answers 401 to a forged or stale one before
+anything is read. In Socket Mode nothing is public: Parley connects out, and an envelope is
+acknowledged only after its listener returned, so an unsubmitted event is delivered again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from aiohttp import web
+from redis.asyncio import Redis
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+
+from adapters.slack.client import SlackCalls, make_client
+from adapters.slack.ingress import Ingress, IngressDeps
+from bot.config import ConfigError, Settings
+from bot.confirmations import Confirmations
+from bot.mailbox import Mailbox
+from bot.ratelimit import RateBudget
+
+log = logging.getLogger(__name__)
+EVENTS_PATH = "/slack/events"
+
+
+class SlackService:
+    """Owns the bolt app and its Web API client for the lifetime of the web app."""
+
+    def __init__(
+        self, settings: Settings, redis: Redis, mailbox: Mailbox, confirmations: Confirmations
+    ) -> None:
+        socket = settings.slack_app_token is not None
+        if not socket and settings.slack_signing_secret is None:
+            raise ConfigError(
+                "SLACK_SIGNING_SECRET: not set; HTTP events need it (or set SLACK_APP_TOKEN "
+                "for Socket Mode)"
+            )
+        self.settings = settings
+        self.client = make_client(settings)
+        secret = settings.slack_signing_secret
+        self.app = AsyncApp(
+            client=self.client,
+            signing_secret=secret.get_secret_value() if secret is not None else "",
+            process_before_response=True,
+            request_verification_enabled=not socket,
+            logger=log,
+        )
+        calls = SlackCalls(self.client, RateBudget(redis), settings)
+        self.deps = IngressDeps(settings, calls, redis, mailbox, confirmations)
+        Ingress(self.deps).register(self.app)
+        self.socket: AsyncSocketModeHandler | None = None
+        self._connecting: asyncio.Task[None] | None = None
+
+    def mount(self, app: web.Application, public: set[str]) -> None:
+        if self.settings.slack_app_token is None:
+            app.router.add_post(EVENTS_PATH, self.events)
+            public.add(EVENTS_PATH)
+        app.on_startup.append(self._start)
+        app.on_cleanup.append(self._stop)
+
+    async def events(self, request: web.Request) -> web.Response:
+        answer = await self.app.async_dispatch(await to_bolt_request(request))
+        if answer.status == 404:  # nothing of Parley's: acknowledged, so it is not retried
+            return web.Response(status=200)
+        return await to_aiohttp_response(answer)
+
+    async def _start(self, _: web.Application) -> None:
+        if self.settings.slack_app_token is None:
+            log.info("Slack events served at %s", EVENTS_PATH)
+            return
+        token = self.settings.slack_app_token.get_secret_value()
+        self.socket = AsyncSocketModeHandler(self.app, token, logger=log)
+        self._connecting = asyncio.create_task(self._connect(self.socket))
+
+    async def _connect(self, socket: AsyncSocketModeHandler) -> None:
+        """Connect out; retried until Slack answers (the client reconnects by itself later)."""
+        delay = 1.0
+        while True:
+            try:
+                await socket.connect_async()  # type: ignore[no-untyped-call]
+                log.info("Slack connected in Socket Mode")
+                return
+            except Exception as exc:
+                log.warning("Slack Socket Mode is not reachable yet (%s); trying again", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30)
+
+    async def _stop(self, _: web.Application) -> None:
+        if self._connecting is not None:
+            self._connecting.cancel()
+        if self.socket is not None:
+            with contextlib.suppress(Exception):
+                await self.socket.close_async()  # type: ignore[no-untyped-call]
+        for task in list(self.deps.background):
+            task.cancel()
+        await asyncio.gather(*self.deps.background, return_exceptions=True)
+        if self.client.session is not None:
+            await self.client.session.close()
