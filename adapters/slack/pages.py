@@ -35,6 +35,7 @@ class Span:
     start: int
     end: int
     line: str
+    closed: bool = True
 
 
 def fences(text: str) -> list[Span]:
@@ -51,7 +52,7 @@ def fences(text: str) -> list[Span]:
             opening = None
         pos += len(line)
     if opening is not None:
-        spans.append(Span(opening[0], len(text), opening[2]))
+        spans.append(Span(opening[0], len(text), opening[2], closed=False))
     return spans
 
 
@@ -68,7 +69,7 @@ def inside(spans: list[Span], pos: int) -> Span | None:
 def best_cut(text: str, low: int, high: int) -> int:
     """Where to end a page within [low, high]: after a blank line, a line break or a space
     outside code blocks, else after a line break inside one, else at `high`."""
-    spans = fences(text[:high])
+    spans = fences(text)
     for marker, in_code in (("\n\n", False), ("\n", False), ("\n", True), (" ", False)):
         pos = text.rfind(marker, low, high)
         while pos >= 0:
@@ -104,7 +105,7 @@ class Pager:
                 return
             low = max(shown, page.start + room // 2)
             end = best_cut(text, low, page.start + room)
-            block = inside(fences(text[:end]), end)
+            block = inside(fences(text), end)
             page.end = end
             page.closes = block is not None
             self.pages.append(Page(end, opens=block.line + "\n" if block else ""))

@@ -6,13 +6,13 @@ The real aiogram Bot talks HTTP to the fake, which is as strict as Telegram (409
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
 from tests.fakes.llm import RecordedRequest, Reply
 from tests.fakes.tg import TgUser
+from tests.support.stack import idle
 from tests.support.telegram import TelegramStack
 
 ANN = TgUser(id=1001, first_name="Ann", username="ann")
@@ -33,24 +33,8 @@ async def replies(stack: TelegramStack, chat: object, count: int = 1, **kw: obje
         return len(tg.messages(chat, **kw)) >= count  # type: ignore[arg-type]
 
     await tg.wait_for(ready, within=20)
-    await _idle(stack)
+    await idle(stack.redis_url)
     return [m.text for m in tg.messages(chat, **kw)]  # type: ignore[arg-type]
-
-
-async def _idle(stack: TelegramStack) -> None:
-    """Wait until no turn holds a lease (the reply's last edit has landed)."""
-    from redis.asyncio import Redis
-
-    redis = Redis.from_url(stack.redis_url)
-    try:
-        for _ in range(400):
-            leases = [k async for k in redis.scan_iter("parley:*:lease")]
-            armed = await redis.zcard("parley:armed")
-            if not leases and not armed:
-                return
-            await asyncio.sleep(0.05)
-    finally:
-        await redis.aclose()
 
 
 async def test_private_reply_streams_as_a_draft_and_lands_as_one_message(

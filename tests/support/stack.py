@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 from aiohttp import web
+from redis.asyncio import Redis
 
 from bot.config import Settings
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
@@ -127,6 +128,31 @@ def texts(events: list[dict[str, Any]]) -> str:
         elif event["type"] == "text_delta":
             shown += event["text"]
     return shown
+
+
+async def idle(redis_url: str) -> None:
+    """Wait until no turn holds a lease and nothing is armed (a reply's last edit landed)."""
+    redis = Redis.from_url(redis_url)
+    try:
+        for _ in range(400):
+            leases = [k async for k in redis.scan_iter("parley:*:lease")]
+            armed = await redis.zcard("parley:armed")
+            if not leases and not armed:
+                return
+            await asyncio.sleep(0.05)
+    finally:
+        await redis.aclose()
+
+
+def web_settings(env: dict[str, str]) -> Settings:
+    """The web process's settings, from the same variables the workers get (the tools and
+    the policy only matter to workers)."""
+    values: dict[str, Any] = {}
+    for name, value in env.items():
+        field = name.removeprefix("PARLEY_").lower()
+        if field in Settings.model_fields and field not in ("tool_modules", "policy"):
+            values[field] = value
+    return Settings(_env_file=None, **values)
 
 
 S = TypeVar("S", bound=Stack)

@@ -6,15 +6,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from bot.config import Settings
 from tests.fakes.llm import FakeLLM
 from tests.fakes.tg import TOKEN, FakeTelegram
 from tests.support.redis_server import free_port
-from tests.support.stack import Stack, serving, stack_env
+from tests.support.stack import Stack, serving, stack_env, web_settings
 
 WEBHOOK_PATH = "/telegram/webhook"
 WEBHOOK_SECRET = "s3cret-webhook-token"
@@ -39,22 +37,6 @@ def telegram_env(telegram: FakeTelegram, **extra: str) -> dict[str, str]:
     }
 
 
-def _settings(env: dict[str, str]) -> Settings:
-    """The web process's settings, from the same variables the workers get."""
-    names = {
-        "REDIS_URL": "redis_url",
-        "TELEGRAM_BOT_TOKEN": "telegram_bot_token",
-        "TELEGRAM_API_URL": "telegram_api_url",
-        "TELEGRAM_WEBHOOK_URL": "telegram_webhook_url",
-        "TELEGRAM_WEBHOOK_SECRET": "telegram_webhook_secret",
-    }
-    values: dict[str, Any] = {field: env[name] for name, field in names.items() if name in env}
-    for name, value in env.items():
-        if name.startswith("PARLEY_") and name not in ("PARLEY_TOOL_MODULES", "PARLEY_POLICY"):
-            values[name.removeprefix("PARLEY_").lower()] = value
-    return Settings(_env_file=None, **values)
-
-
 @pytest.fixture
 async def tg_stack(
     redis_url: str,
@@ -72,5 +54,5 @@ async def tg_stack(
     env = stack_env(redis_url, fake_llm, **telegram_env(fake_telegram, **extra))
     built = TelegramStack(redis_url, fake_llm, tmp_path, env=env, telegram=fake_telegram)
     built.webhook_url = extra.get("TELEGRAM_WEBHOOK_URL", "")
-    async with serving(built, _settings(env), port) as running:
+    async with serving(built, web_settings(env), port) as running:
         yield running
