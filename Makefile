@@ -49,3 +49,4 @@ bench: sync system
 	$(UV) run --frozen python -m tests.bench.engine
 	$(UV) run --frozen python -m tests.bench.pickup
 	$(UV) run --frozen python -m tests.bench.telegram
+	$(UV) run --frozen python -m tests.bench.slack

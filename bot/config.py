@@ -11,7 +11,15 @@ import zoneinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ENV_PREFIX = "PARLEY_"
@@ -156,6 +164,16 @@ class Settings(BaseSettings):
                 raise ValueError(f"{item!r} needs a platform prefix, e.g. tg:123 or slack:U01")
         return value
 
+    @model_validator(mode="after")
+    def _slack_receives_somehow(self) -> Settings:
+        """A Slack bot needs a way to hear from Slack: Socket Mode, or signed HTTP events."""
+        if self.slack_bot_token and not (self.slack_app_token or self.slack_signing_secret):
+            raise ValueError(
+                "SLACK_SIGNING_SECRET: needed for HTTP events (or set SLACK_APP_TOKEN for "
+                "Socket Mode)"
+            )
+        return self
+
     def may_use(self, person: str) -> bool:
         """Everyone may, unless PARLEY_ALLOWED_USERS lists who; admins always may."""
         return not self.allowed_users or person in self.allowed_users or self.is_admin(person)
@@ -188,7 +206,8 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         problems = []
         for error in exc.errors():
-            field = str(error["loc"][0]) if error["loc"] else "?"
             message = str(error["msg"]).removeprefix("Value error, ")
-            problems.append(f"{env_name(field)}: {message}")
+            if error["loc"]:
+                message = f"{env_name(str(error['loc'][0]))}: {message}"
+            problems.append(message)
         raise ConfigError("; ".join(problems)) from None

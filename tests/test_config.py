@@ -96,3 +96,10 @@ def test_people_need_a_platform_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PARLEY_ADMINS", "12345")
     with pytest.raises(ConfigError, match="PARLEY_ADMINS: '12345' needs a platform prefix"):
         load_settings()
+
+
+def test_a_slack_bot_needs_socket_mode_or_a_signing_secret() -> None:
+    with pytest.raises(ConfigError, match="SLACK_SIGNING_SECRET"):
+        load_settings(_env_file=None, slack_bot_token="xoxb-1")
+    assert load_settings(_env_file=None, slack_bot_token="xoxb-1", slack_app_token="xapp-1")
+    assert load_settings(_env_file=None, slack_bot_token="xoxb-1", slack_signing_secret="s")

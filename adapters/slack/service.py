@@ -20,7 +20,7 @@ from slack_bolt.async_app import AsyncApp
 
 from adapters.slack.client import SlackCalls, make_client
 from adapters.slack.ingress import Ingress, IngressDeps
-from bot.config import ConfigError, Settings
+from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.ratelimit import RateBudget
@@ -35,12 +35,7 @@ class SlackService:
     def __init__(
         self, settings: Settings, redis: Redis, mailbox: Mailbox, confirmations: Confirmations
     ) -> None:
-        socket = settings.slack_app_token is not None
-        if not socket and settings.slack_signing_secret is None:
-            raise ConfigError(
-                "SLACK_SIGNING_SECRET: not set; HTTP events need it (or set SLACK_APP_TOKEN "
-                "for Socket Mode)"
-            )
+        socket = settings.slack_app_token is not None  # else Settings ensured a secret
         self.settings = settings
         self.client = make_client(settings)
         secret = settings.slack_signing_secret

@@ -66,6 +66,7 @@ class SlackReply:
         self._pump: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._started = False
+        self._paid = False  # the pump took a token for the next call already
 
     # --- events -----------------------------------------------------------------------------
 
@@ -148,7 +149,8 @@ class SlackReply:
             self._dirty.clear()
             try:
                 async with self._lock:
-                    await self._show(final=False, prepaid=True)
+                    self._paid = True
+                    await self._show(final=False)
             except Exception as exc:  # an intermediate update; the final one reports failures
                 log.warning("streaming update in %s failed: %s", self.place.session, exc)
 
@@ -159,7 +161,8 @@ class SlackReply:
 
     async def _finish(self) -> None:
         async with self._lock:
-            await self._show(final=True, prepaid=False)
+            self._paid = False
+            await self._show(final=True)
         if self._started and self.place.thread_ts is not None:
             await self._thread_status("")
 
@@ -190,7 +193,12 @@ class SlackReply:
 
     # --- showing ----------------------------------------------------------------------------
 
-    async def _show(self, *, final: bool, prepaid: bool) -> None:
+    def _token(self) -> bool:
+        """Whether this call was paid for by the pump: only the first call of an update is."""
+        paid, self._paid = self._paid, False
+        return paid
+
+    async def _show(self, *, final: bool) -> None:
         if self.shown is None:
             await self._resume()
         text = self._body()
@@ -199,11 +207,10 @@ class SlackReply:
         if self.streaming and not text.startswith(self.committed):
             await self._leave_stream()  # a restarted model call took text back
         if self.streaming:
-            await self._stream(text, final=final, prepaid=prepaid)
+            await self._stream(text, final=final)
             if self.streaming:
                 return
-            prepaid = False
-        await self._edit(text, final=final, prepaid=prepaid)
+        await self._edit(text, final=final)
 
     async def _resume(self) -> None:
         """Messages an earlier worker posted for this reply are edited from now on, never
@@ -221,28 +228,31 @@ class SlackReply:
 
     # --- streaming --------------------------------------------------------------------------
 
-    async def _stream(self, text: str, *, final: bool, prepaid: bool) -> None:
+    async def _stream(self, text: str, *, final: bool) -> None:
         pager = self.pager
         pager.settle(text, len(self.committed))
         while self.index < len(pager.pages) - 1:  # the page was cut: end it, go on in a new one
             end = pager.pages[self.index].end
             assert end is not None
-            if not await self._append(pager.text(text, self.index), text[:end], True, prepaid):
+            if not await self._append(pager.text(text, self.index), text[:end], must_land=True):
                 return
-            prepaid = False
             if not await self._stop():
                 return
             self.index += 1
+            self.appended = ""
         upto = pager.visible(text, final=final)
         page = pager.text(text, self.index, upto)
-        if await self._append(page, text[:upto], final, prepaid) and final:
+        if await self._append(page, text[:upto], must_land=final) and final:
             await self._stop()
 
-    async def _append(self, page: str, committed: str, must_land: bool, paid: bool) -> bool:
+    async def _append(self, page: str, committed: str, *, must_land: bool) -> bool:
         """Make the open stream show `page`; False if streaming ended (edit from now on)."""
         delta = page[len(self.appended) :]
         if not delta:
             return True
+        if self.stream is None and self.appended:
+            await self._leave_stream()  # grew after its stream was stopped: edit it instead
+            return False
         if self.stream is None:
             self.stream = await self.calls.client.chat_stream(
                 channel=self.place.channel,
@@ -261,7 +271,7 @@ class SlackReply:
         method = "chat.startStream" if starting else "chat.appendStream"
         try:
             done = await self.calls.run(
-                method, self.place.team, request, must_land=must_land, paid=paid
+                method, self.place.team, request, must_land=must_land, paid=self._token()
             )
         except SlackApiError as exc:
             await self._leave_stream(exc)
@@ -291,11 +301,11 @@ class SlackReply:
         return True
 
     def _close_page(self) -> None:
+        """The page's stream ended; `appended` stays, it is what the message shows."""
         assert self.shown is not None
         if self.stream is not None and self.stream.ts is not None:
             self.shown[-1].text = self.appended
         self.stream = None
-        self.appended = ""
 
     async def _leave_stream(self, exc: SlackApiError | None = None) -> None:
         """Go on by editing messages: streaming failed, expired, or text was taken back."""
@@ -315,19 +325,19 @@ class SlackReply:
 
     # --- editing ----------------------------------------------------------------------------
 
-    async def _edit(self, text: str, *, final: bool, prepaid: bool) -> None:
+    async def _edit(self, text: str, *, final: bool) -> None:
         pager = Pager()
         pager.settle(text, 0)
         pages = [pager.text(text, index) for index in range(len(pager.pages))]
         if not final and self.status:
             pages[-1] += f"\n\n_🔧 {self.status}…_"
         for index, page in enumerate(pages):
-            if not await self._ensure(index, page, final=final, prepaid=prepaid and index == 0):
+            if not await self._ensure(index, page, final=final):
                 return  # skipped for now (budget): the next update starts again from here
         if final:
             await self._drop_extra(len(pages))
 
-    async def _ensure(self, index: int, page: str, *, final: bool, prepaid: bool) -> bool:
+    async def _ensure(self, index: int, page: str, *, final: bool) -> bool:
         """Make message `index` of the reply show `page`: edit it, or post it if new."""
         assert self.shown is not None
         if index < len(self.shown):
@@ -338,7 +348,7 @@ class SlackReply:
                     "chat.update",
                     self.place.team,
                     must_land=final,
-                    paid=prepaid,
+                    paid=self._token(),
                     channel=self.place.channel,
                     ts=self.shown[index].ts,
                     markdown_text=page,
@@ -356,7 +366,7 @@ class SlackReply:
             "chat.postMessage",
             self.place.team,
             must_land=final,
-            paid=prepaid,
+            paid=self._token(),
             channel=self.place.channel,
             thread_ts=self.place.thread_ts,
             markdown_text=page,
