@@ -74,6 +74,7 @@ class SlackReply:
         if not self._started:
             self._started = True
             await self._thread_status(THINKING)
+        before = self._visible()
         if isinstance(event, ev.TextDelta):
             self.current += event.text
         elif isinstance(event, ev.TextReset):
@@ -96,8 +97,8 @@ class SlackReply:
             await self._finish()
             await self._ask(event)
             return
-        else:
-            return
+        if self._visible() == before:
+            return  # nothing new to show: no call is spent on it
         self._dirty.set()
         if self._pump is None:
             self._pump = asyncio.create_task(self._run_pump())
@@ -122,6 +123,10 @@ class SlackReply:
         if self.current.strip():
             self.done = f"{self.done}\n\n{self.current}" if self.done else self.current
         self.current = ""
+
+    def _visible(self) -> tuple[str, str]:
+        """What an update would show: the text, and a running tool where it is shown inline."""
+        return self._body(), "" if self.streaming else self.status
 
     def _body(self) -> str:
         parts = [self.done, self.current, self.ending]

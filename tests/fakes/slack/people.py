@@ -1,0 +1,185 @@
+"""The people's side of the fake Slack: who is there, what they say, which buttons they press.
+
+Each helper stores what the person did, as Slack would show it, and hands the app the same
+events Slack would send, then returns once the app acknowledged them (or Slack gave up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from typing import Any
+
+from tests.fakes.slack import events
+from tests.fakes.slack.model import (
+    MENTION,
+    VERIFICATION_TOKEN,
+    Posted,
+    SlackChannel,
+    SlackUser,
+    TsClock,
+)
+
+
+class People:
+    """Mixed into `FakeSlack`, which holds the state and the delivery these helpers use."""
+
+    users: dict[str, SlackUser]
+    channels: dict[str, SlackChannel]
+    clock: TsClock
+
+    # these come from FakeSlack
+    def find(self, channel_id: str, ts: str) -> Posted | None:
+        raise NotImplementedError
+
+    def store(self, message: Posted) -> None:
+        raise NotImplementedError
+
+    def response_url(self, user: SlackUser, message: Posted) -> str:
+        raise NotImplementedError
+
+    async def deliver(
+        self,
+        payload: dict[str, Any],
+        retry_num: int = 0,
+        *,
+        secret: str | None = None,
+        timestamp: int | None = None,
+        retry: bool = True,
+    ) -> tuple[int, str]:
+        raise NotImplementedError
+
+    # --- people and places -------------------------------------------------------------------
+
+    def user(self, user_id: str, name: str) -> SlackUser:
+        user = SlackUser(user_id, name)
+        self.users[user_id] = user
+        return user
+
+    def channel(self, channel_id: str, name: str) -> SlackChannel:
+        channel = SlackChannel(channel_id, name)
+        self.channels[channel_id] = channel
+        return channel
+
+    def dm(self, user: SlackUser) -> SlackChannel:
+        """The app's DM with `user`: "D0" followed by the user id after its "U0"/"U"."""
+        suffix = user.id[2:] if user.id.startswith("U0") else user.id[1:]
+        channel = SlackChannel("D0" + suffix, user.name, is_im=True, user=user)
+        return self.channels.setdefault(channel.id, channel)
+
+    # --- what people do ----------------------------------------------------------------------
+
+    async def say(
+        self, user: SlackUser, channel: SlackChannel, text: str, thread_ts: str | None = None
+    ) -> Posted:
+        """`user` writes `text`; the app gets a `message` event and, when the bot is mentioned
+        outside a DM, an `app_mention` event too (two deliveries, concurrently, as Slack)."""
+        if user.id not in self.users:
+            raise AssertionError(f"{user.id} is not a member of the workspace; use fake.user()")
+        message = Posted(
+            ts=self.clock.next(),
+            channel=channel.id,
+            user=user.id,
+            bot_id=None,
+            thread_ts=self._thread(channel, thread_ts),
+            text=text,
+        )
+        await self._post(message, channel, mentioned=MENTION in text)
+        return message
+
+    async def bot_says(
+        self,
+        channel: SlackChannel,
+        text: str,
+        bot_id: str = "B0OTHER",
+        thread_ts: str | None = None,
+    ) -> Posted:
+        """Another app's bot posts (subtype bot_message); the app must not answer bots."""
+        message = Posted(
+            ts=self.clock.next(),
+            channel=channel.id,
+            user=None,
+            bot_id=bot_id,
+            thread_ts=self._thread(channel, thread_ts),
+            text=text,
+            subtype="bot_message",
+        )
+        await self._post(message, channel, mentioned=MENTION in text)
+        return message
+
+    async def start_assistant_thread(self, user: SlackUser) -> str:
+        """`user` opens a new chat with the assistant: a thread in their DM (whose root is not
+        listed by `messages`) and an `assistant_thread_started` event; its thread_ts."""
+        dm = self.dm(user)
+        root = Posted(
+            ts=self.clock.next(),
+            channel=dm.id,
+            user=None,
+            bot_id=None,
+            thread_ts=None,
+            subtype="assistant_app_thread",
+        )
+        self.store(root)
+        started = events.assistant_thread_started(user, dm, root.ts)
+        await self.deliver(events.event_callback(started))
+        return root.ts
+
+    async def press(
+        self,
+        user: SlackUser,
+        message: Posted,
+        action_id: str,
+        value: str | None = None,
+        *,
+        check: bool = True,
+    ) -> tuple[int, str]:
+        """`user` presses a button of `message`; `check=False` presses one that is gone (an
+        old client still showing it)."""
+        channel = self.channels[message.channel]
+        found = events.find_button(message, action_id)
+        if check and (found is None or message.deleted):
+            raise AssertionError(f"message {message.ts} shows no button {action_id!r}")
+        block_id, button = found or (secrets.token_urlsafe(4), {"text": {"text": action_id}})
+        action: dict[str, Any] = {
+            "action_id": action_id,
+            "block_id": block_id,
+            "text": {"type": "plain_text", "text": button["text"].get("text", ""), "emoji": True},
+            "type": "button",
+        }
+        chosen = value if value is not None else button.get("value")
+        if chosen is not None:
+            action["value"] = chosen
+        if "style" in button:
+            action["style"] = button["style"]
+        url = self.response_url(user, message)
+        return await self.deliver(events.block_actions(user, channel, message, action, url))
+
+    async def verify_url(self) -> tuple[int, str]:
+        """The url_verification handshake Slack does when the Request URL is saved."""
+        challenge = secrets.token_urlsafe(24)
+        body = {"token": VERIFICATION_TOKEN, "challenge": challenge, "type": "url_verification"}
+        return await self.deliver(body, retry=False)
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _thread(self, channel: SlackChannel, thread_ts: str | None) -> str | None:
+        if channel.id not in self.channels:
+            raise AssertionError(f"unknown channel {channel.id}; use fake.channel() or fake.dm()")
+        if thread_ts is None:
+            return None
+        parent = self.find(channel.id, thread_ts)
+        if parent is None or parent.thread_ts is not None:
+            raise AssertionError(f"no thread {thread_ts} in {channel.id}")
+        return thread_ts
+
+    async def _post(self, message: Posted, channel: SlackChannel, *, mentioned: bool) -> None:
+        self.store(message)
+        parent = self.find(channel.id, message.thread_ts) if message.thread_ts else None
+        parent_user = parent.user if parent is not None else None
+        bodies = [events.event_callback(events.message_event(message, channel, parent_user))]
+        if mentioned and not channel.is_im:
+            mention = events.app_mention_event(message, channel)
+            if message.bot_id is not None:
+                mention["bot_id"] = message.bot_id
+            bodies.append(events.event_callback(mention))
+        await asyncio.gather(*(self.deliver(body) for body in bodies))

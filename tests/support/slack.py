@@ -1,0 +1,57 @@
+"""Parley with Slack for end-to-end tests: the web app in-process, workers as processes, the
+fake Slack Web API and the fake model API, everything over real HTTP and a real Redis."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from adapters.slack.service import EVENTS_PATH
+from tests.fakes.llm import FakeLLM
+from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from tests.support.redis_server import free_port
+from tests.support.stack import Stack, serving, stack_env, web_settings
+
+
+@dataclass
+class SlackStack(Stack):
+    slack: FakeSlack | None = None
+
+    @property
+    def fake_slack(self) -> FakeSlack:
+        assert self.slack is not None
+        return self.slack
+
+
+def slack_env(slack: FakeSlack, *, socket: bool = False, **extra: str) -> dict[str, str]:
+    env = {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_API_URL": slack.base_url, **extra}
+    if socket:
+        env["SLACK_APP_TOKEN"] = APP_TOKEN
+    else:
+        env["SLACK_SIGNING_SECRET"] = SIGNING_SECRET
+    return env
+
+
+@pytest.fixture
+async def slack_stack(
+    redis_url: str,
+    fake_llm: FakeLLM,
+    fake_slack: FakeSlack,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[SlackStack]:
+    """Parametrise indirectly with extra environment; `socket=1` uses Socket Mode."""
+    extra: dict[str, str] = dict(getattr(request, "param", {}) or {})
+    socket = bool(extra.pop("socket", ""))
+    port = free_port()
+    env = stack_env(redis_url, fake_llm, **slack_env(fake_slack, socket=socket, **extra))
+    built = SlackStack(redis_url, fake_llm, tmp_path, env=env, slack=fake_slack)
+    if socket:
+        fake_slack.mode = "socket"
+    else:
+        fake_slack.events_url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
+    async with serving(built, web_settings(env), port) as running:
+        yield running
