@@ -79,6 +79,7 @@ class TelegramReply:
     async def send(self, event: ev.AgentEvent) -> None:
         if self._typing is None:
             self._typing = asyncio.create_task(self._keep_typing())
+        before = self._text(final=False)
         if isinstance(event, ev.TextDelta):
             self.current += event.text
         elif isinstance(event, ev.TextReset):
@@ -100,8 +101,8 @@ class TelegramReply:
             await self._finish()
             await self._ask(event)
             return
-        else:
-            return
+        if self._text(final=False) == before:
+            return  # nothing new to show: no call is spent on it
         self._dirty.set()
         if self._pump is None:
             self._pump = asyncio.create_task(self._run_pump())
