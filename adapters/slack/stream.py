@@ -30,6 +30,7 @@ from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
+from adapters.transcript import Transcript
 from bot.agent import events as ev
 
 log = logging.getLogger(__name__)
@@ -57,10 +58,7 @@ class SlackReply:
         self.index = 0  # the page being streamed
         self.appended = ""  # what the open stream holds (sent, or buffered to send again)
         self.committed = ""  # the body up to where streamed pages show it: it can only grow
-        self.done = ""  # text of the model calls that ended
-        self.current = ""  # text of the model call in progress
-        self.status = ""  # a tool running
-        self.ending = ""  # Parley's own closing line (stopped, an error)
+        self.transcript = Transcript()
         self.shown: list[Shown] | None = None
         self._dirty = asyncio.Event()
         self._pump: asyncio.Task[None] | None = None
@@ -75,25 +73,10 @@ class SlackReply:
             self._started = True
             await self._thread_status(THINKING)
         before = self._visible()
-        if isinstance(event, ev.TextDelta):
-            self.current += event.text
-        elif isinstance(event, ev.TextReset):
-            self.current = ""
-        elif isinstance(event, ev.Iteration):
-            self._end_model_call()
-        elif isinstance(event, ev.ToolCallStart):
-            self._end_model_call()
-            self.status = event.name
+        self.transcript.apply(event)
+        if isinstance(event, ev.ToolCallStart):
             await self._thread_status(f"is running {event.name}…")
-        elif isinstance(event, ev.ToolCallResult):
-            self.status = ""
-        elif isinstance(event, ev.Error):
-            self.ending = f"⚠️ {event.message}"
-        elif isinstance(event, ev.Completed) and event.finish_reason == "cancelled":
-            self.ending = "⏹ Stopped."
         elif isinstance(event, ev.ConfirmationRequired):
-            self._end_model_call()
-            self.status = ""
             await self._finish()
             await self._ask(event)
             return
@@ -111,7 +94,7 @@ class SlackReply:
         if pump is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await pump
-        self.status = ""
+        self.transcript.tool = ""
         try:
             await self._finish()
         except SlackApiError as exc:
@@ -119,18 +102,9 @@ class SlackReply:
             # would only cost model calls. Network trouble still propagates and retries.
             log.warning("cannot deliver the reply in %s: %s", self.place.session, error_of(exc))
 
-    def _end_model_call(self) -> None:
-        if self.current.strip():
-            self.done = f"{self.done}\n\n{self.current}" if self.done else self.current
-        self.current = ""
-
     def _visible(self) -> tuple[str, str]:
         """What an update would show: the text, and a running tool where it is shown inline."""
-        return self._body(), "" if self.streaming else self.status
-
-    def _body(self) -> str:
-        parts = [self.done, self.current, self.ending]
-        return "\n\n".join(part.strip() for part in parts if part.strip())
+        return self.transcript.body(), "" if self.streaming else self.transcript.tool
 
     async def _thread_status(self, status: str) -> None:
         """Slack's "is thinking…" under the thread; cosmetic, so only when the budget allows."""
@@ -206,7 +180,7 @@ class SlackReply:
     async def _show(self, *, final: bool) -> None:
         if self.shown is None:
             await self._resume()
-        text = self._body()
+        text = self.transcript.body()
         if not text:
             return
         if self.streaming and not text.startswith(self.committed):
@@ -334,8 +308,8 @@ class SlackReply:
         pager = Pager()
         pager.settle(text, 0)
         pages = [pager.text(text, index) for index in range(len(pager.pages))]
-        if not final and self.status:
-            pages[-1] += f"\n\n_🔧 {self.status}…_"
+        if not final and self.transcript.tool:
+            pages[-1] += f"\n\n_🔧 {self.transcript.tool}…_"
         for index, page in enumerate(pages):
             if not await self._ensure(index, page, final=final):
                 return  # skipped for now (budget): the next update starts again from here

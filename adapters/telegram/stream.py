@@ -37,6 +37,7 @@ from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, plain, render
+from adapters.transcript import Transcript
 from bot.agent import events as ev
 
 log = logging.getLogger(__name__)
@@ -64,10 +65,7 @@ class TelegramReply:
         self.place = place
         self.key = key
         self.drafting = place.private
-        self.done = ""  # text of the model calls that ended
-        self.current = ""  # text of the model call in progress
-        self.status = ""  # a tool running, shown below the text until it ends
-        self.ending = ""  # Parley's own closing line (stopped, an error)
+        self.transcript = Transcript()
         self.shown: list[Shown] | None = None
         self._dirty = asyncio.Event()
         self._pump: asyncio.Task[None] | None = None
@@ -80,24 +78,8 @@ class TelegramReply:
         if self._typing is None:
             self._typing = asyncio.create_task(self._keep_typing())
         before = self._text(final=False)
-        if isinstance(event, ev.TextDelta):
-            self.current += event.text
-        elif isinstance(event, ev.TextReset):
-            self.current = ""
-        elif isinstance(event, ev.Iteration):
-            self._end_model_call()
-        elif isinstance(event, ev.ToolCallStart):
-            self._end_model_call()
-            self.status = f"🔧 {event.name}…"
-        elif isinstance(event, ev.ToolCallResult):
-            self.status = ""
-        elif isinstance(event, ev.Error):
-            self.ending = f"⚠️ {event.message}"
-        elif isinstance(event, ev.Completed) and event.finish_reason == "cancelled":
-            self.ending = "⏹ Stopped."
-        elif isinstance(event, ev.ConfirmationRequired):
-            self._end_model_call()
-            self.status = ""
+        self.transcript.apply(event)
+        if isinstance(event, ev.ConfirmationRequired):
             await self._finish()
             await self._ask(event)
             return
@@ -115,7 +97,7 @@ class TelegramReply:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        self.status = ""
+        self.transcript.tool = ""
         try:
             await self._finish()
         except (TelegramBadRequest, TelegramForbiddenError) as exc:
@@ -123,16 +105,9 @@ class TelegramReply:
             # again would only cost model calls. Network trouble still propagates and retries.
             log.warning("cannot deliver the reply in %s: %s", self.place.session, exc)
 
-    def _end_model_call(self) -> None:
-        if self.current.strip():
-            self.done = f"{self.done}\n\n{self.current}" if self.done else self.current
-        self.current = ""
-
     def _text(self, *, final: bool) -> str:
-        parts = [self.done, self.current, self.ending]
-        if not final:
-            parts.append(self.status)
-        return "\n\n".join(part.strip() for part in parts if part.strip())
+        tool = self.transcript.tool
+        return self.transcript.body(f"🔧 {tool}…" if tool and not final else "")
 
     # --- pacing -----------------------------------------------------------------------------
 
@@ -153,7 +128,7 @@ class TelegramReply:
             chat_id=self.place.chat_id, action="typing", message_thread_id=self.place.thread_id
         )
         while True:
-            if not self.current or self.status:
+            if not self.transcript.current or self.transcript.tool:
                 await self.calls.quietly(action)
             await asyncio.sleep(TYPING_EVERY)
 

@@ -1,0 +1,48 @@
+"""The text a reply shows, built from a turn's events the same way on every platform.
+
+Text of model calls that ended stays; the call in progress can be taken back (a retried
+model call resets it); a running tool is remembered until it ends, for platforms that show
+it; Parley's own closing line (an error, a stop) comes last.
+"""
+
+from __future__ import annotations
+
+from bot.agent import events as ev
+
+
+class Transcript:
+    def __init__(self) -> None:
+        self.done = ""  # text of the model calls that ended
+        self.current = ""  # text of the model call in progress
+        self.tool = ""  # the tool running now, if any
+        self.ending = ""  # Parley's own closing line (stopped, an error)
+
+    def apply(self, event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.TextDelta):
+            self.current += event.text
+        elif isinstance(event, ev.TextReset):
+            self.current = ""
+        elif isinstance(event, ev.Iteration):
+            self._end_model_call()
+        elif isinstance(event, ev.ToolCallStart):
+            self._end_model_call()
+            self.tool = event.name
+        elif isinstance(event, ev.ToolCallResult):
+            self.tool = ""
+        elif isinstance(event, ev.Error):
+            self.ending = f"⚠️ {event.message}"
+        elif isinstance(event, ev.Completed) and event.finish_reason == "cancelled":
+            self.ending = "⏹ Stopped."
+        elif isinstance(event, ev.ConfirmationRequired):
+            self._end_model_call()
+            self.tool = ""
+
+    def body(self, *extra: str) -> str:
+        """The reply's text, with `extra` lines (a tool's status) after it."""
+        parts = [self.done, self.current, self.ending, *extra]
+        return "\n\n".join(part.strip() for part in parts if part.strip())
+
+    def _end_model_call(self) -> None:
+        if self.current.strip():
+            self.done = f"{self.done}\n\n{self.current}" if self.done else self.current
+        self.current = ""
