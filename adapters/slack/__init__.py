@@ -1,0 +1,1 @@
+"""Slack: events in through slack-bolt (HTTP or Socket Mode), streamed replies out."""
