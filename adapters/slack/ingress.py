@@ -82,10 +82,7 @@ class Ingress:
     async def on_mention(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
         if not _from_person(event):
             return
-        team = _team(context, event)
-        place = place_of(event, team)
-        await self.deps.redis.set(self._thread_key(place), "1", ex=THREAD_MEMORY)
-        await self.handle(event, place, context)
+        await self.handle(event, place_of(event, _team(context, event)), context)
 
     async def on_message(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
         """DMs, and replies in the threads the bot is part of; mentions come as app_mention."""
@@ -142,6 +139,8 @@ class Ingress:
             reply_to=place.model_dump(),
         )
         await self.deps.mailbox.submit(envelope)
+        if not place.is_im:  # the bot is part of this thread now: replies need no mention
+            await self.deps.redis.set(self._thread_key(place), "1", ex=THREAD_MEMORY)
 
     async def refuse(self, place: Place, user: str) -> None:
         """A stranger is told why, privately and at most once an hour, at no model cost."""

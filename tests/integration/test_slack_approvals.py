@@ -52,10 +52,7 @@ async def settled(fake: FakeSlack, channel: SlackChannel, thread: str, ts: str) 
 async def test_the_prompt_shows_the_exact_arguments_and_approve_runs_the_tool(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     thread, prompt = await prompt_in(slack_stack, general, ann)
     assert '"target": "rocket ✨"' in block_text(prompt) and "launch" in block_text(prompt)
     choices = buttons(prompt)
@@ -71,10 +68,7 @@ async def test_the_prompt_shows_the_exact_arguments_and_approve_runs_the_tool(
 
 
 async def test_deny_tells_the_model_and_the_prompt_says_so(slack_stack: SlackStack) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     thread, prompt = await prompt_in(slack_stack, general, ann)
     slack_stack.fake.enqueue(Reply(text="Okay, I will not."))
     await fake.press(ann, prompt, "parley_deny")
@@ -106,10 +100,7 @@ async def test_only_the_requester_or_an_admin_may_decide(slack_stack: SlackStack
 
 
 async def test_always_allow_in_this_thread_stops_asking(slack_stack: SlackStack) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     thread, prompt = await prompt_in(slack_stack, general, ann)
     slack_stack.fake.enqueue(Reply(text="Launched once."))
     await fake.press(ann, prompt, "parley_remember")
@@ -128,10 +119,7 @@ async def test_always_allow_in_this_thread_stops_asking(slack_stack: SlackStack)
 async def test_an_expired_request_says_so_and_a_late_press_changes_nothing(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     thread, prompt = await prompt_in(slack_stack, general, ann)
     slack_stack.fake.enqueue(Reply(text="It was not approved in time."))
     value = buttons(prompt)["parley_approve"]["value"]

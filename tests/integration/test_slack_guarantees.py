@@ -14,9 +14,7 @@ from tests.support.slack import SlackStack
 
 
 async def test_retried_and_duplicated_events_are_answered_once(slack_stack: SlackStack) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
+    fake, ann, _ = await slack_stack.begin()
     dm = fake.dm(ann)
     slack_stack.fake.enqueue(Reply(text="Once."), Reply(text="Twice?!"))
     await fake.say(ann, dm, "hello")
@@ -30,10 +28,7 @@ async def test_retried_and_duplicated_events_are_answered_once(slack_stack: Slac
 
 
 async def test_messages_from_bots_are_ignored(slack_stack: SlackStack) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     slack_stack.fake.enqueue(Reply(text="Hi Ann."))
     asked = await fake.say(ann, general, f"{MENTION} hi")
     await answered(slack_stack, general, asked.ts)
@@ -70,10 +65,7 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
 
 
 async def test_a_running_tool_shows_as_the_thread_status(slack_stack: SlackStack) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     slack_stack.fake.enqueue(
         Reply(
             text="Let me wait.",
@@ -92,9 +84,7 @@ async def test_a_running_tool_shows_as_the_thread_status(slack_stack: SlackStack
 async def test_socket_mode_answers_and_an_unacknowledged_envelope_is_redelivered_once(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
+    fake, ann, _ = await slack_stack.begin()
     dm = fake.dm(ann)
     slack_stack.fake.enqueue(Reply(text="Over the socket."))
     await fake.say(ann, dm, "hello")
@@ -110,10 +100,7 @@ async def test_a_429_mid_stream_is_waited_out_for_every_worker_and_no_text_is_lo
     slack_stack: SlackStack,
 ) -> None:
     await slack_stack.start_worker()
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     text = " ".join(f"w{i}" for i in range(400))
     slack_stack.fake.enqueue(Reply(text=text, chunk_size=10, delay=0.01))
     asked = await fake.say(ann, general, f"{MENTION} go")

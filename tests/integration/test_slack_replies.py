@@ -37,10 +37,7 @@ async def answered(
 async def test_a_mention_starts_a_thread_and_the_reply_streams_into_it(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     text = "Here is **the answer**: " + " ".join(f"word{i}" for i in range(200))
     slack_stack.fake.enqueue(Reply(text=text, chunk_size=12, delay=0.01))
     asked = await fake.say(ann, general, f"{MENTION} what is the answer?")
@@ -58,10 +55,7 @@ async def test_a_mention_starts_a_thread_and_the_reply_streams_into_it(
 async def test_a_reply_in_the_thread_continues_the_session_without_a_mention(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     slack_stack.fake.enqueue(Reply(text="Paris."), Reply(text="About 2.1 million."))
     asked = await fake.say(ann, general, f"{MENTION} capital of France?")
     await answered(slack_stack, general, asked.ts)
@@ -80,9 +74,7 @@ async def test_a_reply_in_the_thread_continues_the_session_without_a_mention(
 async def test_a_direct_message_is_answered_in_the_dm_by_posting_and_editing(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
+    fake, ann, _ = await slack_stack.begin()
     dm = fake.dm(ann)
     text = "A *streamed* answer: " + " ".join(f"w{i}" for i in range(300))
     slack_stack.fake.enqueue(Reply(text=text, chunk_size=10, delay=0.01))
@@ -97,9 +89,7 @@ async def test_a_direct_message_is_answered_in_the_dm_by_posting_and_editing(
 async def test_an_assistant_thread_gets_suggested_prompts_and_a_streamed_reply(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
+    fake, ann, _ = await slack_stack.begin()
     dm = fake.dm(ann)
     thread = await fake.start_assistant_thread(ann)
     await fake.wait_for(lambda: bool(fake.suggested))
@@ -115,10 +105,7 @@ async def test_an_assistant_thread_gets_suggested_prompts_and_a_streamed_reply(
 async def test_a_reply_longer_than_12000_characters_continues_without_breaking_code(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
+    fake, ann, general = await slack_stack.begin()
     paragraphs = [f"Paragraph {i}:" + " lorem ipsum dolor sit amet" * 12 for i in range(70)]
     code = "```python\n" + "\n".join(f"value_{i} = {i} * {i}" for i in range(120)) + "\n```"
     text = "\n\n".join([*paragraphs[:30], code, *paragraphs[30:]])
@@ -162,15 +149,14 @@ def _asker(text: str) -> str:
 async def test_a_stranger_gets_an_ephemeral_refusal_and_costs_no_model_call(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
-    fake.user("U0ANN", "ann")
+    fake, ann, general = await slack_stack.begin()
     bob = fake.user("U0BOB", "bob")
-    general = fake.channel("C0GENERAL", "general")
-    await fake.say(bob, general, f"{MENTION} hi")
+    asked = await fake.say(bob, general, f"{MENTION} hi")
     await fake.wait_for(lambda: bool(fake.ephemerals))
     (note,) = fake.ephemerals
     assert note["user"] == "U0BOB" and "slack:U0BOB" in note["text"]
+    # A refused mention does not make the thread one the bot answers without a mention.
+    await fake.say(ann, general, "what did he want?", thread_ts=asked.ts)
     await asyncio.sleep(0.5)
     assert slack_stack.fake.requests == []
     assert fake.bot_messages(general.id) == []
@@ -179,11 +165,8 @@ async def test_a_stranger_gets_an_ephemeral_refusal_and_costs_no_model_call(
 async def test_streaming_unavailable_falls_back_to_posting_and_editing(
     slack_stack: SlackStack,
 ) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
+    fake, ann, general = await slack_stack.begin()
     fake.streaming_enabled = False
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
     text = "Edited in place: " + " ".join(f"w{i}" for i in range(200))
     slack_stack.fake.enqueue(Reply(text=text, chunk_size=10, delay=0.01))
     asked = await fake.say(ann, general, f"{MENTION} go")
@@ -192,11 +175,8 @@ async def test_streaming_unavailable_falls_back_to_posting_and_editing(
 
 
 async def test_a_stream_that_expires_mid_reply_loses_no_text(slack_stack: SlackStack) -> None:
-    await slack_stack.start_worker()
-    fake = slack_stack.fake_slack
+    fake, ann, general = await slack_stack.begin()
     fake.stream_ttl = 0.6
-    ann = fake.user("U0ANN", "ann")
-    general = fake.channel("C0GENERAL", "general")
     gate = asyncio.Event()
     text = ("First part of the answer. " * 10 + "And the rest, after a long pause. " * 10).strip()
     slack_stack.fake.enqueue(Reply(text=text, chunk_size=20, gate=gate, gate_after=13))

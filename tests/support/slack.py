@@ -11,7 +11,14 @@ import pytest
 
 from adapters.slack.service import EVENTS_PATH
 from tests.fakes.llm import FakeLLM
-from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from tests.fakes.slack import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    SIGNING_SECRET,
+    FakeSlack,
+    SlackChannel,
+    SlackUser,
+)
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, serving, stack_env, web_settings
 
@@ -24,6 +31,12 @@ class SlackStack(Stack):
     def fake_slack(self) -> FakeSlack:
         assert self.slack is not None
         return self.slack
+
+    async def begin(self) -> tuple[FakeSlack, SlackUser, SlackChannel]:
+        """Where most tests start: a worker running, and Ann in a workspace with #general."""
+        await self.start_worker()
+        fake = self.fake_slack
+        return fake, fake.user("U0ANN", "ann"), fake.channel("C0GENERAL", "general")
 
 
 def slack_env(slack: FakeSlack, *, socket: bool = False, **extra: str) -> dict[str, str]:
