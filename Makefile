@@ -18,12 +18,14 @@ $(UV):
 
 sync: .venv/.synced
 
-# What the tests need from the system: redis-server (also for `make run`), and Chromium with
-# its driver for the web chat's browser test. Installed with apt-get when missing.
+# What the tests need from the system: redis-server (also for `make run`), PostgreSQL (the
+# tests start their own server), and Chromium with its driver for the web chat's browser test.
+# Installed with apt-get when missing.
 SYSTEM_PACKAGES := redis-server:redis-server chromium:chromium chromedriver:chromium-driver
 system:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
 	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing$$missing with apt-get"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \

@@ -22,6 +22,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot.pricing import Price
+
 ENV_PREFIX = "PARLEY_"
 
 
@@ -77,6 +79,9 @@ class Settings(BaseSettings):
         default="sqlite+aiosqlite:///./data/parley.db",
         validation_alias=AliasChoices("DATABASE_URL", "database_url"),
     )
+
+    prices: dict[str, Price] = Field(default_factory=dict)
+    retention_days: float | None = Field(default=None, gt=0)
 
     max_tokens: int = Field(default=4096, ge=1)
     max_iterations: int = Field(default=20, ge=1, le=200)

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from bot.agent import events as ev
 from bot.agent.loop import Agent, TurnRequest
@@ -24,6 +26,8 @@ from bot.egress import Egress
 from bot.envelope import Envelope
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
+from bot.run_watch import RunWatch, where_of
+from bot.store.history import History, RunRecord
 from bot.tools.base import Person, ToolContext
 
 log = logging.getLogger(__name__)
@@ -41,6 +45,7 @@ class RunnerDeps:
     egress: Egress
     confirmations: Confirmations
     schedule_expiry: Callable[[str, float], Awaitable[None]]
+    history: History
 
 
 class SessionRunner:
@@ -115,15 +120,14 @@ class SessionRunner:
         mailbox = self.deps.mailbox
         head = batch[0]
         tries = await mailbox.attempt(head)
-        raw = await mailbox.load_state(session)
-        state = SessionState.model_validate_json(raw) if raw else SessionState()
+        state = await self._state(session)
+        if done := _finished_group(batch, state):  # its worker died before committing it
+            await mailbox.commit(session, token, done, state.model_dump_json())
+            return
         resumed = _resumed_group(batch, state)
         group = resumed or _group(batch)
         if tries > self.max_attempts:
-            await mailbox.dead_letter(head, f"failed {tries - 1} times")
-            await self._say(head, ev.Error(message=POISONED.format(n=tries - 1)))
-            state.close_unanswered("Not run: the message was skipped after repeated failures.")
-            state.turn = None
+            await self._skip(head, state, tries - 1)
             await mailbox.commit(session, token, [head], state.model_dump_json())
             return
         if head.kind == "command":
@@ -135,6 +139,41 @@ class SessionRunner:
             await self._run(session, token, group, state, request)
         await mailbox.commit(session, token, group, state.model_dump_json())
 
+    async def _state(self, session: str) -> SessionState:
+        """The hot state, or the session rebuilt from SQL when Redis has none (lost, flushed),
+        or a new session."""
+        raw = await self.deps.mailbox.load_state(session)
+        if raw:
+            return SessionState.model_validate_json(raw)
+        try:
+            restored = await self.deps.history.restore(session)
+        except Exception:
+            log.exception("could not rebuild %s from the database; it starts afresh", session)
+            return SessionState()
+        return restored or SessionState()
+
+    async def _skip(self, head: Envelope, state: SessionState, failures: int) -> None:
+        """Give up on an envelope that keeps crashing workers, so the session can go on."""
+        await self.deps.mailbox.dead_letter(head, f"failed {failures} times")
+        await self._say(head, ev.Error(message=POISONED.format(n=failures)))
+        state.close_unanswered("Not run: the message was skipped after repeated failures.")
+        state.turn = None
+        now = time.time()
+        record = RunRecord(
+            where_of(head),
+            [head.id],
+            "skipped",
+            head.sender.id,
+            self.deps.agent.deps.model,
+            "poisoned",
+            0,
+            Usage(),
+            now,
+            now,
+            error=f"skipped after {failures} failures",
+        )
+        await self.deps.history.try_record(state, record)
+
     async def _command(self, head: Envelope, state: SessionState) -> SessionState:
         """The session's state after a command; commands run in order with the messages."""
         if head.text != "new":
@@ -142,6 +181,7 @@ class SessionRunner:
             return state
         await self._decline_pending(state, head.sender.id)
         await self._say(head, ev.TextDelta(text=FRESH_START), finish="end_turn")
+        await self._quietly("forget the context of", head.session, self.deps.history.reset)
         return SessionState(usage=state.usage)  # the totals stay for /usage
 
     async def _decline_pending(self, state: SessionState, by: str) -> None:
@@ -150,6 +190,22 @@ class SessionRunner:
             await self.deps.confirmations.decide(
                 state.pending.confirmation_id, "declined", by, is_admin=True
             )
+            await self._audit(state.pending.confirmation_id)
+
+    async def _audit(self, confirmation_id: str | None) -> None:
+        """The approvals audit learns who decided (a person, the expiry, a new message)."""
+        record = await self.deps.confirmations.get(confirmation_id or "")
+        if record is not None:
+            await self._quietly("audit the decision on", record, self.deps.history.decided)
+
+    async def _quietly(
+        self, what: str, subject: Any, write: Callable[[Any], Awaitable[None]]
+    ) -> None:
+        """A write to the record that must not fail the turn (the database may be away)."""
+        try:
+            await write(subject)
+        except Exception:
+            log.exception("could not %s %s", what, getattr(subject, "id", subject))
 
     async def _request(
         self, group: list[Envelope], state: SessionState, *, resumed: bool
@@ -161,6 +217,7 @@ class SessionRunner:
         if resumed:  # continue what a dead worker began
             return TurnRequest(ctx, envelope_ids=ids, model=model)
         if head.kind == "decision":
+            await self._audit(head.confirmation_id)
             pending = state.pending
             if pending is None or pending.confirmation_id != head.confirmation_id:
                 return None  # decided too late: the turn has moved on
@@ -192,6 +249,7 @@ class SessionRunner:
 
         cancel = self._cancels[session] = asyncio.Event()
         stream = self.deps.egress.open(group)
+        watch = RunWatch(started=time.time())
         try:
             if request.text is None and request.decisions is None:
                 await stream.send(ev.TextReset(reason="the turn is resumed after a restart"))
@@ -201,10 +259,14 @@ class SessionRunner:
                 shown = event
                 if isinstance(event, ev.ConfirmationRequired):
                     shown = await self._confirmation(head, state, event)
+                watch.see(event)
                 await stream.send(shown)
         finally:
             self._cancels.pop(session, None)
             await stream.close()
+        model = request.model or self.deps.agent.deps.model
+        if record := watch.record(group, _trigger(head, request), model):
+            await self.deps.history.try_record(state, record)
 
     async def _confirmation(
         self, head: Envelope, state: SessionState, event: ev.ConfirmationRequired
@@ -225,6 +287,7 @@ class SessionRunner:
         )
         if state.pending is not None:
             state.pending.confirmation_id = record.id
+        await self._quietly("audit", record, lambda r: self.deps.history.asked(where_of(head), r))
         await self.deps.schedule_expiry(record.id, ttl)
         return event.model_copy(
             update={"confirmation_id": record.id, "expires_at": record.expires_at}
@@ -237,6 +300,21 @@ class SessionRunner:
             await stream.send(ev.Completed(finish_reason=finish, iterations=0, usage=Usage()))
         finally:
             await stream.close()
+
+
+def _trigger(head: Envelope, request: TurnRequest) -> str:
+    if request.text is not None:
+        return "message"
+    return head.kind if request.decisions is not None else "resume"
+
+
+def _finished_group(batch: list[Envelope], state: SessionState) -> list[Envelope]:
+    """The envelopes of the last run, if they are still queued: the run ended and saved, but
+    its worker died before the commit. They must not be answered again."""
+    ids = state.finished
+    if not ids or [envelope.id for envelope in batch[: len(ids)]] != ids:
+        return []
+    return batch[: len(ids)]
 
 
 def _resumed_group(batch: list[Envelope], state: SessionState) -> list[Envelope]:

@@ -14,6 +14,7 @@ session whose worker died.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Sequence
@@ -227,6 +228,20 @@ class Mailbox:
     async def stop(self, session: str) -> bool:
         """Ask every worker to cancel `session`'s running turn; True if one holds it."""
         await self.redis.publish(CANCEL_CHANNEL, session)
+        return bool(await self.redis.exists(key(session, "lease")))
+
+    async def forget(self, session: str) -> int:
+        """Delete everything Redis holds for `session` (state, inbox, options, events); the
+        caller makes sure no turn runs there. Returns how many keys went."""
+        pattern = key(re.sub(r"([*?\[\]\\])", r"\\\1", session), "*")
+        names = [name async for name in self.redis.scan_iter(match=pattern, count=500)]
+        if names:
+            await self.redis.delete(*names)
+        await done(self.redis.zrem(ARMED_SET, session))
+        return len(names)
+
+    async def busy(self, session: str) -> bool:
+        """Whether a worker holds the session's lease (a turn is running)."""
         return bool(await self.redis.exists(key(session, "lease")))
 
     async def attempt(self, envelope: Envelope) -> int:

@@ -7,9 +7,20 @@ pydantic model so a session's context can be persisted as JSON and loaded by any
 
 from __future__ import annotations
 
+import time
+import uuid
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
+
+from bot.llm.events import Usage
+
+# What a provider sees of a message; the rest is Parley's own bookkeeping.
+WIRE_FIELDS = {"role", "content"}
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
 
 
 class TextBlock(BaseModel):
@@ -39,11 +50,18 @@ Block = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminato
 
 
 class Message(BaseModel):
-    """One message; `summary` marks the stand-in for turns that compaction folded away."""
+    """One message; `summary` marks the stand-in for turns that compaction folded away.
+
+    `id` stays with the message wherever the state goes, so recording it twice (a turn
+    resumed after a crash) writes one row; `usage` is that of the model call that wrote it.
+    """
 
     role: Literal["user", "assistant"]
     content: list[Block]
     summary: bool = False
+    id: str = Field(default_factory=new_id)
+    at: float = Field(default_factory=time.time)
+    usage: Usage | None = None
 
     @property
     def text(self) -> str:

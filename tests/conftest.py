@@ -1,5 +1,6 @@
 pytest_plugins = [
     "tests.support.redis_server",
+    "tests.support.postgres_server",
     "tests.fakes.llm.fixtures",
     "tests.fakes.tg.fixtures",
     "tests.fakes.slack.fixtures",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import typer
@@ -47,6 +49,18 @@ def _check_model(settings: Settings) -> Agent:
         raise typer.Exit(2) from None
 
 
+@contextlib.contextmanager
+def _database_errors() -> Iterator[None]:
+    """A database that cannot be reached: exit 1 with one line, not a traceback."""
+    from bot.store.database import DatabaseUnavailable
+
+    try:
+        yield
+    except DatabaseUnavailable as exc:
+        typer.echo(f"parley: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
 @app.command()
 def chat() -> None:
     """Chat with the agent in this terminal (reads stdin, so `echo hi | parley chat` works)."""
@@ -79,7 +93,9 @@ def web() -> None:
     """Serve the HTTP API and the web chat (PARLEY_HTTP_HOST:PARLEY_HTTP_PORT)."""
     from worker.web import run
 
-    run(_settings())
+    settings = _settings()
+    with _database_errors():
+        run(settings)
 
 
 @app.command()
@@ -89,7 +105,36 @@ def worker() -> None:
 
     settings = _settings()
     _check_model(settings)
-    asyncio.run(serve(settings))
+    with _database_errors():
+        asyncio.run(serve(settings))
+
+
+@app.command()
+def migrate(
+    revision: str = typer.Argument("head", help="The revision to go to."),
+    down: bool = typer.Option(False, "--down", help="Downgrade to REVISION instead."),
+) -> None:
+    """Bring the database (DATABASE_URL) up to date; every process also does this on start."""
+    from bot.store import migrate as migrations
+    from bot.store.database import upgrade
+    from bot.store.engine import database_url, shown
+
+    settings = _settings()
+    try:
+        url = shown(database_url(settings.database_url))
+    except ConfigError as exc:
+        typer.echo(f"parley: configuration error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+    async def main() -> str | None:
+        if down:
+            await migrations.downgrade(settings.database_url, revision)
+        else:
+            await upgrade(settings.database_url, revision=revision, wait=0)
+        return await migrations.current(settings.database_url)
+
+    with _database_errors():
+        typer.echo(f"{url}: schema at {asyncio.run(main()) or 'empty (base)'}")
 
 
 @app.command()

@@ -13,9 +13,11 @@ import logging
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings
+from arq.cron import cron
 from arq.worker import Worker, func
 
 from adapters.http.egress import HttpEgress
@@ -34,6 +36,7 @@ from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
 from bot.mailbox import CANCEL_CHANNEL, Mailbox
 from bot.ratelimit import RateBudget
+from bot.store.database import Database, open_database
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,7 @@ class Supervisor:
     mailbox: Mailbox
     confirmations: Confirmations
     egress: Egress
+    database: Database
     limit: asyncio.Semaphore
     tasks: set[asyncio.Task[None]]
     picking: Callable[[bool], None] = lambda _: None
@@ -105,6 +109,22 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
     )
 
 
+async def prune(ctx: dict[str, Any]) -> int:
+    """Retention: delete what is older than PARLEY_RETENTION_DAYS, and the hot state of the
+    sessions that went with it. arq runs it in one worker at a time (a unique job id)."""
+    supervisor: Supervisor = ctx["supervisor"]
+    days = supervisor.runner.deps.settings.retention_days
+    if days is None:
+        return 0
+    gone = await supervisor.database.archive.prune(datetime.now(UTC) - timedelta(days=days))
+    for session in gone:
+        if not await supervisor.mailbox.busy(session):
+            await supervisor.mailbox.forget(session)
+    if gone:
+        log.warning("retention: deleted %d sessions idle for over %g days", len(gone), days)
+    return len(gone)
+
+
 async def _sweep(settings: Settings, mailbox: Mailbox) -> None:
     while True:
         await asyncio.sleep(settings.sweep_interval)
@@ -134,7 +154,7 @@ def build_egress(settings: Settings, redis: ArqRedis) -> PlatformEgress:
     return PlatformEgress(HttpEgress(redis), platforms)
 
 
-def build_worker(settings: Settings) -> Worker:
+def build_worker(settings: Settings, database: Database) -> Worker:
     agent = build_agent(settings)
     background: list[asyncio.Task[None]] = []
 
@@ -155,6 +175,7 @@ def build_worker(settings: Settings) -> Worker:
                 egress=egress,
                 confirmations=confirmations,
                 schedule_expiry=schedule_expiry,
+                history=database.history,
             )
         )
         ctx["supervisor"] = Supervisor(
@@ -162,6 +183,7 @@ def build_worker(settings: Settings) -> Worker:
             mailbox,
             confirmations,
             egress,
+            database,
             asyncio.Semaphore(settings.worker_sessions),
             set(),
             picking=lambda allowed: setattr(worker, "allow_pick_jobs", allowed),
@@ -182,6 +204,7 @@ def build_worker(settings: Settings) -> Worker:
 
     worker = Worker(
         functions=[func(drain, name="drain", max_tries=3), func(expire_confirmation, max_tries=3)],
+        cron_jobs=[cron(prune, minute=17, run_at_startup=True, unique=True, timeout=600)],
         redis_settings=RedisSettings.from_dsn(settings.redis_url),
         on_startup=startup,
         on_shutdown=shutdown,
@@ -201,8 +224,16 @@ async def serve(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
+    database = await open_database(settings)
+    try:
+        await _serve(settings, database, stopping)
+    finally:
+        await database.aclose()
+
+
+async def _serve(settings: Settings, database: Database, stopping: asyncio.Event) -> None:
     while not stopping.is_set():
-        worker = build_worker(settings)
+        worker = build_worker(settings, database)
         running = asyncio.create_task(worker.async_run())
         stop = asyncio.create_task(stopping.wait())
         await asyncio.wait({running, stop}, return_when=asyncio.FIRST_COMPLETED)

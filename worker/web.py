@@ -11,29 +11,31 @@ from adapters.telegram.service import TelegramService
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
+from bot.store.database import open_database
 from bot.tools.base import ToolRegistry
 from bot.tools.builtin import builtin_tools
 
 
 async def make_app(settings: Settings) -> web.Application:
+    database = await open_database(settings)
     redis = await create_pool(RedisSettings.from_dsn(settings.redis_url))
     deps = WebDeps(
         settings=settings,
         redis=redis,
         mailbox=Mailbox(redis, redis),
         confirmations=Confirmations(redis),
+        archive=database.archive,
         tools=ToolRegistry(builtin_tools()).specs,
     )
     app = build_app(deps)
     if settings.telegram_bot_token is not None:
-        telegram = TelegramService(settings, redis, deps.mailbox, deps.confirmations)
-        telegram.mount(app, app[PUBLIC])
+        TelegramService(deps).mount(app, app[PUBLIC])
     if settings.slack_bot_token is not None:
-        slack = SlackService(settings, redis, deps.mailbox, deps.confirmations)
-        slack.mount(app, app[PUBLIC])
+        SlackService(deps).mount(app, app[PUBLIC])
 
     async def close(_: web.Application) -> None:
         await redis.aclose()
+        await database.aclose()
 
     app.on_cleanup.append(close)
     return app

@@ -1,6 +1,7 @@
 """The HTTP API: sessions, streamed messages, stop, confirmations, tools, health.
 
-Every bad request gets a JSON error with a 4xx status and nothing is enqueued for it.
+Every bad request gets a JSON error with a 4xx status and nothing is enqueued for it. The
+record of every platform's sessions (list, read, delete, stats) is in `records.py`.
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
-from redis.asyncio import Redis
 
+from adapters.core import Core
+from adapters.http.common import error, registry_key
+from adapters.http.records import Records
 from adapters.http.sse import STREAMS, close_streams, relay, stream_position
 from bot.config import Settings
-from bot.confirmations import Confirmations, Status
+from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope, Sender
 from bot.llm.base import ToolSpec
-from bot.mailbox import CANCEL_CHANNEL, PREFIX, Mailbox
+from bot.mailbox import CANCEL_CHANNEL
 
 MAX_BODY = 64 * 1024
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
@@ -37,11 +40,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass(frozen=True)
-class WebDeps:
-    settings: Settings
-    redis: Redis
-    mailbox: Mailbox
-    confirmations: Confirmations
+class WebDeps(Core):
     tools: list[ToolSpec]
 
 
@@ -51,14 +50,6 @@ class MessageIn(BaseModel):
 
 class DecisionIn(BaseModel):
     decision: str = Field(pattern="^(approve|deny)$")
-
-
-def error(code: int, message: str, **extra: Any) -> web.Response:
-    return web.json_response({"error": message, **extra}, status=code)
-
-
-def _session_key(session_id: str) -> str:
-    return f"{PREFIX}:http:session:{session_id}"
 
 
 def _user(request: web.Request) -> Sender:
@@ -90,16 +81,23 @@ class Api:
     async def create_session(self, request: web.Request) -> web.Response:
         session_id = uuid.uuid4().hex
         record = {"owner": request[USER], "created_at": time.time()}
-        await self.deps.redis.set(_session_key(session_id), json.dumps(record))
+        await self.deps.redis.set(registry_key(session_id), json.dumps(record))
         return web.json_response({"id": session_id}, status=201)
 
     async def _known(self, request: web.Request) -> str:
+        """The session's key; one Redis lost is found again in the record and re-registered."""
         session_id = request.match_info["session_id"]
-        if not session_id.isalnum() or not await self.deps.redis.exists(_session_key(session_id)):
-            raise web.HTTPNotFound(
-                text=json.dumps({"error": "unknown session"}), content_type="application/json"
-            )
-        return f"http:{session_id}"
+        session = f"http:{session_id}"
+        redis = self.deps.redis
+        if session_id.isalnum() and await redis.exists(registry_key(session_id)):
+            return session
+        if session_id.isalnum() and await self.deps.archive.exists(session):
+            record = {"owner": request[USER], "created_at": time.time(), "restored": True}
+            await redis.set(registry_key(session_id), json.dumps(record), nx=True)
+            return session
+        raise web.HTTPNotFound(
+            text=json.dumps({"error": "unknown session"}), content_type="application/json"
+        )
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
         session = await self._known(request)
@@ -224,10 +222,15 @@ def build_app(deps: WebDeps) -> web.Application:
     app[PUBLIC] = set()
     app.on_shutdown.append(close_streams)
     api = Api(deps)
+    records = Records(deps)
     app.router.add_get("/", api.page)
     app.router.add_get("/healthz", api.health)
     app.router.add_get("/api/tools", api.tools)
     app.router.add_post("/api/sessions", api.create_session)
+    app.router.add_get("/api/sessions", records.page)
+    app.router.add_get("/api/sessions/{session_id}", records.detail)
+    app.router.add_delete("/api/sessions/{session_id}", records.delete)
+    app.router.add_get("/api/stats", records.stats)
     app.router.add_post("/api/sessions/{session_id}/messages", api.post_message)
     app.router.add_get("/api/sessions/{session_id}/events", api.events)
     app.router.add_post("/api/sessions/{session_id}/stop", api.stop)

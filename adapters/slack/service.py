@@ -13,16 +13,13 @@ import contextlib
 import logging
 
 from aiohttp import web
-from redis.asyncio import Redis
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
+from adapters.core import Core
 from adapters.slack.client import SlackCalls, make_client
 from adapters.slack.ingress import Ingress, IngressDeps
-from bot.config import Settings
-from bot.confirmations import Confirmations
-from bot.mailbox import Mailbox
 from bot.ratelimit import RateBudget
 
 log = logging.getLogger(__name__)
@@ -32,9 +29,8 @@ EVENTS_PATH = "/slack/events"
 class SlackService:
     """Owns the bolt app and its Web API client for the lifetime of the web app."""
 
-    def __init__(
-        self, settings: Settings, redis: Redis, mailbox: Mailbox, confirmations: Confirmations
-    ) -> None:
+    def __init__(self, core: Core) -> None:
+        settings, redis = core.settings, core.redis
         socket = settings.slack_app_token is not None  # else Settings ensured a secret
         self.settings = settings
         self.client = make_client(settings)
@@ -47,7 +43,7 @@ class SlackService:
             logger=log,
         )
         calls = SlackCalls(self.client, RateBudget(redis), settings)
-        self.deps = IngressDeps(settings, calls, redis, mailbox, confirmations)
+        self.deps = IngressDeps(settings, calls, redis, core.mailbox, core.confirmations)
         Ingress(self.deps).register(self.app)
         self.socket: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None

@@ -1,8 +1,8 @@
 """The bot's commands: shown in Telegram's menu, answered at once or queued in order.
 
 /new goes through the mailbox (it must not overtake a message sent before it); /stop reaches
-the worker running the turn at once; /usage and /model read or set the session's data in
-Redis. Commands the bot does not know go to the agent as ordinary text.
+the worker running the turn at once; /usage reads the record in SQL; /model sets the session's
+option in Redis. Commands the bot does not know go to the agent as ordinary text.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
 from adapters.telegram.place import Place, place_of
-from bot.agent.state import SessionState
+from adapters.usage import usage_text
 from bot.config import ConfigError
 from bot.llm.registry import resolve_model
-from bot.pricing import estimate_cost
 
 if TYPE_CHECKING:
     from adapters.telegram.ingress import Ingress
@@ -80,16 +79,9 @@ class Commands:
 
     async def usage(self, place: Place) -> str:
         deps = self.ingress.deps
-        raw = await deps.mailbox.load_state(place.session)
-        usage = SessionState.model_validate_json(raw).usage if raw else SessionState().usage
+        info = await deps.archive.session(place.session, recent=0)
         model = await deps.mailbox.option(place.session, "model") or deps.settings.model
-        cost = estimate_cost(model, usage)
-        shown = f"about ${cost:.4f}" if cost is not None else "cost unknown for this model"
-        return (
-            f"This chat so far: {usage.prompt_tokens:,} tokens in "
-            f"({usage.cache_read_tokens:,} read from cache, {usage.cache_write_tokens:,} "
-            f"written to it), {usage.output_tokens:,} tokens out; {shown} on {model}."
-        )
+        return usage_text(info, model)
 
     async def model(self, message: TgMessage, command: CommandObject) -> str:
         deps = self.ingress.deps

@@ -29,6 +29,7 @@ from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.envelope import MAX_TEXT, Envelope
 from bot.mailbox import PREFIX, Mailbox
+from bot.store.archive import Archive
 
 log = logging.getLogger(__name__)
 ONLY_TEXT = "I can only read text here. Send me your question as a message."
@@ -49,6 +50,7 @@ class IngressDeps:
     redis: Redis
     mailbox: Mailbox
     confirmations: Confirmations
+    archive: Archive
 
 
 class Ingress:

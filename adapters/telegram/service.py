@@ -20,15 +20,13 @@ from aiogram.exceptions import TelegramAPIError, TelegramConflictError
 from aiogram.types import Update
 from aiohttp import web
 from pydantic import ValidationError
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from adapters.core import Core
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.commands import menu
 from adapters.telegram.ingress import Ingress, IngressDeps
 from bot.config import Settings
-from bot.confirmations import Confirmations
-from bot.mailbox import Mailbox
 from bot.ratelimit import RateBudget
 
 log = logging.getLogger(__name__)
@@ -50,13 +48,10 @@ def webhook_secret(settings: Settings) -> str:
 class TelegramService:
     """Owns the Bot and the dispatcher for the lifetime of the web app."""
 
-    def __init__(
-        self, settings: Settings, redis: Redis, mailbox: Mailbox, confirmations: Confirmations
-    ) -> None:
-        self.settings = settings
-        self.redis = redis
-        self.mailbox = mailbox
-        self.confirmations = confirmations
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.settings = settings = core.settings
+        self.redis = core.redis
         self.bot: Bot = make_bot(settings)
         self.dispatcher: Dispatcher | None = None
         self.secret = webhook_secret(settings)
@@ -118,8 +113,9 @@ class TelegramService:
             me=me,
             calls=TelegramCalls(self.bot, budget, self.settings),
             redis=self.redis,
-            mailbox=self.mailbox,
-            confirmations=self.confirmations,
+            mailbox=self.core.mailbox,
+            confirmations=self.core.confirmations,
+            archive=self.core.archive,
         )
         dispatcher = Dispatcher()
         dispatcher.include_router(Ingress(deps).router())

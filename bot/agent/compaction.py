@@ -15,7 +15,7 @@ from bot.llm.base import ModelRequest, Provider, SystemPart
 from bot.llm.errors import ProviderError
 from bot.llm.events import Reset, TextDelta
 from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
-from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.messages import WIRE_FIELDS, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 SUMMARY_PREFIX = "Summary of the earlier conversation (older messages were condensed):\n"
 SUMMARISER = (
@@ -29,7 +29,7 @@ TOOL_TEXT_LIMIT = 2000
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
     """About four characters a token: cheap, and close enough to steer a budget."""
-    return sum(len(m.model_dump_json()) for m in messages) // 4
+    return sum(len(m.model_dump_json(include=WIRE_FIELDS)) for m in messages) // 4
 
 
 def estimate_text_tokens(*texts: str) -> int:

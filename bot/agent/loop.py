@@ -209,7 +209,9 @@ class _Run:
             for c in calls
         ]
         if content:
-            self.state.messages.append(Message(role="assistant", content=list(content)))
+            self.state.messages.append(
+                Message(role="assistant", content=list(content), usage=outcome.usage)
+            )
         self.final_text = outcome.text
         await self.save()
         if outcome.finish_reason is None:
@@ -269,6 +271,7 @@ class _Run:
         turn = self.turn
         if finish != "awaiting_confirmation":
             self.state.turn = None
+        self.state.finished = list(self.request.envelope_ids)
         failed = finish == "error"
         yield ev.StateChanged(
             layer="turn", state=ev.TurnState.FAILED if failed else ev.TurnState.COMPLETED

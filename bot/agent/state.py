@@ -34,11 +34,18 @@ class PendingConfirmation(BaseModel):
 
 
 class SessionState(BaseModel):
+    """`finished` names the envelopes of the last run that ended, so a worker that finds
+    them still queued (its predecessor died between the last save and the commit) commits
+    them instead of answering again. `recorded` is the id of the last message written to
+    SQL; the next record starts there."""
+
     messages: list[Message] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     turn: TurnProgress | None = None
     pending: PendingConfirmation | None = None
     always_allow: list[str] = Field(default_factory=list)
+    finished: list[str] = Field(default_factory=list)
+    recorded: str | None = None
 
     def unanswered_tool_uses(self) -> list[ToolUseBlock]:
         """Tool calls of the last assistant message that have no result yet (an interruption)."""

@@ -62,6 +62,7 @@ async def main() -> None:
         env = {
             **os.environ,
             "REDIS_URL": server.url,
+            "DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/parley.db",
             "PARLEY_MODEL": "claude-bench",
             "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
             "ANTHROPIC_BASE_URL": url,

@@ -105,6 +105,7 @@ async def main() -> None:
             env = {
                 **os.environ,
                 "REDIS_URL": server.url,
+                "DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/parley.db",
                 "PARLEY_MODEL": "claude-bench",
                 "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
                 "ANTHROPIC_BASE_URL": llm.anthropic_base_url,

@@ -74,6 +74,7 @@ async def main() -> None:
             env = {
                 **os.environ,
                 "REDIS_URL": server.url,
+                "DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/parley.db",
                 "PARLEY_MODEL": "claude-bench",
                 "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
                 "ANTHROPIC_BASE_URL": llm.anthropic_base_url,
@@ -87,6 +88,7 @@ async def main() -> None:
             settings = Settings(
                 _env_file=None,
                 redis_url=server.url,
+                database_url=env["DATABASE_URL"],
                 telegram_bot_token=TOKEN,
                 telegram_api_url=telegram.base_url,
             )

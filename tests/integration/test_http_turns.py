@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from tests.fakes.llm import Reply, ToolCallSpec
-from tests.support.stack import Stack, send, texts
+from tests.support.stack import Stack, send, texts, web_settings
 
 
 async def test_reply_streams_back_over_sse(stack: Stack) -> None:
@@ -91,11 +92,11 @@ async def test_bad_input_gets_a_clear_4xx_and_enqueues_nothing(
 async def test_token_auth(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     from aiohttp import web
 
-    from bot.config import Settings
     from tests.support.redis_server import free_port
     from worker.web import make_app
 
-    app = await make_app(Settings(redis_url=stack.redis_url, api_token="s3cret-token"))
+    settings = web_settings(stack.env).model_copy(update={"api_token": SecretStr("s3cret-token")})
+    app = await make_app(settings)
     runner = web.AppRunner(app)
     await runner.setup()
     port = free_port()

@@ -53,6 +53,7 @@ async def slack_stack(
     redis_url: str,
     fake_llm: FakeLLM,
     fake_slack: FakeSlack,
+    database_url: str,
     tmp_path: Path,
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[SlackStack]:
@@ -60,7 +61,9 @@ async def slack_stack(
     extra: dict[str, str] = dict(getattr(request, "param", {}) or {})
     socket = bool(extra.pop("socket", ""))
     port = free_port()
-    env = stack_env(redis_url, fake_llm, **slack_env(fake_slack, socket=socket, **extra))
+    env = stack_env(
+        redis_url, fake_llm, database_url, **slack_env(fake_slack, socket=socket, **extra)
+    )
     built = SlackStack(redis_url, fake_llm, tmp_path, env=env, slack=fake_slack)
     if socket:
         fake_slack.mode = "socket"

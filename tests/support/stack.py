@@ -11,7 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import pytest
@@ -23,11 +23,20 @@ from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.support.redis_server import free_port
 from worker.web import make_app
 
+if TYPE_CHECKING:
+    from tests.support.postgres_server import PostgresServer
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def stack_env(redis_url: str, fake: FakeLLM, **extra: str) -> dict[str, str]:
+def stack_env(
+    redis_url: str, fake: FakeLLM, database_url: str | None = None, **extra: str
+) -> dict[str, str]:
+    """The environment of Parley's processes; without `database_url`, the default SQLite
+    file under the process's working directory."""
+    database = {"DATABASE_URL": database_url} if database_url else {}
     return {
+        **database,
         "PATH": os.environ["PATH"],
         "HOME": os.environ.get("HOME", "/tmp"),
         "PYTHONPATH": str(ROOT),
@@ -151,7 +160,7 @@ def web_settings(env: dict[str, str]) -> Settings:
     for name, value in env.items():
         field = name.removeprefix("PARLEY_").lower()
         if field in Settings.model_fields and field not in ("tool_modules", "policy"):
-            values[field] = value
+            values[field] = json.loads(value) if value[:1] in ("{", "[") else value
     return Settings(_env_file=None, **values)
 
 
@@ -172,11 +181,30 @@ async def serving(built: S, settings: Settings, port: int) -> AsyncIterator[S]:
         await runner.cleanup()
 
 
+def database_for(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """A fresh database: "sqlite" in the test's directory, or one on the test PostgreSQL."""
+    if kind == "postgresql":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        return server.create_database()
+    return f"sqlite+aiosqlite:///{tmp_path}/parley.db"
+
+
+@pytest.fixture
+def database_url(tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """SQLite unless parametrised indirectly with "postgresql"."""
+    return database_for(getattr(request, "param", "sqlite"), tmp_path, request)
+
+
 @pytest.fixture
 async def stack(
-    redis_url: str, fake_llm: FakeLLM, tmp_path: Path, request: pytest.FixtureRequest
+    redis_url: str,
+    fake_llm: FakeLLM,
+    database_url: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> AsyncIterator[Stack]:
     extra = getattr(request, "param", {}) or {}
-    built = Stack(redis_url, fake_llm, tmp_path, env=stack_env(redis_url, fake_llm, **extra))
-    async with serving(built, Settings(redis_url=redis_url), free_port()) as running:
+    env = stack_env(redis_url, fake_llm, database_url, **extra)
+    built = Stack(redis_url, fake_llm, tmp_path, env=env)
+    async with serving(built, web_settings(env), free_port()) as running:
         yield running

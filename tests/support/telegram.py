@@ -42,6 +42,7 @@ async def tg_stack(
     redis_url: str,
     fake_llm: FakeLLM,
     fake_telegram: FakeTelegram,
+    database_url: str,
     tmp_path: Path,
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[TelegramStack]:
@@ -51,7 +52,7 @@ async def tg_stack(
     if extra.pop("webhook", ""):
         extra["TELEGRAM_WEBHOOK_URL"] = f"http://127.0.0.1:{port}{WEBHOOK_PATH}"
         extra["TELEGRAM_WEBHOOK_SECRET"] = WEBHOOK_SECRET
-    env = stack_env(redis_url, fake_llm, **telegram_env(fake_telegram, **extra))
+    env = stack_env(redis_url, fake_llm, database_url, **telegram_env(fake_telegram, **extra))
     built = TelegramStack(redis_url, fake_llm, tmp_path, env=env, telegram=fake_telegram)
     built.webhook_url = extra.get("TELEGRAM_WEBHOOK_URL", "")
     async with serving(built, web_settings(env), port) as running:

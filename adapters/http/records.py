@@ -1,0 +1,91 @@
+"""The record of every platform's sessions, for operators: list, read, delete, stats.
+
+Ids are session keys (`tg:123`, `slack:T1:C1:1700000000.1`, `http:…`); a bare HTTP session id
+(what POST /api/sessions returned) is accepted too. Deleting a session is complete: its hot
+state in Redis and its history in SQL both go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from adapters.core import Core
+from adapters.http.common import error, registry_key
+
+MAX_LIMIT = 100
+STOP_WAIT_S = 10.0
+
+
+def _key(request: web.Request) -> str:
+    session = request.match_info["session_id"]
+    return session if ":" in session else f"http:{session}"
+
+
+def _number(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query.get(name, str(default))
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise web.HTTPBadRequest(
+            text=f'{{"error": "{name} must be a whole number from {low} to {high}"}}',
+            content_type="application/json",
+        )
+    return int(raw)
+
+
+class Records:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    async def page(self, request: web.Request) -> web.Response:
+        """`?offset=&limit=`: the most recently active sessions first, with the total."""
+        offset = _number(request, "offset", 0, 0, 10**9)
+        limit = _number(request, "limit", 20, 1, MAX_LIMIT)
+        total, items = await self.core.archive.sessions(offset, limit)
+        return web.json_response(
+            {
+                "total": total,
+                "offset": offset,
+                "limit": limit,
+                "items": [item.model_dump(mode="json") for item in items],
+            }
+        )
+
+    async def detail(self, request: web.Request) -> web.Response:
+        """The session and its latest messages (`?recent=`, 50 unless asked)."""
+        key = _key(request)
+        recent = _number(request, "recent", 50, 0, 1000)
+        found = await self.core.archive.session(key, recent)
+        if found is None:
+            return error(404, "unknown session", id=key)
+        body = found.model_dump(mode="json")
+        body["running"] = await self.core.mailbox.busy(key)
+        return web.json_response(body)
+
+    async def delete(self, request: web.Request) -> web.Response:
+        """Stop a running turn, then forget the session everywhere."""
+        key = _key(request)
+        mailbox = self.core.mailbox
+        known = await self.core.archive.exists(key) or await mailbox.load_state(key) is not None
+        if not known:
+            return error(404, "unknown session", id=key)
+        if await mailbox.stop(key) and not await self._stopped(key):
+            return error(409, "a turn is still running in this session; try again", id=key)
+        keys = await mailbox.forget(key)
+        if key.startswith("http:"):
+            keys += await self.core.redis.delete(registry_key(key.removeprefix("http:")))
+        await self.core.archive.delete(key)
+        return web.json_response({"deleted": key, "redis_keys": keys})
+
+    async def _stopped(self, key: str) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_WAIT_S
+        while await self.core.mailbox.busy(key):
+            if loop.time() > deadline:
+                return False
+            await asyncio.sleep(0.1)
+        return True
+
+    async def stats(self, request: web.Request) -> web.Response:
+        stats = await self.core.archive.stats()
+        return web.json_response(stats.model_dump(mode="json"))

@@ -1,0 +1,54 @@
+"""What a run's events tell the durable record: when text first showed, errors, the end."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.agent import events as ev
+from bot.envelope import Envelope
+from bot.store.history import RunRecord, Where
+
+
+def where_of(head: Envelope) -> Where:
+    """The session as the run's first envelope describes it; its text titles a new session."""
+    title = head.text if head.kind == "message" else ""
+    return Where(head.session, head.platform, head.chat_kind, " ".join(title.split())[:80])
+
+
+@dataclass
+class RunWatch:
+    started: float
+    first_text: float | None = None
+    error: str | None = None
+    completed: ev.Completed | None = None
+
+    def see(self, event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.TextDelta) and self.first_text is None:
+            self.first_text = time.time()
+        elif isinstance(event, ev.Error):
+            self.error = event.message
+        elif isinstance(event, ev.Completed):
+            self.completed = event
+
+    def record(self, group: Sequence[Envelope], trigger: str, model: str) -> RunRecord | None:
+        """The run's record, or None if it never completed (it was cut short)."""
+        done = self.completed
+        if done is None:
+            return None
+        head = group[0]
+        return RunRecord(
+            where=where_of(head),
+            envelope_ids=[envelope.id for envelope in group],
+            trigger=trigger,
+            sender=head.sender.id,
+            model=model,
+            finish_reason=done.finish_reason,
+            iterations=done.iterations,
+            usage=done.usage,
+            started_at=self.started,
+            finished_at=time.time(),
+            first_text_at=self.first_text,
+            error=self.error,
+        )

@@ -1,0 +1,219 @@
+"""Reading the record for operators (the sessions API, /usage), deleting, and retention.
+
+Deletion is explicit, table by table, rather than left to ON DELETE CASCADE: a privacy
+request must not depend on whether SQLite was told to enforce foreign keys.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import Table, delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS, TOKEN_COUNTS
+
+CHUNK = 500
+
+
+class Tokens(BaseModel):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def of(cls, row: Any) -> Tokens:
+        return cls(
+            input=row.input_tokens,
+            output=row.output_tokens,
+            cache_read=row.cache_read_tokens,
+            cache_write=row.cache_write_tokens,
+            cost_usd=None if row.cost_usd is None else round(row.cost_usd, 6),
+        )
+
+
+class SessionInfo(BaseModel):
+    id: str
+    platform: str
+    chat_kind: str
+    title: str
+    model: str | None
+    created_at: datetime
+    updated_at: datetime
+    messages: int
+    runs: int
+    usage: Tokens
+
+
+class MessageInfo(BaseModel):
+    id: str
+    role: str
+    text: str
+    content: list[dict[str, Any]]
+    summary: bool
+    sender: str | None
+    model: str | None
+    run_id: str | None
+    created_at: datetime
+    usage: Tokens | None
+
+
+class SessionDetail(SessionInfo):
+    recent: list[MessageInfo]
+
+
+class Stats(BaseModel):
+    sessions: int
+    messages: int
+    runs: int
+    failed_runs: int
+    usage: Tokens
+    by_platform: dict[str, Tokens]
+    by_model: dict[str, Tokens]
+
+
+def _session(row: Any) -> SessionInfo:
+    return SessionInfo(
+        id=row.key,
+        platform=row.platform,
+        chat_kind=row.chat_kind,
+        title=row.title,
+        model=row.model,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        messages=row.message_count,
+        runs=row.run_count,
+        usage=Tokens.of(row),
+    )
+
+
+def _message(row: Any) -> MessageInfo:
+    return MessageInfo(
+        id=row.id,
+        role=row.role,
+        text=row.text,
+        content=row.content,
+        summary=row.summary,
+        sender=row.sender,
+        model=row.model,
+        run_id=row.run_id,
+        created_at=row.created_at,
+        usage=Tokens.of(row) if row.model is not None else None,
+    )
+
+
+def _sums(table: Table) -> list[Any]:
+    return [
+        *(func.coalesce(func.sum(table.c[name]), 0).label(name) for name in TOKEN_COUNTS),
+        func.sum(table.c.cost_usd).label("cost_usd"),
+    ]
+
+
+class Archive:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def sessions(self, offset: int, limit: int) -> tuple[int, list[SessionInfo]]:
+        """The most recently active first, and how many there are in all."""
+        async with self.engine.connect() as db:
+            total = (await db.execute(select(func.count()).select_from(SESSIONS))).scalar_one()
+            page = (
+                select(SESSIONS)
+                .order_by(SESSIONS.c.updated_at.desc(), SESSIONS.c.key)
+                .offset(offset)
+                .limit(limit)
+            )
+            rows = (await db.execute(page)).all()
+        return int(total), [_session(row) for row in rows]
+
+    async def session(self, key: str, recent: int = 50) -> SessionDetail | None:
+        async with self.engine.connect() as db:
+            row = (await db.execute(select(SESSIONS).where(SESSIONS.c.key == key))).first()
+            if row is None:
+                return None
+            newest = (
+                select(MESSAGES)
+                .where(MESSAGES.c.session_key == key)
+                .order_by(MESSAGES.c.seq.desc())
+                .limit(recent)
+            )
+            messages = list(reversed((await db.execute(newest)).all()))
+        info = _session(row)
+        return SessionDetail(**info.model_dump(), recent=[_message(m) for m in messages])
+
+    async def exists(self, key: str) -> bool:
+        async with self.engine.connect() as db:
+            found = await db.execute(select(SESSIONS.c.key).where(SESSIONS.c.key == key))
+            return found.first() is not None
+
+    async def delete(self, key: str) -> bool:
+        """Remove the session and everything recorded about it; False if there was none."""
+        async with self.engine.begin() as db:
+            return await _delete(db, [key]) > 0
+
+    async def stats(self) -> Stats:
+        async with self.engine.connect() as db:
+            sessions, messages = (
+                await db.execute(
+                    select(
+                        select(func.count()).select_from(SESSIONS).scalar_subquery(),
+                        select(func.count()).select_from(MESSAGES).scalar_subquery(),
+                    )
+                )
+            ).one()
+            runs, failed = (
+                await db.execute(
+                    select(func.count(), func.count().filter(RUNS.c.status == "failed"))
+                )
+            ).one()
+            total = (await db.execute(select(*_sums(SESSIONS)))).one()
+            platforms = await db.execute(
+                select(SESSIONS.c.platform, *_sums(SESSIONS)).group_by(SESSIONS.c.platform)
+            )
+            models = await db.execute(select(RUNS.c.model, *_sums(RUNS)).group_by(RUNS.c.model))
+            return Stats(
+                sessions=sessions,
+                messages=messages,
+                runs=runs,
+                failed_runs=failed,
+                usage=Tokens.of(total),
+                by_platform={row.platform: Tokens.of(row) for row in platforms},
+                by_model={row.model: Tokens.of(row) for row in models},
+            )
+
+    async def prune(self, before: datetime) -> list[str]:
+        """Delete what is older than `before`: messages and approvals, and whole sessions
+        idle since then. Returns the sessions deleted, whose hot state should go too."""
+        async with self.engine.begin() as db:
+            idle = select(SESSIONS.c.key).where(SESSIONS.c.updated_at < before)
+            gone = list((await db.execute(idle)).scalars())
+            await _delete(db, gone)
+            old = MESSAGES.c.created_at < before
+            touched = select(MESSAGES.c.session_key).where(old).distinct()
+            keys = list((await db.execute(touched)).scalars())
+            await db.execute(delete(MESSAGES).where(old))
+            await db.execute(delete(CONFIRMATIONS).where(CONFIRMATIONS.c.created_at < before))
+            count = select(func.count()).where(MESSAGES.c.session_key == SESSIONS.c.key)
+            for start in range(0, len(keys), CHUNK):
+                await db.execute(
+                    update(SESSIONS)
+                    .where(SESSIONS.c.key.in_(keys[start : start + CHUNK]))
+                    .values(message_count=count.scalar_subquery())
+                )
+        return gone
+
+
+async def _delete(db: AsyncConnection, keys: list[str]) -> int:
+    """Delete sessions in chunks (SQLite allows only so many bound values per statement)."""
+    deleted = 0
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start : start + CHUNK]
+        for table in (MESSAGES, RUNS, CONFIRMATIONS):
+            await db.execute(delete(table).where(table.c.session_key.in_(chunk)))
+        result = await db.execute(delete(SESSIONS).where(SESSIONS.c.key.in_(chunk)))
+        deleted += int(result.rowcount)
+    return deleted

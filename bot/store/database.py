@@ -1,0 +1,62 @@
+"""The database as the processes use it: migrated, connected, and its two sides."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.config import Settings
+from bot.pricing import PriceTable
+from bot.store import migrate
+from bot.store.archive import Archive
+from bot.store.engine import database_url, make_engine, shown
+from bot.store.history import History
+
+log = logging.getLogger(__name__)
+WAIT_S = 60.0
+
+
+class DatabaseUnavailable(Exception):
+    """The database did not answer while a process was starting; the message names it."""
+
+
+@dataclass(frozen=True)
+class Database:
+    engine: AsyncEngine
+    history: History
+    archive: Archive
+
+    async def aclose(self) -> None:
+        await self.engine.dispose()
+
+
+async def open_database(settings: Settings, *, wait: float = WAIT_S) -> Database:
+    """Connect, first bringing the schema up to date so nobody has to run migrations. A
+    database that is still starting (compose brings services up together) is waited for."""
+    await upgrade(settings.database_url, wait=wait)
+    engine = make_engine(settings.database_url)
+    history = History(engine, PriceTable(settings.prices))
+    return Database(engine, history, Archive(engine))
+
+
+async def upgrade(url: str, *, wait: float = WAIT_S, revision: str = "head") -> None:
+    loop = asyncio.get_running_loop()
+    deadline, delay = loop.time() + wait, 0.5
+    while True:
+        try:
+            await migrate.upgrade(url, revision)
+            return
+        except (OSError, SQLAlchemyError) as exc:
+            where = shown(database_url(url))
+            problem = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            if loop.time() + delay > deadline:
+                raise DatabaseUnavailable(f"no database at {where} ({problem})") from None
+            log.warning(
+                "database at %s not ready (%s); trying again in %.1f s", where, problem, delay
+            )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10)

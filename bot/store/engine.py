@@ -1,0 +1,60 @@
+"""Connecting to the database named by DATABASE_URL: SQLite by default, PostgreSQL in
+production. SQLite gets WAL (readers never wait for the writer), a busy timeout (several
+processes write to one file) and foreign keys (which it leaves off unless asked)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+
+from bot.config import ConfigError
+
+DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
+BUSY_TIMEOUT_S = 30
+
+
+def database_url(raw: str) -> URL:
+    """The URL with its async driver: `postgresql://…` and `sqlite:///…` are accepted too."""
+    try:
+        url = make_url(raw)
+    except Exception:
+        raise ConfigError("DATABASE_URL: not a database URL") from None
+    backend = url.get_backend_name()
+    if backend == "postgres":
+        backend = "postgresql"
+    if backend not in DRIVERS:
+        raise ConfigError(f"DATABASE_URL: {backend!r} is not supported (use sqlite or postgresql)")
+    return url.set(drivername=DRIVERS[backend])
+
+
+def shown(url: URL) -> str:
+    """For logs and errors: never the password."""
+    return url.render_as_string(hide_password=True)
+
+
+def make_engine(raw: str) -> AsyncEngine:
+    url = database_url(raw)
+    if url.get_backend_name() != "sqlite":
+        return create_async_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    if url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_async_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
+    event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(connection: Any, record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
+    cursor.close()
+
+
+def sessions(engine: AsyncEngine) -> async_sessionmaker[Any]:
+    return async_sessionmaker(engine, expire_on_commit=False)

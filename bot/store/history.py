@@ -1,0 +1,324 @@
+"""Writing each run to SQL as it ends, and rebuilding a session from SQL when Redis lost it.
+
+A record is idempotent: messages carry their own ids, a run's id comes from its session and
+first envelope, and a session's totals are recomputed from its runs rather than added to. A
+turn resumed after a crash, or a record retried after the database was away, therefore
+writes each row once. Messages are written from `state.recorded` on, so a failed record is
+caught up by the next one.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Insert, Table, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot.agent.state import SessionState
+from bot.confirmations import Confirmation
+from bot.llm.events import Usage
+from bot.messages import Message
+from bot.pricing import PriceTable
+from bot.store.schema import ConfirmationRow, MessageRow, RunRow, SessionRow
+
+log = logging.getLogger(__name__)
+RUN_IDS = uuid.UUID("5d1c7c55-5f0e-4a43-9a57-7061726c6579")
+RESTORE_LIMIT = 200
+SESSIONS: Table = SessionRow.__table__  # type: ignore[assignment]
+RUNS: Table = RunRow.__table__  # type: ignore[assignment]
+MESSAGES: Table = MessageRow.__table__  # type: ignore[assignment]
+CONFIRMATIONS: Table = ConfirmationRow.__table__  # type: ignore[assignment]
+TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+@dataclass(frozen=True)
+class Where:
+    """The session a record belongs to, as the envelope that started it describes it."""
+
+    session: str
+    platform: str
+    chat_kind: str = "private"
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What the drain knows about a run when it ends."""
+
+    where: Where
+    envelope_ids: Sequence[str]
+    trigger: str
+    sender: str
+    model: str
+    finish_reason: str
+    iterations: int
+    usage: Usage
+    started_at: float
+    finished_at: float
+    first_text_at: float | None = None
+    error: str | None = None
+
+    @property
+    def id(self) -> str:
+        return run_id(self.where.session, self.envelope_ids[0])
+
+
+def run_id(session: str, envelope_id: str) -> str:
+    return uuid.uuid5(RUN_IDS, f"{session}\n{envelope_id}").hex
+
+
+def _at(timestamp: float) -> datetime:
+    return datetime.fromtimestamp(timestamp, UTC)
+
+
+def _tokens(usage: Usage, cost: float | None) -> dict[str, Any]:
+    return {name: getattr(usage, name) for name in TOKEN_COUNTS} | {"cost_usd": cost}
+
+
+def upsert(connection: AsyncConnection, table: Table) -> Any:
+    """`INSERT … ON CONFLICT` in the connection's dialect (both speak it, differently)."""
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    statement: Insert = dialect.insert(table)
+    return statement
+
+
+class History:
+    def __init__(self, engine: AsyncEngine, prices: PriceTable) -> None:
+        self.engine = engine
+        self.prices = prices
+
+    async def record(self, state: SessionState, run: RunRecord) -> None:
+        """Write `run` and the messages it added; then `state.recorded` moves past them."""
+        fresh = _since(state.messages, state.recorded)
+        async with self.engine.begin() as db:
+            await self._session(db, run.where, run.model)
+            await self._run(db, run)
+            await self._messages(db, run, fresh, replace_first=state.recorded is not None)
+            await self._totals(db, run.where.session)
+        if state.messages:
+            state.recorded = state.messages[-1].id
+
+    async def try_record(self, state: SessionState, run: RunRecord) -> None:
+        """Record, or log why not: the reply was given either way, and the next run's record
+        catches up on what this one missed."""
+        try:
+            await self.record(state, run)
+        except Exception:
+            log.exception("could not record run %s of %s", run.id, run.where.session)
+
+    async def _session(self, db: AsyncConnection, where: Where, model: str | None) -> None:
+        now = datetime.now(UTC)
+        values = {
+            "key": where.session,
+            "platform": where.platform,
+            "chat_kind": where.chat_kind,
+            "title": where.title[:200],
+            "model": model,
+            "created_at": now,
+            "updated_at": now,
+            "message_count": 0,
+            "run_count": 0,
+            "context_from": 0,
+            **_tokens(Usage(), None),
+        }
+        statement = upsert(db, SESSIONS).values(values)
+        await db.execute(statement.on_conflict_do_nothing(index_elements=["key"]))
+
+    async def _run(self, db: AsyncConnection, run: RunRecord) -> None:
+        status = {"error": "failed", "awaiting_confirmation": "waiting"}.get(
+            run.finish_reason, "skipped" if run.trigger == "skipped" else "completed"
+        )
+        first = run.first_text_at
+        values = {
+            "id": run.id,
+            "session_key": run.where.session,
+            "envelope_ids": list(run.envelope_ids),
+            "trigger": run.trigger,
+            "sender": run.sender,
+            "model": run.model,
+            "status": status,
+            "finish_reason": run.finish_reason,
+            "iterations": run.iterations,
+            "started_at": _at(run.started_at),
+            "finished_at": _at(run.finished_at),
+            "latency_ms": round((run.finished_at - run.started_at) * 1000),
+            "first_text_ms": None if first is None else round((first - run.started_at) * 1000),
+            "error": run.error,
+            **_tokens(run.usage, self.prices.cost(run.model, run.usage)),
+        }
+        statement = upsert(db, RUNS).values(values)
+        kept = {"id", "session_key", "started_at"}
+        changes = {k: statement.excluded[k] for k in values if k not in kept}
+        await db.execute(statement.on_conflict_do_update(index_elements=["id"], set_=changes))
+
+    async def _messages(
+        self, db: AsyncConnection, run: RunRecord, fresh: list[Message], *, replace_first: bool
+    ) -> None:
+        """Insert `fresh`; the first may be the last one recorded before, grown since (new
+        text merged into a trailing user message), so its content is written again."""
+        if not fresh:
+            return
+        rows = [
+            self._message_row(run, m, new=i > 0 or not replace_first) for i, m in enumerate(fresh)
+        ]
+        statement = upsert(db, MESSAGES)
+        if replace_first:
+            first = statement.values(rows[0])
+            await db.execute(
+                first.on_conflict_do_update(
+                    index_elements=["id"],
+                    set_={"content": first.excluded.content, "text": first.excluded.text},
+                )
+            )
+            rows = rows[1:]
+        if rows:
+            await db.execute(statement.values(rows).on_conflict_do_nothing(index_elements=["id"]))
+
+    def _message_row(self, run: RunRecord, message: Message, *, new: bool) -> dict[str, Any]:
+        usage = message.usage or Usage()
+        assistant = message.role == "assistant"
+        cost = self.prices.cost(run.model, usage) if assistant and message.usage else None
+        return {
+            "id": message.id,
+            "session_key": run.where.session,
+            "run_id": run.id if new else None,
+            "role": message.role,
+            "summary": message.summary,
+            "sender": _sender(run, message),
+            "model": run.model if assistant else None,
+            "content": [block.model_dump(mode="json") for block in message.content],
+            "text": message.text,
+            "created_at": _at(message.at),
+            **_tokens(usage, cost),
+        }
+
+    async def _totals(self, db: AsyncConnection, session: str) -> None:
+        runs = RUNS.c
+        of_runs = select(
+            func.count(),
+            *(func.coalesce(func.sum(runs[name]), 0) for name in TOKEN_COUNTS),
+            func.sum(runs.cost_usd),
+        ).where(runs.session_key == session)
+        count, tin, tout, tread, twrite, cost = (await db.execute(of_runs)).one()
+        messages = select(func.count()).where(MESSAGES.c.session_key == session)
+        await db.execute(
+            update(SESSIONS)
+            .where(SESSIONS.c.key == session)
+            .values(
+                run_count=count,
+                message_count=messages.scalar_subquery(),
+                updated_at=datetime.now(UTC),
+                **_tokens(Usage(tin, tout, tread, twrite), cost),
+            )
+        )
+
+    async def reset(self, session: str) -> None:
+        """After /new: a session rebuilt from SQL starts after the messages it has now."""
+        last = select(func.coalesce(func.max(MESSAGES.c.seq), 0)).where(
+            MESSAGES.c.session_key == session
+        )
+        async with self.engine.begin() as db:
+            await db.execute(
+                update(SESSIONS)
+                .where(SESSIONS.c.key == session)
+                .values(context_from=last.scalar_subquery())
+            )
+
+    async def restore(self, session: str, limit: int = RESTORE_LIMIT) -> SessionState | None:
+        """The session as SQL knows it: the latest summary and the messages after it (at most
+        `limit`), starting at a turn so every tool result keeps its call. None if unknown."""
+        async with self.engine.connect() as db:
+            row = (await db.execute(select(SESSIONS).where(SESSIONS.c.key == session))).first()
+            if row is None:
+                return None
+            m = MESSAGES.c
+            mine = (m.session_key == session) & (m.seq > row.context_from)
+            latest = select(func.max(m.seq)).where(mine & m.summary)
+            summary_seq = (await db.execute(latest)).scalar()
+            if summary_seq is not None:
+                mine = mine & (m.seq >= summary_seq)
+            newest = select(MESSAGES).where(mine).order_by(m.seq.desc()).limit(limit)
+            rows = list(reversed((await db.execute(newest)).all()))
+            if summary_seq is not None and rows and rows[0].seq != summary_seq:
+                summary = select(MESSAGES).where(m.seq == summary_seq)
+                rows.insert(0, (await db.execute(summary)).one())
+        messages = _from_turn_start([_message(r) for r in rows])
+        usage = Usage(
+            row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens
+        )
+        recorded = rows[-1].id if rows else None
+        return SessionState(messages=messages, usage=usage, recorded=recorded)
+
+    async def asked(self, where: Where, record: Confirmation) -> None:
+        """An approval was asked for: the audit gets its row (once)."""
+        values = {
+            "id": record.id,
+            "session_key": where.session,
+            "envelope_id": record.envelope_id,
+            "requester": record.requester,
+            "calls": [call.model_dump(mode="json") for call in record.calls],
+            "status": record.status,
+            "created_at": datetime.now(UTC),
+            "expires_at": _at(record.expires_at),
+        }
+        async with self.engine.begin() as db:
+            await self._session(db, where, None)
+            statement = upsert(db, CONFIRMATIONS).values(values)
+            await db.execute(statement.on_conflict_do_nothing(index_elements=["id"]))
+
+    async def decided(self, record: Confirmation) -> None:
+        """Whoever decided (a person, the expiry, a new message that declined it)."""
+        at = None if record.decided_at is None else _at(record.decided_at)
+        async with self.engine.begin() as db:
+            await db.execute(
+                update(CONFIRMATIONS)
+                .where(CONFIRMATIONS.c.id == record.id)
+                .values(status=record.status, decided_by=record.decided_by, decided_at=at)
+            )
+
+
+def _since(messages: list[Message], recorded: str | None) -> list[Message]:
+    """Messages from the last recorded one on (all of them if it was compacted away)."""
+    if recorded is not None:
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index].id == recorded:
+                return messages[index:]
+    return list(messages)
+
+
+def _sender(run: RunRecord, message: Message) -> str | None:
+    """Who wrote a user message with text (not tool results, not a summary)."""
+    said = message.role == "user" and not message.summary and bool(message.text)
+    return run.sender if said else None
+
+
+def _message(row: Any) -> Message:
+    usage = None
+    if row.role == "assistant" and row.model is not None:
+        usage = Usage(
+            row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens
+        )
+    return Message.model_validate(
+        {
+            "id": row.id,
+            "role": row.role,
+            "content": row.content,
+            "summary": row.summary,
+            "at": row.created_at.timestamp(),
+            "usage": usage,
+        }
+    )
+
+
+def _from_turn_start(messages: list[Message]) -> list[Message]:
+    """Drop leading messages until a summary or the start of a turn."""
+    for index, message in enumerate(messages):
+        if message.summary or message.starts_turn:
+            return messages[index:]
+    return []

@@ -1,0 +1,154 @@
+"""The tables. Changing one means a new migration in `migrations/versions`.
+
+Rows are written so that writing them again changes nothing: messages are keyed by the id
+they carry in the session's state, runs by their session and first envelope, approvals by the
+confirmation id. That is what makes a turn resumed after a crash safe to record twice.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Names for constraints, so migrations can refer to them on every database.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+# SQLite numbers rows only through INTEGER PRIMARY KEY; PostgreSQL gets a bigint.
+RowId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Timestamps stored in UTC and read back aware, also from SQLite (which keeps no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return value.astimezone(UTC) if value is not None else None
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Tokens:
+    """Token counts as the providers report them; `cost_usd` is an estimate from list prices."""
+
+    input_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    output_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cache_read_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cache_write_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class SessionRow(Tokens, Base):
+    """One conversation. Totals are recomputed from its runs, never incremented, so a
+    record written twice cannot count twice. `context_from` is the last message id before
+    the latest /new: a session rebuilt from SQL starts after it."""
+
+    __tablename__ = "sessions"
+
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    platform: Mapped[str] = mapped_column(String(32))
+    chat_kind: Mapped[str] = mapped_column(String(32), default="private")
+    title: Mapped[str] = mapped_column(String(200), default="")
+    model: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
+    message_count: Mapped[int] = mapped_column(Integer, default=0)
+    run_count: Mapped[int] = mapped_column(Integer, default=0)
+    context_from: Mapped[int] = mapped_column(RowId, default=0)
+
+
+class RunRow(Tokens, Base):
+    """One run of the agent: from a message (or a decision) to a final answer, a stop, or a
+    pause for approval. A run resumed after a crash is the same row."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_session_started", "session_key", "started_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    session_key: Mapped[str] = mapped_column(
+        ForeignKey("sessions.key", ondelete="CASCADE"), index=False
+    )
+    envelope_ids: Mapped[list[str]] = mapped_column(JSON)
+    trigger: Mapped[str] = mapped_column(String(16))
+    sender: Mapped[str] = mapped_column(String(200), default="")
+    model: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(32))
+    finish_reason: Mapped[str] = mapped_column(String(64))
+    iterations: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    finished_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    latency_ms: Mapped[int] = mapped_column(Integer, default=0)
+    first_text_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class MessageRow(Tokens, Base):
+    """One message of the conversation, with its content blocks as the state holds them.
+    Usage is that of the model call that wrote it (assistant messages only)."""
+
+    __tablename__ = "messages"
+    __table_args__ = (Index("ix_messages_session_seq", "session_key", "seq"),)
+
+    seq: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(String(32), unique=True)
+    session_key: Mapped[str] = mapped_column(ForeignKey("sessions.key", ondelete="CASCADE"))
+    run_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    role: Mapped[str] = mapped_column(String(16))
+    summary: Mapped[bool] = mapped_column(Boolean, default=False)
+    sender: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    model: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    content: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    text: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
+
+
+class ConfirmationRow(Base):
+    """Who was asked to approve which tool calls, and who decided what, when."""
+
+    __tablename__ = "confirmations"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    session_key: Mapped[str] = mapped_column(
+        ForeignKey("sessions.key", ondelete="CASCADE"), index=True
+    )
+    envelope_id: Mapped[str] = mapped_column(String(200))
+    requester: Mapped[str] = mapped_column(String(200))
+    calls: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16))
+    decided_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)

@@ -1,0 +1,117 @@
+"""The drain and the record in one process: a real mailbox in Redis, the agent against the fake
+model, SQLite; the crash windows are set up by hand where a kill could not hit them reliably."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+from arq.connections import RedisSettings, create_pool
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from adapters.http.egress import HttpEgress
+from bot.agent.build import build_agent
+from bot.config import Settings
+from bot.confirmations import Confirmations
+from bot.drain import RunnerDeps, SessionRunner
+from bot.egress import PlatformEgress
+from bot.envelope import Envelope, Sender
+from bot.mailbox import Mailbox, key
+from bot.redis_types import done
+from bot.store.database import Database, open_database
+from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply
+
+SESSION = "http:drain"
+
+
+@dataclass
+class Rig:
+    runner: SessionRunner
+    mailbox: Mailbox
+    database: Database
+    fake: FakeLLM
+
+
+@pytest.fixture
+async def rig(redis_url: str, database_url: str, fake_llm: FakeLLM) -> AsyncIterator[Rig]:
+    settings = Settings(
+        _env_file=None,
+        model="claude-test",
+        anthropic_api_key=ANTHROPIC_KEY,
+        anthropic_base_url=fake_llm.anthropic_base_url,
+        redis_url=redis_url,
+        database_url=database_url,
+    )
+    pool = await create_pool(RedisSettings.from_dsn(redis_url))
+    database = await open_database(settings)
+    mailbox = Mailbox(pool, pool)
+
+    async def no_expiry(confirmation_id: str, ttl: float) -> None:
+        return None
+
+    agent = build_agent(settings)
+    deps = RunnerDeps(
+        settings, mailbox, agent, PlatformEgress(HttpEgress(pool), {}), Confirmations(pool),
+        no_expiry, database.history,
+    )  # fmt: skip
+    try:
+        yield Rig(SessionRunner(deps), mailbox, database, fake_llm)
+    finally:
+        await agent.deps.provider.aclose()
+        await database.aclose()
+        await pool.aclose()
+
+
+def said(text: str, n: int) -> Envelope:
+    return Envelope(id=f"m{n}", session=SESSION, text=text, sender=Sender(id="http:ann"))
+
+
+async def test_a_run_saved_but_not_committed_is_not_answered_again(rig: Rig) -> None:
+    rig.fake.enqueue(Reply(text="Hello Ann."))
+    envelope = said("hi, I am Ann", 1)
+    await rig.mailbox.submit(envelope)
+    await rig.runner.drain(SESSION)
+    # The worker died after the run's last save and before its commit: the envelope is
+    # still at the head of the inbox, the state says the run finished.
+    await done(rig.mailbox.redis.rpush(key(SESSION, "inbox"), envelope.model_dump_json()))
+    await rig.runner.drain(SESSION)
+    assert len(rig.fake.requests) == 1
+    assert await rig.mailbox.pending(SESSION) == 0
+    info = await rig.database.archive.session(SESSION)
+    assert info is not None and (info.messages, info.runs) == (2, 1)
+
+
+async def test_a_lost_hot_state_is_rebuilt_from_the_record(rig: Rig) -> None:
+    rig.fake.enqueue(Reply(text="Noted."), Reply(text="You are Ann."))
+    await rig.mailbox.submit(said("I am Ann", 1))
+    await rig.runner.drain(SESSION)
+    await rig.mailbox.redis.delete(key(SESSION, "state"))
+    await rig.mailbox.submit(said("who am I?", 2))
+    await rig.runner.drain(SESSION)
+    sent = rig.fake.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert "I am Ann" in str(sent[0]) and "Noted." in str(sent[1])
+    info = await rig.database.archive.session(SESSION)
+    assert info is not None and (info.messages, info.runs) == (4, 2)
+
+
+async def test_a_record_missed_while_the_database_was_away_is_caught_up(rig: Rig) -> None:
+    rig.fake.enqueue(Reply(text="one"), Reply(text="two"))
+    history = rig.runner.deps.history
+    working = history.engine
+    history.engine = _broken_engine()
+    await rig.mailbox.submit(said("first", 1))
+    await rig.runner.drain(SESSION)  # answered; recording it failed and was logged
+    history.engine = working
+    await rig.mailbox.submit(said("second", 2))
+    await rig.runner.drain(SESSION)
+    assert len(rig.fake.requests) == 2
+    info = await rig.database.archive.session(SESSION, recent=10)
+    assert info is not None
+    assert [m.text.split("\n")[-1] for m in info.recent] == ["first", "one", "second", "two"]
+
+
+def _broken_engine() -> AsyncEngine:
+    """A database that is not there (nothing listens on port 1)."""
+    return create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")

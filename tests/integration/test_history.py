@@ -1,0 +1,155 @@
+"""The durable record end to end: worker processes write it, the web app serves it, and a
+conversation outlives every process and a FLUSHALL of Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from typing import Any
+
+import pytest
+from aiohttp import web
+from redis.asyncio import Redis
+
+from tests.fakes.llm import RecordedRequest, Reply
+from tests.support.redis_server import free_port
+from tests.support.stack import Stack, idle, read_events, send, texts, web_settings
+from worker.web import make_app
+
+PRICED = {"PARLEY_PRICES": json.dumps({"claude-test": {
+    "input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75,
+}})}  # fmt: skip
+
+
+def echo(request: RecordedRequest) -> Reply:
+    return Reply(text=f"you said {request.last_user_text().split()[-1]}")
+
+
+async def session_keys(redis_url: str, session: str) -> list[bytes]:
+    redis = Redis.from_url(redis_url)
+    try:
+        return [k async for k in redis.scan_iter(f"parley:{{http:{session}}}:*")]
+    finally:
+        await redis.aclose()
+
+
+@pytest.mark.parametrize("stack", [PRICED], indirect=True)
+async def test_every_turn_is_recorded_and_served_by_the_api(stack: Stack) -> None:
+    await stack.start_worker()
+    stack.fake.responder = echo
+    async with stack.client() as client:
+        session = await stack.session(client)
+        await send(client, session, "first apple")
+        await send(client, session, "then pear")
+        await idle(stack.redis_url)
+        listing = (await client.get("/api/sessions")).json()
+        detail = (await client.get(f"/api/sessions/{session}")).json()
+        stats = (await client.get("/api/stats")).json()
+        bad = [
+            await client.get("/api/sessions", params={"limit": value})
+            for value in ("0", "101", "x")
+        ]
+        missing = await client.get("/api/sessions/tg:404")
+    assert listing["total"] == 1 and listing["items"][0]["id"] == f"http:{session}"
+    assert detail["title"] == "first apple" and detail["runs"] == 2 and not detail["running"]
+    said = [(m["role"], m["text"].split("\n")[-1]) for m in detail["recent"]]
+    assert said == [
+        ("user", "first apple"),
+        ("assistant", "you said apple"),
+        ("user", "then pear"),
+        ("assistant", "you said pear"),
+    ]
+    answer = detail["recent"][1]
+    assert answer["usage"]["input"] > 0 and answer["usage"]["cost_usd"] > 0
+    assert detail["recent"][0]["sender"] == "http:local"
+    total = sum(m["usage"]["input"] for m in detail["recent"] if m["usage"])
+    assert stats["usage"]["input"] == detail["usage"]["input"] == total
+    assert stats["messages"] == 4 and stats["by_platform"]["http"]["cost_usd"] > 0
+    assert [r.status_code for r in bad] == [400, 400, 400] and "limit" in bad[0].json()["error"]
+    assert missing.status_code == 404 and missing.json()["error"] == "unknown session"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgresql"], indirect=True)
+async def test_a_conversation_survives_restarts_and_a_flushall(stack: Stack) -> None:
+    worker = await stack.start_worker()
+    stack.fake.responder = lambda r: Reply(text=f"noted ({len(r.body['messages'])} messages)")
+    async with stack.client() as client:
+        session = await stack.session(client)
+        await send(client, session, "My name is Ann.")
+        await send(client, session, "I like tea.")
+    await idle(stack.redis_url)
+    stack.kill(worker, signal.SIGTERM)
+    await worker.wait()
+    redis = Redis.from_url(stack.redis_url)
+    await redis.flushall()
+    await redis.aclose()
+    await stack.start_worker()
+    runner = web.AppRunner(await make_app(web_settings(stack.env)), access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        stack.base_url = f"http://127.0.0.1:{port}"
+        async with stack.client() as client:
+            events = await send(client, session, "What is my name?")
+            await idle(stack.redis_url)
+            detail = (await client.get(f"/api/sessions/{session}")).json()
+    finally:
+        await runner.cleanup()
+    seen = json.dumps(stack.fake.requests[-1].body["messages"])
+    assert "My name is Ann." in seen and "I like tea." in seen
+    assert texts(events) == "noted (5 messages)"
+    assert [m["role"] for m in detail["recent"]] == ["user", "assistant"] * 3
+
+
+async def test_a_worker_killed_mid_reply_records_the_turn_once(stack: Stack) -> None:
+    first = await stack.start_worker()
+    gate = asyncio.Event()
+    stack.fake.enqueue(
+        Reply(text="cut off by a crash", chunk_size=2, gate=gate, gate_after=4),
+        Reply(text="The complete answer."),
+    )
+    async with stack.client() as client:
+        session = await stack.session(client)
+        async with client.stream(
+            "POST", f"/api/sessions/{session}/messages", json={"text": "tell me"}
+        ) as response:
+
+            async def crash(event: dict[str, Any]) -> None:
+                if event["type"] == "text_delta" and first.returncode is None:
+                    stack.kill(first)
+                    await first.wait()
+                    await stack.start_worker()
+
+            events = await read_events(response, crash)
+        gate.set()
+        await idle(stack.redis_url)
+        detail = (await client.get(f"/api/sessions/{session}")).json()
+    assert texts(events) == "The complete answer."
+    assert [(m["role"], m["text"].split("\n")[-1]) for m in detail["recent"]] == [
+        ("user", "tell me"),
+        ("assistant", "The complete answer."),
+    ]
+    assert detail["runs"] == 1 and detail["messages"] == 2
+
+
+async def test_deleting_a_session_forgets_it_everywhere(stack: Stack) -> None:
+    await stack.start_worker()
+    stack.fake.responder = echo
+    async with stack.client() as client:
+        session = await stack.session(client)
+        other = await stack.session(client)
+        await send(client, session, "secret plans")
+        await send(client, other, "keep me")
+        await idle(stack.redis_url)
+        assert await session_keys(stack.redis_url, session)
+        deleted = await client.delete(f"/api/sessions/http:{session}")
+        again = await client.delete(f"/api/sessions/{session}")
+        read = await client.get(f"/api/sessions/{session}")
+        post = await client.post(f"/api/sessions/{session}/messages", json={"text": "hi"})
+        listing = (await client.get("/api/sessions")).json()
+    assert deleted.status_code == 200 and deleted.json()["deleted"] == f"http:{session}"
+    assert await session_keys(stack.redis_url, session) == []
+    assert [again.status_code, read.status_code, post.status_code] == [404, 404, 404]
+    assert [item["id"] for item in listing["items"]] == [f"http:{other}"]

@@ -1,0 +1,138 @@
+"""Recording runs: written once however often a run is recorded, rebuilt the way it was."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import Table, func, select
+
+from bot.agent.state import SessionState
+from bot.confirmations import CallSummary, Confirmation
+from bot.llm.events import Usage
+from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.store.database import Database
+from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, RunRecord, Where
+
+WHERE = Where("tg:1", "tg", "private", "hello")
+USAGE = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=5000, cache_write_tokens=300)
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=[TextBlock(text="[stamp]"), TextBlock(text=text)])
+
+
+def assistant(text: str, usage: Usage = USAGE) -> Message:
+    return Message(role="assistant", content=[TextBlock(text=text)], usage=usage)
+
+
+def run(envelope: str, usage: Usage = USAGE, finish: str = "end_turn") -> RunRecord:
+    now = time.time()
+    return RunRecord(
+        WHERE, [envelope], "message", "tg:42", "claude-test", finish, 1, usage, now - 2, now,
+        first_text_at=now - 1.5,
+    )  # fmt: skip
+
+
+async def count(db: Database, table: Table) -> int:
+    query = select(func.count()).select_from(table)
+    async with db.engine.connect() as connection:
+        return int((await connection.execute(query)).scalar_one())
+
+
+async def test_recording_a_run_twice_writes_it_once(db: Database) -> None:
+    state = SessionState(messages=[user("hi"), assistant("hello")])
+    before = state.recorded
+    await db.history.record(state, run("e1"))
+    state.recorded = before  # the commit to Redis was lost: the resumed turn records again
+    await db.history.record(state, run("e1"))
+    assert await count(db, MESSAGES) == 2
+    assert await count(db, RUNS) == 1
+    info = await db.archive.session("tg:1")
+    assert info is not None and info.messages == 2 and info.runs == 1
+    assert (info.usage.input, info.usage.cache_read, info.usage.output) == (1000, 5000, 200)
+    expected = (1000 * 3.0 + 200 * 15.0 + 5000 * 0.3 + 300 * 3.75) / 1e6
+    assert info.usage.cost_usd == pytest.approx(expected)
+    first, second = info.recent
+    assert (first.role, first.sender, first.text) == ("user", "tg:42", "[stamp]\nhi")
+    assert second.usage is not None and second.usage.cache_write == 300
+    assert second.model == "claude-test" and second.run_id == first.run_id
+
+
+async def test_next_run_adds_only_its_own_messages_and_totals_add_up(db: Database) -> None:
+    state = SessionState(messages=[user("a"), assistant("b")])
+    await db.history.record(state, run("e1"))
+    state.messages += [user("c"), assistant("d", Usage(input_tokens=10, output_tokens=1))]
+    await db.history.record(state, run("e2", Usage(input_tokens=10, output_tokens=1)))
+    info = await db.archive.session("tg:1")
+    assert info is not None
+    assert [m.text.removeprefix("[stamp]\n") for m in info.recent] == ["a", "b", "c", "d"]
+    assert (info.runs, info.usage.input, info.usage.output) == (2, 1010, 201)
+
+
+async def test_a_trailing_user_message_that_grew_is_written_again(db: Database) -> None:
+    call = ToolUseBlock(id="t1", name="calculator", input={"expression": "1+1"})
+    result = ToolResultBlock(tool_use_id="t1", content="2")
+    state = SessionState(messages=[user("sum"), assistant("", USAGE)])
+    state.messages[-1].content = [call]
+    state.messages.append(Message(role="user", content=[result]))
+    await db.history.record(state, run("e1", finish="cancelled"))
+    state.add_user(TextBlock(text="never mind"))  # merged into the recorded message
+    state.messages.append(assistant("ok"))
+    await db.history.record(state, run("e2"))
+    info = await db.archive.session("tg:1")
+    assert info is not None and info.messages == 4
+    merged = info.recent[2]
+    assert [block["type"] for block in merged.content] == ["tool_result", "text"]
+
+
+async def test_restore_starts_at_the_latest_summary_and_after_new(db: Database) -> None:
+    summary = Message(role="user", summary=True, content=[TextBlock(text="Summary: Ann")])
+    state = SessionState(messages=[user("I am Ann"), assistant("hi Ann")])
+    await db.history.record(state, run("e1"))
+    state.messages = [summary, user("what now?"), assistant("tea")]  # compacted
+    await db.history.record(state, run("e2"))
+    restored = await db.history.restore("tg:1")
+    assert restored is not None
+    assert [m.text for m in restored.messages] == ["Summary: Ann", "[stamp]\nwhat now?", "tea"]
+    assert restored.messages[0].summary and restored.recorded == state.messages[-1].id
+    assert restored.usage.input_tokens == 2000
+    await db.history.reset("tg:1")  # /new
+    after_new = await db.history.restore("tg:1")
+    assert after_new is not None and after_new.messages == []
+    assert await db.history.restore("tg:unknown") is None
+
+
+async def test_restore_never_starts_with_an_orphaned_tool_result(db: Database) -> None:
+    call = assistant("")
+    call.content = [ToolUseBlock(id="t1", name="calculator", input={})]
+    result = Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="2")])
+    state = SessionState(messages=[user("q"), call, result, assistant("2"), user("r")])
+    state.messages.append(assistant("s"))
+    await db.history.record(state, run("e1"))
+    restored = await db.history.restore("tg:1", limit=4)  # the window cuts the tool call off
+    assert restored is not None
+    assert [m.text for m in restored.messages] == ["[stamp]\nr", "s"]
+
+
+async def test_approvals_audit_who_decided_what(db: Database) -> None:
+    record = Confirmation(
+        id="c1",
+        session="tg:1",
+        envelope_id="e1",
+        requester="tg:42",
+        calls=[CallSummary(call_id="t1", name="shell", arguments={"cmd": "ls"})],
+        expires_at=time.time() + 60,
+    )
+    await db.history.asked(WHERE, record)
+    await db.history.asked(WHERE, record)
+    decided = record.model_copy(
+        update={"status": "approved", "decided_by": "tg:7", "decided_at": time.time()}
+    )
+    await db.history.decided(decided)
+    async with db.engine.connect() as connection:
+        rows = (await connection.execute(select(CONFIRMATIONS))).all()
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row.status, row.decided_by, row.requester) == ("approved", "tg:7", "tg:42")
+    assert row.calls == [{"call_id": "t1", "name": "shell", "arguments": {"cmd": "ls"}}]
