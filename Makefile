@@ -52,3 +52,4 @@ bench: sync system
 	$(UV) run --frozen python -m tests.bench.pickup
 	$(UV) run --frozen python -m tests.bench.telegram
 	$(UV) run --frozen python -m tests.bench.slack
+	$(UV) run --frozen python -m tests.bench.history

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from bot.store.archive import SessionInfo, Tokens
+from bot.store.archive import Tokens
 
 
-def usage_text(info: SessionInfo | None, model: str) -> str:
+def usage_text(tokens: Tokens | None, model: str, scope: str = "this chat") -> str:
     """Totals come from the record, so they survive /new, restarts and a lost Redis."""
-    tokens = info.usage if info is not None else Tokens()
+    tokens = tokens or Tokens()
     prompt = tokens.input + tokens.cache_read + tokens.cache_write
     if tokens.cost_usd is not None:
         cost = f"about ${tokens.cost_usd:.4f}"
@@ -16,7 +16,7 @@ def usage_text(info: SessionInfo | None, model: str) -> str:
     else:
         cost = "nothing spent yet"
     return (
-        f"This chat so far: {prompt:,} tokens in ({tokens.cache_read:,} read from cache, "
-        f"{tokens.cache_write:,} written to it), {tokens.output:,} tokens out; {cost}. "
-        f"Model: {model}."
+        f"{scope[:1].upper()}{scope[1:]} so far: {prompt:,} tokens in ({tokens.cache_read:,} "
+        f"read from cache, {tokens.cache_write:,} written to it), {tokens.output:,} tokens out; "
+        f"{cost}. Model: {model}."
     )

@@ -26,10 +26,12 @@ from adapters.slack.client import SlackCalls
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.place import PLATFORM, Place, person, place_of, sender_of
 from adapters.slack.presses import Presses
+from adapters.usage import usage_text
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.envelope import MAX_TEXT, Envelope
 from bot.mailbox import PREFIX, Mailbox
+from bot.store.archive import Archive
 
 log = logging.getLogger(__name__)
 REFUSAL = "Sorry, this assistant is private. Ask its owner to add you: your id is {id}."
@@ -52,6 +54,7 @@ class IngressDeps:
     redis: Redis
     mailbox: Mailbox
     confirmations: Confirmations
+    archive: Archive
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def later(self, work: Coroutine[Any, Any, Any]) -> None:
@@ -73,6 +76,7 @@ class Ingress:
         app.event("message")(self.on_message)
         app.event("assistant_thread_started")(self.on_thread_started)
         app.action(re.compile(f"^({'|'.join(ACTIONS)})$"))(self.presses.on_press)
+        app.command("/usage")(self.on_usage)
         # Everything else is acknowledged, so Slack does not retry what Parley ignores.
         app.event(re.compile(".*"))(_ignore)
         app.action(re.compile(".*"))(_acknowledge)
@@ -113,6 +117,18 @@ class Ingress:
                 prompts=SUGGESTED,
             )
         )
+
+    async def on_usage(self, ack: Any, command: dict[str, Any]) -> None:
+        """/usage: tokens and cost of the bot's conversations here (every thread of a
+        channel; a DM and its threads), answered privately in the acknowledgement."""
+        who = person(str(command.get("user_id", "")))
+        if not self.deps.settings.may_use(who):
+            await ack(REFUSAL.format(id=who))
+            return
+        where = f"{PLATFORM}:{command.get('team_id', '')}:{command.get('channel_id', '')}"
+        sessions, tokens = await self.deps.archive.totals(where)
+        scope = "this conversation" if sessions < 2 else f"the {sessions} threads here"
+        await ack(usage_text(tokens, self.deps.settings.model, scope))
 
     # --- one message ------------------------------------------------------------------------
 

@@ -43,7 +43,9 @@ class SlackService:
             logger=log,
         )
         calls = SlackCalls(self.client, RateBudget(redis), settings)
-        self.deps = IngressDeps(settings, calls, redis, core.mailbox, core.confirmations)
+        self.deps = IngressDeps(
+            settings, calls, redis, core.mailbox, core.confirmations, core.archive
+        )
         Ingress(self.deps).register(self.app)
         self.socket: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None

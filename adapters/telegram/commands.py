@@ -81,7 +81,7 @@ class Commands:
         deps = self.ingress.deps
         info = await deps.archive.session(place.session, recent=0)
         model = await deps.mailbox.option(place.session, "model") or deps.settings.model
-        return usage_text(info, model)
+        return usage_text(info.usage if info else None, model)
 
     async def model(self, message: TgMessage, command: CommandObject) -> str:
         deps = self.ingress.deps

@@ -145,6 +145,16 @@ class Archive:
         info = _session(row)
         return SessionDetail(**info.model_dump(), recent=[_message(m) for m in messages])
 
+    async def totals(self, prefix: str) -> tuple[int, Tokens]:
+        """How many sessions are `prefix` or under it (`prefix:…`), and their summed usage."""
+        key = SESSIONS.c.key
+        under = (key == prefix) | key.startswith(f"{prefix}:", autoescape=True)
+        async with self.engine.connect() as db:
+            row = (
+                await db.execute(select(func.count().label("n"), *_sums(SESSIONS)).where(under))
+            ).one()
+        return int(row.n), Tokens.of(row)
+
     async def exists(self, key: str) -> bool:
         async with self.engine.connect() as db:
             found = await db.execute(select(SESSIONS.c.key).where(SESSIONS.c.key == key))

@@ -6,12 +6,20 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from aiohttp import web
 from redis.asyncio import Redis
+from sqlalchemy import update
 
+from bot.agent.state import SessionState
+from bot.llm.events import Usage
+from bot.messages import Message, TextBlock
+from bot.store.database import open_database
+from bot.store.history import SESSIONS, RunRecord, Where
 from tests.fakes.llm import RecordedRequest, Reply
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, idle, read_events, send, texts, web_settings
@@ -153,3 +161,36 @@ async def test_deleting_a_session_forgets_it_everywhere(stack: Stack) -> None:
     assert await session_keys(stack.redis_url, session) == []
     assert [again.status_code, read.status_code, post.status_code] == [404, 404, 404]
     assert [item["id"] for item in listing["items"]] == [f"http:{other}"]
+
+
+@pytest.mark.parametrize("stack", [{"PARLEY_RETENTION_DAYS": "30"}], indirect=True)
+async def test_retention_prunes_on_a_worker_and_forgets_the_hot_state(stack: Stack) -> None:
+    database = await open_database(web_settings(stack.env))
+    try:
+        for session in ("tg:old", "tg:new"):
+            state = SessionState(messages=[Message(role="user", content=[TextBlock(text="x")])])
+            now = time.time()
+            record = RunRecord(
+                Where(session, "tg"), ["e1"], "message", "tg:1", "claude-test", "end_turn", 1,
+                Usage(), now, now,
+            )  # fmt: skip
+            await database.history.record(state, record)
+        long_ago = datetime.now(UTC) - timedelta(days=31)
+        async with database.engine.begin() as connection:
+            await connection.execute(
+                update(SESSIONS).where(SESSIONS.c.key == "tg:old").values(updated_at=long_ago)
+            )
+        redis = Redis.from_url(stack.redis_url)
+        await redis.set("parley:{tg:old}:state", "{}")
+        await stack.start_worker()  # prunes as it starts, then hourly
+        for _ in range(100):
+            if await database.archive.session("tg:old") is None:
+                break
+            await asyncio.sleep(0.1)
+        assert await database.archive.session("tg:old") is None
+        assert await database.archive.session("tg:new") is not None
+        await asyncio.sleep(0.2)  # the hot state goes right after the rows
+        assert not await redis.exists("parley:{tg:old}:state")
+        await redis.aclose()
+    finally:
+        await database.aclose()

@@ -69,6 +69,10 @@ async def test_a_reply_in_the_thread_continues_the_session_without_a_mention(
     await fake.say(ann, general, "me!", thread_ts=(await fake.say(ann, general, "hi")).ts)
     await asyncio.sleep(0.5)
     assert len(slack_stack.fake.requests) == 2
+    status, usage = await fake.command(ann, general, "/usage")
+    assert status == 200 and "This conversation so far:" in usage, usage
+    tokens_in = int(usage.split(" tokens in")[0].rsplit(" ", 1)[-1].replace(",", ""))
+    assert tokens_in > 0 and "claude-test" in usage
 
 
 async def test_a_direct_message_is_answered_in_the_dm_by_posting_and_editing(
@@ -160,6 +164,8 @@ async def test_a_stranger_gets_an_ephemeral_refusal_and_costs_no_model_call(
     await asyncio.sleep(0.5)
     assert slack_stack.fake.requests == []
     assert fake.bot_messages(general.id) == []
+    status, usage = await fake.command(bob, general, "/usage")
+    assert status == 200 and "slack:U0BOB" in usage and "tokens" not in usage
 
 
 async def test_streaming_unavailable_falls_back_to_posting_and_editing(

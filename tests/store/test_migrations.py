@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -52,3 +56,17 @@ async def test_up_from_empty_matches_the_models_and_down_leaves_nothing(
 async def test_processes_starting_together_migrate_once(database_url: str) -> None:
     await asyncio.gather(*(migrate.upgrade(database_url) for _ in range(4)))
     assert await migrate.current(database_url) == migrate.head()
+
+
+def test_parley_migrate_goes_up_and_down(database_url: str, tmp_path: Path) -> None:
+    def parley(*args: str, url: str = database_url) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "DATABASE_URL": url}
+        command = [sys.executable, "-m", "worker", "migrate", *args]
+        return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True)
+
+    up, down = parley(), parley("base", "--down")
+    assert up.returncode == 0 and up.stdout.strip().endswith(f"schema at {migrate.head()}")
+    assert down.returncode == 0 and "schema at empty" in down.stdout
+    away = parley(url="postgresql://parley:hunter2@127.0.0.1:1/parley")
+    assert away.returncode == 1 and away.stderr.startswith("parley: no database at")
+    assert "hunter2" not in away.stderr and len(away.stderr.splitlines()) == 1

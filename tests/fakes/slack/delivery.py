@@ -33,7 +33,10 @@ def signature(secret: str, timestamp: int, raw: bytes) -> str:
 
 
 def encode(body: dict[str, Any]) -> tuple[bytes, str]:
-    """Events go as JSON; interactions as a form with one field, `payload`, holding JSON."""
+    """Events go as JSON; interactions as a form with one field, `payload`, holding JSON;
+    slash commands as a form of their fields."""
+    if "command" in body:
+        return urlencode(body).encode(), "application/x-www-form-urlencoded"
     if body.get("type") in INTERACTIVE:
         form = urlencode({"payload": json.dumps(body, separators=(",", ":"))})
         return form.encode(), "application/x-www-form-urlencoded"

@@ -188,3 +188,24 @@ def find_button(message: Posted, action_id: str) -> tuple[str, dict[str, Any]] |
             if element.get("type") == "button" and element.get("action_id") == action_id:
                 return str(block.get("block_id", "")), element
     return None
+
+
+def slash_command(
+    user: SlackUser, channel: SlackChannel, command: str, text: str
+) -> dict[str, Any]:
+    """A slash command as Slack posts it: flat form fields, no `type`."""
+    return {
+        "token": VERIFICATION_TOKEN,
+        "team_id": TEAM_ID,
+        "team_domain": TEAM_DOMAIN,
+        "channel_id": channel.id,
+        "channel_name": channel.name,
+        "user_id": user.id,
+        "user_name": user.name,
+        "command": command,
+        "text": text,
+        "api_app_id": APP_ID,
+        "is_enterprise_install": "false",
+        "response_url": f"https://hooks.slack.test/commands/{TEAM_ID}/{secrets.token_hex(8)}",
+        "trigger_id": f"{int(time.time())}.{secrets.randbelow(10**9)}.{secrets.token_hex(16)}",
+    }

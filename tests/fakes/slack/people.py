@@ -154,6 +154,15 @@ class People:
         url = self.response_url(user, message)
         return await self.deliver(events.block_actions(user, channel, message, action, url))
 
+    async def command(
+        self, user: SlackUser, channel: SlackChannel, command: str, text: str = ""
+    ) -> tuple[int, str]:
+        """`user` types `command` in `channel`; the answer is the app's acknowledgement, which
+        Slack shows to that user only."""
+        if channel.id not in self.channels:
+            raise AssertionError(f"unknown channel {channel.id}")
+        return await self.deliver(events.slash_command(user, channel, command, text), retry=False)
+
     async def verify_url(self) -> tuple[int, str]:
         """The url_verification handshake Slack does when the Request URL is saved."""
         challenge = secrets.token_urlsafe(24)

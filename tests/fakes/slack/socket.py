@@ -113,7 +113,7 @@ class SocketMode:
         envelope_id = str(uuid.uuid4())
         envelope = {
             "envelope_id": envelope_id,
-            "type": "interactive" if body.get("type") in INTERACTIVE else "events_api",
+            "type": _envelope_type(body),
             "payload": body,
             "accepts_response_payload": False,
             "retry_attempt": retry_num,
@@ -138,3 +138,9 @@ class SocketMode:
         headers = {"envelope_id": envelope_id, "retry_reason": reason}
         self.fake.deliveries.append(Delivery(body, headers, status, elapsed, retry_num, answer))
         return status, answer
+
+
+def _envelope_type(body: dict[str, Any]) -> str:
+    if "command" in body:
+        return "slash_commands"
+    return "interactive" if body.get("type") in INTERACTIVE else "events_api"
