@@ -95,11 +95,11 @@ class History:
 
     async def record(self, state: SessionState, run: RunRecord) -> None:
         """Write `run` and the messages it added; then `state.recorded` moves past them."""
-        fresh = _since(state.messages, state.recorded)
+        fresh, grown = _since(state.messages, state.recorded)
         async with self.engine.begin() as db:
             await self._session(db, run.where, run.model)
             await self._run(db, run)
-            await self._messages(db, run, fresh, replace_first=state.recorded is not None)
+            await self._messages(db, run, fresh, replace_first=grown)
             await self._totals(db, run.where.session)
         if state.messages:
             state.recorded = state.messages[-1].id
@@ -283,13 +283,14 @@ class History:
             )
 
 
-def _since(messages: list[Message], recorded: str | None) -> list[Message]:
-    """Messages from the last recorded one on (all of them if it was compacted away)."""
+def _since(messages: list[Message], recorded: str | None) -> tuple[list[Message], bool]:
+    """Messages from the last recorded one on, and whether that one leads them (it may have
+    grown since); all of them if it was compacted away."""
     if recorded is not None:
         for index in range(len(messages) - 1, -1, -1):
             if messages[index].id == recorded:
-                return messages[index:]
-    return list(messages)
+                return messages[index:], True
+    return list(messages), False
 
 
 def _sender(run: RunRecord, message: Message) -> str | None:

@@ -17,7 +17,7 @@ from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox, key
 from bot.redis_types import done
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
-from tests.support.stack import Stack, read_events, send, texts
+from tests.support.stack import Stack, idle, read_events, send, texts
 
 SESSIONS, MESSAGES = 8, 6
 
@@ -148,6 +148,14 @@ async def test_worker_killed_mid_stream_another_finishes_the_reply(stack: Stack)
     assert events[-1]["type"] == "completed" and events[-1]["finish_reason"] == "end_turn"
     second = stack.fake.requests[1].body["messages"]
     assert sum("tell me" in str(m) for m in second) == 1  # the user message was not added twice
+    await idle(stack.redis_url)
+    async with stack.client() as client:
+        recorded = (await client.get(f"/api/sessions/{session}")).json()
+    assert (recorded["messages"], recorded["runs"]) == (2, 1)  # and recorded once
+    assert [m["text"].split("\n")[-1] for m in recorded["recent"]] == [
+        "tell me",
+        "The complete answer.",
+    ]
 
 
 async def test_worker_killed_mid_tool_call_does_not_repeat_it(stack: Stack) -> None:
