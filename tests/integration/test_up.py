@@ -47,6 +47,7 @@ async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: P
                 events = await read_events(response)
         assert texts(events) == "Hello from the stack."
         assert (tmp_path / "data" / "redis" / "appendonlydir").is_dir()
+        assert (tmp_path / "data" / "parley.db").is_file()  # the default record, migrated
     finally:
         proc.send_signal(signal.SIGTERM)
         output, _ = await asyncio.wait_for(proc.communicate(), 60)
