@@ -160,16 +160,16 @@ class SessionRunner:
         state.turn = None
         now = time.time()
         record = RunRecord(
-            where_of(head),
-            [head.id],
-            "skipped",
-            head.sender.id,
-            self.deps.agent.deps.model,
-            "poisoned",
-            0,
-            Usage(),
-            now,
-            now,
+            where=where_of(head),
+            envelope_ids=[head.id],
+            trigger="skipped",
+            sender=head.sender.id,
+            model=self.deps.agent.deps.model,
+            finish_reason="poisoned",
+            iterations=0,
+            usage=Usage(),
+            started_at=now,
+            finished_at=now,
             error=f"skipped after {failures} failures",
         )
         await self.deps.history.try_record(state, record)

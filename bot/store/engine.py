@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot.config import ConfigError
 
@@ -54,7 +54,3 @@ def _sqlite_pragmas(connection: Any, record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
     cursor.close()
-
-
-def sessions(engine: AsyncEngine) -> async_sessionmaker[Any]:
-    return async_sessionmaker(engine, expire_on_commit=False)

@@ -100,7 +100,7 @@ class History:
             await self._session(db, run.where, run.model)
             await self._run(db, run)
             await self._messages(db, run, fresh, replace_first=grown)
-            await self._totals(db, run.where.session)
+            await self._totals(db, run.where.session, run.model)
         if state.messages:
             state.recorded = state.messages[-1].id
 
@@ -198,7 +198,8 @@ class History:
             **_tokens(usage, cost),
         }
 
-    async def _totals(self, db: AsyncConnection, session: str) -> None:
+    async def _totals(self, db: AsyncConnection, session: str, model: str) -> None:
+        """Counts and sums from the session's rows, and the model it used last."""
         runs = RUNS.c
         of_runs = select(
             func.count(),
@@ -211,6 +212,7 @@ class History:
             update(SESSIONS)
             .where(SESSIONS.c.key == session)
             .values(
+                model=model,
                 run_count=count,
                 message_count=messages.scalar_subquery(),
                 updated_at=datetime.now(UTC),
