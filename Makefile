@@ -5,6 +5,9 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.local/bin:$(PATH)
 UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 PYTEST_ARGS ?=
+# Most end-to-end tests wait on processes and the network, so three at once fit on two cores;
+# each pytest worker starts its own Redis and PostgreSQL.
+PYTEST_WORKERS ?= 3
 
 .PHONY: run test lint sync clean bench system
 
@@ -42,7 +45,7 @@ lint: sync
 	$(UV) run --frozen lint-imports
 
 test: lint system
-	$(UV) run --frozen pytest $(PYTEST_ARGS)
+	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
