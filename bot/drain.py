@@ -172,7 +172,7 @@ class SessionRunner:
             finished_at=now,
             error=f"skipped after {failures} failures",
         )
-        await self.deps.history.try_record(state, record)
+        await self._record(state, record)
 
     async def _command(self, head: Envelope, state: SessionState) -> SessionState:
         """The session's state after a command; commands run in order with the messages."""
@@ -182,7 +182,7 @@ class SessionRunner:
         await self._decline_pending(state, head.sender.id)
         await self._say(head, ev.TextDelta(text=FRESH_START), finish="end_turn")
         await self._quietly("forget the context of", head.session, self.deps.history.reset)
-        return SessionState(usage=state.usage)  # the totals stay for /usage
+        return SessionState()  # the record keeps the totals for /usage
 
     async def _decline_pending(self, state: SessionState, by: str) -> None:
         """A request nobody decided is declined when the conversation moves past it."""
@@ -197,6 +197,11 @@ class SessionRunner:
         record = await self.deps.confirmations.get(confirmation_id or "")
         if record is not None:
             await self._quietly("audit the decision on", record, self.deps.history.decided)
+
+    async def _record(self, state: SessionState, record: RunRecord) -> None:
+        """The reply was given either way; a run the database missed is caught up by the
+        next record, which starts from `state.recorded`."""
+        await self._quietly("record run", record, lambda r: self.deps.history.record(state, r))
 
     async def _quietly(
         self, what: str, subject: Any, write: Callable[[Any], Awaitable[None]]
@@ -266,7 +271,7 @@ class SessionRunner:
             await stream.close()
         model = request.model or self.deps.agent.deps.model
         if record := watch.record(group, _trigger(head, request), model):
-            await self.deps.history.try_record(state, record)
+            await self._record(state, record)
 
     async def _confirmation(
         self, head: Envelope, state: SessionState, event: ev.ConfirmationRequired

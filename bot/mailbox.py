@@ -228,7 +228,7 @@ class Mailbox:
     async def stop(self, session: str) -> bool:
         """Ask every worker to cancel `session`'s running turn; True if one holds it."""
         await self.redis.publish(CANCEL_CHANNEL, session)
-        return bool(await self.redis.exists(key(session, "lease")))
+        return await self.busy(session)
 
     async def forget(self, session: str) -> int:
         """Delete everything Redis holds for `session` (state, inbox, options, events); the

@@ -61,15 +61,6 @@ class PriceTable:
         return _cost(self.price_of(model), usage)
 
 
-def price_of(model: str) -> Price | None:
-    return PriceTable().price_of(model)
-
-
-def estimate_cost(model: str, usage: Usage) -> float | None:
-    """Dollars at the built-in prices; see `PriceTable` for the operator's."""
-    return _cost(price_of(model), usage)
-
-
 def _cost(price: Price | None, usage: Usage) -> float | None:
     if price is None:
         return None

@@ -189,7 +189,6 @@ class _Run:
 
     async def _observe(self, outcome: ModelOutcome) -> AsyncIterator[ev.AgentEvent]:
         self.turn.usage += outcome.usage
-        self.state.usage += outcome.usage
         if outcome.error is not None:
             yield ev.Error(message=outcome.error)
             self.finish = "error"

@@ -40,7 +40,6 @@ class SessionState(BaseModel):
     SQL; the next record starts there."""
 
     messages: list[Message] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)
     turn: TurnProgress | None = None
     pending: PendingConfirmation | None = None
     always_allow: list[str] = Field(default_factory=list)

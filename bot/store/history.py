@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Insert, Table, func, select, update
+from sqlalchemy import Table, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -84,8 +84,7 @@ def _tokens(usage: Usage, cost: float | None) -> dict[str, Any]:
 def upsert(connection: AsyncConnection, table: Table) -> Any:
     """`INSERT … ON CONFLICT` in the connection's dialect (both speak it, differently)."""
     dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    statement: Insert = dialect.insert(table)
-    return statement
+    return dialect.insert(table)
 
 
 class History:
@@ -103,14 +102,6 @@ class History:
             await self._totals(db, run.where.session, run.model)
         if state.messages:
             state.recorded = state.messages[-1].id
-
-    async def try_record(self, state: SessionState, run: RunRecord) -> None:
-        """Record, or log why not: the reply was given either way, and the next run's record
-        catches up on what this one missed."""
-        try:
-            await self.record(state, run)
-        except Exception:
-            log.exception("could not record run %s of %s", run.id, run.where.session)
 
     async def _session(self, db: AsyncConnection, where: Where, model: str | None) -> None:
         now = datetime.now(UTC)
@@ -251,11 +242,8 @@ class History:
                 summary = select(MESSAGES).where(m.seq == summary_seq)
                 rows.insert(0, (await db.execute(summary)).one())
         messages = _from_turn_start([_message(r) for r in rows])
-        usage = Usage(
-            row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens
-        )
         recorded = rows[-1].id if rows else None
-        return SessionState(messages=messages, usage=usage, recorded=recorded)
+        return SessionState(messages=messages, recorded=recorded)
 
     async def asked(self, where: Where, record: Confirmation) -> None:
         """An approval was asked for: the audit gets its row (once)."""

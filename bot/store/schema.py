@@ -98,9 +98,7 @@ class RunRow(Tokens, Base):
     __table_args__ = (Index("ix_runs_session_started", "session_key", "started_at"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    session_key: Mapped[str] = mapped_column(
-        ForeignKey("sessions.key", ondelete="CASCADE"), index=False
-    )
+    session_key: Mapped[str] = mapped_column(ForeignKey("sessions.key", ondelete="CASCADE"))
     envelope_ids: Mapped[list[str]] = mapped_column(JSON)
     trigger: Mapped[str] = mapped_column(String(16))
     sender: Mapped[str] = mapped_column(String(200), default="")
