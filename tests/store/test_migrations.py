@@ -70,3 +70,18 @@ def test_parley_migrate_goes_up_and_down(database_url: str, tmp_path: Path) -> N
     away = parley(url="postgresql://parley:hunter2@127.0.0.1:1/parley")
     assert away.returncode == 1 and away.stderr.startswith("parley: no database at")
     assert "hunter2" not in away.stderr and len(away.stderr.splitlines()) == 1
+
+
+async def test_sqlite_is_shared_safely_between_processes(tmp_path: Path) -> None:
+    """WAL (readers never wait for the writer), a busy timeout, and foreign keys enforced."""
+    engine = make_engine(f"sqlite:///{tmp_path}/nested/dir/parley.db")  # directories made
+    try:
+        async with engine.connect() as connection:
+            values = [
+                (await connection.exec_driver_sql(f"PRAGMA {name}")).scalar()
+                for name in ("journal_mode", "busy_timeout", "foreign_keys")
+            ]
+    finally:
+        await engine.dispose()
+    assert values == ["wal", 30_000, 1]
+    assert engine.dialect.driver == "aiosqlite"
