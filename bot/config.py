@@ -7,9 +7,11 @@ names the variable, because a traceback from deep inside pydantic tells an opera
 from __future__ import annotations
 
 import json
+import re
 import zoneinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -21,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from bot.pricing import Price
 
@@ -44,6 +47,7 @@ class PolicyRule(BaseModel):
 
 
 IdList = Annotated[list[str], NoDecode]
+REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
 def _env(name: str) -> Any:
@@ -80,7 +84,7 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("DATABASE_URL", "database_url"),
     )
 
-    prices: dict[str, Price] = Field(default_factory=dict)
+    prices: Annotated[dict[str, Price], NoDecode] = Field(default_factory=dict)
     retention_days: float | None = Field(default=None, gt=0)
 
     max_tokens: int = Field(default=4096, ge=1)
@@ -98,8 +102,8 @@ class Settings(BaseSettings):
     tool_timeout: float = Field(default=30.0, gt=0)
     tool_concurrency: int = Field(default=4, ge=1, le=64)
     tool_output_limit: int = Field(default=16_000, ge=200)
-    policy: list[PolicyRule] = Field(default_factory=list)
-    tool_modules: list[str] = Field(default_factory=list)
+    policy: Annotated[list[PolicyRule], NoDecode] = Field(default_factory=list)
+    tool_modules: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     bootstrap_dir: Path | None = None
 
@@ -147,6 +151,56 @@ class Settings(BaseSettings):
             zoneinfo.ZoneInfo(value)
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"unknown IANA time zone {value!r} (e.g. Europe/Berlin)") from None
+        return value
+
+    @field_validator("prices", "policy", "tool_modules", mode="before")
+    @classmethod
+    def _json(cls, value: Any) -> Any:
+        """Decoded here rather than by pydantic-settings, whose error names no variable."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not valid JSON ({exc})") from None
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        """What arq and redis-py accept; the message never repeats the URL (its password)."""
+        url = urlsplit(value)
+        if url.scheme not in REDIS_SCHEMES:
+            raise ValueError("not a Redis URL (redis://HOST:PORT/DB, rediss://... or unix:///PATH)")
+        try:
+            url.port  # noqa: B018 (parsed on access)
+        except ValueError:
+            raise ValueError("the port is not a number") from None
+        database = parse_qs(url.query).get("db", [""])[0]
+        if not database and url.scheme != "unix":
+            database = url.path.lstrip("/")
+        if database and not database.isdigit():
+            raise ValueError("the database must be a number, e.g. redis://localhost:6379/0")
+        if url.scheme == "unix" and not url.path:
+            raise ValueError("unix:// needs the socket's path, e.g. unix:///run/redis.sock")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        from bot.store.engine import database_url  # noqa: PLC0415 (engine imports this module)
+
+        try:
+            database_url(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc).removeprefix("DATABASE_URL: ")) from None
+        return value
+
+    @field_validator("telegram_bot_token")
+    @classmethod
+    def _bot_token(cls, value: SecretStr | None) -> SecretStr | None:
+        """The shape aiogram insists on, checked here so it is one line, not a traceback."""
+        if value is not None and not re.fullmatch(r"\d+:\S+", value.get_secret_value()):
+            raise ValueError("not a bot token (@BotFather's look like 123456789:AAH...)")
         return value
 
     @field_validator("allowed_users", "admins", mode="before")
@@ -208,6 +262,9 @@ def load_settings(**overrides: Any) -> Settings:
     """Read the settings, turning a validation failure into one readable `ConfigError`."""
     try:
         return Settings(**overrides)
+    except SettingsError as exc:  # a value pydantic-settings could not decode
+        field = re.search(r'field "(\w+)"', str(exc))
+        raise ConfigError(f"{env_name(field[1]) if field else 'settings'}: {exc}") from None
     except ValidationError as exc:
         problems = []
         for error in exc.errors():

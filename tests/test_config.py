@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +104,89 @@ def test_a_slack_bot_needs_socket_mode_or_a_signing_secret() -> None:
         load_settings(_env_file=None, slack_bot_token="xoxb-1")
     assert load_settings(_env_file=None, slack_bot_token="xoxb-1", slack_app_token="xapp-1")
     assert load_settings(_env_file=None, slack_bot_token="xoxb-1", slack_signing_secret="s")
+
+
+SECRET = "hunter2-secret"
+BROKEN_TOOLS = 'raise RuntimeError("tools could not start\\nsecond line")\n'
+
+
+def run_parley(command: str, env: dict[str, str], home: Path) -> subprocess.CompletedProcess[str]:
+    """The real `parley COMMAND` in an environment of only `env` (no .env file: cwd is empty)."""
+    clean = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(home), **env}
+    return subprocess.run(
+        [sys.executable, "-m", "worker", command],
+        input="",
+        capture_output=True,
+        text=True,
+        env=clean,
+        cwd=str(home),
+        timeout=60,
+    )
+
+
+REDIS_GARBAGE = {"REDIS_URL": f"garbage://:{SECRET}@x"}
+DATABASE_MYSQL = {"DATABASE_URL": f"mysql://u:{SECRET}@h/db"}
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "expected"),
+    [
+        ("worker", REDIS_GARBAGE, "REDIS_URL: not a Redis URL"),
+        ("web", REDIS_GARBAGE, "REDIS_URL: not a Redis URL"),
+        ("up", REDIS_GARBAGE, "REDIS_URL: not a Redis URL"),
+        ("worker", {"REDIS_URL": f"redis://:{SECRET}@h:port/0"}, "REDIS_URL: the port is not"),
+        ("web", {"REDIS_URL": f"redis://:{SECRET}@h/zero"}, "REDIS_URL: the database must"),
+        ("worker", DATABASE_MYSQL, "DATABASE_URL: 'mysql' is not supported"),
+        ("web", DATABASE_MYSQL, "DATABASE_URL: 'mysql' is not supported"),
+        ("up", DATABASE_MYSQL, "DATABASE_URL: 'mysql' is not supported"),
+        ("migrate", {"DATABASE_URL": f"{SECRET}:::"}, "DATABASE_URL: not a database URL"),
+        ("worker", {"PARLEY_POLICY": "[{bad"}, "PARLEY_POLICY: not valid JSON"),
+        ("web", {"PARLEY_PRICES": "{x"}, "PARLEY_PRICES: not valid JSON"),
+        ("chat", {"PARLEY_TOOL_MODULES": "[nope"}, "PARLEY_TOOL_MODULES: not valid JSON"),
+        ("web", {"TELEGRAM_BOT_TOKEN": SECRET}, "TELEGRAM_BOT_TOKEN: not a bot token"),
+    ],
+)
+def test_every_command_stops_with_one_line(
+    command: str, env: dict[str, str], expected: str, tmp_path: Path
+) -> None:
+    proc = run_parley(command, {"ANTHROPIC_API_KEY": "k", **env}, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"parley: configuration error: {expected}")
+    assert "Traceback" not in proc.stderr
+    assert SECRET not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "module", "expected"),
+    [
+        ("worker", BROKEN_TOOLS, "importing 'my_tools' failed: RuntimeError: tools could not"),
+        ("up", BROKEN_TOOLS, "importing 'my_tools' failed: RuntimeError: tools could not"),
+        (
+            "chat",
+            "from bot.tools.builtin import builtin_tools\nTOOLS = builtin_tools()\n",
+            "tool '",
+        ),
+    ],
+)
+def test_a_tool_module_that_fails_is_one_line(
+    command: str, module: str, expected: str, tmp_path: Path
+) -> None:
+    (tmp_path / "my_tools.py").write_text(module)
+    env = {"ANTHROPIC_API_KEY": "k", "PARLEY_TOOL_MODULES": '["my_tools"]'}
+    proc = run_parley(command, env, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"parley: configuration error: PARLEY_TOOL_MODULES: {expected}")
+    assert "Traceback" not in proc.stderr
+
+
+def test_accepted_redis_and_database_urls(monkeypatch: pytest.MonkeyPatch) -> None:
+    for redis_url in ("redis://h:1/2", "rediss://:pw@h:6380/0", "unix:///run/r.sock?db=3"):
+        for database in ("sqlite:///x.db", "sqlite+aiosqlite:///x.db", "postgresql://u@h/d"):
+            monkeypatch.setenv("REDIS_URL", redis_url)
+            monkeypatch.setenv("DATABASE_URL", database)
+            settings = load_settings(_env_file=None)
+            assert (settings.redis_url, settings.database_url) == (redis_url, database)
+    monkeypatch.setenv("DATABASE_URL", "postgresql+asyncpg://u:p@h:5432/d")
+    assert load_settings(_env_file=None).database_url.startswith("postgresql+asyncpg://")

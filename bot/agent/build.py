@@ -27,6 +27,11 @@ def load_tool_modules(names: Iterable[str]) -> list[Tool]:
             module = importlib.import_module(name)
         except ImportError as exc:
             raise ConfigError(f"PARLEY_TOOL_MODULES: cannot import {name!r}: {exc}") from None
+        except Exception as exc:  # the module itself fails: a bug there, named in one line
+            problem = str(exc).splitlines()[0] if str(exc) else ""
+            raise ConfigError(
+                f"PARLEY_TOOL_MODULES: importing {name!r} failed: {type(exc).__name__}: {problem}"
+            ) from None
         tools = getattr(module, "TOOLS", None)
         if not isinstance(tools, list) or not all(isinstance(t, Tool) for t in tools):
             raise ConfigError(f"PARLEY_TOOL_MODULES: {name!r} has no TOOLS list of tools")
@@ -44,9 +49,14 @@ def build_agent(
     """The agent for `settings`; raises ConfigError for an unknown model or a missing key."""
     ref = resolve_model(settings.model)
     provider = provider or build_provider(settings, ref)
-    registry = ToolRegistry(
-        [*builtin_tools(), *load_tool_modules(settings.tool_modules)] if tools is None else tools
-    )
+    try:
+        registry = ToolRegistry(
+            [*builtin_tools(), *load_tool_modules(settings.tool_modules)]
+            if tools is None
+            else tools
+        )
+    except ValueError as exc:  # two tools of one name
+        raise ConfigError(f"PARLEY_TOOL_MODULES: {exc}") from None
     retry = RetryPolicy(
         attempts=settings.llm_attempts,
         backoff_base=settings.llm_backoff_base,
