@@ -2,7 +2,8 @@
 
 Reads lines from stdin (so `echo hi | parley chat` works), streams the reply as it arrives,
 shows tool calls as they run, and asks about tools that need approval on the terminal. Ctrl-C
-during a reply stops that reply, as `/stop` does on the platforms.
+during a reply stops that reply, as `/stop` does on the platforms. A failed turn is one line on
+stderr, so `parley chat > answer.txt` keeps only answers and the failure still shows.
 """
 
 from __future__ import annotations
@@ -50,11 +51,14 @@ class ConsoleChat:
         *,
         stdin: TextIO = sys.stdin,
         stdout: TextIO = sys.stdout,
+        stderr: TextIO = sys.stderr,
         ask: Ask | None = None,
     ) -> None:
         self.agent = agent
         self.stdin = stdin
         self.out = stdout
+        self.err = stderr
+        self._line_open = False  # stdout's last line has no newline yet
         self.interactive = stdin.isatty()
         self.ask = ask or self._ask_terminal
         user = getpass.getuser()
@@ -132,7 +136,9 @@ class ConsoleChat:
                 f"[context compacted: ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens]\n"
             )
         elif isinstance(event, ev.Error):
-            self._write(f"\n[error] {event.message}\n")
+            self._fail(event.message)
+        elif isinstance(event, ev.Completed) and event.finish_reason == "error":
+            self._write("\n" if self._line_open else "")  # the error line said it all
         elif isinstance(event, ev.Completed):
             if event.finish_reason not in ("end_turn", "awaiting_confirmation"):
                 self._write(f"\n[{event.finish_reason.replace('_', ' ')}]")
@@ -159,5 +165,15 @@ class ConsoleChat:
         return line or None
 
     def _write(self, text: str) -> None:
+        if not text:
+            return
         self.out.write(text)
         self.out.flush()
+        self._line_open = not text.endswith("\n")
+
+    def _fail(self, message: str) -> None:
+        """One line on stderr, after the reply's unfinished line (both may share a terminal)."""
+        if self._line_open:
+            self._write("\n")
+        self.err.write(f"[error] {' '.join(message.split())}\n")
+        self.err.flush()

@@ -8,7 +8,10 @@ import pty
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply, ToolCallSpec
+from tests.support.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,11 +86,27 @@ async def test_without_a_terminal_approval_is_denied(fake_llm: FakeLLM, tmp_path
     assert fake_llm.requests[1].tool_results()[0][1] == "Denied by the user."
 
 
-async def test_provider_failure_exits_nonzero(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    code, out, _ = await run_piped(fake_llm, tmp_path, "hi\n", ANTHROPIC_API_KEY="wrong-key-value")
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"ANTHROPIC_API_KEY": "wrong-key-value"}, "[error] Anthropic API error 401"),
+        (
+            {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{free_port()}", "PARLEY_LLM_ATTEMPTS": "1"},
+            "[error] Anthropic API connection failed",
+        ),
+    ],
+    ids=["refused-key", "unreachable"],
+)
+async def test_provider_failure_is_one_line_on_stderr(
+    fake_llm: FakeLLM, tmp_path: Path, env: dict[str, str], expected: str
+) -> None:
+    code, out, err = await run_piped(fake_llm, tmp_path, "hi\n", **env)
     assert code == 1
-    assert "[error] Anthropic API error 401" in out
-    assert "wrong-key-value" not in out
+    (line,) = err.splitlines()
+    assert line.startswith(expected)
+    assert "[error]" not in out and out.strip() == ""
+    assert "Traceback" not in err
+    assert "wrong-key-value" not in out + err
 
 
 async def test_terminal_asks_and_approval_runs_the_tool(fake_llm: FakeLLM, tmp_path: Path) -> None:
