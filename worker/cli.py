@@ -95,7 +95,11 @@ def web() -> None:
 
     settings = _settings()
     with _database_errors():
-        run(settings)
+        try:
+            run(settings)
+        except ConfigError as exc:  # a platform refused its token, or the port is taken
+            typer.echo(f"parley: configuration error: {exc}", err=True)
+            raise typer.Exit(2) from None
 
 
 @app.command()

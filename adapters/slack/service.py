@@ -4,6 +4,8 @@ HTTP events arrive at `/slack/events` (events and interactivity alike); bolt che
 signature and timestamp on every request and answers 401 to a forged or stale one before
 anything is read. In Socket Mode nothing is public: Parley connects out, and an envelope is
 acknowledged only after its listener returned, so an unsubmitted event is delivered again.
+Either way the bot token is checked with `auth.test` on start: Slack out of reach is waited
+for, a token it refuses stops `parley web` (adapters/startup.py).
 """
 
 from __future__ import annotations
@@ -11,19 +13,40 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
 
 from adapters.core import Core
-from adapters.slack.client import SlackCalls, make_client
+from adapters.slack.client import SlackCalls, error_of, make_client
 from adapters.slack.ingress import Ingress, IngressDeps
+from adapters.startup import refuse
+from bot.config import ConfigError
 from bot.ratelimit import RateBudget
 
 log = logging.getLogger(__name__)
+# bolt reads SLACK_BOT_TOKEN itself and warns that the client's token wins: it is the same one.
+log.addFilter(lambda record: "`token` will be unused" not in record.getMessage())
 EVENTS_PATH = "/slack/events"
+# Slack's answers that say "not now" rather than "never": retried like a network error.
+PASSING = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+
+
+def refusal(exc: SlackApiError, variable: str) -> ConfigError | None:
+    """The configuration error behind an answer that retrying will not change, if it is one."""
+    status = getattr(exc.response, "status_code", 200)
+    code = error_of(exc)
+    if code in PASSING or status == 429 or status >= 500:
+        return None
+    if not code:
+        return ConfigError(f"SLACK_API_URL: not Slack's Web API (it answers HTTP {status})")
+    return ConfigError(f"{variable}: Slack refused the token ({code})")
 
 
 class SlackService:
@@ -63,26 +86,37 @@ class SlackService:
             return web.Response(status=200)
         return await to_aiohttp_response(answer)
 
-    async def _start(self, _: web.Application) -> None:
-        if self.settings.slack_app_token is None:
-            log.info("Slack events served at %s", EVENTS_PATH)
-            return
-        token = self.settings.slack_app_token.get_secret_value()
-        self.socket = AsyncSocketModeHandler(self.app, token, logger=log)
-        self._connecting = asyncio.create_task(self._connect(self.socket))
+    async def _start(self, app: web.Application) -> None:
+        self._connecting = asyncio.create_task(self._connect(app))
 
-    async def _connect(self, socket: AsyncSocketModeHandler) -> None:
-        """Connect out; retried until Slack answers (the client reconnects by itself later)."""
-        delay = 1.0
-        while True:
-            try:
-                await socket.connect_async()  # type: ignore[no-untyped-call]
-                log.info("Slack connected in Socket Mode")
+    async def _connect(self, app: web.Application) -> None:
+        try:
+            await _until_answered("auth.test", self._check_bot_token)
+            if self.settings.slack_app_token is None:
+                log.info("Slack events served at %s", EVENTS_PATH)
                 return
-            except Exception as exc:
-                log.warning("Slack Socket Mode is not reachable yet (%s); trying again", exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 30)
+            token = self.settings.slack_app_token.get_secret_value()
+            self.socket = socket = AsyncSocketModeHandler(self.app, token, logger=log)
+            await _until_answered("Socket Mode", lambda: self._open_socket(socket, token))
+            log.info("Slack connected in Socket Mode")
+        except ConfigError as exc:
+            refuse(app, exc)
+
+    async def _check_bot_token(self) -> None:
+        try:
+            await self.client.auth_test()
+        except SlackApiError as exc:
+            raise refusal(exc, "SLACK_BOT_TOKEN") or exc from None
+
+    async def _open_socket(self, socket: AsyncSocketModeHandler, token: str) -> None:
+        """Ask for the websocket's URL first: a refused app token is a ConfigError here,
+        where the SDK's own connect would log it and try again forever."""
+        try:
+            opened = await self.client.apps_connections_open(app_token=token)
+        except SlackApiError as exc:
+            raise refusal(exc, "SLACK_APP_TOKEN") or exc from None
+        socket.client.wss_uri = str(opened["url"])
+        await socket.connect_async()  # type: ignore[no-untyped-call]
 
     async def _stop(self, _: web.Application) -> None:
         if self._connecting is not None:
@@ -95,3 +129,19 @@ class SlackService:
         await asyncio.gather(*self.deps.background, return_exceptions=True)
         if self.client.session is not None:
             await self.client.session.close()
+
+
+async def _until_answered(what: str, attempt: Callable[[], Awaitable[None]]) -> None:
+    """Run `attempt` until Slack answers it; a ConfigError (a refusal) is not retried."""
+    delay = 1.0
+    while True:
+        try:
+            await attempt()
+            return
+        except ConfigError:
+            raise
+        except Exception as exc:
+            problem = " ".join(str(exc).split()) or type(exc).__name__
+            log.warning("Slack %s is not reachable yet (%s); trying again", what, problem)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 30)

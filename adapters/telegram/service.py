@@ -3,7 +3,8 @@
 Either way an update is confirmed only after its handler submitted it: polling advances its
 offset past an update once the handler returned, and the webhook answers 200 only then (a
 500 makes Telegram deliver it again). The webhook checks Telegram's secret header on every
-request before reading anything else.
+request before reading anything else. Telegram out of reach is waited for; a token or webhook
+URL it refuses stops `parley web` (adapters/startup.py).
 """
 
 from __future__ import annotations
@@ -16,17 +17,25 @@ import secrets
 from urllib.parse import urlparse
 
 from aiogram import Bot, Dispatcher
-from aiogram.exceptions import TelegramAPIError, TelegramConflictError
-from aiogram.types import Update
+from aiogram.exceptions import (
+    TelegramAPIError,
+    TelegramBadRequest,
+    TelegramConflictError,
+    TelegramNotFound,
+    TelegramRetryAfter,
+    TelegramUnauthorizedError,
+)
+from aiogram.types import Update, User
 from aiohttp import web
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 
 from adapters.core import Core
+from adapters.startup import refuse
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.commands import menu
 from adapters.telegram.ingress import Ingress, IngressDeps
-from bot.config import Settings
+from bot.config import ConfigError, Settings
 from bot.ratelimit import RateBudget
 
 log = logging.getLogger(__name__)
@@ -34,6 +43,18 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 UPDATES = ["message", "edited_message", "callback_query", "stopped_message_generation"]
 POLL_TIMEOUT = 25
 HANDLER_TRIES = 5
+
+
+def refusal(exc: TelegramAPIError) -> ConfigError | None:
+    """The configuration error behind an answer that retrying will not change, if it is one."""
+    if isinstance(exc, TelegramUnauthorizedError):
+        return ConfigError("TELEGRAM_BOT_TOKEN: Telegram refused the token (401 Unauthorized)")
+    if isinstance(exc, TelegramNotFound):
+        return ConfigError(
+            "TELEGRAM_BOT_TOKEN: Telegram knows no bot with this token (404 Not Found; "
+            "or TELEGRAM_API_URL is not a Bot API server)"
+        )
+    return None
 
 
 def webhook_secret(settings: Settings) -> str:
@@ -69,8 +90,8 @@ class TelegramService:
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
 
-    async def _start(self, _: web.Application) -> None:
-        self._task = asyncio.create_task(self._run())
+    async def _start(self, app: web.Application) -> None:
+        self._task = asyncio.create_task(self._run(app))
 
     async def _stop(self, _: web.Application) -> None:
         if self._task is not None:
@@ -79,32 +100,51 @@ class TelegramService:
                 await self._task
         await self.bot.session.close()
 
-    async def _run(self) -> None:
-        await self._connect()
-        if self.webhook_path is None:
-            await self._poll()
+    async def _run(self, app: web.Application) -> None:
+        try:
+            await self._connect()
+            if self.webhook_path is None:
+                await self._poll()
+        except ConfigError as exc:
+            refuse(app, exc)
+
+    async def _introduce(self) -> User:
+        """Learn who the bot is and register its menu and webhook."""
+        me = await self.bot.get_me()
+        await self.bot.set_my_commands(menu())
+        if not self.settings.telegram_webhook_url:
+            await self.bot.delete_webhook()
+            return me
+        try:
+            await self.bot.set_webhook(
+                self.settings.telegram_webhook_url,
+                secret_token=self.secret,
+                allowed_updates=UPDATES,
+            )
+        except TelegramBadRequest as exc:
+            raise ConfigError(
+                f"TELEGRAM_WEBHOOK_URL: Telegram refused it ({exc.message})"
+            ) from None
+        return me
 
     async def _connect(self) -> None:
-        """Learn who the bot is and register its menu and webhook; retried until it works."""
+        """Introduce the bot; retried until Telegram answers, a ConfigError if it refuses."""
         delay = 1.0
         while True:
             try:
-                me = await self.bot.get_me()
-                await self.bot.set_my_commands(menu())
-                if self.settings.telegram_webhook_url:
-                    await self.bot.set_webhook(
-                        self.settings.telegram_webhook_url,
-                        secret_token=self.secret,
-                        allowed_updates=UPDATES,
-                    )
-                else:
-                    await self.bot.delete_webhook()
+                me = await self._introduce()
                 break
             except TelegramAPIError as exc:
+                refused = refusal(exc)
+                if refused is not None:
+                    raise refused from None
+                wait = exc.retry_after if isinstance(exc, TelegramRetryAfter) else delay
                 log.warning(
-                    "Telegram is not reachable yet (%s); trying again in %.0f s", exc, delay
+                    "Telegram is not reachable yet (%s); trying again in %.0f s",
+                    " ".join(str(exc).split()),
+                    wait,
                 )
-                await asyncio.sleep(delay)
+                await asyncio.sleep(wait)
                 delay = min(delay * 2, 30)
         budget = RateBudget(self.redis)
         deps = IngressDeps(
@@ -138,6 +178,9 @@ class TelegramService:
                 )
                 delay = 1.0
             except (TelegramAPIError, TelegramConflictError) as exc:
+                refused = refusal(exc)  # the token was revoked meanwhile
+                if refused is not None:
+                    raise refused from None
                 log.warning("getUpdates failed (%s); trying again in %.0f s", exc, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30)

@@ -1,0 +1,143 @@
+"""A token Telegram or Slack refuses stops `parley web` (and `parley up`) with one line naming
+the variable; a platform out of reach is retried while the web app keeps serving."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.llm import FakeLLM
+from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from tests.fakes.tg import FakeTelegram
+from tests.support.redis_server import free_port
+from tests.support.stack import stack_env
+
+WRONG_TG = "7000001:wrong-secret-telegram-token"
+WRONG_SLACK = "xoxb-wrong-secret-slack-token"
+WRONG_APP = "xapp-wrong-secret-app-token"
+
+
+async def start(command: str, env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "worker",
+        command,
+        env={**env, "PARLEY_LOG_LEVEL": "WARNING", "PARLEY_HTTP_PORT": str(free_port())},
+        cwd=cwd,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+async def one_line_and_exit(proc: asyncio.subprocess.Process, secret: str) -> str:
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 90)
+    finally:
+        if proc.returncode is None:  # still retrying a token that will never work
+            os.killpg(proc.pid, signal.SIGKILL)  # with `parley up`'s children
+            await proc.wait()
+    stderr = err.decode()
+    assert proc.returncode == 2, stderr
+    assert "Traceback" not in stderr
+    assert secret not in stderr + out.decode()
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    (line,) = stderr.strip().splitlines()
+    return line
+
+
+@pytest.mark.parametrize("command", ["web", "up"])
+async def test_a_refused_telegram_token_stops_with_one_line(
+    command: str,
+    redis_url: str,
+    fake_llm: FakeLLM,
+    fake_telegram: FakeTelegram,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    env = stack_env(
+        redis_url,
+        fake_llm,
+        database_url,
+        TELEGRAM_BOT_TOKEN=WRONG_TG,
+        TELEGRAM_API_URL=fake_telegram.base_url,
+    )
+    line = await one_line_and_exit(await start(command, env, tmp_path), WRONG_TG)
+    assert line.startswith("parley: configuration error: TELEGRAM_BOT_TOKEN: Telegram refused")
+
+
+@pytest.mark.parametrize(
+    ("tokens", "variable"),
+    [
+        ({"SLACK_BOT_TOKEN": WRONG_SLACK, "SLACK_SIGNING_SECRET": SIGNING_SECRET}, "BOT"),
+        ({"SLACK_BOT_TOKEN": WRONG_SLACK, "SLACK_APP_TOKEN": WRONG_APP}, "BOT"),
+        ({"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": WRONG_APP}, "APP"),
+    ],
+    ids=["http-bot", "socket-bot", "socket-app"],
+)
+async def test_a_refused_slack_token_stops_with_one_line(
+    tokens: dict[str, str],
+    variable: str,
+    redis_url: str,
+    fake_llm: FakeLLM,
+    fake_slack: FakeSlack,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    env = stack_env(redis_url, fake_llm, database_url, SLACK_API_URL=fake_slack.base_url, **tokens)
+    proc = await start("web", env, tmp_path)
+    line = await one_line_and_exit(proc, "wrong-secret")
+    assert line == (
+        f"parley: configuration error: SLACK_{variable}_TOKEN: Slack refused the token "
+        "(invalid_auth)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("platform", "retried"),
+    [
+        (
+            {"TELEGRAM_BOT_TOKEN": WRONG_TG, "TELEGRAM_API_URL": "http://127.0.0.1:{port}"},
+            "Telegram is not reachable yet",
+        ),
+        (
+            {
+                "SLACK_BOT_TOKEN": WRONG_SLACK,
+                "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+                "SLACK_API_URL": "http://127.0.0.1:{port}/api/",
+            },
+            "Slack auth.test is not reachable yet",
+        ),
+    ],
+    ids=["telegram", "slack"],
+)
+async def test_a_platform_out_of_reach_is_retried(
+    platform: dict[str, str],
+    retried: str,
+    redis_url: str,
+    fake_llm: FakeLLM,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    nobody = free_port()
+    extra = {name: value.format(port=nobody) for name, value in platform.items()}
+    proc = await start("web", stack_env(redis_url, fake_llm, database_url, **extra), tmp_path)
+    assert proc.stderr is not None
+    try:
+        seen: list[str] = []
+        while retried not in "".join(seen[-1:]):
+            line = await asyncio.wait_for(proc.stderr.readline(), 90)
+            assert line, f"parley web ended: {''.join(seen)}"
+            seen.append(line.decode())
+        assert proc.returncode is None  # still serving, still trying
+        assert "wrong-secret" not in "".join(seen)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0
