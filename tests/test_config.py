@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import ConfigError, load_settings
+from tests.support.redis_server import free_port
 
 
 def test_fixed_names_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,3 +191,12 @@ def test_accepted_redis_and_database_urls(monkeypatch: pytest.MonkeyPatch) -> No
             assert (settings.redis_url, settings.database_url) == (redis_url, database)
     monkeypatch.setenv("DATABASE_URL", "postgresql+asyncpg://u:p@h:5432/d")
     assert load_settings(_env_file=None).database_url.startswith("postgresql+asyncpg://")
+
+
+def test_up_never_shows_the_redis_password(tmp_path: Path) -> None:
+    url = f"redis://:{SECRET}@127.0.0.2:{free_port()}/0"  # not this machine's name: not started
+    proc = run_parley("up", {"ANTHROPIC_API_KEY": "k", "REDIS_URL": url}, tmp_path)
+    assert proc.returncode == 1
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("parley: Redis does not answer at redis://:***@127.0.0.2:")
+    assert SECRET not in proc.stdout + proc.stderr
