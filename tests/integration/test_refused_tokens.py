@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
-from tests.fakes.tg import FakeTelegram
+from tests.fakes.tg import TOKEN, FakeTelegram
 from tests.support.redis_server import free_port
 from tests.support.stack import stack_env
 
@@ -28,7 +29,7 @@ async def start(command: str, env: dict[str, str], cwd: Path) -> asyncio.subproc
         "-m",
         "worker",
         command,
-        env={**env, "PARLEY_LOG_LEVEL": "WARNING", "PARLEY_HTTP_PORT": str(free_port())},
+        env={"PARLEY_HTTP_PORT": str(free_port()), **env, "PARLEY_LOG_LEVEL": "WARNING"},
         cwd=cwd,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -36,7 +37,7 @@ async def start(command: str, env: dict[str, str], cwd: Path) -> asyncio.subproc
     )
 
 
-async def one_line_and_exit(proc: asyncio.subprocess.Process, secret: str) -> str:
+async def one_line_and_exit(proc: asyncio.subprocess.Process, secret: str = "") -> str:
     try:
         out, err = await asyncio.wait_for(proc.communicate(), 90)
     finally:
@@ -46,7 +47,7 @@ async def one_line_and_exit(proc: asyncio.subprocess.Process, secret: str) -> st
     stderr = err.decode()
     assert proc.returncode == 2, stderr
     assert "Traceback" not in stderr
-    assert secret not in stderr + out.decode()
+    assert not secret or secret not in stderr + out.decode()
     assert len(stderr.strip().splitlines()) == 1, stderr
     (line,) = stderr.strip().splitlines()
     return line
@@ -70,6 +71,48 @@ async def test_a_refused_telegram_token_stops_with_one_line(
     )
     line = await one_line_and_exit(await start(command, env, tmp_path), WRONG_TG)
     assert line.startswith("parley: configuration error: TELEGRAM_BOT_TOKEN: Telegram refused")
+
+
+async def test_a_refused_webhook_url_stops_with_one_line(
+    redis_url: str,
+    fake_llm: FakeLLM,
+    fake_telegram: FakeTelegram,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    fake_telegram.fail_next(
+        "setWebhook", 400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+    )
+    env = stack_env(
+        redis_url,
+        fake_llm,
+        database_url,
+        TELEGRAM_BOT_TOKEN=TOKEN,
+        TELEGRAM_API_URL=fake_telegram.base_url,
+        TELEGRAM_WEBHOOK_URL="http://bot.example/telegram/webhook",
+    )
+    line = await one_line_and_exit(await start("web", env, tmp_path), TOKEN)
+    assert line == (
+        "parley: configuration error: TELEGRAM_WEBHOOK_URL: Telegram refused it "
+        "(Bad Request: bad webhook: An HTTPS URL must be provided for webhook)"
+    )
+
+
+async def test_a_port_in_use_is_one_line(
+    redis_url: str, fake_llm: FakeLLM, database_url: str, tmp_path: Path
+) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    env = stack_env(redis_url, fake_llm, database_url, PARLEY_HTTP_PORT=str(port))
+    try:
+        line = await one_line_and_exit(await start("web", env, tmp_path))
+    finally:
+        taken.close()
+    assert line.startswith(
+        f"parley: configuration error: PARLEY_HTTP_PORT: cannot listen on 127.0.0.1:{port}"
+    )
 
 
 @pytest.mark.parametrize(
