@@ -195,6 +195,25 @@ class Settings(BaseSettings):
             raise ValueError(str(exc).removeprefix("DATABASE_URL: ")) from None
         return value
 
+    @field_validator(
+        "anthropic_base_url",
+        "openai_base_url",
+        "telegram_api_url",
+        "telegram_webhook_url",
+        "slack_api_url",
+    )
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        """An endpoint: a mistyped one would fail at the first call, deep in an SDK."""
+        try:
+            url = urlsplit(value) if value is not None else None
+            ok = url is None or (url.scheme in ("http", "https") and bool(url.hostname))
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError("not an http(s) URL, e.g. https://api.example.com/v1")
+        return value
+
     @field_validator("telegram_bot_token")
     @classmethod
     def _bot_token(cls, value: SecretStr | None) -> SecretStr | None:

@@ -145,6 +145,8 @@ DATABASE_MYSQL = {"DATABASE_URL": f"mysql://u:{SECRET}@h/db"}
         ("web", {"PARLEY_PRICES": "{x"}, "PARLEY_PRICES: not valid JSON"),
         ("chat", {"PARLEY_TOOL_MODULES": "[nope"}, "PARLEY_TOOL_MODULES: not valid JSON"),
         ("web", {"TELEGRAM_BOT_TOKEN": SECRET}, "TELEGRAM_BOT_TOKEN: not a bot token"),
+        ("chat", {"ANTHROPIC_BASE_URL": ":::"}, "ANTHROPIC_BASE_URL: not an http(s) URL"),
+        ("web", {"SLACK_API_URL": "slack.com/api"}, "SLACK_API_URL: not an http(s) URL"),
     ],
 )
 def test_every_command_stops_with_one_line(
