@@ -219,7 +219,7 @@ def build_app(deps: WebDeps) -> web.Application:
         client_max_size=MAX_BODY, middlewares=[json_errors, auth_middleware(deps.settings)]
     )
     app[STREAMS] = weakref.WeakSet()
-    app[PUBLIC] = set()
+    app[PUBLIC] = {"/"}  # the chat page holds no data; it asks for the token its calls carry
     app.on_shutdown.append(close_streams)
     api = Api(deps)
     records = Records(deps)

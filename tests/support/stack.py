@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +81,9 @@ class Stack:
 
     async def _wait_ready(self, index: int) -> None:
         path = self.tmp / f"worker-{index}.log"
-        for _ in range(300):
+        # Generous: on a busy machine importing the worker alone can take many seconds.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
             if b"Starting worker" in path.read_bytes():
                 return
             await asyncio.sleep(0.05)
