@@ -46,9 +46,10 @@ class DatabaseFileGone(Exception):
 
 
 def file_id(path: Path) -> FileId | None:
+    """The file at `path`, or None if there is none this process can see."""
     try:
         stat = os.stat(path)
-    except FileNotFoundError:
+    except OSError:
         return None
     return stat.st_dev, stat.st_ino
 
