@@ -28,6 +28,7 @@ from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
 from bot.run_watch import RunWatch, where_of
 from bot.store.history import History, RunRecord
+from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import Person, ToolContext
 
 log = logging.getLogger(__name__)
@@ -182,7 +183,8 @@ class SessionRunner:
         await self._decline_pending(state, head.sender.id)
         await self._say(head, ev.TextDelta(text=FRESH_START), finish="end_turn")
         await self._quietly("forget the context of", head.session, self.deps.history.reset)
-        return SessionState()  # the record keeps the totals for /usage
+        # the record keeps the totals for /usage, also of runs it has yet to take
+        return SessionState(unrecorded=state.unrecorded)
 
     async def _decline_pending(self, state: SessionState, by: str) -> None:
         """A request nobody decided is declined when the conversation moves past it."""
@@ -199,8 +201,9 @@ class SessionRunner:
             await self._quietly("audit the decision on", record, self.deps.history.decided)
 
     async def _record(self, state: SessionState, record: RunRecord) -> None:
-        """The reply was given either way; a run the database missed is caught up by the
-        next record, which starts from `state.recorded`."""
+        """The reply was given either way; a run the database missed waits in
+        `state.unrecorded`, and the next record writes it with the messages since
+        `state.recorded`."""
         await self._quietly("record run", record, lambda r: self.deps.history.record(state, r))
 
     async def _quietly(
@@ -209,6 +212,8 @@ class SessionRunner:
         """A write to the record that must not fail the turn (the database may be away)."""
         try:
             await write(subject)
+        except DatabaseFileGone as exc:  # logged as an error once, where it was noticed
+            log.warning("could not %s %s: %s", what, getattr(subject, "id", subject), exc)
         except Exception:
             log.exception("could not %s %s", what, getattr(subject, "id", subject))
 

@@ -134,6 +134,14 @@ async def _sweep(settings: Settings, mailbox: Mailbox) -> None:
             log.warning("sweep failed", exc_info=True)
 
 
+async def _watch_database(settings: Settings, database: Database) -> None:
+    """Look at the database file now and then, so a data directory deleted under a quiet
+    worker is reported (an ERROR naming the file) before the next turn tries to write."""
+    while True:
+        await asyncio.sleep(settings.sweep_interval)
+        database.problem()
+
+
 async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
     pubsub = redis.pubsub()
     await pubsub.subscribe(CANCEL_CHANNEL)
@@ -190,6 +198,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         )
         background.append(asyncio.create_task(_sweep(settings, mailbox)))
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
+        background.append(asyncio.create_task(_watch_database(settings, database)))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""

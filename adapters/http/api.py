@@ -173,6 +173,8 @@ class Api:
             await self.deps.redis.ping()
         except Exception:
             return error(503, "redis unreachable")
+        if (problem := self.deps.archive.problem()) is not None:
+            return error(503, problem)
         return web.json_response({"status": "ok"})
 
     async def page(self, request: web.Request) -> web.FileResponse:
