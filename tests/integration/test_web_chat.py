@@ -112,3 +112,23 @@ async def test_chat_page_shows_the_turn_going_on_after_an_expiry(
     assert buttons == []  # an expired request cannot be pressed any more
     result = stack.fake.requests[1].tool_results()[0][1]
     assert result == "Not run: nobody approved it before the request expired."
+
+
+async def test_chat_page_shows_text_that_looks_like_html_as_text(
+    stack: Stack, browser: WebDriver
+) -> None:
+    """Nothing the model writes is dropped, and nothing becomes markup in the page."""
+    await stack.start_worker()
+    text = (
+        "2. second item with <angle> & ampersand &amp; "
+        "<img src=x onerror=\"document.title='injected'\"> <b>not bold</b>"
+    )
+    stack.fake.enqueue(Reply(text=text, chunk_size=5, delay=0.01))
+    await asyncio.to_thread(browser.get, stack.base_url + "/")
+    await asyncio.to_thread(browser.find_element(By.ID, "text").send_keys, "say it")
+    await asyncio.to_thread(browser.find_element(By.ID, "send").click)
+    shown = await wait_for_text(browser, "<b>not bold</b>")
+    assert shown[-1] == text
+    injected = await asyncio.to_thread(browser.find_elements, By.CSS_SELECTOR, "#log img, #log b")
+    assert injected == []
+    assert "injected" not in await asyncio.to_thread(lambda: browser.title)
