@@ -4,7 +4,8 @@ What counts as syntax is what a CommonMark (GFM) parser reads as such: emphasis 
 fences and their info strings, link targets, list, quote and task markers. Raw HTML is not
 syntax here: in a chat `<angle>` means those seven characters. The parser is asked directly
 (pyromark, the one the converter uses), so the property does not depend on this test's idea
-of markdown.
+of markdown; it is asked about the text with every `<` escaped, which is how a parser without
+raw HTML reads it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ OPTIONS = (
     | pyromark.Options.ENABLE_TASKLISTS
     | pyromark.Options.ENABLE_MATH
 )
-CONTENT = ("Text", "Code", "InlineHtml", "Html")  # what the model wrote, as opposed to syntax
+CONTENT = ("Text", "Code")  # what the model wrote, as opposed to syntax
 
 
 def shown(markdown: str, *, final: bool = True) -> str:
@@ -32,9 +33,10 @@ def shown(markdown: str, *, final: bool = True) -> str:
 
 
 def content(markdown: str) -> str:
-    """The characters a CommonMark parser does not read as syntax, in order."""
+    """The characters a CommonMark parser does not read as syntax, in order, when `<` never
+    opens HTML. (Inside code the escape itself is text, but a backslash is never compared.)"""
     parts = []
-    for payload in pyromark.events(markdown, options=OPTIONS):
+    for payload in pyromark.events(markdown.replace("<", "\\<"), options=OPTIONS):
         if isinstance(payload, dict):
             found: dict[str, object] = dict(payload)
             parts += [str(found[kind]) for kind in CONTENT if kind in found]
@@ -68,7 +70,7 @@ def test_text_without_syntax_is_shown_as_written(text: str, final: bool) -> None
 
 # --- text with syntax keeps every character that is not syntax, in order ----------------------
 
-ALPHABET = "ab <>&_*`[]()\n"
+ALPHABET = "ab <>&_*`[]()\n"  # no backslash, no `:` or `@` (autolinks), no `;` (entities)
 
 
 @CHECKS
