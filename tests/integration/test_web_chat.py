@@ -185,3 +185,23 @@ async def test_chat_page_asks_for_the_token_and_keeps_it(stack: Stack, browser: 
     assert "Approved." in " ".join(shown) and "error" not in " ".join(shown).lower()
     assert await asyncio.to_thread(token_note, browser) == ""
     assert len(stack.fake.requests) == 3
+
+
+async def test_chat_page_shows_text_that_looks_like_html_as_text(
+    stack: Stack, browser: WebDriver
+) -> None:
+    """Nothing the model writes is dropped, and nothing becomes markup in the page."""
+    await stack.start_worker()
+    text = (
+        "2. second item with <angle> & ampersand &amp; "
+        "<img src=x onerror=\"document.title='injected'\"> <b>not bold</b>"
+    )
+    stack.fake.enqueue(Reply(text=text, chunk_size=5, delay=0.01))
+    await asyncio.to_thread(browser.get, stack.base_url + "/")
+    await asyncio.to_thread(browser.find_element(By.ID, "text").send_keys, "say it")
+    await asyncio.to_thread(browser.find_element(By.ID, "send").click)
+    shown = await wait_for_text(browser, "<b>not bold</b>")
+    assert shown[-1] == text
+    injected = await asyncio.to_thread(browser.find_elements, By.CSS_SELECTOR, "#log img, #log b")
+    assert injected == []
+    assert "injected" not in await asyncio.to_thread(lambda: browser.title)
