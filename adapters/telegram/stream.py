@@ -2,15 +2,15 @@
 
 Text arrives in small deltas and is coalesced: a pump shows whatever text there is at most
 once per pace of the chat (a second for edits, half a second for drafts), so a fast model
-costs one call per pace, not one per token. The pace holds from the start: the first text
-counts as a tick, so the first update waits one pace, and a reply that ends before then
-costs only its final message, with no draft or edit that the final message would replace a
-moment later. Once the turn has ended no update is made but the final one. The rate budget
-shared with other workers is taken on top. The final text always lands: it waits for the
-budget and outlasts flood answers. A reply longer than one message continues in new
-messages (split by `render`, never inside a code block that fits one message). Intermediate
-updates render partial markdown safely; if Telegram still refuses the formatting, the text is
-sent plain.
+costs one call per pace, not one per token. The first update waits a short settle time
+(`FIRST_UPDATE_AFTER`, never more than a pace): a reply that ends before then costs only its
+final message, with no draft or edit that the final message would replace a moment later,
+while a long reply still starts to show at once; from then on updates keep the pace. Once the
+turn has ended no update is made but the final one. The rate budget shared with other workers
+is taken on top. The final text always lands: it waits for the budget and outlasts flood
+answers. A reply longer than one message continues in new messages (split by `render`, never
+inside a code block that fits one message). Intermediate updates render partial markdown
+safely; if Telegram still refuses the formatting, the text is sent plain.
 
 The ids of the messages a reply posted are kept in Redis under its first envelope, so a turn
 that another worker resumes after a crash edits the same messages instead of posting the
@@ -47,6 +47,8 @@ from bot.agent import events as ev
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.5
+# Long enough for a short reply to end first, short enough to look instant.
+FIRST_UPDATE_AFTER = 0.4
 PARSE_ERROR = "can't parse entities"
 
 
@@ -120,9 +122,9 @@ class TelegramReply:
     # --- pacing -----------------------------------------------------------------------------
 
     async def _run_pump(self) -> None:
-        """Show the newest text once a pace, from one pace after the first text on (see the
-        module docstring); coalesces everything in between."""
-        due = time.monotonic() + self._pace()
+        """Show the newest text once a pace, from a settle time after the first text on (see
+        the module docstring); coalesces everything in between."""
+        due = time.monotonic() + min(self._pace(), FIRST_UPDATE_AFTER)
         while True:
             await self._dirty.wait()
             await asyncio.sleep(due - time.monotonic())
