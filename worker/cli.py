@@ -74,6 +74,7 @@ def chat() -> None:
             return await ConsoleChat(agent, settings).run()
         finally:
             await agent.deps.provider.aclose()
+            await agent.deps.executor.aclose()
 
     raise typer.Exit(asyncio.run(main()))
 
