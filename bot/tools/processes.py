@@ -10,13 +10,14 @@ behave; one that overruns its deadline is killed, and a fresh one is started whe
 most `limit` exist at once; a call that finds them all busy waits, until its deadline.
 A helper exits by itself when its stdin closes, so a worker that dies leaves none behind.
 A helper imports its tools' modules as it starts, which takes a good part of a second, so a
-worker starts one ahead (`warm`) rather than on the first call.
+worker starts one ahead (`warm`) rather than on the first call, and again after a kill.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import pickle
 import struct
@@ -29,6 +30,7 @@ from typing import IO, Any
 from bot.tools.base import Tool, ToolContext, ToolError
 
 HEADER = struct.Struct("!I")
+log = logging.getLogger(__name__)
 
 
 class Helper:
@@ -126,6 +128,8 @@ class ProcessPool:
         self.modules = list(modules)
         self._idle: list[Helper] = []
         self._count = 0  # idle and busy
+        self._closed = False
+        self._warming: set[asyncio.Task[None]] = set()
 
     @property
     def idle(self) -> list[int]:
@@ -185,14 +189,28 @@ class ProcessPool:
             self._give_back(helper, healthy)
 
     def _give_back(self, helper: Helper, healthy: bool) -> None:
-        if healthy:
+        if healthy and not self._closed:
             self._idle.append(helper)
-        else:
-            self._count -= 1
-            helper.kill()
+            return
+        self._count -= 1
+        helper.kill()
+        if not self._closed:
+            task = asyncio.get_running_loop().create_task(self._rewarm())
+            self._warming.add(task)
+            task.add_done_callback(self._warming.discard)
+
+    async def _rewarm(self) -> None:
+        """A killed helper's replacement, started now rather than by the next call."""
+        try:
+            await self.warm()
+        except Exception:
+            log.warning("could not start a helper process for tools", exc_info=True)
 
     async def aclose(self) -> None:
         """Let the idle helpers end (busy ones are killed as their calls end)."""
+        self._closed = True
+        for task in list(self._warming):
+            task.cancel()
         idle, self._idle = self._idle, []
         self._count -= len(idle)
         for helper in idle:
