@@ -160,7 +160,7 @@ class ProcessPool:
                 helper = self._idle.pop()
                 if helper.alive:
                     return helper
-                self._give_back(helper, healthy=False)
+                self._give_back(helper, healthy=False, replace=False)
             if self._count < self.limit:
                 self._count += 1
                 try:
@@ -186,15 +186,16 @@ class ProcessPool:
             await helper.send(None)  # answered once its imports are done
             healthy = True
         finally:
-            self._give_back(helper, healthy)
+            self._give_back(helper, healthy, replace=False)  # a helper that cannot start
+            # is not started again and again; the next call tries once more
 
-    def _give_back(self, helper: Helper, healthy: bool) -> None:
+    def _give_back(self, helper: Helper, healthy: bool, *, replace: bool = True) -> None:
         if healthy and not self._closed:
             self._idle.append(helper)
             return
         self._count -= 1
         helper.kill()
-        if not self._closed:
+        if replace and not self._closed:
             task = asyncio.get_running_loop().create_task(self._rewarm())
             self._warming.add(task)
             task.add_done_callback(self._warming.discard)

@@ -52,7 +52,13 @@ def process_id(ctx: ToolContext) -> str:
     return str(os.getpid())
 
 
-TOOLS = [*builtin_tools(), block_thread, block_in_async, hold_the_gil, process_id]
+@tool(isolation="process")
+def end_process(ctx: ToolContext) -> str:
+    """Ends the process running it."""
+    os._exit(3)
+
+
+TOOLS = [*builtin_tools(), block_thread, block_in_async, hold_the_gil, process_id, end_process]
 
 
 @pytest.fixture
@@ -191,6 +197,18 @@ async def test_a_tool_holding_the_gil_is_killed_at_the_timeout(
     assert not alive(hog)
     after = await run_one(executor, ctx, call("process_id"))
     assert not after.is_error and after.content != before.content  # a fresh helper
+
+
+async def test_a_helper_that_dies_is_a_clear_error_and_is_replaced(
+    executor: ToolExecutor, ctx: ToolContext
+) -> None:
+    died = await run_one(executor, ctx, call("end_process"))
+    assert (died.content, died.is_error) == (
+        "end_process failed: its process ended unexpectedly",
+        True,
+    )
+    after = await run_one(executor, ctx, call("process_id"))
+    assert not after.is_error and after.content.isdigit()
 
 
 async def test_helpers_are_reused_and_fast_once_warm(
