@@ -89,7 +89,7 @@ class ThreadSlots:
             if not call.result.done():
                 call.stop()
                 log.warning(
-                    "tool %s stopped waiting for (timeout or cancel); its thread is asked to "
+                    "gave up waiting for tool %s (timeout or cancel): its thread is asked to "
                     "stop, or left to end on its own (%d of %d tool threads alive)",
                     tool.name,
                     self._alive,
