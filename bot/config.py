@@ -98,6 +98,8 @@ class Settings(BaseSettings):
     tool_timeout: float = Field(default=30.0, gt=0)
     tool_concurrency: int = Field(default=4, ge=1, le=64)
     tool_output_limit: int = Field(default=16_000, ge=200)
+    tool_threads: int = Field(default=64, ge=1, le=4096)
+    tool_processes: int = Field(default=2, ge=1, le=64)
     policy: list[PolicyRule] = Field(default_factory=list)
     tool_modules: list[str] = Field(default_factory=list)
 

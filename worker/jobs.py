@@ -199,6 +199,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         background.append(asyncio.create_task(_sweep(settings, mailbox)))
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
         background.append(asyncio.create_task(_watch_database(settings, database)))
+        background.append(asyncio.create_task(agent.deps.executor.warm()))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""
@@ -210,6 +211,8 @@ def build_worker(settings: Settings, database: Database) -> Worker:
             await supervisor.egress.aclose()
         with contextlib.suppress(Exception):
             await agent.deps.provider.aclose()
+        with contextlib.suppress(Exception):
+            await agent.deps.executor.aclose()
 
     worker = Worker(
         functions=[func(drain, name="drain", max_tries=3), func(expire_confirmation, max_tries=3)],
