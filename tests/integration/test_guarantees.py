@@ -312,7 +312,10 @@ async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
     await pool.aclose()
 
 
+@pytest.mark.parametrize("stack", [{"PARLEY_LEASE_TTL": "300"}], indirect=True)
 async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack) -> None:
+    """A lease of 5 minutes, so that only the liveness key can hand the session over, and
+    only the liveness beat can tell the woken holder at once that it lost it."""
     zombie = await stack.start_worker()
     gate = asyncio.Event()
     stack.fake.enqueue(
@@ -331,7 +334,12 @@ async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack
     await mailbox.submit(message("z2", "test:zombie", "second"))
     await wait_until(lambda: len(stack.fake.requests) == 3, 20)
     stack.kill(zombie, signal.SIGCONT)
-    gate.set()  # the zombie's model stream now finishes; its writes must all be refused
+    woke, log = time.monotonic(), stack.tmp / "worker-0.log"
+    # its next liveness beat finds the key lapsed, and the turn stops without waiting for
+    # the lease heartbeat (every 10 s) or for its stream to end
+    await wait_until(lambda: b"expired during a turn; stopped it" in log.read_bytes(), 5)
+    print(f"the woken holder stopped its turn {time.monotonic() - woke:.1f} s after SIGCONT")
+    gate.set()  # the zombie's model stream could now finish; its writes must all be refused
     await asyncio.sleep(2)
     raw = await pool.get(key("test:zombie", "state"))
     state = SessionState.model_validate_json(raw)
