@@ -264,7 +264,7 @@ class Mailbox:
         workers: each runs a sweep loop, but one scan of the armed set per interval is enough.
         The armed set is read `page` sessions per Lua call, so Redis is never held long."""
         now = time.time()
-        cursor, woken, freed = "0", dict[str, None](), list[str]()
+        cursor, woken, freed = "0", {}, []  # woken keeps order without repeats (ZSCAN may)
         while True:
             result = await self._sweep(
                 keys=[ARMED_SET, SWEEPER],
