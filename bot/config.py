@@ -113,7 +113,8 @@ class Settings(BaseSettings):
     max_attempts: int = Field(default=3, ge=1)
     merge_messages: int = Field(default=10, ge=0)
     confirmation_ttl: float = Field(default=600.0, ge=5)
-    sweep_interval: float = Field(default=5.0, gt=0)
+    sweep_interval: float = Field(default=1.0, gt=0)
+    liveness_ttl: float = Field(default=3.0, ge=0.3)
     poll_delay: float = Field(default=0.05, gt=0)
     worker_sessions: int = Field(default=200, ge=1)
     timezone: str = "UTC"

@@ -24,6 +24,7 @@ from bot.config import Settings
 from bot.confirmations import CallSummary, Confirmations
 from bot.egress import Egress
 from bot.envelope import Envelope
+from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
 from bot.run_watch import RunWatch, where_of
@@ -47,6 +48,7 @@ class RunnerDeps:
     confirmations: Confirmations
     schedule_expiry: Callable[[str, float], Awaitable[None]]
     history: History
+    liveness: Liveness | None = None  # None: leases end only by their TTL (tools, tests)
 
 
 class SessionRunner:
@@ -67,7 +69,9 @@ class SessionRunner:
 
     async def drain(self, session: str) -> None:
         mailbox = self.deps.mailbox
-        token = await mailbox.take_lease(session, self.lease_ttl)
+        liveness = self.deps.liveness
+        worker_id = liveness.id if liveness is not None else ""
+        token = await mailbox.take_lease(session, self.lease_ttl, worker=worker_id)
         if token is None:
             return  # the holder will see our message before it lets go
         worker = asyncio.current_task()
@@ -105,8 +109,15 @@ class SessionRunner:
     async def _heartbeat(
         self, session: str, token: str, worker: asyncio.Task[None], lost: asyncio.Event
     ) -> None:
+        """Extend the lease every third of its TTL, and at once when this worker finds its
+        liveness key lapsed (the sweep may have freed the lease while it was stalled): a lost
+        lease stops the turn before it streams more text next to its successor's."""
+        liveness = self.deps.liveness
         while True:
-            await asyncio.sleep(self.lease_ttl / 3)
+            if liveness is None:
+                await asyncio.sleep(self.lease_ttl / 3)
+            else:
+                await liveness.lapsed(within=self.lease_ttl / 3)
             try:
                 kept = await self.deps.mailbox.extend(session, token, self.lease_ttl)
             except Exception:

@@ -45,8 +45,6 @@ def stack_env(
         "PARLEY_MODEL": "claude-test",
         "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
         "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
-        "PARLEY_LEASE_TTL": "3",
-        "PARLEY_SWEEP_INTERVAL": "1",
         "PARLEY_LLM_BACKOFF_BASE": "0.05",
         "PARLEY_TOOL_MODULES": '["tests.support.tools"]',
         "PARLEY_LOG_LEVEL": "INFO",
@@ -91,6 +89,13 @@ class Stack:
 
     def kill(self, proc: asyncio.subprocess.Process, sig: int = signal.SIGKILL) -> None:
         proc.send_signal(sig)
+
+    def worker_named(self, worker_id: str) -> asyncio.subprocess.Process:
+        """The worker process whose liveness id is `worker_id` (each logs it at start)."""
+        for index, proc in enumerate(self.workers):
+            if f"worker {worker_id} is up" in (self.tmp / f"worker-{index}.log").read_text():
+                return proc
+        raise AssertionError(f"no worker logged the id {worker_id}")
 
     async def stop(self) -> None:
         for proc in self.workers:
@@ -152,6 +157,20 @@ async def idle(redis_url: str) -> None:
             if not leases and not armed:
                 return
             await asyncio.sleep(0.05)
+    finally:
+        await redis.aclose()
+
+
+async def lease_tokens(redis_url: str) -> dict[str, str]:
+    """Each held session and its lease token (`fence:worker:nonce`)."""
+    redis = Redis.from_url(redis_url)
+    try:
+        held = {}
+        async for name in redis.scan_iter("parley:*:lease"):
+            token = await redis.get(name)
+            if token is not None:
+                held[name.decode().partition("{")[2].rpartition("}")[0]] = token.decode()
+        return held
     finally:
         await redis.aclose()
 
