@@ -16,11 +16,12 @@ import pytest
 import yarl
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from redis.asyncio import Redis
 
 from adapters.http.api import json_errors
 from adapters.slack.service import EVENTS_PATH
 from tests.fakes.llm import FakeLLM
-from tests.fakes.slack import SIGNING_SECRET
+from tests.fakes.slack import BOT_USER_ID, SIGNING_SECRET, FakeSlack
 from tests.fakes.slack.delivery import signature
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.slack import SlackStack
@@ -260,3 +261,20 @@ async def test_an_unexpected_error_is_a_json_500_without_internals(
     assert body == {"error": "internal error"}
     assert "hunter2" not in json.dumps(body)
     assert any(r.levelno == logging.ERROR for r in caplog.records)  # the operator still sees it
+
+
+@pytest.mark.parametrize("blank", ["\t", "\u00a0\u3000", " \n\t "])
+async def test_slack_whitespace_after_the_mention_is_answered_like_an_empty_one(
+    slack_stack: SlackStack, fake_slack: FakeSlack, blank: str
+) -> None:
+    ann, general = fake_slack.user("U0ANN", "ann"), fake_slack.channel("C0GENERAL", "general")
+    dm = fake_slack.dm(ann)
+    await fake_slack.say(ann, general, f"<@{BOT_USER_ID}> {blank}")
+    await fake_slack.say(ann, dm, blank)
+    await fake_slack.wait_for(lambda: len(fake_slack.ephemerals) >= 2)
+    assert all("Ask me something" in note["text"] for note in fake_slack.ephemerals)
+    redis = Redis.from_url(slack_stack.redis_url)
+    try:
+        assert await redis.keys("parley:{*}:inbox") == []  # nothing for the model
+    finally:
+        await redis.aclose()
