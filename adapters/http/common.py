@@ -18,9 +18,11 @@ from aiohttp import web
 from bot.mailbox import PREFIX
 
 MAX_DEPTH = 32  # far more than any request or platform update nests
-# A closed JSON string; possessive, so matching never backtracks.
-_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
+# A closed JSON string, and text whose every string is closed; possessive, so matching never
+# backtracks: one pass over the bytes, whatever they are.
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_CLOSED = re.compile(rb'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
 
 
@@ -37,9 +39,9 @@ def refusal(exception: type[web.HTTPException], message: str, **extra: Any) -> w
 def nesting(raw: bytes) -> int | None:
     """How deep arrays and objects nest in `raw`, counted without parsing it (brackets in
     strings do not count); None when a string is never closed, which no JSON text has."""
-    skeleton = _STRING.sub(b"", raw).translate(None, _NOT_STRUCTURE)
-    if b'"' in skeleton:
+    if _CLOSED.fullmatch(raw) is None:
         return None
+    skeleton = _STRING.sub(b"", raw).translate(None, _NOT_STRUCTURE)
     return max(accumulate(map(_STEP.__getitem__, skeleton)), default=0)
 
 

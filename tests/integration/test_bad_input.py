@@ -19,6 +19,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from redis.asyncio import Redis
 
 from adapters.http.api import json_errors
+from adapters.http.common import nesting
 from adapters.slack.service import EVENTS_PATH
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import BOT_USER_ID, SIGNING_SECRET, FakeSlack
@@ -278,3 +279,23 @@ async def test_slack_whitespace_after_the_mention_is_answered_like_an_empty_one(
         assert await redis.keys("parley:{*}:inbox") == []  # nothing for the model
     finally:
         await redis.aclose()
+
+
+@pytest.mark.parametrize(
+    ("raw", "depth"),
+    [
+        (b'[1, "[[[", {"a": {}}]', 3),
+        (b'"\\\\"', 0),
+        (b'["a\\"]', None),  # the string never closes
+        (b"[" * 65_536, 65_536),
+        (b'"' + b'\\"' * 32_000, None),  # each escaped quote could start a string again
+        (b'"' * 65_535, None),
+        (b'"",' * 21_000, 0),
+    ],
+)
+def test_nesting_is_counted_in_one_pass(raw: bytes, depth: int | None) -> None:
+    started = time.perf_counter()
+    assert nesting(raw) == depth
+    elapsed = time.perf_counter() - started
+    print(f"\nnesting of {len(raw)} bytes ({raw[:8]!r}…) counted in {elapsed * 1000:.1f} ms")
+    assert elapsed < 2  # generous: a scan that starts again at every quote takes minutes
