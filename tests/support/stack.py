@@ -81,7 +81,7 @@ class Stack:
 
     async def _wait_ready(self, index: int) -> None:
         path = self.tmp / f"worker-{index}.log"
-        for _ in range(300):
+        for _ in range(1200):  # a minute: on a busy machine the imports alone take seconds
             if b"Starting worker" in path.read_bytes():
                 return
             await asyncio.sleep(0.05)
