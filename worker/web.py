@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 from aiohttp import web
 from arq.connections import RedisSettings, create_pool
 
 from adapters.http.api import PUBLIC, WebDeps, build_app
+from adapters.http.server import serve
 from adapters.slack.service import SlackService
 from adapters.telegram.service import TelegramService
 from bot.config import Settings
@@ -42,10 +46,8 @@ async def make_app(settings: Settings) -> web.Application:
 
 
 def run(settings: Settings) -> None:
-    web.run_app(
-        make_app(settings),
-        host=settings.http_host,
-        port=settings.http_port,
-        access_log=None,
-        print=lambda text: print(text, flush=True),
-    )
+    async def main() -> None:
+        await serve(await make_app(settings), settings.http_host, settings.http_port)
+
+    with contextlib.suppress(KeyboardInterrupt, web.GracefulExit):
+        asyncio.run(main())

@@ -19,6 +19,7 @@ import pytest
 from aiohttp import web
 from redis.asyncio import Redis
 
+from adapters.http.server import Runner
 from bot.config import Settings
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.support.redis_server import free_port
@@ -192,7 +193,7 @@ S = TypeVar("S", bound=Stack)
 @contextlib.asynccontextmanager
 async def serving(built: S, settings: Settings, port: int) -> AsyncIterator[S]:
     """The web app of `settings` on `port` while the test runs; workers stopped after it."""
-    runner = web.AppRunner(await make_app(settings), access_log=None)
+    runner = Runner(await make_app(settings), access_log=None)  # as `parley web` serves
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     built.base_url = f"http://127.0.0.1:{port}"
