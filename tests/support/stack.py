@@ -80,7 +80,7 @@ class Stack:
 
     async def _wait_ready(self, index: int) -> None:
         path = self.tmp / f"worker-{index}.log"
-        for _ in range(300):
+        for _ in range(1200):  # 60 s: a busy machine takes long to import the SDKs
             if b"Starting worker" in path.read_bytes():
                 return
             await asyncio.sleep(0.05)
