@@ -37,6 +37,7 @@ from bot.envelope import Envelope, Sender
 from bot.mailbox import CANCEL_CHANNEL, Mailbox
 from bot.ratelimit import RateBudget
 from bot.store.database import Database, open_database
+from worker.persistence import check_persistence
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
 
     async def startup(ctx: dict[str, Any]) -> None:
         redis: ArqRedis = ctx["redis"]
+        await check_persistence(redis)
         mailbox = Mailbox(redis, redis)
         confirmations = Confirmations(redis)
 
