@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 import httpx
 import pytest
+from aiohttp import web
 from redis.asyncio import Redis
 
 from adapters.http.common import registry_key
@@ -25,6 +26,7 @@ from bot.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.stack import Stack, read_events, serving, stack_env, texts, web_settings
+from worker.web import make_app
 
 CLIENTS = 2000
 POOL = 50  # PARLEY_REDIS_CONNECTIONS: the web process's bound for ordinary commands
@@ -300,3 +302,27 @@ async def read_until_completed(response: httpx.Response) -> list[dict[str, Any]]
             if events[-1]["type"] == "completed":
                 break
     return events
+
+
+async def test_streams_open_when_the_server_stops_are_told_to_resume(
+    redis_url: str, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    env = stack_env(redis_url, fake_llm, f"sqlite+aiosqlite:///{tmp_path}/parley.db")
+    runner = web.AppRunner(await make_app(web_settings(env)), access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            session = (await client.post("/api/sessions")).json()["id"]
+            async with client.stream("GET", f"/api/sessions/{session}/events") as response:
+                lines = response.aiter_lines()
+                assert (await anext(lines)).startswith(": following")
+                stopping = asyncio.create_task(runner.cleanup())
+                rest = [line async for line in lines]
+                await asyncio.wait_for(stopping, 30)
+    finally:
+        await runner.cleanup()
+    (data,) = [json.loads(line[6:]) for line in rest if line.startswith("data: ")]
+    assert data["type"] == "error" and data["retry"] is True
+    assert data["reason"] == "the server is stopping" and data["last_event_id"] == "0-0"
