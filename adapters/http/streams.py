@@ -286,6 +286,9 @@ class StreamHub:
         except (RedisError, OSError) as exc:
             log.warning("event streams cut: lost Redis (%s)", type(exc).__name__)
             self._interrupt_all(REDIS_LOST)
+        except Exception:  # no listener may wait forever on a reader that is gone
+            log.exception("event streams cut: the reader failed")
+            self._interrupt_all("the event reader failed")
         finally:
             self._reader = None
             self._positions.clear()

@@ -20,7 +20,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 
 from adapters.http.common import registry_key
-from adapters.http.egress import HttpEgress
+from adapters.http.egress import HttpEgress, events_key
 from bot.agent import events as ev
 from bot.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, Reply
@@ -326,3 +326,51 @@ async def test_streams_open_when_the_server_stops_are_told_to_resume(
     (data,) = [json.loads(line[6:]) for line in rest if line.startswith("data: ")]
     assert data["type"] == "error" and data["retry"] is True
     assert data["reason"] == "the server is stopping" and data["last_event_id"] == "0-0"
+
+
+async def test_a_late_follower_from_further_back_gets_every_event_once(stack: Stack) -> None:
+    """A second client on a followed session resumes from an older event: it is caught up
+    from the stream, then joins the shared read, with nothing missed or repeated."""
+    redis = Redis.from_url(stack.redis_url)
+    async with stack.client() as client, contextlib.AsyncExitStack() as cleanup:
+        cleanup.push_async_callback(redis.aclose)
+        session = await stack.session(client)
+        envelope = Envelope(id="e", session=f"http:{session}", text="x", sender=Sender(id="u"))
+        reply = HttpEgress(redis).open([envelope])
+        url = f"/api/sessions/{session}/events"
+
+        async def publish(first: int, last: int) -> None:
+            for number in range(first, last + 1):
+                await reply.send(ev.Iteration(number=number))
+
+        await publish(1, 3)
+        early = await cleanup.enter_async_context(client.stream("GET", url))
+        early_events = early.aiter_lines()
+        await anext(early_events)  # following, from event 3 on
+        await publish(4, 5)
+        assert await numbers(early_events, 2) == [4, 5]
+        oldest = (await redis.xrange(events_key(f"http:{session}"), count=1))[0][0]
+        late = await cleanup.enter_async_context(
+            client.stream("GET", url, headers={"Last-Event-ID": oldest.decode()})
+        )
+        late_events = late.aiter_lines()
+        await anext(late_events)
+        await publish(6, 6)
+        assert await numbers(late_events, 5) == [2, 3, 4, 5, 6]
+        assert await numbers(early_events, 1) == [6]
+
+
+async def numbers(lines: AsyncIterator[str], count: int) -> list[int]:
+    """The iteration numbers of the next `count` events (within 30 s)."""
+    found: list[int] = []
+
+    async def read() -> None:
+        async for line in lines:
+            if line.startswith("data: "):
+                found.append(int(json.loads(line[6:])["number"]))
+                if len(found) == count:
+                    return
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(read(), 30)
+    return found
