@@ -108,6 +108,9 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=1, le=65535)
+    max_streams: int = Field(default=1000, ge=1)
+    redis_connections: int = Field(default=50, ge=2)
+    redis_idle_timeout: float = Field(default=60.0, gt=0)
 
     lease_ttl: float = Field(default=30.0, ge=1)
     max_attempts: int = Field(default=3, ge=1)

@@ -38,6 +38,7 @@ from bot.liveness import Liveness
 from bot.mailbox import CANCEL_CHANNEL, Mailbox
 from bot.ratelimit import RateBudget
 from bot.store.database import Database, open_database
+from worker.persistence import check_persistence
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +185,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         liveness = ctx["liveness"] = Liveness(redis, settings.liveness_ttl)
         await liveness.start()
         log.info("worker %s is up", liveness.id)
+        await check_persistence(redis)
         mailbox = Mailbox(redis, redis)
         confirmations = Confirmations(redis)
 

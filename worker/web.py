@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import resource
 
 from aiohttp import web
-from arq.connections import RedisSettings, create_pool
 
 from adapters.http.api import PUBLIC, WebDeps, build_app
 from adapters.http.server import serve
@@ -18,11 +19,17 @@ from bot.mailbox import Mailbox
 from bot.store.database import open_database
 from bot.tools.base import ToolRegistry
 from bot.tools.builtin import builtin_tools
+from worker.persistence import check_persistence
+from worker.redis_pool import IdleClosingPool, closing_idle, open_pool
+
+log = logging.getLogger(__name__)
+SPARE_FILES = 256  # open files beyond the event streams: the pool, the database, other requests
 
 
 async def make_app(settings: Settings) -> web.Application:
     database = await open_database(settings)
-    redis = await create_pool(RedisSettings.from_dsn(settings.redis_url))
+    redis = await open_pool(settings)
+    await check_persistence(redis)
     deps = WebDeps(
         settings=settings,
         redis=redis,
@@ -42,10 +49,29 @@ async def make_app(settings: Settings) -> web.Application:
         await database.aclose()
 
     app.on_cleanup.append(close)
+    pool = redis.connection_pool
+    assert isinstance(pool, IdleClosingPool)
+    app.cleanup_ctx.append(lambda _: closing_idle(pool))
     return app
 
 
+def allow_open_files(settings: Settings) -> None:
+    """Every event stream is an open socket: raise the soft limit on open files to fit."""
+    needed = settings.max_streams + settings.redis_connections + SPARE_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        if target < needed:
+            log.warning(
+                "open files are limited to %d: fewer than PARLEY_MAX_STREAMS event streams fit",
+                target,
+            )
+
+
 def run(settings: Settings) -> None:
+    allow_open_files(settings)
+
     async def main() -> None:
         await serve(await make_app(settings), settings.http_host, settings.http_port)
 

@@ -27,12 +27,13 @@ from adapters.core import Core
 from adapters.http.common import error, read_json, refusal, registry_key
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
-from adapters.http.sse import STREAMS, close_streams, relay, stream_position
+from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
+from adapters.http.streams import Slot, StreamHub, reader_connection
 from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope, Sender
 from bot.llm.base import ToolSpec
-from bot.mailbox import CANCEL_CHANNEL
+from bot.mailbox import CANCEL_CHANNEL, PREFIX
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -89,8 +90,22 @@ def _message_id(request: web.Request) -> str:
 
 
 class Api:
-    def __init__(self, deps: WebDeps) -> None:
+    def __init__(self, deps: WebDeps, hub: StreamHub) -> None:
         self.deps = deps
+        self.hub = hub
+
+    def _reserve(self) -> Slot:
+        """A place for one more event stream, or 503 before anything is done for the request."""
+        slot = self.hub.reserve()
+        if slot is None:
+            raise web.HTTPServiceUnavailable(
+                text=json.dumps(
+                    {"error": "too many open event streams; try again later", "retry": True}
+                ),
+                content_type="application/json",
+                headers={"Retry-After": "5"},
+            )
+        return slot
 
     async def create_session(self, request: web.Request) -> web.Response:
         session_id = uuid.uuid4().hex
@@ -121,19 +136,21 @@ class Api:
             sender=_user(request),
             platform="http",
         )
-        since = await stream_position(self.deps.redis, session)
-        submitted = await self.deps.mailbox.submit(envelope)
-        if submitted.duplicate:
-            return error(409, "this message was already received", id=envelope.id)
-        return await relay(request, self.deps.redis, session, envelope.id, since)
+        with self._reserve() as slot:
+            since = await stream_position(self.deps.redis, session)
+            submitted = await self.deps.mailbox.submit(envelope)
+            if submitted.duplicate:
+                return error(409, "this message was already received", id=envelope.id)
+            return await relay(request, slot, session, envelope.id, since)
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """Every event of the session as it happens, from `Last-Event-ID` when resuming."""
         session = await self._known(request)
-        since = request.headers.get("Last-Event-ID", "")
-        if not EVENT_ID.match(since):
-            since = await stream_position(self.deps.redis, session)
-        return await relay(request, self.deps.redis, session, None, since)
+        with self._reserve() as slot:
+            since = request.headers.get("Last-Event-ID", "")
+            if not EVENT_ID.match(since):
+                since = await stream_position(self.deps.redis, session)
+            return await relay(request, slot, session, None, since)
 
     async def stop(self, request: web.Request) -> web.Response:
         session = await self._known(request)
@@ -143,6 +160,17 @@ class Api:
     async def decide(self, request: web.Request) -> web.StreamResponse:
         confirmation_id = request.match_info["confirmation_id"]
         body: DecisionIn = await _body(request, DecisionIn)
+        streaming = "text/event-stream" in request.headers.get("Accept", "")
+        slot = self._reserve() if streaming else None
+        try:
+            return await self._decide(request, confirmation_id, body, slot)
+        finally:
+            if slot is not None:
+                slot.release()
+
+    async def _decide(
+        self, request: web.Request, confirmation_id: str, body: DecisionIn, slot: Slot | None
+    ) -> web.StreamResponse:
         confirmations = self.deps.confirmations
         record = await confirmations.get(confirmation_id)
         if record is None:
@@ -168,8 +196,8 @@ class Api:
         )
         since = await stream_position(self.deps.redis, record.session)
         await self.deps.mailbox.submit(envelope)
-        if "text/event-stream" in request.headers.get("Accept", ""):
-            return await relay(request, self.deps.redis, record.session, envelope.id, since)
+        if slot is not None:
+            return await relay(request, slot, record.session, envelope.id, since)
         return web.json_response({"status": status}, status=202)
 
     async def tools(self, request: web.Request) -> web.Response:
@@ -256,8 +284,12 @@ def build_app(deps: WebDeps) -> web.Application:
     )
     app[STREAMS] = weakref.WeakSet()
     app[PUBLIC] = {"/"}  # the chat page holds no data; it asks for the token its calls carry
+    settings = deps.settings
+    app[HUB] = StreamHub(
+        deps.redis, lambda: reader_connection(settings.redis_url), settings.max_streams, PREFIX
+    )
     app.on_shutdown.append(close_streams)
-    api = Api(deps)
+    api = Api(deps, app[HUB])
     records = Records(deps)
     app.router.add_get("/", api.page)
     app.router.add_get("/healthz", api.health)
