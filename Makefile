@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # little more than half the time; each pytest worker starts its own Redis and PostgreSQL.
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint sync clean bench system
+.PHONY: run test lint sync clean bench system-run system-test
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -21,20 +21,30 @@ $(UV):
 
 sync: .venv/.synced
 
-# What the tests need from the system: redis-server (also for `make run`), PostgreSQL (the
-# tests start their own server), and Chromium with its driver for the web chat's browser test.
-# Installed with apt-get when missing.
-SYSTEM_PACKAGES := redis-server:redis-server chromium:chromium chromedriver:chromium-driver
-system:
-	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
+# What the system must provide, installed with apt-get when missing. Running needs only
+# redis-server; the tests also need PostgreSQL (they start their own server) and Chromium with
+# its driver for the web chat's browser test.
+RUN_PACKAGES := redis-server:redis-server
+TEST_PACKAGES := $(RUN_PACKAGES) chromium:chromium chromedriver:chromium-driver
+# $(call apt-install,COMMAND:PACKAGE ...,extra shell test appending to $$missing)
+define apt-install
+	@missing=""; for pair in $(1); do \
 	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
-	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	$(2) \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing$$missing with apt-get"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; fi
+endef
+HAS_POSTGRES := ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql";
 
-run: sync system
+system-run:
+	$(call apt-install,$(RUN_PACKAGES),)
+
+system-test:
+	$(call apt-install,$(TEST_PACKAGES),$(HAS_POSTGRES))
+
+run: sync system-run
 	@test -f .env || { cp .env.example .env; echo "Created .env from .env.example: put your model's API key in it."; }
 	$(UV) run --frozen parley up
 
@@ -44,13 +54,13 @@ lint: sync
 	$(UV) run --frozen mypy
 	$(UV) run --frozen lint-imports
 
-test: lint system
+test: lint system-test
 	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
 
-bench: sync system
+bench: sync system-test
 	$(UV) run --frozen python -m tests.bench.engine
 	$(UV) run --frozen python -m tests.bench.pickup
 	$(UV) run --frozen python -m tests.bench.telegram

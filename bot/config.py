@@ -102,6 +102,8 @@ class Settings(BaseSettings):
     tool_timeout: float = Field(default=30.0, gt=0)
     tool_concurrency: int = Field(default=4, ge=1, le=64)
     tool_output_limit: int = Field(default=16_000, ge=200)
+    tool_threads: int = Field(default=64, ge=1, le=4096)
+    tool_processes: int = Field(default=2, ge=1, le=64)
     policy: Annotated[list[PolicyRule], NoDecode] = Field(default_factory=list)
     tool_modules: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
@@ -110,12 +112,16 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=1, le=65535)
+    max_streams: int = Field(default=1000, ge=1)
+    redis_connections: int = Field(default=50, ge=2)
+    redis_idle_timeout: float = Field(default=60.0, gt=0)
 
     lease_ttl: float = Field(default=30.0, ge=1)
     max_attempts: int = Field(default=3, ge=1)
     merge_messages: int = Field(default=10, ge=0)
     confirmation_ttl: float = Field(default=600.0, ge=5)
-    sweep_interval: float = Field(default=5.0, gt=0)
+    sweep_interval: float = Field(default=1.0, gt=0)
+    liveness_ttl: float = Field(default=3.0, ge=0.3)
     poll_delay: float = Field(default=0.05, gt=0)
     worker_sessions: int = Field(default=200, ge=1)
     timezone: str = "UTC"

@@ -24,10 +24,12 @@ from bot.config import Settings
 from bot.confirmations import CallSummary, Confirmations
 from bot.egress import Egress
 from bot.envelope import Envelope
+from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
 from bot.run_watch import RunWatch, where_of
 from bot.store.history import History, RunRecord
+from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import Person, ToolContext
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ class RunnerDeps:
     confirmations: Confirmations
     schedule_expiry: Callable[[str, float], Awaitable[None]]
     history: History
+    liveness: Liveness | None = None  # None: leases end only by their TTL (tools, tests)
 
 
 class SessionRunner:
@@ -66,7 +69,9 @@ class SessionRunner:
 
     async def drain(self, session: str) -> None:
         mailbox = self.deps.mailbox
-        token = await mailbox.take_lease(session, self.lease_ttl)
+        liveness = self.deps.liveness
+        worker_id = liveness.id if liveness is not None else ""
+        token = await mailbox.take_lease(session, self.lease_ttl, worker=worker_id)
         if token is None:
             return  # the holder will see our message before it lets go
         worker = asyncio.current_task()
@@ -104,8 +109,15 @@ class SessionRunner:
     async def _heartbeat(
         self, session: str, token: str, worker: asyncio.Task[None], lost: asyncio.Event
     ) -> None:
+        """Extend the lease every third of its TTL, and at once when this worker finds its
+        liveness key lapsed (the sweep may have freed the lease while it was stalled): a lost
+        lease stops the turn before it streams more text next to its successor's."""
+        liveness = self.deps.liveness
         while True:
-            await asyncio.sleep(self.lease_ttl / 3)
+            if liveness is None:
+                await asyncio.sleep(self.lease_ttl / 3)
+            else:
+                await liveness.lapsed(within=self.lease_ttl / 3)
             try:
                 kept = await self.deps.mailbox.extend(session, token, self.lease_ttl)
             except Exception:
@@ -182,7 +194,8 @@ class SessionRunner:
         await self._decline_pending(state, head.sender.id)
         await self._say(head, ev.TextDelta(text=FRESH_START), finish="end_turn")
         await self._quietly("forget the context of", head.session, self.deps.history.reset)
-        return SessionState()  # the record keeps the totals for /usage
+        # the record keeps the totals for /usage, also of runs it has yet to take
+        return SessionState(unrecorded=state.unrecorded)
 
     async def _decline_pending(self, state: SessionState, by: str) -> None:
         """A request nobody decided is declined when the conversation moves past it."""
@@ -199,8 +212,9 @@ class SessionRunner:
             await self._quietly("audit the decision on", record, self.deps.history.decided)
 
     async def _record(self, state: SessionState, record: RunRecord) -> None:
-        """The reply was given either way; a run the database missed is caught up by the
-        next record, which starts from `state.recorded`."""
+        """The reply was given either way; a run the database missed waits in
+        `state.unrecorded`, and the next record writes it with the messages since
+        `state.recorded`."""
         await self._quietly("record run", record, lambda r: self.deps.history.record(state, r))
 
     async def _quietly(
@@ -209,6 +223,8 @@ class SessionRunner:
         """A write to the record that must not fail the turn (the database may be away)."""
         try:
             await write(subject)
+        except DatabaseFileGone as exc:  # logged as an error once, where it was noticed
+            log.warning("could not %s %s: %s", what, getattr(subject, "id", subject), exc)
         except Exception:
             log.exception("could not %s %s", what, getattr(subject, "id", subject))
 

@@ -3,17 +3,29 @@
 The protocol (see the design notes on the mailbox): an envelope is recorded for dedup and
 appended to its session's inbox in one Lua call, which also "arms" the session and returns a
 generation number; an arq job `drain(session, generation)` then wakes a worker. Jobs carry no
-message data. A worker takes the session's lease (token `fence:uuid`, TTL renewed by a
+message data. A worker takes the session's lease (token `fence:worker:nonce`, TTL renewed by a
 heartbeat), peeks the head, runs the turn, and commits (saves state and removes the head) in
 one Lua call that checks the lease is still its own. Releasing is atomic with the emptiness
 check, so a message that arrives during release always finds the session unarmed and enqueues
-a new job. A periodic sweep re-enqueues armed sessions nobody holds, which also recovers a
-session whose worker died.
+a new job.
+
+A dead holder is noticed in seconds, not after the lease's TTL: the token names the worker
+that took it, each worker keeps a short-lived liveness key (`bot.liveness`), and the sweep, one
+Lua call per page of the armed set, deletes a lease whose worker key is gone (the check and the
+delete are one atomic step, so a worker that is alive keeps its lease) and wakes the session.
+The same sweep re-wakes armed sessions nobody holds (a lost wake-up). The lease's own TTL stays
+as the backstop for tokens that name no worker. A holder that was only paused and wakes up
+after its lease was freed is fenced out: its token no longer matches, so every save, commit and
+release of it is refused.
+
+The sweep reads the keys of many sessions in one script. That is fine on one Redis (with or
+without replicas); a Redis Cluster would need the sweep split per slot.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 import uuid
@@ -26,8 +38,12 @@ from redis.asyncio import Redis
 from bot.envelope import Envelope
 from bot.redis_types import done
 
+log = logging.getLogger(__name__)
+
 PREFIX = "parley"
 ARMED_SET = f"{PREFIX}:armed"
+WORKER_PREFIX = f"{PREFIX}:worker:"
+SWEEPER = f"{PREFIX}:sweeper"
 DEAD_LETTERS = f"{PREFIX}:dead"
 CANCEL_CHANNEL = f"{PREFIX}:cancel"
 
@@ -77,6 +93,40 @@ _RELEASE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
 """
+# One page of the armed set (ZSCAN: a score changed meanwhile never makes it skip a session).
+# A lease whose token names a worker (`fence:worker:nonce`) whose liveness key is gone is
+# deleted; the GET, the EXISTS and the DEL run as one step, so no live holder loses its lease.
+# A session with no lease is re-woken once its score (armed or last woken) is past the grace.
+# Each woken session is restamped, so the next sweeps leave it to the drain job just queued.
+# On the first page, a positive ARGV[4] lets one sweeper run per that many ms across workers.
+_SWEEP = """
+if ARGV[1] == '0' and tonumber(ARGV[4]) > 0 then
+  if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[4]) then return {'0', {}, {}} end
+end
+local page = redis.call('ZSCAN', KEYS[1], ARGV[1], 'COUNT', ARGV[5])
+local cutoff = tonumber(ARGV[2]) - tonumber(ARGV[3])
+local woken, freed, items = {}, {}, page[2]
+for i = 1, #items, 2 do
+  local session, wake = items[i], false
+  local lease = ARGV[6] .. '{' .. session .. '}:lease'
+  local token = redis.call('GET', lease)
+  if token then
+    local worker = string.match(token, '^%d+:(%x+):%x+$')
+    if worker and redis.call('EXISTS', ARGV[7] .. worker) == 0 then
+      redis.call('DEL', lease)
+      freed[#freed + 1] = session
+      wake = true
+    end
+  elseif tonumber(items[i + 1]) <= cutoff then
+    wake = true
+  end
+  if wake then
+    redis.call('ZADD', KEYS[1], 'XX', ARGV[2], session)
+    woken[#woken + 1] = session
+  end
+end
+return {page[1], woken, freed}
+"""
 
 
 def key(session: str, name: str) -> str:
@@ -116,6 +166,7 @@ class Mailbox:
         self._commit = redis.register_script(_COMMIT)
         self._release_if_empty = redis.register_script(_RELEASE_IF_EMPTY)
         self._release = redis.register_script(_RELEASE)
+        self._sweep = redis.register_script(_SWEEP)
 
     async def submit(self, envelope: Envelope) -> Submitted:
         """Record and queue `envelope`, then wake a worker; only then is it safe to ack."""
@@ -149,10 +200,14 @@ class Mailbox:
     async def pending(self, session: str) -> int:
         return int(await done(self.redis.llen(key(session, "inbox"))))
 
-    async def take_lease(self, session: str, ttl: float) -> str | None:
+    async def take_lease(self, session: str, ttl: float, *, worker: str = "") -> str | None:
+        """The lease, or None if someone holds it. A token naming `worker` (its liveness id,
+        see `bot.liveness`) is freed by the sweep soon after that worker's key lapses; one
+        with no worker only ends with its TTL."""
+        nonce = uuid.uuid4().hex
+        tail = f"{worker}:{nonce}" if worker else nonce
         token = await self._take(
-            keys=[key(session, "lease"), key(session, "fence")],
-            args=[uuid.uuid4().hex, int(ttl * 1000)],
+            keys=[key(session, "lease"), key(session, "fence")], args=[tail, int(ttl * 1000)]
         )
         return token.decode() if isinstance(token, bytes) else token
 
@@ -201,18 +256,30 @@ class Mailbox:
         """Give the lease up with work left (shutdown, failure): someone else resumes it."""
         await self._release(keys=[key(session, "lease")], args=[token])
 
-    async def sweep(self, grace: float) -> list[str]:
-        """Re-wake armed sessions that nobody holds and that have waited past `grace`."""
+    async def sweep(self, grace: float, *, exclusive: float = 0, page: int = 500) -> list[str]:
+        """Free the leases of dead workers and wake their sessions; re-wake armed sessions that
+        nobody holds and that have waited past `grace`. Returns the sessions woken.
+
+        With `exclusive` > 0 at most one sweep starts per that many seconds across all
+        workers: each runs a sweep loop, but one scan of the armed set per interval is enough.
+        The armed set is read `page` sessions per Lua call, so Redis is never held long."""
         now = time.time()
-        stale = await self.redis.zrangebyscore(ARMED_SET, "-inf", now - grace)
-        woken = []
-        for raw in stale:
-            session = raw.decode()
-            if not await self.redis.exists(key(session, "lease")):
-                await self.redis.zadd(ARMED_SET, {session: now}, xx=True)
-                await self.wake(session)
-                woken.append(session)
-        return woken
+        cursor, woken, freed = "0", {}, []  # woken keeps order without repeats (ZSCAN may)
+        while True:
+            result = await self._sweep(
+                keys=[ARMED_SET, SWEEPER],
+                args=[cursor, now, grace, int(exclusive * 1000), page, f"{PREFIX}:", WORKER_PREFIX],
+            )
+            cursor = _text(result[0])
+            woken.update(dict.fromkeys(_text(s) for s in result[1]))
+            freed += [_text(s) for s in result[2]]
+            if cursor == "0":
+                break
+        if freed:
+            log.warning("freed %d leases of workers that stopped: %s", len(freed), freed[:10])
+        for session in woken:
+            await self.wake(session)
+        return list(woken)
 
     async def option(self, session: str, name: str) -> str | None:
         """A per-session setting chosen by a person (e.g. `model`), or None for the default."""
@@ -254,3 +321,7 @@ class Mailbox:
     async def dead_letter(self, envelope: Envelope, reason: str) -> None:
         entry = {"envelope": envelope.model_dump(mode="json"), "reason": reason, "at": time.time()}
         await done(self.redis.lpush(DEAD_LETTERS, json.dumps(entry)))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

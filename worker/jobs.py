@@ -34,9 +34,11 @@ from bot.confirmations import Confirmations
 from bot.drain import TIMEOUT_SENDER, RunnerDeps, SessionRunner
 from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
+from bot.liveness import Liveness
 from bot.mailbox import CANCEL_CHANNEL, Mailbox
 from bot.ratelimit import RateBudget
 from bot.store.database import Database, open_database
+from worker.persistence import check_persistence
 
 log = logging.getLogger(__name__)
 
@@ -125,13 +127,33 @@ async def prune(ctx: dict[str, Any]) -> int:
     return len(gone)
 
 
-async def _sweep(settings: Settings, mailbox: Mailbox) -> None:
+WAKE_GRACE = 5.0
+
+
+async def _sweep(settings: Settings, mailbox: Mailbox, liveness: Liveness) -> None:
+    """Every worker sweeps, but one sweep per interval runs across them all (`exclusive`).
+
+    A lease whose worker's liveness key is gone is freed at the first sweep, so an idle worker
+    takes it within about liveness TTL + sweep interval. An armed session with no holder is
+    only re-woken after WAKE_GRACE (or the interval, if longer): its drain job may just be
+    queued behind others, and a lost wake-up is rare enough that 5 s is quick."""
+    grace = max(WAKE_GRACE, settings.sweep_interval)
     while True:
         await asyncio.sleep(settings.sweep_interval)
+        if not liveness.steady():
+            continue  # until every live worker has had time to refresh its key again
         try:
-            await mailbox.sweep(grace=settings.sweep_interval)
+            await mailbox.sweep(grace=grace, exclusive=settings.sweep_interval * 0.9)
         except Exception:
             log.warning("sweep failed", exc_info=True)
+
+
+async def _watch_database(settings: Settings, database: Database) -> None:
+    """Look at the database file now and then, so a data directory deleted under a quiet
+    worker is reported (an ERROR naming the file) before the next turn tries to write."""
+    while True:
+        await asyncio.sleep(settings.sweep_interval)
+        database.problem()
 
 
 async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
@@ -160,6 +182,10 @@ def build_worker(settings: Settings, database: Database) -> Worker:
 
     async def startup(ctx: dict[str, Any]) -> None:
         redis: ArqRedis = ctx["redis"]
+        liveness = ctx["liveness"] = Liveness(redis, settings.liveness_ttl)
+        await liveness.start()
+        log.info("worker %s is up", liveness.id)
+        await check_persistence(redis)
         mailbox = Mailbox(redis, redis)
         confirmations = Confirmations(redis)
 
@@ -176,6 +202,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
                 confirmations=confirmations,
                 schedule_expiry=schedule_expiry,
                 history=database.history,
+                liveness=liveness,
             )
         )
         ctx["supervisor"] = Supervisor(
@@ -188,8 +215,11 @@ def build_worker(settings: Settings, database: Database) -> Worker:
             set(),
             picking=lambda allowed: setattr(worker, "allow_pick_jobs", allowed),
         )
-        background.append(asyncio.create_task(_sweep(settings, mailbox)))
+        background.append(asyncio.create_task(liveness.run()))
+        background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
+        background.append(asyncio.create_task(_watch_database(settings, database)))
+        background.append(asyncio.create_task(agent.deps.executor.warm()))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""
@@ -199,8 +229,13 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         if supervisor is not None:
             await supervisor.stop()
             await supervisor.egress.aclose()
+        liveness: Liveness | None = ctx.pop("liveness", None)
+        if liveness is not None:
+            await liveness.stop()
         with contextlib.suppress(Exception):
             await agent.deps.provider.aclose()
+        with contextlib.suppress(Exception):
+            await agent.deps.executor.aclose()
 
     worker = Worker(
         functions=[func(drain, name="drain", max_tries=3), func(expire_confirmation, max_tries=3)],

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import resource
 import signal
 
 from aiohttp import web
-from arq.connections import RedisSettings, create_pool
 
 from adapters.http.api import PUBLIC, WebDeps, build_app
+from adapters.http.server import Runner
 from adapters.slack.service import SlackService
 from adapters.startup import REFUSED, watch_refusals
 from adapters.telegram.service import TelegramService
@@ -18,11 +20,17 @@ from bot.mailbox import Mailbox
 from bot.store.database import open_database
 from bot.tools.base import ToolRegistry
 from bot.tools.builtin import builtin_tools
+from worker.persistence import check_persistence
+from worker.redis_pool import IdleClosingPool, closing_idle, open_pool
+
+log = logging.getLogger(__name__)
+SPARE_FILES = 256  # open files beyond the event streams: the pool, the database, other requests
 
 
 async def make_app(settings: Settings) -> web.Application:
     database = await open_database(settings)
-    redis = await create_pool(RedisSettings.from_dsn(settings.redis_url))
+    redis = await open_pool(settings)
+    await check_persistence(redis)
     deps = WebDeps(
         settings=settings,
         redis=redis,
@@ -43,10 +51,28 @@ async def make_app(settings: Settings) -> web.Application:
         await database.aclose()
 
     app.on_cleanup.append(close)
+    pool = redis.connection_pool
+    assert isinstance(pool, IdleClosingPool)
+    app.cleanup_ctx.append(lambda _: closing_idle(pool))
     return app
 
 
+def allow_open_files(settings: Settings) -> None:
+    """Every event stream is an open socket: raise the soft limit on open files to fit."""
+    needed = settings.max_streams + settings.redis_connections + SPARE_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        if target < needed:
+            log.warning(
+                "open files are limited to %d: fewer than PARLEY_MAX_STREAMS event streams fit",
+                target,
+            )
+
+
 def run(settings: Settings) -> None:
+    allow_open_files(settings)
     asyncio.run(serve(settings))
 
 
@@ -60,7 +86,7 @@ async def serve(settings: Settings) -> None:
     app = await make_app(settings)
     refused = app[REFUSED]
     refused.add_done_callback(lambda _: stopping.set())
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    runner = Runner(app, access_log=None, handle_signals=False)
     await runner.setup()
     try:
         await _listen(runner, settings)
@@ -71,7 +97,7 @@ async def serve(settings: Settings) -> None:
         raise refused.result()
 
 
-async def _listen(runner: web.AppRunner, settings: Settings) -> None:
+async def _listen(runner: Runner, settings: Settings) -> None:
     host, port = settings.http_host, settings.http_port
     try:
         await web.TCPSite(runner, host, port).start()

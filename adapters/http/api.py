@@ -7,6 +7,7 @@ record of every platform's sessions (list, read, delete, stats) is in `records.p
 from __future__ import annotations
 
 import json
+import logging
 import re
 import secrets
 import time
@@ -19,19 +20,25 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
+from redis.exceptions import RedisError
 
 from adapters.core import Core
-from adapters.http.common import error, registry_key
+from adapters.http.common import error, read_json, refusal, registry_key
 from adapters.http.records import Records
-from adapters.http.sse import STREAMS, close_streams, relay, stream_position
+from adapters.http.server import LIMITS
+from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
+from adapters.http.streams import Slot, StreamHub, reader_connection
 from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope, Sender
 from bot.llm.base import ToolSpec
-from bot.mailbox import CANCEL_CHANNEL
+from bot.mailbox import CANCEL_CHANNEL, PREFIX
 
+log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
+MAX_MESSAGE_ID = 200  # an envelope id's own limit
+RETRY_AFTER_S = 5  # how soon a client may try again while Redis is unreachable
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 PAGE = Path(__file__).with_name("chat.html")
 USER = web.RequestKey("user", str)
@@ -47,6 +54,13 @@ class WebDeps(Core):
 class MessageIn(BaseModel):
     text: str = Field(min_length=1, max_length=MAX_TEXT)
 
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("the text is only whitespace")
+        return text
+
 
 class DecisionIn(BaseModel):
     decision: str = Field(pattern="^(approve|deny)$")
@@ -57,26 +71,41 @@ def _user(request: web.Request) -> Sender:
 
 
 async def _body(request: web.Request, model: type[BaseModel]) -> Any:
-    try:
-        data = json.loads(await request.read())
-    except ValueError:
-        raise web.HTTPBadRequest(
-            text=json.dumps({"error": "the body is not valid JSON"}),
-            content_type="application/json",
-        ) from None
+    data = await read_json(request)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         problems = [f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()]
-        raise web.HTTPUnprocessableEntity(
-            text=json.dumps({"error": "invalid request", "problems": problems}),
-            content_type="application/json",
-        ) from None
+        raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems) from None
+
+
+def _message_id(request: web.Request) -> str:
+    """The client's `Idempotency-Key`, or a fresh id when it sent none."""
+    given = request.headers.get("Idempotency-Key", "")
+    if len(given) > MAX_MESSAGE_ID:
+        raise refusal(
+            web.HTTPBadRequest, f"Idempotency-Key is longer than {MAX_MESSAGE_ID} characters"
+        )
+    return given or uuid.uuid4().hex
 
 
 class Api:
-    def __init__(self, deps: WebDeps) -> None:
+    def __init__(self, deps: WebDeps, hub: StreamHub) -> None:
         self.deps = deps
+        self.hub = hub
+
+    def _reserve(self) -> Slot:
+        """A place for one more event stream, or 503 before anything is done for the request."""
+        slot = self.hub.reserve()
+        if slot is None:
+            raise web.HTTPServiceUnavailable(
+                text=json.dumps(
+                    {"error": "too many open event streams; try again later", "retry": True}
+                ),
+                content_type="application/json",
+                headers={"Retry-After": "5"},
+            )
+        return slot
 
     async def create_session(self, request: web.Request) -> web.Response:
         session_id = uuid.uuid4().hex
@@ -95,33 +124,33 @@ class Api:
             record = {"owner": request[USER], "created_at": time.time(), "restored": True}
             await redis.set(registry_key(session_id), json.dumps(record), nx=True)
             return session
-        raise web.HTTPNotFound(
-            text=json.dumps({"error": "unknown session"}), content_type="application/json"
-        )
+        raise refusal(web.HTTPNotFound, "unknown session")
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
         session = await self._known(request)
         body: MessageIn = await _body(request, MessageIn)
         envelope = Envelope(
-            id=request.headers.get("Idempotency-Key") or uuid.uuid4().hex,
+            id=_message_id(request),
             session=session,
             text=body.text,
             sender=_user(request),
             platform="http",
         )
-        since = await stream_position(self.deps.redis, session)
-        submitted = await self.deps.mailbox.submit(envelope)
-        if submitted.duplicate:
-            return error(409, "this message was already received", id=envelope.id)
-        return await relay(request, self.deps.redis, session, envelope.id, since)
+        with self._reserve() as slot:
+            since = await stream_position(self.deps.redis, session)
+            submitted = await self.deps.mailbox.submit(envelope)
+            if submitted.duplicate:
+                return error(409, "this message was already received", id=envelope.id)
+            return await relay(request, slot, session, envelope.id, since)
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """Every event of the session as it happens, from `Last-Event-ID` when resuming."""
         session = await self._known(request)
-        since = request.headers.get("Last-Event-ID", "")
-        if not EVENT_ID.match(since):
-            since = await stream_position(self.deps.redis, session)
-        return await relay(request, self.deps.redis, session, None, since)
+        with self._reserve() as slot:
+            since = request.headers.get("Last-Event-ID", "")
+            if not EVENT_ID.match(since):
+                since = await stream_position(self.deps.redis, session)
+            return await relay(request, slot, session, None, since)
 
     async def stop(self, request: web.Request) -> web.Response:
         session = await self._known(request)
@@ -131,6 +160,17 @@ class Api:
     async def decide(self, request: web.Request) -> web.StreamResponse:
         confirmation_id = request.match_info["confirmation_id"]
         body: DecisionIn = await _body(request, DecisionIn)
+        streaming = "text/event-stream" in request.headers.get("Accept", "")
+        slot = self._reserve() if streaming else None
+        try:
+            return await self._decide(request, confirmation_id, body, slot)
+        finally:
+            if slot is not None:
+                slot.release()
+
+    async def _decide(
+        self, request: web.Request, confirmation_id: str, body: DecisionIn, slot: Slot | None
+    ) -> web.StreamResponse:
         confirmations = self.deps.confirmations
         record = await confirmations.get(confirmation_id)
         if record is None:
@@ -156,8 +196,8 @@ class Api:
         )
         since = await stream_position(self.deps.redis, record.session)
         await self.deps.mailbox.submit(envelope)
-        if "text/event-stream" in request.headers.get("Accept", ""):
-            return await relay(request, self.deps.redis, record.session, envelope.id, since)
+        if slot is not None:
+            return await relay(request, slot, record.session, envelope.id, since)
         return web.json_response({"status": status}, status=202)
 
     async def tools(self, request: web.Request) -> web.Response:
@@ -173,6 +213,8 @@ class Api:
             await self.deps.redis.ping()
         except Exception:
             return error(503, "redis unreachable")
+        if (problem := self.deps.archive.problem()) is not None:
+            return error(503, problem)
         return web.json_response({"status": "ok"})
 
     async def page(self, request: web.Request) -> web.FileResponse:
@@ -188,8 +230,7 @@ def auth_middleware(settings: Settings) -> Any:
             request[USER] = "http:public"
             return await handler(request)
         if token is not None:
-            given = request.headers.get("Authorization", "").removeprefix("Bearer ")
-            if not secrets.compare_digest(given.encode(), token.encode()):
+            if not _bearer_matches(request.headers.get("Authorization", ""), token):
                 return error(401, "a bearer token is required")
             request[USER] = "http:token"
         else:
@@ -202,8 +243,17 @@ def auth_middleware(settings: Settings) -> Any:
     return check
 
 
+def _bearer_matches(header: str, token: str) -> bool:
+    """`Authorization: Bearer <token>` (the scheme in any case), compared in constant time."""
+    scheme, _, given = header.partition(" ")
+    matches = secrets.compare_digest(given.encode(), token.encode())
+    return scheme.lower() == "bearer" and matches
+
+
 @web.middleware
 async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Whatever goes wrong, the client gets JSON: a 4xx saying what to fix, a 503 with a
+    retry hint while Redis is unreachable, or a 500 that shows nothing of the internals."""
     try:
         return await handler(request)
     except web.HTTPRequestEntityTooLarge:
@@ -212,16 +262,34 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         if exc.content_type == "application/json":
             raise
         return error(exc.status, exc.reason)
+    except RedisError as exc:
+        if request.writer.output_size > 0:  # a stream had begun: only closing is left
+            raise
+        log.warning("%s %s: Redis is unreachable (%s)", request.method, request.path, exc)
+        answer = error(503, "the message queue is unreachable; try again shortly")
+        answer.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return answer
+    except Exception:
+        if request.writer.output_size > 0:
+            raise
+        log.exception("%s %s failed", request.method, request.path)
+        return error(500, "internal error")
 
 
 def build_app(deps: WebDeps) -> web.Application:
     app = web.Application(
-        client_max_size=MAX_BODY, middlewares=[json_errors, auth_middleware(deps.settings)]
+        client_max_size=MAX_BODY,
+        middlewares=[json_errors, auth_middleware(deps.settings)],
+        handler_args=LIMITS,
     )
     app[STREAMS] = weakref.WeakSet()
-    app[PUBLIC] = set()
+    app[PUBLIC] = {"/"}  # the chat page holds no data; it asks for the token its calls carry
+    settings = deps.settings
+    app[HUB] = StreamHub(
+        deps.redis, lambda: reader_connection(settings.redis_url), settings.max_streams, PREFIX
+    )
     app.on_shutdown.append(close_streams)
-    api = Api(deps)
+    api = Api(deps, app[HUB])
     records = Records(deps)
     app.router.add_get("/", api.page)
     app.router.add_get("/healthz", api.health)

@@ -1,17 +1,67 @@
-"""Small things every part of the HTTP adapter agrees on."""
+"""Small things every part of the HTTP adapter agrees on, and the one way a JSON body is read.
+
+Every JSON body, the API's and the platform webhooks' alike, is read by `parse_json`: its
+size is bounded by the app's `client_max_size` before it is read, and its nesting is counted
+on the raw bytes before it is parsed, so a body of thousands of `[` is refused with a 400
+instead of taking the parser's recursion down with a 500.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+from itertools import accumulate
 from typing import Any
 
 from aiohttp import web
 
 from bot.mailbox import PREFIX
 
+MAX_DEPTH = 32  # far more than any request or platform update nests
+# A closed JSON string, and text whose every string is closed; possessive, so matching never
+# backtracks: one pass over the bytes, whatever they are.
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_CLOSED = re.compile(rb'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
+
 
 def error(code: int, message: str, **extra: Any) -> web.Response:
     """Every error is JSON with an `error` text a person can act on."""
     return web.json_response({"error": message, **extra}, status=code)
+
+
+def refusal(exception: type[web.HTTPException], message: str, **extra: Any) -> web.HTTPException:
+    """An HTTP error to raise from deep in a handler, with the same JSON body as `error`."""
+    return exception(text=json.dumps({"error": message, **extra}), content_type="application/json")
+
+
+def nesting(raw: bytes) -> int | None:
+    """How deep arrays and objects nest in `raw`, counted without parsing it (brackets in
+    strings do not count); None when a string is never closed, which no JSON text has."""
+    if _CLOSED.fullmatch(raw) is None:
+        return None
+    skeleton = _STRING.sub(b"", raw).translate(None, _NOT_STRUCTURE)
+    return max(accumulate(map(_STEP.__getitem__, skeleton)), default=0)
+
+
+def parse_json(raw: bytes | str, what: str = "the body") -> Any:
+    """`raw` parsed, or a JSON 400 that says why not."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    depth = nesting(data)
+    if depth is not None and depth > MAX_DEPTH:
+        raise refusal(web.HTTPBadRequest, f"{what} nests deeper than {MAX_DEPTH} levels")
+    try:
+        if depth is None:
+            raise ValueError("unclosed string")
+        return json.loads(data)
+    except ValueError:
+        raise refusal(web.HTTPBadRequest, f"{what} is not valid JSON") from None
+
+
+async def read_json(request: web.Request) -> Any:
+    """The request's JSON body; more than the app's `client_max_size` is refused (413)."""
+    return parse_json(await request.read())
 
 
 def registry_key(session_id: str) -> str:

@@ -8,13 +8,16 @@ state in Redis and its history in SQL both go.
 from __future__ import annotations
 
 import asyncio
+import re
 
 from aiohttp import web
 
 from adapters.core import Core
-from adapters.http.common import error, registry_key
+from adapters.http.common import error, refusal, registry_key
 
 MAX_LIMIT = 100
+# ASCII digits only: `str.isdigit` and `int` also take "²" and "٣".
+WHOLE_NUMBER = re.compile(r"[0-9]{1,10}")
 STOP_WAIT_S = 10.0
 
 
@@ -25,11 +28,8 @@ def _key(request: web.Request) -> str:
 
 def _number(request: web.Request, name: str, default: int, low: int, high: int) -> int:
     raw = request.query.get(name, str(default))
-    if not raw.isdigit() or not low <= int(raw) <= high:
-        raise web.HTTPBadRequest(
-            text=f'{{"error": "{name} must be a whole number from {low} to {high}"}}',
-            content_type="application/json",
-        )
+    if not WHOLE_NUMBER.fullmatch(raw) or not low <= int(raw) <= high:
+        raise refusal(web.HTTPBadRequest, f"{name} must be a whole number from {low} to {high}")
     return int(raw)
 
 

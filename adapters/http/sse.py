@@ -1,4 +1,10 @@
-"""Carrying a turn's events from the session's Redis stream to an HTTP client as SSE."""
+"""Carrying a turn's events from the session's Redis stream to an HTTP client as SSE.
+
+Clients do not read Redis themselves: the process's `StreamHub` reads every followed stream
+over one connection and queues the entries for each client (see `streams.py`). A stream cut
+before its end (Redis lost, the server stopping) ends with an `error` event that says so and
+names the last event delivered, so the client can resume with `Last-Event-ID`.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +17,16 @@ from aiohttp import web
 from redis.asyncio import Redis
 
 from adapters.http.egress import events_key
+from adapters.http.streams import INTERRUPTED, Listener, Slot, StreamHub, StreamInterrupted
 from bot.redis_types import done
 
 STREAMS = web.AppKey("streams", weakref.WeakSet[asyncio.Task[object]])
-KEEPALIVE_MS = 15_000
+HUB = web.AppKey("stream_hub", StreamHub)
+KEEPALIVE_S = 15.0
 # A turn that shows nothing for this long has lost its worker and waits for another one.
 GIVE_UP_S = 600
+RETRY_MS = 2000  # when an EventSource reconnects after a cut stream
+CLOSE_WAIT_S = 2.0
 
 
 async def stream_position(redis: Redis, session: str) -> str:
@@ -26,7 +36,7 @@ async def stream_position(redis: Redis, session: str) -> str:
 
 
 async def relay(
-    request: web.Request, redis: Redis, session: str, envelope_id: str | None, since: str
+    request: web.Request, slot: Slot, session: str, envelope_id: str | None, since: str
 ) -> web.StreamResponse:
     """Send the session's events after `since` as SSE, each with its stream id as `id:`.
 
@@ -47,36 +57,60 @@ async def relay(
     with contextlib.suppress(ConnectionResetError, asyncio.CancelledError):
         # The client left, or the server is stopping; the turn goes on without this stream.
         await response.write(f": following {envelope_id or session}\n\n".encode())
-        await _follow(response, redis, session, envelope_id, since)
+        try:
+
+            def gone() -> bool:
+                return request.transport is None
+
+            async with slot.listen(events_key(session), since, gone) as listener:
+                await _follow(response, listener, envelope_id)
+        except StreamInterrupted as cut:
+            await response.write(interrupted(cut))
     return response
 
 
+def interrupted(cut: StreamInterrupted) -> bytes:
+    """The last event of a cut stream: resume after `last_event_id` (`Last-Event-ID`)."""
+    data = json.dumps(
+        {
+            "type": "error",
+            "message": f"{INTERRUPTED}: {cut.reason}",
+            "error": INTERRUPTED,
+            "reason": cut.reason,
+            "retry": True,
+            "last_event_id": cut.last,
+        }
+    )
+    return f"id: {cut.last}\nretry: {RETRY_MS}\nevent: error\ndata: {data}\n\n".encode()
+
+
 async def close_streams(app: web.Application) -> None:
-    """On shutdown, end open event streams instead of waiting out their blocking reads."""
+    """On shutdown, end open event streams (each told to resume) instead of waiting them out."""
+    await app[HUB].close()
     streams: weakref.WeakSet[asyncio.Task[object]] = app[STREAMS]
-    for task in list(streams):
-        task.cancel()
+    pending = list(streams)
+    if pending:
+        await asyncio.wait(pending, timeout=CLOSE_WAIT_S)
+    for task in pending:
+        task.cancel()  # a client that reads nothing is not waited for
 
 
 async def _follow(
-    response: web.StreamResponse, redis: Redis, session: str, envelope_id: str | None, since: str
+    response: web.StreamResponse, listener: Listener, envelope_id: str | None
 ) -> None:
-    position, idle = since, 0.0
+    idle = 0.0
     while envelope_id is None or idle < GIVE_UP_S:
-        batches = await redis.xread({events_key(session): position}, block=KEEPALIVE_MS)
-        if not batches:
-            idle += KEEPALIVE_MS / 1000
+        entry = await listener.next(KEEPALIVE_S)
+        if entry is None:
+            idle += KEEPALIVE_S
             await response.write(b": keep-alive\n\n")
             continue
         idle = 0.0
-        for entry_id, fields in batches[0][1]:
-            position = entry_id.decode()
-            if envelope_id is not None and envelope_id not in fields[b"envelopes"].decode().split(
-                ","
-            ):
-                continue
-            data = fields[b"event"].decode()
-            kind = json.loads(data)["type"]
-            await response.write(f"id: {position}\nevent: {kind}\ndata: {data}\n\n".encode())
-            if envelope_id is not None and kind == "completed":
-                return
+        position, fields = entry
+        if envelope_id is not None and envelope_id not in fields[b"envelopes"].decode().split(","):
+            continue
+        data = fields[b"event"].decode()
+        kind = json.loads(data)["type"]
+        await response.write(f"id: {position}\nevent: {kind}\ndata: {data}\n\n".encode())
+        if envelope_id is not None and kind == "completed":
+            return

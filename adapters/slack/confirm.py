@@ -3,10 +3,15 @@
 A button's value is only the confirmation id; the calls and their arguments stay in the
 confirmation record in Redis. Once decided or expired, the buttons are replaced by a line
 saying what happened and who decided.
+
+The prompt is Slack mrkdwn, where `&`, `<` and `>` are control characters (`<!channel>`
+notifies everyone, `<url|x>` is a link): the tool's name and arguments escape them, so they
+show exactly as the model wrote them and never act as markup.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from adapters.approvals import arguments_json, outcome_line
@@ -16,12 +21,30 @@ ACTIONS = {"parley_approve": "approve", "parley_deny": "deny", "parley_remember"
 ACTIONS_BLOCK = "parley_confirm"
 OUTCOME_BLOCK = "parley_outcome"
 ARGS_LIMIT = 2_500  # a section holds 3,000 characters
+_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
 def summary(calls: list[PendingCall]) -> str:
     """The notification text: what the prompt is about, for clients that cannot show blocks."""
-    names = ", ".join(dict.fromkeys(call.name for call in calls))
+    names = ", ".join(dict.fromkeys(literal(call.name) for call in calls))
     return f"🔐 Allow {names}?"
+
+
+def literal(text: str) -> str:
+    """`text` as mrkdwn that shows it as is (Slack's own escapes)."""
+    return "".join(_ESCAPES.get(char, char) for char in text)
+
+
+def _arguments(arguments: dict[str, Any]) -> str:
+    """The exact arguments, escaped, cut where the escaped text would pass `ARGS_LIMIT`
+    (never inside an escape)."""
+    full = arguments_json(arguments, sys.maxsize)
+    size = 0
+    for index, char in enumerate(full):
+        size += len(_ESCAPES.get(char, char))
+        if size > ARGS_LIMIT:
+            return literal(full[:index]) + f"\n… ({len(full) - index} more characters)"
+    return literal(full)
 
 
 def prompt(
@@ -34,8 +57,8 @@ def prompt(
 ) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [_section(f"*{summary(calls)}*")]
     for call in calls[:40]:
-        shown = arguments_json(call.arguments, ARGS_LIMIT)
-        blocks.append(_section(f"`{call.name}`\n```\n{shown}\n```"))
+        shown = _arguments(call.arguments)
+        blocks.append(_section(f"`{literal(call.name)}`\n```\n{shown}\n```"))
     buttons = [
         _button("✅ Approve", "parley_approve", confirmation_id, "primary"),
         _button("❌ Deny", "parley_deny", confirmation_id, "danger"),

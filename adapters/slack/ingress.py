@@ -186,7 +186,7 @@ def clean(text: str, bot_user_id: str | None) -> str:
     """The text meant for the model: without the bot's mention, with Slack's escapes undone."""
     if bot_user_id:
         text = re.sub(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", "", text)
-    return html.unescape(text).strip(" \n,:")
+    return html.unescape(text).strip(" \n,:").strip()  # whitespace only is nothing
 
 
 def _from_person(event: dict[str, Any]) -> bool:

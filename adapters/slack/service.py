@@ -1,9 +1,10 @@
 """Slack in `parley web`: Socket Mode when an app-level token is set, else HTTP events.
 
-HTTP events arrive at `/slack/events` (events and interactivity alike); bolt checks Slack's
-signature and timestamp on every request and answers 401 to a forged or stale one before
-anything is read. In Socket Mode nothing is public: Parley connects out, and an envelope is
-acknowledged only after its listener returned, so an unsubmitted event is delivered again.
+HTTP events arrive at `/slack/events` (events and interactivity alike); Slack's signature and
+timestamp are checked on every request (`requests.py`) and a forged or stale one gets a 401
+before anything is parsed; a signed one bolt cannot read gets a 400. In Socket Mode nothing
+is public: Parley connects out, and an envelope is acknowledged only after its listener
+returned, so an unsubmitted event is delivered again.
 Either way the bot token is checked with `auth.test` on start: Slack out of reach is waited
 for, a token it refuses stops `parley web` (adapters/startup.py).
 """
@@ -20,10 +21,13 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
+from slack_sdk.signature import SignatureVerifier
 
 from adapters.core import Core
+from adapters.http.common import error
 from adapters.slack.client import SlackCalls, error_of, make_client
 from adapters.slack.ingress import Ingress, IngressDeps
+from adapters.slack.requests import check_shape, signed_text
 from adapters.startup import refuse
 from bot.config import ConfigError
 from bot.ratelimit import RateBudget
@@ -58,6 +62,7 @@ class SlackService:
         self.settings = settings
         self.client = make_client(settings)
         secret = settings.slack_signing_secret
+        self.verifier = SignatureVerifier(secret.get_secret_value() if secret is not None else "")
         self.app = AsyncApp(
             client=self.client,
             signing_secret=secret.get_secret_value() if secret is not None else "",
@@ -81,7 +86,13 @@ class SlackService:
         app.on_cleanup.append(self._stop)
 
     async def events(self, request: web.Request) -> web.Response:
-        answer = await self.app.async_dispatch(await to_bolt_request(request))
+        text = signed_text(await request.read(), request.headers, self.verifier)
+        check_shape(text, request.content_type)
+        try:
+            answer = await self.app.async_dispatch(await to_bolt_request(request))
+        except Exception as exc:  # bolt could not read a signed request: Slack's to fix
+            log.warning("a signed Slack request was not understood (%r)", exc)
+            return error(400, "the request is not one Parley understands")
         if answer.status == 404:  # nothing of Parley's: acknowledged, so it is not retried
             return web.Response(status=200)
         return await to_aiohttp_response(answer)

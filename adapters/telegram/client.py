@@ -72,6 +72,11 @@ class TelegramCalls:
             scopes.append(Scope(f"tg:group:{chat_id}", rate=self.group_rate, burst=4))
         return scopes
 
+    def pace(self, chat_id: int, *, draft: bool = False) -> float:
+        """Seconds between two updates of one streamed reply: the steady rate of the chat (or
+        of its drafts), never its burst, which other calls in the chat may need."""
+        return 1 / self.scopes(chat_id, draft=draft)[0].rate
+
     async def call(
         self,
         method: TelegramMethod[T],

@@ -10,6 +10,11 @@ blank line between blocks, else a line break outside code, else a line break ins
 block too long for one message (each part then carries its own `pre`, so every message shows
 a valid code block), else a space, else anywhere between two characters. A code block that
 fits one message is never cut. Only the whitespace at a cut is dropped, never text.
+
+Markdown allows raw HTML, which the converter drops: `a <angle> & b` would lose `<angle>`.
+A model writing `<angle>` in a chat means those characters, so whatever the parser would read
+as HTML is escaped first and shows as written. Only markdown syntax (emphasis marks, fences, link
+targets, list and quote markers, entity references such as `&amp;`) is turned into formatting.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ import logging
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
+import pyromark
 from telegramify_markdown import RenderConfig, convert
 
 log = logging.getLogger(__name__)
@@ -34,6 +41,13 @@ _FENCE_TAIL = re.compile(r"\n[ \t]*(?:`{1,2}|~{1,2})\Z")
 # Telegram refuses a text_link whose url is neither scheme:... nor a bare domain.
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+|[\w-]+(?:\.[\w-]+)+(?:[/?#]\S*)?")
 _QUOTES = frozenset({"pre", "code", "blockquote", "expandable_blockquote"})
+# The extensions the converter parses with, so HTML is found where it would find it.
+_OPTIONS = (
+    pyromark.Options.ENABLE_TABLES
+    | pyromark.Options.ENABLE_STRIKETHROUGH
+    | pyromark.Options.ENABLE_TASKLISTS
+    | pyromark.Options.ENABLE_MATH
+)
 
 # Split points, most preferred first.
 _PARAGRAPH, _LINE, _CODE_LINE, _SPACE = range(4)
@@ -99,9 +113,35 @@ def _check(limit: int) -> None:
         raise ValueError(f"limit must be at least 2 UTF-16 units, got {limit}")
 
 
+def _literal_html(markdown: str) -> str:
+    """`markdown` with a backslash before every `<` the parser would take for HTML.
+
+    A broken-up HTML block may reveal inline HTML inside it, so this parses again until no
+    HTML is left; each round escapes at least one `<`, so it ends.
+    """
+    while "<" in markdown:
+        source = markdown.encode()
+        found = sorted({source.index(b"<", start) for start in _html(markdown)})
+        if not found:
+            break
+        bounds = [0, *found, len(source)]
+        markdown = b"\\".join(source[a:b] for a, b in pairwise(bounds)).decode()
+    return markdown
+
+
+def _html(markdown: str) -> list[int]:
+    """Where raw HTML (a block or inline) starts, as UTF-8 byte offsets."""
+    return [
+        where["start"]
+        for payload, where in pyromark.events_with_range(markdown, options=_OPTIONS)
+        if payload == {"Start": "HtmlBlock"}
+        or (isinstance(payload, dict) and "InlineHtml" in payload)
+    ]
+
+
 def _convert(markdown: str) -> tuple[str, list[dict[str, Any]]]:
     """Convert, keeping only entities Telegram accepts, ordered by position."""
-    text, found = convert(markdown, config=_CONFIG)
+    text, found = convert(_literal_html(markdown), config=_CONFIG)
     total = utf16_len(text)
     # H1/H2 come back bold and underlined; plain bold reads better in a chat.
     bold = {(e.offset, e.length) for e in found if e.type == "bold"}

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 
 from adapters.core import Core
+from adapters.http.common import read_json
 from adapters.startup import refuse
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.commands import menu
@@ -212,12 +213,16 @@ class TelegramService:
             return web.json_response({"error": "wrong or missing secret token"}, status=401)
         if self.dispatcher is None:
             return web.json_response({"error": "not ready yet"}, status=503)
+        data = await read_json(request)  # bounded in size and nesting, or a JSON 4xx
         try:
-            update = Update.model_validate(await request.json(), context={"bot": self.bot})
+            update = Update.model_validate(data, context={"bot": self.bot})
         except (ValueError, ValidationError):
             return web.json_response({"error": "the body is not a Telegram update"}, status=400)
         try:
             await self.dispatcher.feed_update(self.bot, update)
+        except RedisError as exc:
+            log.warning("cannot queue update %s yet (%s)", update.update_id, exc)
+            return web.json_response({"error": "not queued yet"}, status=503)
         except Exception:
             log.exception("update %s failed; Telegram will deliver it again", update.update_id)
             return web.json_response({"error": "not processed"}, status=500)

@@ -1,11 +1,16 @@
 """One streamed reply in Telegram: a draft in private chats, a message edited in place elsewhere.
 
-Text arrives in small deltas and is coalesced: a pump waits for the rate budget, then shows
-whatever text there is by then, so a fast model costs about one call a second per chat, not
-one per token. The final text always lands: it waits for the budget and outlasts flood
-answers. A reply longer than one message continues in new messages (split by `render`,
-never inside a code block that fits one message). Intermediate updates render partial
-markdown safely; if Telegram still refuses the formatting, the text is sent plain.
+Text arrives in small deltas and is coalesced: a pump shows whatever text there is at most
+once per pace of the chat (a second for edits, half a second for drafts), so a fast model
+costs one call per pace, not one per token. The first update waits a short settle time
+(`FIRST_UPDATE_AFTER`, never more than a pace): a reply that ends before then costs only its
+final message, with no draft or edit that the final message would replace a moment later,
+while a long reply still starts to show at once; from then on updates keep the pace. Once the
+turn has ended no update is made but the final one. The rate budget shared with other workers
+is taken on top. The final text always lands: it waits for the budget and outlasts flood
+answers. A reply longer than one message continues in new messages (split by `render`, never
+inside a code block that fits one message). Intermediate updates render partial markdown
+safely; if Telegram still refuses the formatting, the text is sent plain.
 
 The ids of the messages a reply posted are kept in Redis under its first envelope, so a turn
 that another worker resumes after a crash edits the same messages instead of posting the
@@ -42,6 +47,8 @@ from bot.agent import events as ev
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.5
+# Long enough for a short reply to end first, short enough to look instant.
+FIRST_UPDATE_AFTER = 0.4
 PARSE_ERROR = "can't parse entities"
 
 
@@ -68,6 +75,7 @@ class TelegramReply:
         self.transcript = Transcript()
         self.shown: list[Shown] | None = None
         self._dirty = asyncio.Event()
+        self._ended = False  # the turn is over: only the final update is still to come
         self._pump: asyncio.Task[None] | None = None
         self._typing: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -77,14 +85,16 @@ class TelegramReply:
     async def send(self, event: ev.AgentEvent) -> None:
         if self._typing is None:
             self._typing = asyncio.create_task(self._keep_typing())
+        if isinstance(event, ev.Completed):
+            self._ended = True
         before = self._text(final=False)
         self.transcript.apply(event)
         if isinstance(event, ev.ConfirmationRequired):
             await self._finish()
             await self._ask(event)
             return
-        if self._text(final=False) == before:
-            return  # nothing new to show: no call is spent on it
+        if self._text(final=False) == before or self._ended:
+            return  # nothing new to show, or the final message shows it: no call is spent
         self._dirty.set()
         if self._pump is None:
             self._pump = asyncio.create_task(self._run_pump())
@@ -112,16 +122,27 @@ class TelegramReply:
     # --- pacing -----------------------------------------------------------------------------
 
     async def _run_pump(self) -> None:
-        """Show the newest text whenever the budget allows; coalesces everything in between."""
+        """Show the newest text once a pace, from a settle time after the first text on (see
+        the module docstring); coalesces everything in between."""
+        due = time.monotonic() + min(self._pace(), FIRST_UPDATE_AFTER)
         while True:
             await self._dirty.wait()
+            await asyncio.sleep(due - time.monotonic())
+            if self._ended:
+                return
             await self.calls.budget.take(self.calls.scopes(self.place.chat_id, draft=self.drafting))
+            if self._ended:
+                return
             self._dirty.clear()
             try:
                 async with self._lock:
                     await self._show(final=False, prepaid=True)
             except Exception as exc:  # an intermediate update; the final one reports failures
                 log.warning("streaming update in %s failed: %s", self.place.session, exc)
+            due = time.monotonic() + self._pace()  # from when it was shown, not asked for
+
+    def _pace(self) -> float:
+        return self.calls.pace(self.place.chat_id, draft=self.drafting)
 
     async def _keep_typing(self) -> None:
         action = SendChatAction(

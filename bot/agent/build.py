@@ -78,6 +78,8 @@ def build_agent(
         timeout=settings.tool_timeout,
         concurrency=settings.tool_concurrency,
         output_limit=settings.tool_output_limit,
+        threads=settings.tool_threads,
+        processes=settings.tool_processes,
     )
     return Agent(
         AgentDeps(

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.store.runs import RunRecord
 
 
 class TurnProgress(BaseModel):
@@ -37,7 +38,8 @@ class SessionState(BaseModel):
     """`finished` names the envelopes of the last run that ended, so a worker that finds
     them still queued (its predecessor died between the last save and the commit) commits
     them instead of answering again. `recorded` is the id of the last message written to
-    SQL; the next record starts there."""
+    SQL; the next record starts there. `unrecorded` holds the runs whose rows the database
+    did not take yet (it was away); the next record writes them first."""
 
     messages: list[Message] = Field(default_factory=list)
     turn: TurnProgress | None = None
@@ -45,6 +47,7 @@ class SessionState(BaseModel):
     always_allow: list[str] = Field(default_factory=list)
     finished: list[str] = Field(default_factory=list)
     recorded: str | None = None
+    unrecorded: list[RunRecord] = Field(default_factory=list)
 
     def unanswered_tool_uses(self) -> list[ToolUseBlock]:
         """Tool calls of the last assistant message that have no result yet (an interruption)."""

@@ -14,6 +14,7 @@ from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS, TOKEN_COUNTS
+from bot.store.sqlite_file import DatabaseFile
 
 CHUNK = 500
 
@@ -114,8 +115,14 @@ def _sums(table: Table) -> list[Any]:
 
 
 class Archive:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, file: DatabaseFile | None = None) -> None:
         self.engine = engine
+        self.file = file
+
+    def problem(self) -> str | None:
+        """What keeps the record from being used, for a health check: a SQLite file that
+        vanished under the process. None if nothing is known to be wrong."""
+        return None if self.file is None else self.file.problem()
 
     async def sessions(self, offset: int, limit: int) -> tuple[int, list[SessionInfo]]:
         """The most recently active first, and how many there are in all."""

@@ -15,6 +15,7 @@ from bot.store import migrate
 from bot.store.archive import Archive
 from bot.store.engine import database_url, make_engine, shown
 from bot.store.history import History
+from bot.store.sqlite_file import watch_file
 
 log = logging.getLogger(__name__)
 WAIT_S = 60.0
@@ -30,6 +31,10 @@ class Database:
     history: History
     archive: Archive
 
+    def problem(self) -> str | None:
+        """What keeps the record from being written (see `sqlite_file`), or None."""
+        return self.archive.problem()
+
     async def aclose(self) -> None:
         await self.engine.dispose()
 
@@ -39,8 +44,9 @@ async def open_database(settings: Settings, *, wait: float = WAIT_S) -> Database
     database that is still starting (compose brings services up together) is waited for."""
     await upgrade(settings.database_url, wait=wait)
     engine = make_engine(settings.database_url)
+    file = watch_file(engine)  # after the upgrade, which makes a missing file
     history = History(engine, PriceTable(settings.prices))
-    return Database(engine, history, Archive(engine))
+    return Database(engine, history, Archive(engine, file))
 
 
 async def upgrade(url: str, *, wait: float = WAIT_S, revision: str = "head") -> None:

@@ -3,16 +3,19 @@
 A record is idempotent: messages carry their own ids, a run's id comes from its session and
 first envelope, and a session's totals are recomputed from its runs rather than added to. A
 turn resumed after a crash, or a record retried after the database was away, therefore
-writes each row once. Messages are written from `state.recorded` on, so a failed record is
-caught up by the next one.
+writes each row once. A failed record is caught up by the next one: messages are written
+from `state.recorded` on, and a run joins `state.unrecorded` before it is written and leaves
+it only once written, so runs missed while the database was away (unreachable, read-only,
+its file gone) are written too, and the session's totals still add up to its messages.
+`state.unrecorded` is bounded (`MAX_UNRECORDED`): a session whose database stays away for
+that many runs loses the oldest of their rows, with an error in the log, rather than grow
+its hot state without end.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,52 +28,18 @@ from bot.confirmations import Confirmation
 from bot.llm.events import Usage
 from bot.messages import Message
 from bot.pricing import PriceTable
+from bot.store.runs import RunRecord, Where, run_id
 from bot.store.schema import ConfirmationRow, MessageRow, RunRow, SessionRow
 
+__all__ = ["MESSAGES", "RUNS", "SESSIONS", "History", "RunRecord", "Where", "run_id"]
 log = logging.getLogger(__name__)
-RUN_IDS = uuid.UUID("5d1c7c55-5f0e-4a43-9a57-7061726c6579")
 RESTORE_LIMIT = 200
+MAX_UNRECORDED = 100
 SESSIONS: Table = SessionRow.__table__  # type: ignore[assignment]
 RUNS: Table = RunRow.__table__  # type: ignore[assignment]
 MESSAGES: Table = MessageRow.__table__  # type: ignore[assignment]
 CONFIRMATIONS: Table = ConfirmationRow.__table__  # type: ignore[assignment]
 TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-
-
-@dataclass(frozen=True)
-class Where:
-    """The session a record belongs to, as the envelope that started it describes it."""
-
-    session: str
-    platform: str
-    chat_kind: str = "private"
-    title: str = ""
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """What the drain knows about a run when it ends."""
-
-    where: Where
-    envelope_ids: Sequence[str]
-    trigger: str
-    sender: str
-    model: str
-    finish_reason: str
-    iterations: int
-    usage: Usage
-    started_at: float
-    finished_at: float
-    first_text_at: float | None = None
-    error: str | None = None
-
-    @property
-    def id(self) -> str:
-        return run_id(self.where.session, self.envelope_ids[0])
-
-
-def run_id(session: str, envelope_id: str) -> str:
-    return uuid.uuid5(RUN_IDS, f"{session}\n{envelope_id}").hex
 
 
 def _at(timestamp: float) -> datetime:
@@ -93,13 +62,20 @@ class History:
         self.prices = prices
 
     async def record(self, state: SessionState, run: RunRecord) -> None:
-        """Write `run` and the messages it added; then `state.recorded` moves past them."""
+        """Write `run`, the runs earlier records missed, and the messages they added; then
+        `state.unrecorded` empties and `state.recorded` moves past them. On failure the run
+        stays in `state.unrecorded` for the next record."""
+        _queue(state, run)
+        runs = list(state.unrecorded)
         fresh, grown = _since(state.messages, state.recorded)
+        last = runs[-1]
         async with self.engine.begin() as db:
-            await self._session(db, run.where, run.model)
-            await self._run(db, run)
-            await self._messages(db, run, fresh, replace_first=grown)
-            await self._totals(db, run.where.session, run.model)
+            await self._session(db, runs[0].where, last.model)
+            for each in runs:
+                await self._run(db, each)
+            await self._messages(db, runs, fresh, replace_first=grown)
+            await self._totals(db, last.where.session, last.model)
+        state.unrecorded = state.unrecorded[len(runs) :]
         if state.messages:
             state.recorded = state.messages[-1].id
 
@@ -149,14 +125,22 @@ class History:
         await db.execute(statement.on_conflict_do_update(index_elements=["id"], set_=changes))
 
     async def _messages(
-        self, db: AsyncConnection, run: RunRecord, fresh: list[Message], *, replace_first: bool
+        self,
+        db: AsyncConnection,
+        runs: list[RunRecord],
+        fresh: list[Message],
+        *,
+        replace_first: bool,
     ) -> None:
-        """Insert `fresh`; the first may be the last one recorded before, grown since (new
-        text merged into a trailing user message), so its content is written again."""
+        """Insert `fresh`, each with the run that added it; the first may be the last one
+        recorded before, grown since (new text merged into a trailing user message), so its
+        content is written again."""
         if not fresh:
             return
+        owners = _owners(fresh, runs)
         rows = [
-            self._message_row(run, m, new=i > 0 or not replace_first) for i, m in enumerate(fresh)
+            self._message_row(owner, m, new=i > 0 or not replace_first)
+            for i, (m, owner) in enumerate(zip(fresh, owners, strict=True))
         ]
         statement = upsert(db, MESSAGES)
         if replace_first:
@@ -271,6 +255,41 @@ class History:
                 .where(CONFIRMATIONS.c.id == record.id)
                 .values(status=record.status, decided_by=record.decided_by, decided_at=at)
             )
+
+
+def _queue(state: SessionState, run: RunRecord) -> None:
+    """Put `run` after the runs still waiting for the record, dropping the oldest past
+    `MAX_UNRECORDED`. A run recorded again (a resumed turn) takes its earlier entry's place."""
+    last = state.messages[-1].id if state.messages else None
+    run = dataclasses.replace(run, last_message=last)
+    waiting = [each for each in state.unrecorded if each.id != run.id]
+    waiting.append(run)
+    if len(waiting) > MAX_UNRECORDED:
+        dropped = waiting[:-MAX_UNRECORDED]
+        waiting = waiting[-MAX_UNRECORDED:]
+        log.error(
+            "%s: %d run(s) from %s on could not be written while the database was away "
+            "and are dropped from the record (at most %d are kept)",
+            run.where.session,
+            len(dropped),
+            _at(dropped[0].started_at).isoformat(timespec="seconds"),
+            MAX_UNRECORDED,
+        )
+    state.unrecorded = waiting
+
+
+def _owners(fresh: list[Message], runs: list[RunRecord]) -> list[RunRecord]:
+    """The run that added each message: a run owns the messages up to its `last_message`,
+    the newest run the rest. A run whose last message is not among them (compacted away)
+    owns none."""
+    ids = {message.id for message in fresh}
+    ends = [run for run in runs[:-1] if run.last_message in ids] + [runs[-1]]
+    owners, k = [], 0
+    for message in fresh:
+        owners.append(ends[k])
+        while k < len(ends) - 1 and ends[k].last_message == message.id:
+            k += 1
+    return owners
 
 
 def _since(messages: list[Message], recorded: str | None) -> tuple[list[Message], bool]:

@@ -1,4 +1,4 @@
-"""The tool contract: a typed async function whose signature is its JSON schema.
+"""The tool contract: a typed function whose signature is its JSON schema, and where it runs.
 
 ```python
 @tool(read_only=True)
@@ -7,6 +7,22 @@ async def current_time(ctx: ToolContext, timezone: Annotated[str, Field(descript
 ```
 The first parameter is always the `ToolContext`; every other parameter becomes a field of a
 pydantic model that validates the model's arguments. Tools hold no state of their own.
+
+A tool may be `async def` or plain `def`, and it says where it runs (`isolation`), because a
+tool must never stall the worker: one event loop serves every session of a worker process
+and keeps their leases alive, so a body that blocks it stops them all.
+
+- `"thread"` (the default): in a thread of its own, an async tool on an event loop of its
+  own. Blocking code (sync HTTP clients, file I/O, `time.sleep`) is harmless there. At its
+  timeout the caller stops waiting and reports it; an async tool is cancelled, a thread
+  that never returns is abandoned but keeps its slot, so stuck threads stay bounded
+  (`PARLEY_TOOL_THREADS`; when all are taken, calls wait and then fail as busy).
+- `"process"`: in a small pool of helper processes, killed at the timeout. For CPU work
+  that may hold the GIL for long inside C code (big-integer maths, regular expressions),
+  which would stall the loop even from a thread. The tool must be a module-level `@tool`,
+  and its arguments, context and result are pickled.
+- `"loop"`: awaited on the worker's own loop. Only for async tools that never block and
+  need that loop's resources (its Redis or SQL connections); a timeout cancels them.
 """
 
 from __future__ import annotations
@@ -15,17 +31,18 @@ import inspect
 import json
 import re
 import zoneinfo
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, get_type_hints, overload
+from typing import Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from bot.config import Settings
 from bot.llm.base import ToolSpec
 
-ToolFunction = Callable[..., Awaitable[Any]]
+ToolFunction = Callable[..., Any]
+Isolation = Literal["thread", "process", "loop"]
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -66,6 +83,7 @@ class Tool:
     sensitive: bool = False
     read_only: bool = False
     timeout: float | None = None
+    isolation: Isolation = "thread"
 
     @cached_property
     def spec(self) -> ToolSpec:
@@ -75,7 +93,23 @@ class Tool:
         return ToolSpec(self.name, self.description, schema)
 
     async def __call__(self, ctx: ToolContext, arguments: BaseModel) -> str:
-        result = await self.function(ctx, **dict(arguments))
+        """Run the function right here, whatever its isolation says (the executor decides
+        where to call this)."""
+        return await self.run(ctx, dict(arguments))
+
+    async def run(self, ctx: ToolContext, values: Mapping[str, Any]) -> str:
+        """`__call__` with the validated values as a plain mapping, which pickles."""
+        result = self.function(ctx, **values)
+        if inspect.isawaitable(result):
+            result = await result
+        return self.text(result)
+
+    def run_sync(self, ctx: ToolContext, values: Mapping[str, Any]) -> str:
+        """`run` for a plain `def` tool, without an event loop."""
+        return self.text(self.function(ctx, **values))
+
+    @staticmethod
+    def text(result: Any) -> str:
         if isinstance(result, str):
             return result
         return json.dumps(result, ensure_ascii=False, default=str)
@@ -107,6 +141,7 @@ def tool(
     sensitive: bool = False,
     read_only: bool = False,
     timeout: float | None = None,
+    isolation: Isolation = "thread",
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
@@ -116,12 +151,14 @@ def tool(
     sensitive: bool = False,
     read_only: bool = False,
     timeout: float | None = None,
+    isolation: Isolation = "thread",
 ) -> Tool | Callable[[ToolFunction], Tool]:
-    """Turn an async function into a `Tool`; `sensitive` tools need approval by default."""
+    """Turn a function into a `Tool`; `sensitive` tools need approval by default, and
+    `isolation` says where it runs (see the module's docstring)."""
 
     def wrap(fn: ToolFunction) -> Tool:
-        if not inspect.iscoroutinefunction(fn):
-            raise TypeError(f"tool {fn.__name__}: must be an async function")
+        if isolation == "loop" and not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"tool {fn.__name__}: only an async function may run on the loop")
         tool_name = name or fn.__name__
         if not NAME.match(tool_name):
             raise ValueError(f"tool name {tool_name!r} must match {NAME.pattern}")
@@ -136,6 +173,7 @@ def tool(
             sensitive,
             read_only,
             timeout,
+            isolation,
         )
 
     return wrap(function) if function is not None else wrap

@@ -1,4 +1,9 @@
-"""The tools every Parley agent has."""
+"""The tools every Parley agent has.
+
+`current_time` is cheap and never blocks, so it runs on the worker's loop. The calculator runs
+in a helper process: its bounds keep every expression it accepts fast, and the process makes
+sure an expression they missed costs a killed helper, never a stalled worker.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,10 @@ from typing import Annotated
 from pydantic import Field
 
 from bot.tools.base import Tool, ToolContext, ToolError, tool
-from bot.tools.calculator import CalculatorError, evaluate
+from bot.tools.calculator import CalculatorError, evaluate, render
 
 
-@tool(read_only=True)
+@tool(read_only=True, isolation="loop")
 async def current_time(
     ctx: ToolContext,
     timezone: Annotated[
@@ -34,8 +39,8 @@ async def current_time(
     return now.strftime(f"%Y-%m-%d %H:%M:%S %Z (UTC%z), %A, time zone {zone.key}")
 
 
-@tool(read_only=True)
-async def calculator(
+@tool(read_only=True, isolation="process")
+def calculator(
     ctx: ToolContext,
     expression: Annotated[
         str,
@@ -44,7 +49,7 @@ async def calculator(
 ) -> str:
     """Evaluate an arithmetic expression exactly; use it instead of doing maths in your head."""
     try:
-        return str(evaluate(expression))
+        return render(evaluate(expression))
     except CalculatorError as exc:
         raise ToolError(f"Cannot evaluate {expression!r}: {exc}") from None
 

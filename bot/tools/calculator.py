@@ -3,7 +3,8 @@
 Models are poor at arithmetic and good at writing expressions, so they get a calculator. It
 must never run code: the expression is parsed with `ast` and only numbers, arithmetic operators
 and a fixed set of math functions are evaluated. Sizes are bounded before computing, so
-`9**9**9` or `factorial(10**6)` fail fast instead of eating the worker.
+`9**9**9`, `factorial(10**6)` or `round(1, -10**1000)` fail fast instead of eating the worker,
+and no result has more digits than Python will turn into text.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,7 @@ Number = int | float
 MAX_LENGTH = 500
 MAX_NODES = 200
 MAX_DIGITS = 4300  # Python's own limit for int → str conversion
+LIMIT = 10**MAX_DIGITS  # the smallest number with more digits
 MAX_FACTORIAL = 1000
 
 
@@ -34,6 +37,17 @@ def _factorial(n: Number) -> int:
     if n < 0 or n > MAX_FACTORIAL:
         raise CalculatorError(f"factorial needs a whole number from 0 to {MAX_FACTORIAL}")
     return math.factorial(n)
+
+
+def _round(number: Number, ndigits: Number | None = None) -> Number:
+    """`round`, whose digits are bounded: `round(1, -10**6)` would compute 10**(10**6)."""
+    if ndigits is None:
+        return round(number)
+    if not isinstance(ndigits, int) or not -MAX_DIGITS <= ndigits <= MAX_DIGITS:
+        raise CalculatorError(
+            f"round's digits must be a whole number from -{MAX_DIGITS} to {MAX_DIGITS}"
+        )
+    return round(number, ndigits)
 
 
 FUNCTIONS: dict[str, Callable[..., Number]] = {
@@ -58,7 +72,7 @@ FUNCTIONS: dict[str, Callable[..., Number]] = {
         "radians",
     )
 }
-FUNCTIONS |= {"abs": abs, "round": round, "min": min, "max": max, "factorial": _factorial}
+FUNCTIONS |= {"abs": abs, "round": _round, "min": min, "max": max, "factorial": _factorial}
 CONSTANTS: dict[str, Number] = {"pi": math.pi, "e": math.e, "tau": math.tau}
 BINARY: dict[type[ast.operator], Callable[[Any, Any], Number]] = {
     ast.Add: operator.add,
@@ -93,6 +107,16 @@ def evaluate(expression: str) -> Number:
         if isinstance(exc, CalculatorError):
             raise
         raise CalculatorError(f"math error: {exc}") from None
+
+
+def render(value: Number) -> str:
+    """The result as text; an integer past Python's int → str limit is an error, not a crash."""
+    try:
+        return str(value)
+    except ValueError:
+        raise CalculatorError(
+            f"result too large to show (over {sys.get_int_max_str_digits()} digits)"
+        ) from None
 
 
 def _eval(node: ast.expr) -> Number:
@@ -143,8 +167,8 @@ def _power(base: Number, exponent: Number) -> Number:
 
 
 def _bounded(value: Number) -> Number:
-    if isinstance(value, int) and value.bit_length() > MAX_DIGITS * 3.33:
-        raise CalculatorError("result too large")
+    if isinstance(value, int) and abs(value) >= LIMIT:
+        raise CalculatorError(f"result too large (over {MAX_DIGITS} digits)")
     if isinstance(value, complex):
         raise CalculatorError("the result is not a real number")
     return value

@@ -2,6 +2,8 @@
 
 Nothing a tool or the model does here raises into the agent loop: unknown tools, bad JSON,
 invalid arguments, crashes and timeouts all become error results the model can read and act on.
+Where each call runs, and how its timeout holds even against a tool that blocks, is
+`bot.tools.isolation`'s business.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pydantic import ValidationError
 
 from bot.messages import ToolUseBlock
 from bot.tools.base import ToolContext, ToolError, ToolRegistry
+from bot.tools.isolation import ToolRunner
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +48,35 @@ def cache_key(call: ToolUseBlock) -> str:
 
 class ToolExecutor:
     def __init__(
-        self, registry: ToolRegistry, *, timeout: float, concurrency: int, output_limit: int
+        self,
+        registry: ToolRegistry,
+        *,
+        timeout: float,
+        concurrency: int,
+        output_limit: int,
+        threads: int = 64,
+        processes: int = 2,
     ) -> None:
         self.registry = registry
         self.timeout = timeout
         self.output_limit = output_limit
         self._concurrency = concurrency
+        modules = {t.function.__module__ for t in registry if t.isolation == "process"}
+        self.runner = ToolRunner(threads=threads, processes=processes, modules=sorted(modules))
+
+    async def warm(self) -> None:
+        """Start a helper process ahead of the first call of a tool that runs in one. Only a
+        head start: a call starts one itself if this failed."""
+        if not self.runner.processes.modules:
+            return
+        try:
+            await self.runner.processes.warm()
+        except Exception:
+            log.warning("could not start a helper process for tools", exc_info=True)
+
+    async def aclose(self) -> None:
+        """Stop the helper processes (a worker that shuts down)."""
+        await self.runner.aclose()
 
     async def run_all(
         self,
@@ -103,8 +129,8 @@ class ToolExecutor:
             return cache[key], False, True
         timeout = tool.timeout or self.timeout
         try:
-            async with asyncio.timeout(timeout):
-                output = await tool(ctx, arguments)
+            deadline = asyncio.get_running_loop().time() + timeout
+            output = await self.runner.run(tool, ctx, arguments, deadline)
         except ToolError as exc:
             return str(exc), True, False
         except TimeoutError:

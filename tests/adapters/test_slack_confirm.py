@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import json
 from typing import Any
 
 from slack_sdk.models.blocks import Block
@@ -58,3 +60,28 @@ def test_the_bots_mention_and_slack_escapes_are_removed_from_the_text() -> None:
         "what is 1 < 2 && 3 > 2?"
     )
     assert clean("hey <@U0BOT|parley>, help <@U0ANN>", "U0BOT") == "hey , help <@U0ANN>"
+
+
+def test_arguments_that_look_like_markup_show_as_written_and_never_act() -> None:
+    """mrkdwn reads `&`, `<` and `>` as markup: `<!channel>` would notify everyone."""
+    arguments = {"html": "<b>x</b> & <!channel> <https://example.com|click>"}
+    calls = [PendingCall(call_id="c1", name="post<&>", arguments=arguments)]
+    blocks = confirm.prompt(calls, 60, "id", can_remember=False, requester="U0ANN")
+    valid(blocks)
+    sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    shown = "\n".join(sections)
+    assert "<!channel>" not in shown and "<b>" not in shown and "<https" not in shown
+    assert html.unescape(shown).count(json.dumps(arguments["html"])) == 1
+    assert "post<&>" in html.unescape(confirm.summary(calls))
+    assert "<@U0ANN>" in str(blocks)  # Parley's own mention still is one
+
+
+def test_arguments_full_of_escapes_are_cut_to_fit_a_section() -> None:
+    calls = [PendingCall(call_id="c1", name="write", arguments={"text": "<&>" * 5_000})]
+    blocks = confirm.prompt(calls, 60, "id", can_remember=False, requester="")
+    valid(blocks)
+    sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    (arguments,) = [text for text in sections if "```" in text]
+    assert len(arguments) <= 3_000 and "more characters" in arguments
+    body = arguments.split("```\n")[1].split("\n…")[0]
+    assert html.unescape(body).startswith('{\n  "text": "<&><&>')

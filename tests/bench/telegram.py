@@ -1,13 +1,16 @@
-"""Bot API calls and timings of one streamed 500-word reply, in a private chat and in a group.
+"""Bot API calls and timings of replies, in a private chat and in a group.
 
-The model streams about 3,000 characters at roughly 60 tokens a second; the fake Telegram
-counts every call Parley makes. Real redis-server, the web app and a worker process, the
-real aiogram Bot. Run with `make bench`.
+A short reply (one line, streamed in a few deltas) should cost exactly one call that shows
+text; a streamed 500-word reply (about 3,000 characters at roughly 60 tokens a second)
+one per pace of the chat, drafts evenly spaced from the first. The fake Telegram counts and
+times every call Parley makes. Real redis-server, the web app and a worker process, the real
+aiogram Bot. Run with `make bench`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sys
 import tempfile
@@ -33,9 +36,19 @@ def reply_text() -> str:
     return "Here is **a long answer**.\n\n" + "\n\n".join(paragraphs)
 
 
-async def measure(telegram: FakeTelegram, llm: FakeLLM, chat: TgChat, label: str) -> None:
-    text = reply_text()
-    llm.enqueue(Reply(text=text, chunk_size=20, delay=0.08))
+SHORT = "Sure, **done**: the meeting is at 10:00 tomorrow."
+SHOWING = ("sendMessage", "sendMessageDraft", "editMessageText")
+
+
+async def measure(
+    telegram: FakeTelegram, llm: FakeLLM, chat: TgChat, label: str, *, short: bool = False
+) -> None:
+    text = SHORT if short else reply_text()
+    llm.enqueue(
+        Reply(text=text, chunk_size=12, delay=0.01)
+        if short
+        else Reply(text=text, chunk_size=20, delay=0.08)
+    )
     before = len(telegram.calls)
     start = time.monotonic()
     if chat.type == "private":
@@ -47,22 +60,26 @@ async def measure(telegram: FakeTelegram, llm: FakeLLM, chat: TgChat, label: str
         made = telegram.calls[before:]
         return any(c.ok and c.method in ("sendMessage", "sendMessageDraft") for c in made)
 
-    await telegram.wait_for(visible, within=30)
+    await telegram.wait_for(visible, within=300)  # the warm-up waits for the worker to start
     first = time.monotonic() - start
+    last = "tomorrow." if short else f"word{WORDS - 1}"
     await telegram.wait_for(
-        lambda: (
-            bool(telegram.messages(chat))
-            and telegram.messages(chat)[-1].text.endswith(f"word{WORDS - 1}")
-        ),
+        lambda: bool(telegram.messages(chat)) and telegram.messages(chat)[-1].text.endswith(last),
         within=120,
     )
     total = time.monotonic() - start
     await asyncio.sleep(1)
-    calls = Counter(c.method for c in telegram.calls[before:])
+    made = telegram.calls[before:]
+    calls = Counter(c.method for c in made)
     shown = ", ".join(f"{method} {n}" for method, n in sorted(calls.items()))
+    showing = sum(n for method, n in calls.items() if method in SHOWING)
+    drafts = [c.at for c in made if c.method == "sendMessageDraft"]
+    gaps = [b - a for a, b in itertools.pairwise(drafts)]
+    spacing = f"; drafts {min(gaps):.2f}-{max(gaps):.2f} s apart" if gaps else ""
     print(
-        f"{label:8} {len(text)} chars: first visible {first * 1000:5.0f} ms, final at "
-        f"{total:4.1f} s; {sum(calls.values())} calls ({shown}); 429s: {telegram.floods}"
+        f"{label:14} {len(text):4} chars: first visible {first * 1000:5.0f} ms, final at "
+        f"{total:4.1f} s; {showing} calls showing text, {sum(calls.values())} in all ({shown})"
+        f"{spacing}; 429s: {telegram.floods}"
     )
 
 
@@ -100,6 +117,9 @@ async def main() -> None:
                 await measure(telegram, llm, telegram.group("Warm-up"), "warm-up")
                 await measure(telegram, llm, telegram.private_chat(ANN), "private")
                 await measure(telegram, llm, telegram.group("Bench"), "group")
+                short_chat = telegram.private_chat(TgUser(id=1002, first_name="Bo"))
+                await measure(telegram, llm, short_chat, "private short", short=True)
+                await measure(telegram, llm, telegram.group("Short"), "group short", short=True)
             finally:
                 worker.terminate()
                 await worker.wait()

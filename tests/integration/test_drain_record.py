@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 from arq.connections import RedisSettings, create_pool
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adapters.http.egress import HttpEgress
@@ -20,6 +21,7 @@ from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox, key
 from bot.redis_types import done
 from bot.store.database import Database, open_database
+from bot.store.history import RUNS
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply
 
 SESSION = "http:drain"
@@ -110,6 +112,33 @@ async def test_a_record_missed_while_the_database_was_away_is_caught_up(rig: Rig
     info = await rig.database.archive.session(SESSION, recent=10)
     assert info is not None
     assert [m.text.split("\n")[-1] for m in info.recent] == ["first", "one", "second", "two"]
+    assert info.runs == 2 and len({m.run_id for m in info.recent}) == 2
+
+
+async def test_a_run_missed_while_the_file_was_read_only_is_caught_up(rig: Rig) -> None:
+    rig.fake.enqueue(Reply(text="one"), Reply(text="two"))
+    history = rig.runner.deps.history
+    working = history.engine
+    path = working.url.database
+    # SQLite opens the same file read-only: every write fails, also for root
+    history.engine = create_async_engine(f"sqlite+aiosqlite:///file:{path}?mode=ro&uri=true")
+    await rig.mailbox.submit(said("first", 1))
+    await rig.runner.drain(SESSION)  # answered; recording it failed and was logged
+    await history.engine.dispose()
+    history.engine = working
+    await rig.mailbox.submit(said("second", 2))
+    await rig.runner.drain(SESSION)
+    async with working.connect() as db:
+        runs = (await db.execute(select(RUNS).order_by(RUNS.c.started_at))).all()
+    info = await rig.database.archive.session(SESSION, recent=10)
+    assert info is not None
+    assert [r.envelope_ids for r in runs] == [["m1"], ["m2"]]
+    assert (info.runs, info.messages) == (2, 4)
+    assert [m.run_id for m in info.recent] == [runs[0].id] * 2 + [runs[1].id] * 2
+    for name in ("input", "output"):
+        by_runs = sum(getattr(r, f"{name}_tokens") for r in runs)
+        by_messages = sum(getattr(m.usage, name) for m in info.recent if m.usage)
+        assert getattr(info.usage, name) == by_runs == by_messages > 0
 
 
 def _broken_engine() -> AsyncEngine:

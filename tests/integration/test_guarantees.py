@@ -138,7 +138,7 @@ async def test_worker_killed_mid_stream_another_finishes_the_reply(stack: Stack)
     gate.set()
     print(
         f"\nturn finished on another worker {recovery:.1f} s after SIGKILL "
-        "(lease TTL 3 s, sweep every 1 s)"
+        "(default settings: liveness TTL 3 s, sweep every 1 s)"
     )
     assert recovery < 10
     reset = next(i for i, e in enumerate(events) if e["type"] == "reset")
@@ -304,7 +304,7 @@ async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
     assert await asyncio.wait_for(first.wait(), 10) == 0
     print(
         f"\nafter SIGTERM the turn restarted on another worker in {took:.2f} s "
-        "(the lease TTL is 3 s: it was handed over, not left to expire)"
+        "(handed over, not left to the liveness TTL of 3 s)"
     )
     assert took < 2.5
     await drained(mailbox, "test:term")
@@ -312,7 +312,10 @@ async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
     await pool.aclose()
 
 
+@pytest.mark.parametrize("stack", [{"PARLEY_LEASE_TTL": "300"}], indirect=True)
 async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack) -> None:
+    """A lease of 5 minutes, so that only the liveness key can hand the session over, and
+    only the liveness beat can tell the woken holder at once that it lost it."""
     zombie = await stack.start_worker()
     gate = asyncio.Event()
     stack.fake.enqueue(
@@ -323,13 +326,20 @@ async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack
     mailbox, pool = await mailbox_for(stack)
     await mailbox.submit(message("z1", "test:zombie", "first"))
     await wait_until(lambda: len(stack.fake.requests) == 1, 10)
-    stack.kill(zombie, signal.SIGSTOP)  # paused past its lease, like a long GC or a VM stall
-    await stack.start_worker()
+    await stack.start_worker()  # standing by: its start is not timed
+    stack.kill(zombie, signal.SIGSTOP)  # paused past its liveness TTL, like a long VM stall
+    stopped = time.monotonic()
     await wait_until(lambda: len(stack.fake.requests) == 2, 20)
+    print(f"\nSIGSTOPped holder replaced {time.monotonic() - stopped:.1f} s after the stop")
     await mailbox.submit(message("z2", "test:zombie", "second"))
     await wait_until(lambda: len(stack.fake.requests) == 3, 20)
     stack.kill(zombie, signal.SIGCONT)
-    gate.set()  # the zombie's model stream now finishes; its writes must all be refused
+    woke, log = time.monotonic(), stack.tmp / "worker-0.log"
+    # its next liveness beat finds the key lapsed, and the turn stops without waiting for
+    # the lease heartbeat (every 10 s) or for its stream to end
+    await wait_until(lambda: b"expired during a turn; stopped it" in log.read_bytes(), 5)
+    print(f"the woken holder stopped its turn {time.monotonic() - woke:.1f} s after SIGCONT")
+    gate.set()  # the zombie's model stream could now finish; its writes must all be refused
     await asyncio.sleep(2)
     raw = await pool.get(key("test:zombie", "state"))
     state = SessionState.model_validate_json(raw)

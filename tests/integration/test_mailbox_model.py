@@ -1,9 +1,11 @@
 """A stateful model check of the mailbox's Lua scripts on a real Redis (Hypothesis).
 
 Random interleavings of submissions (with duplicates), two workers taking, committing and
-releasing leases, leases expiring under a worker, and sweeps. After every step: the inbox is
-exactly the accepted messages not yet committed, commits happened once each and in order, only
-the lease holder could commit, and a non-empty inbox is always armed (so a job will come).
+releasing leases, leases expiring under a worker, workers dying (their liveness key lapses) and
+coming back from a stall, and sweeps. After every step: the inbox is exactly the accepted
+messages not yet committed, commits happened once each and in order, only the lease holder
+could commit, and a non-empty inbox is always armed (so a job will come). After a sweep: an
+armed session held by a dead worker is free and woken, and a live worker's lease is untouched.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from redis.asyncio import Redis
 
 from bot.envelope import Envelope, Sender
-from bot.mailbox import LeaseLost, Mailbox, key
+from bot.mailbox import WORKER_PREFIX, LeaseLost, Mailbox, key
 
 SESSIONS = ("test:a", "test:b")
 WORKERS = (0, 1)
+WORKER_IDS = ("a0", "b1")  # liveness ids: hex, as the sweep expects in a token
 
 
 class Jobs:
@@ -44,6 +47,9 @@ def build(url: str) -> type[RuleBasedStateMachine]:
             self.accepted: dict[str, list[str]] = {s: [] for s in SESSIONS}
             self.holder: dict[str, tuple[int, str] | None] = dict.fromkeys(SESSIONS)
             self.tokens: dict[tuple[int, str], str] = {}
+            self.alive = dict.fromkeys(WORKERS, True)
+            for worker in WORKERS:
+                self.run(self.redis.set(WORKER_PREFIX + WORKER_IDS[worker], "1"))
 
         def run(self, coroutine: Any) -> Any:
             return self.loop.run_until_complete(coroutine)
@@ -66,7 +72,7 @@ def build(url: str) -> type[RuleBasedStateMachine]:
 
         @rule(worker=st.sampled_from(WORKERS), session=st.sampled_from(SESSIONS))
         def take(self, worker: int, session: str) -> None:
-            token = self.run(self.mailbox.take_lease(session, ttl=60))
+            token = self.run(self.mailbox.take_lease(session, ttl=60, worker=WORKER_IDS[worker]))
             if self.holder[session] is None:
                 assert token is not None
                 self.holder[session] = (worker, token)
@@ -108,13 +114,32 @@ def build(url: str) -> type[RuleBasedStateMachine]:
             self.run(self.redis.delete(key(session, "lease")))
             self.holder[session] = None
 
+        @rule(worker=st.sampled_from(WORKERS))
+        def worker_dies(self, worker: int) -> None:
+            self.run(self.redis.delete(WORKER_PREFIX + WORKER_IDS[worker]))
+            self.alive[worker] = False
+
+        @rule(worker=st.sampled_from(WORKERS))
+        def worker_wakes(self, worker: int) -> None:
+            """A stalled worker beats again; its leases the sweep freed stay lost."""
+            self.run(self.redis.set(WORKER_PREFIX + WORKER_IDS[worker], "1"))
+            self.alive[worker] = True
+
         @rule()
         def sweep(self) -> None:
             woken = set(self.run(self.mailbox.sweep(grace=0)))
             for session in SESSIONS:
                 armed = self.run(self.redis.exists(key(session, "armed")))
-                if armed and self.holder[session] is None:
+                holder = self.holder[session]
+                if armed and holder is not None and not self.alive[holder[0]]:
+                    self.holder[session] = holder = None
+                    assert not self.run(self.redis.exists(key(session, "lease")))
+                if armed and holder is None:
                     assert session in woken
+                if holder is not None:
+                    assert session not in woken
+                    lease = self.run(self.redis.get(key(session, "lease")))
+                    assert lease == holder[1].encode()
 
         @invariant()
         def inbox_matches_and_nothing_is_lost_or_repeated(self) -> None:

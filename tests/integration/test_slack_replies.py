@@ -219,3 +219,15 @@ async def test_bad_signatures_and_stale_requests_are_refused_and_nothing_is_queu
     await asyncio.sleep(0.5)
     assert slack_stack.fake.requests == []
     assert fake_slack.bot_messages(dm.id) == []
+
+
+async def test_text_that_looks_like_html_reaches_slack_as_the_model_wrote_it(
+    slack_stack: SlackStack,
+) -> None:
+    """Slack renders `markdown_text` itself: Parley passes it on unchanged, `<` and `&` too."""
+    fake, ann, general = await slack_stack.begin()
+    text = "1. first\n2. second item with <angle> & ampersand, <b>not bold</b> &amp; <!-- c -->"
+    slack_stack.fake.enqueue(Reply(text=text, chunk_size=7, delay=0.01))
+    asked = await fake.say(ann, general, f"{MENTION} list something")
+    (reply,) = await answered(slack_stack, general, asked.ts)
+    assert reply.shown == text

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import TOKEN, TgUser
 from tests.integration.test_telegram_replies import ANN, replies
+from tests.support.stack import idle, lease_tokens
 from tests.support.telegram import TelegramStack
+
+CUT = "This first attempt is cut off " * 4
+ANSWER = " ".join(f"Part {n} of the complete answer." for n in range(12))
 
 
 async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
@@ -34,6 +39,53 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     assert tg_stack.tg.messages(group)[0].edits >= 1
     logs = "".join(p.read_text() for p in tg_stack.tmp.glob("worker-*.log"))
     assert TOKEN.split(":")[1] not in logs
+
+
+async def test_a_killed_worker_is_replaced_within_seconds_by_a_running_one(
+    tg_stack: TelegramStack,
+) -> None:
+    """The default lease and sweep settings: the worker holding the turn is SIGKILLed mid-reply
+    and the other one, already running and idle, takes the session over within seconds, not
+    after the lease's 30 s; the answer then completes at the model's pace, once, in order."""
+    assert not {"PARLEY_LEASE_TTL", "PARLEY_SWEEP_INTERVAL"} & set(tg_stack.env)
+    first = await tg_stack.start_worker()
+    tg, gate = tg_stack.tg, asyncio.Event()
+    tg_stack.fake.enqueue(
+        Reply(text=CUT, chunk_size=6, gate=gate, gate_after=12),
+        Reply(text=ANSWER, chunk_size=10, delay=0.05),  # about two seconds of streaming
+    )
+    group = tg.group("Takeover")
+    tg.send(group, ANN, "@parley_test_bot tell me")
+    await tg.wait_for(lambda: bool(tg.messages(group)), within=20)
+    standby = await tg_stack.start_worker()  # running and idle before the kill
+    await asyncio.sleep(0.3)  # past the moment the worker learns the message's id
+    ((session, token),) = (await lease_tokens(tg_stack.redis_url)).items()
+    tg_stack.kill(first)
+    killed = time.monotonic()
+    while (taker := (await lease_tokens(tg_stack.redis_url)).get(session, token)) == token:
+        assert time.monotonic() - killed < 10, "no running worker took the session over"
+        await asyncio.sleep(0.05)
+    takeover = time.monotonic() - killed
+    await tg.wait_for(lambda: [m.text for m in tg.messages(group)] == [ANSWER], within=30)
+    complete = time.monotonic() - killed
+    await idle(tg_stack.redis_url)
+    gate.set()
+    print(
+        f"\nkill -> takeover {takeover:.1f} s, kill -> complete answer {complete:.1f} s "
+        "(default lease and sweep settings)"
+    )
+    assert takeover < 10
+    assert tg_stack.worker_named(taker.split(":")[1]) is standby
+    assert len(tg.sent[group.id]) == 1, "the reply was posted a second time"
+    (message,) = tg.messages(group)
+    shown = [*message.history, message.text]
+    resumed = shown[next(i for i, text in enumerate(shown) if not CUT.startswith(text)) :]
+    assert all(ANSWER.startswith(t) for t in resumed)  # no text twice, nothing out of order
+    assert resumed == sorted(resumed, key=len)
+    assert len(tg_stack.fake.requests) == 2
+    async with tg_stack.client() as client:
+        recorded = (await client.get(f"/api/sessions/{session}")).json()
+    assert (recorded["messages"], recorded["runs"]) == (2, 1)  # and recorded once
 
 
 async def test_refused_formatting_falls_back_to_plain_text(tg_stack: TelegramStack) -> None:

@@ -6,12 +6,13 @@ The real aiogram Bot talks HTTP to the fake, which is as strict as Telegram (409
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
 
 from tests.fakes.llm import RecordedRequest, Reply
-from tests.fakes.tg import TgUser
+from tests.fakes.tg import Call, TgChat, TgUser
 from tests.support.stack import idle
 from tests.support.telegram import TelegramStack
 
@@ -56,6 +57,50 @@ async def test_private_reply_streams_as_a_draft_and_lands_as_one_message(
     assert any(e["type"] == "bold" for e in bold)
     assert tg_stack.tg.flood_violations == 0
     assert [c for c in tg_stack.tg.calls if not c.ok] == []
+
+
+def calls_in(stack: TelegramStack, chat: TgChat, *methods: str) -> list[Call]:
+    """The bot's successful calls of `methods` in `chat`, in order."""
+    return [
+        c
+        for c in stack.tg.calls
+        if c.ok and c.method in methods and str(c.params.get("chat_id")) == str(chat.id)
+    ]
+
+
+@pytest.mark.parametrize("kind", ["private", "group"])
+async def test_a_short_reply_costs_one_message_and_no_draft_or_edit(
+    tg_stack: TelegramStack, kind: str
+) -> None:
+    """The final message replaces anything shown a moment before it, so nothing is shown
+    before it: no draft in a private chat, no post-then-edit in a group."""
+    await tg_stack.start_worker()
+    tg = tg_stack.tg
+    chat = tg.private_chat(ANN) if kind == "private" else tg.group("Short")
+    for n in range(2):  # the second turn reuses what the first one set up
+        tg_stack.fake.enqueue(Reply(text=f"Sure: **{n}** <angle> & ampersand.", chunk_size=4))
+        tg.send(chat, ANN, f"@parley_test_bot quick {n}")
+        await replies(tg_stack, chat, n + 1)
+    shown = [m.text for m in tg.messages(chat)]
+    assert shown == [f"Sure: {n} <angle> & ampersand." for n in range(2)]
+    updates = calls_in(tg_stack, chat, "sendMessage", "sendMessageDraft", "editMessageText")
+    assert [c.method for c in updates] == ["sendMessage", "sendMessage"]
+
+
+async def test_drafts_are_paced_evenly_from_the_first_one(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    pace = 1 / 2  # drafts: two a second per chat (adapters.telegram.client)
+    text = " ".join(f"word{i}" for i in range(400))
+    tg_stack.fake.enqueue(Reply(text=text, chunk_size=8, delay=0.01))  # about 3.5 s
+    chat = tg_stack.tg.private_chat(BOB)
+    tg_stack.tg.send(chat, BOB, "a long one please")
+    assert await replies(tg_stack, chat) == [text]
+    drafts = [d for d in tg_stack.tg.drafts if d.chat_id == chat.id]
+    gaps = [later.at - earlier.at for earlier, later in itertools.pairwise(drafts)]
+    print(f"{len(drafts)} drafts, gaps (s): {', '.join(f'{g:.3f}' for g in gaps)}")
+    assert len(drafts) >= 3, "the reply was not streamed"
+    assert min(gaps) >= pace - 0.03, gaps
+    assert [c.method for c in calls_in(tg_stack, chat, "sendMessage")] == ["sendMessage"]
 
 
 async def test_group_answers_only_when_mentioned_replied_to_or_commanded(

@@ -1,11 +1,13 @@
-"""The web chat page in a real headless Chromium: a streamed reply and an approval press."""
+"""The web chat page in a real headless Chromium: a streamed reply, an approval press, and the
+API token asked for, kept in the browser and sent on every call."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pytest
 from selenium import webdriver
@@ -41,6 +43,19 @@ def browser() -> Iterator[WebDriver]:
         options.add_argument(flag)
     with webdriver.Chrome(service=Service(driver), options=options) as chrome:
         yield chrome
+
+
+T = TypeVar("T")
+
+
+async def wait_for(browser: WebDriver, probe: Callable[[WebDriver], T], what: str) -> T:
+    """The first truthy value of `probe` on the page, polled for a generous while."""
+    started = time.monotonic()
+    while not (found := await asyncio.to_thread(probe, browser)):
+        if time.monotonic() - started > 20:
+            raise AssertionError(f"{what}: not seen on the page")
+        await asyncio.sleep(0.1)
+    return found
 
 
 async def wait_for_text(browser: WebDriver, text: str, limit: float = 20) -> list[str]:
@@ -112,3 +127,81 @@ async def test_chat_page_shows_the_turn_going_on_after_an_expiry(
     assert buttons == []  # an expired request cannot be pressed any more
     result = stack.fake.requests[1].tool_results()[0][1]
     assert result == "Not run: nobody approved it before the request expired."
+
+
+TOKEN = "s3cret-token-for-the-test"
+
+
+def token_note(browser: WebDriver) -> str:
+    """The page's question for the token, when it shows one."""
+    form = browser.find_element(By.ID, "auth")
+    return str(form.text) if form.is_displayed() else ""
+
+
+def kept_token(browser: WebDriver) -> object:
+    return browser.execute_script("return localStorage.getItem('parley.apiToken')")
+
+
+def give_token(browser: WebDriver, token: str) -> None:
+    browser.find_element(By.ID, "token").send_keys(token)
+    browser.find_element(By.ID, "unlock").click()
+
+
+@pytest.mark.parametrize(
+    "stack",
+    [{"PARLEY_API_TOKEN": TOKEN, "PARLEY_POLICY": '[{"action": "ask", "tool": "calculator"}]'}],
+    indirect=True,
+)
+async def test_chat_page_asks_for_the_token_and_keeps_it(stack: Stack, browser: WebDriver) -> None:
+    await stack.start_worker()
+    stack.fake.enqueue(
+        Reply(text="Hello with a token.", chunk_size=3, delay=0.01),
+        Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "6*7"})]),
+        Reply(text="It is 42."),
+    )
+    await asyncio.to_thread(browser.get, stack.base_url + "/")
+    note = await wait_for(browser, token_note, "the question for the token")
+    assert "PARLEY_API_TOKEN" in note and "refused" not in note
+
+    await asyncio.to_thread(give_token, browser, "not-the-token")
+    await wait_for(browser, lambda b: "refused" in token_note(b), "the wrong token refused")
+    assert await asyncio.to_thread(kept_token, browser) is None
+
+    await asyncio.to_thread(give_token, browser, TOKEN)
+    await asyncio.to_thread(browser.find_element(By.ID, "text").send_keys, "hello")
+    await asyncio.to_thread(browser.find_element(By.ID, "send").click)
+    await wait_for_text(browser, "Hello with a token.")
+    assert await asyncio.to_thread(kept_token, browser) == TOKEN
+
+    # Opened again: the kept token is sent, nothing is asked, and the streams carry it too
+    # (the turn after the approval is followed on the session's event stream).
+    await asyncio.to_thread(browser.refresh)
+    await asyncio.to_thread(browser.find_element(By.ID, "text").send_keys, "what is 6*7?")
+    await asyncio.to_thread(browser.find_element(By.ID, "send").click)
+    await wait_for_text(browser, 'Allow calculator {"expression":"6*7"}?')
+    buttons = await asyncio.to_thread(browser.find_elements, By.CSS_SELECTOR, ".ask button")
+    await asyncio.to_thread(buttons[0].click)
+    shown = await wait_for_text(browser, "It is 42.")
+    assert "Approved." in " ".join(shown) and "error" not in " ".join(shown).lower()
+    assert await asyncio.to_thread(token_note, browser) == ""
+    assert len(stack.fake.requests) == 3
+
+
+async def test_chat_page_shows_text_that_looks_like_html_as_text(
+    stack: Stack, browser: WebDriver
+) -> None:
+    """Nothing the model writes is dropped, and nothing becomes markup in the page."""
+    await stack.start_worker()
+    text = (
+        "2. second item with <angle> & ampersand &amp; "
+        "<img src=x onerror=\"document.title='injected'\"> <b>not bold</b>"
+    )
+    stack.fake.enqueue(Reply(text=text, chunk_size=5, delay=0.01))
+    await asyncio.to_thread(browser.get, stack.base_url + "/")
+    await asyncio.to_thread(browser.find_element(By.ID, "text").send_keys, "say it")
+    await asyncio.to_thread(browser.find_element(By.ID, "send").click)
+    shown = await wait_for_text(browser, "<b>not bold</b>")
+    assert shown[-1] == text
+    injected = await asyncio.to_thread(browser.find_elements, By.CSS_SELECTOR, "#log img, #log b")
+    assert injected == []
+    assert "injected" not in await asyncio.to_thread(lambda: browser.title)

@@ -20,8 +20,9 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *args: str) -> None:
         self.directory = directory
+        self.args = args  # more redis-server options, overriding the ones above
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -48,6 +49,7 @@ class RedisServer:
                 "always",
                 "--save",
                 "",
+                *self.args,
             ],
             stdout=subprocess.DEVNULL,
         )

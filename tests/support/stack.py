@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from aiohttp import web
 from redis.asyncio import Redis
 
+from adapters.http.server import Runner
 from bot.config import Settings
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.support.redis_server import free_port
@@ -44,8 +46,6 @@ def stack_env(
         "PARLEY_MODEL": "claude-test",
         "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
         "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
-        "PARLEY_LEASE_TTL": "3",
-        "PARLEY_SWEEP_INTERVAL": "1",
         "PARLEY_LLM_BACKOFF_BASE": "0.05",
         "PARLEY_TOOL_MODULES": '["tests.support.tools"]',
         "PARLEY_LOG_LEVEL": "INFO",
@@ -80,7 +80,9 @@ class Stack:
 
     async def _wait_ready(self, index: int) -> None:
         path = self.tmp / f"worker-{index}.log"
-        for _ in range(300):
+        # Generous: on a busy machine importing the worker alone can take many seconds.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
             if b"Starting worker" in path.read_bytes():
                 return
             await asyncio.sleep(0.05)
@@ -88,6 +90,13 @@ class Stack:
 
     def kill(self, proc: asyncio.subprocess.Process, sig: int = signal.SIGKILL) -> None:
         proc.send_signal(sig)
+
+    def worker_named(self, worker_id: str) -> asyncio.subprocess.Process:
+        """The worker process whose liveness id is `worker_id` (each logs it at start)."""
+        for index, proc in enumerate(self.workers):
+            if f"worker {worker_id} is up" in (self.tmp / f"worker-{index}.log").read_text():
+                return proc
+        raise AssertionError(f"no worker logged the id {worker_id}")
 
     async def stop(self) -> None:
         for proc in self.workers:
@@ -153,6 +162,20 @@ async def idle(redis_url: str) -> None:
         await redis.aclose()
 
 
+async def lease_tokens(redis_url: str) -> dict[str, str]:
+    """Each held session and its lease token (`fence:worker:nonce`)."""
+    redis = Redis.from_url(redis_url)
+    try:
+        held = {}
+        async for name in redis.scan_iter("parley:*:lease"):
+            token = await redis.get(name)
+            if token is not None:
+                held[name.decode().partition("{")[2].rpartition("}")[0]] = token.decode()
+        return held
+    finally:
+        await redis.aclose()
+
+
 def web_settings(env: dict[str, str]) -> Settings:
     """The web process's settings, from the same variables the workers get (the tools and
     the policy only matter to workers)."""
@@ -170,7 +193,7 @@ S = TypeVar("S", bound=Stack)
 @contextlib.asynccontextmanager
 async def serving(built: S, settings: Settings, port: int) -> AsyncIterator[S]:
     """The web app of `settings` on `port` while the test runs; workers stopped after it."""
-    runner = web.AppRunner(await make_app(settings), access_log=None)
+    runner = Runner(await make_app(settings), access_log=None)  # as `parley web` serves
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     built.base_url = f"http://127.0.0.1:{port}"

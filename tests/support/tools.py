@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from pathlib import Path
 
 from bot.tools.base import Tool, ToolContext, tool
@@ -35,4 +36,18 @@ async def crash_worker(ctx: ToolContext) -> str:
     os._exit(17)
 
 
-TOOLS: list[Tool] = [slow_write, launch, crash_worker]
+@tool
+def block_thread(ctx: ToolContext) -> str:
+    """A plain function that never returns: it blocks its thread for good."""
+    threading.Event().wait()
+    return "unreachable"
+
+
+@tool
+async def block_in_async(ctx: ToolContext) -> str:
+    """An async tool whose body blocks for good (a sync call inside), never awaiting."""
+    threading.Event().wait()
+    return "unreachable"
+
+
+TOOLS: list[Tool] = [slow_write, launch, crash_worker, block_thread, block_in_async]

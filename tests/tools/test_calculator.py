@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.tools.calculator import CalculatorError, evaluate
+from bot.tools.calculator import CalculatorError, evaluate, render
 
 
 @pytest.mark.parametrize(
@@ -30,6 +30,8 @@ from bot.tools.calculator import CalculatorError, evaluate
         ("2 * pi", math.tau),
         ("hypot(3, 4)", 5.0),
         ("2**-2", 0.25),
+        ("round(1234, -2)", 1200),
+        ("round(1, -4300)", 0),
     ],
 )
 def test_arithmetic(expression: str, expected: float) -> None:
@@ -56,6 +58,10 @@ def test_arithmetic(expression: str, expected: float) -> None:
         ("1" * 10_000, "expression too long"),
         ("+".join(["1"] * 150), "expression too complex"),
         ("True + 1", "only numbers are allowed"),
+        ("round(1, -10**1000)", "round's digits must be a whole number from -4300 to 4300"),
+        ("round(1, -2**22)", "round's digits must be a whole number from -4300 to 4300"),
+        ("round(2.5, 1.0)", "round's digits must be a whole number"),
+        ("10**4299*99", "result too large .over 4300 digits"),
     ],
 )
 def test_refusals(expression: str, message: str) -> None:
@@ -79,3 +85,9 @@ def test_any_text_is_a_number_or_a_calculator_error(text: str) -> None:
     except CalculatorError:
         return
     assert isinstance(result, int | float)
+
+
+def test_results_as_long_as_python_shows_them() -> None:
+    assert len(render(evaluate("10**4299"))) == 4300
+    with pytest.raises(CalculatorError, match="too large to show"):
+        render(10**4300)  # past Python's int-to-str limit: an error, not a ValueError

@@ -47,11 +47,11 @@ async def test_call_gets_the_context_and_serialises_non_text_results() -> None:
 
 
 def test_contract_violations_are_refused_at_definition_time() -> None:
-    with pytest.raises(TypeError, match="async"):
+    with pytest.raises(TypeError, match="only an async function may run on the loop"):
 
-        @tool  # type: ignore[arg-type]
+        @tool(isolation="loop")
         def sync_tool(ctx: ToolContext) -> str:
-            """Not async."""
+            """Not async, so it would block the loop."""
             return ""
 
     with pytest.raises(ValueError, match="docstring"):

@@ -1,0 +1,51 @@
+"""What the record is told about a run when it ends, kept apart from `history` so that a
+session's state can hold the runs the database has not taken yet."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.llm.events import Usage
+
+RUN_IDS = uuid.UUID("5d1c7c55-5f0e-4a43-9a57-7061726c6579")
+
+
+@dataclass(frozen=True)
+class Where:
+    """The session a record belongs to, as the envelope that started it describes it."""
+
+    session: str
+    platform: str
+    chat_kind: str = "private"
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What the drain knows about a run when it ends. `last_message` is the id of the
+    session's last message when the run was queued for the record: the run added the
+    messages up to it, which tells a catch-up of several runs which message was whose."""
+
+    where: Where
+    envelope_ids: Sequence[str]
+    trigger: str
+    sender: str
+    model: str
+    finish_reason: str
+    iterations: int
+    usage: Usage
+    started_at: float
+    finished_at: float
+    first_text_at: float | None = None
+    error: str | None = None
+    last_message: str | None = None
+
+    @property
+    def id(self) -> str:
+        return run_id(self.where.session, self.envelope_ids[0])
+
+
+def run_id(session: str, envelope_id: str) -> str:
+    return uuid.uuid5(RUN_IDS, f"{session}\n{envelope_id}").hex
