@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -62,7 +63,6 @@ class SlackService:
         self.settings = settings
         self.client = make_client(settings)
         secret = settings.slack_signing_secret
-        self.verifier = SignatureVerifier(secret.get_secret_value() if secret is not None else "")
         self.app = AsyncApp(
             client=self.client,
             signing_secret=secret.get_secret_value() if secret is not None else "",
@@ -79,14 +79,16 @@ class SlackService:
         self._connecting: asyncio.Task[None] | None = None
 
     def mount(self, app: web.Application, public: set[str]) -> None:
-        if self.settings.slack_app_token is None:
-            app.router.add_post(EVENTS_PATH, self.events)
+        secret = self.settings.slack_signing_secret
+        if self.settings.slack_app_token is None and secret is not None:  # HTTP events
+            verifier = SignatureVerifier(secret.get_secret_value())
+            app.router.add_post(EVENTS_PATH, functools.partial(self.events, verifier))
             public.add(EVENTS_PATH)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
 
-    async def events(self, request: web.Request) -> web.Response:
-        text = signed_text(await request.read(), request.headers, self.verifier)
+    async def events(self, verifier: SignatureVerifier, request: web.Request) -> web.Response:
+        text = signed_text(await request.read(), request.headers, verifier)
         check_shape(text, request.content_type)
         try:
             answer = await self.app.async_dispatch(await to_bolt_request(request))
