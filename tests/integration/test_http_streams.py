@@ -25,7 +25,7 @@ from bot.agent import events as ev
 from bot.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_server import RedisServer, free_port
-from tests.support.stack import Stack, read_events, serving, stack_env, texts, web_settings
+from tests.support.stack import Stack, read_events, stack_env, texts, web_settings
 from worker.web import make_app
 
 CLIENTS = 2000
@@ -229,21 +229,6 @@ async def test_streams_beyond_the_cap_get_503_and_nothing_is_queued(stack: Stack
                 return again.status_code == 200
 
         await until(free_again, 30)
-
-
-@pytest.fixture
-async def own_stack(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[tuple[Stack, RedisServer]]:
-    """A stack on a Redis of its own (with AOF), which the test stops and starts."""
-    server = RedisServer(tmp_path / "redis-data")
-    server.directory.mkdir()
-    server.start()
-    env = stack_env(server.url, fake_llm, f"sqlite+aiosqlite:///{tmp_path}/parley.db")
-    built = Stack(server.url, fake_llm, tmp_path, env=env)
-    try:
-        async with serving(built, web_settings(env), free_port()) as running:
-            yield running, server
-    finally:
-        server.stop()
 
 
 async def test_a_cut_stream_ends_with_an_error_to_resume_from(

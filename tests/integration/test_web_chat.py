@@ -1,5 +1,5 @@
-"""The web chat page in a real headless Chromium: a streamed reply, an approval press, and the
-API token asked for, kept in the browser and sent on every call."""
+"""The web chat page in a real headless Chromium: a streamed reply, an approval press, the
+API token asked for, kept in the browser and sent on every call, and a cut stream resumed."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.fakes.llm import Reply, ToolCallSpec
+from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack
 
 FLAGS = (
@@ -48,12 +49,15 @@ def browser() -> Iterator[WebDriver]:
 T = TypeVar("T")
 
 
-async def wait_for(browser: WebDriver, probe: Callable[[WebDriver], T], what: str) -> T:
+async def wait_for(
+    browser: WebDriver, probe: Callable[[WebDriver], T], what: str, limit: float = 20
+) -> T:
     """The first truthy value of `probe` on the page, polled for a generous while."""
     started = time.monotonic()
     while not (found := await asyncio.to_thread(probe, browser)):
-        if time.monotonic() - started > 20:
-            raise AssertionError(f"{what}: not seen on the page")
+        if time.monotonic() - started > limit:
+            shown = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".msg")]
+            raise AssertionError(f"{what}: not seen; the page shows {shown}")
         await asyncio.sleep(0.1)
     return found
 
@@ -205,3 +209,42 @@ async def test_chat_page_shows_text_that_looks_like_html_as_text(
     injected = await asyncio.to_thread(browser.find_elements, By.CSS_SELECTOR, "#log img, #log b")
     assert injected == []
     assert "injected" not in await asyncio.to_thread(lambda: browser.title)
+
+
+async def test_chat_page_resumes_a_stream_cut_by_a_redis_restart(
+    own_stack: tuple[Stack, RedisServer], browser: WebDriver
+) -> None:
+    """The page acts on the `error` event that ends a cut stream: it follows the session from
+    the last event it showed, and the reply finishes in the same bubble, shown once."""
+    stack, server = own_stack
+    await stack.start_worker()
+    gate = asyncio.Event()
+    stack.fake.enqueue(
+        Reply(text="Cut short by a restart", chunk_size=4, gate=gate, gate_after=4),
+        Reply(text="The whole answer."),
+    )
+    await asyncio.to_thread(browser.get, stack.base_url + "/")
+    await asyncio.to_thread(browser.find_element(By.ID, "text").send_keys, "go")
+    await asyncio.to_thread(browser.find_element(By.ID, "send").click)
+    await wait_for(browser, lambda b: bot_texts(b) and bot_texts(b)[-1], "the first words")
+
+    await asyncio.to_thread(server.stop)
+    await wait_for_text(browser, "reconnecting", limit=60)
+    await asyncio.to_thread(server.start)
+    gate.set()
+    shown = await wait_for(browser, finished, "the whole reply after the restart", limit=90)
+    # The turn went on where it was or, if the restart cost its worker the turn, started
+    # over after a `reset`: either way one bubble holds one whole answer.
+    assert shown in (["Cut short by a restart"], ["The whole answer."])
+    assert await asyncio.to_thread(browser.find_elements, By.CSS_SELECTOR, ".msg.error") == []
+
+
+def bot_texts(browser: WebDriver) -> list[str]:
+    return [str(e.text) for e in browser.find_elements(By.CSS_SELECTOR, ".msg.bot")]
+
+
+def finished(browser: WebDriver) -> list[str] | None:
+    """The replies shown once the reconnecting note is gone and the stop button is off."""
+    note = browser.find_elements(By.CSS_SELECTOR, ".msg.note")
+    stop = browser.find_element(By.ID, "stop")
+    return None if note or stop.is_enabled() else bot_texts(browser)

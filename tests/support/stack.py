@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from adapters.http.server import Runner
 from bot.config import Settings
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
-from tests.support.redis_server import free_port
+from tests.support.redis_server import RedisServer, free_port
 from worker.web import make_app
 
 if TYPE_CHECKING:
@@ -231,3 +231,18 @@ async def stack(
     built = Stack(redis_url, fake_llm, tmp_path, env=env)
     async with serving(built, web_settings(env), free_port()) as running:
         yield running
+
+
+@pytest.fixture
+async def own_stack(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[tuple[Stack, RedisServer]]:
+    """A stack on a Redis of its own (with AOF), which the test stops and starts."""
+    server = RedisServer(tmp_path / "redis-data")
+    server.directory.mkdir()
+    server.start()
+    env = stack_env(server.url, fake_llm, f"sqlite+aiosqlite:///{tmp_path}/parley.db")
+    built = Stack(server.url, fake_llm, tmp_path, env=env)
+    try:
+        async with serving(built, web_settings(env), free_port()) as running:
+            yield running, server
+    finally:
+        server.stop()
