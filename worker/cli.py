@@ -51,12 +51,14 @@ def _check_model(settings: Settings) -> Agent:
 
 @contextlib.contextmanager
 def _database_errors() -> Iterator[None]:
-    """A database that cannot be reached: exit 1 with one line, not a traceback."""
+    """A database (or, for `parley web`, a Redis) that cannot be reached: exit 1 with one
+    line, not a traceback."""
     from bot.store.database import DatabaseUnavailable
+    from worker.redis_pool import RedisUnavailable
 
     try:
         yield
-    except DatabaseUnavailable as exc:
+    except (DatabaseUnavailable, RedisUnavailable) as exc:
         typer.echo(f"parley: {exc}", err=True)
         raise typer.Exit(1) from None
 

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from arq.connections import ArqRedis
 from redis.asyncio import BlockingConnectionPool
@@ -24,7 +25,7 @@ from bot.config import Settings
 log = logging.getLogger(__name__)
 
 WAIT_S = 20  # a command waits this long for a free connection before it fails
-CONNECT_ATTEMPTS = 5
+CONNECT_WAIT_S = 60  # how long `parley web` waits at start for Redis to answer
 
 
 class IdleClosingPool(BlockingConnectionPool):
@@ -50,8 +51,22 @@ class IdleClosingPool(BlockingConnectionPool):
         return len(idle)
 
 
-async def open_pool(settings: Settings) -> ArqRedis:
-    """A client on a bounded pool that can enqueue arq jobs; retried while Redis starts."""
+class RedisUnavailable(Exception):
+    """Redis did not answer while `parley web` started: one line for the command to print."""
+
+
+def shown_url(url: str) -> str:
+    """REDIS_URL for a message: never its password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()
+
+
+async def open_pool(settings: Settings, *, wait: float = CONNECT_WAIT_S) -> ArqRedis:
+    """A client on a bounded pool that can enqueue arq jobs. A Redis that is still starting
+    (compose brings services up together) is waited for, as the database is."""
     pool = IdleClosingPool.from_url(
         settings.redis_url,
         max_connections=settings.redis_connections,
@@ -61,16 +76,21 @@ async def open_pool(settings: Settings) -> ArqRedis:
     )
     redis = ArqRedis(pool_or_conn=pool)
     redis.auto_close_connection_pool = True  # closing the client closes its pool
-    for attempt in range(CONNECT_ATTEMPTS):
+    loop = asyncio.get_running_loop()
+    deadline, delay = loop.time() + wait, 0.5
+    while True:
         try:
             await redis.ping()
             return redis
-        except (RedisError, OSError):
-            if attempt == CONNECT_ATTEMPTS - 1:
+        except (RedisError, OSError) as exc:
+            where = shown_url(settings.redis_url)
+            problem = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            if loop.time() + delay > deadline:
                 await redis.aclose()
-                raise
-            await asyncio.sleep(1)
-    raise AssertionError("unreachable")
+                raise RedisUnavailable(f"no Redis at {where} ({problem})") from None
+            log.warning("Redis at %s not ready (%s); trying again in %.1f s", where, problem, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5)
 
 
 async def closing_idle(pool: IdleClosingPool) -> AsyncIterator[None]:

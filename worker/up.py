@@ -12,11 +12,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse, urlsplit
+from urllib.parse import urlparse
 
 import redis
 
 from bot.config import Settings
+from worker.redis_pool import shown_url
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
@@ -28,22 +29,13 @@ def _redis_answers(url: str) -> bool:
         return False
 
 
-def _shown(url: str) -> str:
-    """REDIS_URL for a message: never its password."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return parts._replace(netloc=netloc).geturl()
-
-
 def _start_redis(url: str) -> subprocess.Popen[bytes] | None:
     if _redis_answers(url):
         return None
     parsed = urlparse(url)
     binary = shutil.which("redis-server")
     if parsed.hostname not in LOCAL_HOSTS or binary is None:
-        sys.exit(f"parley: Redis does not answer at {_shown(url)}; start it or set REDIS_URL")
+        sys.exit(f"parley: Redis does not answer at {shown_url(url)}; start it or set REDIS_URL")
     directory = Path("data/redis")
     directory.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(
@@ -65,7 +57,7 @@ def _start_redis(url: str) -> subprocess.Popen[bytes] | None:
             return process
         time.sleep(0.1)
     process.terminate()
-    sys.exit(f"parley: redis-server did not start at {_shown(url)}")
+    sys.exit(f"parley: redis-server did not start at {shown_url(url)}")
 
 
 def _interrupt(signum: int, frame: object) -> None:
