@@ -29,6 +29,7 @@ from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.egress import TelegramEgress
 from adapters.telegram.place import PLATFORM
 from bot.agent.build import build_agent
+from bot.agent.loop import Agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.drain import TIMEOUT_SENDER, RunnerDeps, SessionRunner
@@ -176,6 +177,33 @@ def build_egress(settings: Settings, redis: ArqRedis) -> PlatformEgress:
     return PlatformEgress(HttpEgress(redis), platforms)
 
 
+def _supervisor(
+    settings: Settings, redis: ArqRedis, agent: Agent, database: Database, liveness: Liveness
+) -> Supervisor:
+    """What one worker process runs turns with, wired once Redis is connected."""
+    mailbox = Mailbox(redis, redis)
+    confirmations = Confirmations(redis)
+
+    async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
+        await redis.enqueue_job("expire_confirmation", confirmation_id, _defer_by=ttl)
+
+    egress = build_egress(settings, redis)
+    runner = SessionRunner(
+        RunnerDeps(
+            settings=settings,
+            mailbox=mailbox,
+            agent=agent,
+            egress=egress,
+            confirmations=confirmations,
+            schedule_expiry=schedule_expiry,
+            history=database.history,
+            liveness=liveness,
+        )
+    )
+    limit = asyncio.Semaphore(settings.worker_sessions)
+    return Supervisor(runner, mailbox, confirmations, egress, database, limit, set())
+
+
 def build_worker(settings: Settings, database: Database) -> Worker:
     agent = build_agent(settings)
     background: list[asyncio.Task[None]] = []
@@ -186,35 +214,9 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         await liveness.start()
         log.info("worker %s is up", liveness.id)
         await check_persistence(redis)
-        mailbox = Mailbox(redis, redis)
-        confirmations = Confirmations(redis)
-
-        async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
-            await redis.enqueue_job("expire_confirmation", confirmation_id, _defer_by=ttl)
-
-        egress = build_egress(settings, redis)
-        runner = SessionRunner(
-            RunnerDeps(
-                settings=settings,
-                mailbox=mailbox,
-                agent=agent,
-                egress=egress,
-                confirmations=confirmations,
-                schedule_expiry=schedule_expiry,
-                history=database.history,
-                liveness=liveness,
-            )
-        )
-        ctx["supervisor"] = Supervisor(
-            runner,
-            mailbox,
-            confirmations,
-            egress,
-            database,
-            asyncio.Semaphore(settings.worker_sessions),
-            set(),
-            picking=lambda allowed: setattr(worker, "allow_pick_jobs", allowed),
-        )
+        supervisor = ctx["supervisor"] = _supervisor(settings, redis, agent, database, liveness)
+        supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
+        mailbox, runner = supervisor.mailbox, supervisor.runner
         background.append(asyncio.create_task(liveness.run()))
         background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
