@@ -34,6 +34,7 @@ from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope, Sender
 from bot.llm.base import ToolSpec
 from bot.mailbox import CANCEL_CHANNEL, PREFIX
+from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -266,14 +267,27 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         if request.writer.output_size > 0:  # a stream had begun: only closing is left
             raise
         log.warning("%s %s: Redis is unreachable (%s)", request.method, request.path, exc)
-        answer = error(503, "the message queue is unreachable; try again shortly")
-        answer.headers["Retry-After"] = str(RETRY_AFTER_S)
-        return answer
+        return unavailable("the message queue is unreachable; try again shortly")
+    except DATABASE_UNAVAILABLE as exc:
+        if request.writer.output_size > 0:
+            raise
+        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        log.warning(
+            "%s %s: the database is unavailable (%s)", request.method, request.path, problem
+        )
+        return unavailable("the database is unavailable; try again shortly")
     except Exception:
         if request.writer.output_size > 0:
             raise
         log.exception("%s %s failed", request.method, request.path)
         return error(500, "internal error")
+
+
+def unavailable(reason: str) -> web.Response:
+    """A 503 that says when to come back: the request can be sent again as it is."""
+    answer = error(503, reason)
+    answer.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return answer
 
 
 def build_app(deps: WebDeps) -> web.Application:

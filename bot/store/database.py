@@ -6,7 +6,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.config import Settings
@@ -15,9 +15,11 @@ from bot.store import migrate
 from bot.store.archive import Archive
 from bot.store.engine import database_url, make_engine, shown
 from bot.store.history import History
-from bot.store.sqlite_file import watch_file
+from bot.store.sqlite_file import DatabaseFileGone, watch_file
 
 log = logging.getLogger(__name__)
+# The database is away (down, unreachable, locked, its file gone), not wrong: worth a retry.
+UNAVAILABLE: tuple[type[Exception], ...] = (OperationalError, InterfaceError, DatabaseFileGone)
 WAIT_S = 60.0
 
 

@@ -38,6 +38,7 @@ async def test_a_data_directory_deleted_under_a_worker_is_reported_and_caught_up
         waited = await wait_until(lambda: f"{file} is gone" in log.read_text(), limit=30)
         print(f"\nthe worker reported the deleted file after {waited:.2f} s")
         health = await client.get("/healthz")
+        records = await client.get("/api/sessions")  # the record is away: come back later
         answer = await send(client, session, "then pear")  # answered all the same
         await idle(stack.redis_url)
         # a process started now (a restarted web) makes a new database at the path
@@ -50,6 +51,8 @@ async def test_a_data_directory_deleted_under_a_worker_is_reported_and_caught_up
         finally:
             await database.aclose()
     assert health.status_code == 503 and file in health.json()["error"]
+    assert records.status_code == 503 and records.headers["Retry-After"] == "5"
+    assert records.json() == {"error": "the database is unavailable; try again shortly"}
     assert texts(answer) == "you said pear"
     assert healthy.status_code == 200
     errors = [line for line in log.read_text().splitlines() if " ERROR " in line]
