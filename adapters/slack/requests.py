@@ -4,20 +4,29 @@ Bolt parses the body before it checks the signature, and a timestamp that is not
 a body that is not JSON, or JSON that is not an object makes it raise: a 500 and a traceback
 for anyone who can reach the URL. So the signature is checked here first, with Slack's own
 verifier (a forged, stale or unsigned request: 401, nothing parsed), then the body's shape
-(a signed but malformed body: 400), and only then does bolt get the request.
+(a signed but malformed body: 400), and only then does bolt get the request. A listener that
+fails answers JSON too: a 503 with a retry hint while Redis is away (Slack delivers the event
+again), a 500 that shows nothing of the internals otherwise.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import web
+from redis.exceptions import RedisError
+from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.http.common import parse_json, refusal
 
+log = logging.getLogger(__name__)
+RETRY_AFTER_S = 5
 TIMESTAMP = re.compile(r"[0-9]{1,12}")  # ASCII digits: `int` would take "١٢" too
 
 
@@ -54,3 +63,15 @@ def check_shape(text: str, content_type: str) -> None:
         payload = parse_json(form["payload"], "the payload")
     if not isinstance(payload, dict):
         raise refusal(web.HTTPBadRequest, "a Slack request is a JSON object")
+
+
+async def listener_failed(error: Exception) -> BoltResponse:
+    """Bolt's error handler for the listeners (its argument is matched by name)."""
+    headers: dict[str, str | Sequence[str]] = {"Content-Type": "application/json"}
+    if isinstance(error, RedisError):
+        log.warning("a Slack event was not queued: Redis is unreachable (%s)", error)
+        headers["Retry-After"] = str(RETRY_AFTER_S)
+        body = {"error": "the message queue is unreachable; try again shortly"}
+        return BoltResponse(status=503, body=json.dumps(body), headers=headers)
+    log.error("a Slack listener failed", exc_info=error)
+    return BoltResponse(status=500, body=json.dumps({"error": "internal error"}), headers=headers)

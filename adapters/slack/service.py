@@ -28,7 +28,7 @@ from adapters.core import Core
 from adapters.http.common import error
 from adapters.slack.client import SlackCalls, error_of, make_client
 from adapters.slack.ingress import Ingress, IngressDeps
-from adapters.slack.requests import check_shape, signed_text
+from adapters.slack.requests import check_shape, listener_failed, signed_text
 from adapters.startup import refuse
 from bot.config import ConfigError
 from bot.ratelimit import RateBudget
@@ -75,6 +75,7 @@ class SlackService:
             settings, calls, redis, core.mailbox, core.confirmations, core.archive
         )
         Ingress(self.deps).register(self.app)
+        self.app.error(listener_failed)
         self.socket: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
 

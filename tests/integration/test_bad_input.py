@@ -22,10 +22,11 @@ from adapters.http.api import json_errors
 from adapters.http.common import nesting
 from adapters.slack.service import EVENTS_PATH
 from tests.fakes.llm import FakeLLM
-from tests.fakes.slack import BOT_USER_ID, SIGNING_SECRET, FakeSlack
+from tests.fakes.slack import BOT_USER_ID, SIGNING_SECRET, FakeSlack, events
 from tests.fakes.slack.delivery import signature
+from tests.fakes.slack.model import Posted
 from tests.support.redis_server import RedisServer, free_port
-from tests.support.slack import SlackStack
+from tests.support.slack import SlackStack, slack_env
 from tests.support.stack import Stack, serving, stack_env, web_settings
 from tests.support.telegram import WEBHOOK_SECRET, TelegramStack
 
@@ -299,3 +300,39 @@ def test_nesting_is_counted_in_one_pass(raw: bytes, depth: int | None) -> None:
     elapsed = time.perf_counter() - started
     print(f"\nnesting of {len(raw)} bytes ({raw[:8]!r}…) counted in {elapsed * 1000:.1f} ms")
     assert elapsed < 2  # generous: a scan that starts again at every quote takes minutes
+
+
+async def test_a_slack_event_while_redis_is_down_is_a_503_that_slack_retries(
+    fake_llm: FakeLLM,
+    fake_slack: FakeSlack,
+    database_url: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Nothing was queued, so Slack must deliver the event again: a 503 with a retry hint."""
+    redis = RedisServer(tmp_path)
+    redis.start()
+    port = free_port()
+    env = stack_env(redis.url, fake_llm, database_url, **slack_env(fake_slack))
+    fake_slack.events_url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
+    ann = fake_slack.user("U0ANN", "ann")
+    dm = fake_slack.dm(ann)
+    said = Posted(
+        ts=fake_slack.clock.next(),
+        channel=dm.id,
+        user=ann.id,
+        bot_id=None,
+        thread_ts=None,
+        text="hello",
+    )
+    try:
+        async with serving(Stack(redis.url, fake_llm, tmp_path, env=env), web_settings(env), port):
+            redis.stop()
+            status, answer = await fake_slack.deliver(
+                events.event_callback(events.message_event(said, dm)), retry=False
+            )
+    finally:
+        redis.stop()
+    assert status == 503, answer
+    assert json.loads(answer) == {"error": "the message queue is unreachable; try again shortly"}
+    clean_log(caplog)
