@@ -184,7 +184,7 @@ class Settings(BaseSettings):
         database = parse_qs(url.query).get("db", [""])[0]
         if not database and url.scheme != "unix":
             database = url.path.lstrip("/")
-        if database and not database.isdigit():
+        if database and not re.fullmatch(r"[0-9]{1,5}", database):  # `isdigit` takes "٣"
             raise ValueError("the database must be a number, e.g. redis://localhost:6379/0")
         if url.scheme == "unix" and not url.path:
             raise ValueError("unix:// needs the socket's path, e.g. unix:///run/redis.sock")

@@ -202,3 +202,13 @@ def test_up_never_shows_the_redis_password(tmp_path: Path) -> None:
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("parley: Redis does not answer at redis://:***@127.0.0.2:")
     assert SECRET not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("url", ["redis://h:6379/٣", "redis://h:6379/²", "unix:///r.sock?db=¹"])
+def test_a_redis_database_in_other_digits_is_refused(
+    monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    """`str.isdigit` takes these; Redis numbers its databases in ASCII digits."""
+    monkeypatch.setenv("REDIS_URL", url)
+    with pytest.raises(ConfigError, match=r"^REDIS_URL: the database must be a number"):
+        load_settings(_env_file=None)

@@ -6,6 +6,7 @@ record of every platform's sessions (list, read, delete, stats) is in `records.p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -39,7 +40,7 @@ from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
 MAX_MESSAGE_ID = 200  # an envelope id's own limit
-RETRY_AFTER_S = 5  # how soon a client may try again while Redis is unreachable
+RETRY_AFTER_S = 5  # how soon a client may try again after a 503
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 PAGE = Path(__file__).with_name("chat.html")
 USER = web.RequestKey("user", str)
@@ -99,12 +100,11 @@ class Api:
         """A place for one more event stream, or 503 before anything is done for the request."""
         slot = self.hub.reserve()
         if slot is None:
-            raise web.HTTPServiceUnavailable(
-                text=json.dumps(
-                    {"error": "too many open event streams; try again later", "retry": True}
-                ),
-                content_type="application/json",
-                headers={"Retry-After": "5"},
+            raise refusal(
+                web.HTTPServiceUnavailable,
+                "too many open event streams; try again later",
+                headers={"Retry-After": str(RETRY_AFTER_S)},
+                retry=True,
             )
         return slot
 
@@ -162,12 +162,8 @@ class Api:
         confirmation_id = request.match_info["confirmation_id"]
         body: DecisionIn = await _body(request, DecisionIn)
         streaming = "text/event-stream" in request.headers.get("Accept", "")
-        slot = self._reserve() if streaming else None
-        try:
+        with self._reserve() if streaming else contextlib.nullcontext() as slot:
             return await self._decide(request, confirmation_id, body, slot)
-        finally:
-            if slot is not None:
-                slot.release()
 
     async def _decide(
         self, request: web.Request, confirmation_id: str, body: DecisionIn, slot: Slot | None

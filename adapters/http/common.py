@@ -31,9 +31,16 @@ def error(code: int, message: str, **extra: Any) -> web.Response:
     return web.json_response({"error": message, **extra}, status=code)
 
 
-def refusal(exception: type[web.HTTPException], message: str, **extra: Any) -> web.HTTPException:
+def refusal(
+    exception: type[web.HTTPException],
+    message: str,
+    *,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> web.HTTPException:
     """An HTTP error to raise from deep in a handler, with the same JSON body as `error`."""
-    return exception(text=json.dumps({"error": message, **extra}), content_type="application/json")
+    body = json.dumps({"error": message, **extra})
+    return exception(text=body, content_type="application/json", headers=headers)
 
 
 def nesting(raw: bytes) -> int | None:

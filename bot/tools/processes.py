@@ -11,6 +11,8 @@ most `limit` exist at once; a call that finds them all busy waits, until its dea
 A helper exits by itself when its stdin closes, so a worker that dies leaves none behind.
 A helper imports its tools' modules as it starts, which takes a good part of a second, so a
 worker starts one ahead (`warm`) rather than on the first call, and again after a kill.
+`concurrent.futures.ProcessPoolExecutor` is not used because it cannot stop one call: a task
+that overruns can only be abandoned with its process still busy, or the whole pool torn down.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import contextlib
 import logging
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import threading
@@ -28,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from bot.tools.base import Tool, ToolContext, ToolError
+from bot.tools.process_main import HEADER
 
-HEADER = struct.Struct("!I")
 log = logging.getLogger(__name__)
 
 
