@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from redis.asyncio import Redis
 
 from bot.envelope import Envelope
-from bot.redis_types import done
+from bot.redis_types import done, text
 
 log = logging.getLogger(__name__)
 
@@ -270,9 +270,9 @@ class Mailbox:
                 keys=[ARMED_SET, SWEEPER],
                 args=[cursor, now, grace, int(exclusive * 1000), page, f"{PREFIX}:", WORKER_PREFIX],
             )
-            cursor = _text(result[0])
-            woken.update(dict.fromkeys(_text(s) for s in result[1]))
-            freed += [_text(s) for s in result[2]]
+            cursor = text(result[0])
+            woken.update(dict.fromkeys(text(s) for s in result[1]))
+            freed += [text(s) for s in result[2]]
             if cursor == "0":
                 break
         if freed:
@@ -321,7 +321,3 @@ class Mailbox:
     async def dead_letter(self, envelope: Envelope, reason: str) -> None:
         entry = {"envelope": envelope.model_dump(mode="json"), "reason": reason, "at": time.time()}
         await done(self.redis.lpush(DEAD_LETTERS, json.dumps(entry)))
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

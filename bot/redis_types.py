@@ -1,4 +1,5 @@
-"""redis-py types each command for both its clients (`Awaitable[T] | T`); we use asyncio only."""
+"""redis-py types each command for both its clients (`Awaitable[T] | T`); we use asyncio only.
+Its replies are bytes, or str on a client that decodes them."""
 
 from __future__ import annotations
 
@@ -13,3 +14,8 @@ async def done(value: Awaitable[T] | T) -> T:
     if isinstance(value, Awaitable):
         return await value
     return value
+
+
+def text(value: object) -> str:
+    """A reply as text, whether the client decoded it or not."""
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -12,7 +12,7 @@ import logging
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot.redis_types import done
+from bot.redis_types import done, text
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ async def check_persistence(redis: Redis) -> str:
     except (RedisError, OSError) as exc:
         log.info("could not read Redis's persistence settings (%s)", type(exc).__name__)
         return "unknown"
-    settings = {_text(k): _text(v) for k, v in values.items()}
+    settings = {text(k): text(v) for k, v in values.items()}
     if "appendonly" not in settings or "save" not in settings:
         log.info("Redis did not show its persistence settings")
         return "unknown"
@@ -43,7 +43,3 @@ async def check_persistence(redis: Redis) -> str:
         return "rdb"
     log.warning(RISK)
     return "none"
-
-
-def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
