@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bot.tools.base import Tool, ToolContext, ToolError, tool
+from bot.tools import Tool, ToolContext, ToolError, tool
 from bot.tools.calculator import CalculatorError, evaluate, render
 
 

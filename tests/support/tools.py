@@ -7,7 +7,7 @@ import os
 import threading
 from pathlib import Path
 
-from bot.tools.base import Tool, ToolContext, tool
+from bot.tools import Tool, ToolContext, tool
 
 
 @tool(timeout=120)

@@ -1,0 +1,41 @@
+"""`bot.tools` is the API tool modules are written against, so what it exports is pinned.
+
+Adding or removing a name is a decision about what Parley promises its tool authors, and
+this test makes that decision deliberate. Each exported object must also say it lives in a
+public module, from which it can be imported again: that is the path tracebacks, reprs and
+pickles (a tool that runs in a helper process) use, so it must not be a private one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+
+import bot.tools
+
+PROMISED = ["Person", "Tool", "ToolContext", "ToolError", "tool"]
+
+
+def test_the_exported_names_are_pinned() -> None:
+    assert bot.tools.__all__ == PROMISED
+
+
+def test_every_public_name_of_the_package_is_exported() -> None:
+    # Submodules become attributes of the package once imported; they are not exports.
+    public = sorted(
+        name
+        for name, value in vars(bot.tools).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    )
+    assert public == sorted(bot.tools.__all__)
+
+
+def test_each_export_lives_in_a_public_module_it_can_be_imported_from() -> None:
+    for name in bot.tools.__all__:
+        exported = getattr(bot.tools, name)
+        module = exported.__module__
+        assert module.split(".")[0] == "bot", f"{name} comes from outside Parley: {module}"
+        private = [part for part in module.split(".") if part.startswith("_")]
+        assert not private, f"{name} says it lives in the private module {module}"
+        found = getattr(importlib.import_module(module), exported.__qualname__)
+        assert found is exported, f"{module}.{exported.__qualname__} is not bot.tools.{name}"
