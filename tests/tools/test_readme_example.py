@@ -55,6 +55,12 @@ def example_dir(tmp_path: Path) -> Iterator[Path]:
     sys.modules.pop(MODULE, None)
 
 
+def test_the_readme_loads_the_module_it_shows() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert f"{MODULE}.py" in text
+    assert f"PYTHONPATH=/srv/parley-tools PARLEY_TOOL_MODULES='[\"{MODULE}\"]'" in text
+
+
 def load_example(example_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Tool]:
     monkeypatch.syspath_prepend(str(example_dir))
     return {item.name: item for item in load_tool_modules([MODULE])}
@@ -160,6 +166,7 @@ async def test_the_example_runs_in_a_worker_as_the_readme_loads_it(
     stack: Stack, example_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     notes = tmp_path / "notes.txt"
+    # A worker reads its environment when it starts: set up as the README says, before it does.
     stack.env |= {
         "PYTHONPATH": os.pathsep.join([str(example_dir), stack.env["PYTHONPATH"]]),
         "PARLEY_TOOL_MODULES": f'["{MODULE}"]',
