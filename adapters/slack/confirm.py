@@ -15,9 +15,14 @@ import sys
 from typing import Any
 
 from adapters.approvals import arguments_json, outcome_line
+from adapters.decisions import Choice
 from bot.agent.events import PendingCall
 
-ACTIONS = {"parley_approve": "approve", "parley_deny": "deny", "parley_remember": "remember"}
+ACTIONS: dict[str, Choice] = {
+    "parley_approve": "approve",
+    "parley_deny": "deny",
+    "parley_remember": "remember",
+}
 ACTIONS_BLOCK = "parley_confirm"
 OUTCOME_BLOCK = "parley_outcome"
 ARGS_LIMIT = 2_500  # a section holds 3,000 characters

@@ -1,86 +1,53 @@
-"""Presses of the approval buttons: acknowledged at once, decided atomically, shown to all.
+"""Presses of the approval buttons in Slack: acknowledged at once, shown to everyone.
 
-The first decision wins in Redis (see `bot.confirmations`); only the person who asked or an
-admin may decide, anyone else gets an ephemeral note and changes nothing. The decision goes
-into the session's mailbox before Slack gets its answer; the prompt is then updated in the
-background to say what was decided and by whom.
+The decision itself is shared by every platform (`adapters.decisions`) and is queued before
+Slack gets its answer; here is only how Slack shows it, in the background: an ephemeral note
+for a press that changed nothing, and the prompt updated to say what was decided and by whom.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from adapters.approvals import FORBIDDEN, already, decision
+from adapters.decisions import Press, PromptState, decide
 from adapters.slack import confirm
+from adapters.slack.deps import IngressDeps
 from adapters.slack.place import PLATFORM, sender_of
-from bot.confirmations import Status
-
-if TYPE_CHECKING:
-    from adapters.slack.ingress import IngressDeps
 
 
-class Presses:
-    def __init__(self, deps: IngressDeps) -> None:
-        self.deps = deps
-
-    async def on_press(self, ack: Any, body: dict[str, Any]) -> None:
-        await ack()
-        action = body["actions"][0]
-        choice = confirm.ACTIONS[action["action_id"]]
-        confirmation_id = str(action.get("value", ""))
-        user = str(body["user"]["id"])
-        deps = self.deps
-        who = sender_of(user, body["user"].get("name", ""), deps.settings)
-        status: Status = "denied" if choice == "deny" else "approved"
-        record = await deps.confirmations.get(confirmation_id)
-        outcome = "unknown"
-        if record is not None:
-            outcome = await deps.confirmations.decide(
-                confirmation_id, status, who.id, is_admin=who.is_admin
-            )
-        if outcome == "forbidden":
-            self._note(body, FORBIDDEN)
-            return
-        if outcome != "ok" or record is None:
-            current = await deps.confirmations.get(confirmation_id)
-            status_now = current.status if current is not None else "unknown"
-            self._note(body, already(status_now, outcome))
-            if current is not None and current.status in ("approved", "denied"):
-                # Decided, but perhaps never queued (Redis failed after the decision and this
-                # is Slack's retry): queueing again is safe, the envelope id is the dedup key.
-                await deps.mailbox.submit(decision(current, who, choice, current.status, PLATFORM))
-            if current is not None and current.status != "pending":
-                self._settle(body, current.status, _mention(current.decided_by or ""))
-            return
-        await deps.mailbox.submit(decision(record, who, choice, status, PLATFORM))
-        self._settle(body, "remembered" if choice == "remember" else status, f"<@{user}>")
-
-    def _note(self, body: dict[str, Any], text: str) -> None:
-        container = body.get("container", {})
-        self.deps.later(
-            self.deps.calls.quietly(
-                "chat.postEphemeral",
-                _team(body),
-                channel=container.get("channel_id"),
-                user=body["user"]["id"],
-                text=text,
-                thread_ts=container.get("thread_ts"),
-            )
+async def on_press(ack: Any, body: dict[str, Any], deps: IngressDeps) -> None:
+    await ack()
+    action = body["actions"][0]
+    choice = confirm.ACTIONS[action["action_id"]]
+    confirmation_id = str(action.get("value", ""))
+    user = str(body["user"]["id"])
+    who = sender_of(user, body["user"].get("name", ""), deps.settings)
+    answer = await decide(
+        Press(confirmation_id, choice, who, PLATFORM), deps.confirmations, deps.mailbox
+    )
+    container = body.get("container", {})
+    if answer.alert:
+        deps.note(
+            _team(body), container.get("channel_id"), user, answer.text, container.get("thread_ts")
         )
+    if answer.prompt is not None:
+        _settle(deps, body, answer.prompt)
 
-    def _settle(self, body: dict[str, Any], status: str, by: str) -> None:
-        message = body.get("message") or {}
-        container = body.get("container", {})
-        self.deps.later(
-            self.deps.calls.quietly(
-                "chat.update",
-                _team(body),
-                channel=container.get("channel_id"),
-                ts=container.get("message_ts"),
-                text=confirm.outcome(status, by),
-                blocks=confirm.settled(message.get("blocks", []), status, by),
-            )
+
+def _settle(deps: IngressDeps, body: dict[str, Any], state: PromptState) -> None:
+    message = body.get("message") or {}
+    container = body.get("container", {})
+    by = _mention(state.decided_by)
+    deps.later(
+        deps.calls.quietly(
+            "chat.update",
+            _team(body),
+            channel=container.get("channel_id"),
+            ts=container.get("message_ts"),
+            text=confirm.outcome(state.status, by),
+            blocks=confirm.settled(message.get("blocks", []), state.status, by),
         )
+    )
 
 
 def _team(body: dict[str, Any]) -> str:

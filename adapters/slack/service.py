@@ -24,10 +24,12 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
+from adapters.access import Gate
 from adapters.core import Core
 from adapters.http.common import error
 from adapters.slack.client import SlackCalls, error_of, make_client
-from adapters.slack.ingress import Ingress, IngressDeps
+from adapters.slack.deps import IngressDeps
+from adapters.slack.ingress import register
 from adapters.slack.requests import check_shape, listener_failed, signed_text
 from adapters.startup import refuse
 from bot.config import ConfigError
@@ -72,9 +74,15 @@ class SlackService:
         )
         calls = SlackCalls(self.client, RateBudget(redis), settings)
         self.deps = IngressDeps(
-            settings, calls, redis, core.mailbox, core.confirmations, core.archive
+            settings=settings,
+            calls=calls,
+            gate=Gate(settings, redis),
+            redis=redis,
+            mailbox=core.mailbox,
+            confirmations=core.confirmations,
+            archive=core.archive,
         )
-        Ingress(self.deps).register(self.app)
+        register(self.app, self.deps)
         self.app.error(listener_failed)
         self.socket: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
@@ -138,9 +146,7 @@ class SlackService:
         if self.socket is not None:
             with contextlib.suppress(Exception):
                 await self.socket.close_async()  # type: ignore[no-untyped-call]
-        for task in list(self.deps.background):
-            task.cancel()
-        await asyncio.gather(*self.deps.background, return_exceptions=True)
+        await self.deps.stop()
         if self.client.session is not None:
             await self.client.session.close()
 

@@ -7,19 +7,16 @@ option in Redis. Commands the bot does not know go to the agent as ordinary text
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from aiogram.filters import CommandObject
+from aiogram import Router
+from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
+from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, place_of
 from adapters.usage import usage_text
 from bot.config import ConfigError
 from bot.llm.registry import resolve_model
-
-if TYPE_CHECKING:
-    from adapters.telegram.ingress import Ingress
 
 MENU = {
     "start": "Say hello",
@@ -49,58 +46,60 @@ def help_text(private: bool) -> str:
     return "Commands:\n" + "\n".join(lines) + where
 
 
-class Commands:
-    def __init__(self, ingress: Ingress) -> None:
-        self.ingress = ingress
+def router() -> Router:
+    """A fresh router each time: a router belongs to one dispatcher."""
+    commands = Router(name="commands")
+    commands.message.register(on_command, Command(*command_names()))
+    return commands
 
-    async def handle(
-        self, message: TgMessage, command: CommandObject, event_update: Update
-    ) -> None:
-        ingress = self.ingress
-        if message.from_user is None or not await ingress.admit(message, message.from_user):
-            return
-        place = place_of(message)
-        name = command.command.lower()
-        if name == "new":
-            await ingress.submit(message, event_update, "new", kind="command")
-            return
-        if name == "stop":
-            running = await ingress.deps.mailbox.stop(place.session)
-            if not running:
-                await ingress.answer(message, "Nothing is running right now.")
-            return
-        text = {
-            "start": HELLO,
-            "help": help_text(place.private),
-        }.get(name)
-        if text is None:
-            text = await (self.usage(place) if name == "usage" else self.model(message, command))
-        await ingress.answer(message, text)
 
-    async def usage(self, place: Place) -> str:
-        deps = self.ingress.deps
-        info = await deps.archive.session(place.session, recent=0)
-        model = await deps.mailbox.option(place.session, "model") or deps.settings.model
-        return usage_text(info.usage if info else None, model)
+async def on_command(
+    message: TgMessage, command: CommandObject, event_update: Update, deps: IngressDeps
+) -> None:
+    if message.from_user is None or not await deps.admit(message, message.from_user):
+        return
+    place = place_of(message)
+    name = command.command.lower()
+    if name == "new":
+        await deps.submit(message, event_update, "new", kind="command")
+        return
+    if name == "stop":
+        running = await deps.mailbox.stop(place.session)
+        if not running:
+            await deps.answer(message, "Nothing is running right now.")
+        return
+    text = {
+        "start": HELLO,
+        "help": help_text(place.private),
+    }.get(name)
+    if text is None:
+        text = await (usage(place, deps) if name == "usage" else model(message, command, deps))
+    await deps.answer(message, text)
 
-    async def model(self, message: TgMessage, command: CommandObject) -> str:
-        deps = self.ingress.deps
-        session = place_of(message).session
-        current = await deps.mailbox.option(session, "model") or deps.settings.model
-        wanted = (command.args or "").strip()
-        if not wanted:
-            return f"This chat uses {current}."
-        assert message.from_user is not None
-        if not deps.settings.is_admin(f"tg:{message.from_user.id}"):
-            return f"This chat uses {current}. Only an admin can switch models."
-        if wanted == "default":
-            await deps.mailbox.set_option(session, "model", None)
-            return f"Back to the default model, {deps.settings.model}."
-        try:
-            served = resolve_model(wanted).provider == resolve_model(deps.settings.model).provider
-        except ConfigError:
-            served = False
-        if not served:
-            return f"I cannot switch to {wanted!r}: this deployment's API does not serve it."
-        await deps.mailbox.set_option(session, "model", resolve_model(wanted).model)
-        return f"Switched this chat to {resolve_model(wanted).model}."
+
+async def usage(place: Place, deps: IngressDeps) -> str:
+    info = await deps.archive.session(place.session, recent=0)
+    current = await deps.mailbox.option(place.session, "model") or deps.settings.model
+    return usage_text(info.usage if info else None, current)
+
+
+async def model(message: TgMessage, command: CommandObject, deps: IngressDeps) -> str:
+    session = place_of(message).session
+    current = await deps.mailbox.option(session, "model") or deps.settings.model
+    wanted = (command.args or "").strip()
+    if not wanted:
+        return f"This chat uses {current}."
+    assert message.from_user is not None
+    if not deps.gate.is_admin(f"tg:{message.from_user.id}"):
+        return f"This chat uses {current}. Only an admin can switch models."
+    if wanted == "default":
+        await deps.mailbox.set_option(session, "model", None)
+        return f"Back to the default model, {deps.settings.model}."
+    try:
+        served = resolve_model(wanted).provider == resolve_model(deps.settings.model).provider
+    except ConfigError:
+        served = False
+    if not served:
+        return f"I cannot switch to {wanted!r}: this deployment's API does not serve it."
+    await deps.mailbox.set_option(session, "model", resolve_model(wanted).model)
+    return f"Switched this chat to {resolve_model(wanted).model}."

@@ -14,12 +14,13 @@ from typing import Any
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from adapters.approvals import arguments_json, outcome_line
+from adapters.decisions import Choice
 from adapters.telegram.render import utf16_len
 from bot.agent.events import PendingCall
 
 CALLBACK = re.compile(r"^cf:([A-Za-z0-9_-]{1,32}):([ydr])$")
 ARGS_LIMIT = 1500
-CHOICES = {"y": "approve", "d": "deny", "r": "remember"}
+CHOICES: dict[str, Choice] = {"y": "approve", "d": "deny", "r": "remember"}
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Prompt:
     entities: list[dict[str, Any]]
 
 
-def parse(data: str | None) -> tuple[str, str] | None:
+def parse(data: str | None) -> tuple[str, Choice] | None:
     """(confirmation id, choice) from a button's callback data, or None if it is not ours."""
     match = CALLBACK.match(data or "")
     return (match[1], CHOICES[match[2]]) if match else None

@@ -1,76 +1,62 @@
-"""Presses of the approval buttons: answered at once, decided atomically, shown to everyone.
+"""Presses of the approval buttons in Telegram: answered at once, shown to everyone.
 
-The first decision wins in Redis (see `bot.confirmations`); only the person who asked or an
-admin may decide, anyone else gets an alert and changes nothing. The prompt then loses its
-buttons and says what was decided and by whom, and the decision goes into the session's
-mailbox so the turn resumes in order with the other messages.
+The decision itself is shared by every platform (`adapters.decisions`); here is only how
+Telegram shows it: the callback query is answered (an alert for a press that changed
+nothing), and the prompt's message loses its buttons and says what was decided and by whom.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from aiogram import Router
 from aiogram.methods import AnswerCallbackQuery, EditMessageText
 from aiogram.types import CallbackQuery, MessageEntity
 from aiogram.types import Message as TgMessage
 
-from adapters.approvals import FORBIDDEN, already, decision
+from adapters.decisions import Press, PromptState, decide
 from adapters.telegram import confirm
+from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import PLATFORM, sender_of
-from bot.confirmations import Status
 
-if TYPE_CHECKING:
-    from adapters.telegram.ingress import Ingress
+STALE = "This button no longer works."
 
 
-async def handle_press(ingress: Ingress, query: CallbackQuery) -> None:
-    deps = ingress.deps
+def router() -> Router:
+    """A fresh router each time: a router belongs to one dispatcher."""
+    presses = Router(name="presses")
+    presses.callback_query.register(on_press)
+    return presses
+
+
+async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
     parsed = confirm.parse(query.data)
     if parsed is None:
-        await _answer(ingress, query, "This button no longer works.")
+        await _answer(deps, query, STALE)
         return
     confirmation_id, choice = parsed
     person = sender_of(query.from_user, deps.settings)
-    status: Status = "denied" if choice == "deny" else "approved"
-    record = await deps.confirmations.get(confirmation_id)
-    outcome = "unknown"
-    if record is not None:
-        outcome = await deps.confirmations.decide(
-            confirmation_id, status, person.id, is_admin=person.is_admin
-        )
-    if outcome == "forbidden":
-        await _answer(ingress, query, FORBIDDEN, alert=True)
-        return
-    if outcome != "ok" or record is None:
-        current = await deps.confirmations.get(confirmation_id)
-        status_now = current.status if current is not None else "unknown"
-        await _answer(ingress, query, already(status_now, outcome), alert=True)
-        if current is not None and current.status in ("approved", "denied"):
-            # Decided, but perhaps never queued (Redis failed after the decision and this is
-            # Telegram's redelivery): queueing again is safe, the envelope id is the dedup key.
-            await deps.mailbox.submit(decision(current, person, choice, current.status, PLATFORM))
-        if current is not None and current.status != "pending":
-            await _settle_prompt(ingress, query, current.status, current.decided_by or "")
-        return
-    await deps.mailbox.submit(decision(record, person, choice, status, PLATFORM))
-    shown = "remembered" if choice == "remember" else status
-    await _answer(ingress, query, "Approved." if status == "approved" else "Denied.")
-    await _settle_prompt(ingress, query, shown, query.from_user.full_name)
+    press = Press(confirmation_id, choice, person, PLATFORM)
+    answer = await decide(press, deps.confirmations, deps.mailbox)
+    await _answer(deps, query, answer.text, alert=answer.alert)
+    if answer.prompt is not None:
+        await _settle_prompt(deps, query, answer.prompt)
 
 
-async def _answer(ingress: Ingress, query: CallbackQuery, text: str, alert: bool = False) -> None:
-    await ingress.deps.calls.quietly(
+async def _answer(deps: IngressDeps, query: CallbackQuery, text: str, alert: bool = False) -> None:
+    await deps.calls.quietly(
         AnswerCallbackQuery(callback_query_id=query.id, text=text, show_alert=alert)
     )
 
 
-async def _settle_prompt(ingress: Ingress, query: CallbackQuery, status: str, by: str) -> None:
+async def _settle_prompt(deps: IngressDeps, query: CallbackQuery, state: PromptState) -> None:
+    """The prompt without its buttons: "Approved by Ann" names the presser as Telegram shows
+    them; an earlier decider is named by id."""
     message = query.message
     if not isinstance(message, TgMessage) or not message.text:
         return
+    by = query.from_user.full_name if state.by_presser else state.decided_by
     entities = [e.model_dump(exclude_none=True) for e in message.entities or []]
-    shown = confirm.settled(confirm.Prompt(message.text, entities), status, by)
-    await ingress.deps.calls.quietly(
+    shown = confirm.settled(confirm.Prompt(message.text, entities), state.status, by)
+    await deps.calls.quietly(
         EditMessageText(
             chat_id=message.chat.id,
             message_id=message.message_id,

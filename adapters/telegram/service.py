@@ -30,12 +30,14 @@ from aiohttp import web
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 
+from adapters.access import Gate
 from adapters.core import Core
 from adapters.http.common import read_json
 from adapters.startup import refuse
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.commands import menu
-from adapters.telegram.ingress import Ingress, IngressDeps
+from adapters.telegram.deps import IngressDeps
+from adapters.telegram.ingress import dispatcher
 from bot.config import ConfigError, Settings
 from bot.ratelimit import RateBudget
 
@@ -150,17 +152,14 @@ class TelegramService:
         budget = RateBudget(self.redis)
         deps = IngressDeps(
             settings=self.settings,
-            bot=self.bot,
             me=me,
             calls=TelegramCalls(self.bot, budget, self.settings),
-            redis=self.redis,
+            gate=Gate(self.settings, self.redis),
             mailbox=self.core.mailbox,
             confirmations=self.core.confirmations,
             archive=self.core.archive,
         )
-        dispatcher = Dispatcher()
-        dispatcher.include_router(Ingress(deps).router())
-        self.dispatcher = dispatcher
+        self.dispatcher = dispatcher(deps)
         log.info("Telegram bot @%s ready (%s)", me.username, self._mode())
 
     def _mode(self) -> str:

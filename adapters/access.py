@@ -1,0 +1,74 @@
+"""Who may talk to the bot, the same on every platform, and what a stranger is told.
+
+The allowlist (PARLEY_ALLOWED_USERS) and the admins (PARLEY_ADMINS) hold person ids with
+their platform's prefix (`tg:1`, `slack:U1`), so one gate serves every platform. A stranger
+is told why at no model cost, with the id to give the owner, and then not again for
+`REFUSAL_MEMORY`: in a group the refusal is seen by everyone, and a stranger who keeps
+writing should not make the bot repeat itself. Being added to the allowlist takes effect at
+once; the memory only silences refusals.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+
+from bot.config import Settings
+from bot.envelope import MAX_TEXT
+from bot.mailbox import PREFIX
+
+log = logging.getLogger(__name__)
+REFUSAL = "Sorry, this assistant is private. Ask its owner to add you: your id is {id}."
+ONCE = " (I will not repeat this message.)"
+REFUSAL_MEMORY = 30 * 86_400
+TOO_LONG = "That message is too long for me ({n} characters; the limit is {limit})."
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Whether a person is let in; `tell` is the refusal to show, None to stay silent."""
+
+    admitted: bool
+    tell: str | None = None
+
+
+@dataclass(frozen=True)
+class Gate:
+    settings: Settings
+    redis: Redis
+
+    def may_use(self, person: str) -> bool:
+        return self.settings.may_use(person)
+
+    def is_admin(self, person: str) -> bool:
+        return self.settings.is_admin(person)
+
+    async def admit(self, person: str, where: str, scope: str = "") -> Admission:
+        """Let `person` in, or refuse them: told once, then silently until memory lapses.
+
+        `scope` narrows the memory where one id is not unique across the platform (a Slack
+        user id is per workspace); `where` is only for the log."""
+        if self.may_use(person):
+            return Admission(admitted=True)
+        first = await self.redis.set(refused_key(person, scope), "1", nx=True, ex=REFUSAL_MEMORY)
+        log.info("refused %s in %s", person, where)
+        return Admission(admitted=False, tell=refusal(person) + ONCE if first else None)
+
+
+def refusal(person: str) -> str:
+    """Why a stranger is not answered; a command's answer says it every time."""
+    return REFUSAL.format(id=person)
+
+
+def too_long(text: str) -> str | None:
+    """The answer to a message past what the bot reads, or None if it fits."""
+    return TOO_LONG.format(n=len(text), limit=MAX_TEXT) if len(text) > MAX_TEXT else None
+
+
+def refused_key(person: str, scope: str = "") -> str:
+    """Where a refusal is remembered: `parley:tg:refused:1`, `parley:slack:refused:T1:U1`."""
+    platform, _, user = person.partition(":")
+    scoped = f"{scope}:{user}" if scope else user
+    return f"{PREFIX}:{platform}:refused:{scoped}"

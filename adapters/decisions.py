@@ -1,0 +1,124 @@
+"""Deciding a press of an approval button, the same on every platform.
+
+The first decision wins in Redis (see `bot.confirmations`); only the person who asked or an
+admin may decide, anyone else is told so and changes nothing. A decision goes into the
+session's mailbox, so the turn resumes in order with the other messages; its envelope id is
+the dedup key, so a press delivered again (the platform retries because Redis failed after
+the decision was made) queues it again safely and resumes the turn once.
+
+What comes back is only what to show: the answer to the press and the prompt's new state.
+How to answer a press and edit a prompt is each platform's own business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.confirmations import Confirmation, Confirmations, Status
+from bot.envelope import Envelope, Sender
+from bot.mailbox import Mailbox
+
+Choice = Literal["approve", "deny", "remember"]
+FORBIDDEN = "Only the person who asked, or an admin, can decide this."
+DECIDED = {"approved": "Approved.", "denied": "Denied."}
+ANSWERS = {
+    "expired": "This request has expired; nothing was run.",
+    "approved": "This was already approved.",
+    "denied": "This was already denied.",
+    "declined": "A newer message replaced this request; nothing was run.",
+    "unknown": "This request is no longer available.",
+}
+
+
+@dataclass(frozen=True)
+class Press:
+    """One press: which request, which button, by whom, on which platform."""
+
+    confirmation_id: str
+    choice: Choice
+    person: Sender
+    platform: str
+
+
+@dataclass(frozen=True)
+class PromptState:
+    """What the prompt says from now on, instead of its buttons.
+
+    `status` is what `approvals.outcome_line` shows ("remembered" for an approval that is
+    remembered too); `decided_by` is the decider's person id, and `by_presser` says that
+    this very press decided it, so a platform may name the presser as it knows them.
+    """
+
+    status: str
+    decided_by: str
+    by_presser: bool
+
+
+@dataclass(frozen=True)
+class PressAnswer:
+    """The answer to a press; an alert is for a press that changed nothing."""
+
+    text: str
+    alert: bool
+    prompt: PromptState | None
+
+
+async def decide(press: Press, confirmations: Confirmations, mailbox: Mailbox) -> PressAnswer:
+    """Decide `press` if it may, queue the decision, and say what to show."""
+    status: Status = "denied" if press.choice == "deny" else "approved"
+    record = await confirmations.get(press.confirmation_id)
+    if record is None:
+        return await _settled_before(press, "unknown", confirmations, mailbox)
+    person = press.person
+    outcome = await confirmations.decide(
+        press.confirmation_id, status, person.id, is_admin=person.is_admin
+    )
+    if outcome == "forbidden":
+        return PressAnswer(FORBIDDEN, alert=True, prompt=None)
+    if outcome != "ok":
+        return await _settled_before(press, outcome, confirmations, mailbox)
+    await mailbox.submit(decision(record, person, press.choice, status, press.platform))
+    shown = "remembered" if press.choice == "remember" else status
+    return PressAnswer(DECIDED[status], alert=False, prompt=PromptState(shown, person.id, True))
+
+
+async def _settled_before(
+    press: Press, outcome: str, confirmations: Confirmations, mailbox: Mailbox
+) -> PressAnswer:
+    """A press that came after the request was settled, or for one that is gone."""
+    current = await confirmations.get(press.confirmation_id)
+    status_now = current.status if current is not None else "unknown"
+    answer = already(status_now, outcome)
+    if current is None or current.status == "pending":
+        return PressAnswer(answer, alert=True, prompt=None)
+    if current.status in ("approved", "denied"):
+        # Decided, but perhaps never queued (Redis failed after the decision and this is the
+        # platform's redelivery): queueing again is safe, the envelope id is the dedup key.
+        queued = decision(current, press.person, press.choice, current.status, press.platform)
+        await mailbox.submit(queued)
+    state = PromptState(current.status, current.decided_by or "", by_presser=False)
+    return PressAnswer(answer, alert=True, prompt=state)
+
+
+def already(status: str, outcome: str) -> str:
+    """The answer to a press that came after the request was settled (or is unknown)."""
+    return ANSWERS.get(status) or ANSWERS.get(outcome) or f"Already {status}."
+
+
+def decision(
+    record: Confirmation, person: Sender, choice: str, status: Status, platform: str
+) -> Envelope:
+    """The decision for the session's mailbox; its id is the dedup key, so a press delivered
+    twice, or queued again after a failure, resumes the turn once."""
+    return Envelope(
+        id=f"decision:{record.id}",
+        session=record.session,
+        kind="decision",
+        sender=person,
+        platform=platform,
+        confirmation_id=record.id,
+        approve=status == "approved",
+        remember=choice == "remember",
+        reply_to=record.reply_to,
+    )

@@ -1,0 +1,73 @@
+"""What Slack's listeners are given: one typed object, handed to them by bolt.
+
+A middleware puts it in bolt's context under `deps` (`provide`), and bolt passes context
+entries to every listener that names them, so the listeners in `ingress`, `commands` and
+`presses` import this module and never each other. Its methods are what more than one
+listener does: run cosmetic work after Slack got its answer, tell one person something.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from adapters.access import Gate
+from adapters.slack.client import SlackCalls
+from bot.config import Settings
+from bot.confirmations import Confirmations
+from bot.mailbox import Mailbox
+from bot.store.archive import Archive
+
+
+@dataclass
+class IngressDeps:
+    settings: Settings
+    calls: SlackCalls
+    gate: Gate
+    redis: Redis
+    mailbox: Mailbox
+    confirmations: Confirmations
+    archive: Archive
+    background: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def later(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run cosmetic work after Slack got its answer; kept referenced until it ends."""
+        task = asyncio.create_task(work)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    def note(
+        self, team: str, channel: str | None, user: str, text: str, thread_ts: str | None
+    ) -> None:
+        """An ephemeral answer only `user` sees, in the thread they wrote in, sent later."""
+        self.later(
+            self.calls.quietly(
+                "chat.postEphemeral",
+                team,
+                channel=channel,
+                user=user,
+                text=text,
+                thread_ts=thread_ts,
+            )
+        )
+
+    async def stop(self) -> None:
+        """Cancel the cosmetic work still running (the web app is shutting down)."""
+        for task in list(self.background):
+            task.cancel()
+        await asyncio.gather(*self.background, return_exceptions=True)
+
+
+def provider(deps: IngressDeps) -> Callable[..., Awaitable[None]]:
+    """A bolt middleware that hands `deps` to every listener (as its `deps` argument)."""
+
+    async def provide(context: AsyncBoltContext, next_: Callable[[], Awaitable[None]]) -> None:
+        context["deps"] = deps
+        await next_()
+
+    return provide

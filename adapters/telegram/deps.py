@@ -1,0 +1,92 @@
+"""What Telegram's handlers are given: one typed object, handed to them by aiogram.
+
+The dispatcher carries it as workflow data (`Dispatcher(deps=...)`), so every handler that
+names a `deps` argument receives it; the routers in `messages`, `commands` and `presses`
+import this module and never each other. Its methods are what more than one router does:
+answer a message, let a person in, submit an envelope.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.methods import SendMessage
+from aiogram.types import Message as TgMessage
+from aiogram.types import ReplyParameters, Update, User
+
+from adapters.access import Gate
+from adapters.telegram.client import TelegramCalls
+from adapters.telegram.place import PLATFORM, place_of, sender_of
+from bot.config import Settings
+from bot.confirmations import Confirmations
+from bot.envelope import Envelope
+from bot.mailbox import Mailbox
+from bot.store.archive import Archive
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IngressDeps:
+    settings: Settings
+    me: User
+    calls: TelegramCalls
+    gate: Gate
+    mailbox: Mailbox
+    confirmations: Confirmations
+    archive: Archive
+
+    @property
+    def username(self) -> str:
+        """The bot's username in lower case, as a mention of it is compared."""
+        return (self.me.username or "").lower()
+
+    async def admit(self, message: TgMessage, user: User) -> bool:
+        """Whether `user` may talk to the bot; a stranger is told so once, at no model cost."""
+        admission = await self.gate.admit(f"tg:{user.id}", f"chat {message.chat.id}")
+        if admission.tell is not None:
+            await self.answer(message, admission.tell)
+        return admission.admitted
+
+    async def submit(
+        self,
+        message: TgMessage,
+        update: Update,
+        text: str,
+        kind: Literal["message", "command"] = "message",
+    ) -> bool:
+        """Queue `text` for the session; the update id makes a redelivery count once."""
+        assert message.from_user is not None
+        place = place_of(message)
+        envelope = Envelope(
+            id=f"tg:{update.update_id}",
+            session=place.session,
+            kind=kind,
+            text=text,
+            sender=sender_of(message.from_user, self.settings),
+            platform=PLATFORM,
+            chat_kind=place.kind,
+            reply_to=place.model_dump(),
+        )
+        submitted = await self.mailbox.submit(envelope)
+        return submitted.accepted
+
+    async def answer(self, message: TgMessage, text: str) -> None:
+        """A direct answer from ingress (help, refusals): replied to in groups."""
+        place = place_of(message)
+        reply = None
+        if not place.private:
+            reply = ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True)
+        method = SendMessage(
+            chat_id=place.chat_id,
+            message_thread_id=place.thread_id,
+            text=text,
+            reply_parameters=reply,
+        )
+        try:
+            await self.calls.call(method, place.chat_id, must_land=True)
+        except (TelegramBadRequest, TelegramForbiddenError) as exc:
+            log.warning("cannot answer in chat %s: %s", place.chat_id, exc)

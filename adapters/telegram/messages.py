@@ -1,0 +1,112 @@
+"""Messages to the bot: text becomes an envelope in the session's mailbox, anything else a
+quick answer; the stop button of a streamed draft stops the session's turn.
+
+In groups only what is meant for the bot counts: a mention of it, a reply to it, or every
+message when TELEGRAM_GROUP_TRIGGER=all. Other bots are never answered (that could loop).
+"""
+
+from __future__ import annotations
+
+from aiogram import F, Router
+from aiogram.enums import ChatType, MessageEntityType
+from aiogram.types import Message as TgMessage
+from aiogram.types import MessageGenerationStopped, Update
+
+from adapters.access import too_long
+from adapters.telegram.deps import IngressDeps
+from adapters.telegram.place import Place
+
+ONLY_TEXT = "I can only read text here. Send me your question as a message."
+SERVICE_FIELDS = (
+    "new_chat_members",
+    "left_chat_member",
+    "new_chat_title",
+    "new_chat_photo",
+    "delete_chat_photo",
+    "group_chat_created",
+    "supergroup_chat_created",
+    "pinned_message",
+    "forum_topic_created",
+    "forum_topic_edited",
+    "forum_topic_closed",
+    "forum_topic_reopened",
+    "migrate_to_chat_id",
+    "migrate_from_chat_id",
+)
+
+
+def router() -> Router:
+    """A fresh router each time: a router belongs to one dispatcher."""
+    messages = Router(name="messages")
+    messages.message.register(on_text, F.text | F.caption)
+    messages.message.register(on_other)
+    messages.stopped_message_generation.register(on_stop_generation)
+    return messages
+
+
+async def on_text(message: TgMessage, event_update: Update, deps: IngressDeps) -> None:
+    text = addressed(message, deps)
+    if text is None or message.from_user is None or message.from_user.is_bot:
+        return  # other bots are not people: answering them could start a loop
+    if not await deps.admit(message, message.from_user):
+        return
+    refusal = too_long(text)
+    if refusal is not None:
+        await deps.answer(message, refusal)
+        return
+    await deps.submit(message, event_update, text)
+
+
+async def on_other(message: TgMessage, deps: IngressDeps) -> None:
+    """Stickers, photos without a caption, voice...; service messages are not for us."""
+    if message.from_user is None or _is_service(message):
+        return
+    if addressed(message, deps, require_text=False) is None:
+        return
+    if await deps.admit(message, message.from_user):
+        await deps.answer(message, ONLY_TEXT)
+
+
+async def on_stop_generation(stopped: MessageGenerationStopped, deps: IngressDeps) -> None:
+    place = Place(
+        chat_id=stopped.chat.id,
+        thread_id=stopped.message_thread_id,
+        chat_type=stopped.chat.type,
+    )
+    await deps.mailbox.stop(place.session)
+
+
+def addressed(message: TgMessage, deps: IngressDeps, *, require_text: bool = True) -> str | None:
+    """The text meant for the bot, without its @mention; None if not meant for it."""
+    text = message.text or message.caption or ""
+    if require_text and not text.strip():
+        return None
+    if message.chat.type == ChatType.PRIVATE:
+        return text
+    mention = f"@{deps.username}"
+    mentioned = bool(deps.username) and any(
+        e.type == MessageEntityType.MENTION and e.extract_from(text).lower() == mention
+        for e in (message.entities or message.caption_entities or [])
+    )
+    replied = message.reply_to_message is not None and (
+        message.reply_to_message.from_user is not None
+        and message.reply_to_message.from_user.id == deps.me.id
+    )
+    everything = deps.settings.telegram_group_trigger == "all"
+    if not (mentioned or replied or everything):
+        return None
+    if mentioned:
+        cleaned = _strip_mention(text, mention)
+        return cleaned or text
+    return text
+
+
+def _strip_mention(text: str, mention: str) -> str:
+    index = text.lower().find(mention)
+    if index < 0:
+        return text.strip()
+    return (text[:index] + text[index + len(mention) :]).strip(" \n,:")
+
+
+def _is_service(message: TgMessage) -> bool:
+    return any(getattr(message, field, None) for field in SERVICE_FIELDS)

@@ -1,0 +1,58 @@
+"""The access gate on a real Redis: strangers are told once, the allowed and admins pass."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from adapters.access import ONCE, REFUSAL_MEMORY, Gate, refused_key, too_long
+from bot.config import Settings
+from bot.envelope import MAX_TEXT
+
+
+@pytest.fixture
+async def gate(redis_url: str) -> AsyncIterator[Gate]:
+    redis = Redis.from_url(redis_url)
+    settings = Settings(_env_file=None, allowed_users=["tg:1", "slack:U1"], admins=["tg:9"])
+    yield Gate(settings, redis)
+    await redis.aclose()
+
+
+async def test_the_allowed_and_admins_pass_and_leave_nothing_behind(gate: Gate) -> None:
+    for person in ("tg:1", "tg:9", "slack:U1"):
+        admission = await gate.admit(person, "a chat")
+        assert admission.admitted and admission.tell is None
+    assert await gate.redis.keys("*refused*") == []
+    assert gate.is_admin("tg:9") and not gate.is_admin("tg:1")
+
+
+async def test_a_stranger_is_told_once_with_their_id_and_remembered_for_30_days(
+    gate: Gate,
+) -> None:
+    first = await gate.admit("tg:666", "chat 5")
+    again = await gate.admit("tg:666", "chat 6")
+    assert not first.admitted and first.tell is not None
+    assert "tg:666" in first.tell and first.tell.endswith(ONCE)
+    assert not again.admitted and again.tell is None
+    ttl = await gate.redis.ttl("parley:tg:refused:666")
+    assert REFUSAL_MEMORY - 60 < ttl <= REFUSAL_MEMORY == 30 * 86_400
+
+
+async def test_slack_refusals_are_remembered_per_workspace(gate: Gate) -> None:
+    assert (await gate.admit("slack:U2", "C1", scope="T1")).tell is not None
+    assert (await gate.admit("slack:U2", "C1", scope="T1")).tell is None
+    assert (await gate.admit("slack:U2", "C1", scope="T2")).tell is not None
+    assert await gate.redis.exists("parley:slack:refused:T1:U2", "parley:slack:refused:T2:U2") == 2
+
+
+def test_refusals_keep_the_keys_each_platform_always_used() -> None:
+    assert refused_key("tg:42") == "parley:tg:refused:42"
+    assert refused_key("slack:U7", "T3") == "parley:slack:refused:T3:U7"
+
+
+def test_too_long_answers_only_past_the_limit() -> None:
+    assert too_long("x" * MAX_TEXT) is None
+    answer = too_long("x" * (MAX_TEXT + 1))
+    assert answer is not None and f"{MAX_TEXT + 1} characters" in answer

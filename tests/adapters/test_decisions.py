@@ -1,0 +1,98 @@
+"""The press decision every platform shares, on a real Redis with the real mailbox."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from adapters.decisions import FORBIDDEN, Choice, Press, PromptState, decide
+from bot.confirmations import CallSummary, Confirmation, Confirmations
+from bot.envelope import Sender
+from bot.mailbox import Mailbox
+
+ANN = Sender(id="tg:1", name="Ann")
+BOB = Sender(id="tg:2", name="Bob")
+ADMIN = Sender(id="tg:9", name="Root", is_admin=True)
+
+
+class Jobs:
+    async def enqueue_job(self, function: str, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+@dataclass
+class World:
+    confirmations: Confirmations
+    mailbox: Mailbox
+
+    async def ask(self) -> Confirmation:
+        calls = [CallSummary(call_id="c1", name="launch", arguments={"target": "moon"})]
+        return await self.confirmations.create(
+            "tg:100", "tg:7", ANN.id, calls, ttl=60, platform="telegram"
+        )
+
+    async def press(self, record: Confirmation, choice: Choice, person: Sender) -> Any:
+        press = Press(record.id, choice, person, "telegram")
+        return await decide(press, self.confirmations, self.mailbox)
+
+    async def queued(self) -> list[str]:
+        return [e.id for e in await self.mailbox.peek("tg:100", count=10)]
+
+
+@pytest.fixture
+async def world(redis_url: str) -> AsyncIterator[World]:
+    redis = Redis.from_url(redis_url)
+    yield World(Confirmations(redis), Mailbox(redis, Jobs()))
+    await redis.aclose()
+
+
+async def test_the_requester_decides_and_the_decision_is_queued(world: World) -> None:
+    record = await world.ask()
+    answer = await world.press(record, "approve", ANN)
+    assert (answer.text, answer.alert) == ("Approved.", False)
+    assert answer.prompt == PromptState("approved", ANN.id, by_presser=True)
+    (queued,) = await world.mailbox.peek("tg:100")
+    assert queued.id == f"decision:{record.id}" and queued.approve and queued.sender == ANN
+
+
+async def test_always_allow_shows_as_remembered(world: World) -> None:
+    answer = await world.press(await world.ask(), "remember", ADMIN)
+    assert answer.prompt == PromptState("remembered", ADMIN.id, by_presser=True)
+
+
+async def test_someone_else_is_refused_and_changes_nothing(world: World) -> None:
+    record = await world.ask()
+    answer = await world.press(record, "deny", BOB)
+    assert (answer.text, answer.alert, answer.prompt) == (FORBIDDEN, True, None)
+    current = await world.confirmations.get(record.id)
+    assert current is not None and current.status == "pending"
+    assert await world.queued() == []
+
+
+async def test_the_first_decision_wins_and_a_late_press_names_its_decider(world: World) -> None:
+    record = await world.ask()
+    await world.press(record, "deny", ANN)
+    late = await world.press(record, "approve", ADMIN)
+    assert late.alert and "already denied" in late.text
+    assert late.prompt == PromptState("denied", ANN.id, by_presser=False)
+    assert await world.queued() == [f"decision:{record.id}"]
+
+
+async def test_a_decision_never_queued_is_queued_by_the_next_press(world: World) -> None:
+    record = await world.ask()
+    assert await world.confirmations.decide(record.id, "approved", ANN.id) == "ok"
+    assert await world.queued() == []
+    again = await world.press(record, "approve", ANN)
+    assert again.alert and again.prompt is not None
+    assert await world.queued() == [f"decision:{record.id}"]
+
+
+async def test_a_request_that_is_gone_is_said_so(world: World) -> None:
+    record = await world.ask()
+    await world.confirmations.redis.flushall()
+    answer = await world.press(record, "approve", ANN)
+    assert answer.alert and "no longer available" in answer.text and answer.prompt is None
