@@ -7,13 +7,12 @@ its method (and channel), so many replies streamed at once by many workers slow 
 instead of running into 429s. Parley uses a share of each tier (`PARLEY_SLACK_RATE_SHARE`) as
 a steady rate and keeps the rest as a burst, so no minute ever exceeds the tier. A 429 that
 still happens pauses the method for everyone for its Retry-After; a call that must land is
-made again, an optional one (an intermediate update) is dropped.
+made again, an optional one (an intermediate update) is dropped. The pacing itself is
+shared (adapters/pacing.py); this module holds Slack's scopes and its rate-limit answer.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -23,12 +22,11 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from adapters.pacing import PacedCalls, Slot
 from bot.config import ConfigError, Settings
 from bot.ratelimit import RateBudget, Scope
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
-ATTEMPTS = 5
 
 # Calls a minute per workspace, by method (Slack's tiers 2, 3 and 4).
 TIERS: dict[str, int] = {
@@ -80,12 +78,15 @@ def error_of(exc: SlackApiError) -> str:
     return str(exc.response.get("error", "")) if exc.response is not None else ""
 
 
-class SlackCalls:
-    """Makes Web API calls under the shared rate budget; see the module docstring."""
+class SlackCalls(PacedCalls):
+    """Web API calls under the shared rate budget, in Slack's scopes; see the module
+    docstring."""
+
+    transient = (TimeoutError, ClientError)
 
     def __init__(self, client: AsyncWebClient, budget: RateBudget, settings: Settings) -> None:
+        super().__init__(budget)
         self.client = client
-        self.budget = budget
         self.share = settings.slack_rate_share
 
     def _tier(self, name: str, per_minute: float) -> Scope:
@@ -101,26 +102,28 @@ class SlackCalls:
             return [per_channel, self._tier(f"slack:{team}:{method}", POST_PER_WORKSPACE)]
         return [self._tier(f"slack:{team}:{method}", TIERS.get(method, DEFAULT_TIER))]
 
+    def pace(self, team: str, method: str, channel: str | None = None) -> float:
+        """Seconds between two updates of one streamed reply made with `method`: the steady
+        rate of its first scope, never its burst, which other replies may need."""
+        return 1 / self.scopes(team, method, channel)[0].rate
+
+    def retry_after(self, exc: Exception) -> float | None:
+        return retry_after(exc) if isinstance(exc, SlackApiError) else None
+
+    def reason(self, exc: Exception) -> str:
+        if isinstance(exc, SlackApiError):
+            return error_of(exc) or type(exc).__name__
+        return super().reason(exc)
+
     async def call(
-        self,
-        method: str,
-        team: str,
-        *,
-        must_land: bool,
-        paid: bool = False,
-        **params: Any,
+        self, method: str, team: str, *, must_land: bool, slot: Slot | None = None, **params: Any
     ) -> AsyncSlackResponse | None:
-        """The method's response; None when an optional call was dropped for the budget.
-
-        `paid`: the caller already took this call's token from the budget."""
+        """The method's response; None when a call that may be skipped was skipped."""
         params = {key: value for key, value in params.items() if value is not None}
-
-        def request() -> Awaitable[AsyncSlackResponse]:
-            return self.client.api_call(method, json=params)
-
+        request = self._request(method, params)
         channel = params.get("channel")
         return await self.run(
-            method, team, request, must_land=must_land, paid=paid, channel=channel
+            method, team, request, must_land=must_land, slot=slot, channel=channel
         )
 
     async def run(
@@ -130,54 +133,26 @@ class SlackCalls:
         request: Callable[[], Awaitable[T]],
         *,
         must_land: bool,
-        paid: bool = False,
+        slot: Slot | None = None,
         channel: str | None = None,
     ) -> T | None:
         """Make `request` (one call of `method`) when the budget allows; see `call`."""
         scopes = self.scopes(team, method, channel)
-        failures = 0
-        while True:
-            if paid:
-                paid = False
-            elif must_land:
-                await self.budget.take(scopes)
-            elif await self.budget.try_take(scopes) > 0:
-                return None  # a newer update will follow: skip this one
-            try:
-                return await request()
-            except SlackApiError as exc:
-                wait = retry_after(exc)
-                if wait is None:
-                    raise
-                await self.budget.pause(scopes[0], wait)
-                log.info("Slack rate limit on %s: waiting %s s", method, wait)
-                if not must_land:
-                    return None
-            except (TimeoutError, ClientError) as exc:
-                failures += 1
-                if failures >= ATTEMPTS or not must_land:
-                    raise
-                log.warning("Slack call %s failed (%s); trying again", method, exc)
-                await asyncio.sleep(min(0.25 * 2**failures, 8))
+        return await self.paced(request, scopes, must_land=must_land, slot=slot)
 
     async def quietly(self, method: str, team: str, **params: Any) -> AsyncSlackResponse | None:
-        """A call whose failure must not break anything (a status, a note, a settled prompt)."""
-        try:
-            return await self.call(method, team, must_land=True, **params)
-        except Exception as exc:  # cosmetic: the reason is logged, never raised
-            log.warning("%s failed: %s", method, _reason(exc))
-            return None
+        """A call whose failure must not break anything (a status, a note, a prompt updated)."""
+        params = {key: value for key, value in params.items() if value is not None}
+        scopes = self.scopes(team, method, params.get("channel"))
+        return await self.paced_quietly(self._request(method, params), scopes, method)
 
     async def optional(self, method: str, team: str, **params: Any) -> AsyncSlackResponse | None:
         """A cosmetic call made only if the budget has room now (a thread status)."""
-        try:
-            return await self.call(method, team, must_land=False, **params)
-        except Exception as exc:
-            log.info("%s skipped: %s", method, _reason(exc))
-            return None
+        params = {key: value for key, value in params.items() if value is not None}
+        scopes = self.scopes(team, method, params.get("channel"))
+        return await self.paced_if_room(self._request(method, params), scopes, method)
 
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, SlackApiError):
-        return error_of(exc) or type(exc).__name__
-    return str(exc) or type(exc).__name__
+    def _request(
+        self, method: str, params: dict[str, Any]
+    ) -> Callable[[], Awaitable[AsyncSlackResponse]]:
+        return lambda: self.client.api_call(method, json=params)

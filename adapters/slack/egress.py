@@ -1,39 +1,32 @@
-"""Slack egress for the worker: a reply stream per turn, and expired prompts settled."""
+"""Slack egress for the worker: a reply stream per turn, and expired prompts updated."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from adapters.replies import ReplyStore
+from adapters.chat_egress import ChatEgress
 from adapters.slack import confirm
 from adapters.slack.client import SlackCalls
 from adapters.slack.place import Place
 from adapters.slack.stream import SlackReply
-from bot.confirmations import Confirmation
+from bot.confirmations import Status
 from bot.envelope import Envelope
 
 
-class SlackEgress:
-    def __init__(self, calls: SlackCalls, store: ReplyStore) -> None:
-        self.calls = calls
-        self.store = store
-
+class SlackEgress(ChatEgress[SlackCalls]):
     def open(self, envelopes: Sequence[Envelope]) -> SlackReply:
         head = envelopes[0]
         return SlackReply(self.calls, self.store, Place.from_reply_to(head.reply_to), head.id)
 
-    async def settled(self, record: Confirmation) -> None:
-        """An expired prompt says so and loses its buttons, so nobody presses it in vain."""
-        found = await self.store.load_prompt(record.id)
-        if found is None:
-            return
+    async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         await self.calls.quietly(
             "chat.update",
-            found["team"],
-            channel=found["channel"],
-            ts=found["ts"],
-            text=confirm.outcome(record.status),
-            blocks=confirm.settled(found["blocks"], record.status),
+            prompt["team"],
+            channel=prompt["channel"],
+            ts=prompt["ts"],
+            text=confirm.outcome(status),
+            blocks=confirm.settled(prompt["blocks"], status),
         )
 
     async def aclose(self) -> None:

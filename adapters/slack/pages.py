@@ -85,7 +85,7 @@ def closing(body: str) -> str:
 
 
 class Pager:
-    """The pages of one reply; `settle` cuts them as the text grows (see module docstring)."""
+    """The pages of one reply; `cut` cuts them as the text grows (see module docstring)."""
 
     def __init__(self, limit: int = LIMIT, hold: int = HOLD) -> None:
         self.limit = limit
@@ -95,7 +95,7 @@ class Pager:
     def room(self, page: Page) -> int:
         return self.limit - len(page.opens) - len("\n```")
 
-    def settle(self, text: str, shown: int) -> None:
+    def cut(self, text: str, shown: int) -> None:
         """Cut the last page while it has more text than room. `shown`: how far into the text
         the last page is already shown and cannot be taken back."""
         while True:
@@ -111,11 +111,11 @@ class Pager:
             self.pages.append(Page(end, opens=block.line + "\n" if block else ""))
             shown = end
 
-    def visible(self, text: str, *, final: bool) -> int:
+    def visible(self, text: str, *, complete: bool) -> int:
         """How far into the text the last page may show now: all of it once the text is
-        final, else up to `hold` short of the page's room, so a good cut stays possible."""
+        complete, else up to `hold` short of the page's room, so a good cut stays possible."""
         page = self.pages[-1]
-        if final:
+        if complete:
             return len(text)
         return min(len(text), page.start + self.room(page) - self.hold)
 

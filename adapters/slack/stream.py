@@ -1,110 +1,80 @@
 """One streamed reply in Slack: a chat stream in threads, a message edited in place elsewhere.
 
+The pump, the pacing, the last update that must land and the crash-safe message ids are
+shared by every platform (adapters/reply_stream.py); this module holds what is Slack's.
+Updates keep the pace of the method the next one calls, at Parley's share of its tier.
+
 In a thread the reply streams with Slack's chat streaming methods through slack_sdk's
 `chat_stream` helper: text only grows, so each update appends what is new. Where streaming
 is unavailable (a DM outside threads, a workspace without it) or stops working (the stream
 expired during a long turn, a model call restarted and took text back), the reply continues
 by posting and editing messages with chat.update, starting from the text Slack already
-shows, so nothing is lost or shown twice.
-
-Updates are coalesced: a pump waits for the shared rate budget of the method it will call,
-then shows whatever text there is by then. A reply longer than one message continues in new
-messages (see `pages`). The timestamps of the messages a reply posted are kept in Redis under
-its first envelope, so a turn that another worker resumes after a crash edits them instead of
-posting the reply twice.
+shows, so nothing is lost or shown twice. A reply longer than one message continues in new
+messages (see `pages`). While the model thinks or a tool runs, the thread's status says so.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import time
-from dataclasses import dataclass
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
 from adapters.replies import ReplyStore
+from adapters.reply_stream import Edit, StreamedReply
 from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
-from adapters.transcript import Transcript
 from bot.agent import events as ev
+from bot.ratelimit import Scope
 
 log = logging.getLogger(__name__)
 THINKING = "is thinking…"
-GONE = {"message_not_found", "channel_not_found", "is_archived", "not_in_channel"}
 
 
-@dataclass
-class Shown:
-    ts: str
-    text: str | None  # None: posted by an earlier worker, content unknown
-
-
-class SlackReply:
+class SlackReply(StreamedReply[SlackCalls, str, str]):
     """A `ReplyStream` for one turn; see the module docstring."""
 
+    undeliverable = (SlackApiError,)
+
     def __init__(self, calls: SlackCalls, store: ReplyStore, place: Place, key: str) -> None:
-        self.calls = calls
-        self.store = store
+        super().__init__(calls, store, key, place.session)
         self.place = place
-        self.key = key
         self.streaming = place.thread_ts is not None
         self.pager = Pager()
         self.stream: AsyncChatStream | None = None
         self.index = 0  # the page being streamed
         self.appended = ""  # what the open stream holds (sent, or buffered to send again)
         self.committed = ""  # the body up to where streamed pages show it: it can only grow
-        self.transcript = Transcript()
-        self.shown: list[Shown] | None = None
-        self._dirty = asyncio.Event()
-        self._pump: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
-        self._started = False
-        self._paid = False  # the pump took a token for the next call already
 
-    # --- events -----------------------------------------------------------------------------
+    def pace(self) -> float:
+        return self.calls.pace(self.place.team, self._next_method(), self.place.channel)
 
-    async def send(self, event: ev.AgentEvent) -> None:
-        if not self._started:
-            self._started = True
-            await self._thread_status(THINKING)
-        before = self._visible()
-        self.transcript.apply(event)
-        if isinstance(event, ev.ToolCallStart):
-            await self._thread_status(f"is running {event.name}…")
-        elif isinstance(event, ev.ConfirmationRequired):
-            await self._finish()
-            await self._ask(event)
-            return
-        if self._visible() == before:
-            return  # nothing new to show: no call is spent on it
-        self._dirty.set()
-        if self._pump is None:
-            self._pump = asyncio.create_task(self._run_pump())
+    def scopes(self) -> list[Scope]:
+        return self.calls.scopes(self.place.team, self._next_method(), self.place.channel)
 
-    async def close(self) -> None:
-        pump = self._pump
-        async with self._lock:  # an update in flight finishes first, so its message is known
-            if pump is not None:
-                pump.cancel()
-        if pump is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await pump
-        self.transcript.tool = ""
-        try:
-            await self._finish()
-        except SlackApiError as exc:
-            # Permanent (the channel is gone, the app was removed): trying the turn again
-            # would only cost model calls. Network trouble still propagates and retries.
-            log.warning("cannot deliver the reply in %s: %s", self.place.session, error_of(exc))
+    def _next_method(self) -> str:
+        if self.streaming:
+            return "chat.appendStream" if self.stream and self.stream.ts else "chat.startStream"
+        return "chat.update" if self.posted else "chat.postMessage"
 
-    def _visible(self) -> tuple[str, str]:
-        """What an update would show: the text, and a running tool where it is shown inline."""
-        return self.transcript.body(), "" if self.streaming else self.transcript.tool
+    def message_id(self, stored: Any) -> str:
+        return str(stored)
+
+    def shows_tool(self) -> bool:
+        return not self.streaming  # a stream shows the tool as the thread's status
+
+    async def started(self) -> None:
+        await self._thread_status(THINKING)
+
+    async def tool_started(self, name: str) -> None:
+        await self._thread_status(f"is running {name}…")
+
+    async def ended(self) -> None:
+        await self._thread_status("")
 
     async def _thread_status(self, status: str) -> None:
         """Slack's "is thinking…" under the thread; cosmetic, so only when the budget allows."""
@@ -117,99 +87,32 @@ class SlackReply:
                 status=status,
             )
 
-    # --- pacing -----------------------------------------------------------------------------
-
-    async def _run_pump(self) -> None:
-        """Show the newest text whenever the budget allows; coalesces everything in between."""
-        while True:
-            await self._dirty.wait()
-            scopes = self.calls.scopes(self.place.team, self._next_method(), self.place.channel)
-            await self.calls.budget.take(scopes)
-            self._dirty.clear()
-            try:
-                async with self._lock:
-                    self._paid = True
-                    await self._show(final=False)
-            except Exception as exc:  # an intermediate update; the final one reports failures
-                log.warning("streaming update in %s failed: %s", self.place.session, exc)
-
-    def _next_method(self) -> str:
-        if self.streaming:
-            return "chat.appendStream" if self.stream and self.stream.ts else "chat.startStream"
-        return "chat.update" if self.shown else "chat.postMessage"
-
-    async def _finish(self) -> None:
-        async with self._lock:
-            self._paid = False
-            await self._show(final=True)
-        if self._started and self.place.thread_ts is not None:
-            await self._thread_status("")
-
-    async def _ask(self, event: ev.ConfirmationRequired) -> None:
-        """Post the approval prompt with its buttons, and remember where it is."""
-        if event.confirmation_id is None:
-            return
-        expires_in = (event.expires_at or time.time()) - time.time()
-        blocks = confirm.prompt(
-            event.calls,
-            expires_in,
-            event.confirmation_id,
-            can_remember=event.can_remember,
-            requester=self.place.user,
+    async def resumed(self) -> None:
+        """Messages an earlier worker posted for this reply are edited from now on, never
+        streamed; a stream it left open is stopped first."""
+        assert self.posted
+        self.streaming = False
+        await self.calls.quietly(
+            "chat.stopStream", self.place.team, channel=self.place.channel, ts=self.posted[-1].id
         )
-        posted = await self.calls.call(
-            "chat.postMessage",
-            self.place.team,
-            must_land=True,
-            channel=self.place.channel,
-            thread_ts=self.place.thread_ts,
-            text=confirm.summary(event.calls),
-            blocks=blocks,
-        )
-        if posted is not None:
-            record = {"team": self.place.team, "channel": self.place.channel, "ts": posted["ts"]}
-            await self.store.save_prompt(event.confirmation_id, record | {"blocks": blocks})
 
-    # --- showing ----------------------------------------------------------------------------
-
-    def _token(self) -> bool:
-        """Whether this call was paid for by the pump: only the first call of an update is."""
-        paid, self._paid = self._paid, False
-        return paid
-
-    async def _show(self, *, final: bool) -> None:
-        if self.shown is None:
-            await self._resume()
+    async def show(self, *, must_land: bool) -> None:
         text = self.transcript.body()
         if not text:
             return
         if self.streaming and not text.startswith(self.committed):
             await self._leave_stream()  # a restarted model call took text back
         if self.streaming:
-            await self._stream(text, final=final)
+            await self._stream(text, must_land=must_land)
             if self.streaming:
                 return
-        await self._edit(text, final=final)
-
-    async def _resume(self) -> None:
-        """Messages an earlier worker posted for this reply are edited from now on, never
-        streamed; a stream it left open is stopped first."""
-        self.shown = [Shown(str(ts), None) for ts in await self.store.load(self.key)]
-        if self.shown:
-            self.streaming = False
-            await self.calls.quietly(
-                "chat.stopStream", self.place.team, channel=self.place.channel, ts=self.shown[-1].ts
-            )
-
-    async def _remember(self) -> None:
-        assert self.shown is not None
-        await self.store.save(self.key, [shown.ts for shown in self.shown])
+        await self._edit_pages(text, must_land=must_land)
 
     # --- streaming --------------------------------------------------------------------------
 
-    async def _stream(self, text: str, *, final: bool) -> None:
+    async def _stream(self, text: str, *, must_land: bool) -> None:
         pager = self.pager
-        pager.settle(text, len(self.committed))
+        pager.cut(text, len(self.committed))
         while self.index < len(pager.pages) - 1:  # the page was cut: end it, go on in a new one
             end = pager.pages[self.index].end
             assert end is not None
@@ -219,9 +122,9 @@ class SlackReply:
                 return
             self.index += 1
             self.appended = ""
-        upto = pager.visible(text, final=final)
+        upto = pager.visible(text, complete=must_land)  # the last update has all the text
         page = pager.text(text, self.index, upto)
-        if await self._append(page, text[:upto], must_land=final) and final:
+        if await self._append(page, text[:upto], must_land=must_land) and must_land:
             await self._stop()
 
     async def _append(self, page: str, committed: str, *, must_land: bool) -> bool:
@@ -250,7 +153,7 @@ class SlackReply:
         method = "chat.startStream" if starting else "chat.appendStream"
         try:
             done = await self.calls.run(
-                method, self.place.team, request, must_land=must_land, paid=self._token()
+                method, self.place.team, request, must_land=must_land, slot=self.slot
             )
         except SlackApiError as exc:
             await self._leave_stream(exc)
@@ -259,13 +162,8 @@ class SlackReply:
             self.appended = page
             self.committed = committed
         if done is not None and starting and stream.ts is not None:
-            await self._opened(stream.ts)
+            await self.add(stream.ts, self.appended)
         return True
-
-    async def _opened(self, ts: str) -> None:
-        assert self.shown is not None
-        self.shown.append(Shown(ts, self.appended))
-        await self._remember()
 
     async def _stop(self) -> bool:
         stream = self.stream
@@ -281,9 +179,9 @@ class SlackReply:
 
     def _close_page(self) -> None:
         """The page's stream ended; `appended` stays, it is what the message shows."""
-        assert self.shown is not None
+        assert self.posted is not None
         if self.stream is not None and self.stream.ts is not None:
-            self.shown[-1].text = self.appended
+            self.posted[-1].content = self.appended
         self.stream = None
 
     async def _leave_stream(self, exc: SlackApiError | None = None) -> None:
@@ -297,72 +195,83 @@ class SlackReply:
                     "chat.stopStream", self.place.team, stream.stop, must_land=True
                 )
         self.streaming = False
-        if self.shown and self.stream is not None and self.stream.ts is not None:
-            self.shown[-1].text = None  # what it holds is uncertain: edit it to be sure
+        if self.posted and self.stream is not None and self.stream.ts is not None:
+            self.posted[-1].content = None  # what it holds is uncertain: edit it to be sure
         self.stream = None
         self.appended = ""
 
     # --- editing ----------------------------------------------------------------------------
 
-    async def _edit(self, text: str, *, final: bool) -> None:
+    async def _edit_pages(self, text: str, *, must_land: bool) -> None:
         pager = Pager()
-        pager.settle(text, 0)
+        pager.cut(text, 0)
         pages = [pager.text(text, index) for index in range(len(pager.pages))]
-        if not final and self.transcript.tool:
+        if not must_land and self.transcript.tool:
             pages[-1] += f"\n\n_🔧 {self.transcript.tool}…_"
         for index, page in enumerate(pages):
-            if not await self._ensure(index, page, final=final):
+            if not await self.ensure(index, page, must_land=must_land):
                 return  # skipped for now (budget): the next update starts again from here
-        if final:
-            await self._drop_extra(len(pages))
+        if must_land:
+            await self.drop_extra(len(pages))
 
-    async def _ensure(self, index: int, page: str, *, final: bool) -> bool:
-        """Make message `index` of the reply show `page`: edit it, or post it if new."""
-        assert self.shown is not None
-        if index < len(self.shown):
-            if self.shown[index].text == page:
-                return True
-            try:
-                done = await self.calls.call(
-                    "chat.update",
-                    self.place.team,
-                    must_land=final,
-                    paid=self._token(),
-                    channel=self.place.channel,
-                    ts=self.shown[index].ts,
-                    markdown_text=page,
-                )
-            except SlackApiError as exc:
-                if error_of(exc) != "message_not_found":
-                    raise
-                self.shown = self.shown[:index]  # deleted by someone: post it again
-            else:
-                if done is None:
-                    return False
-                self.shown[index].text = page
-                return True
+    async def edit(self, message_id: str, content: str, *, must_land: bool) -> Edit:
+        try:
+            done = await self.calls.call(
+                "chat.update",
+                self.place.team,
+                must_land=must_land,
+                slot=self.slot,
+                channel=self.place.channel,
+                ts=message_id,
+                markdown_text=content,
+            )
+        except SlackApiError as exc:
+            if error_of(exc) != "message_not_found":
+                raise
+            return Edit.GONE
+        return Edit.SKIPPED if done is None else Edit.LANDED
+
+    async def post(self, index: int, content: str, *, must_land: bool) -> str | None:
         posted = await self.calls.call(
             "chat.postMessage",
             self.place.team,
-            must_land=final,
-            paid=self._token(),
+            must_land=must_land,
+            slot=self.slot,
             channel=self.place.channel,
             thread_ts=self.place.thread_ts,
-            markdown_text=page,
+            markdown_text=content,
+        )
+        return str(posted["ts"]) if posted is not None else None
+
+    async def delete(self, message_id: str) -> None:
+        await self.calls.quietly(
+            "chat.delete", self.place.team, channel=self.place.channel, ts=message_id
+        )
+
+    # --- the approval prompt ----------------------------------------------------------------
+
+    async def post_prompt(
+        self, event: ev.ConfirmationRequired, expires_in: float
+    ) -> dict[str, Any] | None:
+        assert event.confirmation_id is not None
+        blocks = confirm.prompt(
+            event.calls,
+            expires_in,
+            event.confirmation_id,
+            can_remember=event.can_remember,
+            requester=self.place.user,
+        )
+        posted = await self.calls.call(
+            "chat.postMessage",
+            self.place.team,
+            must_land=True,
+            channel=self.place.channel,
+            thread_ts=self.place.thread_ts,
+            text=confirm.summary(event.calls),
+            blocks=blocks,
         )
         if posted is None:
-            return False
-        self.shown.append(Shown(str(posted["ts"]), page))
-        await self._remember()
-        return True
-
-    async def _drop_extra(self, count: int) -> None:
-        """A reply that got shorter after a restart: remove what it no longer says."""
-        assert self.shown is not None
-        for extra in self.shown[count:]:
-            await self.calls.quietly(
-                "chat.delete", self.place.team, channel=self.place.channel, ts=extra.ts
-            )
-        if len(self.shown) > count:
-            self.shown = self.shown[:count]
-            await self._remember()
+            return None
+        return {"team": self.place.team, "channel": self.place.channel, "ts": posted["ts"]} | {
+            "blocks": blocks
+        }

@@ -1,17 +1,14 @@
 """Bot API calls that respect Telegram's flood limits across every process.
 
-Each call first takes a token from the shared rate budget for the scopes it counts against
-(the chat, the group's per-minute allowance, the whole bot), so replies streamed by many
-workers slow down together instead of running into 429s. A 429 that still happens pauses
-its chat for everyone for exactly `retry_after`; a call that must land (a final text) is then
-made again, one that may be skipped (an intermediate edit) is dropped, because the next edit
-carries newer text anyway.
+The pacing itself is shared (adapters/pacing.py); what is Telegram's is the scopes a call
+counts against (the chat, the group's per-minute allowance, the whole bot, and drafts with
+an allowance of their own), the steady pace of a streamed reply in a chat, and which answers
+mean "wait": a 429 pauses its chat for everyone for exactly its `retry_after`. An edit that
+changes nothing ("message is not modified") is not a failure.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import Any, TypeVar
 
 from aiogram import Bot
@@ -26,13 +23,12 @@ from aiogram.exceptions import (
 )
 from aiogram.methods import TelegramMethod
 
+from adapters.pacing import PacedCalls, Slot
 from bot.config import ConfigError, Settings
 from bot.ratelimit import RateBudget, Scope
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 NOT_MODIFIED = "message is not modified"
-ATTEMPTS = 5
 
 
 def make_bot(settings: Settings) -> Bot:
@@ -52,12 +48,15 @@ def is_private(chat_id: int) -> bool:
     return chat_id > 0
 
 
-class TelegramCalls:
-    """Makes Bot API calls under the shared rate budget; see the module docstring."""
+class TelegramCalls(PacedCalls):
+    """Bot API calls under the shared rate budget, in Telegram's scopes; see the module
+    docstring."""
+
+    transient = (TelegramNetworkError, TelegramServerError)
 
     def __init__(self, bot: Bot, budget: RateBudget, settings: Settings) -> None:
+        super().__init__(budget)
         self.bot = bot
-        self.budget = budget
         self.chat_rate = settings.telegram_chat_rate
         self.group_rate = settings.telegram_group_rate
         self.bot_scope = Scope("tg:bot", rate=settings.telegram_bot_rate, burst=30)
@@ -77,6 +76,9 @@ class TelegramCalls:
         of its drafts), never its burst, which other calls in the chat may need."""
         return 1 / self.scopes(chat_id, draft=draft)[0].rate
 
+    def retry_after(self, exc: Exception) -> float | None:
+        return float(exc.retry_after) if isinstance(exc, TelegramRetryAfter) else None
+
     async def call(
         self,
         method: TelegramMethod[T],
@@ -84,49 +86,23 @@ class TelegramCalls:
         *,
         must_land: bool,
         draft: bool = False,
-        paid: bool = False,
+        slot: Slot | None = None,
     ) -> T | None:
-        """The method's result; None when an optional call was dropped or changed nothing.
-
-        `paid`: the caller already took this call's token from the budget."""
+        """The method's result; None when a call that may be skipped was skipped, or when
+        an edit changed nothing."""
         scopes = self.scopes(chat_id, draft=draft)
-        return await self._call(method, scopes, must_land=must_land, paid=paid)
-
-    async def _call(
-        self, method: TelegramMethod[T], scopes: list[Scope], *, must_land: bool, paid: bool = False
-    ) -> T | None:
-        failures = 0
-        while True:
-            if paid:
-                paid = False
-            elif must_land:
-                await self.budget.take(scopes)
-            elif await self.budget.try_take(scopes) > 0:
-                return None  # a newer update will follow: skip this one
-            try:
-                return await self.bot(method)
-            except TelegramRetryAfter as exc:
-                await self.budget.pause(scopes[0], exc.retry_after)
-                log.info("flood control on %s: waiting %s s", scopes[0].name, exc.retry_after)
-                if not must_land:
-                    return None
-            except TelegramBadRequest as exc:
-                if NOT_MODIFIED in exc.message:
-                    return None
-                raise
-            except (TelegramNetworkError, TelegramServerError) as exc:
-                failures += 1
-                if failures >= ATTEMPTS or not must_land:
-                    raise
-                log.warning("Bot API call failed (%s); trying again", exc)
-                await asyncio.sleep(min(0.25 * 2**failures, 8))
+        return await self.paced(lambda: self._send(method), scopes, must_land=must_land, slot=slot)
 
     async def quietly(self, method: TelegramMethod[Any], chat_id: int | None = None) -> Any:
-        """A call whose failure must not break anything (typing, answering a press, settling
+        """A call whose failure must not break anything (typing, answering a press, updating
         a prompt); a message in `chat_id` is paced like every other call in that chat."""
         scopes = self.scopes(chat_id) if chat_id is not None else [self.bot_scope]
+        return await self.paced_quietly(lambda: self._send(method), scopes, type(method).__name__)
+
+    async def _send(self, method: TelegramMethod[T]) -> T | None:
         try:
-            return await self._call(method, scopes, must_land=True)
-        except Exception as exc:  # cosmetic: the reason is logged, never raised
-            log.warning("%s failed: %s", type(method).__name__, exc)
-            return None
+            return await self.bot(method)
+        except TelegramBadRequest as exc:
+            if NOT_MODIFIED in exc.message:
+                return None  # the message already shows this
+            raise

@@ -1,40 +1,30 @@
-"""Telegram egress for the worker: a reply stream per turn, and expired prompts settled."""
+"""Telegram egress for the worker: a reply stream per turn, and expired prompts updated."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
+from typing import Any
 
 from aiogram.methods import EditMessageText
 from aiogram.types import MessageEntity
 
-from adapters.replies import ReplyStore
+from adapters.chat_egress import ChatEgress
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.stream import TelegramReply
-from bot.confirmations import Confirmation
+from bot.confirmations import Status
 from bot.envelope import Envelope
 
-log = logging.getLogger(__name__)
 
-
-class TelegramEgress:
-    def __init__(self, calls: TelegramCalls, store: ReplyStore) -> None:
-        self.calls = calls
-        self.store = store
-
+class TelegramEgress(ChatEgress[TelegramCalls]):
     def open(self, envelopes: Sequence[Envelope]) -> TelegramReply:
         head = envelopes[0]
         return TelegramReply(self.calls, self.store, Place.from_reply_to(head.reply_to), head.id)
 
-    async def settled(self, record: Confirmation) -> None:
-        """An expired prompt says so and loses its buttons, so nobody presses it in vain."""
-        found = await self.store.load_prompt(record.id)
-        if found is None:
-            return
-        chat_id, message_id = int(found["chat_id"]), int(found["message_id"])
-        shown = confirm.settled(confirm.Prompt(found["text"], found["entities"]), record.status)
+    async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
+        chat_id, message_id = int(prompt["chat_id"]), int(prompt["message_id"])
+        shown = confirm.settled(confirm.Prompt(prompt["text"], prompt["entities"]), status)
         await self.calls.quietly(
             EditMessageText(
                 chat_id=chat_id,

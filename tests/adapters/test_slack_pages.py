@@ -28,17 +28,17 @@ def stream(text: str, steps: list[int]) -> tuple[Pager, list[str]]:
     cuts = sorted({min(len(text), s) for s in steps} | {len(text)})
     for index, end in enumerate(cuts):
         prefix = text[:end]
-        final = index == len(cuts) - 1
-        pager.settle(prefix, position)
+        complete = index == len(cuts) - 1
+        pager.cut(prefix, position)
         while len(shown) < len(pager.pages):
             shown.append("")
         for page in range(len(pager.pages)):
             last = page == len(pager.pages) - 1
-            upto = pager.visible(prefix, final=final) if last else None
+            upto = pager.visible(prefix, complete=complete) if last else None
             now = pager.text(prefix, page, upto)
             assert now.startswith(shown[page]), (shown[page], now)
             shown[page] = now
-        position = max(position, min(len(prefix), pager.visible(prefix, final=final)))
+        position = max(position, min(len(prefix), pager.visible(prefix, complete=complete)))
     return pager, shown
 
 
@@ -58,7 +58,7 @@ def test_a_code_block_that_fits_is_moved_whole_to_the_next_page() -> None:
     block = "```python\n" + "\n".join(f"x = {i}" for i in range(20)) + "\n```"
     text = "intro " * 30 + "\n\n" + block + "\n\nafter"
     pager = Pager(limit=LIMIT, hold=HOLD)
-    pager.settle(text, 0)
+    pager.cut(text, 0)
     assert len(pager.pages) == 2
     second = pager.text(text, 1)
     assert second.startswith("```python\n")
@@ -68,7 +68,7 @@ def test_a_code_block_that_fits_is_moved_whole_to_the_next_page() -> None:
 def test_a_long_code_block_is_closed_and_reopened_with_its_language() -> None:
     block = "```json\n" + "\n".join(f'"k{i}": {i},' for i in range(80)) + "\n```"
     pager = Pager(limit=LIMIT, hold=HOLD)
-    pager.settle(block, 0)
+    pager.cut(block, 0)
     assert len(pager.pages) > 2
     for index in range(len(pager.pages)):
         page = pager.text(block, index)

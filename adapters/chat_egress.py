@@ -1,0 +1,46 @@
+"""A chat platform's egress, the same shape on every platform: a reply stream per turn, and
+approval prompts that show their outcome when they expire without a press.
+
+A platform subclasses `ChatEgress` with how to open its reply (`open`), how a remembered
+prompt shows an outcome (`show_outcome`) and how to release its connections (`aclose`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+from adapters.pacing import PacedCalls
+from adapters.replies import ReplyStore
+from bot.confirmations import Confirmation, Status
+from bot.egress import ReplyStream
+from bot.envelope import Envelope
+
+Calls = TypeVar("Calls", bound=PacedCalls)
+
+
+class ChatEgress(ABC, Generic[Calls]):
+    """An `Egress` for a chat platform; see the module docstring."""
+
+    def __init__(self, calls: Calls, store: ReplyStore) -> None:
+        self.calls = calls
+        self.store = store
+
+    @abstractmethod
+    def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
+        """A reply to `envelopes`, keyed by the first one (see `StreamedReply`)."""
+
+    @abstractmethod
+    async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
+        """Make the prompt remembered as `prompt` say how it ended, without its buttons."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Release the platform client's connections."""
+
+    async def settled(self, record: Confirmation) -> None:
+        """An expired prompt says so and loses its buttons, so nobody presses it in vain."""
+        found = await self.store.load_prompt(record.id)
+        if found is not None:
+            await self.show_outcome(found, record.status)

@@ -1,0 +1,124 @@
+"""Platform calls paced by the shared rate budget, the same way on every platform.
+
+Each call first takes a token from the budget for the scopes it counts against (a chat, a
+workspace's method tier, the whole bot), so replies streamed by many workers slow down
+together instead of running into the platform's rate limits. A rate limit that still
+happens pauses the call's first scope for every worker for exactly the platform's
+`retry_after`. Then a call that must land (a reply's last text, an approval prompt) waits
+and is made again; one that may be skipped (an intermediate update) is dropped, because the
+next update carries newer text anyway. Network trouble is retried a few times for a call
+that must land, and raised at once otherwise.
+
+A platform's calls subclass `PacedCalls` and say only what differs: which exception is a
+rate limit (and for how long), which ones are worth trying again, how to name a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, TypeVar
+
+from bot.ratelimit import RateBudget, Scope
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+ATTEMPTS = 5
+
+
+@dataclass
+class Slot:
+    """A token a reply's pump already took from the budget for `scopes`: the next call made
+    in exactly those scopes spends it instead of taking another, so an update costs one
+    token however long the pump waited for it."""
+
+    scopes: Sequence[Scope]
+    spent: bool = False
+
+    def spend(self, scopes: Sequence[Scope]) -> bool:
+        """True once, for the first call in this slot's scopes."""
+        if self.spent or list(scopes) != list(self.scopes):
+            return False
+        self.spent = True
+        return True
+
+
+class PacedCalls(ABC):
+    """Makes one platform's calls under the shared rate budget; see the module docstring."""
+
+    # Failures that may pass by themselves (the network, the platform's servers).
+    transient: ClassVar[tuple[type[Exception], ...]] = ()
+
+    def __init__(self, budget: RateBudget) -> None:
+        self.budget = budget
+
+    @abstractmethod
+    def retry_after(self, exc: Exception) -> float | None:
+        """Seconds the platform asks to wait when `exc` is its rate limit, else None."""
+
+    def reason(self, exc: Exception) -> str:
+        """A failure in a few words, for the log."""
+        return str(exc) or type(exc).__name__
+
+    async def paced(
+        self,
+        request: Callable[[], Awaitable[T]],
+        scopes: Sequence[Scope],
+        *,
+        must_land: bool,
+        slot: Slot | None = None,
+    ) -> T | None:
+        """The request's result; None when a call that may be skipped was skipped.
+
+        A call that must land waits for its token; one that may be skipped is made only if
+        the budget has room now (or `slot` pays for it)."""
+        failures = 0
+        first = list(scopes)
+        prepaid = slot is not None and slot.spend(first)
+        while True:
+            if prepaid:
+                prepaid = False
+            elif must_land:
+                await self.budget.take(first)
+            elif await self.budget.try_take(first) > 0:
+                return None  # a newer update will follow: skip this one
+            try:
+                return await request()
+            except self.transient as exc:
+                failures += 1
+                if failures >= ATTEMPTS or not must_land:
+                    raise
+                log.warning("platform call failed (%s); trying again", self.reason(exc))
+                await asyncio.sleep(min(0.25 * 2**failures, 8))
+            except Exception as exc:
+                wait = self.retry_after(exc)
+                if wait is None:
+                    raise
+                await self.budget.pause(first[0], wait)
+                log.info("rate limited on %s: waiting %s s", first[0].name, wait)
+                if not must_land:
+                    return None
+
+    async def paced_quietly(
+        self, request: Callable[[], Awaitable[T]], scopes: Sequence[Scope], what: str
+    ) -> T | None:
+        """A call that must land but whose failure must not break anything (typing, a
+        status, answering a press, updating a prompt): the reason is logged, never raised."""
+        try:
+            return await self.paced(request, scopes, must_land=True)
+        except Exception as exc:  # cosmetic: the reason is logged, never raised
+            log.warning("%s failed: %s", what, self.reason(exc))
+            return None
+
+    async def paced_if_room(
+        self, request: Callable[[], Awaitable[T]], scopes: Sequence[Scope], what: str
+    ) -> T | None:
+        """A cosmetic call made only if the budget has room now; failures are logged."""
+        try:
+            return await self.paced(request, scopes, must_land=False)
+        except Exception as exc:
+            log.info("%s skipped: %s", what, self.reason(exc))
+            return None

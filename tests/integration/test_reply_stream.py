@@ -1,0 +1,212 @@
+"""The streamed reply every chat platform shares, on a real Redis, through a platform of notes.
+
+`Notes` is the smallest platform there is: numbered messages of `LIMIT` characters that can be
+posted, edited and deleted. It implements only what a platform must (wire calls, limits,
+pace), so these tests show what the shared pump, pacing and message ids guarantee by
+themselves, whatever the platform.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.asyncio import Redis
+
+from adapters.pacing import PacedCalls
+from adapters.replies import ReplyStore
+from adapters.reply_stream import FIRST_UPDATE_AFTER, Edit, StreamedReply
+from bot.agent import events as ev
+from bot.llm.events import Usage
+from bot.ratelimit import RateBudget, Scope
+
+LIMIT = 40
+RATE = 2.0  # updates a second: a pace of half a second
+
+
+class RateLimited(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"slow down for {seconds} s")
+        self.seconds = seconds
+
+
+class Notes:
+    """The platform's side: what it shows, and every call made to it, timed."""
+
+    def __init__(self) -> None:
+        self.shown: dict[int, str] = {}
+        self.calls: list[tuple[str, float]] = []
+        self.refuse = 0  # the next calls answered with a rate limit
+        self._ids = itertools.count(1)
+
+    async def answer(self, method: str, change: Callable[[], int]) -> int:
+        self.calls.append((method, time.monotonic()))
+        if self.refuse:
+            self.refuse -= 1
+            raise RateLimited(0.1)
+        return change()
+
+    def post(self, text: str) -> Awaitable[int]:
+        def change() -> int:
+            message_id = next(self._ids)
+            self.shown[message_id] = text
+            return message_id
+
+        return self.answer("post", change)
+
+    def edit(self, message_id: int, text: str) -> Awaitable[int]:
+        def change() -> int:
+            self.shown[message_id] = text
+            return message_id
+
+        return self.answer("edit", change)
+
+    def delete(self, message_id: int) -> Awaitable[int]:
+        def change() -> int:
+            del self.shown[message_id]
+            return message_id
+
+        return self.answer("delete", change)
+
+    def count(self, method: str) -> int:
+        return sum(1 for name, _ in self.calls if name == method)
+
+
+class NoteCalls(PacedCalls):
+    def __init__(self, budget: RateBudget) -> None:
+        super().__init__(budget)
+        self.scope = Scope("test:notes", rate=RATE, burst=3)
+
+    def retry_after(self, exc: Exception) -> float | None:
+        return exc.seconds if isinstance(exc, RateLimited) else None
+
+
+class NoteReply(StreamedReply[NoteCalls, int, str]):
+    def __init__(self, calls: NoteCalls, store: ReplyStore, notes: Notes, key: str) -> None:
+        super().__init__(calls, store, key, "notes")
+        self.notes = notes
+
+    def pace(self) -> float:
+        return 1 / RATE
+
+    def scopes(self) -> list[Scope]:
+        return [self.calls.scope]
+
+    def message_id(self, stored: Any) -> int:
+        return int(stored)
+
+    async def show(self, *, must_land: bool) -> None:
+        text = self.transcript.body()
+        if not text:
+            return
+        pages = [text[i : i + LIMIT] for i in range(0, len(text), LIMIT)]
+        for index, page in enumerate(pages):
+            if not await self.ensure(index, page, must_land=must_land):
+                return
+        if must_land:
+            await self.drop_extra(len(pages))
+
+    async def edit(self, message_id: int, content: str, *, must_land: bool) -> Edit:
+        edited = await self._paced(lambda: self.notes.edit(message_id, content), must_land)
+        return Edit.SKIPPED if edited is None else Edit.LANDED
+
+    async def post(self, index: int, content: str, *, must_land: bool) -> int | None:
+        return await self._paced(lambda: self.notes.post(content), must_land)
+
+    async def delete(self, message_id: int) -> None:
+        await self.calls.paced_quietly(lambda: self.notes.delete(message_id), self.scopes(), "x")
+
+    async def post_prompt(
+        self, event: ev.ConfirmationRequired, expires_in: float
+    ) -> dict[str, Any] | None:
+        message_id = await self._paced(lambda: self.notes.post("Allow?"), must_land=True)
+        return None if message_id is None else {"id": message_id}
+
+    async def _paced(self, request: Callable[[], Awaitable[int]], must_land: bool) -> int | None:
+        return await self.calls.paced(request, self.scopes(), must_land=must_land, slot=self.slot)
+
+
+async def reply_for(redis_url: str, notes: Notes, key: str = "envelope-1") -> NoteReply:
+    redis = Redis.from_url(redis_url)
+    return NoteReply(NoteCalls(RateBudget(redis)), ReplyStore(redis, "notes"), notes, key)
+
+
+def completed() -> ev.Completed:
+    return ev.Completed(finish_reason="done", iterations=1, usage=Usage())
+
+
+async def test_a_short_reply_costs_one_post_and_nothing_else(redis_url: str) -> None:
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    for word in ("Sure, ", "it is ", "done."):
+        await reply.send(ev.TextDelta(text=word))
+    await reply.send(completed())
+    await reply.close()
+    assert notes.calls == [("post", notes.calls[0][1])]
+    assert list(notes.shown.values()) == ["Sure, it is done."]
+
+
+async def test_updates_wait_a_moment_then_keep_the_pace_not_the_burst(redis_url: str) -> None:
+    """The budget's burst (3) would allow three updates at once: the pump spends none of it."""
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    started = time.monotonic()
+    while time.monotonic() - started < 1.8:  # fewer than LIMIT characters: one message
+        await reply.send(ev.TextDelta(text="x"))
+        await asyncio.sleep(0.05)
+    updates = [at for _, at in notes.calls]
+    await reply.send(completed())
+    await reply.close()
+    assert len(updates) >= 2, notes.calls
+    assert updates[0] - started >= FIRST_UPDATE_AFTER * 0.9
+    gaps = [b - a for a, b in itertools.pairwise(updates)]
+    assert min(gaps) >= 1 / RATE * 0.9, gaps
+    assert "".join(notes.shown.values()) == reply.transcript.body()
+
+
+async def test_the_last_update_lands_through_rate_limits(redis_url: str) -> None:
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="The whole answer."))
+    await reply.send(completed())
+    notes.refuse = 3
+    await reply.close()
+    assert notes.refuse == 0 and notes.count("post") == 4
+    assert list(notes.shown.values()) == ["The whole answer."]
+
+
+async def test_a_resumed_reply_edits_its_messages_and_drops_what_it_no_longer_needs(
+    redis_url: str,
+) -> None:
+    notes = Notes()
+    first = await reply_for(redis_url, notes)
+    await first.send(ev.TextDelta(text="a" * (LIMIT * 3)))
+    await first.close()  # as if the worker died with three messages posted
+    assert len(notes.shown) == 3
+    posted = sorted(notes.shown)
+    again = await reply_for(redis_url, notes)  # another worker runs the turn again
+    await again.send(ev.TextDelta(text="b" * LIMIT))
+    await again.send(completed())
+    await again.close()
+    assert notes.shown == {posted[0]: "b" * LIMIT}
+    assert notes.count("post") == 3 and notes.count("delete") == 2
+
+
+async def test_an_approval_prompt_is_posted_after_the_text_and_remembered(
+    redis_url: str,
+) -> None:
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Let me check."))
+    await reply.send(
+        ev.ConfirmationRequired(
+            confirmation_id="c-1", calls=[], expires_at=time.time() + 60, can_remember=False
+        )
+    )
+    assert list(notes.shown.values()) == ["Let me check.", "Allow?"]
+    remembered = await reply.store.load_prompt("c-1")
+    assert remembered == {"id": max(notes.shown)}
+    await reply.close()
