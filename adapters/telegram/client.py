@@ -9,7 +9,7 @@ changes nothing ("message is not modified") is not a failure.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
@@ -88,8 +88,8 @@ class TelegramCalls(PacedCalls):
         draft: bool = False,
         slot: Slot | None = None,
     ) -> T | None:
-        """The method's result; None when a call that may be skipped was skipped, or when
-        an edit changed nothing."""
+        """The method's result (True for an edit that changed nothing); None when a call
+        that may be skipped was skipped."""
         scopes = self.scopes(chat_id, draft=draft)
         return await self.paced(lambda: self._send(method), scopes, must_land=must_land, slot=slot)
 
@@ -104,5 +104,7 @@ class TelegramCalls(PacedCalls):
             return await self.bot(method)
         except TelegramBadRequest as exc:
             if NOT_MODIFIED in exc.message:
-                return None  # the message already shows this
+                # The message already shows this: as good as an edit, and not None, which
+                # says a call was skipped and its update is still to be made.
+                return cast(T, True)
             raise

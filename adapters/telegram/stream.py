@@ -129,12 +129,12 @@ class TelegramReply(StreamedReply[TelegramCalls, int, Chunk]):
             )
 
         try:
-            await self._formatted(method, content, must_land=must_land)
+            done = await self._formatted(method, content, must_land=must_land)
         except TelegramBadRequest as exc:
             if "message to edit not found" in exc.message:
                 return Edit.GONE
             raise
-        return Edit.LANDED
+        return Edit.SKIPPED if done is None else Edit.LANDED
 
     async def post(self, index: int, content: Chunk, *, must_land: bool) -> int | None:
         reply = None

@@ -6,6 +6,7 @@ The real aiogram Bot talks HTTP to the fake, which is as strict as Telegram (409
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 
@@ -85,6 +86,32 @@ async def test_a_short_reply_costs_one_message_and_no_draft_or_edit(
     assert shown == [f"Sure: {n} <angle> & ampersand." for n in range(2)]
     updates = calls_in(tg_stack, chat, "sendMessage", "sendMessageDraft", "editMessageText")
     assert [c.method for c in updates] == ["sendMessage", "sendMessage"]
+
+
+async def test_an_edit_refused_by_flood_control_is_made_by_the_last_update(
+    tg_stack: TelegramStack,
+) -> None:
+    """An intermediate edit that met a 429 was not shown: when no text follows it, the last
+    update must still make it, or the message keeps its older text for good."""
+    await tg_stack.start_worker()
+    tg = tg_stack.tg
+    first, rest = "Part one of the answer.", " Part two, later."
+    gate = asyncio.Event()
+    # The model's events come 1.5 s apart and wait at the gate after the first text: the
+    # rest then comes alone, an intermediate edit shows it (refused), and the turn ends
+    # seconds later with nothing new.
+    tg_stack.fake.enqueue(
+        Reply(text=first + rest, chunk_size=len(first), delay=1.5, gate=gate, gate_after=4)
+    )
+    group = tg.group("Flooded")
+    tg.send(group, ANN, "@parley_test_bot go")
+    await tg.wait_for(lambda: [m.text for m in tg.messages(group)] == [first], within=60)
+    tg.fail_next("editMessageText", 429, "Too Many Requests: retry after 1", retry_after=1)
+    gate.set()
+    await tg.wait_for(lambda: [m.text for m in tg.messages(group)] == [first + rest], within=60)
+    refused = [c for c in tg.calls if c.method == "editMessageText" and not c.ok]
+    assert [c.params["text"] for c in refused] == [first + rest]
+    assert tg.flood_violations == 0
 
 
 async def test_drafts_are_paced_evenly_from_the_first_one(tg_stack: TelegramStack) -> None:
