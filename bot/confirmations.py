@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
-from bot.mailbox import PREFIX
+from bot import keys
 
 Status = Literal["pending", "approved", "denied", "expired", "declined"]
 Outcome = Literal["ok", "unknown", "expired", "decided", "forbidden"]
@@ -64,10 +64,6 @@ def _valid(confirmation_id: str) -> bool:
     )
 
 
-def _key(confirmation_id: str) -> str:
-    return f"{PREFIX}:confirm:{confirmation_id}"
-
-
 class Confirmations:
     def __init__(self, redis: Redis, *, keep: int = 7 * 86_400) -> None:
         self.redis = redis
@@ -97,13 +93,15 @@ class Confirmations:
             platform=platform,
             reply_to=reply_to or {},
         )
-        await self.redis.set(_key(record.id), record.model_dump_json(), ex=int(ttl) + self.keep)
+        await self.redis.set(
+            keys.confirmation(record.id), record.model_dump_json(), ex=int(ttl) + self.keep
+        )
         return record
 
     async def get(self, confirmation_id: str) -> Confirmation | None:
         if not _valid(confirmation_id):
             return None
-        raw = await self.redis.get(_key(confirmation_id))
+        raw = await self.redis.get(keys.confirmation(confirmation_id))
         return Confirmation.model_validate_json(raw) if raw else None
 
     async def decide(
@@ -113,7 +111,7 @@ class Confirmations:
         if not _valid(confirmation_id):
             return "unknown"
         result = await self._decide(
-            keys=[_key(confirmation_id)],
+            keys=[keys.confirmation(confirmation_id)],
             args=[status, by, time.time(), "1" if is_admin else "0"],
         )
         outcome: Outcome = result.decode() if isinstance(result, bytes) else str(result)  # type: ignore[assignment]

@@ -28,6 +28,7 @@ from adapters.slack.egress import SlackEgress
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.egress import TelegramEgress
 from adapters.telegram.place import PLATFORM
+from bot import keys
 from bot.agent.build import build_agent
 from bot.agent.loop import Agent
 from bot.config import Settings
@@ -36,7 +37,7 @@ from bot.drain import TIMEOUT_SENDER, RunnerDeps, SessionRunner
 from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
-from bot.mailbox import CANCEL_CHANNEL, Mailbox
+from bot.mailbox import Mailbox
 from bot.ratelimit import RateBudget
 from bot.store.database import Database, open_database
 from worker.persistence import check_persistence
@@ -159,7 +160,7 @@ async def _watch_database(settings: Settings, database: Database) -> None:
 
 async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
     pubsub = redis.pubsub()
-    await pubsub.subscribe(CANCEL_CHANNEL)
+    await pubsub.subscribe(keys.CANCEL_CHANNEL)
     async for message in pubsub.listen():
         if message.get("type") == "message":
             runner.cancel(message["data"].decode())

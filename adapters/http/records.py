@@ -13,7 +13,8 @@ import re
 from aiohttp import web
 
 from adapters.core import Core
-from adapters.http.common import error, refusal, registry_key
+from adapters.http.common import error, refusal
+from bot import keys
 
 MAX_LIMIT = 100
 # ASCII digits only: `str.isdigit` and `int` also take "²" and "٣".
@@ -71,11 +72,11 @@ class Records:
             return error(404, "unknown session", id=key)
         if await mailbox.stop(key) and not await self._stopped(key):
             return error(409, "a turn is still running in this session; try again", id=key)
-        keys = await mailbox.forget(key)
+        removed = await mailbox.forget(key)
         if key.startswith("http:"):
-            keys += await self.core.redis.delete(registry_key(key.removeprefix("http:")))
+            removed += await self.core.redis.delete(keys.http_session(key.removeprefix("http:")))
         await self.core.archive.delete(key)
-        return web.json_response({"deleted": key, "redis_keys": keys})
+        return web.json_response({"deleted": key, "redis_keys": removed})
 
     async def _stopped(self, key: str) -> bool:
         loop = asyncio.get_running_loop()

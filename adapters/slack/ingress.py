@@ -27,10 +27,11 @@ from adapters.slack.confirm import ACTIONS
 from adapters.slack.place import PLATFORM, Place, person, place_of, sender_of
 from adapters.slack.presses import Presses
 from adapters.usage import usage_text
+from bot import keys
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.envelope import MAX_TEXT, Envelope
-from bot.mailbox import PREFIX, Mailbox
+from bot.mailbox import Mailbox
 from bot.store.archive import Archive
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ class Ingress:
 
     async def refuse(self, place: Place, user: str) -> None:
         """A stranger is told why, privately and at most once an hour, at no model cost."""
-        key = f"{PREFIX}:slack:refused:{place.team}:{user}"
+        key = keys.slack_refused(place.team, user)
         if await self.deps.redis.set(key, "1", nx=True, ex=REFUSAL_MEMORY):
             self.note(place, user, REFUSAL.format(id=person(user)))
         log.info("refused %s in %s", person(user), place.channel)
@@ -179,7 +180,7 @@ class Ingress:
         )
 
     def _thread_key(self, place: Place) -> str:
-        return f"{PREFIX}:slack:thread:{place.session}"
+        return keys.slack_thread(place.session)
 
 
 def clean(text: str, bot_user_id: str | None) -> str:

@@ -25,10 +25,11 @@ from adapters.telegram.client import TelegramCalls
 from adapters.telegram.commands import Commands, command_names
 from adapters.telegram.place import PLATFORM, Place, place_of, sender_of
 from adapters.telegram.presses import handle_press
+from bot import keys
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.envelope import MAX_TEXT, Envelope
-from bot.mailbox import PREFIX, Mailbox
+from bot.mailbox import Mailbox
 from bot.store.archive import Archive
 
 log = logging.getLogger(__name__)
@@ -144,7 +145,7 @@ class Ingress:
         if self.deps.settings.may_use(person):
             return True
         first = await self.deps.redis.set(
-            f"{PREFIX}:tg:refused:{user.id}", "1", nx=True, ex=REFUSAL_MEMORY
+            keys.telegram_refused(user.id), "1", nx=True, ex=REFUSAL_MEMORY
         )
         if first:
             await self.answer(message, REFUSAL.format(id=person))

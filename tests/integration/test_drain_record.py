@@ -12,13 +12,14 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adapters.http.egress import HttpEgress
+from bot import keys
 from bot.agent.build import build_agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.drain import RunnerDeps, SessionRunner
 from bot.egress import PlatformEgress
 from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox, key
+from bot.mailbox import Mailbox
 from bot.redis_types import done
 from bot.store.database import Database, open_database
 from bot.store.history import RUNS
@@ -76,7 +77,7 @@ async def test_a_run_saved_but_not_committed_is_not_answered_again(rig: Rig) -> 
     await rig.runner.drain(SESSION)
     # The worker died after the run's last save and before its commit: the envelope is
     # still at the head of the inbox, the state says the run finished.
-    await done(rig.mailbox.redis.rpush(key(SESSION, "inbox"), envelope.model_dump_json()))
+    await done(rig.mailbox.redis.rpush(keys.session(SESSION, "inbox"), envelope.model_dump_json()))
     await rig.runner.drain(SESSION)
     assert len(rig.fake.requests) == 1
     assert await rig.mailbox.pending(SESSION) == 0
@@ -88,7 +89,7 @@ async def test_a_lost_hot_state_is_rebuilt_from_the_record(rig: Rig) -> None:
     rig.fake.enqueue(Reply(text="Noted."), Reply(text="You are Ann."))
     await rig.mailbox.submit(said("I am Ann", 1))
     await rig.runner.drain(SESSION)
-    await rig.mailbox.redis.delete(key(SESSION, "state"))
+    await rig.mailbox.redis.delete(keys.session(SESSION, "state"))
     await rig.mailbox.submit(said("who am I?", 2))
     await rig.runner.drain(SESSION)
     sent = rig.fake.requests[-1].body["messages"]
