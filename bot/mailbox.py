@@ -238,7 +238,7 @@ class Mailbox:
             raise RuntimeError(f"inbox head of {session} is not {envelopes[0].id}")
 
     async def release_if_empty(self, session: str, token: str) -> bool | None:
-        """True: released; False: messages are waiting, keep draining; None: lease lost."""
+        """True: released; False: messages are waiting, take another turn; None: lease lost."""
         result = await self._release_if_empty(
             keys=[
                 keys.session(session, "lease"),

@@ -109,7 +109,7 @@ def web() -> None:
 
 @app.command()
 def worker() -> None:
-    """Run an arq worker that drains session mailboxes; start as many as you like."""
+    """Run an arq worker that takes the turns of waiting sessions; start as many as you like."""
     from worker.jobs import serve
 
     settings = _settings()

@@ -33,12 +33,12 @@ from bot.agent.build import build_agent
 from bot.agent.loop import Agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
-from bot.drain import TIMEOUT_SENDER, RunnerDeps, SessionRunner
 from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
 from bot.mailbox import Mailbox
 from bot.ratelimit import RateBudget
+from bot.session_runner import TIMEOUT_SENDER, RunnerDeps, SessionRunner
 from bot.store.database import Database, open_database
 from worker.persistence import check_persistence
 
@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Supervisor:
-    """Runs drains as tasks, at most `limit` sessions at once, and stops them on shutdown.
+    """Runs sessions' turns as tasks, at most `limit` sessions at once, and stops them on shutdown.
 
     A full worker stops taking jobs from arq (`picking(False)`), so a new message goes to a
     worker with room instead of waiting here for one of this worker's long turns to end.
@@ -65,13 +65,13 @@ class Supervisor:
     async def wake(self, session: str) -> None:
         await self.limit.acquire()
         self.picking(not self.limit.locked())
-        task = asyncio.create_task(self._drain(session))
+        task = asyncio.create_task(self._take_turns_in_slot(session))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _drain(self, session: str) -> None:
+    async def _take_turns_in_slot(self, session: str) -> None:
         try:
-            await self.runner.drain(session)
+            await self.runner.take_turns(session)
         finally:
             self.limit.release()
             self.picking(True)
@@ -82,7 +82,8 @@ class Supervisor:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
-async def drain(ctx: dict[str, Any], session: str) -> None:
+async def wake_session(ctx: dict[str, Any], session: str) -> None:
+    """The drain job: hand the session to the supervisor and end, so arq stays free."""
     supervisor: Supervisor = ctx["supervisor"]
     await supervisor.wake(session)
 
@@ -241,7 +242,10 @@ def build_worker(settings: Settings, database: Database) -> Worker:
             await agent.deps.executor.aclose()
 
     worker = Worker(
-        functions=[func(drain, name="drain", max_tries=3), func(expire_confirmation, max_tries=3)],
+        functions=[
+            func(wake_session, name=keys.DRAIN_JOB, max_tries=3),
+            func(expire_confirmation, max_tries=3),
+        ],
         cron_jobs=[cron(prune, minute=17, run_at_startup=True, unique=True, timeout=600)],
         redis_settings=RedisSettings.from_dsn(settings.redis_url),
         on_startup=startup,

@@ -24,7 +24,7 @@ class Where:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """What the drain knows about a run when it ends. `last_message` is the id of the
+    """What the session runner knows about a run when it ends. `last_message` is the id of the
     session's last message when the run was queued for the record: the run added the
     messages up to it, which tells a catch-up of several runs which message was whose."""
 

@@ -1,10 +1,10 @@
-"""Draining a session's inbox: one worker at a time, each envelope committed once, in order.
+"""Running a session's turns: one worker at a time, each envelope committed once, in order.
 
-`SessionRunner.drain` is what a drain job calls. It takes the session's lease, keeps it alive
-with a heartbeat (and stops the turn at once if the lease is lost), and works through the
-inbox: consecutive plain messages become one turn, a decision resumes a suspended turn, a
-turn found half done in the state (its worker died) is continued, and an envelope that has
-crashed the worker too often goes to the dead letters so the session can go on.
+`SessionRunner.take_turns` is what a worker runs when a drain job wakes it for a session. It takes
+the session's lease, keeps it alive with a heartbeat (and stops the turn at once if the lease is
+lost), and works through the inbox: consecutive plain messages become one turn, a decision resumes a
+suspended turn, a turn found half done in the state (its worker died) is continued, and an envelope
+that has crashed the worker too often goes to the dead letters so the session can go on.
 """
 
 from __future__ import annotations
@@ -67,13 +67,15 @@ class SessionRunner:
             event.set()
         return event is not None
 
-    async def drain(self, session: str) -> None:
+    async def take_turns(self, session: str) -> None:
+        """Hold the session's lease and run its turns until the inbox is empty; someone else
+        holds it already: return at once, the holder sees the new message before it lets go."""
         mailbox = self.deps.mailbox
         liveness = self.deps.liveness
         worker_id = liveness.id if liveness is not None else ""
         token = await mailbox.take_lease(session, self.lease_ttl, worker=worker_id)
         if token is None:
-            return  # the holder will see our message before it lets go
+            return
         worker = asyncio.current_task()
         assert worker is not None
         lost = asyncio.Event()
