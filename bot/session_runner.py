@@ -33,7 +33,6 @@ from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import Person, ToolContext
 
 log = logging.getLogger(__name__)
-TIMEOUT_SENDER = "parley:timeout"
 EXPIRED = "Not run: nobody approved it before the request expired."
 POISONED = "Sorry, I could not process that message (it failed {n} times), so I skipped it."
 FRESH_START = "Started a new conversation: I have forgotten what we said before."
@@ -179,7 +178,7 @@ class SessionRunner:
             trigger="skipped",
             sender=head.sender.id,
             model=self.deps.agent.deps.model,
-            finish_reason="poisoned",
+            finish_reason=ev.FinishReason.POISONED,
             iterations=0,
             usage=Usage(),
             started_at=now,
@@ -194,7 +193,7 @@ class SessionRunner:
             log.warning("unknown session command %r in %s", head.text, head.session)
             return state
         await self._decline_pending(state, head.sender.id)
-        await self._say(head, ev.TextDelta(text=FRESH_START), finish="end_turn")
+        await self._say(head, ev.TextDelta(text=FRESH_START), finish=ev.FinishReason.END_TURN)
         await self._quietly("forget the context of", head.session, self.deps.history.reset)
         # the record keeps the totals for /usage, also of runs it has yet to take
         return SessionState(unrecorded=state.unrecorded)
@@ -239,7 +238,7 @@ class SessionRunner:
         model = await self.deps.mailbox.option(head.session, "model")
         if resumed:  # continue what a dead worker began
             return TurnRequest(ctx, envelope_ids=ids, model=model)
-        if head.kind == "decision":
+        if head.is_decision:
             await self._audit(head.confirmation_id)
             pending = state.pending
             if pending is None or pending.confirmation_id != head.confirmation_id:
@@ -248,7 +247,7 @@ class SessionRunner:
             if head.approve and head.remember:
                 names = {c.name for c in pending.calls if c.id in pending.waiting}
                 state.always_allow = sorted(set(state.always_allow) | names)
-            note = EXPIRED if head.sender.id == TIMEOUT_SENDER else "Denied by the user."
+            note = EXPIRED if head.kind == "expiry" else "Denied by the user."
             return TurnRequest(
                 ctx, decisions=decisions, envelope_ids=ids, deny_note=note, model=model
             )
@@ -288,7 +287,7 @@ class SessionRunner:
             self._cancels.pop(session, None)
             await stream.close()
         model = request.model or self.deps.agent.deps.model
-        if record := watch.record(group, _trigger(head, request), model):
+        if record := watch.record(group, _trigger(request), model):
             await self._record(state, record)
 
     async def _confirmation(
@@ -316,7 +315,12 @@ class SessionRunner:
             update={"confirmation_id": record.id, "expires_at": record.expires_at}
         )
 
-    async def _say(self, envelope: Envelope, event: ev.AgentEvent, finish: str = "error") -> None:
+    async def _say(
+        self,
+        envelope: Envelope,
+        event: ev.AgentEvent,
+        finish: ev.FinishReason = ev.FinishReason.ERROR,
+    ) -> None:
         stream = self.deps.egress.open([envelope])
         try:
             await stream.send(event)
@@ -325,10 +329,12 @@ class SessionRunner:
             await stream.close()
 
 
-def _trigger(head: Envelope, request: TurnRequest) -> str:
+def _trigger(request: TurnRequest) -> str:
     if request.text is not None:
         return "message"
-    return head.kind if request.decisions is not None else "resume"
+    if request.decisions is None:
+        return "resume"
+    return "decision"  # a person's or the expiry's: the record has one trigger for both
 
 
 def _finished_group(batch: list[Envelope], state: SessionState) -> list[Envelope]:

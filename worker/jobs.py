@@ -38,7 +38,7 @@ from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
 from bot.mailbox import Mailbox
 from bot.ratelimit import RateBudget
-from bot.session_runner import TIMEOUT_SENDER, RunnerDeps, SessionRunner
+from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.database import Database, open_database
 from worker.persistence import check_persistence
 
@@ -88,10 +88,14 @@ async def wake_session(ctx: dict[str, Any], session: str) -> None:
     await supervisor.wake(session)
 
 
+# Who decided, for the record and the audit: the same name the confirmation's `decided_by` gets.
+EXPIRY_SENDER = "timeout"
+
+
 async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None:
     """At its expiry an undecided confirmation is denied, and the turn goes on."""
     supervisor: Supervisor = ctx["supervisor"]
-    if await supervisor.confirmations.decide(confirmation_id, "expired", "timeout") != "ok":
+    if await supervisor.confirmations.decide(confirmation_id, "expired", EXPIRY_SENDER) != "ok":
         return
     record = await supervisor.confirmations.get(confirmation_id)
     if record is None:
@@ -104,8 +108,8 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
         Envelope(
             id=f"expire:{confirmation_id}",
             session=record.session,
-            kind="decision",
-            sender=Sender(id=TIMEOUT_SENDER),
+            kind="expiry",
+            sender=Sender(id=EXPIRY_SENDER),
             platform=record.platform,
             reply_to=record.reply_to,
             confirmation_id=confirmation_id,

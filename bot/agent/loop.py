@@ -102,7 +102,7 @@ class _Run:
         self.tools = ToolStep(
             deps.tools, deps.executor, policy, state, request.ctx, cancel, self.save
         )
-        self.finish: str | None = None
+        self.finish: ev.FinishReason | str | None = None
         self.final_text = ""
         self.notice = ""
 
@@ -141,7 +141,7 @@ class _Run:
         elif request.decisions is not None:
             if state.pending is None:
                 yield ev.Error(message="Nothing is waiting for a decision.")
-                self.finish = "nothing_pending"
+                self.finish = ev.FinishReason.NOTHING_PENDING
                 return
             if request.envelope_ids:
                 self.turn.envelope_ids = list(request.envelope_ids)
@@ -156,11 +156,11 @@ class _Run:
     async def _iterate(self) -> AsyncIterator[ev.AgentEvent]:
         """One model call and the tools it asked for; sets `finish` when the turn should end."""
         if self.cancel is not None and self.cancel.is_set():
-            self.finish = "cancelled"
+            self.finish = ev.FinishReason.CANCELLED
             return
         cap = self.deps.settings.max_iterations
         if self.turn.iteration >= cap:
-            self.finish = "max_iterations"
+            self.finish = ev.FinishReason.MAX_ITERATIONS
             self._notice(
                 f"I stopped after {cap} steps without a final answer. "
                 "Tell me how to go on, or ask a narrower question."
@@ -191,7 +191,7 @@ class _Run:
         self.turn.usage += outcome.usage
         if outcome.error is not None:
             yield ev.Error(message=outcome.error)
-            self.finish = "error"
+            self.finish = ev.FinishReason.ERROR
             return
         calls = [] if outcome.finish_reason is None else outcome.calls
         content: list[TextBlock | ToolUseBlock] = (
@@ -214,7 +214,7 @@ class _Run:
         self.final_text = outcome.text
         await self.save()
         if outcome.finish_reason is None:
-            self.finish = "cancelled"
+            self.finish = ev.FinishReason.CANCELLED
         elif not calls:
             self.finish = outcome.finish_reason
         else:
@@ -266,12 +266,12 @@ class _Run:
     async def _end(self) -> AsyncIterator[ev.AgentEvent]:
         if self.notice:
             yield ev.TextDelta(text=self.notice)
-        finish = self.finish or "end_turn"
+        finish = self.finish or ev.FinishReason.END_TURN
         turn = self.turn
-        if finish != "awaiting_confirmation":
+        if finish != ev.FinishReason.AWAITING_CONFIRMATION:
             self.state.turn = None
         self.state.finished = list(self.request.envelope_ids)
-        failed = finish == "error"
+        failed = finish == ev.FinishReason.ERROR
         yield ev.StateChanged(
             layer="turn", state=ev.TurnState.FAILED if failed else ev.TurnState.COMPLETED
         )

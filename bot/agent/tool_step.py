@@ -44,7 +44,7 @@ class ToolStep:
         self.ctx = ctx
         self.cancel = cancel
         self.save = save
-        self.finish: str | None = None
+        self.finish: ev.FinishReason | None = None
         self.notice = ""
 
     @property
@@ -82,7 +82,7 @@ class ToolStep:
                 waiting.append(call.id)
             else:
                 run_now.append(call)
-        if self.finish == "doom_loop":
+        if self.finish == ev.FinishReason.DOOM_LOOP:
             for call in batch:
                 results.setdefault(call.id, _error(call, "Not run: the turn was stopped."))
             run_now, waiting = [], []
@@ -93,7 +93,7 @@ class ToolStep:
             yield event
         if waiting and self.finish is None:
             self.state.pending = PendingConfirmation(calls=batch, results=results, waiting=waiting)
-            self.finish = "awaiting_confirmation"
+            self.finish = ev.FinishReason.AWAITING_CONFIRMATION
             yield ev.StateChanged(layer="turn", state=ev.TurnState.AWAITING_CONFIRMATION)
             yield ev.ConfirmationRequired(
                 calls=[
@@ -173,7 +173,7 @@ class ToolStep:
         else:
             turn.repeat_signature, turn.repeat_count = signature, 1
         if turn.repeat_count > REPEAT_WARN:
-            self.finish = "doom_loop"
+            self.finish = ev.FinishReason.DOOM_LOOP
             self.notice = (
                 f"I stopped because I kept calling {call.name} with the same "
                 "arguments without getting anywhere. Could you rephrase or give me "
@@ -207,7 +207,7 @@ class ToolStep:
             await self.save()
         tasks = self.executor.start(calls, self.ctx, self.turn.cache)
         if not await wait_all_or_cancel(tasks, self.cancel):
-            self.finish = "cancelled"
+            self.finish = ev.FinishReason.CANCELLED
         outcomes: dict[str, ToolOutcome] = {}
         for call, task in zip(calls, tasks, strict=True):
             if task.cancelled() or task.exception() is not None:

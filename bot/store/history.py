@@ -23,6 +23,7 @@ from sqlalchemy import Table, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.agent.events import FinishReason
 from bot.agent.state import SessionState
 from bot.confirmations import Confirmation
 from bot.llm.events import Usage
@@ -40,6 +41,12 @@ RUNS: Table = RunRow.__table__  # type: ignore[assignment]
 MESSAGES: Table = MessageRow.__table__  # type: ignore[assignment]
 CONFIRMATIONS: Table = ConfirmationRow.__table__  # type: ignore[assignment]
 TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+# The run's status in the record, by finish reason; any other finish is "completed".
+STATUS_OF_FINISH: dict[str, str] = {
+    FinishReason.ERROR: "failed",
+    FinishReason.AWAITING_CONFIRMATION: "waiting",
+}
 
 
 def _at(timestamp: float) -> datetime:
@@ -98,7 +105,7 @@ class History:
         await db.execute(statement.on_conflict_do_nothing(index_elements=["key"]))
 
     async def _run(self, db: AsyncConnection, run: RunRecord) -> None:
-        status = {"error": "failed", "awaiting_confirmation": "waiting"}.get(
+        status = STATUS_OF_FINISH.get(
             run.finish_reason, "skipped" if run.trigger == "skipped" else "completed"
         )
         first = run.first_text_at
