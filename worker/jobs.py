@@ -134,6 +134,11 @@ async def prune(ctx: dict[str, Any]) -> int:
     return len(gone)
 
 
+# The jobs a worker runs; their names are kept in Redis with every queued job.
+JOBS = [
+    func(wake_session, name=keys.DRAIN_JOB, max_tries=3),
+    func(expire_confirmation, max_tries=3),
+]
 WAKE_GRACE = 5.0
 
 
@@ -246,10 +251,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
             await agent.deps.executor.aclose()
 
     worker = Worker(
-        functions=[
-            func(wake_session, name=keys.DRAIN_JOB, max_tries=3),
-            func(expire_confirmation, max_tries=3),
-        ],
+        functions=JOBS,
         cron_jobs=[cron(prune, minute=17, run_at_startup=True, unique=True, timeout=600)],
         redis_settings=RedisSettings.from_dsn(settings.redis_url),
         on_startup=startup,
