@@ -177,7 +177,7 @@ class SessionRunner:
             envelope_ids=[head.id],
             trigger="skipped",
             sender=head.sender.id,
-            model=self.deps.agent.deps.model,
+            model=self.deps.agent.default_model,
             finish_reason=ev.FinishReason.POISONED,
             iterations=0,
             usage=Usage(),
@@ -286,7 +286,7 @@ class SessionRunner:
         finally:
             self._cancels.pop(session, None)
             await stream.close()
-        model = request.model or self.deps.agent.deps.model
+        model = request.model or self.deps.agent.default_model
         if record := watch.record(group, _trigger(request), model):
             await self._record(state, record)
 

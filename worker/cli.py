@@ -72,13 +72,12 @@ def chat() -> None:
     agent = _check_model(settings)
 
     async def main() -> int:
-        warming = asyncio.create_task(agent.deps.executor.warm())  # the calculator's helper
+        warming = asyncio.create_task(agent.warm())  # the calculator's helper
         try:
             return await ConsoleChat(agent, settings).run()
         finally:
             warming.cancel()
-            await agent.deps.provider.aclose()
-            await agent.deps.executor.aclose()
+            await agent.aclose()
 
     raise typer.Exit(asyncio.run(main()))
 

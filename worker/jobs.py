@@ -39,6 +39,7 @@ from bot.liveness import Liveness
 from bot.mailbox import Mailbox
 from bot.ratelimit import RateBudget
 from bot.session_runner import RunnerDeps, SessionRunner
+from bot.store.archive import Archive
 from bot.store.database import Database, open_database
 from worker.persistence import check_persistence
 
@@ -53,11 +54,12 @@ class Supervisor:
     worker with room instead of waiting here for one of this worker's long turns to end.
     """
 
+    settings: Settings
     runner: SessionRunner
     mailbox: Mailbox
     confirmations: Confirmations
     egress: Egress
-    database: Database
+    archive: Archive
     limit: asyncio.Semaphore
     tasks: set[asyncio.Task[None]]
     picking: Callable[[bool], None] = lambda _: None
@@ -122,10 +124,10 @@ async def prune(ctx: dict[str, Any]) -> int:
     """Retention: delete what is older than PARLEY_RETENTION_DAYS, and the hot state of the
     sessions that went with it. arq runs it in one worker at a time (a unique job id)."""
     supervisor: Supervisor = ctx["supervisor"]
-    days = supervisor.runner.deps.settings.retention_days
+    days = supervisor.settings.retention_days
     if days is None:
         return 0
-    gone = await supervisor.database.archive.prune(datetime.now(UTC) - timedelta(days=days))
+    gone = await supervisor.archive.prune(datetime.now(UTC) - timedelta(days=days))
     for session in gone:
         if not await supervisor.mailbox.busy(session):
             await supervisor.mailbox.forget(session)
@@ -212,7 +214,9 @@ def _supervisor(
         )
     )
     limit = asyncio.Semaphore(settings.worker_sessions)
-    return Supervisor(runner, mailbox, confirmations, egress, database, limit, set())
+    return Supervisor(
+        settings, runner, mailbox, confirmations, egress, database.archive, limit, set()
+    )
 
 
 def build_worker(settings: Settings, database: Database) -> Worker:
@@ -232,7 +236,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
         background.append(asyncio.create_task(_watch_database(settings, database)))
-        background.append(asyncio.create_task(agent.deps.executor.warm()))
+        background.append(asyncio.create_task(agent.warm()))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""
@@ -246,9 +250,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         if liveness is not None:
             await liveness.stop()
         with contextlib.suppress(Exception):
-            await agent.deps.provider.aclose()
-        with contextlib.suppress(Exception):
-            await agent.deps.executor.aclose()
+            await agent.aclose()
 
     worker = Worker(
         functions=JOBS,

@@ -24,12 +24,12 @@ from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError, field_validator
 from redis.exceptions import RedisError
 
-from adapters.core import Core
 from adapters.http.common import error, read_json, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
 from adapters.http.streams import Slot, StreamHub, reader_connection
+from adapters.services import Services
 from bot import keys
 from bot.config import Settings
 from bot.confirmations import Status
@@ -49,7 +49,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass(frozen=True)
-class WebDeps(Core):
+class WebDeps(Services):
+    """The services, and the tools the API lists."""
+
     tools: list[ToolSpec]
 
 

@@ -24,8 +24,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.core import Core
 from adapters.http.common import error
+from adapters.services import Services
 from adapters.slack.client import SlackCalls, error_of, make_client
 from adapters.slack.ingress import Ingress, IngressDeps
 from adapters.slack.requests import check_shape, listener_failed, signed_text
@@ -57,7 +57,7 @@ def refusal(exc: SlackApiError, variable: str) -> ConfigError | None:
 class SlackService:
     """Owns the bolt app and its Web API client for the lifetime of the web app."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Services) -> None:
         settings, redis = core.settings, core.redis
         socket = settings.slack_app_token is not None  # else Settings ensured a secret
         self.settings = settings

@@ -80,6 +80,22 @@ class Agent:
         """Advance `state` (mutated in place) and stream what happens; see the module doc."""
         return _Run(self.deps, state, request, cancel, checkpoint).events()
 
+    @property
+    def default_model(self) -> str:
+        """The model of a turn whose session chose none (PARLEY_MODEL)."""
+        return self.deps.model
+
+    async def warm(self) -> None:
+        """Start the tools' helper process before the first call that needs one."""
+        await self.deps.executor.warm()
+
+    async def aclose(self) -> None:
+        """Close the provider's connections and stop the tools' helper processes."""
+        try:
+            await self.deps.provider.aclose()
+        finally:
+            await self.deps.executor.aclose()
+
 
 class _Run:
     """The mutable bookkeeping of one run; never shared between runs."""

@@ -60,7 +60,7 @@ async def make_agent(fake_llm: FakeLLM, api: str, sleeps: Sleeps) -> AsyncIterat
 
     yield make
     for agent in built:
-        await agent.deps.provider.aclose()
+        await agent.aclose()
 
 
 def context(agent: Agent, user: str = "console:ann") -> ToolContext:

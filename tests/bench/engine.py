@@ -59,7 +59,7 @@ async def measure(url: str, api: str, with_tool: bool) -> tuple[list[float], lis
             if isinstance(event, ev.TextDelta) and len(first) == n:
                 first.append(time.perf_counter() - started)
         whole.append(time.perf_counter() - started)
-    await agent.deps.provider.aclose()
+    await agent.aclose()
     return first, whole
 
 

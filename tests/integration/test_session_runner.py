@@ -62,7 +62,7 @@ async def rig(redis_url: str, database_url: str, fake_llm: FakeLLM) -> AsyncIter
     try:
         yield Rig(SessionRunner(deps), mailbox, database, fake_llm)
     finally:
-        await agent.deps.provider.aclose()
+        await agent.aclose()
         await database.aclose()
         await pool.aclose()
 
