@@ -21,7 +21,8 @@ from bot.agent import events as ev
 from bot.agent.loop import Agent, TurnRequest
 from bot.agent.state import SessionState
 from bot.config import Settings
-from bot.tools.base import Person, ToolContext
+from bot.envelope import Sender
+from bot.tools.base import ToolContext
 
 Ask = Callable[[str], Awaitable[str | None]]
 RESULT_PREVIEW = 300
@@ -64,7 +65,7 @@ class ConsoleChat:
         user = getpass.getuser()
         self.ctx = ToolContext(
             session_key="console:local",
-            user=Person(id=f"console:{user}", name=user, is_admin=True),
+            user=Sender(id=f"console:{user}", name=user, is_admin=True),
             settings=settings,
             platform="console",
             chat_kind="private",

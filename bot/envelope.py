@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 MAX_TEXT = 32_000
 # The sender id that marked an expiry before envelopes had the kind `expiry`.
@@ -13,7 +13,10 @@ OLD_EXPIRY_SENDER = "parley:timeout"
 
 
 class Sender(BaseModel):
-    """Who sent it: a platform-prefixed id (`tg:123`, `slack:U1`, `http:token`)."""
+    """A person talking to Parley: who sent an envelope, and the user a tool call is for
+    (`ToolContext.user`). `id` is platform-prefixed: `tg:123`, `slack:U1`, `http:token`."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str = ""

@@ -27,10 +27,10 @@ from bot.envelope import Envelope
 from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
-from bot.run_watch import RunWatch, where_of
+from bot.run_watch import RunWatch, session_info
 from bot.store.history import History, RunRecord
 from bot.store.sqlite_file import DatabaseFileGone
-from bot.tools.base import Person, ToolContext
+from bot.tools.base import ToolContext
 
 log = logging.getLogger(__name__)
 EXPIRED = "Not run: nobody approved it before the request expired."
@@ -173,7 +173,7 @@ class SessionRunner:
         state.turn = None
         now = time.time()
         record = RunRecord(
-            where=where_of(head),
+            where=session_info(head),
             envelope_ids=[head.id],
             trigger="skipped",
             sender=head.sender.id,
@@ -309,7 +309,9 @@ class SessionRunner:
         )
         if state.pending is not None:
             state.pending.confirmation_id = record.id
-        await self._quietly("audit", record, lambda r: self.deps.history.asked(where_of(head), r))
+        await self._quietly(
+            "audit", record, lambda r: self.deps.history.asked(session_info(head), r)
+        )
         await self.deps.schedule_expiry(record.id, ttl)
         return event.model_copy(
             update={"confirmation_id": record.id, "expires_at": record.expires_at}
@@ -371,10 +373,9 @@ def _group(batch: list[Envelope]) -> list[Envelope]:
 
 
 def _context(envelope: Envelope, settings: Settings) -> ToolContext:
-    sender = envelope.sender
     return ToolContext(
         session_key=envelope.session,
-        user=Person(sender.id, sender.name, sender.is_admin),
+        user=envelope.sender,
         settings=settings,
         platform=envelope.platform,
         chat_kind=envelope.chat_kind,

@@ -29,10 +29,10 @@ from bot.confirmations import Confirmation
 from bot.llm.events import Usage
 from bot.messages import Message
 from bot.pricing import PriceTable
-from bot.store.runs import RunRecord, Where, run_id
+from bot.store.runs import RunRecord, SessionInfo, run_id
 from bot.store.schema import ConfirmationRow, MessageRow, RunRow, SessionRow
 
-__all__ = ["MESSAGES", "RUNS", "SESSIONS", "History", "RunRecord", "Where", "run_id"]
+__all__ = ["MESSAGES", "RUNS", "SESSIONS", "History", "RunRecord", "SessionInfo", "run_id"]
 log = logging.getLogger(__name__)
 RESTORE_LIMIT = 200
 MAX_UNRECORDED = 100
@@ -86,7 +86,7 @@ class History:
         if state.messages:
             state.recorded = state.messages[-1].id
 
-    async def _session(self, db: AsyncConnection, where: Where, model: str | None) -> None:
+    async def _session(self, db: AsyncConnection, where: SessionInfo, model: str | None) -> None:
         now = datetime.now(UTC)
         values = {
             "key": where.session,
@@ -236,7 +236,7 @@ class History:
         recorded = rows[-1].id if rows else None
         return SessionState(messages=messages, recorded=recorded)
 
-    async def asked(self, where: Where, record: Confirmation) -> None:
+    async def asked(self, where: SessionInfo, record: Confirmation) -> None:
         """An approval was asked for: the audit gets its row (once)."""
         values = {
             "id": record.id,
