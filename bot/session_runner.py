@@ -208,9 +208,9 @@ class SessionRunner:
 
     async def _audit(self, confirmation_id: str | None) -> None:
         """The approvals audit learns who decided (a person, the expiry, a new message)."""
-        record = await self.deps.confirmations.get(confirmation_id or "")
-        if record is not None:
-            await self._quietly("audit the decision on", record, self.deps.history.decided)
+        confirmation = await self.deps.confirmations.get(confirmation_id or "")
+        if confirmation is not None:
+            await self._quietly("audit the decision on", confirmation, self.deps.history.decided)
 
     async def _record(self, state: SessionState, record: RunRecord) -> None:
         """The reply was given either way; a run the database missed waits in
@@ -294,7 +294,7 @@ class SessionRunner:
         self, head: Envelope, state: SessionState, event: ev.ConfirmationRequired
     ) -> ev.ConfirmationRequired:
         ttl = self.deps.settings.confirmation_ttl
-        record = await self.deps.confirmations.create(
+        confirmation = await self.deps.confirmations.create(
             head.session,
             head.id,
             head.sender.id,
@@ -308,13 +308,13 @@ class SessionRunner:
             reply_to=head.reply_to,
         )
         if state.pending is not None:
-            state.pending.confirmation_id = record.id
+            state.pending.confirmation_id = confirmation.id
         await self._quietly(
-            "audit", record, lambda r: self.deps.history.asked(session_info(head), r)
+            "audit", confirmation, lambda r: self.deps.history.asked(session_info(head), r)
         )
-        await self.deps.schedule_expiry(record.id, ttl)
+        await self.deps.schedule_expiry(confirmation.id, ttl)
         return event.model_copy(
-            update={"confirmation_id": record.id, "expires_at": record.expires_at}
+            update={"confirmation_id": confirmation.id, "expires_at": confirmation.expires_at}
         )
 
     async def _say(

@@ -99,21 +99,21 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
     supervisor: Supervisor = ctx["supervisor"]
     if await supervisor.confirmations.decide(confirmation_id, "expired", EXPIRY_SENDER) != "ok":
         return
-    record = await supervisor.confirmations.get(confirmation_id)
-    if record is None:
+    confirmation = await supervisor.confirmations.get(confirmation_id)
+    if confirmation is None:
         return
     try:
-        await supervisor.egress.settled(record)
+        await supervisor.egress.settled(confirmation)
     except Exception:  # what people see; the decision below is what matters
         log.warning("could not show that %s expired", confirmation_id, exc_info=True)
     await supervisor.mailbox.submit(
         Envelope(
             id=f"expire:{confirmation_id}",
-            session=record.session,
+            session=confirmation.session,
             kind="expiry",
             sender=Sender(id=EXPIRY_SENDER),
-            platform=record.platform,
-            reply_to=record.reply_to,
+            platform=confirmation.platform,
+            reply_to=confirmation.reply_to,
             confirmation_id=confirmation_id,
             approve=False,
         )

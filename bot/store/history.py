@@ -236,31 +236,33 @@ class History:
         recorded = rows[-1].id if rows else None
         return SessionState(messages=messages, recorded=recorded)
 
-    async def asked(self, where: SessionInfo, record: Confirmation) -> None:
+    async def asked(self, where: SessionInfo, confirmation: Confirmation) -> None:
         """An approval was asked for: the audit gets its row (once)."""
         values = {
-            "id": record.id,
+            "id": confirmation.id,
             "session_key": where.session,
-            "envelope_id": record.envelope_id,
-            "requester": record.requester,
-            "calls": [call.model_dump(mode="json") for call in record.calls],
-            "status": record.status,
+            "envelope_id": confirmation.envelope_id,
+            "requester": confirmation.requester,
+            "calls": [call.model_dump(mode="json") for call in confirmation.calls],
+            "status": confirmation.status,
             "created_at": datetime.now(UTC),
-            "expires_at": _at(record.expires_at),
+            "expires_at": _at(confirmation.expires_at),
         }
         async with self.engine.begin() as db:
             await self._session(db, where, None)
             statement = upsert(db, CONFIRMATIONS).values(values)
             await db.execute(statement.on_conflict_do_nothing(index_elements=["id"]))
 
-    async def decided(self, record: Confirmation) -> None:
+    async def decided(self, confirmation: Confirmation) -> None:
         """Whoever decided (a person, the expiry, a new message that declined it)."""
-        at = None if record.decided_at is None else _at(record.decided_at)
+        at = None if confirmation.decided_at is None else _at(confirmation.decided_at)
         async with self.engine.begin() as db:
             await db.execute(
                 update(CONFIRMATIONS)
-                .where(CONFIRMATIONS.c.id == record.id)
-                .values(status=record.status, decided_by=record.decided_by, decided_at=at)
+                .where(CONFIRMATIONS.c.id == confirmation.id)
+                .values(
+                    status=confirmation.status, decided_by=confirmation.decided_by, decided_at=at
+                )
             )
 
 
