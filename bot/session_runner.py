@@ -278,11 +278,11 @@ class SessionRunner:
             async for event in self.deps.agent.run(
                 state, request, cancel=cancel, checkpoint=checkpoint
             ):
-                shown = event
+                outgoing = event
                 if isinstance(event, ev.ConfirmationRequired):
-                    shown = await self._confirmation(head, state, event)
+                    outgoing = await self._confirmation(head, state, event)
                 watch.see(event)
-                await stream.send(shown)
+                await stream.send(outgoing)
         finally:
             self._cancels.pop(session, None)
             await stream.close()

@@ -125,11 +125,11 @@ def migrate(
     """Bring the database (DATABASE_URL) up to date; every process also does this on start."""
     from bot.store import migrate as migrations
     from bot.store.database import upgrade
-    from bot.store.engine import database_url, shown
+    from bot.store.engine import database_url, shown_url
 
     settings = _settings()
     try:
-        url = shown(database_url(settings.database_url))
+        url = shown_url(database_url(settings.database_url))
     except ConfigError as exc:
         typer.echo(f"parley: configuration error: {exc}", err=True)
         raise typer.Exit(2) from None
