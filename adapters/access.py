@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
+from bot import keys
 from bot.config import Settings
 from bot.envelope import MAX_TEXT
-from bot.mailbox import PREFIX
 
 log = logging.getLogger(__name__)
 REFUSAL = "Sorry, this assistant is private. Ask its owner to add you: your id is {id}."
@@ -52,7 +52,7 @@ class Gate:
         user id is per workspace); `where` is only for the log."""
         if self.may_use(person):
             return Admission(admitted=True)
-        first = await self.redis.set(refused_key(person, scope), "1", nx=True, ex=REFUSAL_MEMORY)
+        first = await self.redis.set(keys.refused(person, scope), "1", nx=True, ex=REFUSAL_MEMORY)
         log.info("refused %s in %s", person, where)
         return Admission(admitted=False, tell=refusal(person) + ONCE if first else None)
 
@@ -65,10 +65,3 @@ def refusal(person: str) -> str:
 def too_long(text: str) -> str | None:
     """The answer to a message past what the bot reads, or None if it fits."""
     return TOO_LONG.format(n=len(text), limit=MAX_TEXT) if len(text) > MAX_TEXT else None
-
-
-def refused_key(person: str, scope: str = "") -> str:
-    """Where a refusal is remembered: `parley:tg:refused:1`, `parley:slack:refused:T1:U1`."""
-    platform, _, user = person.partition(":")
-    scoped = f"{scope}:{user}" if scope else user
-    return f"{PREFIX}:{platform}:refused:{scoped}"

@@ -21,7 +21,8 @@ from bot.agent import events as ev
 from bot.agent.loop import Agent, TurnRequest
 from bot.agent.state import SessionState
 from bot.config import Settings
-from bot.tools.base import Person, ToolContext
+from bot.envelope import Sender
+from bot.tools.base import ToolContext
 
 Ask = Callable[[str], Awaitable[str | None]]
 RESULT_PREVIEW = 300
@@ -64,7 +65,7 @@ class ConsoleChat:
         user = getpass.getuser()
         self.ctx = ToolContext(
             session_key="console:local",
-            user=Person(id=f"console:{user}", name=user, is_admin=True),
+            user=Sender(id=f"console:{user}", name=user, is_admin=True),
             settings=settings,
             platform="console",
             chat_kind="private",
@@ -99,7 +100,7 @@ class ConsoleChat:
                 if isinstance(event, ev.ConfirmationRequired):
                     pending = event
                 elif isinstance(event, ev.Completed):
-                    ok = event.finish_reason != "error"
+                    ok = event.finish_reason != ev.FinishReason.ERROR
             request = None
             if pending is not None:
                 decisions = {call.call_id: await self._decide(call) for call in pending.calls}
@@ -137,10 +138,13 @@ class ConsoleChat:
             )
         elif isinstance(event, ev.Error):
             self._fail(event.message)
-        elif isinstance(event, ev.Completed) and event.finish_reason == "error":
+        elif isinstance(event, ev.Completed) and event.finish_reason == ev.FinishReason.ERROR:
             self._write("\n" if self._line_open else "")  # the error line said it all
         elif isinstance(event, ev.Completed):
-            if event.finish_reason not in ("end_turn", "awaiting_confirmation"):
+            if event.finish_reason not in (
+                ev.FinishReason.END_TURN,
+                ev.FinishReason.AWAITING_CONFIRMATION,
+            ):
                 self._write(f"\n[{event.finish_reason.replace('_', ' ')}]")
             self._write("\n")
 

@@ -1,6 +1,6 @@
-"""Approval records for tool calls that wait for a person.
+"""Confirmations: approval requests for tool calls that wait for a person.
 
-A record is created when a turn suspends. Whoever decides first wins, atomically in Redis:
+A confirmation is created when a turn suspends. Whoever decides first wins, atomically in Redis:
 the person (approve or deny), or the expiry (which denies). The winner then submits a
 decision envelope to the session, so the turn resumes in order with the other messages.
 """
@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
-from bot.mailbox import PREFIX
+from bot import keys
 
 Status = Literal["pending", "approved", "denied", "expired", "declined"]
 Outcome = Literal["ok", "unknown", "expired", "decided", "forbidden"]
@@ -22,15 +22,15 @@ Outcome = Literal["ok", "unknown", "expired", "decided", "forbidden"]
 _DECIDE = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 'unknown' end
-local record = cjson.decode(raw)
-if record['status'] ~= 'pending' then return 'decided' end
+local request = cjson.decode(raw)
+if request['status'] ~= 'pending' then return 'decided' end
 local expiring = ARGV[1] == 'expired'
-if not expiring and tonumber(ARGV[3]) >= tonumber(record['expires_at']) then return 'expired' end
-if not expiring and ARGV[4] ~= '1' and ARGV[2] ~= record['requester'] then return 'forbidden' end
-record['status'] = ARGV[1]
-record['decided_by'] = ARGV[2]
-record['decided_at'] = tonumber(ARGV[3])
-redis.call('SET', KEYS[1], cjson.encode(record), 'KEEPTTL')
+if not expiring and tonumber(ARGV[3]) >= tonumber(request['expires_at']) then return 'expired' end
+if not expiring and ARGV[4] ~= '1' and ARGV[2] ~= request['requester'] then return 'forbidden' end
+request['status'] = ARGV[1]
+request['decided_by'] = ARGV[2]
+request['decided_at'] = tonumber(ARGV[3])
+redis.call('SET', KEYS[1], cjson.encode(request), 'KEEPTTL')
 return 'ok'
 """
 
@@ -64,10 +64,6 @@ def _valid(confirmation_id: str) -> bool:
     )
 
 
-def _key(confirmation_id: str) -> str:
-    return f"{PREFIX}:confirm:{confirmation_id}"
-
-
 class Confirmations:
     def __init__(self, redis: Redis, *, keep: int = 7 * 86_400) -> None:
         self.redis = redis
@@ -86,7 +82,7 @@ class Confirmations:
         platform: str = "http",
         reply_to: dict[str, Any] | None = None,
     ) -> Confirmation:
-        record = Confirmation(
+        confirmation = Confirmation(
             id=secrets.token_urlsafe(9),
             session=session,
             envelope_id=envelope_id,
@@ -97,23 +93,27 @@ class Confirmations:
             platform=platform,
             reply_to=reply_to or {},
         )
-        await self.redis.set(_key(record.id), record.model_dump_json(), ex=int(ttl) + self.keep)
-        return record
+        await self.redis.set(
+            keys.confirmation(confirmation.id),
+            confirmation.model_dump_json(),
+            ex=int(ttl) + self.keep,
+        )
+        return confirmation
 
     async def get(self, confirmation_id: str) -> Confirmation | None:
         if not _valid(confirmation_id):
             return None
-        raw = await self.redis.get(_key(confirmation_id))
+        raw = await self.redis.get(keys.confirmation(confirmation_id))
         return Confirmation.model_validate_json(raw) if raw else None
 
     async def decide(
         self, confirmation_id: str, status: Status, by: str, *, is_admin: bool = False
     ) -> Outcome:
-        """Move a pending record to `status` if `by` may decide and it has not expired."""
+        """Move a pending confirmation to `status` if `by` may decide and it has not expired."""
         if not _valid(confirmation_id):
             return "unknown"
         result = await self._decide(
-            keys=[_key(confirmation_id)],
+            keys=[keys.confirmation(confirmation_id)],
             args=[status, by, time.time(), "1" if is_admin else "0"],
         )
         outcome: Outcome = result.decode() if isinstance(result, bytes) else str(result)  # type: ignore[assignment]

@@ -5,13 +5,18 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 MAX_TEXT = 32_000
+# The sender id that marked an expiry before envelopes had the kind `expiry`.
+OLD_EXPIRY_SENDER = "parley:timeout"
 
 
 class Sender(BaseModel):
-    """Who sent it: a platform-prefixed id (`tg:123`, `slack:U1`, `http:token`)."""
+    """A person talking to Parley: who sent an envelope, and the user a tool call is for
+    (`ToolContext.user`). `id` is platform-prefixed: `tg:123`, `slack:U1`, `http:token`."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str = ""
@@ -25,12 +30,13 @@ class Envelope(BaseModel):
     delivery repeated by the platform is recognised and dropped. `reply_to` is opaque to the
     core: the adapter that made the envelope reads it back when it answers. A `command`
     (`text` = "new") changes the session itself, in order with its messages; a `decision`
-    with `remember` also allows the approved tools for the rest of the session.
+    with `remember` also allows the approved tools for the rest of the session. An `expiry`
+    is the decision nobody made in time: it denies the calls that waited.
     """
 
     id: str = Field(min_length=1, max_length=200)
     session: str = Field(min_length=1, max_length=300)
-    kind: Literal["message", "decision", "command"] = "message"
+    kind: Literal["message", "decision", "expiry", "command"] = "message"
     text: str = Field(default="", max_length=MAX_TEXT)
     sender: Sender
     platform: str = "http"
@@ -40,6 +46,21 @@ class Envelope(BaseModel):
     approve: bool | None = None
     remember: bool = False
     received_at: float = Field(default_factory=time.time)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_expiry(cls, data: Any) -> Any:
+        """An expiry queued by an older worker is a decision from the sender `parley:timeout`;
+        it may still wait in a Redis inbox when a worker is upgraded, and stays an expiry."""
+        sender = data.get("sender") if isinstance(data, dict) else None
+        if isinstance(sender, dict) and sender.get("id") == OLD_EXPIRY_SENDER:
+            return {**data, "kind": "expiry"}
+        return data
+
+    @property
+    def is_decision(self) -> bool:
+        """A decision on waiting tool calls: a person's, or the expiry's (a denial)."""
+        return self.kind in ("decision", "expiry")
 
     @property
     def is_plain(self) -> bool:

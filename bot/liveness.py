@@ -32,7 +32,7 @@ import uuid
 
 from redis.asyncio import Redis
 
-from bot.mailbox import WORKER_PREFIX
+from bot import keys
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class Liveness:
         self.redis = redis
         self.ttl = ttl
         self.id = uuid.uuid4().hex  # hex only: the sweep reads it back out of lease tokens
-        self.key = f"{WORKER_PREFIX}{self.id}"
+        self.key = keys.worker(self.id)
         self._beat = redis.register_script(_BEAT)
         self._lapse = asyncio.Event()
         self._failed_at: float | None = None

@@ -35,17 +35,11 @@ from typing import Any, Protocol
 
 from redis.asyncio import Redis
 
+from bot import keys
 from bot.envelope import Envelope
 from bot.redis_types import done, text
 
 log = logging.getLogger(__name__)
-
-PREFIX = "parley"
-ARMED_SET = f"{PREFIX}:armed"
-WORKER_PREFIX = f"{PREFIX}:worker:"
-SWEEPER = f"{PREFIX}:sweeper"
-DEAD_LETTERS = f"{PREFIX}:dead"
-CANCEL_CHANNEL = f"{PREFIX}:cancel"
 
 _INGEST = """
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) == false then return -1 end
@@ -129,11 +123,6 @@ return {page[1], woken, freed}
 """
 
 
-def key(session: str, name: str) -> str:
-    """Keys of one session share a hash tag, so its scripts touch a single slot."""
-    return f"{PREFIX}:{{{session}}}:{name}"
-
-
 class Enqueuer(Protocol):
     """The one thing the mailbox needs from arq: enqueue a job by name."""
 
@@ -174,11 +163,11 @@ class Mailbox:
         generation = int(
             await self._ingest(
                 keys=[
-                    key(s, f"seen:{envelope.id}"),
-                    key(s, "inbox"),
-                    key(s, "armed"),
-                    key(s, "gen"),
-                    ARMED_SET,
+                    keys.session(s, f"seen:{envelope.id}"),
+                    keys.session(s, "inbox"),
+                    keys.session(s, "armed"),
+                    keys.session(s, "gen"),
+                    keys.ARMED_SET,
                 ],
                 args=[envelope.model_dump_json(), self.dedup_ttl, s, time.time()],
             )
@@ -190,15 +179,15 @@ class Mailbox:
 
     async def wake(self, session: str, generation: int | None = None) -> None:
         """Enqueue a drain job; spurious ones are harmless, the lease decides who works."""
-        job_id = f"drain:{session}:{generation}" if generation is not None else None
-        await self.jobs.enqueue_job("drain", session, _job_id=job_id)
+        job_id = keys.drain_job_id(session, generation) if generation is not None else None
+        await self.jobs.enqueue_job(keys.DRAIN_JOB, session, _job_id=job_id)
 
     async def peek(self, session: str, count: int = 1) -> list[Envelope]:
-        raw = await done(self.redis.lrange(key(session, "inbox"), 0, count - 1))
+        raw = await done(self.redis.lrange(keys.session(session, "inbox"), 0, count - 1))
         return [Envelope.model_validate_json(item) for item in raw]
 
     async def pending(self, session: str) -> int:
-        return int(await done(self.redis.llen(key(session, "inbox"))))
+        return int(await done(self.redis.llen(keys.session(session, "inbox"))))
 
     async def take_lease(self, session: str, ttl: float, *, worker: str = "") -> str | None:
         """The lease, or None if someone holds it. A token naming `worker` (its liveness id,
@@ -207,23 +196,27 @@ class Mailbox:
         nonce = uuid.uuid4().hex
         tail = f"{worker}:{nonce}" if worker else nonce
         token = await self._take(
-            keys=[key(session, "lease"), key(session, "fence")], args=[tail, int(ttl * 1000)]
+            keys=[keys.session(session, "lease"), keys.session(session, "fence")],
+            args=[tail, int(ttl * 1000)],
         )
         return token.decode() if isinstance(token, bytes) else token
 
     async def extend(self, session: str, token: str, ttl: float) -> bool:
-        return bool(await self._extend(keys=[key(session, "lease")], args=[token, int(ttl * 1000)]))
+        return bool(
+            await self._extend(keys=[keys.session(session, "lease")], args=[token, int(ttl * 1000)])
+        )
 
     async def save_state(self, session: str, token: str, state_json: str) -> None:
         """Write the session's state only while holding its lease (the fence)."""
         done = await self._save(
-            keys=[key(session, "lease"), key(session, "state")], args=[token, state_json]
+            keys=[keys.session(session, "lease"), keys.session(session, "state")],
+            args=[token, state_json],
         )
         if not done:
             raise LeaseLost(session)
 
     async def load_state(self, session: str) -> bytes | None:
-        value = await self.redis.get(key(session, "state"))
+        value = await self.redis.get(keys.session(session, "state"))
         return value if isinstance(value, bytes) else None
 
     async def commit(
@@ -232,10 +225,10 @@ class Mailbox:
         """Save the state and remove `envelopes` from the head, atomically, under the lease."""
         result = await self._commit(
             keys=[
-                key(session, "lease"),
-                key(session, "inbox"),
-                key(session, "state"),
-                key(session, f"attempts:{envelopes[0].id}"),
+                keys.session(session, "lease"),
+                keys.session(session, "inbox"),
+                keys.session(session, "state"),
+                keys.session(session, f"attempts:{envelopes[0].id}"),
             ],
             args=[token, len(envelopes), envelopes[0].id, state_json],
         )
@@ -245,16 +238,21 @@ class Mailbox:
             raise RuntimeError(f"inbox head of {session} is not {envelopes[0].id}")
 
     async def release_if_empty(self, session: str, token: str) -> bool | None:
-        """True: released; False: messages are waiting, keep draining; None: lease lost."""
+        """True: released; False: messages are waiting, take another turn; None: lease lost."""
         result = await self._release_if_empty(
-            keys=[key(session, "lease"), key(session, "inbox"), key(session, "armed"), ARMED_SET],
+            keys=[
+                keys.session(session, "lease"),
+                keys.session(session, "inbox"),
+                keys.session(session, "armed"),
+                keys.ARMED_SET,
+            ],
             args=[token, session],
         )
         return None if result < 0 else bool(result)
 
     async def release(self, session: str, token: str) -> None:
         """Give the lease up with work left (shutdown, failure): someone else resumes it."""
-        await self._release(keys=[key(session, "lease")], args=[token])
+        await self._release(keys=[keys.session(session, "lease")], args=[token])
 
     async def sweep(self, grace: float, *, exclusive: float = 0, page: int = 500) -> list[str]:
         """Free the leases of dead workers and wake their sessions; re-wake armed sessions that
@@ -267,8 +265,16 @@ class Mailbox:
         cursor, woken, freed = "0", {}, []  # woken keeps order without repeats (ZSCAN may)
         while True:
             result = await self._sweep(
-                keys=[ARMED_SET, SWEEPER],
-                args=[cursor, now, grace, int(exclusive * 1000), page, f"{PREFIX}:", WORKER_PREFIX],
+                keys=[keys.ARMED_SET, keys.SWEEPER],
+                args=[
+                    cursor,
+                    now,
+                    grace,
+                    int(exclusive * 1000),
+                    page,
+                    keys.SESSION_PREFIX,
+                    keys.WORKER_PREFIX,
+                ],
             )
             cursor = text(result[0])
             woken.update(dict.fromkeys(text(s) for s in result[1]))
@@ -283,41 +289,41 @@ class Mailbox:
 
     async def option(self, session: str, name: str) -> str | None:
         """A per-session setting chosen by a person (e.g. `model`), or None for the default."""
-        value = await done(self.redis.hget(key(session, "options"), name))
+        value = await done(self.redis.hget(keys.session(session, "options"), name))
         return value.decode() if isinstance(value, bytes) else None
 
     async def set_option(self, session: str, name: str, value: str | None) -> None:
         if value is None:
-            await done(self.redis.hdel(key(session, "options"), name))
+            await done(self.redis.hdel(keys.session(session, "options"), name))
         else:
-            await done(self.redis.hset(key(session, "options"), name, value))
+            await done(self.redis.hset(keys.session(session, "options"), name, value))
 
     async def stop(self, session: str) -> bool:
         """Ask every worker to cancel `session`'s running turn; True if one holds it."""
-        await self.redis.publish(CANCEL_CHANNEL, session)
+        await self.redis.publish(keys.CANCEL_CHANNEL, session)
         return await self.busy(session)
 
     async def forget(self, session: str) -> int:
         """Delete everything Redis holds for `session` (state, inbox, options, events); the
         caller makes sure no turn runs there. Returns how many keys went."""
-        pattern = key(re.sub(r"([*?\[\]\\])", r"\\\1", session), "*")
+        pattern = keys.session(re.sub(r"([*?\[\]\\])", r"\\\1", session), "*")
         names = [name async for name in self.redis.scan_iter(match=pattern, count=500)]
         if names:
             await self.redis.delete(*names)
-        await done(self.redis.zrem(ARMED_SET, session))
+        await done(self.redis.zrem(keys.ARMED_SET, session))
         return len(names)
 
     async def busy(self, session: str) -> bool:
         """Whether a worker holds the session's lease (a turn is running)."""
-        return bool(await self.redis.exists(key(session, "lease")))
+        return bool(await self.redis.exists(keys.session(session, "lease")))
 
     async def attempt(self, envelope: Envelope) -> int:
         """Count one more try at `envelope`; the count survives worker crashes."""
-        name = key(envelope.session, f"attempts:{envelope.id}")
+        name = keys.session(envelope.session, f"attempts:{envelope.id}")
         count = int(await self.redis.incr(name))
         await self.redis.expire(name, self.dedup_ttl)
         return count
 
     async def dead_letter(self, envelope: Envelope, reason: str) -> None:
         entry = {"envelope": envelope.model_dump(mode="json"), "reason": reason, "at": time.time()}
-        await done(self.redis.lpush(DEAD_LETTERS, json.dumps(entry)))
+        await done(self.redis.lpush(keys.DEAD_LETTERS, json.dumps(entry)))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from bot.mailbox import PREFIX
+from bot import keys
 
 # All buckets are checked first and only then charged, so a call refused by one scope takes
 # nothing from the others. Time comes from Redis, so the workers' clocks do not matter.
@@ -72,7 +72,7 @@ class RateBudget:
         args: list[float] = [cost]
         for scope in scopes:
             args += [scope.rate, max(scope.burst, cost)]
-        wait_ms = await self._take(keys=[_key(s) for s in scopes], args=args)
+        wait_ms = await self._take(keys=[keys.rate(s.name) for s in scopes], args=args)
         return int(wait_ms) / 1000
 
     async def take(self, scopes: list[Scope], cost: float = 1.0) -> float:
@@ -85,8 +85,4 @@ class RateBudget:
 
     async def pause(self, scope: Scope, seconds: float) -> None:
         """Stop every worker from using `scope` for `seconds` (a platform's retry_after)."""
-        await self._pause(keys=[_key(scope)], args=[int(seconds * 1000)])
-
-
-def _key(scope: Scope) -> str:
-    return f"{PREFIX}:rate:{scope.name}"
+        await self._pause(keys=[keys.rate(scope.name)], args=[int(seconds * 1000)])

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 from bot.agent import events as ev
 from bot.envelope import Envelope
-from bot.store.history import RunRecord, Where
+from bot.store.history import RunRecord, SessionInfo
 
 
-def where_of(head: Envelope) -> Where:
+def session_info(head: Envelope) -> SessionInfo:
     """The session as the run's first envelope describes it; its text titles a new session."""
     title = head.text if head.kind == "message" else ""
-    return Where(head.session, head.platform, head.chat_kind, " ".join(title.split())[:80])
+    return SessionInfo(head.session, head.platform, head.chat_kind, " ".join(title.split())[:80])
 
 
 @dataclass
@@ -39,7 +39,7 @@ class RunWatch:
             return None
         head = group[0]
         return RunRecord(
-            where=where_of(head),
+            where=session_info(head),
             envelope_ids=[envelope.id for envelope in group],
             trigger=trigger,
             sender=head.sender.id,

@@ -72,13 +72,12 @@ def chat() -> None:
     agent = _check_model(settings)
 
     async def main() -> int:
-        warming = asyncio.create_task(agent.deps.executor.warm())  # the calculator's helper
+        warming = asyncio.create_task(agent.warm())  # the calculator's helper
         try:
             return await ConsoleChat(agent, settings).run()
         finally:
             warming.cancel()
-            await agent.deps.provider.aclose()
-            await agent.deps.executor.aclose()
+            await agent.aclose()
 
     raise typer.Exit(asyncio.run(main()))
 
@@ -109,7 +108,7 @@ def web() -> None:
 
 @app.command()
 def worker() -> None:
-    """Run an arq worker that drains session mailboxes; start as many as you like."""
+    """Run an arq worker that takes the turns of waiting sessions; start as many as you like."""
     from worker.jobs import serve
 
     settings = _settings()
@@ -126,11 +125,11 @@ def migrate(
     """Bring the database (DATABASE_URL) up to date; every process also does this on start."""
     from bot.store import migrate as migrations
     from bot.store.database import upgrade
-    from bot.store.engine import database_url, shown
+    from bot.store.engine import database_url, shown_url
 
     settings = _settings()
     try:
-        url = shown(database_url(settings.database_url))
+        url = shown_url(database_url(settings.database_url))
     except ConfigError as exc:
         typer.echo(f"parley: configuration error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -28,16 +28,18 @@ from adapters.slack.egress import SlackEgress
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.egress import TelegramEgress
 from adapters.telegram.place import PLATFORM
+from bot import keys
 from bot.agent.build import build_agent
 from bot.agent.loop import Agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
-from bot.drain import TIMEOUT_SENDER, RunnerDeps, SessionRunner
 from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
-from bot.mailbox import CANCEL_CHANNEL, Mailbox
+from bot.mailbox import Mailbox
 from bot.ratelimit import RateBudget
+from bot.session_runner import RunnerDeps, SessionRunner
+from bot.store.archive import Archive
 from bot.store.database import Database, open_database
 from worker.persistence import check_persistence
 
@@ -46,17 +48,18 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Supervisor:
-    """Runs drains as tasks, at most `limit` sessions at once, and stops them on shutdown.
+    """Runs sessions' turns as tasks, at most `limit` sessions at once, and stops them on shutdown.
 
     A full worker stops taking jobs from arq (`picking(False)`), so a new message goes to a
     worker with room instead of waiting here for one of this worker's long turns to end.
     """
 
+    settings: Settings
     runner: SessionRunner
     mailbox: Mailbox
     confirmations: Confirmations
     egress: Egress
-    database: Database
+    archive: Archive
     limit: asyncio.Semaphore
     tasks: set[asyncio.Task[None]]
     picking: Callable[[bool], None] = lambda _: None
@@ -64,13 +67,13 @@ class Supervisor:
     async def wake(self, session: str) -> None:
         await self.limit.acquire()
         self.picking(not self.limit.locked())
-        task = asyncio.create_task(self._drain(session))
+        task = asyncio.create_task(self._take_turns_in_slot(session))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _drain(self, session: str) -> None:
+    async def _take_turns_in_slot(self, session: str) -> None:
         try:
-            await self.runner.drain(session)
+            await self.runner.take_turns(session)
         finally:
             self.limit.release()
             self.picking(True)
@@ -81,31 +84,36 @@ class Supervisor:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
-async def drain(ctx: dict[str, Any], session: str) -> None:
+async def wake_session(ctx: dict[str, Any], session: str) -> None:
+    """The drain job: hand the session to the supervisor and end, so arq stays free."""
     supervisor: Supervisor = ctx["supervisor"]
     await supervisor.wake(session)
+
+
+# Who decided, for the record and the audit: the same name the confirmation's `decided_by` gets.
+EXPIRY_SENDER = "timeout"
 
 
 async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None:
     """At its expiry an undecided confirmation is denied, and the turn goes on."""
     supervisor: Supervisor = ctx["supervisor"]
-    if await supervisor.confirmations.decide(confirmation_id, "expired", "timeout") != "ok":
+    if await supervisor.confirmations.decide(confirmation_id, "expired", EXPIRY_SENDER) != "ok":
         return
-    record = await supervisor.confirmations.get(confirmation_id)
-    if record is None:
+    confirmation = await supervisor.confirmations.get(confirmation_id)
+    if confirmation is None:
         return
     try:
-        await supervisor.egress.settled(record)
+        await supervisor.egress.settled(confirmation)
     except Exception:  # what people see; the decision below is what matters
         log.warning("could not show that %s expired", confirmation_id, exc_info=True)
     await supervisor.mailbox.submit(
         Envelope(
             id=f"expire:{confirmation_id}",
-            session=record.session,
-            kind="decision",
-            sender=Sender(id=TIMEOUT_SENDER),
-            platform=record.platform,
-            reply_to=record.reply_to,
+            session=confirmation.session,
+            kind="expiry",
+            sender=Sender(id=EXPIRY_SENDER),
+            platform=confirmation.platform,
+            reply_to=confirmation.reply_to,
             confirmation_id=confirmation_id,
             approve=False,
         )
@@ -116,10 +124,10 @@ async def prune(ctx: dict[str, Any]) -> int:
     """Retention: delete what is older than PARLEY_RETENTION_DAYS, and the hot state of the
     sessions that went with it. arq runs it in one worker at a time (a unique job id)."""
     supervisor: Supervisor = ctx["supervisor"]
-    days = supervisor.runner.deps.settings.retention_days
+    days = supervisor.settings.retention_days
     if days is None:
         return 0
-    gone = await supervisor.database.archive.prune(datetime.now(UTC) - timedelta(days=days))
+    gone = await supervisor.archive.prune(datetime.now(UTC) - timedelta(days=days))
     for session in gone:
         if not await supervisor.mailbox.busy(session):
             await supervisor.mailbox.forget(session)
@@ -128,6 +136,11 @@ async def prune(ctx: dict[str, Any]) -> int:
     return len(gone)
 
 
+# The jobs a worker runs; their names are kept in Redis with every queued job.
+JOBS = [
+    func(wake_session, name=keys.DRAIN_JOB, max_tries=3),
+    func(expire_confirmation, max_tries=3),
+]
 WAKE_GRACE = 5.0
 
 
@@ -159,7 +172,7 @@ async def _watch_database(settings: Settings, database: Database) -> None:
 
 async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
     pubsub = redis.pubsub()
-    await pubsub.subscribe(CANCEL_CHANNEL)
+    await pubsub.subscribe(keys.CANCEL_CHANNEL)
     async for message in pubsub.listen():
         if message.get("type") == "message":
             runner.cancel(message["data"].decode())
@@ -201,7 +214,9 @@ def _supervisor(
         )
     )
     limit = asyncio.Semaphore(settings.worker_sessions)
-    return Supervisor(runner, mailbox, confirmations, egress, database, limit, set())
+    return Supervisor(
+        settings, runner, mailbox, confirmations, egress, database.archive, limit, set()
+    )
 
 
 def build_worker(settings: Settings, database: Database) -> Worker:
@@ -221,7 +236,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
         background.append(asyncio.create_task(_watch_database(settings, database)))
-        background.append(asyncio.create_task(agent.deps.executor.warm()))
+        background.append(asyncio.create_task(agent.warm()))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""
@@ -235,12 +250,10 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         if liveness is not None:
             await liveness.stop()
         with contextlib.suppress(Exception):
-            await agent.deps.provider.aclose()
-        with contextlib.suppress(Exception):
-            await agent.deps.executor.aclose()
+            await agent.aclose()
 
     worker = Worker(
-        functions=[func(drain, name="drain", max_tries=3), func(expire_confirmation, max_tries=3)],
+        functions=JOBS,
         cron_jobs=[cron(prune, minute=17, run_at_startup=True, unique=True, timeout=600)],
         redis_settings=RedisSettings.from_dsn(settings.redis_url),
         on_startup=startup,

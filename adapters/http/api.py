@@ -24,17 +24,17 @@ from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError, field_validator
 from redis.exceptions import RedisError
 
-from adapters.core import Core
-from adapters.http.common import error, read_json, refusal, registry_key
+from adapters.http.common import error, read_json, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
 from adapters.http.streams import Slot, StreamHub, reader_connection
+from adapters.services import Services
+from bot import keys
 from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope, Sender
 from bot.llm.base import ToolSpec
-from bot.mailbox import CANCEL_CHANNEL, PREFIX
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass(frozen=True)
-class WebDeps(Core):
+class WebDeps(Services):
+    """The services, and the tools the API lists."""
+
     tools: list[ToolSpec]
 
 
@@ -111,7 +113,7 @@ class Api:
     async def create_session(self, request: web.Request) -> web.Response:
         session_id = uuid.uuid4().hex
         record = {"owner": request[USER], "created_at": time.time()}
-        await self.deps.redis.set(registry_key(session_id), json.dumps(record))
+        await self.deps.redis.set(keys.http_session(session_id), json.dumps(record))
         return web.json_response({"id": session_id}, status=201)
 
     async def _known(self, request: web.Request) -> str:
@@ -119,11 +121,11 @@ class Api:
         session_id = request.match_info["session_id"]
         session = f"http:{session_id}"
         redis = self.deps.redis
-        if session_id.isalnum() and await redis.exists(registry_key(session_id)):
+        if session_id.isalnum() and await redis.exists(keys.http_session(session_id)):
             return session
         if session_id.isalnum() and await self.deps.archive.exists(session):
             record = {"owner": request[USER], "created_at": time.time(), "restored": True}
-            await redis.set(registry_key(session_id), json.dumps(record), nx=True)
+            await redis.set(keys.http_session(session_id), json.dumps(record), nx=True)
             return session
         raise refusal(web.HTTPNotFound, "unknown session")
 
@@ -155,7 +157,7 @@ class Api:
 
     async def stop(self, request: web.Request) -> web.Response:
         session = await self._known(request)
-        reached = await self.deps.redis.publish(CANCEL_CHANNEL, session)
+        reached = await self.deps.redis.publish(keys.CANCEL_CHANNEL, session)
         return web.json_response({"stop": "sent", "workers": reached}, status=202)
 
     async def decide(self, request: web.Request) -> web.StreamResponse:
@@ -296,7 +298,7 @@ def build_app(deps: WebDeps) -> web.Application:
     app[PUBLIC] = {"/"}  # the chat page holds no data; it asks for the token its calls carry
     settings = deps.settings
     app[HUB] = StreamHub(
-        deps.redis, lambda: reader_connection(settings.redis_url), settings.max_streams, PREFIX
+        deps.redis, lambda: reader_connection(settings.redis_url), settings.max_streams
     )
     app.on_shutdown.append(close_streams)
     api = Api(deps, app[HUB])

@@ -15,8 +15,6 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.mailbox import PREFIX
-
 MAX_DEPTH = 32  # far more than any request or platform update nests
 # A closed JSON string, and text whose every string is closed; possessive, so matching never
 # backtracks: one pass over the bytes, whatever they are.
@@ -69,8 +67,3 @@ def parse_json(raw: bytes | str, what: str = "the body") -> Any:
 async def read_json(request: web.Request) -> Any:
     """The request's JSON body; more than the app's `client_max_size` is refused (413)."""
     return parse_json(await request.read())
-
-
-def registry_key(session_id: str) -> str:
-    """Where an HTTP session's owner and creation time are kept."""
-    return f"{PREFIX}:http:session:{session_id}"

@@ -13,24 +13,20 @@ from collections.abc import Sequence
 
 from redis.asyncio import Redis
 
+from bot import keys
 from bot.agent.events import AgentEvent, TextDelta
 from bot.confirmations import Confirmation
 from bot.envelope import Envelope
-from bot.mailbox import key
 
 STREAM_LENGTH = 2000
 STREAM_TTL = 86_400
 COALESCE_S = 0.05
 
 
-def events_key(session: str) -> str:
-    return key(session, "events")
-
-
 class RedisEventStream:
     def __init__(self, redis: Redis, envelopes: Sequence[Envelope]) -> None:
         self.redis = redis
-        self.name = events_key(envelopes[0].session)
+        self.name = keys.events(envelopes[0].session)
         self.ids = ",".join(envelope.id for envelope in envelopes)
         self._text: list[str] = []
         self._flush: asyncio.Task[None] | None = None
@@ -84,7 +80,7 @@ class HttpEgress:
     def open(self, envelopes: Sequence[Envelope]) -> RedisEventStream:
         return RedisEventStream(self.redis, envelopes)
 
-    async def settled(self, record: Confirmation) -> None:
+    async def settled(self, confirmation: Confirmation) -> None:
         """The web chat learns of an expiry from the turn that follows it."""
 
     async def aclose(self) -> None:

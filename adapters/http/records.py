@@ -12,8 +12,9 @@ import re
 
 from aiohttp import web
 
-from adapters.core import Core
-from adapters.http.common import error, refusal, registry_key
+from adapters.http.common import error, refusal
+from adapters.services import Services
+from bot import keys
 
 MAX_LIMIT = 100
 # ASCII digits only: `str.isdigit` and `int` also take "²" and "٣".
@@ -34,14 +35,14 @@ def _number(request: web.Request, name: str, default: int, low: int, high: int) 
 
 
 class Records:
-    def __init__(self, core: Core) -> None:
-        self.core = core
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
     async def page(self, request: web.Request) -> web.Response:
         """`?offset=&limit=`: the most recently active sessions first, with the total."""
         offset = _number(request, "offset", 0, 0, 10**9)
         limit = _number(request, "limit", 20, 1, MAX_LIMIT)
-        total, items = await self.core.archive.sessions(offset, limit)
+        total, items = await self.services.archive.sessions(offset, limit)
         return web.json_response(
             {
                 "total": total,
@@ -55,37 +56,39 @@ class Records:
         """The session and its latest messages (`?recent=`, 50 unless asked)."""
         key = _key(request)
         recent = _number(request, "recent", 50, 0, 1000)
-        found = await self.core.archive.session(key, recent)
+        found = await self.services.archive.session(key, recent)
         if found is None:
             return error(404, "unknown session", id=key)
         body = found.model_dump(mode="json")
-        body["running"] = await self.core.mailbox.busy(key)
+        body["running"] = await self.services.mailbox.busy(key)
         return web.json_response(body)
 
     async def delete(self, request: web.Request) -> web.Response:
         """Stop a running turn, then forget the session everywhere."""
         key = _key(request)
-        mailbox = self.core.mailbox
-        known = await self.core.archive.exists(key) or await mailbox.load_state(key) is not None
+        mailbox = self.services.mailbox
+        known = await self.services.archive.exists(key) or await mailbox.load_state(key) is not None
         if not known:
             return error(404, "unknown session", id=key)
         if await mailbox.stop(key) and not await self._stopped(key):
             return error(409, "a turn is still running in this session; try again", id=key)
-        keys = await mailbox.forget(key)
+        removed = await mailbox.forget(key)
         if key.startswith("http:"):
-            keys += await self.core.redis.delete(registry_key(key.removeprefix("http:")))
-        await self.core.archive.delete(key)
-        return web.json_response({"deleted": key, "redis_keys": keys})
+            removed += await self.services.redis.delete(
+                keys.http_session(key.removeprefix("http:"))
+            )
+        await self.services.archive.delete(key)
+        return web.json_response({"deleted": key, "redis_keys": removed})
 
     async def _stopped(self, key: str) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + STOP_WAIT_S
-        while await self.core.mailbox.busy(key):
+        while await self.services.mailbox.busy(key):
             if loop.time() > deadline:
                 return False
             await asyncio.sleep(0.1)
         return True
 
     async def stats(self, request: web.Request) -> web.Response:
-        stats = await self.core.archive.stats()
+        stats = await self.services.archive.stats()
         return web.json_response(stats.model_dump(mode="json"))

@@ -16,8 +16,8 @@ import weakref
 from aiohttp import web
 from redis.asyncio import Redis
 
-from adapters.http.egress import events_key
 from adapters.http.streams import INTERRUPTED, Listener, Slot, StreamHub, StreamInterrupted
+from bot import keys
 from bot.redis_types import done
 
 STREAMS = web.AppKey("streams", weakref.WeakSet[asyncio.Task[object]])
@@ -31,7 +31,7 @@ CLOSE_WAIT_S = 2.0
 
 async def stream_position(redis: Redis, session: str) -> str:
     """The id of the newest event, taken before submitting so no event of ours is missed."""
-    last = await done(redis.xrevrange(events_key(session), count=1))
+    last = await done(redis.xrevrange(keys.events(session), count=1))
     return last[0][0].decode() if last else "0-0"
 
 
@@ -62,7 +62,7 @@ async def relay(
             def gone() -> bool:
                 return request.transport is None
 
-            async with slot.listen(events_key(session), since, gone) as listener:
+            async with slot.listen(keys.events(session), since, gone) as listener:
                 await _follow(response, listener, envelope_id)
         except StreamInterrupted as cut:
             await response.write(interrupted(cut))

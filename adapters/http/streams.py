@@ -26,6 +26,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from bot import keys
 from bot.redis_types import done
 
 log = logging.getLogger(__name__)
@@ -152,7 +153,7 @@ class StreamHub:
     up with XRANGE and waking the reader; `connect` makes the reader's own connection.
     """
 
-    def __init__(self, redis: Redis, connect: Callable[[], Redis], limit: int, prefix: str) -> None:
+    def __init__(self, redis: Redis, connect: Callable[[], Redis], limit: int) -> None:
         self.redis = redis
         self.connect = connect
         self.limit = limit
@@ -160,7 +161,7 @@ class StreamHub:
         self.listeners: dict[str, set[Listener]] = {}
         self._positions: dict[str, str] = {}  # everything after it reaches the listeners
         self._reading: frozenset[str] = frozenset()  # the streams of the read in flight
-        self._wake_key = f"{prefix}:web:{uuid.uuid4().hex}:wake"
+        self._wake_key = keys.web_wake(uuid.uuid4().hex)
         self._wake_position = "0-0"
         self._wake_pending = False
         self._changed = asyncio.Event()

@@ -27,8 +27,8 @@ from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
 from adapters.slack.place import PLATFORM, Place, person, place_of, sender_of
 from adapters.slack.presses import on_press
+from bot import keys
 from bot.envelope import Envelope
-from bot.mailbox import PREFIX
 
 EMPTY = "Ask me something after the mention, e.g. `@{name} what can you do?`"
 THREAD_MEMORY = 30 * 86_400
@@ -122,7 +122,7 @@ async def handle(
 
 def thread_key(place: Place) -> str:
     """Marks a channel thread the bot is part of, so replies in it need no mention."""
-    return f"{PREFIX}:slack:thread:{place.session}"
+    return keys.slack_thread(place.session)
 
 
 def clean(text: str, bot_user_id: str | None) -> str:

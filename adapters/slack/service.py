@@ -25,8 +25,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.access import Gate
-from adapters.core import Core
 from adapters.http.common import error
+from adapters.services import Services
 from adapters.slack.client import SlackCalls, error_of, make_client
 from adapters.slack.deps import IngressDeps
 from adapters.slack.ingress import register
@@ -59,7 +59,7 @@ def refusal(exc: SlackApiError, variable: str) -> ConfigError | None:
 class SlackService:
     """Owns the bolt app and its Web API client for the lifetime of the web app."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Services) -> None:
         settings, redis = core.settings, core.redis
         socket = settings.slack_app_token is not None  # else Settings ensured a secret
         self.settings = settings

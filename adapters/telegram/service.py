@@ -31,8 +31,8 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 
 from adapters.access import Gate
-from adapters.core import Core
 from adapters.http.common import read_json
+from adapters.services import Services
 from adapters.startup import refuse
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.commands import menu
@@ -72,7 +72,7 @@ def webhook_secret(settings: Settings) -> str:
 class TelegramService:
     """Owns the Bot and the dispatcher for the lifetime of the web app."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Services) -> None:
         self.core = core
         self.settings = settings = core.settings
         self.redis = core.redis

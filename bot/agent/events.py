@@ -36,6 +36,25 @@ class CallState(StrEnum):
     RETRYING = "retrying"
 
 
+class FinishReason(StrEnum):
+    """Why a run ended (`Completed.finish_reason`, kept in the run's record).
+
+    A run that ends with the model's answer carries the model's own stop reason, as the
+    provider normalised it: `END_TURN`, `MAX_TOKENS`, or a reason of that provider's that is
+    none of these, passed through as it is (hence `FinishReason | str` where it is read).
+    """
+
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    AWAITING_CONFIRMATION = "awaiting_confirmation"  # tool calls wait for a person
+    CANCELLED = "cancelled"  # a /stop, or the text stream was cut off
+    MAX_ITERATIONS = "max_iterations"  # PARLEY_MAX_ITERATIONS model calls without an answer
+    DOOM_LOOP = "doom_loop"  # the same tool call with the same arguments, again and again
+    ERROR = "error"  # the provider failed beyond its retries
+    NOTHING_PENDING = "nothing_pending"  # a decision arrived with nothing waiting for one
+    POISONED = "poisoned"  # the message crashed workers too often and was skipped
+
+
 class StateChanged(BaseModel):
     type: Literal["state"] = "state"
     layer: Literal["turn", "call"]
@@ -111,7 +130,7 @@ class Completed(BaseModel):
     """Always the last event of a run, whatever ended it."""
 
     type: Literal["completed"] = "completed"
-    finish_reason: str
+    finish_reason: FinishReason | str
     iterations: int
     usage: Usage
     text: str = ""

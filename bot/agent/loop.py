@@ -18,6 +18,7 @@ from bot.agent.compaction import Compactor, estimate_text_tokens
 from bot.agent.model_call import ModelOutcome, call_model
 from bot.agent.prompt import PromptBuilder
 from bot.agent.state import SessionState, TurnProgress
+from bot.agent.step import Step, StepEnd
 from bot.agent.tool_step import ToolStep
 from bot.config import PolicyRule, Settings
 from bot.llm.base import ModelRequest, Provider
@@ -79,6 +80,22 @@ class Agent:
         """Advance `state` (mutated in place) and stream what happens; see the module doc."""
         return _Run(self.deps, state, request, cancel, checkpoint).events()
 
+    @property
+    def default_model(self) -> str:
+        """The model of a turn whose session chose none (PARLEY_MODEL)."""
+        return self.deps.model
+
+    async def warm(self) -> None:
+        """Start the tools' helper process before the first call that needs one."""
+        await self.deps.executor.warm()
+
+    async def aclose(self) -> None:
+        """Close the provider's connections and stop the tools' helper processes."""
+        try:
+            await self.deps.provider.aclose()
+        finally:
+            await self.deps.executor.aclose()
+
 
 class _Run:
     """The mutable bookkeeping of one run; never shared between runs."""
@@ -102,7 +119,6 @@ class _Run:
         self.tools = ToolStep(
             deps.tools, deps.executor, policy, state, request.ctx, cancel, self.save
         )
-        self.finish: str | None = None
         self.final_text = ""
         self.notice = ""
 
@@ -117,22 +133,32 @@ class _Run:
             await self.checkpoint(self.state)
 
     async def events(self) -> AsyncIterator[ev.AgentEvent]:
+        """The turn from top to bottom: start it, then one model call with its tools after
+        another until a step ends the turn, then end it. The first finish a step gives is
+        the turn's."""
         yield ev.StateChanged(layer="turn", state=ev.TurnState.INIT)
-        async for event in self._start():
-            yield event
-        while self.finish is None:
-            async for event in self._iterate():
-                yield event
-        async for event in self._end():
+        finish: ev.FinishReason | str | None = None
+        step = self._start()
+        while True:
+            async for item in step:
+                if isinstance(item, StepEnd):
+                    finish = finish or item.finish
+                else:
+                    yield item
+            if finish is not None:
+                break
+            step = self._iterate()
+        async for event in self._end(finish):
             yield event
 
-    async def _start(self) -> AsyncIterator[ev.AgentEvent]:
+    async def _start(self) -> Step:
+        """Take in the new message or the decisions, or finish tool calls a crash cut off."""
         request, state = self.request, self.state
         if request.text is not None:
             if state.pending is not None:
                 note = "Not run: the user sent a new message instead of deciding."
-                async for event in self.tools.settle({}, note):
-                    yield event
+                async for item in self.tools.apply_decisions({}, note):
+                    yield item
             state.close_unanswered("Not run: the turn it belonged to was abandoned.")
             state.turn = TurnProgress(envelope_ids=list(request.envelope_ids))
             now = self.deps.clock()
@@ -141,30 +167,29 @@ class _Run:
         elif request.decisions is not None:
             if state.pending is None:
                 yield ev.Error(message="Nothing is waiting for a decision.")
-                self.finish = "nothing_pending"
+                yield StepEnd(ev.FinishReason.NOTHING_PENDING)
                 return
             if request.envelope_ids:
                 self.turn.envelope_ids = list(request.envelope_ids)
-            async for event in self.tools.settle(request.decisions, request.deny_note):
-                yield event
+            async for item in self.tools.apply_decisions(request.decisions, request.deny_note):
+                yield item
         elif interrupted := state.unanswered_tool_uses():
-            async for event in self.tools.resume(interrupted):
-                yield event
-        self.finish = self.tools.finish
+            async for item in self.tools.resume(interrupted):
+                yield item
         await self.save()
 
-    async def _iterate(self) -> AsyncIterator[ev.AgentEvent]:
-        """One model call and the tools it asked for; sets `finish` when the turn should end."""
+    async def _iterate(self) -> Step:
+        """One model call and the tools it asked for."""
         if self.cancel is not None and self.cancel.is_set():
-            self.finish = "cancelled"
+            yield StepEnd(ev.FinishReason.CANCELLED)
             return
         cap = self.deps.settings.max_iterations
         if self.turn.iteration >= cap:
-            self.finish = "max_iterations"
             self._notice(
                 f"I stopped after {cap} steps without a final answer. "
                 "Tell me how to go on, or ask a narrower question."
             )
+            yield StepEnd(ev.FinishReason.MAX_ITERATIONS)
             return
         self.turn.iteration += 1
         yield ev.Iteration(number=self.turn.iteration)
@@ -174,24 +199,22 @@ class _Run:
         if request.messages is not self.state.messages:
             request = replace(request, messages=self.state.messages)
         yield ev.StateChanged(layer="turn", state=ev.TurnState.PLANNING)
+        deps = self.deps
         outcome = ModelOutcome()
-        async for event in call_model(
-            self.deps.provider,
-            request,
-            self.deps.retry,
-            self.deps.sleep,
-            self.cancel,
-            outcome,
-        ):
-            yield event
-        async for event in self._observe(outcome):
-            yield event
+        async for part in call_model(deps.provider, request, deps.retry, deps.sleep, self.cancel):
+            if isinstance(part, ModelOutcome):
+                outcome = part
+            else:
+                yield part
+        async for item in self._observe(outcome):
+            yield item
 
-    async def _observe(self, outcome: ModelOutcome) -> AsyncIterator[ev.AgentEvent]:
+    async def _observe(self, outcome: ModelOutcome) -> Step:
+        """Keep what the model said, then run the tools it asked for."""
         self.turn.usage += outcome.usage
         if outcome.error is not None:
             yield ev.Error(message=outcome.error)
-            self.finish = "error"
+            yield StepEnd(ev.FinishReason.ERROR)
             return
         calls = [] if outcome.finish_reason is None else outcome.calls
         content: list[TextBlock | ToolUseBlock] = (
@@ -214,16 +237,16 @@ class _Run:
         self.final_text = outcome.text
         await self.save()
         if outcome.finish_reason is None:
-            self.finish = "cancelled"
-        elif not calls:
-            self.finish = outcome.finish_reason
-        else:
-            async for event in self.tools.run([b for b in content if isinstance(b, ToolUseBlock)]):
-                yield event
-            self.finish = self.tools.finish
-            if self.tools.notice:
-                self._notice(self.tools.notice)
-            await self.save()
+            yield StepEnd(ev.FinishReason.CANCELLED)
+            return
+        if not calls:
+            yield StepEnd(outcome.finish_reason)
+            return
+        async for item in self.tools.run([b for b in content if isinstance(b, ToolUseBlock)]):
+            if isinstance(item, StepEnd) and item.notice:
+                self._notice(item.notice)
+            yield item
+        await self.save()
 
     async def _compact(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent]:
         """At most once per model call: fold older turns when the request is over budget."""
@@ -263,15 +286,14 @@ class _Run:
         self.final_text = text
         self.notice = text
 
-    async def _end(self) -> AsyncIterator[ev.AgentEvent]:
+    async def _end(self, finish: ev.FinishReason | str) -> AsyncIterator[ev.AgentEvent]:
         if self.notice:
             yield ev.TextDelta(text=self.notice)
-        finish = self.finish or "end_turn"
         turn = self.turn
-        if finish != "awaiting_confirmation":
+        if finish != ev.FinishReason.AWAITING_CONFIRMATION:
             self.state.turn = None
         self.state.finished = list(self.request.envelope_ids)
-        failed = finish == "error"
+        failed = finish == ev.FinishReason.ERROR
         yield ev.StateChanged(
             layer="turn", state=ev.TurnState.FAILED if failed else ev.TurnState.COMPLETED
         )

@@ -16,6 +16,10 @@ from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
 
 @dataclass
 class ModelOutcome:
+    """What one model call produced. `finish_reason` is None when the call was cancelled
+    mid-stream (the text so far is kept for the caller to save); `error` is set when the
+    provider failed beyond its retries."""
+
     parts: list[str] = field(default_factory=list)
     calls: list[llm.ToolCall] = field(default_factory=list)
     usage: llm.Usage = field(default_factory=llm.Usage)
@@ -38,13 +42,12 @@ async def call_model(
     retry: RetryPolicy,
     sleep: Sleep,
     cancel: asyncio.Event | None,
-    outcome: ModelOutcome,
-) -> AsyncIterator[ev.AgentEvent]:
-    """Stream `request` into `outcome`, yielding loop events; errors end up in `outcome.error`.
+) -> AsyncIterator[ev.AgentEvent | ModelOutcome]:
+    """Stream `request`, yielding loop events as they come and, last, the `ModelOutcome`.
 
-    When `cancel` is set mid-stream the call stops where it is: `finish_reason` stays None and
-    the text received so far is kept for the caller to save.
+    When `cancel` is set mid-stream the call stops where it is and the outcome says so.
     """
+    outcome = ModelOutcome()
     yield ev.StateChanged(layer="call", state=ev.CallState.CALLING)
     streaming = False
     source = stream_with_retries(provider, request, retry, sleep)
@@ -71,3 +74,4 @@ async def call_model(
                 yield ev.TextReset(reason="the model call is being retried")
     except ProviderError as exc:
         outcome.error = str(exc)
+    yield outcome

@@ -8,11 +8,13 @@ lacks its tool_result.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from bot.agent import events as ev
 from bot.agent.cancel import wait_all_or_cancel
 from bot.agent.state import PendingConfirmation, SessionState, TurnProgress
+from bot.agent.step import Step, StepEnd
 from bot.messages import ToolResultBlock, ToolUseBlock
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome, cache_key
@@ -20,13 +22,26 @@ from bot.tools.policy import Policy
 
 REPEAT_WARN = 3
 CANCELLED = "Cancelled by the user before it finished."
+STOPPED = "Not run: the turn was stopped."
 INTERRUPTED = (
     "Interrupted: the worker running this tool stopped before it finished. It was not run "
     "again, because running it twice could repeat its effect; ask the user before retrying."
 )
 
 
+@dataclass
+class _Screened:
+    """A batch sorted by the repeat check and the policy, before anything runs."""
+
+    run_now: list[ToolUseBlock] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)
+    looping: str | None = None  # the tool called over and over, which stops the turn
+
+
 class ToolStep:
+    """Runs the tool calls of a turn. Each method is a `Step`: it yields the events and, last,
+    a `StepEnd` that tells the loop whether the turn stops."""
+
     def __init__(
         self,
         registry: ToolRegistry,
@@ -44,8 +59,6 @@ class ToolStep:
         self.ctx = ctx
         self.cancel = cancel
         self.save = save
-        self.finish: str | None = None
-        self.notice = ""
 
     @property
     def turn(self) -> TurnProgress:
@@ -60,8 +73,8 @@ class ToolStep:
         done: Mapping[str, ToolResultBlock] | None = None,
         order: Sequence[ToolUseBlock] | None = None,
         resumed: bool = False,
-    ) -> AsyncIterator[ev.AgentEvent]:
-        """Decide, run and record one batch of calls; sets `finish` if the turn must stop.
+    ) -> Step:
+        """Decide, run and record one batch of calls.
 
         `done` holds results already known for other calls of the same assistant message,
         and `order` that message's calls, when only part of a batch is run here. A `resumed`
@@ -72,50 +85,30 @@ class ToolStep:
             yield ev.ToolCallStart(call_id=call.id, name=call.name, arguments=call.input)
         results: dict[str, ToolResultBlock] = dict(done or {})
         batch = list(order or calls)
-        run_now: list[ToolUseBlock] = []
-        waiting: list[str] = []
-        for call in calls:
-            verdict = self._screen(call, count=not resumed)
-            if isinstance(verdict, ToolResultBlock):
-                results[call.id] = verdict
-            elif verdict == "ask":
-                waiting.append(call.id)
-            else:
-                run_now.append(call)
-        if self.finish == "doom_loop":
+        screened = self._screen_batch(calls, results, count=not resumed)
+        if screened.looping is not None:
             for call in batch:
-                results.setdefault(call.id, _error(call, "Not run: the turn was stopped."))
-            run_now, waiting = [], []
-        if run_now:
+                results.setdefault(call.id, _error(call, STOPPED))
+            screened.run_now, screened.waiting = [], []
+        if screened.run_now:
             yield ev.StateChanged(layer="call", state=ev.CallState.TOOL_EXECUTING)
-        outcomes = await self._execute(run_now, results)
+        outcomes, finished = await self._execute(screened.run_now, results)
         for event in self._report([c for c in batch if c.id in results], results, outcomes):
             yield event
-        if waiting and self.finish is None:
-            self.state.pending = PendingConfirmation(calls=batch, results=results, waiting=waiting)
-            self.finish = "awaiting_confirmation"
-            yield ev.StateChanged(layer="turn", state=ev.TurnState.AWAITING_CONFIRMATION)
-            yield ev.ConfirmationRequired(
-                calls=[
-                    ev.PendingCall(call_id=c.id, name=c.name, arguments=c.input)
-                    for c in batch
-                    if c.id in waiting
-                ],
-                can_remember=all(
-                    self.policy.may_remember(c.name, c.input) for c in batch if c.id in waiting
-                ),
-            )
+        if screened.looping is not None:
+            end = StepEnd(ev.FinishReason.DOOM_LOOP, _looping_notice(screened.looping))
+        else:
+            end = StepEnd(None if finished else ev.FinishReason.CANCELLED)
+        if screened.waiting and end.finish is None:
+            for event in self._suspend(batch, results, screened.waiting):
+                yield event
+            yield StepEnd(ev.FinishReason.AWAITING_CONFIRMATION)
             return
-        unasked = [call for call in batch if call.id in waiting]
-        for call in unasked:
-            results[call.id] = _error(call, CANCELLED)
-        for event in self._report(unasked, results, {}):
+        for event in self._close(batch, results, unasked=screened.waiting):
             yield event
-        yield ev.StateChanged(layer="turn", state=ev.TurnState.OBSERVING)
-        self.state.add_user(*(results[call.id] for call in batch))
-        self.turn.started = []
+        yield end
 
-    async def resume(self, calls: Sequence[ToolUseBlock]) -> AsyncIterator[ev.AgentEvent]:
+    async def resume(self, calls: Sequence[ToolUseBlock]) -> Step:
         """Finish a batch cut off by a crash: calls that may have run are not run blindly again.
 
         A read-only call is simply run again; any other call that had started is reported to
@@ -134,16 +127,16 @@ class ToolStep:
             for event in self._report(calls, results, {}):
                 yield event
             self.state.add_user(*(results[call.id] for call in calls))
+            yield StepEnd()
             return
-        async for event in self.run(rerun, done=results, order=calls, resumed=True):
-            yield event
+        async for item in self.run(rerun, done=results, order=calls, resumed=True):
+            yield item
 
-    async def settle(
-        self, decisions: Mapping[str, bool], deny_note: str
-    ) -> AsyncIterator[ev.AgentEvent]:
+    async def apply_decisions(self, decisions: Mapping[str, bool], deny_note: str) -> Step:
         """Finish a suspended batch: run what was approved, refuse the rest, record all."""
         pending = self.state.pending
         if pending is None:
+            yield StepEnd()
             return
         results = dict(pending.results)
         approved = [c for c in pending.calls if c.id in pending.waiting and decisions.get(c.id)]
@@ -152,7 +145,7 @@ class ToolStep:
                 results[call.id] = _error(call, deny_note)
         if approved:
             yield ev.StateChanged(layer="call", state=ev.CallState.TOOL_EXECUTING)
-        outcomes = await self._execute(approved, results)
+        outcomes, finished = await self._execute(approved, results)
         for call in pending.calls:
             results.setdefault(call.id, _error(call, CANCELLED))
         decided = [c for c in pending.calls if c.id in pending.waiting]
@@ -161,26 +154,69 @@ class ToolStep:
         self.state.add_user(*(results[call.id] for call in pending.calls))
         self.state.pending = None
         self.turn.started = []
+        yield StepEnd(None if finished else ev.FinishReason.CANCELLED)
 
-    def _screen(self, call: ToolUseBlock, *, count: bool = True) -> ToolResultBlock | str:
-        """A result that replaces running the call (repeat, deny), or the policy's verdict."""
+    def _suspend(
+        self, batch: list[ToolUseBlock], results: dict[str, ToolResultBlock], waiting: list[str]
+    ) -> list[ev.AgentEvent]:
+        """Keep the batch in the state until a person decides on the `waiting` calls."""
+        self.state.pending = PendingConfirmation(calls=batch, results=results, waiting=waiting)
+        asked = [c for c in batch if c.id in waiting]
+        return [
+            ev.StateChanged(layer="turn", state=ev.TurnState.AWAITING_CONFIRMATION),
+            ev.ConfirmationRequired(
+                calls=[ev.PendingCall(call_id=c.id, name=c.name, arguments=c.input) for c in asked],
+                can_remember=all(self.policy.may_remember(c.name, c.input) for c in asked),
+            ),
+        ]
+
+    def _close(
+        self, batch: list[ToolUseBlock], results: dict[str, ToolResultBlock], unasked: list[str]
+    ) -> list[ev.AgentEvent]:
+        """Add the batch's results to the context; calls that were to be asked about, but
+        the turn stops first, are reported as cancelled."""
+        refused = [call for call in batch if call.id in unasked]
+        for call in refused:
+            results[call.id] = _error(call, CANCELLED)
+        events = self._report(refused, results, {})
+        events.append(ev.StateChanged(layer="turn", state=ev.TurnState.OBSERVING))
+        self.state.add_user(*(results[call.id] for call in batch))
+        self.turn.started = []
+        return events
+
+    def _screen_batch(
+        self, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock], *, count: bool
+    ) -> _Screened:
+        """Sort `calls`: a result that replaces running one goes into `results`."""
+        screened = _Screened()
+        for call in calls:
+            if count:
+                self._count_repeat(call)
+            if self.turn.repeat_count > REPEAT_WARN:
+                screened.looping = call.name
+                results[call.id] = _error(call, STOPPED)
+                continue
+            verdict = self._screen(call)
+            if isinstance(verdict, ToolResultBlock):
+                results[call.id] = verdict
+            elif verdict == "ask":
+                screened.waiting.append(call.id)
+            else:
+                screened.run_now.append(call)
+        return screened
+
+    def _count_repeat(self, call: ToolUseBlock) -> None:
         turn = self.turn
         signature = cache_key(call)
-        if not count:
-            pass
-        elif signature == turn.repeat_signature:
+        if signature == turn.repeat_signature:
             turn.repeat_count += 1
         else:
             turn.repeat_signature, turn.repeat_count = signature, 1
-        if turn.repeat_count > REPEAT_WARN:
-            self.finish = "doom_loop"
-            self.notice = (
-                f"I stopped because I kept calling {call.name} with the same "
-                "arguments without getting anywhere. Could you rephrase or give me "
-                "more to go on?"
-            )
-            return _error(call, "Not run: the turn was stopped.")
-        if turn.repeat_count == REPEAT_WARN:
+
+    def _screen(self, call: ToolUseBlock) -> ToolResultBlock | str:
+        """A result that replaces running the call (a repeat, a denial), or the policy's
+        verdict."""
+        if self.turn.repeat_count == REPEAT_WARN:
             return _error(
                 call,
                 (
@@ -196,8 +232,9 @@ class ToolStep:
 
     async def _execute(
         self, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
-    ) -> dict[str, ToolOutcome]:
-        """Run `calls` concurrently into `results`; on cancel, unfinished ones say so.
+    ) -> tuple[dict[str, ToolOutcome], bool]:
+        """Run `calls` concurrently into `results`; the flag is False if a cancel cut them off,
+        and then the unfinished ones say so.
 
         The calls are marked as started, and saved, before they run: after a crash, a call
         that may have had its effect is not run again blindly.
@@ -206,8 +243,7 @@ class ToolStep:
             self.turn.started = [*self.turn.started, *(call.id for call in calls)]
             await self.save()
         tasks = self.executor.start(calls, self.ctx, self.turn.cache)
-        if not await wait_all_or_cancel(tasks, self.cancel):
-            self.finish = "cancelled"
+        finished = await wait_all_or_cancel(tasks, self.cancel)
         outcomes: dict[str, ToolOutcome] = {}
         for call, task in zip(calls, tasks, strict=True):
             if task.cancelled() or task.exception() is not None:
@@ -217,7 +253,7 @@ class ToolStep:
             results[call.id] = ToolResultBlock(
                 tool_use_id=call.id, content=out.content, is_error=out.is_error
             )
-        return outcomes
+        return outcomes, finished
 
     @staticmethod
     def _report(
@@ -239,6 +275,14 @@ class ToolStep:
                 )
             )
         return events
+
+
+def _looping_notice(name: str) -> str:
+    return (
+        f"I stopped because I kept calling {name} with the same "
+        "arguments without getting anywhere. Could you rephrase or give me "
+        "more to go on?"
+    )
 
 
 def _error(call: ToolUseBlock, message: str) -> ToolResultBlock:

@@ -13,7 +13,7 @@ from bot.config import Settings
 from bot.pricing import PriceTable
 from bot.store import migrate
 from bot.store.archive import Archive
-from bot.store.engine import database_url, make_engine, shown
+from bot.store.engine import database_url, make_engine, shown_url
 from bot.store.history import History
 from bot.store.sqlite_file import DatabaseFileGone, watch_file
 
@@ -59,7 +59,7 @@ async def upgrade(url: str, *, wait: float = WAIT_S, revision: str = "head") -> 
             await migrate.upgrade(url, revision)
             return
         except (OSError, SQLAlchemyError) as exc:
-            where = shown(database_url(url))
+            where = shown_url(database_url(url))
             problem = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             if loop.time() + delay > deadline:
                 raise DatabaseUnavailable(f"no database at {where} ({problem})") from None

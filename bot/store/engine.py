@@ -31,7 +31,7 @@ def database_url(raw: str) -> URL:
     return url.set(drivername=DRIVERS[backend])
 
 
-def shown(url: URL) -> str:
+def shown_url(url: URL) -> str:
     """For logs and errors: never the password."""
     return url.render_as_string(hide_password=True)
 

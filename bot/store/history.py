@@ -23,15 +23,16 @@ from sqlalchemy import Table, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.agent.events import FinishReason
 from bot.agent.state import SessionState
 from bot.confirmations import Confirmation
 from bot.llm.events import Usage
 from bot.messages import Message
 from bot.pricing import PriceTable
-from bot.store.runs import RunRecord, Where, run_id
+from bot.store.runs import RunRecord, SessionInfo, run_id
 from bot.store.schema import ConfirmationRow, MessageRow, RunRow, SessionRow
 
-__all__ = ["MESSAGES", "RUNS", "SESSIONS", "History", "RunRecord", "Where", "run_id"]
+__all__ = ["MESSAGES", "RUNS", "SESSIONS", "History", "RunRecord", "SessionInfo", "run_id"]
 log = logging.getLogger(__name__)
 RESTORE_LIMIT = 200
 MAX_UNRECORDED = 100
@@ -40,6 +41,12 @@ RUNS: Table = RunRow.__table__  # type: ignore[assignment]
 MESSAGES: Table = MessageRow.__table__  # type: ignore[assignment]
 CONFIRMATIONS: Table = ConfirmationRow.__table__  # type: ignore[assignment]
 TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+# The run's status in the record, by finish reason; any other finish is "completed".
+STATUS_OF_FINISH: dict[str, str] = {
+    FinishReason.ERROR: "failed",
+    FinishReason.AWAITING_CONFIRMATION: "waiting",
+}
 
 
 def _at(timestamp: float) -> datetime:
@@ -79,7 +86,7 @@ class History:
         if state.messages:
             state.recorded = state.messages[-1].id
 
-    async def _session(self, db: AsyncConnection, where: Where, model: str | None) -> None:
+    async def _session(self, db: AsyncConnection, where: SessionInfo, model: str | None) -> None:
         now = datetime.now(UTC)
         values = {
             "key": where.session,
@@ -98,7 +105,7 @@ class History:
         await db.execute(statement.on_conflict_do_nothing(index_elements=["key"]))
 
     async def _run(self, db: AsyncConnection, run: RunRecord) -> None:
-        status = {"error": "failed", "awaiting_confirmation": "waiting"}.get(
+        status = STATUS_OF_FINISH.get(
             run.finish_reason, "skipped" if run.trigger == "skipped" else "completed"
         )
         first = run.first_text_at
@@ -229,31 +236,33 @@ class History:
         recorded = rows[-1].id if rows else None
         return SessionState(messages=messages, recorded=recorded)
 
-    async def asked(self, where: Where, record: Confirmation) -> None:
+    async def asked(self, where: SessionInfo, confirmation: Confirmation) -> None:
         """An approval was asked for: the audit gets its row (once)."""
         values = {
-            "id": record.id,
+            "id": confirmation.id,
             "session_key": where.session,
-            "envelope_id": record.envelope_id,
-            "requester": record.requester,
-            "calls": [call.model_dump(mode="json") for call in record.calls],
-            "status": record.status,
+            "envelope_id": confirmation.envelope_id,
+            "requester": confirmation.requester,
+            "calls": [call.model_dump(mode="json") for call in confirmation.calls],
+            "status": confirmation.status,
             "created_at": datetime.now(UTC),
-            "expires_at": _at(record.expires_at),
+            "expires_at": _at(confirmation.expires_at),
         }
         async with self.engine.begin() as db:
             await self._session(db, where, None)
             statement = upsert(db, CONFIRMATIONS).values(values)
             await db.execute(statement.on_conflict_do_nothing(index_elements=["id"]))
 
-    async def decided(self, record: Confirmation) -> None:
+    async def decided(self, confirmation: Confirmation) -> None:
         """Whoever decided (a person, the expiry, a new message that declined it)."""
-        at = None if record.decided_at is None else _at(record.decided_at)
+        at = None if confirmation.decided_at is None else _at(confirmation.decided_at)
         async with self.engine.begin() as db:
             await db.execute(
                 update(CONFIRMATIONS)
-                .where(CONFIRMATIONS.c.id == record.id)
-                .values(status=record.status, decided_by=record.decided_by, decided_at=at)
+                .where(CONFIRMATIONS.c.id == confirmation.id)
+                .values(
+                    status=confirmation.status, decided_by=confirmation.decided_by, decided_at=at
+                )
             )
 
 

@@ -13,8 +13,9 @@ RUN_IDS = uuid.UUID("5d1c7c55-5f0e-4a43-9a57-7061726c6579")
 
 
 @dataclass(frozen=True)
-class Where:
-    """The session a record belongs to, as the envelope that started it describes it."""
+class SessionInfo:
+    """What the history keeps about the session a run belongs to (its row in `sessions`), as
+    the envelope that started the run describes it."""
 
     session: str
     platform: str
@@ -24,11 +25,11 @@ class Where:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """What the drain knows about a run when it ends. `last_message` is the id of the
+    """What the session runner knows about a run when it ends. `last_message` is the id of the
     session's last message when the run was queued for the record: the run added the
     messages up to it, which tells a catch-up of several runs which message was whose."""
 
-    where: Where
+    where: SessionInfo  # the name is kept in saved session states (`unrecorded`)
     envelope_ids: Sequence[str]
     trigger: str
     sender: str

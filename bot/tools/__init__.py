@@ -8,6 +8,7 @@ executor, the registry, where tools run) is Parley's own and may change between 
 The README's "Writing a tool" has a complete example.
 """
 
-from bot.tools.base import Person, Tool, ToolContext, ToolError, tool
+from bot.envelope import Sender
+from bot.tools.base import Tool, ToolContext, ToolError, tool
 
-__all__ = ["Person", "Tool", "ToolContext", "ToolError", "tool"]
+__all__ = ["Sender", "Tool", "ToolContext", "ToolError", "tool"]

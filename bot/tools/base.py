@@ -39,6 +39,7 @@ from typing import Any, Literal, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, create_model
 
 from bot.config import Settings
+from bot.envelope import Sender
 from bot.llm.base import ToolSpec
 
 ToolFunction = Callable[..., Any]
@@ -51,20 +52,11 @@ class ToolError(Exception):
 
 
 @dataclass(frozen=True)
-class Person:
-    """Who is talking: a platform-prefixed id such as `tg:123` or `slack:U01`."""
-
-    id: str
-    name: str = ""
-    is_admin: bool = False
-
-
-@dataclass(frozen=True)
 class ToolContext:
     """Everything a tool may know about the call; passed in, never looked up globally."""
 
     session_key: str
-    user: Person
+    user: Sender  # who is talking
     settings: Settings
     platform: str = "console"
     chat_kind: str = "private"

@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from adapters.access import ONCE, REFUSAL_MEMORY, Gate, refused_key, too_long
+from adapters.access import ONCE, REFUSAL_MEMORY, Gate, too_long
+from bot import keys
 from bot.config import Settings
 from bot.envelope import MAX_TEXT
 
@@ -48,8 +49,8 @@ async def test_slack_refusals_are_remembered_per_workspace(gate: Gate) -> None:
 
 
 def test_refusals_keep_the_keys_each_platform_always_used() -> None:
-    assert refused_key("tg:42") == "parley:tg:refused:42"
-    assert refused_key("slack:U7", "T3") == "parley:slack:refused:T3:U7"
+    assert keys.refused("tg:42") == "parley:tg:refused:42"
+    assert keys.refused("slack:U7", "T3") == "parley:slack:refused:T3:U7"
 
 
 def test_too_long_answers_only_past_the_limit() -> None:

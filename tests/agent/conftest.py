@@ -12,7 +12,8 @@ from bot.agent.build import build_agent
 from bot.agent.loop import Agent, TurnRequest
 from bot.agent.state import SessionState
 from bot.config import Settings
-from bot.tools.base import Person, Tool, ToolContext
+from bot.envelope import Sender
+from bot.tools.base import Tool, ToolContext
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY, FakeLLM
 
 MODELS = {"anthropic": "claude-test", "openai": "gpt-test"}
@@ -60,11 +61,11 @@ async def make_agent(fake_llm: FakeLLM, api: str, sleeps: Sleeps) -> AsyncIterat
 
     yield make
     for agent in built:
-        await agent.deps.provider.aclose()
+        await agent.aclose()
 
 
 def context(agent: Agent, user: str = "console:ann") -> ToolContext:
-    return ToolContext("test:session", Person(user, "Ann"), agent.deps.settings)
+    return ToolContext("test:session", Sender(id=user, name="Ann"), agent.deps.settings)
 
 
 async def collect(

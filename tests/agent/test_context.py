@@ -121,7 +121,7 @@ async def test_multi_turn_chat_reads_mostly_from_cache(caching_llm: FakeLLM) -> 
             events = await collect(agent, state, f"message {n} " + "detail " * 60)
             usages.append(completed(events).usage)
     finally:
-        await agent.deps.provider.aclose()
+        await agent.aclose()
     last = usages[-1]
     assert last.cache_read_tokens > 0.7 * last.prompt_tokens, usages
     assert sum(u.cache_read_tokens for u in usages[2:]) > 0.6 * sum(

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from bot.agent.prompt import PromptBuilder, load_bootstrap
 from bot.config import Settings
-from bot.tools.base import Person, ToolContext
+from bot.envelope import Sender
+from bot.tools.base import ToolContext
 
 
 def test_defaults_ship_and_override_replaces_by_name(tmp_path: Path) -> None:
@@ -22,7 +23,7 @@ def test_defaults_ship_and_override_replaces_by_name(tmp_path: Path) -> None:
 def test_system_prompt_names_platform_chat_and_date() -> None:
     ctx = ToolContext(
         "tg:1",
-        Person("tg:1", "Ann"),
+        Sender(id="tg:1", name="Ann"),
         Settings(timezone="Asia/Tokyo"),
         platform="telegram",
         chat_kind="group",

@@ -111,7 +111,7 @@ async def test_cancel_during_tools_closes_every_call(
     fake_llm: FakeLLM, make_agent: MakeAgent
 ) -> None:
     agent = make_agent(tools=[*builtin_tools(), wait_forever])
-    await agent.deps.executor.warm()  # the calculator's helper process, as a worker does
+    await agent.warm()  # the calculator's helper process, as a worker does
     fake_llm.enqueue(
         Reply(
             tool_calls=[

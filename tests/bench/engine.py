@@ -19,7 +19,8 @@ from bot.agent.build import build_agent
 from bot.agent.loop import TurnRequest
 from bot.agent.state import SessionState
 from bot.config import Settings
-from bot.tools.base import Person, ToolContext
+from bot.envelope import Sender
+from bot.tools.base import ToolContext
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
 
 TURNS = 200
@@ -48,7 +49,7 @@ async def measure(url: str, api: str, with_tool: bool) -> tuple[list[float], lis
         openai_base_url=url + "/v1",
     )
     agent = build_agent(settings)
-    ctx = ToolContext("bench", Person("bench"), settings)
+    ctx = ToolContext("bench", Sender(id="bench"), settings)
     state = SessionState()
     first: list[float] = []
     whole: list[float] = []
@@ -59,7 +60,7 @@ async def measure(url: str, api: str, with_tool: bool) -> tuple[list[float], lis
             if isinstance(event, ev.TextDelta) and len(first) == n:
                 first.append(time.perf_counter() - started)
         whole.append(time.perf_counter() - started)
-    await agent.deps.provider.aclose()
+    await agent.aclose()
     return first, whole
 
 

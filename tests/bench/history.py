@@ -19,7 +19,7 @@ from bot.config import Settings
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock
 from bot.store.database import Database, open_database
-from bot.store.history import RunRecord, Where
+from bot.store.history import RunRecord, SessionInfo
 from tests.support.postgres_server import PostgresServer, find_bindir
 
 SESSIONS, RUNS = 20, 50
@@ -44,7 +44,7 @@ async def _fill(database: Database) -> list[float]:
             )
             now = time.time()
             record = RunRecord(
-                Where(key, "tg"), [f"e{n}"], "message", "tg:1", "claude-sonnet-4-5",
+                SessionInfo(key, "tg"), [f"e{n}"], "message", "tg:1", "claude-sonnet-4-5",
                 "end_turn", 1, usage, now, now,
             )  # fmt: skip
             started = time.perf_counter()

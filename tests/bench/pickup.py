@@ -18,8 +18,9 @@ from pathlib import Path
 
 from arq.connections import RedisSettings, create_pool
 
+from bot import keys
 from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox, key
+from bot.mailbox import Mailbox
 from tests.fakes.llm import ANTHROPIC_KEY
 from tests.support.redis_server import RedisServer
 
@@ -28,7 +29,7 @@ SAMPLES, WORKERS = 30, 2
 
 
 async def first_event_ms(mailbox: Mailbox, session: str, text: str) -> float:
-    events = key(session, "events")
+    events = keys.session(session, "events")
     submitted = time.time()
     await mailbox.submit(
         Envelope(
@@ -90,7 +91,10 @@ async def main() -> None:
             await asyncio.sleep(2)
             await sample(mailbox, f"with {LONG_TURNS} long turns streaming", "busy")
             running = sum(
-                [await pool.exists(key(f"bench:long:{n}", "lease")) for n in range(LONG_TURNS)]
+                [
+                    await pool.exists(keys.session(f"bench:long:{n}", "lease"))
+                    for n in range(LONG_TURNS)
+                ]
             )
             print(f"(long turns still holding their session while sampling: {running})")
         finally:

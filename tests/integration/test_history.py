@@ -18,7 +18,7 @@ from bot.agent.state import SessionState
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock
 from bot.store.database import open_database
-from bot.store.history import SESSIONS, RunRecord, Where
+from bot.store.history import SESSIONS, RunRecord, SessionInfo
 from tests.fakes.llm import RecordedRequest, Reply
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, idle, send, texts, web_settings
@@ -139,7 +139,7 @@ async def test_retention_prunes_on_a_worker_and_forgets_the_hot_state(stack: Sta
             state = SessionState(messages=[Message(role="user", content=[TextBlock(text="x")])])
             now = time.time()
             record = RunRecord(
-                Where(session, "tg"), ["e1"], "message", "tg:1", "claude-test", "end_turn", 1,
+                SessionInfo(session, "tg"), ["e1"], "message", "tg:1", "claude-test", "end_turn", 1,
                 Usage(), now, now,
             )  # fmt: skip
             await database.history.record(state, record)

@@ -7,13 +7,14 @@ import json
 
 from redis.asyncio import Redis
 
-from adapters.http.egress import HttpEgress, events_key
+from adapters.http.egress import HttpEgress
+from bot import keys
 from bot.agent import events as ev
 from bot.envelope import Envelope, Sender
 
 
 async def entries(redis: Redis, session: str) -> list[dict[str, object]]:
-    raw = await redis.xrange(events_key(session))
+    raw = await redis.xrange(keys.events(session))
     return [json.loads(fields[b"event"]) for _, fields in raw]
 
 
@@ -31,7 +32,7 @@ async def test_deltas_are_merged_flushed_on_a_stall_and_kept_in_order(redis_url:
     await stream.close()
     kinds = [(e["type"], e.get("text")) for e in await entries(redis, "test:eg")]
     assert kinds == [("text_delta", "Hello, world"), ("text_delta", "!"), ("iteration", None)]
-    fields = (await redis.xrange(events_key("test:eg")))[0][1]
+    fields = (await redis.xrange(keys.events("test:eg")))[0][1]
     assert fields[b"envelopes"] == b"e1"
-    assert 0 < await redis.ttl(events_key("test:eg")) <= 86_400
+    assert 0 < await redis.ttl(keys.events("test:eg")) <= 86_400
     await redis.aclose()

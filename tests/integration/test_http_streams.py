@@ -19,8 +19,8 @@ import pytest
 from aiohttp import web
 from redis.asyncio import Redis
 
-from adapters.http.common import registry_key
-from adapters.http.egress import HttpEgress, events_key
+from adapters.http.egress import HttpEgress
+from bot import keys
 from bot.agent import events as ev
 from bot.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, Reply
@@ -95,7 +95,7 @@ async def test_idle_streams_share_a_bounded_set_of_redis_connections(
     sessions = [uuid.uuid4().hex for _ in range(CLIENTS)]
     async with redis.pipeline(transaction=False) as pipe:
         for session in sessions:
-            pipe.set(registry_key(session), json.dumps({"owner": "http:local"}))
+            pipe.set(keys.http_session(session), json.dumps({"owner": "http:local"}))
         await pipe.execute()
     baseline = await connected(redis)
 
@@ -333,7 +333,7 @@ async def test_a_late_follower_from_further_back_gets_every_event_once(stack: St
         await anext(early_events)  # following, from event 3 on
         await publish(4, 5)
         assert await numbers(early_events, 2) == [4, 5]
-        oldest = (await redis.xrange(events_key(f"http:{session}"), count=1))[0][0]
+        oldest = (await redis.xrange(keys.events(f"http:{session}"), count=1))[0][0]
         late = await cleanup.enter_async_context(
             client.stream("GET", url, headers={"Last-Event-ID": oldest.decode()})
         )

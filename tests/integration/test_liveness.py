@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from bot import keys
 from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
-from bot.mailbox import ARMED_SET, LeaseLost, Mailbox, key
+from bot.mailbox import LeaseLost, Mailbox
 from tests.support.redis_server import RedisServer
 
 
@@ -59,9 +60,9 @@ async def test_the_sweep_frees_only_the_leases_of_workers_whose_key_lapsed(redis
     await redis.delete(dead.key)  # its worker was killed: the key runs out
     assert await mailbox.sweep(grace=60) == ["test:dead"]
     assert jobs.enqueued == ["test:dead"]
-    assert await redis.get(key("test:dead", "lease")) is None
-    assert await redis.get(key("test:alive", "lease")) == kept.encode()
-    assert await redis.get(key("test:old", "lease")) == legacy.encode()
+    assert await redis.get(keys.session("test:dead", "lease")) is None
+    assert await redis.get(keys.session("test:alive", "lease")) == kept.encode()
+    assert await redis.get(keys.session("test:old", "lease")) == legacy.encode()
     fresh = await mailbox.take_lease("test:dead", 30, worker=alive.id)
     assert fresh is not None and int(fresh.split(":")[0]) > int(lost.split(":")[0])
     with pytest.raises(LeaseLost):  # the old holder, if it was only paused, is fenced out
@@ -121,7 +122,7 @@ async def test_a_worker_that_loses_redis_briefly_keeps_its_leases(
         assert not beating.done()
         assert liveness.steady()
         assert await mailbox.sweep(grace=60) == []
-        assert await redis.get(key("test:blip", "lease")) == (token or "").encode()
+        assert await redis.get(keys.session("test:blip", "lease")) == (token or "").encode()
     finally:
         beating.cancel()
 
@@ -150,7 +151,7 @@ async def test_the_sweep_over_a_thousand_armed_sessions_is_cheap(redis: Redis) -
             assert woken == []
     busy = (await script_time(redis) - busy) / 5
     assert sorted(jobs.enqueued) == sorted(sessions[::10])
-    assert await redis.zcard(ARMED_SET) == 1000
+    assert await redis.zcard(keys.ARMED_SET) == 1000
     print(
         f"\nsweep of 1000 armed sessions (100 leases freed, 100 jobs enqueued): "
         f"{timings[0] * 1000:.1f} ms; with nothing to free: "

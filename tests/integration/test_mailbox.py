@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from bot import keys
 from bot.envelope import Envelope, Sender
-from bot.mailbox import ARMED_SET, LeaseLost, Mailbox, key
+from bot.mailbox import LeaseLost, Mailbox
 
 
 class Jobs:
@@ -41,7 +42,7 @@ async def test_submit_dedups_arms_once_and_wakes(box: Any) -> None:
     assert first.generation == second.generation == 1  # armed once until released
     assert [e.id for e in await mailbox.peek("test:m", 10)] == ["e1", "e2"]
     assert jobs.enqueued == [("drain", "test:m", "drain:test:m:1")] * 2
-    assert await redis.zscore(ARMED_SET, "test:m") is not None
+    assert await redis.zscore(keys.ARMED_SET, "test:m") is not None
 
 
 async def test_concurrent_duplicates_are_accepted_once(box: Any) -> None:
@@ -68,7 +69,7 @@ async def test_a_stale_holder_is_fenced_out(box: Any) -> None:
         await mailbox.commit("test:m", stale, [envelope(1)], '{"stale": true}')
     assert not await mailbox.extend("test:m", stale, 5)
     assert await mailbox.release_if_empty("test:m", stale) is None
-    assert await redis.get(key("test:m", "state")) == b'{"messages": []}'
+    assert await redis.get(keys.session("test:m", "state")) == b'{"messages": []}'
     assert await mailbox.pending("test:m") == 1
 
 
@@ -81,7 +82,7 @@ async def test_release_only_when_empty_and_then_rearm(box: Any) -> None:
     assert await mailbox.release_if_empty("test:m", token) is False  # e2 waits: keep going
     await mailbox.commit("test:m", token, [envelope(2)], "{}")
     assert await mailbox.release_if_empty("test:m", token) is True
-    assert await redis.zscore(ARMED_SET, "test:m") is None
+    assert await redis.zscore(keys.ARMED_SET, "test:m") is None
     third = await mailbox.submit(envelope(3))
     assert third.generation == 2  # a new generation, so a new arq job id
     assert jobs.enqueued[-1] == ("drain", "test:m", "drain:test:m:2")

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from redis.asyncio import Redis
 
+from bot import keys
 from bot.envelope import Envelope, Sender
-from bot.mailbox import WORKER_PREFIX, LeaseLost, Mailbox, key
+from bot.mailbox import LeaseLost, Mailbox
 
 SESSIONS = ("test:a", "test:b")
 WORKERS = (0, 1)
@@ -49,7 +50,7 @@ def build(url: str) -> type[RuleBasedStateMachine]:
             self.tokens: dict[tuple[int, str], str] = {}
             self.alive = dict.fromkeys(WORKERS, True)
             for worker in WORKERS:
-                self.run(self.redis.set(WORKER_PREFIX + WORKER_IDS[worker], "1"))
+                self.run(self.redis.set(keys.worker(WORKER_IDS[worker]), "1"))
 
         def run(self, coroutine: Any) -> Any:
             return self.loop.run_until_complete(coroutine)
@@ -111,34 +112,34 @@ def build(url: str) -> type[RuleBasedStateMachine]:
 
         @rule(session=st.sampled_from(SESSIONS))
         def lease_expires(self, session: str) -> None:
-            self.run(self.redis.delete(key(session, "lease")))
+            self.run(self.redis.delete(keys.session(session, "lease")))
             self.holder[session] = None
 
         @rule(worker=st.sampled_from(WORKERS))
         def worker_dies(self, worker: int) -> None:
-            self.run(self.redis.delete(WORKER_PREFIX + WORKER_IDS[worker]))
+            self.run(self.redis.delete(keys.worker(WORKER_IDS[worker])))
             self.alive[worker] = False
 
         @rule(worker=st.sampled_from(WORKERS))
         def worker_wakes(self, worker: int) -> None:
             """A stalled worker beats again; its leases the sweep freed stay lost."""
-            self.run(self.redis.set(WORKER_PREFIX + WORKER_IDS[worker], "1"))
+            self.run(self.redis.set(keys.worker(WORKER_IDS[worker]), "1"))
             self.alive[worker] = True
 
         @rule()
         def sweep(self) -> None:
             woken = set(self.run(self.mailbox.sweep(grace=0)))
             for session in SESSIONS:
-                armed = self.run(self.redis.exists(key(session, "armed")))
+                armed = self.run(self.redis.exists(keys.session(session, "armed")))
                 holder = self.holder[session]
                 if armed and holder is not None and not self.alive[holder[0]]:
                     self.holder[session] = holder = None
-                    assert not self.run(self.redis.exists(key(session, "lease")))
+                    assert not self.run(self.redis.exists(keys.session(session, "lease")))
                 if armed and holder is None:
                     assert session in woken
                 if holder is not None:
                     assert session not in woken
-                    lease = self.run(self.redis.get(key(session, "lease")))
+                    lease = self.run(self.redis.get(keys.session(session, "lease")))
                     assert lease == holder[1].encode()
 
         @invariant()
@@ -148,7 +149,7 @@ def build(url: str) -> type[RuleBasedStateMachine]:
                 assert stored == self.inbox[session]
                 assert self.committed[session] + stored == self.accepted[session]
                 if stored:
-                    assert self.run(self.redis.exists(key(session, "armed")))
+                    assert self.run(self.redis.exists(keys.session(session, "armed")))
 
     return MailboxModel
 

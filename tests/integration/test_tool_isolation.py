@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from bot.mailbox import key
+from bot import keys
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
 
@@ -62,7 +62,7 @@ async def test_a_tool_blocked_for_good_stalls_nothing(
 
     async with stack.client() as client:
         a, b = await stack.session(client), await stack.session(client)
-        lease = key(f"http:{a}", "lease")
+        lease = keys.session(f"http:{a}", "lease")
         async with client.stream(
             "POST", f"/api/sessions/{a}/messages", json={"text": "please block"}
         ) as response:

@@ -12,7 +12,7 @@ from bot.agent.state import SessionState
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock
 from bot.store.database import Database
-from bot.store.history import MESSAGES, RUNS, SESSIONS, RunRecord, Where
+from bot.store.history import MESSAGES, RUNS, SESSIONS, RunRecord, SessionInfo
 
 
 async def converse(db: Database, key: str, platform: str = "tg", turns: int = 1) -> None:
@@ -25,7 +25,7 @@ async def converse(db: Database, key: str, platform: str = "tg", turns: int = 1)
         )
         now = time.time()
         record = RunRecord(
-            Where(key, platform), [f"{key}-{turn}"], "message", "u", "claude-test",
+            SessionInfo(key, platform), [f"{key}-{turn}"], "message", "u", "claude-test",
             "end_turn", 1, usage, now, now,
         )  # fmt: skip
         await db.history.record(state, record)

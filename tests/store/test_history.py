@@ -12,9 +12,9 @@ from bot.confirmations import CallSummary, Confirmation
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.store.database import Database
-from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, RunRecord, Where
+from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, RunRecord, SessionInfo
 
-WHERE = Where("tg:1", "tg", "private", "hello")
+WHERE = SessionInfo("tg:1", "tg", "private", "hello")
 USAGE = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=5000, cache_write_tokens=300)
 
 

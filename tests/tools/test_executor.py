@@ -8,8 +8,9 @@ import time
 import pytest
 
 from bot.config import Settings
+from bot.envelope import Sender
 from bot.messages import ToolUseBlock
-from bot.tools.base import Person, ToolContext, ToolError, ToolRegistry, tool
+from bot.tools.base import ToolContext, ToolError, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor
 
@@ -56,7 +57,7 @@ def executor() -> ToolExecutor:
 
 @pytest.fixture
 def ctx() -> ToolContext:
-    return ToolContext("console:t", Person("console:t"), Settings())
+    return ToolContext("console:t", Sender(id="console:t"), Settings())
 
 
 def call(name: str, **arguments: object) -> ToolUseBlock:

@@ -14,8 +14,9 @@ from typing import TypeVar
 import pytest
 
 from bot.config import Settings
+from bot.envelope import Sender
 from bot.messages import ToolUseBlock
-from bot.tools.base import Person, ToolContext, ToolRegistry, tool
+from bot.tools.base import ToolContext, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
 
@@ -63,7 +64,7 @@ TOOLS = [*builtin_tools(), block_thread, block_in_async, hold_the_gil, process_i
 
 @pytest.fixture
 def ctx() -> ToolContext:
-    return ToolContext("console:t", Person("console:t"), Settings(_env_file=None))
+    return ToolContext("console:t", Sender(id="console:t"), Settings(_env_file=None))
 
 
 @pytest.fixture

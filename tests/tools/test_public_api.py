@@ -13,7 +13,7 @@ import types
 
 import bot.tools
 
-PROMISED = ["Person", "Tool", "ToolContext", "ToolError", "tool"]
+PROMISED = ["Sender", "Tool", "ToolContext", "ToolError", "tool"]
 
 
 def test_the_exported_names_are_pinned() -> None:

@@ -24,7 +24,7 @@ import pytest
 from bot.agent.build import load_tool_modules
 from bot.config import Settings
 from bot.messages import ToolUseBlock
-from bot.tools import Person, Tool, ToolContext
+from bot.tools import Sender, Tool, ToolContext
 from bot.tools.base import ToolRegistry
 from bot.tools.executor import ToolExecutor
 from tests.fakes.llm import Reply, ToolCallSpec
@@ -69,7 +69,7 @@ def load_example(example_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str
 def context(zone: str) -> ToolContext:
     return ToolContext(
         session_key="http:s1",
-        user=Person(id="http:local", name="web"),
+        user=Sender(id="http:local", name="web"),
         settings=Settings(_env_file=None, timezone=zone),
     )
 

@@ -1,5 +1,6 @@
-"""The drain and the record in one process: a real mailbox in Redis, the agent against the fake
-model, SQLite; the crash windows are set up by hand where a kill could not hit them reliably."""
+"""The session runner and the record in one process: a real mailbox in Redis, the agent against the
+fake model, SQLite; the crash windows are set up by hand where a kill could not hit them
+reliably."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adapters.http.egress import HttpEgress
+from bot import keys
 from bot.agent.build import build_agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
-from bot.drain import RunnerDeps, SessionRunner
 from bot.egress import PlatformEgress
 from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox, key
+from bot.mailbox import Mailbox
 from bot.redis_types import done
+from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.database import Database, open_database
 from bot.store.history import RUNS
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply
@@ -60,7 +62,7 @@ async def rig(redis_url: str, database_url: str, fake_llm: FakeLLM) -> AsyncIter
     try:
         yield Rig(SessionRunner(deps), mailbox, database, fake_llm)
     finally:
-        await agent.deps.provider.aclose()
+        await agent.aclose()
         await database.aclose()
         await pool.aclose()
 
@@ -73,11 +75,11 @@ async def test_a_run_saved_but_not_committed_is_not_answered_again(rig: Rig) -> 
     rig.fake.enqueue(Reply(text="Hello Ann."))
     envelope = said("hi, I am Ann", 1)
     await rig.mailbox.submit(envelope)
-    await rig.runner.drain(SESSION)
+    await rig.runner.take_turns(SESSION)
     # The worker died after the run's last save and before its commit: the envelope is
     # still at the head of the inbox, the state says the run finished.
-    await done(rig.mailbox.redis.rpush(key(SESSION, "inbox"), envelope.model_dump_json()))
-    await rig.runner.drain(SESSION)
+    await done(rig.mailbox.redis.rpush(keys.session(SESSION, "inbox"), envelope.model_dump_json()))
+    await rig.runner.take_turns(SESSION)
     assert len(rig.fake.requests) == 1
     assert await rig.mailbox.pending(SESSION) == 0
     info = await rig.database.archive.session(SESSION)
@@ -87,10 +89,10 @@ async def test_a_run_saved_but_not_committed_is_not_answered_again(rig: Rig) -> 
 async def test_a_lost_hot_state_is_rebuilt_from_the_record(rig: Rig) -> None:
     rig.fake.enqueue(Reply(text="Noted."), Reply(text="You are Ann."))
     await rig.mailbox.submit(said("I am Ann", 1))
-    await rig.runner.drain(SESSION)
-    await rig.mailbox.redis.delete(key(SESSION, "state"))
+    await rig.runner.take_turns(SESSION)
+    await rig.mailbox.redis.delete(keys.session(SESSION, "state"))
     await rig.mailbox.submit(said("who am I?", 2))
-    await rig.runner.drain(SESSION)
+    await rig.runner.take_turns(SESSION)
     sent = rig.fake.requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
     assert "I am Ann" in str(sent[0]) and "Noted." in str(sent[1])
@@ -104,10 +106,10 @@ async def test_a_record_missed_while_the_database_was_away_is_caught_up(rig: Rig
     working = history.engine
     history.engine = _broken_engine()
     await rig.mailbox.submit(said("first", 1))
-    await rig.runner.drain(SESSION)  # answered; recording it failed and was logged
+    await rig.runner.take_turns(SESSION)  # answered; recording it failed and was logged
     history.engine = working
     await rig.mailbox.submit(said("second", 2))
-    await rig.runner.drain(SESSION)
+    await rig.runner.take_turns(SESSION)
     assert len(rig.fake.requests) == 2
     info = await rig.database.archive.session(SESSION, recent=10)
     assert info is not None
@@ -123,11 +125,11 @@ async def test_a_run_missed_while_the_file_was_read_only_is_caught_up(rig: Rig) 
     # SQLite opens the same file read-only: every write fails, also for root
     history.engine = create_async_engine(f"sqlite+aiosqlite:///file:{path}?mode=ro&uri=true")
     await rig.mailbox.submit(said("first", 1))
-    await rig.runner.drain(SESSION)  # answered; recording it failed and was logged
+    await rig.runner.take_turns(SESSION)  # answered; recording it failed and was logged
     await history.engine.dispose()
     history.engine = working
     await rig.mailbox.submit(said("second", 2))
-    await rig.runner.drain(SESSION)
+    await rig.runner.take_turns(SESSION)
     async with working.connect() as db:
         runs = (await db.execute(select(RUNS).order_by(RUNS.c.started_at))).all()
     info = await rig.database.archive.session(SESSION, recent=10)

@@ -1,10 +1,10 @@
-"""Draining a session's inbox: one worker at a time, each envelope committed once, in order.
+"""Running a session's turns: one worker at a time, each envelope committed once, in order.
 
-`SessionRunner.drain` is what a drain job calls. It takes the session's lease, keeps it alive
-with a heartbeat (and stops the turn at once if the lease is lost), and works through the
-inbox: consecutive plain messages become one turn, a decision resumes a suspended turn, a
-turn found half done in the state (its worker died) is continued, and an envelope that has
-crashed the worker too often goes to the dead letters so the session can go on.
+`SessionRunner.take_turns` is what a worker runs when a drain job wakes it for a session. It takes
+the session's lease, keeps it alive with a heartbeat (and stops the turn at once if the lease is
+lost), and works through the inbox: consecutive plain messages become one turn, a decision resumes a
+suspended turn, a turn found half done in the state (its worker died) is continued, and an envelope
+that has crashed the worker too often goes to the dead letters so the session can go on.
 """
 
 from __future__ import annotations
@@ -27,13 +27,12 @@ from bot.envelope import Envelope
 from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
-from bot.run_watch import RunWatch, where_of
+from bot.run_watch import RunWatch, session_info
 from bot.store.history import History, RunRecord
 from bot.store.sqlite_file import DatabaseFileGone
-from bot.tools.base import Person, ToolContext
+from bot.tools.base import ToolContext
 
 log = logging.getLogger(__name__)
-TIMEOUT_SENDER = "parley:timeout"
 EXPIRED = "Not run: nobody approved it before the request expired."
 POISONED = "Sorry, I could not process that message (it failed {n} times), so I skipped it."
 FRESH_START = "Started a new conversation: I have forgotten what we said before."
@@ -67,13 +66,15 @@ class SessionRunner:
             event.set()
         return event is not None
 
-    async def drain(self, session: str) -> None:
+    async def take_turns(self, session: str) -> None:
+        """Hold the session's lease and run its turns until the inbox is empty; someone else
+        holds it already: return at once, the holder sees the new message before it lets go."""
         mailbox = self.deps.mailbox
         liveness = self.deps.liveness
         worker_id = liveness.id if liveness is not None else ""
         token = await mailbox.take_lease(session, self.lease_ttl, worker=worker_id)
         if token is None:
-            return  # the holder will see our message before it lets go
+            return
         worker = asyncio.current_task()
         assert worker is not None
         lost = asyncio.Event()
@@ -172,12 +173,12 @@ class SessionRunner:
         state.turn = None
         now = time.time()
         record = RunRecord(
-            where=where_of(head),
+            where=session_info(head),
             envelope_ids=[head.id],
             trigger="skipped",
             sender=head.sender.id,
-            model=self.deps.agent.deps.model,
-            finish_reason="poisoned",
+            model=self.deps.agent.default_model,
+            finish_reason=ev.FinishReason.POISONED,
             iterations=0,
             usage=Usage(),
             started_at=now,
@@ -192,7 +193,7 @@ class SessionRunner:
             log.warning("unknown session command %r in %s", head.text, head.session)
             return state
         await self._decline_pending(state, head.sender.id)
-        await self._say(head, ev.TextDelta(text=FRESH_START), finish="end_turn")
+        await self._say(head, ev.TextDelta(text=FRESH_START), finish=ev.FinishReason.END_TURN)
         await self._quietly("forget the context of", head.session, self.deps.history.reset)
         # the record keeps the totals for /usage, also of runs it has yet to take
         return SessionState(unrecorded=state.unrecorded)
@@ -207,9 +208,9 @@ class SessionRunner:
 
     async def _audit(self, confirmation_id: str | None) -> None:
         """The approvals audit learns who decided (a person, the expiry, a new message)."""
-        record = await self.deps.confirmations.get(confirmation_id or "")
-        if record is not None:
-            await self._quietly("audit the decision on", record, self.deps.history.decided)
+        confirmation = await self.deps.confirmations.get(confirmation_id or "")
+        if confirmation is not None:
+            await self._quietly("audit the decision on", confirmation, self.deps.history.decided)
 
     async def _record(self, state: SessionState, record: RunRecord) -> None:
         """The reply was given either way; a run the database missed waits in
@@ -237,7 +238,7 @@ class SessionRunner:
         model = await self.deps.mailbox.option(head.session, "model")
         if resumed:  # continue what a dead worker began
             return TurnRequest(ctx, envelope_ids=ids, model=model)
-        if head.kind == "decision":
+        if head.is_decision:
             await self._audit(head.confirmation_id)
             pending = state.pending
             if pending is None or pending.confirmation_id != head.confirmation_id:
@@ -246,7 +247,7 @@ class SessionRunner:
             if head.approve and head.remember:
                 names = {c.name for c in pending.calls if c.id in pending.waiting}
                 state.always_allow = sorted(set(state.always_allow) | names)
-            note = EXPIRED if head.sender.id == TIMEOUT_SENDER else "Denied by the user."
+            note = EXPIRED if head.kind == "expiry" else "Denied by the user."
             return TurnRequest(
                 ctx, decisions=decisions, envelope_ids=ids, deny_note=note, model=model
             )
@@ -277,23 +278,23 @@ class SessionRunner:
             async for event in self.deps.agent.run(
                 state, request, cancel=cancel, checkpoint=checkpoint
             ):
-                shown = event
+                outgoing = event
                 if isinstance(event, ev.ConfirmationRequired):
-                    shown = await self._confirmation(head, state, event)
+                    outgoing = await self._confirmation(head, state, event)
                 watch.see(event)
-                await stream.send(shown)
+                await stream.send(outgoing)
         finally:
             self._cancels.pop(session, None)
             await stream.close()
-        model = request.model or self.deps.agent.deps.model
-        if record := watch.record(group, _trigger(head, request), model):
+        model = request.model or self.deps.agent.default_model
+        if record := watch.record(group, _trigger(request), model):
             await self._record(state, record)
 
     async def _confirmation(
         self, head: Envelope, state: SessionState, event: ev.ConfirmationRequired
     ) -> ev.ConfirmationRequired:
         ttl = self.deps.settings.confirmation_ttl
-        record = await self.deps.confirmations.create(
+        confirmation = await self.deps.confirmations.create(
             head.session,
             head.id,
             head.sender.id,
@@ -307,14 +308,21 @@ class SessionRunner:
             reply_to=head.reply_to,
         )
         if state.pending is not None:
-            state.pending.confirmation_id = record.id
-        await self._quietly("audit", record, lambda r: self.deps.history.asked(where_of(head), r))
-        await self.deps.schedule_expiry(record.id, ttl)
+            state.pending.confirmation_id = confirmation.id
+        await self._quietly(
+            "audit", confirmation, lambda r: self.deps.history.asked(session_info(head), r)
+        )
+        await self.deps.schedule_expiry(confirmation.id, ttl)
         return event.model_copy(
-            update={"confirmation_id": record.id, "expires_at": record.expires_at}
+            update={"confirmation_id": confirmation.id, "expires_at": confirmation.expires_at}
         )
 
-    async def _say(self, envelope: Envelope, event: ev.AgentEvent, finish: str = "error") -> None:
+    async def _say(
+        self,
+        envelope: Envelope,
+        event: ev.AgentEvent,
+        finish: ev.FinishReason = ev.FinishReason.ERROR,
+    ) -> None:
         stream = self.deps.egress.open([envelope])
         try:
             await stream.send(event)
@@ -323,10 +331,12 @@ class SessionRunner:
             await stream.close()
 
 
-def _trigger(head: Envelope, request: TurnRequest) -> str:
+def _trigger(request: TurnRequest) -> str:
     if request.text is not None:
         return "message"
-    return head.kind if request.decisions is not None else "resume"
+    if request.decisions is None:
+        return "resume"
+    return "decision"  # a person's or the expiry's: the record has one trigger for both
 
 
 def _finished_group(batch: list[Envelope], state: SessionState) -> list[Envelope]:
@@ -363,10 +373,9 @@ def _group(batch: list[Envelope]) -> list[Envelope]:
 
 
 def _context(envelope: Envelope, settings: Settings) -> ToolContext:
-    sender = envelope.sender
     return ToolContext(
         session_key=envelope.session,
-        user=Person(sender.id, sender.name, sender.is_admin),
+        user=envelope.sender,
         settings=settings,
         platform=envelope.platform,
         chat_kind=envelope.chat_kind,

@@ -1,4 +1,5 @@
-"""What every ingress shares, built once by `parley web`."""
+"""The web process's shared services: what the HTTP API and every platform's ingress use,
+built once by `parley web` (the worker's counterpart is `bot.session_runner.RunnerDeps`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from bot.store.archive import Archive
 
 
 @dataclass(frozen=True)
-class Core:
+class Services:
     settings: Settings
     redis: Redis
     mailbox: Mailbox

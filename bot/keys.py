@@ -1,0 +1,112 @@
+"""Every Redis key, channel and job name Parley uses, in one place.
+
+The names are part of the data: a worker that is upgraded while messages, leases and approvals
+wait in Redis must still find them, so a name here never changes once released. Everything
+lives under `parley:`, so Parley can share a Redis with other programs (arq's own keys are
+`arq:…`).
+
+Shared by every worker:
+
+- `parley:armed`: sorted set of sessions with work queued, scored by when they were armed or
+  last woken; the sweep scans it.
+- `parley:worker:{id}`: one worker's liveness key, kept alive with a short TTL; a lease whose
+  token names a worker whose key is gone is freed by the sweep.
+- `parley:sweeper`: set for the sweep interval by the worker that sweeps, so one sweeps.
+- `parley:dead`: list of envelopes given up on (dead letters), newest first.
+- `parley:cancel`: pub/sub channel; a message is a session whose running turn must stop.
+- `parley:rate:{scope}`: one token bucket of the shared rate budget.
+- `parley:confirm:{id}`: one approval record (JSON) that waits for a person's decision.
+
+Per session, all under the hash tag `{session}` so one script touches one slot
+(`parley:{session}:{name}`):
+
+- `inbox`: list of the envelopes waiting, oldest first.
+- `seen:{envelope id}`: dedup marker, so a platform's redelivery is dropped.
+- `armed`: the generation of the session's pending drain job, while it is armed.
+- `gen`: counter of generations.
+- `lease`: the token of the worker running the session (`fence:worker:nonce`).
+- `fence`: counter that numbers lease tokens.
+- `state`: the agent's state between turns (JSON).
+- `attempts:{envelope id}`: how often a worker tried the envelope (survives crashes).
+- `options`: hash of per-session settings chosen by a person (e.g. `model`).
+- `events`: stream of a turn's events for the HTTP API.
+
+Per platform (`tg`, `slack`, `http`):
+
+- `parley:{platform}:reply:{envelope id}`: the message ids of a reply, so a resumed turn edits
+  them instead of posting again.
+- `parley:{platform}:prompt:{confirmation id}`: where an approval prompt was posted.
+- `parley:tg:refused:{user id}`, `parley:slack:refused:{team}:{user}`: a stranger was told
+  once that the bot is not theirs.
+- `parley:slack:thread:{session}`: the bot takes part in this thread (no mention needed).
+- `parley:http:session:{id}`: an HTTP session's owner and creation time.
+- `parley:web:{instance}:wake`: a web process's own stream, written to wake its reader.
+
+The arq job `drain` (`DRAIN_JOB`) wakes a worker for a session; its id
+(`drain:{session}:{generation}`) lets arq drop a second wake-up for the same generation.
+"""
+
+from __future__ import annotations
+
+PREFIX = "parley"
+ARMED_SET = f"{PREFIX}:armed"
+WORKER_PREFIX = f"{PREFIX}:worker:"
+SWEEPER = f"{PREFIX}:sweeper"
+DEAD_LETTERS = f"{PREFIX}:dead"
+CANCEL_CHANNEL = f"{PREFIX}:cancel"
+# What every session key starts with; the sweep's script builds lease keys from it.
+SESSION_PREFIX = f"{PREFIX}:"
+
+DRAIN_JOB = "drain"
+
+
+def drain_job_id(session: str, generation: int) -> str:
+    return f"{DRAIN_JOB}:{session}:{generation}"
+
+
+def session(session_id: str, name: str) -> str:
+    """Keys of one session share a hash tag, so its scripts touch a single slot."""
+    return f"{SESSION_PREFIX}{{{session_id}}}:{name}"
+
+
+def events(session_id: str) -> str:
+    """The stream of a session's turn events, read by the web process (the HTTP API)."""
+    return session(session_id, "events")
+
+
+def worker(worker_id: str) -> str:
+    return f"{WORKER_PREFIX}{worker_id}"
+
+
+def rate(scope: str) -> str:
+    return f"{PREFIX}:rate:{scope}"
+
+
+def confirmation(confirmation_id: str) -> str:
+    return f"{PREFIX}:confirm:{confirmation_id}"
+
+
+def reply(platform: str, envelope_id: str) -> str:
+    return f"{PREFIX}:{platform}:reply:{envelope_id}"
+
+
+def prompt(platform: str, confirmation_id: str) -> str:
+    return f"{PREFIX}:{platform}:prompt:{confirmation_id}"
+
+
+def refused(sender: str, scope: str = "") -> str:
+    """`sender` is platform-prefixed (`tg:42`); `scope` narrows it (a Slack workspace)."""
+    platform, _, user = sender.partition(":")
+    return f"{PREFIX}:{platform}:refused:{scope + ':' if scope else ''}{user}"
+
+
+def slack_thread(session: str) -> str:
+    return f"{PREFIX}:slack:thread:{session}"
+
+
+def http_session(session_id: str) -> str:
+    return f"{PREFIX}:http:session:{session_id}"
+
+
+def web_wake(instance: str) -> str:
+    return f"{PREFIX}:web:{instance}:wake"
