@@ -1,5 +1,5 @@
 """What every platform's approval prompts say: the arguments shown, and the line that
-replaces the buttons once a request is settled (the answers to presses: `decisions.py`)."""
+replaces the buttons once a request is decided (the answers to presses: `decisions.py`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def arguments_json(arguments: dict[str, Any], limit: int) -> str:
 
 
 def outcome_line(status: str, by: str, where: str = "chat") -> str:
-    """What the prompt says once it is settled; `where`: "chat", "thread"..."""
+    """What the prompt says once it is decided; `where`: "chat", "thread"..."""
     lines = {
         "approved": f"✅ Approved by {by}",
         "remembered": f"✅ Approved by {by}, and allowed in this {where} from now on",

@@ -39,8 +39,8 @@ class ChatEgress(ABC, Generic[Calls]):
     async def aclose(self) -> None:
         """Release the platform client's connections."""
 
-    async def settled(self, record: Confirmation) -> None:
+    async def expired(self, confirmation: Confirmation) -> None:
         """An expired prompt says so and loses its buttons, so nobody presses it in vain."""
-        found = await self.store.load_prompt(record.id)
+        found = await self.store.load_prompt(confirmation.id)
         if found is not None:
-            await self.show_outcome(found, record.status)
+            await self.show_outcome(found, confirmation.status)

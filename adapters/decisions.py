@@ -69,7 +69,7 @@ async def decide(press: Press, confirmations: Confirmations, mailbox: Mailbox) -
     status: Status = "denied" if press.choice == "deny" else "approved"
     record = await confirmations.get(press.confirmation_id)
     if record is None:
-        return await _settled_before(press, "unknown", confirmations, mailbox)
+        return await _already_decided(press, "unknown", confirmations, mailbox)
     person = press.person
     outcome = await confirmations.decide(
         press.confirmation_id, status, person.id, is_admin=person.is_admin
@@ -77,16 +77,16 @@ async def decide(press: Press, confirmations: Confirmations, mailbox: Mailbox) -
     if outcome == "forbidden":
         return PressAnswer(FORBIDDEN, alert=True, prompt=None)
     if outcome != "ok":
-        return await _settled_before(press, outcome, confirmations, mailbox)
+        return await _already_decided(press, outcome, confirmations, mailbox)
     await mailbox.submit(decision(record, person, press.choice, status, press.platform))
     shown = "remembered" if press.choice == "remember" else status
     return PressAnswer(DECIDED[status], alert=False, prompt=PromptState(shown, person.id, True))
 
 
-async def _settled_before(
+async def _already_decided(
     press: Press, outcome: str, confirmations: Confirmations, mailbox: Mailbox
 ) -> PressAnswer:
-    """A press that came after the request was settled, or for one that is gone."""
+    """A press that came after the request was decided, or for one that is gone."""
     current = await confirmations.get(press.confirmation_id)
     status_now = current.status if current is not None else "unknown"
     answer = already(status_now, outcome)
@@ -102,7 +102,7 @@ async def _settled_before(
 
 
 def already(status: str, outcome: str) -> str:
-    """The answer to a press that came after the request was settled (or is unknown)."""
+    """The answer to a press that came after the request was decided (or is unknown)."""
     return ANSWERS.get(status) or ANSWERS.get(outcome) or f"Already {status}."
 
 

@@ -24,7 +24,7 @@ class Egress(Protocol):
         """A stream answering `envelopes` (the first, plus plain messages merged into it)."""
         ...
 
-    async def settled(self, confirmation: Confirmation) -> None:
+    async def expired(self, confirmation: Confirmation) -> None:
         """A confirmation ended without a press (it expired): update what the person sees."""
         ...
 
@@ -50,8 +50,8 @@ class PlatformEgress:
     def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
         return self._for(envelopes[0].platform).open(envelopes)
 
-    async def settled(self, confirmation: Confirmation) -> None:
-        await self._for(confirmation.platform).settled(confirmation)
+    async def expired(self, confirmation: Confirmation) -> None:
+        await self._for(confirmation.platform).expired(confirmation)
 
     async def aclose(self) -> None:
         for egress in {id(e): e for e in [self.default, *self.by_platform.values()]}.values():

@@ -103,7 +103,7 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
     if confirmation is None:
         return
     try:
-        await supervisor.egress.settled(confirmation)
+        await supervisor.egress.expired(confirmation)
     except Exception:  # what people see; the decision below is what matters
         log.warning("could not show that %s expired", confirmation_id, exc_info=True)
     await supervisor.mailbox.submit(

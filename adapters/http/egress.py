@@ -80,7 +80,7 @@ class HttpEgress:
     def open(self, envelopes: Sequence[Envelope]) -> RedisEventStream:
         return RedisEventStream(self.redis, envelopes)
 
-    async def settled(self, confirmation: Confirmation) -> None:
+    async def expired(self, confirmation: Confirmation) -> None:
         """The web chat learns of an expiry from the turn that follows it."""
 
     async def aclose(self) -> None:

@@ -77,7 +77,7 @@ def prompt(
     return blocks
 
 
-def settled(blocks: list[dict[str, Any]], status: str, by: str = "") -> list[dict[str, Any]]:
+def with_outcome(blocks: list[dict[str, Any]], status: str, by: str = "") -> list[dict[str, Any]]:
     """The prompt without its buttons and expiry line, ending with the outcome."""
     kept = [
         block

@@ -26,7 +26,7 @@ class SlackEgress(ChatEgress[SlackCalls]):
             channel=prompt["channel"],
             ts=prompt["ts"],
             text=confirm.outcome(status),
-            blocks=confirm.settled(prompt["blocks"], status),
+            blocks=confirm.with_outcome(prompt["blocks"], status),
         )
 
     async def aclose(self) -> None:

@@ -31,10 +31,10 @@ async def on_press(ack: Any, body: dict[str, Any], deps: IngressDeps) -> None:
             _team(body), container.get("channel_id"), user, answer.text, container.get("thread_ts")
         )
     if answer.prompt is not None:
-        _settle(deps, body, answer.prompt)
+        _show_outcome(deps, body, answer.prompt)
 
 
-def _settle(deps: IngressDeps, body: dict[str, Any], state: PromptState) -> None:
+def _show_outcome(deps: IngressDeps, body: dict[str, Any], state: PromptState) -> None:
     message = body.get("message") or {}
     container = body.get("container", {})
     by = _mention(state.decided_by)
@@ -45,7 +45,7 @@ def _settle(deps: IngressDeps, body: dict[str, Any], state: PromptState) -> None
             channel=container.get("channel_id"),
             ts=container.get("message_ts"),
             text=confirm.outcome(state.status, by),
-            blocks=confirm.settled(message.get("blocks", []), state.status, by),
+            blocks=confirm.with_outcome(message.get("blocks", []), state.status, by),
         )
     )
 

@@ -76,7 +76,7 @@ def prompt(calls: list[PendingCall], expires_in: float) -> Prompt:
     return Prompt(text, entities)
 
 
-def settled(previous: Prompt, status: str, by: str = "") -> Prompt:
+def with_outcome(previous: Prompt, status: str, by: str = "") -> Prompt:
     """The prompt with its last line replaced by the outcome (entities before it kept)."""
     head, _, _ = previous.text.rpartition("\n")
     text = f"{head}\n{outcome_line(status, by)}" if head else outcome_line(status, by)

@@ -24,7 +24,7 @@ class TelegramEgress(ChatEgress[TelegramCalls]):
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         chat_id, message_id = int(prompt["chat_id"]), int(prompt["message_id"])
-        shown = confirm.settled(confirm.Prompt(prompt["text"], prompt["entities"]), status)
+        shown = confirm.with_outcome(confirm.Prompt(prompt["text"], prompt["entities"]), status)
         await self.calls.quietly(
             EditMessageText(
                 chat_id=chat_id,

@@ -38,7 +38,7 @@ async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
     answer = await decide(press, deps.confirmations, deps.mailbox)
     await _answer(deps, query, answer.text, alert=answer.alert)
     if answer.prompt is not None:
-        await _settle_prompt(deps, query, answer.prompt)
+        await _show_outcome(deps, query, answer.prompt)
 
 
 async def _answer(deps: IngressDeps, query: CallbackQuery, text: str, alert: bool = False) -> None:
@@ -47,7 +47,7 @@ async def _answer(deps: IngressDeps, query: CallbackQuery, text: str, alert: boo
     )
 
 
-async def _settle_prompt(deps: IngressDeps, query: CallbackQuery, state: PromptState) -> None:
+async def _show_outcome(deps: IngressDeps, query: CallbackQuery, state: PromptState) -> None:
     """The prompt without its buttons: "Approved by Ann" names the presser as Telegram shows
     them; an earlier decider is named by id."""
     message = query.message
@@ -55,7 +55,7 @@ async def _settle_prompt(deps: IngressDeps, query: CallbackQuery, state: PromptS
         return
     by = query.from_user.full_name if state.by_presser else state.decided_by
     entities = [e.model_dump(exclude_none=True) for e in message.entities or []]
-    shown = confirm.settled(confirm.Prompt(message.text, entities), state.status, by)
+    shown = confirm.with_outcome(confirm.Prompt(message.text, entities), state.status, by)
     await deps.calls.quietly(
         EditMessageText(
             chat_id=message.chat.id,

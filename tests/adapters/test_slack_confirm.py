@@ -47,11 +47,11 @@ def test_huge_arguments_are_cut_to_fit_a_section_and_remember_can_be_left_out() 
 def test_settled_prompts_lose_their_buttons_and_say_who_decided() -> None:
     calls = [PendingCall(call_id="c1", name="launch", arguments={})]
     blocks = confirm.prompt(calls, 60, "id", can_remember=True, requester="U1")
-    once = confirm.settled(blocks, "approved", "<@U1>")
+    once = confirm.with_outcome(blocks, "approved", "<@U1>")
     valid(once)
     assert not [b for b in once if b["type"] in ("actions", "context")]
     assert "✅ Approved by <@U1>" in str(once)
-    twice = confirm.settled(once, "expired")  # a late settle replaces, never stacks, outcomes
+    twice = confirm.with_outcome(once, "expired")  # a late settle replaces, never stacks, outcomes
     assert "Approved" not in str(twice) and str(twice).count("Expired") == 1
 
 

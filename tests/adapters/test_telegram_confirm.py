@@ -57,9 +57,9 @@ def test_foreign_or_forged_callback_data_is_not_ours() -> None:
 def test_settled_prompt_keeps_the_arguments_and_says_who_decided() -> None:
     calls = [PendingCall(call_id="a", name="shell", arguments={"command": "ls"})]
     prompt = confirm.prompt(calls, expires_in=600)
-    done = confirm.settled(prompt, "approved", "Ann")
+    done = confirm.with_outcome(prompt, "approved", "Ann")
     assert done.text.endswith("✅ Approved by Ann")
     assert "expires in" not in done.text
     assert _pre_blocks(done) == _pre_blocks(prompt)
-    expired = confirm.settled(prompt, "expired")
+    expired = confirm.with_outcome(prompt, "expired")
     assert "Expired" in expired.text and "Approved" not in expired.text
