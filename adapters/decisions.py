@@ -67,8 +67,8 @@ class PressAnswer:
 async def decide(press: Press, confirmations: Confirmations, mailbox: Mailbox) -> PressAnswer:
     """Decide `press` if it may, queue the decision, and say what to show."""
     status: Status = "denied" if press.choice == "deny" else "approved"
-    record = await confirmations.get(press.confirmation_id)
-    if record is None:
+    confirmation = await confirmations.get(press.confirmation_id)
+    if confirmation is None:
         return await _already_decided(press, "unknown", confirmations, mailbox)
     person = press.person
     outcome = await confirmations.decide(
@@ -78,7 +78,7 @@ async def decide(press: Press, confirmations: Confirmations, mailbox: Mailbox) -
         return PressAnswer(FORBIDDEN, alert=True, prompt=None)
     if outcome != "ok":
         return await _already_decided(press, outcome, confirmations, mailbox)
-    await mailbox.submit(decision(record, person, press.choice, status, press.platform))
+    await mailbox.submit(decision(confirmation, person, press.choice, status, press.platform))
     shown = "remembered" if press.choice == "remember" else status
     return PressAnswer(DECIDED[status], alert=False, prompt=PromptState(shown, person.id, True))
 
@@ -107,18 +107,18 @@ def already(status: str, outcome: str) -> str:
 
 
 def decision(
-    record: Confirmation, person: Sender, choice: str, status: Status, platform: str
+    confirmation: Confirmation, person: Sender, choice: str, status: Status, platform: str
 ) -> Envelope:
     """The decision for the session's mailbox; its id is the dedup key, so a press delivered
     twice, or queued again after a failure, resumes the turn once."""
     return Envelope(
-        id=f"decision:{record.id}",
-        session=record.session,
+        id=f"decision:{confirmation.id}",
+        session=confirmation.session,
         kind="decision",
         sender=person,
         platform=platform,
-        confirmation_id=record.id,
+        confirmation_id=confirmation.id,
         approve=status == "approved",
         remember=choice == "remember",
-        reply_to=record.reply_to,
+        reply_to=confirmation.reply_to,
     )

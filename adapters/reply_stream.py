@@ -232,9 +232,9 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
         if event.confirmation_id is None:
             return
         expires_in = (event.expires_at or time.time()) - time.time()
-        record = await self.post_prompt(event, expires_in)
-        if record is not None:
-            await self.store.save_prompt(event.confirmation_id, record)
+        remembered = await self.post_prompt(event, expires_in)
+        if remembered is not None:
+            await self.store.save_prompt(event.confirmation_id, remembered)
 
     # --- the reply's messages ---------------------------------------------------------------
 

@@ -171,8 +171,8 @@ class Api:
         self, request: web.Request, confirmation_id: str, body: DecisionIn, slot: Slot | None
     ) -> web.StreamResponse:
         confirmations = self.deps.confirmations
-        record = await confirmations.get(confirmation_id)
-        if record is None:
+        confirmation = await confirmations.get(confirmation_id)
+        if confirmation is None:
             return error(404, "unknown confirmation")
         status: Status = "approved" if body.decision == "approve" else "denied"
         outcome = await confirmations.decide(confirmation_id, status, request[USER], is_admin=False)
@@ -186,17 +186,17 @@ class Api:
             )
         envelope = Envelope(
             id=f"decision:{confirmation_id}",
-            session=record.session,
+            session=confirmation.session,
             kind="decision",
             sender=_user(request),
             platform="http",
             confirmation_id=confirmation_id,
             approve=status == "approved",
         )
-        since = await stream_position(self.deps.redis, record.session)
+        since = await stream_position(self.deps.redis, confirmation.session)
         await self.deps.mailbox.submit(envelope)
         if slot is not None:
-            return await relay(request, slot, record.session, envelope.id, since)
+            return await relay(request, slot, confirmation.session, envelope.id, since)
         return web.json_response({"status": status}, status=202)
 
     async def tools(self, request: web.Request) -> web.Response:
