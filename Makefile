@@ -59,7 +59,7 @@ lint: sync
 # The unit part first, in seconds, stopping at the first failure; then the end-to-end part.
 test: lint system-test
 	$(UV) run --frozen pytest -x $(UNIT) $(PYTEST_ARGS)
-	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) -m e2e $(PYTEST_ARGS)
+	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist worksteal -m e2e $(PYTEST_ARGS)
 
 test-unit: sync
 	$(UV) run --frozen pytest $(UNIT) $(PYTEST_ARGS)

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,11 +164,14 @@ def texts(events: list[dict[str, Any]]) -> str:
     return shown
 
 
-async def idle(redis_url: str) -> None:
-    """Wait until no turn holds a lease and nothing is armed (a reply's last edit landed)."""
+async def idle(redis_url: str, within: float = 60) -> None:
+    """Wait until no turn holds a lease and nothing is armed (a reply's last edit landed);
+    after `within` s (generous, for a busy machine) return anyway and let the test's own
+    assertions say what is left."""
     redis = Redis.from_url(redis_url)
+    deadline = time.monotonic() + within
     try:
-        for _ in range(400):
+        while time.monotonic() < deadline:
             leases = [k async for k in redis.scan_iter("parley:*:lease")]
             armed = await redis.zcard("parley:armed")
             if not leases and not armed:
