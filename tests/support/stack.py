@@ -64,6 +64,7 @@ class Stack:
     env: dict[str, str] = field(default_factory=dict)
     workers: list[asyncio.subprocess.Process] = field(default_factory=list)
     in_process: list[InProcessWorker] = field(default_factory=list)
+    named: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
 
     async def start_worker(self) -> InProcessWorker:
         """A worker in the test's event loop, ready to take jobs."""
@@ -95,25 +96,28 @@ class Stack:
                 return None
             return f"it exited with {proc.returncode}; its log:\n{path.read_text()}"
 
-        await announcements.wait(after, proc.pid, failed)
+        self.named[await announcements.wait(after, proc.pid, failed)] = proc
         return proc
 
     def kill(self, proc: asyncio.subprocess.Process, sig: int = signal.SIGKILL) -> None:
         proc.send_signal(sig)
 
     def worker_named(self, worker_id: str) -> asyncio.subprocess.Process:
-        """The worker process whose liveness id is `worker_id` (each logs it at start)."""
-        for index, proc in enumerate(self.workers):
-            if f"worker {worker_id} is up" in (self.tmp / f"worker-{index}.log").read_text():
-                return proc
-        raise AssertionError(f"no worker logged the id {worker_id}")
+        """The worker process whose liveness id is `worker_id`, as it announced when ready."""
+        if worker_id not in self.named:
+            raise AssertionError(f"no worker process announced the id {worker_id}")
+        return self.named[worker_id]
 
     async def stop(self) -> None:
         """In-process workers shut down cleanly (a failure in one fails the test); worker
         processes are killed."""
         try:
-            for worker in self.in_process:
-                await worker.stop()
+            stopped = await asyncio.gather(
+                *(worker.stop() for worker in self.in_process), return_exceptions=True
+            )
+            for failure in stopped:
+                if failure is not None:
+                    raise failure
         finally:
             for proc in self.workers:
                 if proc.returncode is None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import pytest
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.config import Settings
 from worker.jobs import run_until
@@ -50,12 +51,16 @@ class Announcements:
         redis = Redis.from_url(self.redis_url)
         try:
             while (problem := failed()) is None and time.monotonic() < deadline:
-                with contextlib.suppress(ConnectionError, OSError):  # a Redis restarting
-                    for _, entries in await redis.xread({READY_STREAM: after}, block=500):
-                        for entry_id, fields in entries:
-                            after = entry_id.decode()
-                            if int(fields[b"pid"]) == pid:
-                                return str(fields[b"worker"].decode())
+                try:
+                    replies = await redis.xread({READY_STREAM: after}, block=500)
+                except (RedisConnectionError, OSError):  # a Redis restarting: ask again
+                    await asyncio.sleep(0.1)
+                    continue
+                for _, entries in replies:
+                    for entry_id, fields in entries:
+                        after = entry_id.decode()
+                        if int(fields[b"pid"]) == pid:
+                            return str(fields[b"worker"].decode())
         finally:
             await redis.aclose()
         pytest.fail(f"the worker was not ready within {READY_WITHIN:.0f} s: {problem or ''}")
