@@ -92,11 +92,12 @@ class Stack:
         self.workers.append(proc)
 
         def failed() -> str | None:
-            if proc.returncode is None:
-                return None
-            return f"it exited with {proc.returncode}; its log:\n{path.read_text()}"
+            return None if proc.returncode is None else f"it exited with {proc.returncode}"
 
-        self.named[await announcements.wait(after, proc.pid, failed)] = proc
+        def details() -> str:
+            return f"its log:\n{path.read_text()}"
+
+        self.named[await announcements.wait(after, proc.pid, failed, details)] = proc
         return proc
 
     def kill(self, proc: asyncio.subprocess.Process, sig: int = signal.SIGKILL) -> None:

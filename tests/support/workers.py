@@ -44,9 +44,16 @@ class Announcements:
             await redis.aclose()
         return entries[0][0].decode() if entries else "0-0"
 
-    async def wait(self, after: str, pid: int, failed: Callable[[], str | None]) -> str:
+    async def wait(
+        self,
+        after: str,
+        pid: int,
+        failed: Callable[[], str | None],
+        details: Callable[[], str] | None = None,
+    ) -> str:
         """The liveness id of the first worker of process `pid` ready after `after`;
-        `failed` says why the worker can no longer become ready (it ended), or None."""
+        `failed` says why the worker can no longer become ready (it ended), or None;
+        `details` what to show if it never does (its log)."""
         deadline = time.monotonic() + READY_WITHIN
         redis = Redis.from_url(self.redis_url)
         try:
@@ -63,7 +70,9 @@ class Announcements:
                             return str(fields[b"worker"].decode())
         finally:
             await redis.aclose()
-        pytest.fail(f"the worker was not ready within {READY_WITHIN:.0f} s: {problem or ''}")
+        why = problem or f"still not ready after {READY_WITHIN:.0f} s"
+        shown = details() if details is not None else ""
+        pytest.fail(f"the worker never became ready: {why}\n{shown}")
 
 
 @dataclass
