@@ -37,6 +37,10 @@ def end_to_end(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the end-to-end tests, and start the long ones first: with several pytest
+    workers, a long test (marked `slow`) picked up last would keep the whole run waiting
+    on it alone."""
     for item in items:
         if end_to_end(item) and not item.get_closest_marker("e2e"):
             item.add_marker(pytest.mark.e2e)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable sort

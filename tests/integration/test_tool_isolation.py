@@ -37,6 +37,7 @@ def brain(blocker: str) -> Any:
     return answer
 
 
+@pytest.mark.slow  # waits out tool timeouts, the default 30 s among them
 @pytest.mark.parametrize(
     ("stack", "blocker", "limit"),
     [
