@@ -8,8 +8,10 @@ PYTEST_ARGS ?=
 # Most end-to-end tests wait on processes and the network, so two at once on two cores take
 # little more than half the time; each pytest worker starts its own Redis and PostgreSQL.
 PYTEST_WORKERS ?= 2
+# The unit part: the tests that start no process and no server (see tests/conftest.py).
+UNIT := -m "not e2e"
 
-.PHONY: run test lint sync clean bench system-run system-test
+.PHONY: run test test-unit lint sync clean bench system-run system-test
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -54,8 +56,13 @@ lint: sync
 	$(UV) run --frozen mypy
 	$(UV) run --frozen lint-imports
 
+# The unit part first, in seconds, stopping at the first failure; then the end-to-end part.
 test: lint system-test
-	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(UV) run --frozen pytest -x $(UNIT) $(PYTEST_ARGS)
+	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist worksteal -m e2e $(PYTEST_ARGS)
+
+test-unit: sync
+	$(UV) run --frozen pytest $(UNIT) $(PYTEST_ARGS)
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache

@@ -11,6 +11,8 @@ Shared by every worker:
   last woken; the sweep scans it.
 - `parley:worker:{id}`: one worker's liveness key, kept alive with a short TTL; a lease whose
   token names a worker whose key is gone is freed by the sweep.
+- `parley:workers`: capped stream with an entry (liveness id, host, pid) per worker start,
+  added when the worker is about to take jobs; whoever waits for a worker reads it.
 - `parley:sweeper`: set for the sweep interval by the worker that sweeps, so one sweeps.
 - `parley:dead`: list of envelopes given up on (dead letters), newest first.
 - `parley:cancel`: pub/sub channel; a message is a session whose running turn must stop.
@@ -54,6 +56,7 @@ WORKER_PREFIX = f"{PREFIX}:worker:"
 SWEEPER = f"{PREFIX}:sweeper"
 DEAD_LETTERS = f"{PREFIX}:dead"
 CANCEL_CHANNEL = f"{PREFIX}:cancel"
+READY_STREAM = f"{PREFIX}:workers"
 # What every session key starts with; the sweep's script builds lease keys from it.
 SESSION_PREFIX = f"{PREFIX}:"
 

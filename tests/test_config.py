@@ -59,6 +59,7 @@ def test_empty_values_count_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"PARLEY_MODEL": "claude-x"}, "ANTHROPIC_API_KEY: not set, and model 'claude-x' needs it"),
     ],
 )
+@pytest.mark.e2e  # runs `python -m worker`
 def test_cli_prints_one_line_and_exits_2(
     env: dict[str, str], expected: str, tmp_path: object
 ) -> None:
@@ -149,6 +150,7 @@ DATABASE_MYSQL = {"DATABASE_URL": f"mysql://u:{SECRET}@h/db"}
         ("web", {"SLACK_API_URL": "slack.com/api"}, "SLACK_API_URL: not an http(s) URL"),
     ],
 )
+@pytest.mark.e2e  # runs `python -m worker`
 def test_every_command_stops_with_one_line(
     command: str, env: dict[str, str], expected: str, tmp_path: Path
 ) -> None:
@@ -172,6 +174,7 @@ def test_every_command_stops_with_one_line(
         ),
     ],
 )
+@pytest.mark.e2e  # runs `python -m worker`
 def test_a_tool_module_that_fails_is_one_line(
     command: str, module: str, expected: str, tmp_path: Path
 ) -> None:
@@ -195,6 +198,7 @@ def test_accepted_redis_and_database_urls(monkeypatch: pytest.MonkeyPatch) -> No
     assert load_settings(_env_file=None).database_url.startswith("postgresql+asyncpg://")
 
 
+@pytest.mark.e2e  # runs `python -m worker`
 def test_up_never_shows_the_redis_password(tmp_path: Path) -> None:
     url = f"redis://:{SECRET}@127.0.0.2:{free_port()}/0"  # not this machine's name: not started
     proc = run_parley("up", {"ANTHROPIC_API_KEY": "k", "REDIS_URL": url}, tmp_path)

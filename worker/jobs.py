@@ -42,6 +42,7 @@ from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
 from worker.persistence import check_persistence
+from worker.ready import announce
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +238,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
         background.append(asyncio.create_task(_watch_database(settings, database)))
         background.append(asyncio.create_task(agent.warm()))
+        await announce(redis, liveness.id)
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""
@@ -274,6 +276,12 @@ async def serve(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
+    await run_until(settings, stopping)
+
+
+async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
+    """Run a worker until `stopping` is set, then shut it down as a SIGTERM does: `serve`
+    once the signals are wired, or a worker inside a program that owns its event loop."""
     database = await open_database(settings)
     try:
         await _serve(settings, database, stopping)

@@ -13,6 +13,8 @@ import pytest
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply, ToolCallSpec
 from tests.support.redis_server import free_port
 
+pytestmark = pytest.mark.e2e  # each test runs `parley chat` as a process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -24,7 +24,7 @@ def database_url(tmp_path: Path) -> str:
 async def test_a_data_directory_deleted_under_a_worker_is_reported_and_caught_up(
     stack: Stack,
 ) -> None:
-    await stack.start_worker()
+    await stack.start_worker_process()
     stack.fake.responder = echo
     data = stack.tmp / "data"
     file = str(data / "parley.db")

@@ -79,7 +79,7 @@ async def drained(mailbox: Mailbox, session: str) -> None:
 )
 async def test_order_and_exclusion_across_workers(stack: Stack) -> None:
     for _ in range(3):
-        await stack.start_worker()
+        await stack.start_worker_process()
     ledger = Ledger()
     stack.fake.responder = ledger
     mailbox, pool = await mailbox_for(stack)
@@ -112,7 +112,7 @@ async def test_order_and_exclusion_across_workers(stack: Stack) -> None:
 
 
 async def test_worker_killed_mid_stream_another_finishes_the_reply(stack: Stack) -> None:
-    first = await stack.start_worker()
+    first = await stack.start_worker_process()
     gate = asyncio.Event()
     stack.fake.enqueue(
         Reply(
@@ -130,7 +130,9 @@ async def test_worker_killed_mid_stream_another_finishes_the_reply(stack: Stack)
         ) as response:
             reading = asyncio.create_task(read_events(response))
             await wait_until(lambda: len(stack.fake.requests) == 1, 10)
-            await stack.start_worker()  # standing by, as in production: its start is not timed
+            await (
+                stack.start_worker_process()
+            )  # standing by, as in production: its start is not timed
             await asyncio.sleep(0.3)
             stack.kill(first)
             killed = time.monotonic()
@@ -160,7 +162,7 @@ async def test_worker_killed_mid_stream_another_finishes_the_reply(stack: Stack)
 
 
 async def test_worker_killed_mid_tool_call_does_not_repeat_it(stack: Stack) -> None:
-    first = await stack.start_worker()
+    first = await stack.start_worker_process()
     target = stack.tmp / "side-effect.txt"
     stack.fake.enqueue(
         Reply(tool_calls=[ToolCallSpec("slow_write", {"path": str(target), "seconds": 2})]),
@@ -177,7 +179,7 @@ async def test_worker_killed_mid_tool_call_does_not_repeat_it(stack: Stack) -> N
                     await asyncio.sleep(0.5)  # the tool is running (it takes 2 s)
                     stack.kill(first)
                     await first.wait()
-                    await stack.start_worker()
+                    await stack.start_worker_process()
 
             events = await read_events(response, crash_in_tool)
     assert not target.exists()
@@ -188,7 +190,7 @@ async def test_worker_killed_mid_tool_call_does_not_repeat_it(stack: Stack) -> N
 
 
 async def test_lost_wake_up_is_recovered_by_the_sweep(stack: Stack) -> None:
-    await stack.start_worker()
+    await stack.start_worker_process()
     stack.fake.enqueue(Reply(text="found you"))
     pool = await create_pool(RedisSettings.from_dsn(stack.redis_url))
 
@@ -205,7 +207,7 @@ async def test_lost_wake_up_is_recovered_by_the_sweep(stack: Stack) -> None:
 
 
 async def test_stop_ends_the_running_turn_at_once(stack: Stack) -> None:
-    await stack.start_worker()
+    await stack.start_worker_process()
     gate = asyncio.Event()
     stack.fake.enqueue(
         Reply(text="A long story that goes on and on", chunk_size=4, gate=gate, gate_after=6)
@@ -243,7 +245,7 @@ async def test_poison_message_goes_to_dead_letters_and_the_session_goes_on(
         return Reply(text="fine")
 
     stack.fake.responder = brain
-    worker = await stack.start_worker()
+    worker = await stack.start_worker_process()
     crashes = 0
     async with stack.client() as client:
         session = await stack.session(client)
@@ -254,7 +256,7 @@ async def test_poison_message_goes_to_dead_letters_and_the_session_goes_on(
             while not reading.done():
                 if worker.returncode is not None:
                     crashes += 1
-                    worker = await stack.start_worker()  # a supervisor restarts it
+                    worker = await stack.start_worker_process()  # a supervisor restarts it
                 await asyncio.sleep(0.1)
             events = reading.result()
         assert texts(await send(client, session, "hello again")) == "fine"
@@ -268,7 +270,7 @@ async def test_poison_message_goes_to_dead_letters_and_the_session_goes_on(
 
 
 async def test_redis_restart_loses_nothing_accepted(stack: Stack, redis_server: Any) -> None:
-    await stack.start_worker()
+    await stack.start_worker_process()
     stack.fake.responder = lambda request: Reply(text="ok " + request.last_user_text()[-3:])
     mailbox, pool = await mailbox_for(stack)
     for n in range(5):
@@ -288,7 +290,7 @@ async def test_redis_restart_loses_nothing_accepted(stack: Stack, redis_server: 
 
 
 async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
-    first = await stack.start_worker()
+    first = await stack.start_worker_process()
     gate = asyncio.Event()
     stack.fake.enqueue(
         Reply(text="Cut short by a deploy", chunk_size=4, gate=gate, gate_after=6),
@@ -297,7 +299,7 @@ async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
     mailbox, pool = await mailbox_for(stack)
     await mailbox.submit(message("t1", "test:term", "go"))
     await wait_until(lambda: len(stack.fake.requests) == 1, 10)
-    await stack.start_worker()
+    await stack.start_worker_process()
     terminated = time.monotonic()
     stack.kill(first, signal.SIGTERM)
     took = await wait_until(lambda: len(stack.fake.requests) == 2, 10)
@@ -317,7 +319,7 @@ async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
 async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack) -> None:
     """A lease of 5 minutes, so that only the liveness key can hand the session over, and
     only the liveness beat can tell the woken holder at once that it lost it."""
-    zombie = await stack.start_worker()
+    zombie = await stack.start_worker_process()
     gate = asyncio.Event()
     stack.fake.enqueue(
         Reply(text="zombie text", chunk_size=2, gate=gate, gate_after=4),
@@ -327,7 +329,7 @@ async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack
     mailbox, pool = await mailbox_for(stack)
     await mailbox.submit(message("z1", "test:zombie", "first"))
     await wait_until(lambda: len(stack.fake.requests) == 1, 10)
-    await stack.start_worker()  # standing by: its start is not timed
+    await stack.start_worker_process()  # standing by: its start is not timed
     stack.kill(zombie, signal.SIGSTOP)  # paused past its liveness TTL, like a long VM stall
     stopped = time.monotonic()
     await wait_until(lambda: len(stack.fake.requests) == 2, 20)

@@ -79,7 +79,7 @@ async def test_every_turn_is_recorded_and_served_by_the_api(stack: Stack) -> Non
 
 @pytest.mark.parametrize("database_url", ["sqlite", "postgresql"], indirect=True)
 async def test_a_conversation_survives_restarts_and_a_flushall(stack: Stack) -> None:
-    worker = await stack.start_worker()
+    worker = await stack.start_worker_process()
     stack.fake.responder = lambda r: Reply(text=f"noted ({len(r.body['messages'])} messages)")
     async with stack.client() as client:
         session = await stack.session(client)
@@ -91,7 +91,7 @@ async def test_a_conversation_survives_restarts_and_a_flushall(stack: Stack) -> 
     redis = Redis.from_url(stack.redis_url)
     await redis.flushall()
     await redis.aclose()
-    await stack.start_worker()
+    await stack.start_worker_process()
     runner = web.AppRunner(await make_app(web_settings(stack.env)), access_log=None)
     await runner.setup()
     port = free_port()

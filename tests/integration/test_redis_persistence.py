@@ -69,7 +69,7 @@ async def test_web_and_worker_warn_at_start_when_redis_persists_nothing(
     assert ["Redis persists nothing" in r.getMessage() for r in caplog.records] == [True]
 
     stack = Stack(server.url, fake_llm, tmp_path, env=env)
-    await stack.start_worker()
+    await stack.start_worker_process()
     log = tmp_path / "worker-0.log"
     try:
         for _ in range(600):

@@ -42,7 +42,7 @@ async def test_messages_from_bots_are_ignored(slack_stack: SlackStack) -> None:
 async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     slack_stack: SlackStack,
 ) -> None:
-    first = await slack_stack.start_worker()
+    first = await slack_stack.start_worker_process()
     fake = slack_stack.fake_slack
     ann = fake.user("U0ANN", "ann")
     general = fake.channel("C0GENERAL", "general")
@@ -55,7 +55,7 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     await fake.wait_for(lambda: bool(fake.bot_messages(general.id, asked.ts)), within=20)
     await asyncio.sleep(0.3)  # past the moment the worker stored the message's ts
     slack_stack.kill(first)
-    await slack_stack.start_worker()
+    await slack_stack.start_worker_process()
     replies = await answered(slack_stack, general, asked.ts)
     gate.set()
     assert [r.shown for r in replies] == ["The complete answer, once."]

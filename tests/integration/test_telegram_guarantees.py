@@ -20,7 +20,7 @@ ANSWER = " ".join(f"Part {n} of the complete answer." for n in range(12))
 async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     tg_stack: TelegramStack,
 ) -> None:
-    first = await tg_stack.start_worker()
+    first = await tg_stack.start_worker_process()
     gate = asyncio.Event()
     tg_stack.fake.enqueue(
         Reply(text="This first attempt is cut off " * 4, chunk_size=6, gate=gate, gate_after=12),
@@ -31,7 +31,7 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(group)), within=20)
     await asyncio.sleep(0.3)  # past the moment the worker learns the message's id
     tg_stack.kill(first)
-    await tg_stack.start_worker()
+    await tg_stack.start_worker_process()
     shown = await replies(tg_stack, group)
     gate.set()
     assert shown == ["The complete answer, once."]
@@ -48,7 +48,7 @@ async def test_a_killed_worker_is_replaced_within_seconds_by_a_running_one(
     and the other one, already running and idle, takes the session over within seconds, not
     after the lease's 30 s; the answer then completes at the model's pace, once, in order."""
     assert not {"PARLEY_LEASE_TTL", "PARLEY_SWEEP_INTERVAL"} & set(tg_stack.env)
-    first = await tg_stack.start_worker()
+    first = await tg_stack.start_worker_process()
     tg, gate = tg_stack.tg, asyncio.Event()
     tg_stack.fake.enqueue(
         Reply(text=CUT, chunk_size=6, gate=gate, gate_after=12),
@@ -57,7 +57,7 @@ async def test_a_killed_worker_is_replaced_within_seconds_by_a_running_one(
     group = tg.group("Takeover")
     tg.send(group, ANN, "@parley_test_bot tell me")
     await tg.wait_for(lambda: bool(tg.messages(group)), within=20)
-    standby = await tg_stack.start_worker()  # running and idle before the kill
+    standby = await tg_stack.start_worker_process()  # running and idle before the kill
     await asyncio.sleep(0.3)  # past the moment the worker learns the message's id
     ((session, token),) = (await lease_tokens(tg_stack.redis_url)).items()
     tg_stack.kill(first)
@@ -89,7 +89,7 @@ async def test_a_killed_worker_is_replaced_within_seconds_by_a_running_one(
 
 
 async def test_refused_formatting_falls_back_to_plain_text(tg_stack: TelegramStack) -> None:
-    await tg_stack.start_worker()
+    await tg_stack.start_worker_process()
     tg_stack.tg.fail_next(
         "sendMessage", 400, "Bad Request: can't parse entities: unsupported entity", count=1
     )

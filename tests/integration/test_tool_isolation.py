@@ -37,6 +37,7 @@ def brain(blocker: str) -> Any:
     return answer
 
 
+@pytest.mark.slow  # waits out tool timeouts, the default 30 s among them
 @pytest.mark.parametrize(
     ("stack", "blocker", "limit"),
     [
@@ -49,7 +50,7 @@ def brain(blocker: str) -> Any:
 async def test_a_tool_blocked_for_good_stalls_nothing(
     stack: Stack, blocker: str, limit: float
 ) -> None:
-    worker = await stack.start_worker()
+    worker = await stack.start_worker_process()
     stack.fake.responder = brain(blocker)
     redis = Redis.from_url(stack.redis_url, decode_responses=True)
     started = asyncio.Event()

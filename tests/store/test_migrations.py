@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
@@ -58,6 +59,7 @@ async def test_processes_starting_together_migrate_once(database_url: str) -> No
     assert await migrate.current(database_url) == migrate.head()
 
 
+@pytest.mark.e2e  # runs `python -m worker`
 def test_parley_migrate_goes_up_and_down(database_url: str, tmp_path: Path) -> None:
     def parley(*args: str, url: str = database_url) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "DATABASE_URL": url}

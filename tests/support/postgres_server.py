@@ -72,7 +72,7 @@ class PostgresServer:
                 [*self.as_user, *command], cwd=self.directory, stdout=log, stderr=log
             )
         ready = [str(self.bindir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(self.port)]
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # generous: the machine may be busy
         while subprocess.run([*ready, "-U", "parley", "-d", "postgres"]).returncode != 0:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()

@@ -54,7 +54,7 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
         )
         client = redis.Redis(port=self.port)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # generous: the machine may be busy
         while True:
             try:
                 client.ping()

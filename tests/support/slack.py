@@ -1,4 +1,4 @@
-"""Parley with Slack for end-to-end tests: the web app in-process, workers as processes, the
+"""Parley with Slack for end-to-end tests: the web app and workers (see tests.support.workers), the
 fake Slack Web API and the fake model API, everything over real HTTP and a real Redis."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Parley's processes for end-to-end tests: the web app in-process, workers as processes."""
+"""Parley for end-to-end tests: the web app and most workers in the test's event loop, the
+workers a test kills or signals as processes (see tests.support.workers)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from adapters.http.server import Runner
 from bot.config import Settings
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.support.redis_server import RedisServer, free_port
+from tests.support.workers import Announcements, InProcessWorker
 from worker.web import make_app
 
 if TYPE_CHECKING:
@@ -61,48 +63,67 @@ class Stack:
     base_url: str = ""
     env: dict[str, str] = field(default_factory=dict)
     workers: list[asyncio.subprocess.Process] = field(default_factory=list)
+    in_process: list[InProcessWorker] = field(default_factory=list)
+    named: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
 
-    async def start_worker(self) -> asyncio.subprocess.Process:
-        log = (self.tmp / f"worker-{len(self.workers)}.log").open("wb")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "worker",
-            "worker",
-            env=self.env,
-            cwd=self.tmp,
-            stdout=log,
-            stderr=log,
-        )
+    async def start_worker(self) -> InProcessWorker:
+        """A worker in the test's event loop, ready to take jobs."""
+        settings = env_settings(self.env)
+        worker = await InProcessWorker.start(settings, Announcements(self.redis_url))
+        self.in_process.append(worker)
+        return worker
+
+    async def start_worker_process(self) -> asyncio.subprocess.Process:
+        """A `parley worker` process, ready to take jobs; it logs to worker-N.log."""
+        path = self.tmp / f"worker-{len(self.workers)}.log"
+        announcements = Announcements(self.redis_url)
+        after = await announcements.last()
+        with path.open("wb") as log:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "worker",
+                "worker",
+                env=self.env,
+                cwd=self.tmp,
+                stdout=log,
+                stderr=log,
+            )
         self.workers.append(proc)
-        await self._wait_ready(len(self.workers) - 1)
-        return proc
 
-    async def _wait_ready(self, index: int) -> None:
-        path = self.tmp / f"worker-{index}.log"
-        # Generous: on a busy machine importing the worker alone can take many seconds.
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if b"Starting worker" in path.read_bytes():
-                return
-            await asyncio.sleep(0.05)
-        pytest.fail(f"worker {index} did not start:\n{path.read_text()}")
+        def failed() -> str | None:
+            return None if proc.returncode is None else f"it exited with {proc.returncode}"
+
+        def details() -> str:
+            return f"its log:\n{path.read_text()}"
+
+        self.named[await announcements.wait(after, proc.pid, failed, details)] = proc
+        return proc
 
     def kill(self, proc: asyncio.subprocess.Process, sig: int = signal.SIGKILL) -> None:
         proc.send_signal(sig)
 
     def worker_named(self, worker_id: str) -> asyncio.subprocess.Process:
-        """The worker process whose liveness id is `worker_id` (each logs it at start)."""
-        for index, proc in enumerate(self.workers):
-            if f"worker {worker_id} is up" in (self.tmp / f"worker-{index}.log").read_text():
-                return proc
-        raise AssertionError(f"no worker logged the id {worker_id}")
+        """The worker process whose liveness id is `worker_id`, as it announced when ready."""
+        if worker_id not in self.named:
+            raise AssertionError(f"no worker process announced the id {worker_id}")
+        return self.named[worker_id]
 
     async def stop(self) -> None:
-        for proc in self.workers:
-            if proc.returncode is None:
-                proc.kill()
-            await proc.wait()
+        """In-process workers shut down cleanly (a failure in one fails the test); worker
+        processes are killed."""
+        try:
+            stopped = await asyncio.gather(
+                *(worker.stop() for worker in self.in_process), return_exceptions=True
+            )
+            for failure in stopped:
+                if failure is not None:
+                    raise failure
+        finally:
+            for proc in self.workers:
+                if proc.returncode is None:
+                    proc.kill()
+                await proc.wait()
 
     def client(self, **kwargs: Any) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.base_url, timeout=60, **kwargs)
@@ -148,11 +169,14 @@ def texts(events: list[dict[str, Any]]) -> str:
     return shown
 
 
-async def idle(redis_url: str) -> None:
-    """Wait until no turn holds a lease and nothing is armed (a reply's last edit landed)."""
+async def idle(redis_url: str, within: float = 60) -> None:
+    """Wait until no turn holds a lease and nothing is armed (a reply's last edit landed);
+    after `within` s (generous, for a busy machine) return anyway and let the test's own
+    assertions say what is left."""
     redis = Redis.from_url(redis_url)
+    deadline = time.monotonic() + within
     try:
-        for _ in range(400):
+        while time.monotonic() < deadline:
             leases = [k async for k in redis.scan_iter("parley:*:lease")]
             armed = await redis.zcard("parley:armed")
             if not leases and not armed:
@@ -176,15 +200,21 @@ async def lease_tokens(redis_url: str) -> dict[str, str]:
         await redis.aclose()
 
 
-def web_settings(env: dict[str, str]) -> Settings:
-    """The web process's settings, from the same variables the workers get (the tools and
-    the policy only matter to workers)."""
+def env_settings(env: dict[str, str], skip: tuple[str, ...] = ()) -> Settings:
+    """The settings a process given the environment `env` reads, but for the fields in
+    `skip`; a worker in the test's loop gets its settings this way."""
     values: dict[str, Any] = {}
     for name, value in env.items():
         field = name.removeprefix("PARLEY_").lower()
-        if field in Settings.model_fields and field not in ("tool_modules", "policy"):
+        if field in Settings.model_fields and field not in skip:
             values[field] = json.loads(value) if value[:1] in ("{", "[") else value
     return Settings(_env_file=None, **values)
+
+
+def web_settings(env: dict[str, str]) -> Settings:
+    """The web process's settings, from the same variables the workers get (the tools and
+    the policy only matter to workers)."""
+    return env_settings(env, skip=("tool_modules", "policy"))
 
 
 S = TypeVar("S", bound=Stack)

@@ -1,4 +1,4 @@
-"""Parley with Telegram for end-to-end tests: the web app in-process, workers as processes,
+"""Parley with Telegram for end-to-end tests: the web app and workers (see tests.support.workers),
 the fake Bot API and the fake model API, everything over real HTTP and a real Redis."""
 
 from __future__ import annotations

@@ -177,6 +177,7 @@ def alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.e2e  # starts the tools' helper processes
 async def test_a_tool_holding_the_gil_is_killed_at_the_timeout(
     executor: ToolExecutor, ctx: ToolContext, tmp_path: Path
 ) -> None:
@@ -200,6 +201,7 @@ async def test_a_tool_holding_the_gil_is_killed_at_the_timeout(
     assert not after.is_error and after.content != before.content  # a fresh helper
 
 
+@pytest.mark.e2e  # starts the tools' helper processes
 async def test_a_helper_that_dies_is_a_clear_error_and_is_replaced(
     executor: ToolExecutor, ctx: ToolContext
 ) -> None:
@@ -212,6 +214,7 @@ async def test_a_helper_that_dies_is_a_clear_error_and_is_replaced(
     assert not after.is_error and after.content.isdigit()
 
 
+@pytest.mark.e2e  # starts the tools' helper processes
 async def test_helpers_are_reused_and_fast_once_warm(
     executor: ToolExecutor, ctx: ToolContext
 ) -> None:
@@ -238,6 +241,7 @@ async def test_helpers_are_reused_and_fast_once_warm(
         ("10**4299*99", "result too large (over 4300 digits)"),
     ],
 )
+@pytest.mark.e2e  # starts the tools' helper processes
 async def test_the_calculator_answers_runaway_expressions_with_an_error(
     executor: ToolExecutor,
     ctx: ToolContext,

@@ -172,7 +172,9 @@ async def test_the_example_runs_in_a_worker_as_the_readme_loads_it(
         "PARLEY_TOOL_MODULES": f'["{MODULE}"]',
         "NOTES_FILE": str(notes),
     }
-    await stack.start_worker()
+    await (
+        stack.start_worker_process()
+    )  # a process, as the README starts it: PYTHONPATH finds the module
     async with stack.client() as client:
         await count_days(stack, client)
         await save_a_note(stack, client, notes)

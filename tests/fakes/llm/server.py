@@ -65,7 +65,11 @@ class FakeLLM:
         app = web.Application(client_max_size=32 * 1024 * 1024)
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1/chat/completions", self._openai)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        # A reply still streaming when the test ends (a stalled one, say) is cut at once
+        # rather than waited for: nobody reads it any more.
+        self._runner = web.AppRunner(
+            app, handle_signals=False, access_log=None, shutdown_timeout=0.1
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
