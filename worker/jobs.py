@@ -20,14 +20,8 @@ from arq.connections import ArqRedis, RedisSettings
 from arq.cron import cron
 from arq.worker import Worker, func
 
+from adapters.egresses import configured_egresses
 from adapters.http.egress import HttpEgress
-from adapters.replies import ReplyStore
-from adapters.slack import place as slack_place
-from adapters.slack.client import SlackCalls, make_client
-from adapters.slack.egress import SlackEgress
-from adapters.telegram.client import TelegramCalls, make_bot
-from adapters.telegram.egress import TelegramEgress
-from adapters.telegram.place import PLATFORM
 from bot.agent.build import build_agent
 from bot.agent.loop import Agent
 from bot.config import Settings
@@ -37,7 +31,6 @@ from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
 from bot.mailbox import CANCEL_CHANNEL, Mailbox
-from bot.ratelimit import RateBudget
 from bot.store.database import Database, open_database
 from worker.persistence import check_persistence
 
@@ -166,15 +159,9 @@ async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
 
 
 def build_egress(settings: Settings, redis: ArqRedis) -> PlatformEgress:
-    """Every platform's egress: a worker answers whichever platform a session is on."""
-    platforms: dict[str, Egress] = {}
-    if settings.telegram_bot_token is not None:
-        calls = TelegramCalls(make_bot(settings), RateBudget(redis), settings)
-        platforms[PLATFORM] = TelegramEgress(calls, ReplyStore(redis, "tg"))
-    if settings.slack_bot_token is not None:
-        slack = SlackCalls(make_client(settings), RateBudget(redis), settings)
-        platforms[slack_place.PLATFORM] = SlackEgress(slack, ReplyStore(redis, "slack"))
-    return PlatformEgress(HttpEgress(redis), platforms)
+    """Every configured platform's egress: a worker answers whichever platform a session is
+    on, and HTTP (no SDK) always."""
+    return PlatformEgress(HttpEgress(redis), configured_egresses(settings, redis))
 
 
 def _supervisor(
