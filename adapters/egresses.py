@@ -4,7 +4,7 @@ A platform's SDK is imported only when the platform is configured, and then in t
 background (see `adapters.loading`): aiogram takes over a second to import, slack_sdk about
 half of one, and a worker's start-up is also its recovery time whenever one is replaced.
 `PLATFORMS` is the one place that names those modules; the HTTP API needs no SDK and is
-always answered (see `worker.jobs.build_egress`).
+always answered (see `worker.jobs`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def egress_builder(platform: Platform) -> EgressBuilder:
     return cast(EgressBuilder, getattr(importlib.import_module(module), attribute))
 
 
-def configured_egresses(settings: Settings, redis: Redis) -> dict[str, Egress]:
+def configured_egresses(settings: Settings, redis: Redis) -> dict[str, LoadingEgress]:
     """The egress of each configured platform, by name, each loading in a thread from now
     on. Call it on the worker's event loop."""
     return {

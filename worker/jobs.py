@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,6 +22,7 @@ from arq.worker import Worker, func
 
 from adapters.egresses import configured_egresses
 from adapters.http.egress import HttpEgress
+from adapters.loading import LoadingEgress
 from bot.agent.build import build_agent
 from bot.agent.loop import Agent
 from bot.config import Settings
@@ -158,23 +159,32 @@ async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
             runner.cancel(message["data"].decode())
 
 
-def build_egress(settings: Settings, redis: ArqRedis) -> PlatformEgress:
-    """Every configured platform's egress: a worker answers whichever platform a session is
-    on, and HTTP (no SDK) always."""
-    return PlatformEgress(HttpEgress(redis), configured_egresses(settings, redis))
+async def _say_ready(liveness: Liveness, platforms: Mapping[str, LoadingEgress]) -> None:
+    """Log once every configured platform is loaded. The worker takes work before that (see
+    `adapters.loading`), but a reply opened until then reaches its platform only now."""
+    results = await asyncio.gather(*(e.ready() for e in platforms.values()), return_exceptions=True)
+    outcomes = zip(platforms, results, strict=True)
+    loaded = [name for name, result in outcomes if not isinstance(result, BaseException)]
+    log.info("worker %s is ready for %s", liveness.id, ", ".join(["http", *loaded]))
 
 
 def _supervisor(
-    settings: Settings, redis: ArqRedis, agent: Agent, database: Database, liveness: Liveness
+    settings: Settings,
+    redis: ArqRedis,
+    agent: Agent,
+    database: Database,
+    liveness: Liveness,
+    platforms: Mapping[str, Egress],
 ) -> Supervisor:
-    """What one worker process runs turns with, wired once Redis is connected."""
+    """What one worker process runs turns with, wired once Redis is connected. A worker
+    answers whichever platform a session is on, and HTTP (no SDK) always."""
     mailbox = Mailbox(redis, redis)
     confirmations = Confirmations(redis)
 
     async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
         await redis.enqueue_job("expire_confirmation", confirmation_id, _defer_by=ttl)
 
-    egress = build_egress(settings, redis)
+    egress = PlatformEgress(HttpEgress(redis), platforms)
     runner = SessionRunner(
         RunnerDeps(
             settings=settings,
@@ -201,7 +211,10 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         await liveness.start()
         log.info("worker %s is up", liveness.id)
         await check_persistence(redis)
-        supervisor = ctx["supervisor"] = _supervisor(settings, redis, agent, database, liveness)
+        platforms = configured_egresses(settings, redis)  # loading from now on
+        supervisor = ctx["supervisor"] = _supervisor(
+            settings, redis, agent, database, liveness, platforms
+        )
         supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
         mailbox, runner = supervisor.mailbox, supervisor.runner
         background.append(asyncio.create_task(liveness.run()))
@@ -209,6 +222,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
         background.append(asyncio.create_task(_watch_database(settings, database)))
         background.append(asyncio.create_task(agent.deps.executor.warm()))
+        background.append(asyncio.create_task(_say_ready(liveness, platforms)))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""

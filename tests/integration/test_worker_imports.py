@@ -24,20 +24,19 @@ WATCHED = ("anthropic", "openai", "aiogram", "slack_sdk", "slack_bolt", "alembic
 COMPOSE = f"""
 import asyncio, json, sys
 from redis.asyncio import Redis
+import worker.jobs
+from adapters.egresses import configured_egresses
 from bot.agent.build import build_agent
 from bot.config import load_settings
 from bot.store.database import open_database
-from worker.jobs import build_egress
 
 async def main():
     settings = load_settings()
     build_agent(settings)
     database = await open_database(settings)
     redis = Redis.from_url(settings.redis_url)
-    egress = build_egress(settings, redis)
-    for platform in egress.by_platform.values():
-        await platform.ready()
-    await egress.aclose()
+    for egress in configured_egresses(settings, redis).values():
+        await (await egress.ready()).aclose()
     await database.aclose()
     await redis.aclose()
 

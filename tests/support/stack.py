@@ -80,10 +80,11 @@ class Stack:
 
     async def _wait_ready(self, index: int) -> None:
         path = self.tmp / f"worker-{index}.log"
-        # Generous: on a busy machine importing the worker alone can take many seconds.
+        # Generous: on a busy machine importing the worker alone can take many seconds. Ready:
+        # started, and its platforms' SDKs loaded (it takes work before, see adapters.loading).
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if b"Starting worker" in path.read_bytes():
+            if b" is ready for " in path.read_bytes():
                 return
             await asyncio.sleep(0.05)
         pytest.fail(f"worker {index} did not start:\n{path.read_text()}")
