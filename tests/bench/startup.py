@@ -9,9 +9,11 @@ Three moments are timed from the exec:
 - "live": the worker's liveness key appears in Redis. It is written at start-up, before arq
   polls, so it says the process is up, not that it can answer;
 - "takes work": the queued message's first model request reaches the fake model API. This is
-  the truer figure: by then the worker has connected, migrated, picked the job, taken the
-  session's lease and built the request. It is the figure the target is about;
-- "reply shown": the first call that shows text in the chat (a draft or a message).
+  the truer figure: by then the worker has connected, checked the schema, picked the job,
+  taken the session's lease and built the request. The target (under 1.5 s) is about it;
+- "reply shown": the first call that shows text in the chat (a draft or a message). The
+  worker takes work while the platform's SDK still loads (see `adapters.loading`), so this
+  one also includes aiogram's import, overlapped with the turn.
 These machines are shared, so wall-clock figures swing with the load; the CPU seconds the
 worker had used when it took work (from /proc) are printed beside them as the steadier figure.
 
