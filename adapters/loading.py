@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 
 
 class LoadingEgress:
-    """An `Egress` whose module is imported by `load` in a thread, then built by `build`."""
+    """An `Egress` whose module `load` imports, in a thread; what `load` returns then builds
+    the egress on the loop."""
 
     def __init__(self, name: str, load: Callable[[], Callable[[], Egress]]) -> None:
         self.name = name
@@ -46,19 +47,25 @@ class LoadingEgress:
         """The egress, once built; waiting for it does not cancel the build."""
         return await asyncio.shield(self._building)
 
+    def _built(self) -> Egress | None:
+        building = self._building
+        if building.done() and not building.cancelled() and building.exception() is None:
+            return building.result()
+        return None
+
     def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
-        if self._building.done() and self._building.exception() is None:
-            return self._building.result().open(envelopes)
-        return PendingReply(self, envelopes)
+        built = self._built()
+        return PendingReply(self, envelopes) if built is None else built.open(envelopes)
 
     async def settled(self, record: Confirmation) -> None:
         await (await self.ready()).settled(record)
 
     async def aclose(self) -> None:
-        if not self._building.done():
-            self._building.cancel()  # the import thread ends on its own; nothing was built
-        elif not self._building.cancelled() and self._building.exception() is None:
-            await self._building.result().aclose()
+        built = self._built()
+        if built is not None:
+            await built.aclose()
+        else:  # nothing was built; the import thread ends on its own
+            self._building.cancel()
 
 
 class PendingReply:

@@ -129,3 +129,17 @@ async def test_a_worker_stopping_while_loading_closes_cleanly() -> None:
     await egress.aclose()
     gate.set()
     assert not real.closed  # never built, so nothing to close
+
+
+async def test_a_platform_that_cannot_load_fails_its_turns_not_the_worker() -> None:
+    def load() -> Callable[[], Egress]:
+        raise ImportError("no module named aiogram")
+
+    egress = LoadingEgress("telegram", load)
+    stream = egress.open([ENVELOPE])
+    await stream.send(EVENTS[0])
+    with pytest.raises(ImportError):
+        await stream.close()
+    with pytest.raises(ImportError):
+        await egress.open([ENVELOPE]).close()  # still a pending reply, failing the same way
+    await egress.aclose()
