@@ -73,3 +73,4 @@ bench: sync system-test
 	$(UV) run --frozen python -m tests.bench.telegram
 	$(UV) run --frozen python -m tests.bench.slack
 	$(UV) run --frozen python -m tests.bench.history
+	$(UV) run --frozen python -m tests.bench.startup

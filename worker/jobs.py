@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,14 +20,9 @@ from arq.connections import ArqRedis, RedisSettings
 from arq.cron import cron
 from arq.worker import Worker, func
 
+from adapters.egresses import configured_egresses
 from adapters.http.egress import HttpEgress
-from adapters.replies import ReplyStore
-from adapters.slack import place as slack_place
-from adapters.slack.client import SlackCalls, make_client
-from adapters.slack.egress import SlackEgress
-from adapters.telegram.client import TelegramCalls, make_bot
-from adapters.telegram.egress import TelegramEgress
-from adapters.telegram.place import PLATFORM
+from adapters.loading import LoadingEgress
 from bot import keys
 from bot.agent.build import build_agent
 from bot.agent.loop import Agent
@@ -37,7 +32,6 @@ from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
 from bot.mailbox import Mailbox
-from bot.ratelimit import RateBudget
 from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
@@ -179,29 +173,36 @@ async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
             runner.cancel(message["data"].decode())
 
 
-def build_egress(settings: Settings, redis: ArqRedis) -> PlatformEgress:
-    """Every platform's egress: a worker answers whichever platform a session is on."""
-    platforms: dict[str, Egress] = {}
-    if settings.telegram_bot_token is not None:
-        calls = TelegramCalls(make_bot(settings), RateBudget(redis), settings)
-        platforms[PLATFORM] = TelegramEgress(calls, ReplyStore(redis, "tg"))
-    if settings.slack_bot_token is not None:
-        slack = SlackCalls(make_client(settings), RateBudget(redis), settings)
-        platforms[slack_place.PLATFORM] = SlackEgress(slack, ReplyStore(redis, "slack"))
-    return PlatformEgress(HttpEgress(redis), platforms)
+async def _say_ready(
+    redis: ArqRedis, liveness: Liveness, platforms: Mapping[str, LoadingEgress]
+) -> None:
+    """Say so once every configured platform is loaded, in the log and on the workers'
+    stream (`worker.ready`). The worker takes work before that (see `adapters.loading`), but
+    a reply opened until then reaches its platform only now."""
+    results = await asyncio.gather(*(e.ready() for e in platforms.values()), return_exceptions=True)
+    outcomes = zip(platforms, results, strict=True)
+    loaded = [name for name, result in outcomes if not isinstance(result, BaseException)]
+    log.info("worker %s is ready for %s", liveness.id, ", ".join(["http", *loaded]))
+    await announce(redis, liveness.id)
 
 
 def _supervisor(
-    settings: Settings, redis: ArqRedis, agent: Agent, database: Database, liveness: Liveness
+    settings: Settings,
+    redis: ArqRedis,
+    agent: Agent,
+    database: Database,
+    liveness: Liveness,
+    platforms: Mapping[str, Egress],
 ) -> Supervisor:
-    """What one worker process runs turns with, wired once Redis is connected."""
+    """What one worker process runs turns with, wired once Redis is connected. A worker
+    answers whichever platform a session is on, and HTTP (no SDK) always."""
     mailbox = Mailbox(redis, redis)
     confirmations = Confirmations(redis)
 
     async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
         await redis.enqueue_job("expire_confirmation", confirmation_id, _defer_by=ttl)
 
-    egress = build_egress(settings, redis)
+    egress = PlatformEgress(HttpEgress(redis), platforms)
     runner = SessionRunner(
         RunnerDeps(
             settings=settings,
@@ -230,7 +231,10 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         await liveness.start()
         log.info("worker %s is up", liveness.id)
         await check_persistence(redis)
-        supervisor = ctx["supervisor"] = _supervisor(settings, redis, agent, database, liveness)
+        platforms = configured_egresses(settings, redis)  # loading from now on
+        supervisor = ctx["supervisor"] = _supervisor(
+            settings, redis, agent, database, liveness, platforms
+        )
         supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
         mailbox, runner = supervisor.mailbox, supervisor.runner
         background.append(asyncio.create_task(liveness.run()))
@@ -238,7 +242,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
         background.append(asyncio.create_task(_watch_database(settings, database)))
         background.append(asyncio.create_task(agent.warm()))
-        await announce(redis, liveness.id)
+        background.append(asyncio.create_task(_say_ready(redis, liveness, platforms)))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""

@@ -1,10 +1,12 @@
-"""The moment a worker starts taking jobs, announced in Redis.
+"""The moment a worker is ready for every configured platform, announced in Redis.
 
-A worker is ready once its arq worker is about to poll: Redis is connected, its liveness key
-is written and its turns' machinery is wired. It says so by adding an entry (its liveness
-id, host and process id) to one capped stream, so whoever waits for a worker (a deploy
-script, the end-to-end tests) blocks on a real signal with XREAD instead of guessing from a
-log line, and `XREVRANGE parley:workers + - COUNT 10` shows which workers started lately.
+A worker takes jobs as soon as arq polls (Redis connected, liveness key written, its turns'
+machinery wired), while the SDKs of its platforms still load in the background (see
+`adapters.loading`); once they have, it is ready for every reply. It says so by adding an
+entry (its liveness id, host and process id) to one capped stream, so whoever waits for a
+worker (a deploy script, the end-to-end tests) blocks on a real signal with XREAD instead of
+guessing from a log line, and `XREVRANGE parley:workers + - COUNT 10` shows which workers
+started lately.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ KEPT = 1000  # entries: one per start, so only the recent starts matter
 
 
 async def announce(redis: Redis, worker_id: str) -> None:
-    """Add this worker to the stream; call it last before polling."""
+    """Add this worker to the stream; call it once its platforms are loaded."""
     entry: dict[FieldT, EncodableT] = {
         "worker": worker_id,
         "host": socket.gethostname(),

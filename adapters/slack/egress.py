@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from redis.asyncio import Redis
+
 from adapters.chat_egress import ChatEgress
+from adapters.replies import ReplyStore
 from adapters.slack import confirm
-from adapters.slack.client import SlackCalls
+from adapters.slack.client import SlackCalls, make_client
 from adapters.slack.place import Place
 from adapters.slack.stream import SlackReply
+from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import Envelope
+from bot.ratelimit import RateBudget
 
 
 class SlackEgress(ChatEgress[SlackCalls]):
@@ -33,3 +38,10 @@ class SlackEgress(ChatEgress[SlackCalls]):
         session = self.calls.client.session
         if session is not None and not session.closed:
             await session.close()
+
+
+def build_egress(settings: Settings, redis: Redis) -> SlackEgress:
+    """A worker's Slack egress; `adapters.egresses` imports this module only when
+    SLACK_BOT_TOKEN is set."""
+    calls = SlackCalls(make_client(settings), RateBudget(redis), settings)
+    return SlackEgress(calls, ReplyStore(redis, "slack"))

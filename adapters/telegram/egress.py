@@ -7,14 +7,18 @@ from typing import Any
 
 from aiogram.methods import EditMessageText
 from aiogram.types import MessageEntity
+from redis.asyncio import Redis
 
 from adapters.chat_egress import ChatEgress
+from adapters.replies import ReplyStore
 from adapters.telegram import confirm
-from adapters.telegram.client import TelegramCalls
+from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.place import Place
 from adapters.telegram.stream import TelegramReply
+from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import Envelope
+from bot.ratelimit import RateBudget
 
 
 class TelegramEgress(ChatEgress[TelegramCalls]):
@@ -38,3 +42,10 @@ class TelegramEgress(ChatEgress[TelegramCalls]):
 
     async def aclose(self) -> None:
         await self.calls.bot.session.close()
+
+
+def build_egress(settings: Settings, redis: Redis) -> TelegramEgress:
+    """A worker's Telegram egress; `adapters.egresses` imports this module only when
+    TELEGRAM_BOT_TOKEN is set."""
+    calls = TelegramCalls(make_bot(settings), RateBudget(redis), settings)
+    return TelegramEgress(calls, ReplyStore(redis, "tg"))

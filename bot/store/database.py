@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.config import Settings
 from bot.pricing import PriceTable
-from bot.store import migrate
+from bot.store import revision as schema
 from bot.store.archive import Archive
 from bot.store.engine import database_url, make_engine, shown_url
 from bot.store.history import History
@@ -56,7 +56,7 @@ async def upgrade(url: str, *, wait: float = WAIT_S, revision: str = "head") -> 
     deadline, delay = loop.time() + wait, 0.5
     while True:
         try:
-            await migrate.upgrade(url, revision)
+            await _upgrade(url, revision)
             return
         except (OSError, SQLAlchemyError) as exc:
             where = shown_url(database_url(url))
@@ -68,3 +68,12 @@ async def upgrade(url: str, *, wait: float = WAIT_S, revision: str = "head") -> 
             )
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10)
+
+
+async def _upgrade(url: str, revision: str) -> None:
+    """Migrate unless the schema is at the head already (the usual case, seen with one query)."""
+    if revision == "head" and await schema.current(url) == schema.HEAD:
+        return
+    from bot.store import migrate  # noqa: PLC0415 (alembic is imported only to migrate)
+
+    await migrate.upgrade(url, revision)

@@ -14,6 +14,8 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
 from bot.store import migrate
+from bot.store import revision as schema
+from bot.store.database import upgrade
 from bot.store.engine import make_engine
 from bot.store.schema import Base
 
@@ -52,6 +54,18 @@ async def test_up_from_empty_matches_the_models_and_down_leaves_nothing(
     assert await tables(database_url) <= {"alembic_version"}
     await migrate.upgrade(database_url)  # and up again
     assert await migrate.current(database_url) == migrate.head()
+
+
+async def test_the_head_a_process_checks_at_start_is_alembics(database_url: str) -> None:
+    """Processes skip alembic when the schema is at `schema.HEAD`: a new migration must move it."""
+    assert migrate.head() == schema.HEAD
+    assert await schema.current(database_url) is None
+    await upgrade(database_url, wait=0)
+    assert await schema.current(database_url) == await migrate.current(database_url)
+    await migrate.downgrade(database_url, "base")
+    assert await schema.current(database_url) is None
+    await upgrade(database_url, wait=0)  # an emptied schema is migrated again
+    assert await tables(database_url) == TABLES
 
 
 async def test_processes_starting_together_migrate_once(database_url: str) -> None:

@@ -1,0 +1,97 @@
+"""A platform's egress that is still loading: the worker takes work meanwhile.
+
+Importing a platform's SDK costs a worker more than everything else it loads at start
+(aiogram's types alone take about 1.6 s), and a worker's start-up is also its recovery time
+whenever one is replaced. So the configured platforms' modules are imported in a thread
+while the worker already takes jobs: a turn starts, loads its session and calls the model,
+and its reply reaches the platform once the SDK is there, usually before the model's first
+words are. The event loop keeps running meanwhile (heartbeats, liveness), which an import
+on the loop itself would stall for seconds.
+
+A turn opened before the egress exists gets a `PendingReply`: its events wait in order and
+reach the real reply stream, unchanged, as soon as it is built. Once the egress is built,
+`open` hands out the platform's own streams and nothing stands in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+
+from bot.agent.events import AgentEvent
+from bot.confirmations import Confirmation
+from bot.egress import Egress, ReplyStream
+from bot.envelope import Envelope
+
+log = logging.getLogger(__name__)
+
+
+class LoadingEgress:
+    """An `Egress` whose module `load` imports, in a thread; what `load` returns then builds
+    the egress on the loop."""
+
+    def __init__(self, name: str, load: Callable[[], Callable[[], Egress]]) -> None:
+        self.name = name
+        self._building = asyncio.create_task(self._build(load))
+
+    async def _build(self, load: Callable[[], Callable[[], Egress]]) -> Egress:
+        try:
+            build = await asyncio.to_thread(load)
+        except Exception:
+            log.exception("could not load the %s egress", self.name)
+            raise
+        return build()  # on the loop: clients made here belong to it
+
+    async def ready(self) -> Egress:
+        """The egress, once built; waiting for it does not cancel the build."""
+        return await asyncio.shield(self._building)
+
+    def _built(self) -> Egress | None:
+        building = self._building
+        if building.done() and not building.cancelled() and building.exception() is None:
+            return building.result()
+        return None
+
+    def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
+        built = self._built()
+        return PendingReply(self, envelopes) if built is None else built.open(envelopes)
+
+    async def expired(self, confirmation: Confirmation) -> None:
+        await (await self.ready()).expired(confirmation)
+
+    async def aclose(self) -> None:
+        built = self._built()
+        if built is not None:
+            await built.aclose()
+        else:  # nothing was built; the import thread ends on its own
+            self._building.cancel()
+
+
+class PendingReply:
+    """A reply stream opened while its egress loads; see the module docstring.
+
+    A failure of the real stream comes out of the next `send` or of `close`, as it would
+    have from the stream itself, and the real stream is closed all the same.
+    """
+
+    def __init__(self, egress: LoadingEgress, envelopes: Sequence[Envelope]) -> None:
+        self._events: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        self._forwarding = asyncio.create_task(self._forward(egress, list(envelopes)))
+
+    async def _forward(self, egress: LoadingEgress, envelopes: list[Envelope]) -> None:
+        stream = (await egress.ready()).open(envelopes)
+        try:
+            while (event := await self._events.get()) is not None:
+                await stream.send(event)
+        finally:
+            await stream.close()
+
+    async def send(self, event: AgentEvent) -> None:
+        if self._forwarding.done():
+            await self._forwarding  # raises what stopped it
+        self._events.put_nowait(event)
+
+    async def close(self) -> None:
+        self._events.put_nowait(None)
+        await self._forwarding

@@ -1,0 +1,34 @@
+"""The schema revision this code needs, and the one a database is at, read without alembic.
+
+Importing alembic (and reading every migration script) is a noticeable part of a process's
+start-up, yet the schema is almost always current already. So a process starting up
+compares the two revisions with one query and runs the migrations (`bot.store.migrate`) only
+when they differ.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, inspect, text
+
+from bot.store.engine import make_engine
+
+# The newest migration's revision; tests/store/test_migrations.py keeps it equal to alembic's.
+HEAD = "0001"
+TABLE = "alembic_version"  # where alembic keeps a database's revision
+
+
+async def current(database_url: str) -> str | None:
+    """The database's revision, or None for an empty one. An unreachable database raises,
+    as connecting would (OSError or a SQLAlchemyError)."""
+    engine = make_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(_read)
+    finally:
+        await engine.dispose()
+
+
+def _read(connection: Connection) -> str | None:
+    if not inspect(connection).has_table(TABLE):
+        return None
+    return connection.execute(text(f"SELECT version_num FROM {TABLE}")).scalar()

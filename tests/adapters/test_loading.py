@@ -1,0 +1,145 @@
+"""A platform's egress that loads in a thread: turns opened meanwhile lose nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from adapters.loading import LoadingEgress, PendingReply
+from bot.agent import events as ev
+from bot.confirmations import Confirmation
+from bot.egress import Egress
+from bot.envelope import Envelope, Sender
+
+
+@dataclass
+class Recorded:
+    """A reply stream that keeps what it was sent; `fail_on` makes one event fail."""
+
+    envelopes: list[Envelope]
+    events: list[ev.AgentEvent] = field(default_factory=list)
+    closed: bool = False
+    fail_on: int | None = None
+
+    async def send(self, event: ev.AgentEvent) -> None:
+        if len(self.events) == self.fail_on:
+            raise ConnectionError("the platform is away")
+        self.events.append(event)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class RecordingEgress:
+    streams: list[Recorded] = field(default_factory=list)
+    expired_ids: list[str] = field(default_factory=list)
+    closed: bool = False
+    fail_on: int | None = None
+
+    def open(self, envelopes: Sequence[Envelope]) -> Recorded:
+        self.streams.append(Recorded(list(envelopes), fail_on=self.fail_on))
+        return self.streams[-1]
+
+    async def expired(self, confirmation: Confirmation) -> None:
+        self.expired_ids.append(confirmation.id)
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def gated(egress: Egress) -> tuple[threading.Event, Callable[[], Callable[[], Egress]]]:
+    """A load (run in a thread, like an import) that ends when the event is set."""
+    gate = threading.Event()
+
+    def load() -> Callable[[], Egress]:
+        if not gate.wait(30):
+            raise TimeoutError("the test never let the load finish")
+        return lambda: egress
+
+    return gate, load
+
+
+EXPIRED = Confirmation(
+    id="c1", session="tg:1", envelope_id="m1", requester="tg:1", calls=[], expires_at=0
+)
+ENVELOPE = Envelope(id="m1", session="tg:1", text="hi", sender=Sender(id="tg:1"))
+EVENTS: list[ev.AgentEvent] = [
+    ev.StateChanged(layer="turn", state=ev.TurnState.INIT),
+    ev.TextDelta(text="Hello"),
+    ev.TextDelta(text=", world"),
+]
+
+
+async def test_a_turn_opened_while_loading_reaches_the_platform_in_order() -> None:
+    real = RecordingEgress()
+    gate, load = gated(real)
+    egress = LoadingEgress("telegram", load)
+    stream = egress.open([ENVELOPE])
+    assert isinstance(stream, PendingReply)
+    for event in EVENTS[:2]:
+        await stream.send(event)  # does not wait for the load
+    assert real.streams == []
+    gate.set()
+    await egress.ready()
+    await stream.send(EVENTS[2])
+    await stream.close()
+    assert [s.envelopes for s in real.streams] == [[ENVELOPE]]
+    assert real.streams[0].events == EVENTS and real.streams[0].closed
+    assert egress.open([ENVELOPE]) is real.streams[1]  # loaded: nothing in between any more
+    await egress.aclose()
+    assert real.closed
+
+
+async def test_a_failing_platform_fails_the_turn_and_its_stream_is_closed() -> None:
+    real = RecordingEgress(fail_on=1)
+    gate, load = gated(real)
+    egress = LoadingEgress("telegram", load)
+    stream = egress.open([ENVELOPE])
+    for event in EVENTS:
+        await stream.send(event)
+    gate.set()
+    with pytest.raises(ConnectionError):
+        await stream.close()
+    assert real.streams[0].events == EVENTS[:1] and real.streams[0].closed
+    with pytest.raises(ConnectionError):
+        await stream.send(EVENTS[0])
+
+
+async def test_an_expired_prompt_waits_for_the_load() -> None:
+    real = RecordingEgress()
+    gate, load = gated(real)
+    egress = LoadingEgress("telegram", load)
+    settling = asyncio.create_task(egress.expired(EXPIRED))
+    await asyncio.sleep(0)
+    assert not settling.done()
+    gate.set()
+    await asyncio.wait_for(settling, 30)
+    assert real.expired_ids == ["c1"]
+
+
+async def test_a_worker_stopping_while_loading_closes_cleanly() -> None:
+    real = RecordingEgress()
+    gate, load = gated(real)
+    egress = LoadingEgress("telegram", load)
+    await egress.aclose()
+    gate.set()
+    assert not real.closed  # never built, so nothing to close
+
+
+async def test_a_platform_that_cannot_load_fails_its_turns_not_the_worker() -> None:
+    def load() -> Callable[[], Egress]:
+        raise ImportError("no module named aiogram")
+
+    egress = LoadingEgress("telegram", load)
+    stream = egress.open([ENVELOPE])
+    await stream.send(EVENTS[0])
+    with pytest.raises(ImportError):
+        await stream.close()
+    with pytest.raises(ImportError):
+        await egress.open([ENVELOPE]).close()  # still a pending reply, failing the same way
+    await egress.aclose()

@@ -1,0 +1,157 @@
+"""Start-up: from exec of `parley worker` to the moment it takes work.
+
+A worker's start-up is also the recovery time whenever one is replaced (a deploy, a crash,
+a scale-out), so it is measured as an operator sees it: a message for a Telegram chat is
+queued before the worker exists, then `python -m worker worker` is started as a real process
+with one provider (Anthropic) and one platform (Telegram) configured, against the fakes.
+
+Three moments are timed from the exec:
+- "live": the worker's liveness key appears in Redis. It is written at start-up, before arq
+  polls, so it says the process is up, not that it can answer;
+- "takes work": the queued message's first model request reaches the fake model API. This is
+  the truer figure: by then the worker has connected, checked the schema, picked the job,
+  taken the session's lease and built the request. The target (under 1.5 s) is about it;
+- "reply shown": the first call that shows text in the chat (a draft or a message). The
+  worker takes work while the platform's SDK still loads (see `adapters.loading`), so this
+  one also includes aiogram's import, overlapped with the turn.
+These machines are shared, so wall-clock figures swing with the load; the CPU seconds the
+worker had used when it took work (from /proc) are printed beside them as the steadier figure.
+
+Each run starts on the same database file, as a replacement worker would; one uncounted
+warm-up run first migrates it and leaves the bytecode of every module compiled, as on a
+machine that ran Parley before. Run with `make bench`, or `python -m tests.bench.startup [N]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from bot.envelope import Envelope, Sender
+from bot.keys import WORKER_PREFIX
+from bot.mailbox import Mailbox
+from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
+from tests.fakes.tg import TOKEN, FakeTelegram, TgUser
+from tests.support.redis_server import RedisServer
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+SHOWING = ("sendMessage", "sendMessageDraft")
+DEADLINE_S = 120.0  # generous: a loaded machine is slow, not broken
+ANN = TgUser(id=1001, first_name="Ann")
+
+
+@dataclass(frozen=True)
+class Start:
+    live: float
+    takes_work: float
+    shown: float
+    cpu: float  # CPU seconds the worker had used when it took work
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system time of a running process, from /proc (0 where there is no /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def worker_env(
+    redis_url: str, database_url: str, llm: FakeLLM, telegram: FakeTelegram
+) -> dict[str, str]:
+    """Anthropic and Telegram only; nothing inherited that could change how Python starts."""
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": database_url,
+        "PARLEY_MODEL": "claude-bench",
+        "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "ANTHROPIC_BASE_URL": llm.anthropic_base_url,
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "TELEGRAM_API_URL": telegram.base_url,
+        "PARLEY_LOG_LEVEL": "WARNING",
+    }
+
+
+async def queue_message(mailbox: Mailbox, chat_id: int, run: int) -> None:
+    await mailbox.submit(
+        Envelope(
+            id=f"startup-{run}",
+            session=f"tg:{chat_id}",
+            text=f"hello {run}",
+            sender=Sender(id=f"tg:{ANN.id}", name=ANN.first_name),
+            platform="telegram",
+            reply_to={"chat_id": chat_id, "chat_type": "private"},
+        )
+    )
+
+
+async def one_start(
+    pool: ArqRedis, llm: FakeLLM, telegram: FakeTelegram, env: dict[str, str], run: int
+) -> Start:
+    await pool.flushall()
+    chat = telegram.private_chat(ANN)
+    await queue_message(Mailbox(pool, pool), chat.id, run)
+    requests, calls = len(llm.requests), len(telegram.calls)
+    live = takes_work = shown = cpu = 0.0
+    start = time.monotonic()
+    worker = await asyncio.create_subprocess_exec(sys.executable, "-m", "worker", "worker", env=env)
+    try:
+        while not (live and takes_work and shown):
+            now = time.monotonic() - start
+            if now > DEADLINE_S or worker.returncode is not None:
+                raise RuntimeError(f"run {run}: the worker did not answer within {now:.0f} s")
+            if not live and [k async for k in pool.scan_iter(f"{WORKER_PREFIX}*")]:
+                live = now
+            if not takes_work and len(llm.requests) > requests:
+                takes_work, cpu = now, cpu_seconds(worker.pid)
+            if not shown and any(c.method in SHOWING for c in telegram.calls[calls:]):
+                shown = now
+            await asyncio.sleep(0.005)
+    finally:
+        worker.terminate()
+        await worker.wait()
+    return Start(live, takes_work, shown, cpu)
+
+
+def summary(label: str, values: list[float]) -> str:
+    return (
+        f"{label:12} min {min(values):5.2f} s   median {statistics.median(values):5.2f} s   "
+        f"max {max(values):5.2f} s"
+    )
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp))
+        server.start()
+        pool = await create_pool(RedisSettings.from_dsn(server.url))
+        try:
+            async with FakeLLM() as llm, FakeTelegram() as telegram:
+                env = worker_env(server.url, f"sqlite+aiosqlite:///{tmp}/parley.db", llm, telegram)
+                first = await one_start(pool, llm, telegram, env, 0)
+                print(f"warm-up (migrates, compiles): takes work after {first.takes_work:.2f} s")
+                starts = [await one_start(pool, llm, telegram, env, n) for n in range(1, RUNS + 1)]
+        finally:
+            await pool.aclose()
+            server.stop()
+    print(f"`parley worker` with Anthropic + Telegram, {RUNS} starts, from exec:")
+    print(summary("live", [s.live for s in starts]))
+    print(summary("takes work", [s.takes_work for s in starts]))
+    print(summary("reply shown", [s.shown for s in starts]))
+    print(summary("CPU used", [s.cpu for s in starts]) + "   (when it took work)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
