@@ -39,6 +39,16 @@ def load_tool_modules(names: Iterable[str]) -> list[Tool]:
     return found
 
 
+def _registry(settings: Settings, tools: Iterable[Tool] | None) -> ToolRegistry:
+    """`tools`, or the built-in ones and those of `PARLEY_TOOL_MODULES`."""
+    if tools is None:
+        tools = [*builtin_tools(), *load_tool_modules(settings.tool_modules)]
+    try:
+        return ToolRegistry(tools)
+    except ValueError as exc:  # two tools of one name
+        raise ConfigError(f"PARLEY_TOOL_MODULES: {exc}") from None
+
+
 def build_agent(
     settings: Settings,
     *,
@@ -49,14 +59,7 @@ def build_agent(
     """The agent for `settings`; raises ConfigError for an unknown model or a missing key."""
     ref = resolve_model(settings.model)
     provider = provider or build_provider(settings, ref)
-    try:
-        registry = ToolRegistry(
-            [*builtin_tools(), *load_tool_modules(settings.tool_modules)]
-            if tools is None
-            else tools
-        )
-    except ValueError as exc:  # two tools of one name
-        raise ConfigError(f"PARLEY_TOOL_MODULES: {exc}") from None
+    registry = _registry(settings, tools)
     retry = RetryPolicy(
         attempts=settings.llm_attempts,
         backoff_base=settings.llm_backoff_base,
