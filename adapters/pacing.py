@@ -77,10 +77,10 @@ class PacedCalls(ABC):
         the budget has room now (or `slot` pays for it)."""
         failures = 0
         first = list(scopes)
-        prepaid = slot is not None and slot.spend(first)
+        from_slot = slot is not None and slot.spend(first)
         while True:
-            if prepaid:
-                prepaid = False
+            if from_slot:
+                from_slot = False
             elif must_land:
                 await self.budget.take(first)
             elif await self.budget.try_take(first) > 0:

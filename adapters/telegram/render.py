@@ -84,15 +84,15 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def render(markdown: str, *, limit: int = TELEGRAM_LIMIT, final: bool = True) -> list[Chunk]:
+def render(markdown: str, *, limit: int = TELEGRAM_LIMIT, complete: bool = True) -> list[Chunk]:
     """Messages showing `markdown`, each at most `limit` UTF-16 units; [] if nothing to show.
 
-    With `final=False` the markdown is a prefix of a reply still being written; any prefix
+    With `complete=False` the markdown is a prefix of a reply still being written; any prefix
     renders (an open fence reads as code up to the end). Should the converter ever fail, the
     raw markdown goes out plain: an unformatted reply beats none.
     """
     _check(limit)
-    source = markdown if final else _FENCE_TAIL.sub("\n", markdown)
+    source = markdown if complete else _FENCE_TAIL.sub("\n", markdown)
     try:
         text, entities = _convert(source)
     except Exception:

@@ -86,7 +86,7 @@ class TelegramReply(StreamedReply[TelegramCalls, int, Chunk]):
         text = self.transcript.body(f"🔧 {tool}…" if tool and not must_land else "")
         if not text:
             return
-        chunks = render(text, final=must_land)  # the update that must land is the last one
+        chunks = render(text, complete=must_land)  # the update that must land is the last one
         if self.drafting and not must_land:
             for index, chunk in enumerate(chunks[:-1]):
                 if not await self.ensure(index, chunk, must_land=False):

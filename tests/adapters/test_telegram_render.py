@@ -111,7 +111,7 @@ def test_chunks_fit_join_back_and_keep_fitting_code_whole(markdown: str, limit: 
 @CHECKS
 @given(st.text(alphabet="ab *_`[]()>#-\n😀~|!\\.", max_size=300), st.booleans())
 def test_any_text_renders_to_valid_entities(markdown: str, final: bool) -> None:
-    assert_valid(render(markdown, limit=64, final=final), limit=64)
+    assert_valid(render(markdown, limit=64, complete=final), limit=64)
 
 
 # --- long replies ----------------------------------------------------------------------------
@@ -244,14 +244,14 @@ REPLIES = [
 def test_every_prefix_of_a_reply_renders_valid_chunks() -> None:
     for reply in REPLIES:
         for end in range(len(reply) + 1):
-            assert_valid(render(reply[:end], final=False))
+            assert_valid(render(reply[:end], complete=False))
 
 
 @CHECKS
 @given(st.sampled_from(REPLIES), st.data(), st.integers(min_value=2, max_value=120))
 def test_any_prefix_splits_into_valid_chunks(reply: str, data: st.DataObject, limit: int) -> None:
     prefix = reply[: data.draw(st.integers(min_value=0, max_value=len(reply)))]
-    assert_valid(render(prefix, limit=limit, final=False), limit)
+    assert_valid(render(prefix, limit=limit, complete=False), limit)
 
 
 @pytest.mark.parametrize(
@@ -268,14 +268,14 @@ def test_any_prefix_splits_into_valid_chunks(reply: str, data: st.DataObject, li
     ],
 )
 def test_partial_markdown(prefix: str, text: str, entities: list[tuple[str, str | None]]) -> None:
-    (chunk,) = render(prefix, final=False)
+    (chunk,) = render(prefix, complete=False)
     assert chunk.text == text
     assert [(e["type"], e.get("language")) for e in chunk.entities] == entities
 
 
 def test_nothing_to_show_gives_no_chunks() -> None:
     assert render("") == []
-    assert render("  \n\n ", final=False) == []
+    assert render("  \n\n ", complete=False) == []
     assert plain(" \n") == []
 
 
@@ -294,7 +294,7 @@ def test_conversion_failure_falls_back_to_plain(monkeypatch: pytest.MonkeyPatch)
         raise RuntimeError("parser bug")
 
     monkeypatch.setattr(render_module, "convert", broken)
-    assert render("**a** " * 1000, final=False) == plain("**a** " * 1000)
+    assert render("**a** " * 1000, complete=False) == plain("**a** " * 1000)
 
 
 def test_limit_must_fit_one_character() -> None:

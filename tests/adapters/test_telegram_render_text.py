@@ -29,7 +29,7 @@ CONTENT = ("Text", "Code")  # what the model wrote, as opposed to syntax
 
 def shown(markdown: str, *, final: bool = True) -> str:
     """The text Telegram shows, all messages together."""
-    return "\n".join(chunk.text for chunk in render(markdown, limit=10**9, final=final))
+    return "\n".join(chunk.text for chunk in render(markdown, limit=10**9, complete=final))
 
 
 def content(markdown: str) -> str:
