@@ -18,6 +18,7 @@ from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
 from bot.redis_types import done
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
+from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack, idle, read_events, send, texts
 
 SESSIONS, MESSAGES = 8, 6
@@ -269,7 +270,12 @@ async def test_poison_message_goes_to_dead_letters_and_the_session_goes_on(
     await pool.aclose()
 
 
-async def test_redis_restart_loses_nothing_accepted(stack: Stack, redis_server: Any) -> None:
+async def test_redis_restart_loses_nothing_accepted(
+    own_stack: tuple[Stack, RedisServer],
+) -> None:
+    """On a Redis of its own: restarting the shared one would replay every earlier test's
+    writes from its AOF."""
+    stack, redis_server = own_stack
     await stack.start_worker_process()
     stack.fake.responder = lambda request: Reply(text="ok " + request.last_user_text()[-3:])
     mailbox, pool = await mailbox_for(stack)

@@ -47,6 +47,10 @@ class RedisServer:
                 "yes",
                 "--appendfsync",
                 "always",
+                # Tests flush it often: rewrite the AOF once it is past a megabyte and doubled,
+                # so a restart does not replay every earlier test's writes.
+                "--auto-aof-rewrite-min-size",
+                "1mb",
                 "--save",
                 "",
                 *self.args,
