@@ -5,9 +5,10 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.local/bin:$(PATH)
 UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 PYTEST_ARGS ?=
-# Most end-to-end tests wait on processes and the network, so two at once on two cores take
-# little more than half the time; each pytest worker starts its own Redis and PostgreSQL.
-PYTEST_WORKERS ?= 2
+# End-to-end tests spend most of their time waiting (timers, rate limits, processes, the
+# network): four at a time keep two cores busy, where two left them half idle. Each pytest
+# worker starts its own Redis and PostgreSQL.
+PYTEST_WORKERS ?= 4
 # The unit part: the tests that start no process and no server (see tests/conftest.py).
 UNIT := -m "not e2e"
 
