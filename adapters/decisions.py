@@ -95,8 +95,13 @@ async def _already_decided(
     if current.status in ("approved", "denied"):
         # Decided, but perhaps never queued (Redis failed after the decision and this is the
         # platform's redelivery): queueing again is safe, the envelope id is the dedup key.
-        queued = decision(current, press.person, press.choice, current.status, press.platform)
-        await mailbox.submit(queued)
+        # It is the decider's decision, whoever pressed now: another person's press names
+        # the decider and cannot add "always allow" to it.
+        person, choice = press.person, press.choice
+        if current.decided_by != person.id:
+            person = Sender(id=current.decided_by or "")
+            choice = "deny" if current.status == "denied" else "approve"
+        await mailbox.submit(decision(current, person, choice, current.status, press.platform))
     state = PromptState(current.status, current.decided_by or "", by_presser=False)
     return PressAnswer(answer, alert=True, prompt=state)
 

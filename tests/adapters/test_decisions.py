@@ -91,6 +91,16 @@ async def test_a_decision_never_queued_is_queued_by_the_next_press(world: World)
     assert await world.queued() == [f"decision:{record.id}"]
 
 
+async def test_a_decision_queued_by_someone_else_s_press_stays_the_decider_s(
+    world: World,
+) -> None:
+    record = await world.ask()
+    assert await world.confirmations.decide(record.id, "approved", ANN.id) == "ok"
+    await world.press(record, "remember", ADMIN)
+    (queued,) = await world.mailbox.peek("tg:100")
+    assert queued.sender.id == ANN.id and queued.approve and not queued.remember
+
+
 async def test_a_request_that_is_gone_is_said_so(world: World) -> None:
     record = await world.ask()
     await world.confirmations.redis.flushall()
