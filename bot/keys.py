@@ -45,7 +45,9 @@ Per platform (`tg`, `slack`, `http`):
 - `parley:web:{instance}:wake`: a web process's own stream, written to wake its reader.
 
 The arq job `drain` (`DRAIN_JOB`) wakes a worker for a session; its id
-(`drain:{session}:{generation}`) lets arq drop a second wake-up for the same generation.
+(`drain:{session}:{generation}`) lets arq drop a second wake-up for the same generation. The
+arq job `expire_confirmation` (`EXPIRY_JOB`), deferred to a confirmation's expiry, denies it if
+nobody decided.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ READY_STREAM = f"{PREFIX}:workers"
 SESSION_PREFIX = f"{PREFIX}:"
 
 DRAIN_JOB = "drain"
+EXPIRY_JOB = "expire_confirmation"
 
 
 def drain_job_id(session: str, generation: int) -> str:

@@ -134,7 +134,7 @@ async def prune(ctx: dict[str, Any]) -> int:
 # The jobs a worker runs; their names are kept in Redis with every queued job.
 JOBS = [
     func(wake_session, name=keys.DRAIN_JOB, max_tries=3),
-    func(expire_confirmation, max_tries=3),
+    func(expire_confirmation, name=keys.EXPIRY_JOB, max_tries=3),
 ]
 WAKE_GRACE = 5.0
 
@@ -200,7 +200,7 @@ def _supervisor(
     confirmations = Confirmations(redis)
 
     async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
-        await redis.enqueue_job("expire_confirmation", confirmation_id, _defer_by=ttl)
+        await redis.enqueue_job(keys.EXPIRY_JOB, confirmation_id, _defer_by=ttl)
 
     egress = PlatformEgress(HttpEgress(redis), platforms)
     runner = SessionRunner(
