@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import zoneinfo
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlsplit
@@ -16,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import (
     AliasChoices,
     BaseModel,
+    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -44,6 +46,22 @@ class PolicyRule(BaseModel):
     tool: str = "*"
     args: dict[str, str] = Field(default_factory=dict)
     remember: bool = True
+
+
+class ConfiguredTask(BaseModel):
+    """A recurring task an operator sets in PARLEY_TASKS, e.g. a daily digest in a channel:
+    `{"name": "digest", "when": "0 9 * * 1-5", "session": "slack:T1:C2", "prompt": "..."}`.
+    `when` is a cron expression or an interval (`every 2 hours`); `session` is where the runs
+    are answered (`tg:CHAT`, `tg:CHAT:TOPIC`, `slack:TEAM:CHANNEL`, or an HTTP session)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,100}$")
+    when: str = Field(min_length=1, max_length=200)
+    session: str = Field(min_length=1, max_length=300)
+    prompt: str = Field(min_length=1, max_length=4000)
+    timezone: str | None = None
+    if_missed: Literal["skip", "run_once"] = "skip"
 
 
 IdList = Annotated[list[str], NoDecode]
@@ -150,16 +168,38 @@ class Settings(BaseSettings):
     slack_rate_share: float = Field(default=0.8, gt=0, le=1)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
 
+    tasks: Annotated[list[ConfiguredTask], NoDecode] = Field(default_factory=list)
+    tasks_per_person: int = Field(default=20, ge=1)
+    task_min_interval: float = Field(default=300.0, ge=1)
+    task_grace: float = Field(default=600.0, ge=0)
+    scheduler_lease: float = Field(default=10.0, ge=2)
+
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:
-        try:
-            zoneinfo.ZoneInfo(value)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown IANA time zone {value!r} (e.g. Europe/Berlin)") from None
+        known_zone(value)
         return value
 
-    @field_validator("prices", "policy", "tool_modules", mode="before")
+    @field_validator("tasks")
+    @classmethod
+    def _recurring_tasks(cls, value: list[ConfiguredTask]) -> list[ConfiguredTask]:
+        """Each configured task names a known zone and recurs; names are unique."""
+        from bot.tasks.schedule import WhenError, parse_when  # noqa: PLC0415 (APScheduler)
+
+        names = [task.name for task in value]
+        if len(set(names)) != len(names):
+            raise ValueError("two tasks have the same name")
+        for task in value:
+            zone = known_zone(task.timezone or "UTC")
+            try:
+                kind = parse_when(task.when, zone, datetime.now(UTC)).kind
+            except WhenError as exc:
+                raise ValueError(f"task {task.name!r}: {exc}") from None
+            if kind == "once":
+                raise ValueError(f"task {task.name!r}: `when` must recur (cron or 'every ...')")
+        return value
+
+    @field_validator("prices", "policy", "tool_modules", "tasks", mode="before")
     @classmethod
     def _json(cls, value: Any) -> Any:
         """Decoded here rather than by pydantic-settings, whose error names no variable."""
@@ -271,6 +311,13 @@ class Settings(BaseSettings):
         if value is not None and not value.is_dir():
             raise ValueError(f"{value} is not a directory")
         return value
+
+
+def known_zone(name: str) -> zoneinfo.ZoneInfo:
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown IANA time zone {name!r} (e.g. Europe/Berlin)") from None
 
 
 def env_name(loc: str) -> str:

@@ -31,12 +31,14 @@ class Envelope(BaseModel):
     core: the adapter that made the envelope reads it back when it answers. A `command`
     (`text` = "new") changes the session itself, in order with its messages; a `decision`
     with `remember` also allows the approved tools for the rest of the session. An `expiry`
-    is the decision nobody made in time: it denies the calls that waited.
+    is the decision nobody made in time: it denies the calls that waited. A `scheduled`
+    envelope is a run of a scheduled task, sent by the scheduler in the name of the person who
+    made the task; it is a turn of its own, never merged with messages.
     """
 
     id: str = Field(min_length=1, max_length=200)
     session: str = Field(min_length=1, max_length=300)
-    kind: Literal["message", "decision", "expiry", "command"] = "message"
+    kind: Literal["message", "decision", "expiry", "command", "scheduled"] = "message"
     text: str = Field(default="", max_length=MAX_TEXT)
     sender: Sender
     platform: str = "http"

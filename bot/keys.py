@@ -18,6 +18,10 @@ Shared by every worker:
 - `parley:cancel`: pub/sub channel; a message is a session whose running turn must stop.
 - `parley:rate:{scope}`: one token bucket of the shared rate budget.
 - `parley:confirm:{id}`: one approval record (JSON) that waits for a person's decision.
+- `parley:tasks`: pub/sub channel; a message is the id of a scheduled task that was added,
+  cancelled or changed, for the scheduler to apply.
+- `parley:scheduler`: the leader lease of the scheduler that runs the tasks (its token); the
+  other schedulers wait until it is free.
 
 Per session, all under the hash tag `{session}` so one script touches one slot
 (`parley:{session}:{name}`):
@@ -59,6 +63,8 @@ SWEEPER = f"{PREFIX}:sweeper"
 DEAD_LETTERS = f"{PREFIX}:dead"
 CANCEL_CHANNEL = f"{PREFIX}:cancel"
 READY_STREAM = f"{PREFIX}:workers"
+TASKS_CHANNEL = f"{PREFIX}:tasks"
+SCHEDULER_LEADER = f"{PREFIX}:scheduler"
 # What every session key starts with; the sweep's script builds lease keys from it.
 SESSION_PREFIX = f"{PREFIX}:"
 

@@ -31,6 +31,7 @@ from bot.run_watch import RunWatch, session_info
 from bot.store.history import History, RunRecord
 from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import ToolContext
+from bot.tools.services import ToolServices
 
 log = logging.getLogger(__name__)
 EXPIRED = "Not run: nobody approved it before the request expired."
@@ -48,6 +49,7 @@ class RunnerDeps:
     schedule_expiry: Callable[[str, float], Awaitable[None]]
     history: History
     liveness: Liveness | None = None  # None: leases end only by their TTL (tools, tests)
+    services: ToolServices | None = None  # what tools on the loop reach the database with
 
 
 class SessionRunner:
@@ -233,7 +235,7 @@ class SessionRunner:
         self, group: list[Envelope], state: SessionState, *, resumed: bool
     ) -> TurnRequest | None:
         head = group[0]
-        ctx = _context(head, self.deps.settings)
+        ctx = await self._context(head)
         ids = tuple(envelope.id for envelope in group)
         model = await self.deps.mailbox.option(head.session, "model")
         if resumed:  # continue what a dead worker began
@@ -254,6 +256,27 @@ class SessionRunner:
         await self._decline_pending(state, head.sender.id)
         text = "\n".join(envelope.text for envelope in group)
         return TurnRequest(ctx, text=text, envelope_ids=ids, model=model)
+
+    async def _context(self, head: Envelope) -> ToolContext:
+        """What the turn's tools know: the chat, the person, and the time zone they chose
+        (PARLEY_TIMEZONE when they chose none or the database is away)."""
+        services = self.deps.services
+        zone = None
+        if services is not None:
+            try:
+                zone = await services.people.timezone(head.sender.id)
+            except Exception:
+                log.warning("could not read the time zone of %s", head.sender.id, exc_info=True)
+        return ToolContext(
+            session_key=head.session,
+            user=head.sender,
+            settings=self.deps.settings,
+            platform=head.platform,
+            chat_kind=head.chat_kind,
+            reply_to=head.reply_to,
+            zone=zone,
+            services=services,
+        )
 
     async def _run(
         self,
@@ -287,7 +310,7 @@ class SessionRunner:
             self._cancels.pop(session, None)
             await stream.close()
         model = request.model or self.deps.agent.default_model
-        if record := watch.record(group, _trigger(request), model):
+        if record := watch.record(group, _trigger(head, request), model):
             await self._record(state, record)
 
     async def _confirmation(
@@ -331,7 +354,9 @@ class SessionRunner:
             await stream.close()
 
 
-def _trigger(request: TurnRequest) -> str:
+def _trigger(head: Envelope, request: TurnRequest) -> str:
+    if head.kind == "scheduled" and request.text is not None:
+        return "scheduled"
     if request.text is not None:
         return "message"
     if request.decisions is None:
@@ -370,13 +395,3 @@ def _group(batch: list[Envelope]) -> list[Envelope]:
             break
         group.append(envelope)
     return group
-
-
-def _context(envelope: Envelope, settings: Settings) -> ToolContext:
-    return ToolContext(
-        session_key=envelope.session,
-        user=envelope.sender,
-        settings=settings,
-        platform=envelope.platform,
-        chat_kind=envelope.chat_kind,
-    )

@@ -35,6 +35,9 @@ from bot.mailbox import Mailbox
 from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
+from bot.store.people import People
+from bot.tasks.book import TaskBook
+from bot.tools.services import ToolServices
 from worker.persistence import check_persistence
 from worker.ready import announce
 
@@ -213,6 +216,7 @@ def _supervisor(
             schedule_expiry=schedule_expiry,
             history=database.history,
             liveness=liveness,
+            services=ToolServices(TaskBook(database.engine, redis), People(database.engine)),
         )
     )
     limit = asyncio.Semaphore(settings.worker_sessions)

@@ -18,6 +18,7 @@ from bot.config import ConfigError, Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.database import open_database
+from bot.tasks.tools import task_tools
 from bot.tools.base import ToolRegistry
 from bot.tools.builtin import builtin_tools
 from worker.persistence import check_persistence
@@ -37,7 +38,7 @@ async def make_app(settings: Settings) -> web.Application:
         mailbox=Mailbox(redis, redis),
         confirmations=Confirmations(redis),
         archive=database.archive,
-        tools=ToolRegistry(builtin_tools()).specs,
+        tools=ToolRegistry([*builtin_tools(), *task_tools()]).specs,
     )
     app = build_app(deps)
     watch_refusals(app)

@@ -150,3 +150,50 @@ class ConfirmationRow(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
     decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class PersonRow(Base):
+    """What a person chose for themselves, across chats and platforms (`id` is the sender id,
+    `tg:123`); a person who chose nothing has no row."""
+
+    __tablename__ = "people"
+
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    timezone: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class TaskRow(Base):
+    """A scheduled task: a prompt the scheduler turns into an envelope of kind `scheduled` at
+    each run time, answered where the task was made (`session`, `platform`, `reply_to`).
+
+    `kind` and `spec` are the schedule (`bot.tasks.schedule.Schedule`); `next_run_at` is kept
+    by the scheduler after every run, so a run missed while no scheduler ran is noticed at the
+    next start and handled by `if_missed`. A task from the configuration has a `name`."""
+
+    __tablename__ = "tasks"
+    __table_args__ = (Index("ix_tasks_status_next", "status", "next_run_at"),)
+
+    id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    name: Mapped[str | None] = mapped_column(String(100), unique=True, nullable=True)
+    session_key: Mapped[str] = mapped_column(String(300), index=True)
+    platform: Mapped[str] = mapped_column(String(32))
+    chat_kind: Mapped[str] = mapped_column(String(32))
+    reply_to: Mapped[dict[str, Any]] = mapped_column(JSON)
+    creator: Mapped[str] = mapped_column(String(200), index=True)
+    creator_name: Mapped[str] = mapped_column(String(200), default="")
+    prompt: Mapped[str] = mapped_column(Text)
+    when: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(16))
+    spec: Mapped[str] = mapped_column(String(200))
+    timezone: Mapped[str] = mapped_column(String(64))
+    anchor: Mapped[datetime] = mapped_column(UtcDateTime)
+    if_missed: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    next_run_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    last_run_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+    missed: Mapped[int] = mapped_column(Integer, default=0)
+    ended_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)

@@ -32,15 +32,18 @@ import json
 import re
 import zoneinfo
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Literal, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.llm.base import ToolSpec
+
+if TYPE_CHECKING:
+    from bot.tools.services import ToolServices
 
 ToolFunction = Callable[..., Any]
 Isolation = Literal["thread", "process", "loop"]
@@ -53,17 +56,29 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Everything a tool may know about the call; passed in, never looked up globally."""
+    """Everything a tool may know about the call; passed in, never looked up globally.
+
+    `reply_to` is where the conversation's replies go (the adapter's, opaque), so a tool can
+    leave work that answers here later (a scheduled task). `zone` is the time zone the person
+    chose, if any. `services` reach the database; only tools on the worker's loop get them."""
 
     session_key: str
     user: Sender  # who is talking
     settings: Settings
     platform: str = "console"
     chat_kind: str = "private"
+    reply_to: Mapping[str, Any] = field(default_factory=dict)
+    zone: str | None = None
+    services: ToolServices | None = field(default=None, compare=False, repr=False)
 
     @property
     def timezone(self) -> zoneinfo.ZoneInfo:
-        return zoneinfo.ZoneInfo(self.settings.timezone)
+        """The person's own time zone, else PARLEY_TIMEZONE."""
+        return zoneinfo.ZoneInfo(self.zone or self.settings.timezone)
+
+    def portable(self) -> ToolContext:
+        """This context without its services, to be pickled for a helper process."""
+        return replace(self, services=None)
 
 
 @dataclass(frozen=True)

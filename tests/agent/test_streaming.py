@@ -19,7 +19,8 @@ async def test_text_streams_in_deltas(fake_llm: FakeLLM, make_agent: MakeAgent) 
     assert shown_text(events) == "Hello there, how can I help you today?"
     done = completed(events)
     assert done.finish_reason == "end_turn" and done.iterations == 1
-    assert done.usage.input_tokens + done.usage.cache_read_tokens > 0
+    usage = done.usage
+    assert usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens > 0
     assert done.usage.output_tokens > 0
     assert [m.role for m in state.messages] == ["user", "assistant"]
     assert state.messages[1].text == "Hello there, how can I help you today?"

@@ -19,7 +19,7 @@ from bot.store.database import upgrade
 from bot.store.engine import make_engine
 from bot.store.schema import Base
 
-TABLES = {"sessions", "messages", "runs", "confirmations", "alembic_version"}
+TABLES = {"sessions", "messages", "runs", "confirmations", "people", "tasks", "alembic_version"}
 
 
 async def tables(url: str) -> set[str]:

@@ -1,0 +1,232 @@
+"""The tasks in SQL: made by people (tools, `/tasks`), operators (the API) and the
+configuration, and kept up to date by the scheduler as it runs them.
+
+Every change is announced on `parley:tasks` (the task's id), so the scheduler applies it within
+moments; a lost announcement is caught by the scheduler's periodic full reload.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from redis.asyncio import Redis
+from sqlalchemy import Table, func, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot import keys
+from bot.envelope import Sender
+from bot.store.schema import TaskRow
+from bot.tasks.model import CONFIG_CREATOR, IfMissed, Status, Target, Task
+from bot.tasks.schedule import Schedule
+
+log = logging.getLogger(__name__)
+TASKS: Table = TaskRow.__table__  # type: ignore[assignment]
+Ended = Literal["cancelled", "not_found", "forbidden", "ended"]
+
+
+class TaskRefused(Exception):
+    """A task that may not be made (a limit); the message is for the person."""
+
+
+@dataclass(frozen=True)
+class NewTask:
+    target: Target
+    creator: Sender
+    prompt: str
+    when: str
+    schedule: Schedule
+    if_missed: IfMissed = "skip"
+    name: str | None = None  # only the configuration's tasks have one
+
+
+class TaskBook:
+    def __init__(self, engine: AsyncEngine, redis: Redis) -> None:
+        self.engine = engine
+        self.redis = redis
+
+    async def add(self, new: NewTask, *, max_active: int, now: datetime) -> Task:
+        """Store `new`; refused once its creator has `max_active` active tasks."""
+        async with self.engine.begin() as db:
+            if new.name is None:
+                count = select(func.count()).where(
+                    TASKS.c.creator == new.creator.id, TASKS.c.status == "active"
+                )
+                if (await db.execute(count)).scalar_one() >= max_active:
+                    raise TaskRefused(
+                        f"You have {max_active} active tasks, the most allowed; cancel one "
+                        "first (list_tasks shows them)."
+                    )
+            first = new.schedule.next_runs(now, 1)
+            result = await db.execute(TASKS.insert().values(**_row(new, first, now)))
+            (task_id,) = result.inserted_primary_key or (0,)
+        await self._announce(task_id)
+        task = await self.get(task_id)
+        assert task is not None
+        return task
+
+    async def get(self, task_id: int) -> Task | None:
+        async with self.engine.connect() as db:
+            row = (await db.execute(select(TASKS).where(TASKS.c.id == task_id))).first()
+        return _task(row) if row is not None else None
+
+    async def in_chat(self, chat: str, *, active: bool = True) -> list[Task]:
+        """The tasks of a chat: its session `chat`, and the sessions inside it (`chat:…`,
+        a forum topic, a Slack thread)."""
+        where = (TASKS.c.session_key == chat) | TASKS.c.session_key.startswith(
+            f"{chat}:", autoescape=True
+        )
+        return await self._select(where, active)
+
+    async def of_person(self, person: str, *, active: bool = True) -> list[Task]:
+        return await self._select(TASKS.c.creator == person, active)
+
+    async def every(self, *, active: bool = True) -> list[Task]:
+        return await self._select(None, active)
+
+    async def _select(self, where: Any, active: bool) -> list[Task]:
+        query = select(TASKS).order_by(TASKS.c.id)
+        if where is not None:
+            query = query.where(where)
+        if active:
+            query = query.where(TASKS.c.status == "active")
+        async with self.engine.connect() as db:
+            return [_task(row) for row in await db.execute(query)]
+
+    async def end(self, task_id: int, by: Sender) -> tuple[Ended, Task | None]:
+        """Cancel a task for `by`, by the rule of approvals (`Task.may_be_ended_by`)."""
+        task = await self.get(task_id)
+        if task is None:
+            return "not_found", None
+        if not task.may_be_ended_by(by):
+            return "forbidden", task
+        if not task.active:
+            return "ended", task
+        ended = await self._set_status(task_id, "cancelled", by.id)
+        task = await self.get(task_id)
+        return ("cancelled" if ended else "ended"), task
+
+    async def ran(self, task_id: int, run_at: datetime, next_run_at: datetime | None) -> None:
+        """The scheduler sent the run due at `run_at`; a one-off task is done."""
+        values: dict[str, Any] = {
+            "last_run_at": run_at,
+            "next_run_at": next_run_at,
+            "runs": TASKS.c.runs + 1,
+            "updated_at": datetime.now(UTC),
+        }
+        if next_run_at is None:
+            values["status"] = "done"
+        await self._update(task_id, values)
+
+    async def skipped(self, task_id: int, run_at: datetime, next_run_at: datetime | None) -> None:
+        """The run due at `run_at` was missed and, by the task's policy, not made up for."""
+        values: dict[str, Any] = {
+            "next_run_at": next_run_at,
+            "missed": TASKS.c.missed + 1,
+            "updated_at": datetime.now(UTC),
+        }
+        if next_run_at is None:
+            values["status"] = "missed"
+        await self._update(task_id, values)
+
+    async def replace_config(self, tasks: Sequence[NewTask], now: datetime) -> list[Task]:
+        """Make the configuration's tasks exactly `tasks` (by name): new ones are added, changed
+        ones replaced, those no longer configured cancelled."""
+        wanted = {new.name: new for new in tasks if new.name is not None}
+        current = {t.name: t for t in await self._select(TASKS.c.name.is_not(None), True)}
+        for name, task in current.items():
+            if name not in wanted or not _same(task, wanted[name]):  # the name is freed
+                await self._set_status(task.id, "cancelled", CONFIG_CREATOR, name=None)
+        for name, new in wanted.items():
+            if name not in current or not _same(current[name], new):
+                await self.add(new, max_active=0, now=now)
+        return await self._select(TASKS.c.name.is_not(None), True)
+
+    async def _set_status(self, task_id: int, status: Status, by: str, **more: Any) -> bool:
+        """Only an active task changes status here: two people cancelling at once, one wins."""
+        values = {"status": status, "ended_by": by, "updated_at": datetime.now(UTC), **more}
+        async with self.engine.begin() as db:
+            result = await db.execute(
+                update(TASKS)
+                .where(TASKS.c.id == task_id, TASKS.c.status == "active")
+                .values(**values)
+            )
+        if result.rowcount:
+            await self._announce(task_id)
+        return bool(result.rowcount)
+
+    async def _update(self, task_id: int, values: dict[str, Any]) -> None:
+        async with self.engine.begin() as db:
+            await db.execute(update(TASKS).where(TASKS.c.id == task_id).values(**values))
+
+    async def _announce(self, task_id: int) -> None:
+        try:
+            await self.redis.publish(keys.TASKS_CHANNEL, str(task_id))
+        except Exception:  # the scheduler's periodic reload finds the change all the same
+            log.warning("could not announce the change of task %s", task_id, exc_info=True)
+
+
+def _row(new: NewTask, first: list[datetime], now: datetime) -> dict[str, Any]:
+    schedule = new.schedule
+    return {
+        "name": new.name,
+        "session_key": new.target.session,
+        "platform": new.target.platform,
+        "chat_kind": new.target.chat_kind,
+        "reply_to": new.target.reply_to,
+        "creator": new.creator.id,
+        "creator_name": new.creator.name,
+        "prompt": new.prompt,
+        "when": new.when,
+        "kind": schedule.kind,
+        "spec": schedule.spec,
+        "timezone": schedule.zone,
+        "anchor": schedule.anchor,
+        "if_missed": new.if_missed,
+        "status": "active" if first else "done",
+        "next_run_at": first[0] if first else None,
+        "runs": 0,
+        "missed": 0,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def _same(task: Task, new: NewTask) -> bool:
+    """Whether a configured task is unchanged (its anchor aside, which is when it was read)."""
+    return (
+        task.target == new.target
+        and task.prompt == new.prompt
+        and task.when == new.when
+        and task.schedule.spec == new.schedule.spec
+        and task.schedule.zone == new.schedule.zone
+        and task.if_missed == new.if_missed
+    )
+
+
+def _task(row: Any) -> Task:
+    return Task(
+        id=row.id,
+        name=row.name,
+        target=Target(
+            session=row.session_key,
+            platform=row.platform,
+            chat_kind=row.chat_kind,
+            reply_to=row.reply_to,
+        ),
+        creator=Sender(id=row.creator, name=row.creator_name),
+        prompt=row.prompt,
+        when=row.when,
+        schedule=Schedule(kind=row.kind, spec=row.spec, zone=row.timezone, anchor=row.anchor),
+        if_missed=row.if_missed,
+        status=row.status,
+        next_run_at=row.next_run_at,
+        last_run_at=row.last_run_at,
+        runs=row.runs,
+        missed=row.missed,
+        created_at=row.created_at,
+        ended_by=row.ended_by,
+    )

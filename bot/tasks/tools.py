@@ -1,0 +1,145 @@
+"""The tools people schedule with: `schedule_task`, `list_tasks`, `cancel_task`, and
+`set_timezone`, since "at 9" means the person's 9.
+
+They run on the worker's loop (they use its database connections, through `ctx.services`)
+and answer where they were called: a task's runs are posted in the chat, topic or thread the
+task was made in.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from bot.tasks.book import NewTask, TaskRefused
+from bot.tasks.model import MAX_PROMPT, IfMissed, Target
+from bot.tasks.schedule import MAX_WHEN, WhenError, check_frequency, parse_when
+from bot.tools.base import Tool, ToolContext, ToolError, tool
+from bot.tools.services import ToolServices
+
+WHEN = (
+    "When to run, read in the person's time zone: an ISO 8601 date-time "
+    "('2026-12-01T09:00'), a delay ('in 20 minutes', 'in 2 hours'), a five-field cron "
+    "expression ('0 9 * * 1-5' = weekdays at 9:00; weekdays 0 or 7 = Sunday), or an "
+    "interval ('every 30 minutes')."
+)
+IF_MISSED = (
+    "If the run comes due while Parley is down: 'skip' runs it late only within a grace "
+    "period, 'run_once' runs it once when Parley is back."
+)
+
+
+def _services(ctx: ToolContext) -> ToolServices:
+    if ctx.services is None:
+        raise ToolError("Scheduled tasks need Parley's worker and database; not available here.")
+    return ctx.services
+
+
+@tool(isolation="loop")
+async def schedule_task(
+    ctx: ToolContext,
+    prompt: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_PROMPT,
+            description="What to do at each run, written as a request to you "
+            "('Remind Ann to call the bank', 'Summarise the open issues').",
+        ),
+    ],
+    when: Annotated[str, Field(min_length=1, max_length=MAX_WHEN, description=WHEN)],
+    if_missed: Annotated[IfMissed, Field(description=IF_MISSED)] = "skip",
+) -> str:
+    """Schedule a prompt to run later in this chat, once (a reminder) or repeatedly (a daily
+    summary). At each run you receive the prompt here and your answer is posted here. Tell
+    the person the time zone and the next run times this returns."""
+    services = _services(ctx)
+    now = datetime.now(UTC)
+    try:
+        schedule = parse_when(when, ctx.timezone, now)
+        check_frequency(schedule, now, ctx.settings.task_min_interval)
+    except WhenError as exc:
+        raise ToolError(str(exc)) from None
+    target = Target(
+        session=ctx.session_key,
+        platform=ctx.platform,
+        chat_kind=ctx.chat_kind,
+        reply_to=dict(ctx.reply_to),
+    )
+    new = NewTask(target, ctx.user, prompt, when, schedule, if_missed)
+    try:
+        task = await services.tasks.add(new, max_active=ctx.settings.tasks_per_person, now=now)
+    except TaskRefused as exc:
+        raise ToolError(str(exc)) from None
+    return task.confirmation(now)
+
+
+@tool(read_only=True, isolation="loop")
+async def list_tasks(
+    ctx: ToolContext,
+    scope: Annotated[
+        Literal["chat", "mine"],
+        Field(description="'chat': the tasks of this chat; 'mine': the person's, everywhere"),
+    ] = "chat",
+) -> str:
+    """The active scheduled tasks, with their ids, schedules and next run times."""
+    services = _services(ctx)
+    if scope == "mine":
+        tasks = await services.tasks.of_person(ctx.user.id)
+    else:
+        tasks = await services.tasks.in_chat(ctx.session_key)
+    if not tasks:
+        return "No active tasks."
+    return "\n".join(task.summary() for task in tasks)
+
+
+@tool(isolation="loop")
+async def cancel_task(
+    ctx: ToolContext,
+    task_id: Annotated[int, Field(ge=1, description="The task's number, from list_tasks")],
+) -> str:
+    """Cancel a scheduled task; only the person who made it, or an admin, may."""
+    outcome, task = await _services(ctx).tasks.end(task_id, ctx.user)
+    if outcome == "cancelled":
+        return f"Cancelled task {task_id}; it will not run again."
+    if outcome == "not_found":
+        raise ToolError(f"There is no task {task_id}.")
+    if outcome == "forbidden":
+        assert task is not None
+        if task.from_config:
+            raise ToolError(f"Task {task_id} comes from Parley's configuration (PARLEY_TASKS).")
+        owner = task.creator.name or task.creator.id
+        raise ToolError(f"Only {owner}, who made task {task_id}, or an admin may cancel it.")
+    return f"Task {task_id} had already ended ({task.status if task else 'gone'})."
+
+
+@tool(isolation="loop")
+async def set_timezone(
+    ctx: ToolContext,
+    timezone: Annotated[
+        str,
+        Field(
+            max_length=64,
+            description="IANA time zone of where the person is, e.g. Europe/Lisbon for "
+            "'I'm in Lisbon'",
+        ),
+    ],
+) -> str:
+    """Remember the person's time zone: their times ('at 9', 'tomorrow') are read in it from
+    now on, in every chat. Tasks already scheduled keep the zone they were made in."""
+    try:
+        zone = zoneinfo.ZoneInfo(timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ToolError(
+            f"Unknown time zone {timezone!r}; use an IANA name such as Europe/Lisbon."
+        ) from None
+    await _services(ctx).people.set_timezone(ctx.user.id, zone)
+    now = datetime.now(zone)
+    return f"Time zone set to {zone.key}; it is {now:%a %Y-%m-%d %H:%M %Z} there now."
+
+
+def task_tools() -> list[Tool]:
+    return [schedule_task, list_tasks, cancel_task, set_timezone]
