@@ -11,6 +11,7 @@ from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.tasks.book import TaskBook
 
 
 @dataclass(frozen=True)
@@ -20,3 +21,4 @@ class Services:
     mailbox: Mailbox
     confirmations: Confirmations
     archive: Archive
+    tasks: TaskBook

@@ -18,6 +18,7 @@ from bot.config import ConfigError, Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.database import open_database
+from bot.tasks.book import TaskBook
 from bot.tasks.tools import task_tools
 from bot.tools.base import ToolRegistry
 from bot.tools.builtin import builtin_tools
@@ -38,6 +39,7 @@ async def make_app(settings: Settings) -> web.Application:
         mailbox=Mailbox(redis, redis),
         confirmations=Confirmations(redis),
         archive=database.archive,
+        tasks=TaskBook(database.engine, redis),
         tools=ToolRegistry([*builtin_tools(), *task_tools()]).specs,
     )
     app = build_app(deps)
