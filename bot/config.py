@@ -172,7 +172,7 @@ class Settings(BaseSettings):
     tasks_per_person: int = Field(default=20, ge=1)
     task_min_interval: float = Field(default=300.0, ge=1)
     task_grace: float = Field(default=600.0, ge=0)
-    scheduler_lease: float = Field(default=10.0, ge=2)
+    scheduler_lease: float = Field(default=6.0, ge=2)
 
     @field_validator("timezone")
     @classmethod

@@ -84,7 +84,7 @@ def chat() -> None:
 
 @app.command()
 def up() -> None:
-    """Run everything here: Redis (started if needed), a worker, and the web chat."""
+    """Run everything here: Redis (started if needed), a worker, the scheduler and the web chat."""
     from worker.up import up as run_all
 
     settings = _settings()
@@ -115,6 +115,20 @@ def worker() -> None:
     _check_model(settings)
     with _database_errors():
         asyncio.run(serve(settings))
+
+
+@app.command()
+def scheduler() -> None:
+    """Run the scheduled tasks (reminders, recurring jobs); a second one stands by."""
+    from worker.scheduler import serve
+
+    settings = _settings()
+    with _database_errors():
+        try:
+            asyncio.run(serve(settings))
+        except ConfigError as exc:  # a configured task names a session no platform makes
+            typer.echo(f"parley: configuration error: {exc}", err=True)
+            raise typer.Exit(2) from None
 
 
 @app.command()

@@ -1,7 +1,9 @@
-"""`parley up`: everything on one machine for a newcomer: Redis, a worker and the web app.
+"""`parley up`: everything on one machine for a newcomer: Redis, a worker, the scheduler and
+the web app.
 
 Starts redis-server in ./data/redis when REDIS_URL points at this machine and nothing answers
-there, then runs `parley worker` and `parley web` as child processes until Ctrl-C.
+there, then runs `parley worker`, `parley scheduler` and `parley web` as child processes until
+Ctrl-C.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def up(settings: Settings) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     redis_process = _start_redis(settings.redis_url)
     command = [sys.executable, "-m", "worker"]
-    children = [subprocess.Popen([*command, "worker"]), subprocess.Popen([*command, "web"])]
+    children = [subprocess.Popen([*command, name]) for name in ("worker", "scheduler", "web")]
     print(
         f"Parley: open http://{settings.http_host}:{settings.http_port}/ (Ctrl-C stops)", flush=True
     )

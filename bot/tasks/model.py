@@ -94,7 +94,7 @@ class Task(BaseModel):
         """One line for lists: `#7 every weekday… next Mon 09:00 WET: call Ann`."""
         upcoming = self.next_run_at
         tz = self.schedule.tz
-        due = f"next {upcoming.astimezone(tz):%a %Y-%m-%d %H:%M %Z}" if upcoming else self.status
+        due = f"next {moment(upcoming.astimezone(tz))}" if upcoming else self.status
         kind = self.when if self.schedule.kind != "once" else "once"
         prompt = self.prompt if len(self.prompt) <= 80 else self.prompt[:79] + "…"
         return f"#{self.id} ({kind}, {due}): {prompt}"
@@ -103,9 +103,15 @@ class Task(BaseModel):
         """What the person is told when the task is made: the zone and the next three runs,
         so a misunderstanding shows at once."""
         runs = self.schedule.next_runs(now, 3)
-        shown = ", ".join(f"{run:%a %Y-%m-%d %H:%M %Z}" for run in runs) or "none"
+        shown = ", ".join(moment(run) for run in runs) or "none"
         kind = "runs once" if self.schedule.kind == "once" else f"runs {self.schedule.describe()}"
         return (
             f"Task {self.id} {kind}, in the time zone {self.schedule.zone}. "
             f"Next runs: {shown}. Prompt: {self.prompt}"
         )
+
+
+def moment(when: datetime) -> str:
+    """`Mon 2026-11-23 09:00 WET`, with the seconds when there are some (`in 90 seconds`)."""
+    clock = "%H:%M:%S" if when.second else "%H:%M"
+    return when.strftime(f"%a %Y-%m-%d {clock} %Z")

@@ -1,0 +1,183 @@
+"""`parley scheduler`: runs the scheduled tasks; start two for a standby.
+
+APScheduler 3 cannot share its jobs between processes, so one scheduler leads at a time under
+a Redis leader lease (`bot.leader`); the others stand by, trying to take the lease every
+second, and one takes over within the lease's TTL (PARLEY_SCHEDULER_LEASE) of the leader's
+death, or at once when it stops cleanly and lets go. A run sent twice around a takeover has one
+envelope id, which the mailbox's dedup drops (`bot.tasks.scheduler`).
+
+While it leads, a scheduler listens on `parley:tasks` for the tasks people and operators add
+or cancel, subscribed before it loads the table so no change falls in between, and reloads
+the whole table every `RELOAD_EVERY_S` for an announcement lost with a connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import signal
+from datetime import UTC, datetime
+
+from arq.connections import ArqRedis
+from redis.asyncio.client import PubSub
+from redis.exceptions import RedisError
+
+from adapters.targets import UnknownSession, target_of
+from bot import keys
+from bot.config import ConfigError, ConfiguredTask, Settings, known_zone
+from bot.envelope import Sender
+from bot.leader import LeaderLease
+from bot.mailbox import Mailbox
+from bot.store.database import open_database
+from bot.tasks.book import NewTask, TaskBook
+from bot.tasks.model import CONFIG_CREATOR
+from bot.tasks.schedule import parse_when
+from bot.tasks.scheduler import TaskScheduler
+from worker.redis_pool import open_pool
+
+log = logging.getLogger(__name__)
+STANDBY_POLL_S = 1.0
+RELOAD_EVERY_S = 30.0
+TASK_ID = re.compile(r"[0-9]{1,19}")
+CONFIG_SENDER = Sender(id=CONFIG_CREATOR, name="Parley's configuration")
+
+
+async def serve(settings: Settings) -> None:
+    """Run until SIGTERM or SIGINT; a leader lets go of the lease on the way out."""
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    await run_until(settings, stopping)
+
+
+async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
+    configured = configured_tasks(settings, datetime.now(UTC))  # a bad one stops us here
+    database = await open_database(settings)
+    redis = await open_pool(settings)
+    lease = LeaderLease(redis, keys.SCHEDULER_LEADER, settings.scheduler_lease)
+    book = TaskBook(database.engine, redis)
+    log.info("scheduler %s is up", lease.token)
+    try:
+        while not stopping.is_set():
+            try:
+                if await lease.acquire():
+                    await _lead(settings, redis, book, lease, configured, stopping)
+            except (OSError, RedisError) as exc:
+                log.warning("scheduler %s: Redis away (%s); standing by", lease.token, exc)
+            await _wait(stopping, STANDBY_POLL_S)
+    finally:
+        with contextlib.suppress(Exception):
+            await lease.release()
+        await redis.aclose()
+        await database.aclose()
+
+
+async def _lead(
+    settings: Settings,
+    redis: ArqRedis,
+    book: TaskBook,
+    lease: LeaderLease,
+    configured: list[NewTask],
+    stopping: asyncio.Event,
+) -> None:
+    """Run the tasks until this process stops or loses the lease."""
+    log.warning("scheduler %s leads", lease.token)
+    await book.replace_config(configured, datetime.now(UTC))
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(keys.TASKS_CHANNEL)
+    clock = TaskScheduler(settings, book, Mailbox(redis, redis).submit)
+    lost = asyncio.Event()
+    helpers = [
+        asyncio.create_task(_keep(lease, settings.scheduler_lease, lost)),
+        asyncio.create_task(_follow(pubsub, clock)),
+        asyncio.create_task(_reload_now_and_then(clock)),
+    ]
+    try:
+        await clock.start()
+        ended = [asyncio.create_task(stopping.wait()), asyncio.create_task(lost.wait())]
+        await asyncio.wait([*ended, *helpers], return_when=asyncio.FIRST_COMPLETED)
+        for waiter in ended:
+            waiter.cancel()
+    finally:
+        clock.stop()
+        for helper in helpers:
+            helper.cancel()
+        await asyncio.gather(*helpers, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await pubsub.reset()
+    if lost.is_set():
+        log.warning("scheduler %s lost the lease; standing by", lease.token)
+
+
+async def _keep(lease: LeaderLease, ttl: float, lost: asyncio.Event) -> None:
+    """Renew the lease every third of its TTL; a refused renewal, or none that worked for a
+    whole TTL, means another scheduler may lead now."""
+    loop = asyncio.get_running_loop()
+    renewed = loop.time()
+    while True:
+        await asyncio.sleep(ttl / 3)
+        try:
+            if not await lease.renew():
+                break
+            renewed = loop.time()
+        except (OSError, RedisError):
+            log.warning("scheduler %s could not renew its lease", lease.token, exc_info=True)
+            if loop.time() - renewed >= ttl:
+                break
+    lost.set()
+
+
+async def _follow(pubsub: PubSub, clock: TaskScheduler) -> None:
+    """Apply each announced change (a task id) as it comes."""
+    async for message in pubsub.listen():
+        if message.get("type") != "message":
+            continue
+        raw = message["data"]
+        text = raw.decode() if isinstance(raw, bytes) else str(raw)
+        if not TASK_ID.fullmatch(text):
+            log.warning("ignored an announcement that is not a task id: %r", text[:40])
+            continue
+        try:
+            await clock.apply(int(text))
+        except Exception:
+            log.warning("could not apply the change of task %s", text, exc_info=True)
+
+
+async def _reload_now_and_then(clock: TaskScheduler) -> None:
+    while True:
+        await asyncio.sleep(RELOAD_EVERY_S)
+        try:
+            await clock.reload()
+        except Exception:
+            log.warning("could not reload the tasks", exc_info=True)
+
+
+async def _wait(stopping: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stopping.wait(), seconds)
+
+
+def configured_tasks(settings: Settings, now: datetime) -> list[NewTask]:
+    """PARLEY_TASKS as tasks; a session no platform would make is a configuration error."""
+    return [_configured(task, settings, now) for task in settings.tasks]
+
+
+def _configured(task: ConfiguredTask, settings: Settings, now: datetime) -> NewTask:
+    try:
+        target = target_of(task.session)
+    except UnknownSession as exc:
+        raise ConfigError(f"PARLEY_TASKS: task {task.name!r}: {exc}") from None
+    zone = known_zone(task.timezone or settings.timezone)
+    schedule = parse_when(task.when, zone, now)  # read once already by the settings
+    return NewTask(
+        target=target,
+        creator=CONFIG_SENDER,
+        prompt=task.prompt,
+        when=task.when,
+        schedule=schedule,
+        if_missed=task.if_missed,
+        name=task.name,
+    )
