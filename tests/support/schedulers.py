@@ -1,0 +1,74 @@
+"""`parley scheduler` processes for tests, and which of them leads (the lease's token names
+the host and process id, see `bot.leader`)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from bot import keys
+
+LEAD_WITHIN_S = 60.0
+
+
+class Schedulers:
+    """Scheduler processes started with `env` in `tmp`, each logging to scheduler-N.log."""
+
+    def __init__(self, redis_url: str, env: dict[str, str], tmp: Path) -> None:
+        self.redis_url = redis_url
+        self.env = env
+        self.tmp = tmp
+        self.processes: list[asyncio.subprocess.Process] = []
+
+    async def start(self, env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
+        path = self.tmp / f"scheduler-{len(self.processes)}.log"
+        with path.open("wb") as log:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "worker",
+                "scheduler",
+                env={**self.env, **(env or {})},
+                cwd=self.tmp,
+                stdout=log,
+                stderr=log,
+            )
+        self.processes.append(proc)
+        return proc
+
+    def log(self, proc: asyncio.subprocess.Process) -> str:
+        return (self.tmp / f"scheduler-{self.processes.index(proc)}.log").read_text()
+
+    async def leader(self) -> int | None:
+        """The process id of the scheduler that leads now, if any."""
+        async with Redis.from_url(self.redis_url) as redis:
+            token = await redis.get(keys.SCHEDULER_LEADER)
+        return int(token.decode().split(":")[1]) if token else None
+
+    async def wait_for_leader(
+        self, among: list[asyncio.subprocess.Process] | None = None
+    ) -> asyncio.subprocess.Process:
+        """The process that leads, once one of `among` (default: all started) does."""
+        candidates = among if among is not None else self.processes
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LEAD_WITHIN_S
+        while loop.time() < deadline:
+            pid = await self.leader()
+            for proc in candidates:
+                if proc.pid == pid and proc.returncode is None:
+                    return proc
+            for proc in candidates:
+                if proc.returncode is not None and proc.returncode != -9:
+                    raise AssertionError(f"a scheduler exited: {self.log(proc)}")
+            await asyncio.sleep(0.1)
+        logs = "\n".join(self.log(p) for p in candidates)
+        raise AssertionError(f"no scheduler led within {LEAD_WITHIN_S} s:\n{logs}")
+
+    async def stop(self) -> None:
+        for proc in self.processes:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
