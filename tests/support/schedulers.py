@@ -68,7 +68,14 @@ class Schedulers:
         raise AssertionError(f"no scheduler led within {LEAD_WITHIN_S} s:\n{logs}")
 
     async def stop(self) -> None:
+        """SIGTERM, so the leader lets go of the lease and the next test's scheduler leads at
+        once; SIGKILL for one that does not stop."""
         for proc in self.processes:
             if proc.returncode is None:
+                proc.terminate()
+        for proc in self.processes:
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
                 proc.kill()
-            await proc.wait()
+                await proc.wait()
