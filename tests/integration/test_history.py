@@ -68,7 +68,8 @@ async def test_every_turn_is_recorded_and_served_by_the_api(stack: Stack) -> Non
         ("assistant", "you said pear"),
     ]
     answer = detail["recent"][1]
-    assert answer["usage"]["input"] > 0 and answer["usage"]["cost_usd"] > 0
+    used = answer["usage"]
+    assert used["input"] + used["cache_write"] + used["cache_read"] > 0 and used["cost_usd"] > 0
     assert detail["recent"][0]["sender"] == "http:local"
     total = sum(m["usage"]["input"] for m in detail["recent"] if m["usage"])
     assert stats["usage"]["input"] == detail["usage"]["input"] == total
