@@ -22,6 +22,7 @@ from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.tasks.book import TaskBook
 
 
 @dataclass
@@ -33,6 +34,7 @@ class IngressDeps:
     mailbox: Mailbox
     confirmations: Confirmations
     archive: Archive
+    tasks: TaskBook
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def later(self, work: Coroutine[Any, Any, Any]) -> None:
