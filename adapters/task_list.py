@@ -25,7 +25,10 @@ EMPTY = (
     "No scheduled tasks in this chat. Ask me, e.g. 'remind me in 20 minutes to call Ann' or "
     "'every weekday at 9 give me a summary of the news'."
 )
-SHOWN = 30  # a Telegram message and a Slack message both hold this many comfortably
+# What one message holds comfortably: Telegram's 4,096 characters and 100 buttons, Slack's
+# 50 blocks (a section per task).
+SHOWN = 30
+TEXT_LIMIT = 3_500
 CONFIGURED = " (set in the configuration)"
 MALFORMED = "This button is not one I know; send /tasks for a fresh list."
 # `task:cancel:{id}`: the Telegram callback data; Slack's button carries the id alone.
@@ -59,16 +62,23 @@ class CancelAnswer:
 
 
 def listing(tasks: list[Task]) -> Listing | None:
-    """The list of `tasks` (active ones, oldest first), None when there are none."""
+    """The list of `tasks` (active ones, oldest first), None when there are none. It stops
+    at `SHOWN` tasks or `TEXT_LIMIT` characters, whichever comes first, and says how many
+    more there are."""
     if not tasks:
         return None
     lines = [HEADER]
+    size = len(HEADER)
     for task in tasks[:SHOWN]:
-        lines.append(task.summary() + (CONFIGURED if task.from_config else ""))
-    if len(tasks) > SHOWN:
-        lines.append(f"… and {len(tasks) - SHOWN} more (ask me to list them all).")
-    buttons = [task.id for task in tasks[:SHOWN] if not task.from_config]
-    return Listing(lines, buttons)
+        line = task.summary() + (CONFIGURED if task.from_config else "")
+        if size + 1 + len(line) > TEXT_LIMIT:
+            break
+        lines.append(line)
+        size += 1 + len(line)
+    listed = tasks[: len(lines) - 1]
+    if len(tasks) > len(listed):
+        lines.append(f"… and {len(tasks) - len(listed)} more (ask me to list them all).")
+    return Listing(lines, [task.id for task in listed if not task.from_config])
 
 
 def button_label(task_id: int) -> str:
