@@ -37,11 +37,12 @@ class IngressDeps:
     tasks: TaskBook
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
-    def later(self, work: Coroutine[Any, Any, Any]) -> None:
+    def later(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run cosmetic work after Slack got its answer; kept referenced until it ends."""
         task = asyncio.create_task(work)
         self.background.add(task)
         task.add_done_callback(self.background.discard)
+        return task
 
     def note(
         self, team: str, channel: str | None, user: str, text: str, thread_ts: str | None

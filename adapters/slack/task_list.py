@@ -2,7 +2,8 @@
 
 The list covers the channel or DM (`slack:TEAM:CHANNEL`), its threads included. It is posted
 in the channel rather than acknowledged privately, so an admin or the task's maker can press
-its buttons and everyone sees what was cancelled; with no tasks, the short answer is private.
+its buttons and everyone sees what was cancelled; with no tasks, the short answer is private,
+and so is the list, without buttons, where the bot may not post (a channel it is not in).
 A press is acknowledged at once; the presser gets a private note, and the list is updated: the
 task's section says it ended and loses its button. What is said is shared with Telegram
 (`adapters.task_list`).
@@ -10,6 +11,7 @@ task's section says it ended and loses its button. What is said is shared with T
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from adapters import task_list
@@ -21,6 +23,11 @@ from bot.envelope import Sender
 
 ACTION = "parley_task_cancel"
 HEADER_BLOCK = "parley_tasks"
+POSTING_WAIT = 2.0  # Slack wants its acknowledgement within 3 s
+NOT_POSTED = (
+    "\n\n(I could not post this list here, so it has no Cancel buttons: invite me to this "
+    "channel, or ask me to cancel a task.)"
+)
 
 
 async def on_tasks(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
@@ -35,16 +42,17 @@ async def on_tasks(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     if shown is None:
         await ack(task_list.EMPTY)
         return
-    await ack()
-    deps.later(
+    text = literal(shown.text)
+    posting = deps.later(
         deps.calls.quietly(
-            "chat.postMessage",
-            team,
-            channel=channel,
-            text=literal(shown.text),
-            blocks=blocks(shown),
+            "chat.postMessage", team, channel=channel, text=text, blocks=blocks(shown)
         )
     )
+    done, _ = await asyncio.wait({posting}, timeout=POSTING_WAIT)
+    if posting in done and posting.result() is None:  # not in the channel, say
+        await ack(text + NOT_POSTED)
+        return
+    await ack()  # posted, or still on its way
 
 
 def blocks(shown: task_list.Listing) -> list[dict[str, Any]]:

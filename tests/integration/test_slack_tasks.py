@@ -180,3 +180,15 @@ async def test_a_stranger_is_refused_the_list(slack_stack: SlackStack) -> None:
     status, answer = await fake.command(bob, general, "/tasks")
     assert status == 200 and "slack:U0BOB" in answer and "secret plans" not in answer
     assert fake.bot_messages(general.id) == []
+
+
+async def test_where_the_list_cannot_be_posted_it_is_answered_privately(
+    slack_stack: SlackStack,
+) -> None:
+    fake, ann, general = await slack_stack.begin()
+    async with task_book(slack_stack) as book:
+        await add_task(book, session(general), sender(ann), "check the backups")
+    fake.fail_next("chat.postMessage", "not_in_channel")
+    status, answer = await fake.command(ann, general, "/tasks")
+    assert status == 200 and "check the backups" in answer and "invite me" in answer
+    assert fake.bot_messages(general.id) == []
