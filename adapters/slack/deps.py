@@ -22,6 +22,7 @@ from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.tasks.book import TaskBook
 
 
 @dataclass
@@ -33,13 +34,15 @@ class IngressDeps:
     mailbox: Mailbox
     confirmations: Confirmations
     archive: Archive
+    tasks: TaskBook
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
-    def later(self, work: Coroutine[Any, Any, Any]) -> None:
+    def later(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run cosmetic work after Slack got its answer; kept referenced until it ends."""
         task = asyncio.create_task(work)
         self.background.add(task)
         task.add_done_callback(self.background.discard)
+        return task
 
     def note(
         self, team: str, channel: str | None, user: str, text: str, thread_ts: str | None

@@ -27,6 +27,9 @@ from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
 from adapters.slack.place import PLATFORM, Place, person, place_of, sender_of
 from adapters.slack.presses import on_press
+from adapters.slack.task_list import ACTION as TASK_ACTION
+from adapters.slack.task_list import on_press as on_task_press
+from adapters.slack.task_list import on_tasks
 from bot import keys
 from bot.envelope import Envelope
 
@@ -47,7 +50,9 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.event("message")(on_message)
     app.event("assistant_thread_started")(on_thread_started)
     app.action(re.compile(f"^({'|'.join(ACTIONS)})$"))(on_press)
+    app.action(TASK_ACTION)(on_task_press)
     app.command("/usage")(on_usage)
+    app.command("/tasks")(on_tasks)
     # Everything else is acknowledged, so Slack does not retry what Parley ignores.
     app.event(re.compile(".*"))(_ignore)
     app.action(re.compile(".*"))(_acknowledge)

@@ -81,6 +81,7 @@ class SlackService:
             mailbox=core.mailbox,
             confirmations=core.confirmations,
             archive=core.archive,
+            tasks=core.tasks,
         )
         register(self.app, self.deps)
         self.app.error(listener_failed)

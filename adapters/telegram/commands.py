@@ -2,7 +2,8 @@
 
 /new goes through the mailbox (it must not overtake a message sent before it); /stop reaches
 the worker running the turn at once; /usage reads the record in SQL; /model sets the session's
-option in Redis. Commands the bot does not know go to the agent as ordinary text.
+option in Redis; /tasks, with its buttons, has a router of its own (`task_list`). Commands the
+bot does not know go to the agent as ordinary text.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ MENU = {
     "stop": "Stop the reply in progress",
     "usage": "Tokens and cost of this chat",
     "model": "Show the model (admins may switch it)",
+    "tasks": "Scheduled tasks in this chat",
 }
+ELSEWHERE = {"tasks"}  # in the menu, answered by another router
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
     "running anything sensitive."
@@ -33,7 +36,8 @@ HELLO = (
 
 
 def command_names() -> list[str]:
-    return list(MENU)
+    """The commands answered here."""
+    return [name for name in MENU if name not in ELSEWHERE]
 
 
 def menu() -> list[BotCommand]:

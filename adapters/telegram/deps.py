@@ -14,8 +14,8 @@ from typing import Literal
 
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.methods import SendMessage
+from aiogram.types import InlineKeyboardMarkup, ReplyParameters, Update, User
 from aiogram.types import Message as TgMessage
-from aiogram.types import ReplyParameters, Update, User
 
 from adapters.access import Gate
 from adapters.telegram.client import TelegramCalls
@@ -25,6 +25,7 @@ from bot.confirmations import Confirmations
 from bot.envelope import Envelope
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.tasks.book import TaskBook
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ class IngressDeps:
     mailbox: Mailbox
     confirmations: Confirmations
     archive: Archive
+    tasks: TaskBook
 
     @property
     def username(self) -> str:
@@ -74,8 +76,11 @@ class IngressDeps:
         submitted = await self.mailbox.submit(envelope)
         return submitted.accepted
 
-    async def answer(self, message: TgMessage, text: str) -> None:
-        """A direct answer from ingress (help, refusals): replied to in groups."""
+    async def answer(
+        self, message: TgMessage, text: str, markup: InlineKeyboardMarkup | None = None
+    ) -> None:
+        """A direct answer from ingress (help, refusals, the list of tasks with its buttons):
+        replied to in groups."""
         place = place_of(message)
         reply = None
         if not place.private:
@@ -85,6 +90,7 @@ class IngressDeps:
             message_thread_id=place.thread_id,
             text=text,
             reply_parameters=reply,
+            reply_markup=markup,
         )
         try:
             await self.calls.call(method, place.chat_id, must_land=True)

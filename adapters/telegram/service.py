@@ -158,6 +158,7 @@ class TelegramService:
             mailbox=self.core.mailbox,
             confirmations=self.core.confirmations,
             archive=self.core.archive,
+            tasks=self.core.tasks,
         )
         self.dispatcher = dispatcher(deps)
         log.info("Telegram bot @%s ready (%s)", me.username, self._mode())

@@ -1,0 +1,142 @@
+"""`/tasks` in Slack: the channel's scheduled tasks in one message, a Cancel button each.
+
+The list covers the channel or DM (`slack:TEAM:CHANNEL`), its threads included. It is posted
+in the channel rather than acknowledged privately, so an admin or the task's maker can press
+its buttons and everyone sees what was cancelled; with no tasks, the short answer is private,
+and so is the list, without buttons, where the bot may not post (a channel it is not in).
+A press is acknowledged at once; the presser gets a private note, and the list is updated: the
+task's section says it ended and loses its button. What is said is shared with Telegram
+(`adapters.task_list`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from adapters import task_list
+from adapters.access import refusal
+from adapters.slack.confirm import literal
+from adapters.slack.deps import IngressDeps
+from adapters.slack.place import PLATFORM, person, sender_of
+from bot.envelope import Sender
+
+ACTION = "parley_task_cancel"
+HEADER_BLOCK = "parley_tasks"
+POSTING_WAIT = 2.0  # Slack wants its acknowledgement within 3 s
+NOT_POSTED = (
+    "\n\n(I could not post this list here, so it has no Cancel buttons: invite me to this "
+    "channel, or ask me to cancel a task.)"
+)
+
+
+async def on_tasks(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/tasks: the list, posted in the channel; a stranger is told why not, every time."""
+    user = str(command.get("user_id", ""))
+    who = person(user)
+    if not deps.gate.may_use(who):
+        await ack(refusal(who))
+        return
+    team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))
+    shown = task_list.listing(await deps.tasks.in_chat(f"{PLATFORM}:{team}:{channel}"))
+    if shown is None:
+        await ack(task_list.EMPTY)
+        return
+    text = literal(shown.text)
+    posting = deps.later(
+        deps.calls.quietly(
+            "chat.postMessage", team, channel=channel, text=text, blocks=blocks(shown)
+        )
+    )
+    done, _ = await asyncio.wait({posting}, timeout=POSTING_WAIT)
+    if posting in done and posting.result() is None:  # not in the channel, say
+        await ack(text + NOT_POSTED)
+        return
+    await ack()  # posted, or still on its way
+
+
+def blocks(shown: task_list.Listing) -> list[dict[str, Any]]:
+    """A section per line; a task that may be cancelled here has its button beside it."""
+    header, *lines = shown.lines
+    made = [{**_section(f"*{literal(header)}*"), "block_id": HEADER_BLOCK}]
+    for line in lines:
+        block = _section(literal(line))
+        task_id = _task_of(line)
+        if task_id is not None and task_id in shown.buttons:
+            block["block_id"] = f"task_{task_id}"
+            block["accessory"] = {
+                "type": "button",
+                "text": {"type": "plain_text", "text": task_list.button_label(task_id)},
+                "action_id": ACTION,
+                "value": str(task_id),
+                "style": "danger",
+            }
+        made.append(block)
+    return made
+
+
+async def on_press(ack: Any, body: dict[str, Any], deps: IngressDeps) -> None:
+    await ack()
+    action = (body.get("actions") or [{}])[0]
+    user = body.get("user") or {}
+    user_id = str(user.get("id", ""))
+    container = body.get("container") or {}
+    channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
+    team = str((body.get("team") or {}).get("id") or user.get("team_id") or "")
+    presser = sender_of(user_id, "", deps.settings)
+    answer = await task_list.cancel(
+        deps.tasks,
+        task_list.parse_id(action.get("value")),
+        f"{PLATFORM}:{team}:{channel}",
+        presser,
+        name=mention,
+        literal=literal,
+    )
+    deps.note(team, channel, user_id, answer.text, container.get("thread_ts"))
+    if answer.task_id is not None and answer.line is not None:
+        message = body.get("message") or {}
+        shown = _with_ended(message.get("blocks") or [], answer.task_id, answer.line)
+        deps.later(
+            deps.calls.quietly(
+                "chat.update",
+                team,
+                channel=channel,
+                ts=container.get("message_ts"),
+                text=_text_of(shown),
+                blocks=shown,
+            )
+        )
+
+
+def mention(sender: Sender) -> str:
+    """A Slack person as Slack shows them; another platform's as its name or id."""
+    if sender.id.startswith(f"{PLATFORM}:"):
+        return f"<@{sender.id.removeprefix(f'{PLATFORM}:')}>"
+    return sender.name or sender.id
+
+
+def _with_ended(blocks: list[dict[str, Any]], task_id: int, line: str) -> list[dict[str, Any]]:
+    """The list's blocks with the task's section replaced by `line` (mrkdwn already: its
+    prompt escaped, its mention meant to show as one), its button gone."""
+    ended = {**_section(line), "block_id": f"task_{task_id}"}
+    return [ended if _is_line_of(block, task_id) else block for block in blocks]
+
+
+def _is_line_of(block: dict[str, Any], task_id: int) -> bool:
+    text = str((block.get("text") or {}).get("text") or "")
+    return block.get("type") == "section" and text.startswith(f"#{task_id} ")
+
+
+def _text_of(blocks: list[dict[str, Any]]) -> str:
+    """The notification text of the updated list, for clients that cannot show blocks."""
+    return "\n".join(str((b.get("text") or {}).get("text", "")) for b in blocks)
+
+
+def _task_of(line: str) -> int | None:
+    """The task id a line of the list starts with (`#7 …`)."""
+    number = line[1:].split(" ", 1)[0] if line.startswith("#") else ""
+    return task_list.parse_id(number)
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}

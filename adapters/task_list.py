@@ -1,0 +1,166 @@
+"""`/tasks` on every platform: what the list of a chat's tasks says, what its Cancel buttons
+carry, and the answer to a press of one.
+
+A chat's tasks are those of its session and of the sessions inside it (a forum topic, a
+Slack thread), so one list shows everything that will post there. Cancelling follows the
+rule of approvals (`Task.may_be_ended_by`): the person who made the task or an admin; a task
+from the configuration has no button, it ends when it is taken out of the configuration.
+
+How a list is posted and a press answered is each platform's business; here is only what to
+say, so Telegram and Slack say the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.envelope import Sender
+from bot.tasks.book import TaskBook
+from bot.tasks.model import Task
+
+HEADER = "Scheduled tasks in this chat:"
+EMPTY = (
+    "No scheduled tasks in this chat. Ask me, e.g. 'remind me in 20 minutes to call Ann' or "
+    "'every weekday at 9 give me a summary of the news'."
+)
+# What one message holds comfortably: Telegram's 4,096 characters and 100 buttons, Slack's
+# 50 blocks (a section per task).
+SHOWN = 30
+TEXT_LIMIT = 3_500
+CONFIGURED = " (set in the configuration)"
+MALFORMED = "This button is not one I know; send /tasks for a fresh list."
+# `task:cancel:{id}`: the Telegram callback data; Slack's button carries the id alone.
+_PAYLOAD = re.compile(r"task:cancel:([1-9][0-9]{0,17})")
+_ID = re.compile(r"[1-9][0-9]{0,17}")
+
+Name = Callable[[Sender], str]
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The list's lines (the header first) and the ids of the tasks that get a button."""
+
+    lines: list[str]
+    buttons: list[int]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass(frozen=True)
+class CancelAnswer:
+    """The answer to a press; `line` replaces the task's line in the list (and its button
+    goes) when the press found the task ended, by this press or before it."""
+
+    text: str
+    task_id: int | None = None
+    line: str | None = None
+    alert: bool = True
+
+
+def listing(tasks: list[Task]) -> Listing | None:
+    """The list of `tasks` (active ones, oldest first), None when there are none. It stops
+    at `SHOWN` tasks or `TEXT_LIMIT` characters, whichever comes first, and says how many
+    more there are."""
+    if not tasks:
+        return None
+    lines = [HEADER]
+    size = len(HEADER)
+    for task in tasks[:SHOWN]:
+        line = task.summary() + (CONFIGURED if task.from_config else "")
+        if size + 1 + len(line) > TEXT_LIMIT:
+            break
+        lines.append(line)
+        size += 1 + len(line)
+    listed = tasks[: len(lines) - 1]
+    if len(tasks) > len(listed):
+        lines.append(f"… and {len(tasks) - len(listed)} more (ask me to list them all).")
+    return Listing(lines, [task.id for task in listed if not task.from_config])
+
+
+def button_label(task_id: int) -> str:
+    return f"Cancel #{task_id}"
+
+
+def payload(task_id: int) -> str:
+    """A Cancel button's data, well inside the 64 bytes Telegram allows."""
+    return f"task:cancel:{task_id}"
+
+
+def parse_payload(data: str | None) -> int | None:
+    """The task id of a Cancel button's data, None for anything else."""
+    match = _PAYLOAD.fullmatch(data or "")
+    return int(match[1]) if match else None
+
+
+def parse_id(value: str | None) -> int | None:
+    """The task id a Slack button carries as its value, None for anything else."""
+    return int(value) if value is not None and _ID.fullmatch(value) else None
+
+
+def in_chat(task: Task, chat: str) -> bool:
+    """Whether `task` posts in `chat` (its session, or a topic or thread inside it)."""
+    session = task.target.session
+    return session == chat or session.startswith(f"{chat}:")
+
+
+def named(person: Sender) -> str:
+    return person.name or person.id
+
+
+async def cancel(
+    book: TaskBook,
+    task_id: int | None,
+    chat: str,
+    presser: Sender,
+    name: Name = named,
+    literal: Callable[[str], str] = str,
+) -> CancelAnswer:
+    """Cancel task `task_id` for `presser`, pressed in `chat`; `name` shows a person as the
+    platform does (a Slack mention, a Telegram name), `literal` shows the task's prompt as
+    written where the platform's text is markup."""
+    if task_id is None:
+        return CancelAnswer(MALFORMED)
+    task = await book.get(task_id)
+    if task is None or not in_chat(task, chat):
+        return CancelAnswer(f"There is no task {task_id} in this chat.")
+    if not task.active:
+        return CancelAnswer(
+            f"Task {task_id} has already ended.", task_id, ended_line(task, literal=literal)
+        )
+    if task.from_config:
+        return CancelAnswer(
+            f"Task {task_id} is set in the configuration; only an operator can remove it there."
+        )
+    outcome, now = await book.end(task_id, presser)
+    if outcome == "forbidden":
+        return CancelAnswer(
+            f"Only {name(task.creator)}, who made task {task_id}, or an admin may cancel it."
+        )
+    if outcome != "cancelled" or now is None:  # ended meanwhile, or gone
+        shown = ended_line(now, literal=literal) if now is not None else None
+        return CancelAnswer(f"Task {task_id} has already ended.", task_id, shown)
+    return CancelAnswer(
+        f"Cancelled task {task_id}.",
+        task_id,
+        ended_line(now, name(presser), literal),
+        alert=False,
+    )
+
+
+def ended_line(task: Task, by: str = "", literal: Callable[[str], str] = str) -> str:
+    """The task's line once it ended: `#7 cancelled by Ann: call Ann`."""
+    how = {"done": "done", "missed": "missed", "cancelled": "cancelled"}.get(task.status, "ended")
+    if by:
+        how += f" by {by}"
+    prompt = task.prompt if len(task.prompt) <= 80 else task.prompt[:79] + "…"
+    return f"#{task.id} {how}: {literal(prompt)}"
+
+
+def replace_line(lines: list[str], task_id: int, line: str) -> list[str]:
+    """`lines` of a posted list with task `task_id`'s line replaced by `line`."""
+    prefix = f"#{task_id} "
+    return [line if old.startswith(prefix) else old for old in lines]

@@ -1,0 +1,53 @@
+"""Scheduled tasks made directly in a stack's database, as the tools or the configuration
+would make them, for the tests of what chats show of them."""
+
+from __future__ import annotations
+
+import zoneinfo
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+from redis.asyncio import Redis
+
+from adapters.targets import target_of
+from bot.envelope import Sender
+from bot.store.database import open_database
+from bot.tasks.book import NewTask, TaskBook
+from bot.tasks.model import Task
+from bot.tasks.schedule import parse_when
+from tests.support.stack import Stack, web_settings
+
+
+@asynccontextmanager
+async def task_book(stack: Stack) -> AsyncIterator[TaskBook]:
+    """The task book of the stack's database and Redis."""
+    database = await open_database(web_settings(stack.env))
+    redis = Redis.from_url(stack.redis_url)
+    try:
+        yield TaskBook(database.engine, redis)
+    finally:
+        await redis.aclose()
+        await database.aclose()
+
+
+async def add_task(
+    book: TaskBook,
+    session: str,
+    creator: Sender,
+    prompt: str,
+    *,
+    when: str = "every 2 hours",
+    name: str | None = None,
+) -> Task:
+    """A task answered in `session` (a topic or thread of a chat, or the chat itself)."""
+    now = datetime.now(UTC)
+    new = NewTask(
+        target=target_of(session),
+        creator=creator,
+        prompt=prompt,
+        when=when,
+        schedule=parse_when(when, zoneinfo.ZoneInfo("Europe/Lisbon"), now),
+        name=name,
+    )
+    return await book.add(new, max_active=20, now=now)
