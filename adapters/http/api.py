@@ -24,6 +24,7 @@ from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError, field_validator
 from redis.exceptions import RedisError
 
+from adapters.http import sessions
 from adapters.http.common import error, read_json, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
@@ -117,16 +118,10 @@ class Api:
         return web.json_response({"id": session_id}, status=201)
 
     async def _known(self, request: web.Request) -> str:
-        """The session's key; one Redis lost is found again in the record and re-registered."""
+        """The session's key, or 404 for an id this API never made."""
         session_id = request.match_info["session_id"]
-        session = f"http:{session_id}"
-        redis = self.deps.redis
-        if session_id.isalnum() and await redis.exists(keys.http_session(session_id)):
-            return session
-        if session_id.isalnum() and await self.deps.archive.exists(session):
-            record = {"owner": request[USER], "created_at": time.time(), "restored": True}
-            await redis.set(keys.http_session(session_id), json.dumps(record), nx=True)
-            return session
+        if await sessions.known(self.deps, session_id, request[USER]):
+            return f"http:{session_id}"
         raise refusal(web.HTTPNotFound, "unknown session")
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
