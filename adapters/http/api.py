@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 from redis.exceptions import RedisError
 
 from adapters.http import sessions
-from adapters.http.common import error, read_json, refusal
+from adapters.http.common import USER, api_sender, error, read_body, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
@@ -34,7 +34,7 @@ from adapters.services import Services
 from bot import keys
 from bot.config import Settings
 from bot.confirmations import Status
-from bot.envelope import MAX_TEXT, Envelope, Sender
+from bot.envelope import MAX_TEXT, Envelope
 from bot.llm.base import ToolSpec
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 
@@ -44,7 +44,6 @@ MAX_MESSAGE_ID = 200  # an envelope id's own limit
 RETRY_AFTER_S = 5  # how soon a client may try again after a 503
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 PAGE = Path(__file__).with_name("chat.html")
-USER = web.RequestKey("user", str)
 PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own credentials
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -69,19 +68,6 @@ class MessageIn(BaseModel):
 
 class DecisionIn(BaseModel):
     decision: str = Field(pattern="^(approve|deny)$")
-
-
-def _user(request: web.Request) -> Sender:
-    return Sender(id=request[USER], name="web", is_admin=True)
-
-
-async def _body(request: web.Request, model: type[BaseModel]) -> Any:
-    data = await read_json(request)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = [f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()]
-        raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems) from None
 
 
 def _message_id(request: web.Request) -> str:
@@ -126,12 +112,12 @@ class Api:
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
         session = await self._known(request)
-        body: MessageIn = await _body(request, MessageIn)
+        body: MessageIn = await read_body(request, MessageIn)
         envelope = Envelope(
             id=_message_id(request),
             session=session,
             text=body.text,
-            sender=_user(request),
+            sender=api_sender(request),
             platform="http",
         )
         with self._reserve() as slot:
@@ -157,7 +143,7 @@ class Api:
 
     async def decide(self, request: web.Request) -> web.StreamResponse:
         confirmation_id = request.match_info["confirmation_id"]
-        body: DecisionIn = await _body(request, DecisionIn)
+        body: DecisionIn = await read_body(request, DecisionIn)
         streaming = "text/event-stream" in request.headers.get("Accept", "")
         with self._reserve() if streaming else contextlib.nullcontext() as slot:
             return await self._decide(request, confirmation_id, body, slot)
@@ -183,7 +169,7 @@ class Api:
             id=f"decision:{confirmation_id}",
             session=confirmation.session,
             kind="decision",
-            sender=_user(request),
+            sender=api_sender(request),
             platform="http",
             confirmation_id=confirmation_id,
             approve=status == "approved",
