@@ -1,7 +1,8 @@
-"""The HTTP API: sessions, streamed messages, stop, confirmations, tools, health.
+"""The HTTP API: sessions, streamed messages, stop, confirmations, tools, health, tasks.
 
 Every bad request gets a JSON error with a 4xx status and nothing is enqueued for it. The
-record of every platform's sessions (list, read, delete, stats) is in `records.py`.
+record of every platform's sessions (list, read, delete, stats) is in `records.py`, the
+scheduled tasks (list, read, create, cancel) in `tasks.py`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from aiohttp import web
 from pydantic import BaseModel, Field, field_validator
 from redis.exceptions import RedisError
 
-from adapters.http import sessions
+from adapters.http import sessions, tasks
 from adapters.http.common import USER, api_sender, error, read_body, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
@@ -296,4 +297,5 @@ def build_app(deps: WebDeps) -> web.Application:
     app.router.add_get("/api/sessions/{session_id}/events", api.events)
     app.router.add_post("/api/sessions/{session_id}/stop", api.stop)
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
+    tasks.mount(app, deps)
     return app
