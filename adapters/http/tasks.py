@@ -32,6 +32,9 @@ MAX_SESSION = 300
 NEXT_RUNS = 3
 TASK_ID = re.compile(r"[1-9][0-9]{0,17}")  # fits a 64-bit row id
 STATUSES = ("active", "all")
+# Files in a zoneinfo directory that name no place: the machine's own zone (which another
+# machine reads differently), a POSIX default, and tzdata's placeholder.
+NOT_PLACES = frozenset({"localtime", "posixrules", "Factory"})
 
 
 class TaskIn(BaseModel):
@@ -55,7 +58,7 @@ class TaskIn(BaseModel):
 
 @functools.cache
 def _zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+    return frozenset(zoneinfo.available_timezones() - NOT_PLACES)
 
 
 def zone_named(name: str) -> zoneinfo.ZoneInfo:
