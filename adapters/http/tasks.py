@@ -3,8 +3,9 @@
 An operator's task is made in the name of the API's identity (`http:token`, or `http:local`
 without a token), which counts as one person: PARLEY_TASKS_PER_PERSON limits its active tasks
 as it limits anyone's, and PARLEY_TASK_MIN_INTERVAL its schedules. Its runs are answered in
-the session it names (`tg:…`, `slack:…`, or an HTTP session this API made), with the
-`reply_to` that platform's ingress would have built. The identity is an admin, so it may
+the session it names (`tg:…`, `slack:…` on a configured platform, or an HTTP session this API
+made), with the `reply_to` that platform's ingress would have built. Its zone is `timezone`,
+or PARLEY_TIMEZONE. The identity is an admin, so it may
 cancel any task but the configuration's (PARLEY_TASKS), which end when taken out of there.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from adapters.egresses import PLATFORMS
 from adapters.http import sessions
 from adapters.http.common import api_sender, error, query_number, read_body, refusal
 from adapters.services import Services
@@ -146,7 +148,7 @@ class TaskRoutes:
         task_id = _task_id(request)
         task = await self.services.tasks.get(task_id) if task_id is not None else None
         if task is None:
-            return error(404, "unknown task", id=request.match_info["task_id"][:40])
+            return _unknown(request)
         return web.json_response(task_json(task, datetime.now(UTC)))
 
     async def create(self, request: web.Request) -> web.Response:
@@ -178,7 +180,7 @@ class TaskRoutes:
         target = await self._target(request, session_key(body.session), problems)
         schedule = None
         try:
-            zone = zone_named(body.timezone or self.services.settings.timezone)
+            zone = zone_named(body.timezone) if body.timezone else self._default_zone()
         except ValueError as exc:
             problems.append(f"timezone: {exc}")
         else:
@@ -186,6 +188,10 @@ class TaskRoutes:
         if problems or target is None or schedule is None:
             raise _invalid(problems)
         return target, schedule
+
+    def _default_zone(self) -> zoneinfo.ZoneInfo:
+        """PARLEY_TIMEZONE, which the configuration has checked."""
+        return zoneinfo.ZoneInfo(self.services.settings.timezone)
 
     def _schedule(
         self, when: str, zone: zoneinfo.ZoneInfo, now: datetime, problems: list[str]
@@ -210,6 +216,13 @@ class TaskRoutes:
         except UnknownSession as exc:
             problems.append(f"session: {exc}")
             return None
+        unanswered = [p for p in PLATFORMS if p.name == target.platform]
+        if unanswered and not unanswered[0].configured(self.services.settings):
+            problems.append(
+                f"session: {target.platform} is not configured in this Parley (no bot token), "
+                "so nothing could answer the task's runs"
+            )
+            return None
         if target.platform == "http":
             session_id = session.removeprefix("http:")
             if not await sessions.known(self.services, session_id, api_sender(request).id):
@@ -223,11 +236,11 @@ class TaskRoutes:
         """200 with the cancelled task; 409 once it had ended, 403 for the configuration's."""
         task_id = _task_id(request)
         if task_id is None:
-            return error(404, "unknown task", id=request.match_info["task_id"][:40])
+            return _unknown(request)
         outcome, task = await self.services.tasks.end(task_id, api_sender(request))
         now = datetime.now(UTC)
         if outcome == "not_found" or task is None:
-            return error(404, "unknown task", id=task_id)
+            return _unknown(request)
         if outcome == "forbidden":
             return error(
                 403,
@@ -246,6 +259,10 @@ def _task_id(request: web.Request) -> int | None:
     """The task id of the path: ASCII digits only, small enough for the database."""
     raw = request.match_info["task_id"]
     return int(raw) if TASK_ID.fullmatch(raw) else None
+
+
+def _unknown(request: web.Request) -> web.Response:
+    return error(404, "unknown task", id=request.match_info["task_id"][:40])
 
 
 def mount(app: web.Application, services: Services) -> None:

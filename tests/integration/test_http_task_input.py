@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -15,10 +17,32 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
 from bot import keys
+from tests.fakes.llm import FakeLLM
+from tests.fakes.slack import FakeSlack
+from tests.fakes.tg import FakeTelegram
 from tests.integration.test_bad_input import DEEP, clean_log
+from tests.support.platforms import both_platforms
 from tests.support.stack import Stack
 
 GOOD = {"session": "tg:4242", "prompt": "Say good morning", "when": "0 9 * * 1-5"}
+
+
+@pytest.fixture
+async def platforms(
+    redis_url: str,
+    fake_llm: FakeLLM,
+    fake_telegram: FakeTelegram,
+    fake_slack: FakeSlack,
+    database_url: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[Stack]:
+    """`both_platforms`; parametrise indirectly with more environment."""
+    extra = getattr(request, "param", {}) or {}
+    async with both_platforms(
+        redis_url, fake_llm, fake_telegram, fake_slack, database_url, tmp_path, **extra
+    ) as running:
+        yield running
 
 
 def body(**changes: object) -> str:
@@ -101,15 +125,15 @@ async def next_announcement(pubsub: PubSub, within: float = 20) -> str:
 
 @pytest.mark.parametrize("name", list(BAD))
 async def test_bad_task_input_gets_a_clear_4xx_and_makes_nothing(
-    stack: Stack, caplog: pytest.LogCaptureFixture, name: str
+    platforms: Stack, caplog: pytest.LogCaptureFixture, name: str
 ) -> None:
     bad = BAD[name]
     caplog.set_level(logging.INFO)
-    redis = Redis.from_url(stack.redis_url)
+    redis = Redis.from_url(platforms.redis_url)
     pubsub = redis.pubsub()
     await pubsub.subscribe(keys.TASKS_CHANNEL)
     try:
-        async with aiohttp.ClientSession(stack.base_url) as client:
+        async with aiohttp.ClientSession(platforms.base_url) as client:
             status, content_type, text = await send(client, bad)
             listed = await (await client.get("/api/tasks?status=all")).json()
             async with client.post("/api/tasks", data=body()) as good:
@@ -130,9 +154,9 @@ async def test_bad_task_input_gets_a_clear_4xx_and_makes_nothing(
     clean_log(caplog)
 
 
-async def test_every_problem_is_named_at_once(stack: Stack) -> None:
+async def test_every_problem_is_named_at_once(platforms: Stack) -> None:
     wrong = body(session="irc:x", when="whenever", timezone="Nowhere/Land", if_missed="never")
-    async with stack.client() as client:
+    async with platforms.client() as client:
         shape = await client.post("/api/tasks", content=wrong)
         meaning = await client.post("/api/tasks", content=body(session="irc:x", when="whenever"))
     assert shape.status_code == meaning.status_code == 422

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -20,10 +21,32 @@ from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR, Target
 from bot.tasks.schedule import parse_when
+from tests.fakes.llm import FakeLLM
+from tests.fakes.slack import FakeSlack
+from tests.fakes.tg import FakeTelegram
+from tests.support.platforms import both_platforms
 from tests.support.stack import Stack, web_settings
 
 TOKEN = "s3cret-token"
 WEEKDAYS_AT_9 = "0 9 * * 1-5"
+
+
+@pytest.fixture
+async def platforms(
+    redis_url: str,
+    fake_llm: FakeLLM,
+    fake_telegram: FakeTelegram,
+    fake_slack: FakeSlack,
+    database_url: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[Stack]:
+    """`both_platforms`; parametrise indirectly with more environment."""
+    extra = getattr(request, "param", {}) or {}
+    async with both_platforms(
+        redis_url, fake_llm, fake_telegram, fake_slack, database_url, tmp_path, **extra
+    ) as running:
+        yield running
 
 
 async def make(client: httpx.AsyncClient, session: str, **more: Any) -> dict[str, Any]:
@@ -81,9 +104,9 @@ async def heard_id(heard: asyncio.Queue[str], task_id: int, within: float = 20) 
     ],
 )  # fmt: skip
 async def test_a_task_answers_where_the_platform_would(
-    stack: Stack, session: str, platform: str, chat_kind: str, reply_to: dict[str, Any]
+    platforms: Stack, session: str, platform: str, chat_kind: str, reply_to: dict[str, Any]
 ) -> None:
-    async with stack.client() as client, announcements(stack.redis_url) as heard:
+    async with platforms.client() as client, announcements(platforms.redis_url) as heard:
         made = await make(client, session)
         await heard_id(heard, made["id"])
         read = (await client.get(f"/api/tasks/{made['id']}")).json()
@@ -96,9 +119,9 @@ async def test_a_task_answers_where_the_platform_would(
     }
 
 
-async def test_a_task_for_an_http_session_needs_the_session(stack: Stack) -> None:
-    async with stack.client() as client:
-        session = await stack.session(client)
+async def test_a_task_for_an_http_session_needs_the_session(platforms: Stack) -> None:
+    async with platforms.client() as client:
+        session = await platforms.session(client)
         made = await make(client, f"http:{session}")
         bare = await make(client, session)  # the id as POST /api/sessions returned it
         unknown = await client.post(
@@ -111,8 +134,8 @@ async def test_a_task_for_an_http_session_needs_the_session(stack: Stack) -> Non
     assert unknown.json()["problems"][0].startswith("session: unknown HTTP session")
 
 
-async def test_the_answer_shows_the_zone_and_the_next_three_runs(stack: Stack) -> None:
-    async with stack.client() as client:
+async def test_the_answer_shows_the_zone_and_the_next_three_runs(platforms: Stack) -> None:
+    async with platforms.client() as client:
         made = await make(client, "tg:4242", when=WEEKDAYS_AT_9, timezone="America/New_York")
         once = await make(client, "tg:4242", when="in 2 hours", if_missed="run_once")
     runs = [datetime.fromisoformat(run) for run in made["next_runs"]]
@@ -129,8 +152,8 @@ async def test_the_answer_shows_the_zone_and_the_next_three_runs(stack: Stack) -
     assert abs(datetime.fromisoformat(once["next_runs"][0]) - in_two_hours) < timedelta(minutes=1)
 
 
-async def test_tasks_are_listed_by_chat_and_status_and_paged(stack: Stack) -> None:
-    async with stack.client() as client:
+async def test_tasks_are_listed_by_chat_and_status_and_paged(platforms: Stack) -> None:
+    async with platforms.client() as client:
         group = await make(client, "tg:-1001234")
         topic = await make(client, "tg:-1001234:7")
         other = await make(client, "tg:-10012345")  # another chat whose id starts alike
@@ -160,8 +183,8 @@ async def test_tasks_are_listed_by_chat_and_status_and_paged(stack: Stack) -> No
     )
 
 
-async def test_cancelling_a_task(stack: Stack) -> None:
-    async with stack.client() as client, announcements(stack.redis_url) as heard:
+async def test_cancelling_a_task(platforms: Stack) -> None:
+    async with platforms.client() as client, announcements(platforms.redis_url) as heard:
         made = await make(client, "slack:T1:C0GENERAL")
         await heard_id(heard, made["id"])
         cancelled = await client.delete(f"/api/tasks/{made['id']}")
@@ -178,8 +201,8 @@ async def test_cancelling_a_task(stack: Stack) -> None:
     assert listed["total"] == 0
 
 
-async def test_a_person_s_task_may_be_cancelled_by_the_operator(stack: Stack) -> None:
-    async with configured_book(stack) as book:
+async def test_a_person_s_task_may_be_cancelled_by_the_operator(platforms: Stack) -> None:
+    async with configured_book(platforms) as book:
         now = datetime.now(UTC)
         schedule = parse_when("in 1 hour", ZoneInfo("Europe/Lisbon"), now)
         target = Target(session="tg:4242", platform="telegram")
@@ -187,7 +210,7 @@ async def test_a_person_s_task_may_be_cancelled_by_the_operator(stack: Stack) ->
         task = await book.add(
             NewTask(target, ann, "call Bob", "in 1 hour", schedule), max_active=20, now=now
         )
-    async with stack.client() as client:
+    async with platforms.client() as client:
         shown = (await client.get(f"/api/tasks/{task.id}")).json()
         cancelled = await client.delete(f"/api/tasks/{task.id}")
     assert (shown["creator"], shown["creator_name"], shown["timezone"]) == (
@@ -198,7 +221,7 @@ async def test_a_person_s_task_may_be_cancelled_by_the_operator(stack: Stack) ->
     assert cancelled.status_code == 200 and cancelled.json()["ended_by"] == "http:local"
 
 
-async def test_a_configured_task_is_ended_in_the_configuration(stack: Stack) -> None:
+async def test_a_configured_task_is_ended_in_the_configuration(platforms: Stack) -> None:
     now = datetime.now(UTC)
     configured = NewTask(
         Target(session="slack:T1:C0GENERAL", platform="slack"),
@@ -208,9 +231,9 @@ async def test_a_configured_task_is_ended_in_the_configuration(stack: Stack) -> 
         parse_when(WEEKDAYS_AT_9, ZoneInfo("UTC"), now),
         name="digest",
     )
-    async with configured_book(stack) as book:
+    async with configured_book(platforms) as book:
         (task,) = await book.replace_config([configured], now)
-    async with stack.client() as client:
+    async with platforms.client() as client:
         refused = await client.delete(f"/api/tasks/{task.id}")
         still = (await client.get(f"/api/tasks/{task.id}")).json()
     assert refused.status_code == 403, refused.text
@@ -218,10 +241,10 @@ async def test_a_configured_task_is_ended_in_the_configuration(stack: Stack) -> 
     assert still["status"] == "active" and still["name"] == "digest" and still["from_config"]
 
 
-async def test_the_api_counts_as_one_person_for_the_limit(stack: Stack) -> None:
-    limit = web_settings(stack.env).tasks_per_person
+async def test_the_api_counts_as_one_person_for_the_limit(platforms: Stack) -> None:
+    limit = web_settings(platforms.env).tasks_per_person
     assert limit == 20  # the default
-    async with stack.client() as client:
+    async with platforms.client() as client:
         made = [await make(client, f"tg:{n}") for n in range(1, limit + 1)]
         refused = await client.post(
             "/api/tasks", json={"session": "tg:99", "prompt": "one more", "when": "in 1 hour"}
@@ -235,9 +258,9 @@ async def test_the_api_counts_as_one_person_for_the_limit(stack: Stack) -> None:
     assert after_one_ended["session"] == "tg:99" and total == limit
 
 
-async def test_the_minimum_interval_applies_to_operators(stack: Stack) -> None:
-    assert web_settings(stack.env).task_min_interval == 300  # the default
-    async with stack.client() as client:
+async def test_the_minimum_interval_applies_to_operators(platforms: Stack) -> None:
+    assert web_settings(platforms.env).task_min_interval == 300  # the default
+    async with platforms.client() as client:
         every_five = await make(client, "tg:4242", when="every 5 minutes")
         answers = [
             await client.post(
@@ -252,10 +275,10 @@ async def test_the_minimum_interval_applies_to_operators(stack: Stack) -> None:
         assert problem.startswith("when: That runs every ") and "5 minutes" in problem
 
 
-@pytest.mark.parametrize("stack", [{"PARLEY_API_TOKEN": TOKEN}], indirect=True)
-async def test_tasks_need_the_token_when_one_is_set(stack: Stack) -> None:
+@pytest.mark.parametrize("platforms", [{"PARLEY_API_TOKEN": TOKEN}], indirect=True)
+async def test_tasks_need_the_token_when_one_is_set(platforms: Stack) -> None:
     body = {"session": "tg:4242", "prompt": "hi", "when": "in 1 hour"}
-    async with stack.client() as client:
+    async with platforms.client() as client:
         refused = [
             await client.get("/api/tasks"),
             await client.post("/api/tasks", json=body),
@@ -285,3 +308,23 @@ async def configured_book(stack: Stack) -> AsyncIterator[TaskBook]:
     finally:
         await redis.aclose()
         await database.aclose()
+
+
+async def test_a_task_for_a_platform_that_is_not_configured_is_refused(stack: Stack) -> None:
+    """`stack` serves the API alone: no Telegram or Slack bot could answer such a task."""
+    async with stack.client() as client:
+        session = await stack.session(client)
+        answers = {
+            where: await client.post(
+                "/api/tasks", json={"session": where, "prompt": "hi", "when": "in 1 hour"}
+            )
+            for where in ("tg:4242", "slack:T1:C0GENERAL")
+        }
+        made = await make(client, f"http:{session}")  # the API itself is always answered
+        total = (await client.get("/api/tasks?status=all")).json()["total"]
+    for where, answer in answers.items():
+        assert answer.status_code == 422, answer.text
+        platform = "telegram" if where.startswith("tg:") else "slack"
+        (problem,) = answer.json()["problems"]
+        assert problem.startswith(f"session: {platform} is not configured in this Parley")
+    assert made["platform"] == "http" and total == 1
