@@ -1,7 +1,8 @@
-"""The HTTP API: sessions, streamed messages, stop, confirmations, tools, health.
+"""The HTTP API: sessions, streamed messages, stop, confirmations, tools, health, tasks.
 
 Every bad request gets a JSON error with a 4xx status and nothing is enqueued for it. The
-record of every platform's sessions (list, read, delete, stats) is in `records.py`.
+record of every platform's sessions (list, read, delete, stats) is in `records.py`, the
+scheduled tasks (list, read, create, cancel) in `tasks.py`.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 from redis.exceptions import RedisError
 
-from adapters.http.common import error, read_json, refusal
+from adapters.http import sessions, tasks
+from adapters.http.common import USER, api_sender, error, read_body, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
@@ -33,7 +35,7 @@ from adapters.services import Services
 from bot import keys
 from bot.config import Settings
 from bot.confirmations import Status
-from bot.envelope import MAX_TEXT, Envelope, Sender
+from bot.envelope import MAX_TEXT, Envelope
 from bot.llm.base import ToolSpec
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 
@@ -43,7 +45,6 @@ MAX_MESSAGE_ID = 200  # an envelope id's own limit
 RETRY_AFTER_S = 5  # how soon a client may try again after a 503
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 PAGE = Path(__file__).with_name("chat.html")
-USER = web.RequestKey("user", str)
 PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own credentials
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -68,19 +69,6 @@ class MessageIn(BaseModel):
 
 class DecisionIn(BaseModel):
     decision: str = Field(pattern="^(approve|deny)$")
-
-
-def _user(request: web.Request) -> Sender:
-    return Sender(id=request[USER], name="web", is_admin=True)
-
-
-async def _body(request: web.Request, model: type[BaseModel]) -> Any:
-    data = await read_json(request)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = [f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()]
-        raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems) from None
 
 
 def _message_id(request: web.Request) -> str:
@@ -117,26 +105,20 @@ class Api:
         return web.json_response({"id": session_id}, status=201)
 
     async def _known(self, request: web.Request) -> str:
-        """The session's key; one Redis lost is found again in the record and re-registered."""
+        """The session's key, or 404 for an id this API never made."""
         session_id = request.match_info["session_id"]
-        session = f"http:{session_id}"
-        redis = self.deps.redis
-        if session_id.isalnum() and await redis.exists(keys.http_session(session_id)):
-            return session
-        if session_id.isalnum() and await self.deps.archive.exists(session):
-            record = {"owner": request[USER], "created_at": time.time(), "restored": True}
-            await redis.set(keys.http_session(session_id), json.dumps(record), nx=True)
-            return session
+        if await sessions.known(self.deps, session_id, request[USER]):
+            return f"http:{session_id}"
         raise refusal(web.HTTPNotFound, "unknown session")
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
         session = await self._known(request)
-        body: MessageIn = await _body(request, MessageIn)
+        body: MessageIn = await read_body(request, MessageIn)
         envelope = Envelope(
             id=_message_id(request),
             session=session,
             text=body.text,
-            sender=_user(request),
+            sender=api_sender(request),
             platform="http",
         )
         with self._reserve() as slot:
@@ -162,7 +144,7 @@ class Api:
 
     async def decide(self, request: web.Request) -> web.StreamResponse:
         confirmation_id = request.match_info["confirmation_id"]
-        body: DecisionIn = await _body(request, DecisionIn)
+        body: DecisionIn = await read_body(request, DecisionIn)
         streaming = "text/event-stream" in request.headers.get("Accept", "")
         with self._reserve() if streaming else contextlib.nullcontext() as slot:
             return await self._decide(request, confirmation_id, body, slot)
@@ -188,7 +170,7 @@ class Api:
             id=f"decision:{confirmation_id}",
             session=confirmation.session,
             kind="decision",
-            sender=_user(request),
+            sender=api_sender(request),
             platform="http",
             confirmation_id=confirmation_id,
             approve=status == "approved",
@@ -315,4 +297,5 @@ def build_app(deps: WebDeps) -> web.Application:
     app.router.add_get("/api/sessions/{session_id}/events", api.events)
     app.router.add_post("/api/sessions/{session_id}/stop", api.stop)
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
+    tasks.mount(app, deps)
     return app

@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 import re
 from itertools import accumulate
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
+from pydantic import BaseModel, ValidationError
 
+from bot.envelope import Sender
+
+USER = web.RequestKey("user", str)  # who asks: http:token, http:local, or http:public
 MAX_DEPTH = 32  # far more than any request or platform update nests
 # A closed JSON string, and text whose every string is closed; possessive, so matching never
 # backtracks: one pass over the bytes, whatever they are.
@@ -22,11 +26,20 @@ _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 _CLOSED = re.compile(rb'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
+# ASCII digits only: `str.isdigit` and `int` also take "²" and "٣".
+WHOLE_NUMBER = re.compile(r"[0-9]{1,10}")
+Body = TypeVar("Body", bound=BaseModel)
 
 
 def error(code: int, message: str, **extra: Any) -> web.Response:
     """Every error is JSON with an `error` text a person can act on."""
     return web.json_response({"error": message, **extra}, status=code)
+
+
+def api_sender(request: web.Request) -> Sender:
+    """Who the API acts for: its identity (`http:token`, `http:local`), an admin, since
+    whoever holds the token (or this machine) is the operator."""
+    return Sender(id=request[USER], name="web", is_admin=True)
 
 
 def refusal(
@@ -67,3 +80,21 @@ def parse_json(raw: bytes | str, what: str = "the body") -> Any:
 async def read_json(request: web.Request) -> Any:
     """The request's JSON body; more than the app's `client_max_size` is refused (413)."""
     return parse_json(await request.read())
+
+
+async def read_body(request: web.Request, model: type[Body]) -> Body:
+    """The request's JSON body as `model`, or a 422 listing each problem with its field."""
+    data = await read_json(request)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = [f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()]
+        raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems) from None
+
+
+def query_number(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    """The query parameter `name`, a whole number from `low` to `high`, or a 400 saying so."""
+    raw = request.query.get(name, str(default))
+    if not WHOLE_NUMBER.fullmatch(raw) or not low <= int(raw) <= high:
+        raise refusal(web.HTTPBadRequest, f"{name} must be a whole number from {low} to {high}")
+    return int(raw)

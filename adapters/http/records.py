@@ -8,17 +8,14 @@ state in Redis and its history in SQL both go.
 from __future__ import annotations
 
 import asyncio
-import re
 
 from aiohttp import web
 
-from adapters.http.common import error, refusal
+from adapters.http.common import error, query_number
 from adapters.services import Services
 from bot import keys
 
 MAX_LIMIT = 100
-# ASCII digits only: `str.isdigit` and `int` also take "²" and "٣".
-WHOLE_NUMBER = re.compile(r"[0-9]{1,10}")
 STOP_WAIT_S = 10.0
 
 
@@ -27,21 +24,14 @@ def _key(request: web.Request) -> str:
     return session if ":" in session else f"http:{session}"
 
 
-def _number(request: web.Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query.get(name, str(default))
-    if not WHOLE_NUMBER.fullmatch(raw) or not low <= int(raw) <= high:
-        raise refusal(web.HTTPBadRequest, f"{name} must be a whole number from {low} to {high}")
-    return int(raw)
-
-
 class Records:
     def __init__(self, services: Services) -> None:
         self.services = services
 
     async def page(self, request: web.Request) -> web.Response:
         """`?offset=&limit=`: the most recently active sessions first, with the total."""
-        offset = _number(request, "offset", 0, 0, 10**9)
-        limit = _number(request, "limit", 20, 1, MAX_LIMIT)
+        offset = query_number(request, "offset", 0, 0, 10**9)
+        limit = query_number(request, "limit", 20, 1, MAX_LIMIT)
         total, items = await self.services.archive.sessions(offset, limit)
         return web.json_response(
             {
@@ -55,7 +45,7 @@ class Records:
     async def detail(self, request: web.Request) -> web.Response:
         """The session and its latest messages (`?recent=`, 50 unless asked)."""
         key = _key(request)
-        recent = _number(request, "recent", 50, 0, 1000)
+        recent = query_number(request, "recent", 50, 0, 1000)
         found = await self.services.archive.session(key, recent)
         if found is None:
             return error(404, "unknown session", id=key)
