@@ -76,3 +76,4 @@ bench: sync system-test
 	$(UV) run --frozen python -m tests.bench.slack
 	$(UV) run --frozen python -m tests.bench.history
 	$(UV) run --frozen python -m tests.bench.startup
+	$(UV) run --frozen python -m tests.bench.scheduler
