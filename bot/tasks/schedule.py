@@ -133,7 +133,10 @@ def parse_when(when: str, zone: zoneinfo.ZoneInfo, now: datetime) -> Schedule:
     if len(fields) == 5 and all(_CRON_FIELD.fullmatch(f) for f in fields):
         spec = " ".join(fields)
         cron_trigger(spec, zone)  # raises if APScheduler cannot read it
-        return Schedule(kind="cron", spec=spec, zone=zone.key, anchor=anchor)
+        schedule = Schedule(kind="cron", spec=spec, zone=zone.key, anchor=anchor)
+        if not schedule.next_runs(now, 1):
+            raise WhenError(f"The cron expression {spec!r} never comes (e.g. 31 February).")
+        return schedule
     return _once_at(text, zone, now)
 
 
