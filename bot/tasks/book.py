@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from redis.asyncio import Redis
-from sqlalchemy import Table, func, select, update
+from sqlalchemy import Table, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import keys
@@ -75,9 +75,11 @@ class TaskBook:
 
     async def in_chat(self, chat: str, *, active: bool = True) -> list[Task]:
         """The tasks of a chat: its session `chat`, and the sessions inside it (`chat:…`,
-        a forum topic, a Slack thread)."""
-        where = (TASKS.c.session_key == chat) | TASKS.c.session_key.startswith(
-            f"{chat}:", autoescape=True
+        a forum topic, a Slack thread). Compared exactly: SQLite's LIKE ignores case, and
+        `slack:T1:C1` is not `slack:t1:c1`."""
+        inside = f"{chat}:"
+        where = (TASKS.c.session_key == chat) | (
+            func.substr(TASKS.c.session_key, 1, len(inside)) == inside
         )
         return await self._select(where, active)
 
@@ -110,7 +112,8 @@ class TaskBook:
         return ("cancelled" if ended else "ended"), task
 
     async def ran(self, task_id: int, run_at: datetime, next_run_at: datetime | None) -> None:
-        """The scheduler sent the run due at `run_at`; a one-off task is done."""
+        """The scheduler sent the run due at `run_at`; a one-off task is done (unless it was
+        cancelled while its run was on its way: it stays cancelled)."""
         values: dict[str, Any] = {
             "last_run_at": run_at,
             "next_run_at": next_run_at,
@@ -118,7 +121,7 @@ class TaskBook:
             "updated_at": datetime.now(UTC),
         }
         if next_run_at is None:
-            values["status"] = "done"
+            values["status"] = _if_active("done")
         await self._update(task_id, values)
 
     async def skipped(self, task_id: int, run_at: datetime, next_run_at: datetime | None) -> None:
@@ -129,7 +132,7 @@ class TaskBook:
             "updated_at": datetime.now(UTC),
         }
         if next_run_at is None:
-            values["status"] = "missed"
+            values["status"] = _if_active("missed")
         await self._update(task_id, values)
 
     async def replace_config(self, tasks: Sequence[NewTask], now: datetime) -> list[Task]:
@@ -167,6 +170,11 @@ class TaskBook:
             await self.redis.publish(keys.TASKS_CHANNEL, str(task_id))
         except Exception:  # the scheduler's periodic reload finds the change all the same
             log.warning("could not announce the change of task %s", task_id, exc_info=True)
+
+
+def _if_active(status: Status) -> Any:
+    """`status` for an active task; an ended one keeps how it ended."""
+    return case((TASKS.c.status == "active", status), else_=TASKS.c.status)
 
 
 def _row(new: NewTask, first: list[datetime], now: datetime) -> dict[str, Any]:
