@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 
 from bot import keys
 from bot.config import Settings
@@ -192,15 +193,16 @@ async def test_changes_are_announced_on_the_tasks_channel(book: TaskBook, redis:
         third = await book.add(new(), max_active=20, now=NOW)
         assert await _next_message(pubsub) == str(third.id).encode()
     finally:
-        await pubsub.aclose()
+        await pubsub.unsubscribe()
+        await pubsub.aclose()  # type: ignore[no-untyped-call]
 
 
-async def _next_message(pubsub: object) -> bytes:
+async def _next_message(pubsub: PubSub) -> bytes:
     """The next thing said on the channel, waited for generously."""
 
     async def wait() -> bytes:
         while True:
-            message = await pubsub.get_message(timeout=1.0)  # type: ignore[attr-defined]
+            message = await pubsub.get_message(timeout=1.0)
             if message is not None:
                 return message["data"] if message["type"] == "message" else b"subscribed"
 
