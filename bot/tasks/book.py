@@ -7,6 +7,7 @@ moments; a lost announcement is caught by the scheduler's periodic full reload.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,11 +48,19 @@ class TaskBook:
     def __init__(self, engine: AsyncEngine, redis: Redis) -> None:
         self.engine = engine
         self.redis = redis
+        # One model reply may call schedule_task several times at once: the count and the
+        # insert of one add are not interleaved with another's (in this process; across
+        # processes, PostgreSQL's advisory lock on the person does the same).
+        self._adding = asyncio.Lock()
 
     async def add(self, new: NewTask, *, max_active: int, now: datetime) -> Task:
         """Store `new`; refused once its creator has `max_active` active tasks."""
-        async with self.engine.begin() as db:
+        async with self._adding, self.engine.begin() as db:
             if new.name is None:
+                if db.dialect.name == "postgresql":
+                    await db.execute(
+                        select(func.pg_advisory_xact_lock(func.hashtext(new.creator.id)))
+                    )
                 count = select(func.count()).where(
                     TASKS.c.creator == new.creator.id, TASKS.c.status == "active"
                 )

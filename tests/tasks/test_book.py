@@ -207,3 +207,28 @@ async def _next_message(pubsub: PubSub) -> bytes:
                 return message["data"] if message["type"] == "message" else b"subscribed"
 
     return await asyncio.wait_for(wait(), timeout=30)
+
+
+async def test_the_limit_holds_for_tasks_added_at_the_same_time(book: TaskBook) -> None:
+    """The model may call schedule_task several times in one reply; the calls run at once."""
+    results = await asyncio.gather(
+        *(book.add(new(prompt=f"task {n}"), max_active=3, now=NOW) for n in range(6)),
+        return_exceptions=True,
+    )
+    assert sum(isinstance(result, TaskRefused) for result in results) == 3
+    assert len(await book.of_person(ANN.id)) == 3
+
+
+async def test_on_postgresql_the_limit_holds_across_processes(
+    book: TaskBook, redis: Redis, database_url: str
+) -> None:
+    """Workers' books (each with its own lock) adding for the same person at once."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("SQLite is one process's database here")
+    books = [TaskBook(book.engine, redis) for _ in range(8)]
+    results = await asyncio.gather(
+        *(each.add(new(prompt="at once"), max_active=3, now=NOW) for each in books),
+        return_exceptions=True,
+    )
+    assert sum(isinstance(result, TaskRefused) for result in results) == 5
+    assert len(await book.of_person(ANN.id)) == 3
