@@ -143,7 +143,8 @@ async def set_timezone(
     ],
 ) -> str:
     """Remember the person's time zone: their times ('at 9', 'tomorrow') are read in it from
-    now on, in every chat. Tasks already scheduled keep the zone they were made in."""
+    now on, in every chat. Tasks already scheduled keep the zone they were made in. Call it
+    before schedule_task, not alongside it: calls made together run at the same time."""
     try:
         zone = known_zone(timezone)
     except ValueError:
