@@ -137,7 +137,7 @@ def parse_when(when: str, zone: zoneinfo.ZoneInfo, now: datetime) -> Schedule:
     if len(fields) == 5 and all(_CRON_FIELD.fullmatch(f) for f in fields):
         schedule = Schedule(kind="cron", spec=text, zone=zone.key, anchor=anchor)
         if not schedule.next_runs(now, 1):  # cron_trigger raised if it cannot be read
-            raise WhenError(f"The cron expression {text!r} never runs (no such date).")
+            raise WhenError(f"The cron expression {text!r} never comes (e.g. 31 February).")
         return schedule
     if len(fields) == 6 and all(_CRON_FIELD.fullmatch(f) for f in fields):
         raise WhenError(

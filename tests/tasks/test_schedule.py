@@ -94,7 +94,7 @@ def test_a_delay_and_an_interval_count_from_now() -> None:
         ("0 9 * * 8", "Cannot read the day-of-week field '8' of the cron expression."),
         ("0 9 * * 1-5/0", "Cannot read the day-of-week field '1-5/0'"),
         ("60 9 * * *", "Cannot read the cron expression '60 9 * * *'"),
-        ("0 0 31 2 *", "The cron expression '0 0 31 2 *' never runs (no such date)."),
+        ("0 0 31 2 *", "The cron expression '0 0 31 2 *' never comes (e.g. 31 February)."),
         ("nonsense", "Cannot read when='nonsense'. Use an ISO 8601 date-time"),
         ("every weekday at 9", "use a cron expression such as '0 9 * * 1-5'"),
         ("in 0 seconds", "The duration must be at least one second."),
