@@ -6,6 +6,7 @@ names the variable, because a traceback from deep inside pydantic tells an opera
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import zoneinfo
@@ -314,10 +315,17 @@ class Settings(BaseSettings):
 
 
 def known_zone(name: str) -> zoneinfo.ZoneInfo:
-    try:
-        return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"unknown IANA time zone {name!r} (e.g. Europe/Berlin)") from None
+    """The IANA zone `name`. Only the zone database's names are taken: `ZoneInfo` alone
+    also opens what lies beside them (`Europe` is a directory, `zone.tab` no zone file) and
+    fails with errors that show the machine's paths."""
+    if name not in _zone_names():
+        raise ValueError(f"unknown IANA time zone {name!r} (e.g. Europe/Berlin)")
+    return zoneinfo.ZoneInfo(name)
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones()) - {"localtime", "Factory"}
 
 
 def env_name(loc: str) -> str:

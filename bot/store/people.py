@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.config import known_zone
 from bot.store.history import upsert
 from bot.store.schema import PersonRow
 
@@ -28,8 +29,8 @@ class People:
         if zone is None:
             return None
         try:
-            zoneinfo.ZoneInfo(zone)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            known_zone(zone)
+        except ValueError:
             return None
         return str(zone)
 

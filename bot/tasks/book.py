@@ -7,6 +7,7 @@ moments; a lost announcement is caught by the scheduler's periodic full reload.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from redis.asyncio import Redis
-from sqlalchemy import Table, func, select, update
+from sqlalchemy import Table, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import keys
@@ -47,11 +48,19 @@ class TaskBook:
     def __init__(self, engine: AsyncEngine, redis: Redis) -> None:
         self.engine = engine
         self.redis = redis
+        # One model reply may call schedule_task several times at once: the count and the
+        # insert of one add are not interleaved with another's (in this process; across
+        # processes, PostgreSQL's advisory lock on the person does the same).
+        self._adding = asyncio.Lock()
 
     async def add(self, new: NewTask, *, max_active: int, now: datetime) -> Task:
         """Store `new`; refused once its creator has `max_active` active tasks."""
-        async with self.engine.begin() as db:
+        async with self._adding, self.engine.begin() as db:
             if new.name is None:
+                if db.dialect.name == "postgresql":
+                    await db.execute(
+                        select(func.pg_advisory_xact_lock(func.hashtext(new.creator.id)))
+                    )
                 count = select(func.count()).where(
                     TASKS.c.creator == new.creator.id, TASKS.c.status == "active"
                 )
@@ -75,9 +84,11 @@ class TaskBook:
 
     async def in_chat(self, chat: str, *, active: bool = True) -> list[Task]:
         """The tasks of a chat: its session `chat`, and the sessions inside it (`chat:…`,
-        a forum topic, a Slack thread)."""
-        where = (TASKS.c.session_key == chat) | TASKS.c.session_key.startswith(
-            f"{chat}:", autoescape=True
+        a forum topic, a Slack thread). Compared exactly: SQLite's LIKE ignores case, and
+        `slack:T1:C1` is not `slack:t1:c1`."""
+        inside = f"{chat}:"
+        where = (TASKS.c.session_key == chat) | (
+            func.substr(TASKS.c.session_key, 1, len(inside)) == inside
         )
         return await self._select(where, active)
 
@@ -110,7 +121,8 @@ class TaskBook:
         return ("cancelled" if ended else "ended"), task
 
     async def ran(self, task_id: int, run_at: datetime, next_run_at: datetime | None) -> None:
-        """The scheduler sent the run due at `run_at`; a one-off task is done."""
+        """The scheduler sent the run due at `run_at`; a one-off task is done (unless it was
+        cancelled while its run was on its way: it stays cancelled)."""
         values: dict[str, Any] = {
             "last_run_at": run_at,
             "next_run_at": next_run_at,
@@ -118,7 +130,7 @@ class TaskBook:
             "updated_at": datetime.now(UTC),
         }
         if next_run_at is None:
-            values["status"] = "done"
+            values["status"] = _if_active("done")
         await self._update(task_id, values)
 
     async def skipped(self, task_id: int, run_at: datetime, next_run_at: datetime | None) -> None:
@@ -129,7 +141,7 @@ class TaskBook:
             "updated_at": datetime.now(UTC),
         }
         if next_run_at is None:
-            values["status"] = "missed"
+            values["status"] = _if_active("missed")
         await self._update(task_id, values)
 
     async def replace_config(self, tasks: Sequence[NewTask], now: datetime) -> list[Task]:
@@ -167,6 +179,11 @@ class TaskBook:
             await self.redis.publish(keys.TASKS_CHANNEL, str(task_id))
         except Exception:  # the scheduler's periodic reload finds the change all the same
             log.warning("could not announce the change of task %s", task_id, exc_info=True)
+
+
+def _if_active(status: Status) -> Any:
+    """`status` for an active task; an ended one keeps how it ended."""
+    return case((TASKS.c.status == "active", status), else_=TASKS.c.status)
 
 
 def _row(new: NewTask, first: list[datetime], now: datetime) -> dict[str, Any]:

@@ -15,6 +15,7 @@ crontab from Sunday = 0, so a cron day-of-week field is rewritten as day names f
 
 from __future__ import annotations
 
+import copy
 import re
 import zoneinfo
 from datetime import UTC, datetime, timedelta
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 Kind = Literal["once", "cron", "interval"]
 MAX_WHEN = 200
 MAX_RUNS_CHECKED = 24  # next runs a cron expression's shortest gap is measured over
+MAX_SECONDS = 10 * 366 * 86400  # the longest delay or interval: ten years
 
 _UNITS = {
     "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
@@ -83,10 +85,10 @@ class Schedule(BaseModel):
             upcoming = trigger.get_next_fire_time(previous, moment)
             if upcoming is None:
                 break
-            if upcoming > after:
-                runs.append(upcoming.astimezone(self.tz))
+            if upcoming > after:  # shown as the zone's clock shows it (through UTC: normalised)
+                runs.append(upcoming.astimezone(UTC).astimezone(self.tz))
             previous = upcoming
-            moment = upcoming + timedelta(microseconds=1)
+            moment = upcoming.astimezone(UTC) + timedelta(microseconds=1)
         return runs
 
     def shortest_gap(self, after: datetime) -> timedelta | None:
@@ -124,6 +126,8 @@ def parse_when(when: str, zone: zoneinfo.ZoneInfo, now: datetime) -> Schedule:
         try:
             seconds = seconds_of(lowered[6:], bare_unit=True)
         except WhenError as exc:
+            if not str(exc).startswith(("Cannot read", "Unknown unit")):
+                raise
             raise WhenError(
                 f"{exc} For days of the week or times of day ('every weekday at 9'), "
                 "use a cron expression such as '0 9 * * 1-5'."
@@ -131,12 +135,15 @@ def parse_when(when: str, zone: zoneinfo.ZoneInfo, now: datetime) -> Schedule:
         return Schedule(kind="interval", spec=str(seconds), zone=zone.key, anchor=anchor)
     fields = text.split(" ")
     if len(fields) == 5 and all(_CRON_FIELD.fullmatch(f) for f in fields):
-        spec = " ".join(fields)
-        cron_trigger(spec, zone)  # raises if APScheduler cannot read it
-        schedule = Schedule(kind="cron", spec=spec, zone=zone.key, anchor=anchor)
-        if not schedule.next_runs(now, 1):
-            raise WhenError(f"The cron expression {spec!r} never comes (e.g. 31 February).")
+        schedule = Schedule(kind="cron", spec=text, zone=zone.key, anchor=anchor)
+        if not schedule.next_runs(now, 1):  # cron_trigger raised if it cannot be read
+            raise WhenError(f"The cron expression {text!r} never comes (e.g. 31 February).")
         return schedule
+    if len(fields) == 6 and all(_CRON_FIELD.fullmatch(f) for f in fields):
+        raise WhenError(
+            "A cron expression has five fields (minute hour day month weekday), "
+            "e.g. '0 9 * * 1-5'; seconds cannot be given."
+        )
     return _once_at(text, zone, now)
 
 
@@ -159,8 +166,12 @@ def _once_at(text: str, zone: zoneinfo.ZoneInfo, now: datetime) -> Schedule:
             f"Cannot read when={text!r}. Use an ISO 8601 date-time (2026-12-01T09:00), "
             "'in 20 minutes', a cron expression ('0 9 * * 1-5') or 'every 2 hours'."
         ) from None
-    if moment.tzinfo is None:
+    if moment.tzinfo is None:  # a time that occurs twice is the first; one skipped, later
         moment = moment.replace(tzinfo=zone)
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        raise WhenError(f"{text!r} is too far in the future.") from None
     if moment <= now:
         shown = moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
         raise WhenError(f"{shown} has already passed; give a time in the future.")
@@ -198,6 +209,8 @@ def seconds_of(text: str, *, bare_unit: bool = False) -> int:
         )
     if total < 1:
         raise WhenError("The duration must be at least one second.")
+    if total > MAX_SECONDS:
+        raise WhenError("The duration may be at most ten years.")
     return round(total)
 
 
@@ -222,11 +235,42 @@ def cron_trigger(spec: str, zone: zoneinfo.ZoneInfo) -> CronTrigger:
     minute, hour, day, month, weekday = spec.split(" ")
     weekdays = crontab_weekdays(weekday)
     try:
-        return CronTrigger(
+        return WallClockCronTrigger(
             minute=minute, hour=hour, day=day, month=month, day_of_week=weekdays, timezone=zone
         )
     except ValueError as exc:
         raise WhenError(f"Cannot read the cron expression {spec!r}: {exc}.") from None
+
+
+class WallClockCronTrigger(CronTrigger):  # type: ignore[misc]
+    """A cron trigger that matches the local wall clock and always moves forward.
+
+    APScheduler 3's own cron trigger loses its way in the hour a clock goes back (a DST
+    fold): it returns the same run again, or an earlier one, forever, so "0 * * * *" in
+    Europe/Lisbon would never get past 01:00 on the last Sunday of October. Here the
+    expression is matched against local wall-clock times (a trigger in UTC, which has no
+    DST, does that), and each matching time is placed in the zone: a time that occurs twice
+    runs at its first occurrence only, a time the clock skips runs when the clock has moved
+    on (02:30 on a spring-forward night runs at 03:30)."""
+
+    def get_next_fire_time(
+        self, previous_fire_time: datetime | None, now: datetime
+    ) -> datetime | None:
+        after = now.astimezone(UTC)  # the first run at or after `now`, or the one after the last
+        if previous_fire_time is not None:
+            after = previous_fire_time.astimezone(UTC) + timedelta(microseconds=1)
+        wall_trigger = copy.copy(self)
+        wall_trigger.timezone = UTC
+        local = after.astimezone(self.timezone)
+        wall = local.replace(tzinfo=UTC, fold=0)
+        while True:
+            match: datetime | None = CronTrigger.get_next_fire_time(wall_trigger, None, wall)
+            if match is None:
+                return None
+            instant = match.replace(tzinfo=self.timezone).astimezone(UTC)  # fold 0: first
+            if instant >= after:
+                return instant.astimezone(self.timezone)
+            wall = match + timedelta(microseconds=1)
 
 
 def crontab_weekdays(field: str) -> str:

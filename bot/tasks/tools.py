@@ -8,18 +8,21 @@ task was made in.
 
 from __future__ import annotations
 
+import logging
 import zoneinfo
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import Field
 
+from bot.config import known_zone
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target
 from bot.tasks.schedule import MAX_WHEN, WhenError, check_frequency, parse_when
 from bot.tools.base import Tool, ToolContext, ToolError, tool
 from bot.tools.services import ToolServices
 
+log = logging.getLogger(__name__)
 WHEN = (
     "When to run, read in the person's time zone: an ISO 8601 date-time "
     "('2026-12-01T09:00'), a delay ('in 20 minutes', 'in 2 hours'), a five-field cron "
@@ -36,6 +39,17 @@ def _services(ctx: ToolContext) -> ToolServices:
     if ctx.services is None:
         raise ToolError("Scheduled tasks need Parley's worker and database; not available here.")
     return ctx.services
+
+
+async def _person_zone(ctx: ToolContext, services: ToolServices) -> zoneinfo.ZoneInfo:
+    """The person's zone as it is stored now: one they set earlier in this same turn ("I'm
+    in Lisbon, remind me at 9") counts, though the turn began in the old one."""
+    try:
+        zone = await services.people.timezone(ctx.user.id)
+    except Exception:  # the database is away: the zone the turn began with
+        log.warning("could not read the time zone of %s", ctx.user.id, exc_info=True)
+        zone = None
+    return zoneinfo.ZoneInfo(zone) if zone else ctx.timezone
 
 
 @tool(isolation="loop")
@@ -59,7 +73,7 @@ async def schedule_task(
     services = _services(ctx)
     now = datetime.now(UTC)
     try:
-        schedule = parse_when(when, ctx.timezone, now)
+        schedule = parse_when(when, await _person_zone(ctx, services), now)
         check_frequency(schedule, now, ctx.settings.task_min_interval)
     except WhenError as exc:
         raise ToolError(str(exc)) from None
@@ -129,10 +143,11 @@ async def set_timezone(
     ],
 ) -> str:
     """Remember the person's time zone: their times ('at 9', 'tomorrow') are read in it from
-    now on, in every chat. Tasks already scheduled keep the zone they were made in."""
+    now on, in every chat. Tasks already scheduled keep the zone they were made in. Call it
+    before schedule_task, not alongside it: calls made together run at the same time."""
     try:
-        zone = zoneinfo.ZoneInfo(timezone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        zone = known_zone(timezone)
+    except ValueError:
         raise ToolError(
             f"Unknown time zone {timezone!r}; use an IANA name such as Europe/Lisbon."
         ) from None

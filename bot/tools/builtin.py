@@ -7,12 +7,12 @@ sure an expression they missed costs a killed helper, never a stalled worker.
 
 from __future__ import annotations
 
-import zoneinfo
 from datetime import datetime
 from typing import Annotated
 
 from pydantic import Field
 
+from bot.config import known_zone
 from bot.tools import Tool, ToolContext, ToolError, tool
 from bot.tools.calculator import CalculatorError, evaluate, render
 
@@ -30,8 +30,8 @@ async def current_time(
         zone = ctx.timezone
     else:
         try:
-            zone = zoneinfo.ZoneInfo(timezone)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            zone = known_zone(timezone)
+        except ValueError:
             raise ToolError(
                 f"Unknown time zone {timezone!r}; use an IANA name such as America/New_York."
             ) from None
