@@ -71,6 +71,8 @@ async def schedule_task(
     summary). At each run you receive the prompt here and your answer is posted here. Tell
     the person the time zone and the next run times this returns."""
     services = _services(ctx)
+    if not prompt.strip():
+        raise ToolError("The prompt is empty: say what to do at each run.")
     now = datetime.now(UTC)
     try:
         schedule = parse_when(when, await _person_zone(ctx, services), now)

@@ -137,10 +137,11 @@ async def test_a_run_missed_while_the_file_was_read_only_is_caught_up(rig: Rig) 
     assert [r.envelope_ids for r in runs] == [["m1"], ["m2"]]
     assert (info.runs, info.messages) == (2, 4)
     assert [m.run_id for m in info.recent] == [runs[0].id] * 2 + [runs[1].id] * 2
-    for name in ("input", "output"):
+    for name in ("input", "output", "cache_read", "cache_write"):
         by_runs = sum(getattr(r, f"{name}_tokens") for r in runs)
         by_messages = sum(getattr(m.usage, name) for m in info.recent if m.usage)
-        assert getattr(info.usage, name) == by_runs == by_messages > 0
+        assert getattr(info.usage, name) == by_runs == by_messages
+    assert info.usage.output > 0 and info.usage.input + info.usage.cache_write > 0
 
 
 def _broken_engine() -> AsyncEngine:

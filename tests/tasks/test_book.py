@@ -219,12 +219,10 @@ async def test_the_limit_holds_for_tasks_added_at_the_same_time(book: TaskBook) 
     assert len(await book.of_person(ANN.id)) == 3
 
 
-async def test_on_postgresql_the_limit_holds_across_processes(
-    book: TaskBook, redis: Redis, database_url: str
-) -> None:
-    """Workers' books (each with its own lock) adding for the same person at once."""
-    if not database_url.startswith("postgresql"):
-        pytest.skip("SQLite is one process's database here")
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_on_postgresql_the_limit_holds_across_processes(book: TaskBook, redis: Redis) -> None:
+    """Workers' books (each with its own lock) adding for the same person at once; SQLite
+    is one process's database here, so only PostgreSQL needs this."""
     books = [TaskBook(book.engine, redis) for _ in range(8)]
     results = await asyncio.gather(
         *(each.add(new(prompt="at once"), max_active=3, now=NOW) for each in books),

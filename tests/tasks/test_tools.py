@@ -122,6 +122,8 @@ async def test_schedule_task_refuses_what_it_cannot_run(
         executor, ctx, "schedule_task", prompt="x", when="in 1 hour", if_missed="x"
     )
     assert outcome.is_error and "if_missed" in outcome.content
+    outcome = await call(executor, ctx, "schedule_task", prompt=" \n ", when="in 1 hour")
+    assert outcome.is_error and "The prompt is empty" in outcome.content
     assert await book.every(active=False) == []
 
 
