@@ -23,8 +23,22 @@ RUN_HEADER = "(Scheduled task "
 
 
 def is_run(request: RecordedRequest) -> bool:
-    """Whether the model is asked to do a task's run (its last message from the user side)."""
-    return RUN_HEADER in request.last_user_text()
+    """Whether the turn the model is asked about is a task's run: its last user message with
+    text (tool results come after it while the turn goes on) has the run's header."""
+    for message in reversed(request.body.get("messages", [])):
+        content = message.get("content") or []
+        texts = (
+            [content]
+            if isinstance(content, str)
+            else [
+                str(block.get("text", ""))
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "text"
+            ]
+        )
+        if message.get("role") == "user" and texts:
+            return RUN_HEADER in "\n".join(texts)
+    return False
 
 
 def said(request: RecordedRequest) -> str:
@@ -35,27 +49,29 @@ def said(request: RecordedRequest) -> str:
 @dataclass
 class Brain:
     """The fake model's script for tests of tasks: a person's message containing a key of
-    `calls` gets its tool calls, and the turn ends with `done` once their results are in; a
-    task's run is answered with `run_reply`, numbered (`… #1`, `… #2`), or with `run_calls`
-    first.
+    `calls` gets its tool calls, and the turn ends with `done` once their results are in.
+    A task's run is answered `{reply} #{n}`, its n-th run, where the reply is `replies`'
+    for the task's prompt or `run_reply`; or it makes `run_calls` first.
 
-    Every request is kept, so a test can read the tool results the model saw."""
+    Every request is kept by the fake, so a test can read the tool results the model saw."""
 
     calls: dict[str, list[ToolCallSpec]] = field(default_factory=dict)
     done: str = "Done."
     run_reply: str = "Reminder: call Ann."
+    replies: dict[str, str] = field(default_factory=dict)
     run_calls: list[ToolCallSpec] = field(default_factory=list)
     after_run_calls: str = "The run is over."
-    runs: int = 0
+    runs: dict[str, int] = field(default_factory=dict)
 
     def __call__(self, request: RecordedRequest) -> Reply:
         if request.tool_results():
             return Reply(text=self.after_run_calls if is_run(request) else self.done)
         if is_run(request):
-            self.runs += 1
+            prompt = said(request)
+            self.runs[prompt] = n = self.runs.get(prompt, 0) + 1
             if self.run_calls:
                 return Reply(text="Working on it.", tool_calls=list(self.run_calls))
-            return Reply(text=f"{self.run_reply} #{self.runs}")
+            return Reply(text=f"{self.replies.get(prompt, self.run_reply)} #{n}")
         asked = said(request)
         wanted = [calls for key, calls in self.calls.items() if key in asked]
         return Reply(text="On it.", tool_calls=list(wanted[0] if wanted else []))
