@@ -7,10 +7,13 @@ Everything is real but the platforms and the model: the fakes in tests/fakes, ov
 
 from __future__ import annotations
 
+import asyncio
+import json
 import zoneinfo
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, time, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,10 +44,11 @@ REMINDER = "Reminder: call Ann. #1"
 RUN_WITHIN = 30.0  # from the request to the run's reply, on a busy machine
 
 
-async def leading(stack: Stack, tmp_path: Path) -> Schedulers:
-    """A scheduler process that leads, and a worker: what a task needs to run."""
+async def leading(stack: Stack, tmp_path: Path, **env: str) -> Schedulers:
+    """A scheduler process that leads (with `env` besides the stack's), and a worker: what a
+    task needs to run."""
     schedulers = Schedulers(stack.redis_url, stack.env, tmp_path)
-    await schedulers.start()
+    await schedulers.start(env)
     await stack.start_worker()
     await schedulers.wait_for_leader()
     return schedulers
@@ -172,3 +176,98 @@ async def test_the_confirmation_names_the_zone_and_the_next_three_runs_in_it(
     assert "Next runs: " + ", ".join(weekdays_at_nine("Europe/Lisbon")) in second
     tasks = await rows(database_of(tg_stack.env), TASKS)
     assert [t.timezone for t in tasks] == ["UTC", "Europe/Lisbon"]
+
+
+def configured(session: str) -> str:
+    """PARLEY_TASKS with one task posting into `session` every 2 seconds: an operator's
+    task may run more often than PARLEY_TASK_MIN_INTERVAL (300 s here) lets people's."""
+    task = {"name": "digest", "when": "every 2 seconds", "session": session}
+    return json.dumps([{**task, "prompt": "Post the digest"}])
+
+
+async def configured_runs(stack: Stack, session: str, count: int) -> list[Any]:
+    """The configured task's runs in the `runs` table, once there are `count`."""
+    database = database_of(stack.env)
+
+    async def recorded() -> list[Any]:
+        return await rows(database, RUNS, session_key=session, trigger="scheduled")
+
+    await until(recorded, f"scheduled runs of {session}", RUN_WITHIN)
+    await until(lambda: _at_least(recorded, count), f"{count} runs of {session}", RUN_WITHIN)
+    (task,) = await rows(database, TASKS, name="digest")
+    assert (task.creator, task.status, task.session_key) == ("config", "active", session)
+    return await recorded()
+
+
+async def _at_least(found: Callable[[], Awaitable[list[Any]]], count: int) -> bool:
+    return len(await found()) >= count
+
+
+async def test_a_configured_task_posts_at_the_top_of_a_slack_channel(
+    slack_stack: SlackStack, tmp_path: Path
+) -> None:
+    fake = slack_stack.fake_slack
+    general = fake.channel("C0GENERAL", "general")
+    session = f"slack:{TEAM_ID}:{general.id}"
+    slack_stack.fake.responder = Brain(run_reply="Today's digest.")
+    schedulers = await leading(slack_stack, tmp_path, PARLEY_TASKS=configured(session))
+    try:
+
+        def shown() -> list[str]:
+            return [m.shown for m in fake.bot_messages(general.id)]
+
+        await fake.wait_for(lambda: len(shown()) >= 2, RUN_WITHIN)
+        await configured_runs(slack_stack, session, 2)
+        await idle(slack_stack.redis_url)
+        assert shown()[:2] == ["Today's digest. #1", "Today's digest. #2"]
+        posted = {
+            (c.params.get("channel"), c.params.get("thread_ts") or None)
+            for c in fake.calls
+            if c.method in ("chat.postMessage", "chat.startStream")
+        }
+        assert posted == {(general.id, None)}
+    finally:
+        await schedulers.stop()
+
+
+async def test_a_configured_task_posts_into_a_telegram_group(
+    tg_stack: TelegramStack, tmp_path: Path
+) -> None:
+    tg = tg_stack.tg
+    group = tg.group("Digest")
+    session = f"tg:{group.id}"
+    tg_stack.fake.responder = Brain(run_reply="Today's digest.")
+    schedulers = await leading(tg_stack, tmp_path, PARLEY_TASKS=configured(session))
+    try:
+        await tg.wait_for(lambda: len(tg.messages(group)) >= 2, RUN_WITHIN)
+        await configured_runs(tg_stack, session, 2)
+        await idle(tg_stack.redis_url)
+        shown = [m.text for m in tg.messages(group)]
+        assert shown[:2] == ["Today's digest. #1", "Today's digest. #2"]
+        assert {m.chat_id for c in tg.chats.values() for m in tg.messages(c)} == {group.id}
+        assert [c for c in tg.calls if not c.ok] == []
+    finally:
+        await schedulers.stop()
+
+
+async def test_a_configured_task_for_a_session_no_platform_makes_stops_the_scheduler(
+    stack: Stack, tmp_path: Path
+) -> None:
+    bad = json.dumps(
+        [
+            {
+                "name": "digest",
+                "when": "every 2 hours",
+                "session": "slack:#general",
+                "prompt": "Post the digest",
+            }
+        ]
+    )
+    schedulers = Schedulers(stack.redis_url, stack.env, tmp_path)
+    proc = await schedulers.start({"PARLEY_TASKS": bad})
+    async with asyncio.timeout(60):
+        code = await proc.wait()
+    lines = schedulers.log(proc).strip().splitlines()
+    assert code == 2, lines
+    assert len(lines) == 1 and "PARLEY_TASKS" in lines[0], lines
+    assert "slack:#general" in lines[0] and "slack:TEAM:CHANNEL" in lines[0]
