@@ -49,13 +49,14 @@ def said(request: RecordedRequest) -> str:
 @dataclass
 class Brain:
     """The fake model's script for tests of tasks: a person's message containing a key of
-    `calls` gets its tool calls, and the turn ends with `done` once their results are in.
+    `calls` gets its tool calls (or its whole reply), and the turn ends with `done` once
+    their results are in.
     A task's run is answered `{reply} #{n}`, its n-th run, where the reply is `replies`'
     for the task's prompt or `run_reply`; or it makes `run_calls` first.
 
     Every request is kept by the fake, so a test can read the tool results the model saw."""
 
-    calls: dict[str, list[ToolCallSpec]] = field(default_factory=dict)
+    calls: dict[str, list[ToolCallSpec] | Reply] = field(default_factory=dict)
     done: str = "Done."
     run_reply: str = "Reminder: call Ann."
     replies: dict[str, str] = field(default_factory=dict)
@@ -73,8 +74,10 @@ class Brain:
                 return Reply(text="Working on it.", tool_calls=list(self.run_calls))
             return Reply(text=f"{self.replies.get(prompt, self.run_reply)} #{n}")
         asked = said(request)
-        wanted = [calls for key, calls in self.calls.items() if key in asked]
-        return Reply(text="On it.", tool_calls=list(wanted[0] if wanted else []))
+        wanted = next((calls for key, calls in self.calls.items() if key in asked), [])
+        if isinstance(wanted, Reply):
+            return wanted
+        return Reply(text="On it.", tool_calls=list(wanted))
 
 
 def results(requests: Sequence[RecordedRequest], tool: str) -> list[str]:
