@@ -38,6 +38,13 @@ def _services(ctx: ToolContext) -> ToolServices:
     return ctx.services
 
 
+async def _zone(ctx: ToolContext, services: ToolServices) -> zoneinfo.ZoneInfo:
+    """The person's zone as it is now: "I'm in Tokyo; every day at 9" sets it earlier in
+    this very turn, after the turn's context (`ctx.zone`) was made."""
+    zone = await services.people.timezone(ctx.user.id)
+    return zoneinfo.ZoneInfo(zone) if zone else ctx.timezone
+
+
 @tool(isolation="loop")
 async def schedule_task(
     ctx: ToolContext,
@@ -59,7 +66,7 @@ async def schedule_task(
     services = _services(ctx)
     now = datetime.now(UTC)
     try:
-        schedule = parse_when(when, ctx.timezone, now)
+        schedule = parse_when(when, await _zone(ctx, services), now)
         check_frequency(schedule, now, ctx.settings.task_min_interval)
     except WhenError as exc:
         raise ToolError(str(exc)) from None

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.llm import ToolCallSpec
+from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.slack import TEAM_ID
 from tests.integration.test_slack_replies import MENTION
 from tests.integration.test_telegram_replies import ANN
@@ -176,6 +176,23 @@ async def test_the_confirmation_names_the_zone_and_the_next_three_runs_in_it(
     assert "Next runs: " + ", ".join(weekdays_at_nine("Europe/Lisbon")) in second
     tasks = await rows(database_of(tg_stack.env), TASKS)
     assert [t.timezone for t in tasks] == ["UTC", "Europe/Lisbon"]
+
+
+async def test_a_zone_set_in_the_same_turn_is_the_zone_the_task_is_read_in(
+    tg_stack: TelegramStack,
+) -> None:
+    """ "I'm in Tokyo; every weekday at 9 …": the model sets the zone, then schedules."""
+    await tg_stack.start_worker()
+    digest = ToolCallSpec("schedule_task", {"prompt": "Summarise my day", "when": "0 9 * * 1-5"})
+    tokyo = ToolCallSpec("set_timezone", {"timezone": "Asia/Tokyo"})
+    tg_stack.fake.enqueue(Reply(tool_calls=[tokyo]), Reply(tool_calls=[digest]), Reply(text="Set."))
+    chat = tg_stack.tg.private_chat(ANN)
+    tg_stack.tg.send(chat, ANN, "I'm in Tokyo; every weekday at 9 summarise my day")
+    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(chat)), RUN_WITHIN)
+    await idle(tg_stack.redis_url)
+    (confirmation,) = results(tg_stack.fake.requests, "schedule_task")
+    assert "in the time zone Asia/Tokyo" in confirmation, confirmation
+    assert "Next runs: " + ", ".join(weekdays_at_nine("Asia/Tokyo")) in confirmation
 
 
 def configured(session: str) -> str:
