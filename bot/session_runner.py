@@ -240,6 +240,9 @@ class SessionRunner:
         model = await self.deps.mailbox.option(head.session, "model")
         if resumed:  # continue what a dead worker began
             return TurnRequest(ctx, envelope_ids=ids, model=model)
+        tasks = ctx.services.tasks if ctx.services is not None else None
+        if head.kind == "scheduled" and tasks is not None and await tasks.called_off(head.id):
+            return None  # it waited behind the message that cancelled its task
         if head.is_decision:
             await self._audit(head.confirmation_id)
             pending = state.pending

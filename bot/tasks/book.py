@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot import keys
 from bot.envelope import Sender
 from bot.store.schema import TaskRow
-from bot.tasks.model import CONFIG_CREATOR, IfMissed, Status, Target, Task
+from bot.tasks.model import CONFIG_CREATOR, IfMissed, Status, Target, Task, task_of_run
 from bot.tasks.schedule import Schedule
 
 log = logging.getLogger(__name__)
@@ -119,6 +119,25 @@ class TaskBook:
         ended = await self._set_status(task_id, "cancelled", by.id)
         task = await self.get(task_id)
         return ("cancelled" if ended else "ended"), task
+
+    async def called_off(self, run_id: str) -> bool:
+        """Whether the run `run_id` (an envelope the scheduler sent) is no longer to be made:
+        its task was cancelled, or deleted, after the run was sent and while it waited in
+        the inbox (behind the very message that cancelled it, say). A one-off task is `done`
+        as soon as its run is sent, so only a cancel calls a run off; while the database is
+        away the run is made."""
+        task_id = task_of_run(run_id)
+        if task_id is None:
+            return False
+        try:
+            task = await self.get(task_id)
+        except Exception:
+            log.warning("could not see whether %s was called off", run_id, exc_info=True)
+            return False
+        if task is None or task.status == "cancelled":
+            log.info("dropped %s: its task was cancelled after it was sent", run_id)
+            return True
+        return False
 
     async def ran(self, task_id: int, run_at: datetime, next_run_at: datetime | None) -> None:
         """The scheduler sent the run due at `run_at`; a one-off task is done (unless it was

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Literal
 
@@ -16,6 +17,7 @@ Status = Literal["active", "done", "cancelled", "missed"]
 # "skip" runs it late only within the grace period (PARLEY_TASK_GRACE), "run_once" runs it
 # once whatever its age (several missed runs of a recurring task make one).
 IfMissed = Literal["skip", "run_once"]
+_RUN_ID = re.compile(r"task:([0-9]{1,19}):-?[0-9]{1,20}")
 # Who made the configuration's tasks; a person's id never looks like this.
 CONFIG_CREATOR = "config"
 
@@ -109,6 +111,12 @@ class Task(BaseModel):
             f"Task {self.id} {kind}, in the time zone {self.schedule.zone}. "
             f"Next runs: {shown}. Prompt: {self.prompt}"
         )
+
+
+def task_of_run(run_id: str) -> int | None:
+    """The task whose run `run_id` (`Task.run_id`) names, or None if it names none."""
+    match = _RUN_ID.fullmatch(run_id)
+    return int(match[1]) if match else None
 
 
 def moment(when: datetime) -> str:
