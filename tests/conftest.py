@@ -21,6 +21,7 @@ pytest_plugins = [
     "tests.support.stack",
     "tests.support.telegram",
     "tests.support.slack",
+    "tests.support.platforms",
 ]
 
 INTEGRATION = Path(__file__).parent / "integration"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -40,6 +39,7 @@ from bot.tasks.book import TaskBook
 from bot.tools.services import ToolServices
 from worker.persistence import check_persistence
 from worker.ready import announce
+from worker.signals import stop_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -280,10 +280,7 @@ def build_worker(settings: Settings, database: Database) -> Worker:
 async def serve(settings: Settings) -> None:
     """Run a worker until SIGTERM or SIGINT. If Redis goes away, start over once it is back:
     every message and every session's state lives in Redis, so nothing is lost meanwhile."""
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
+    stopping = stop_on_signals()
     await run_until(settings, stopping)
 
 

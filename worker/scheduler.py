@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import logging
 import re
-import signal
 from datetime import UTC, datetime
 
 from arq.connections import ArqRedis
@@ -36,6 +35,7 @@ from bot.tasks.model import CONFIG_CREATOR
 from bot.tasks.schedule import parse_when
 from bot.tasks.scheduler import TaskScheduler
 from worker.redis_pool import open_pool
+from worker.signals import stop_on_signals
 
 log = logging.getLogger(__name__)
 STANDBY_POLL_S = 1.0
@@ -46,10 +46,7 @@ CONFIG_SENDER = Sender(id=CONFIG_CREATOR, name="Parley's configuration")
 
 async def serve(settings: Settings) -> None:
     """Run until SIGTERM or SIGINT; a leader lets go of the lease on the way out."""
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
+    stopping = stop_on_signals()
     await run_until(settings, stopping)
 
 

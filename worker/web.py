@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
-import signal
 
 from aiohttp import web
 
@@ -24,6 +23,7 @@ from bot.tools.base import ToolRegistry
 from bot.tools.builtin import builtin_tools
 from worker.persistence import check_persistence
 from worker.redis_pool import IdleClosingPool, closing_idle, open_pool
+from worker.signals import stop_on_signals
 
 log = logging.getLogger(__name__)
 SPARE_FILES = 256  # open files beyond the event streams: the pool, the database, other requests
@@ -82,10 +82,7 @@ def run(settings: Settings) -> None:
 async def serve(settings: Settings) -> None:
     """Serve until SIGTERM or SIGINT, or until a platform refuses its token: that
     `ConfigError` is raised here, after a clean stop, for the command to print."""
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
+    stopping = stop_on_signals()
     app = await make_app(settings)
     refused = app[REFUSED]
     refused.add_done_callback(lambda _: stopping.set())

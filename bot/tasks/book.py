@@ -142,25 +142,29 @@ class TaskBook:
     async def ran(self, task_id: int, run_at: datetime, next_run_at: datetime | None) -> None:
         """The scheduler sent the run due at `run_at`; a one-off task is done (unless it was
         cancelled while its run was on its way: it stays cancelled)."""
-        values: dict[str, Any] = {
-            "last_run_at": run_at,
-            "next_run_at": next_run_at,
-            "runs": TASKS.c.runs + 1,
-            "updated_at": datetime.now(UTC),
-        }
-        if next_run_at is None:
-            values["status"] = _if_active("done")
-        await self._update(task_id, values)
+        await self._advance(task_id, next_run_at, "runs", "done", last_run_at=run_at)
 
     async def skipped(self, task_id: int, run_at: datetime, next_run_at: datetime | None) -> None:
         """The run due at `run_at` was missed and, by the task's policy, not made up for."""
+        await self._advance(task_id, next_run_at, "missed", "missed")
+
+    async def _advance(
+        self,
+        task_id: int,
+        next_run_at: datetime | None,
+        counter: Literal["runs", "missed"],
+        last: Status,
+        **more: Any,
+    ) -> None:
+        """Count a run made or missed and move to the next; with none, the task ends `last`."""
         values: dict[str, Any] = {
             "next_run_at": next_run_at,
-            "missed": TASKS.c.missed + 1,
+            counter: TASKS.c[counter] + 1,
             "updated_at": datetime.now(UTC),
+            **more,
         }
         if next_run_at is None:
-            values["status"] = _if_active("missed")
+            values["status"] = _if_active(last)
         await self._update(task_id, values)
 
     async def replace_config(self, tasks: Sequence[NewTask], now: datetime) -> list[Task]:

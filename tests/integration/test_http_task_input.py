@@ -6,9 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import aiohttp
 import pytest
@@ -17,32 +15,10 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
 from bot import keys
-from tests.fakes.llm import FakeLLM
-from tests.fakes.slack import FakeSlack
-from tests.fakes.tg import FakeTelegram
 from tests.integration.test_bad_input import DEEP, clean_log
-from tests.support.platforms import both_platforms
 from tests.support.stack import Stack
 
 GOOD = {"session": "tg:4242", "prompt": "Say good morning", "when": "0 9 * * 1-5"}
-
-
-@pytest.fixture
-async def platforms(
-    redis_url: str,
-    fake_llm: FakeLLM,
-    fake_telegram: FakeTelegram,
-    fake_slack: FakeSlack,
-    database_url: str,
-    tmp_path: Path,
-    request: pytest.FixtureRequest,
-) -> AsyncIterator[Stack]:
-    """`both_platforms`; parametrise indirectly with more environment."""
-    extra = getattr(request, "param", {}) or {}
-    async with both_platforms(
-        redis_url, fake_llm, fake_telegram, fake_slack, database_url, tmp_path, **extra
-    ) as running:
-        yield running
 
 
 def body(**changes: object) -> str:

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -21,32 +20,10 @@ from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR, Target
 from bot.tasks.schedule import parse_when
-from tests.fakes.llm import FakeLLM
-from tests.fakes.slack import FakeSlack
-from tests.fakes.tg import FakeTelegram
-from tests.support.platforms import both_platforms
 from tests.support.stack import Stack, web_settings
 
 TOKEN = "s3cret-token"
 WEEKDAYS_AT_9 = "0 9 * * 1-5"
-
-
-@pytest.fixture
-async def platforms(
-    redis_url: str,
-    fake_llm: FakeLLM,
-    fake_telegram: FakeTelegram,
-    fake_slack: FakeSlack,
-    database_url: str,
-    tmp_path: Path,
-    request: pytest.FixtureRequest,
-) -> AsyncIterator[Stack]:
-    """`both_platforms`; parametrise indirectly with more environment."""
-    extra = getattr(request, "param", {}) or {}
-    async with both_platforms(
-        redis_url, fake_llm, fake_telegram, fake_slack, database_url, tmp_path, **extra
-    ) as running:
-        yield running
 
 
 async def make(client: httpx.AsyncClient, session: str, **more: Any) -> dict[str, Any]:

@@ -7,6 +7,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from adapters.slack.service import EVENTS_PATH
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import FakeSlack
@@ -34,4 +36,22 @@ async def both_platforms(
     slack.events_url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
     built = Stack(redis_url, fake_llm, tmp_path, env=env)
     async with serving(built, web_settings(env), port) as running:
+        yield running
+
+
+@pytest.fixture
+async def platforms(
+    redis_url: str,
+    fake_llm: FakeLLM,
+    fake_telegram: FakeTelegram,
+    fake_slack: FakeSlack,
+    database_url: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[Stack]:
+    """`both_platforms`; parametrise indirectly with more environment."""
+    extra = getattr(request, "param", {}) or {}
+    async with both_platforms(
+        redis_url, fake_llm, fake_telegram, fake_slack, database_url, tmp_path, **extra
+    ) as running:
         yield running
