@@ -81,7 +81,7 @@ async def _lead(
     stopping: asyncio.Event,
 ) -> None:
     """Run the tasks until this process stops or loses the lease."""
-    log.warning("scheduler %s leads", lease.token)
+    log.info("scheduler %s leads", lease.token)
     await book.replace_config(configured, datetime.now(UTC))
     pubsub = redis.pubsub()
     await pubsub.subscribe(keys.TASKS_CHANNEL)
