@@ -17,8 +17,6 @@ import uuid
 
 from redis.asyncio import Redis
 
-from bot.redis_types import text
-
 _RENEW = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -49,8 +47,3 @@ class LeaderLease:
     async def release(self) -> None:
         """Let the lease go at once, so a standby takes over without waiting for the TTL."""
         await self._release(keys=[self.key], args=[self.token])
-
-    async def holder(self) -> str | None:
-        """The token of whoever leads now, or None."""
-        value = await self.redis.get(self.key)
-        return text(value) if value is not None else None

@@ -109,9 +109,6 @@ class TaskScheduler:
         else:
             self._schedule(task)
 
-    def scheduled(self) -> list[int]:
-        return sorted(self._known)
-
     def _schedule(self, task: Task) -> None:
         """Put `task` on the clock at its stored next run, which may be past (missed). A task
         already there as it is defined now stays: its clock is ahead of the table's
