@@ -11,7 +11,6 @@ cancel any task but the configuration's (PARLEY_TASKS), which end when taken out
 
 from __future__ import annotations
 
-import functools
 import re
 import zoneinfo
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from adapters.http import sessions
 from adapters.http.common import api_sender, error, query_number, read_body, refusal
 from adapters.services import Services
 from adapters.targets import UnknownSession, target_of
+from bot.config import known_zone
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target, Task
 from bot.tasks.schedule import MAX_WHEN, Schedule, WhenError, check_frequency, parse_when
@@ -34,9 +34,6 @@ MAX_SESSION = 300
 NEXT_RUNS = 3
 TASK_ID = re.compile(r"[1-9][0-9]{0,17}")  # fits a 64-bit row id
 STATUSES = ("active", "all")
-# Files in a zoneinfo directory that name no place: the machine's own zone (which another
-# machine reads differently), a POSIX default, and tzdata's placeholder.
-NOT_PLACES = frozenset({"localtime", "posixrules", "Factory"})
 
 
 class TaskIn(BaseModel):
@@ -56,18 +53,6 @@ class TaskIn(BaseModel):
         if not prompt.strip():
             raise ValueError("the prompt is only whitespace")
         return prompt
-
-
-@functools.cache
-def _zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones() - NOT_PLACES)
-
-
-def zone_named(name: str) -> zoneinfo.ZoneInfo:
-    """An IANA zone by its exact name; the name is never used as a path unless known."""
-    if name not in _zones():
-        raise ValueError(f"unknown IANA time zone {name[:64]!r}; use a name such as Europe/Lisbon")
-    return zoneinfo.ZoneInfo(name)
 
 
 def session_key(given: str) -> str:
@@ -180,7 +165,7 @@ class TaskRoutes:
         target = await self._target(request, session_key(body.session), problems)
         schedule = None
         try:
-            zone = zone_named(body.timezone) if body.timezone else self._default_zone()
+            zone = known_zone(body.timezone) if body.timezone else self._default_zone()
         except ValueError as exc:
             problems.append(f"timezone: {exc}")
         else:
