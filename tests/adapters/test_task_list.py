@@ -3,7 +3,6 @@ and the line a task shows once it ended. (Presses: tests/integration/test_*_task
 
 from __future__ import annotations
 
-import zoneinfo
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,28 +12,15 @@ from adapters import task_list
 from adapters.targets import target_of
 from bot.envelope import Sender
 from bot.tasks.model import Task
-from bot.tasks.schedule import parse_when
+from tests.support.chat_tasks import task_as_stored
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 
 def task(task_id: int, prompt: str = "call Ann", **more: Any) -> Task:
-    schedule = parse_when("every 2 hours", zoneinfo.ZoneInfo("Europe/Lisbon"), NOW)
-    return Task(
-        id=task_id,
-        target=target_of("tg:1001"),
-        creator=Sender(id="tg:1001", name="Ann"),
-        prompt=prompt,
-        when="every 2 hours",
-        schedule=schedule,
-        if_missed="skip",
-        status="active",
-        next_run_at=schedule.next_runs(NOW, 1)[0],
-        last_run_at=None,
-        runs=0,
-        missed=0,
-        created_at=NOW,
-        **more,
+    ann = Sender(id="tg:1001", name="Ann")
+    return task_as_stored(
+        target_of("tg:1001"), ann, "every 2 hours", NOW, id=task_id, prompt=prompt, **more
     )
 
 

@@ -7,6 +7,7 @@ import zoneinfo
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -14,7 +15,7 @@ from adapters.targets import target_of
 from bot.envelope import Sender
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
-from bot.tasks.model import Task
+from bot.tasks.model import Target, Task
 from bot.tasks.schedule import parse_when
 from tests.support.stack import Stack, web_settings
 
@@ -51,3 +52,24 @@ async def add_task(
         name=name,
     )
     return await book.add(new, max_active=20, now=now)
+
+
+def task_as_stored(
+    target: Target, creator: Sender, when: str, now: datetime, **fields: Any
+) -> Task:
+    """An active task as the book would return it right after adding it at `now` (read in
+    Europe/Lisbon), for tests that need no database; `fields` override (id, prompt, …)."""
+    schedule = parse_when(when, zoneinfo.ZoneInfo("Europe/Lisbon"), now)
+    values: dict[str, Any] = {
+        "id": 1,
+        "prompt": "call Ann",
+        "if_missed": "skip",
+        "status": "active",
+        "next_run_at": schedule.next_runs(now, 1)[0],
+        "last_run_at": None,
+        "runs": 0,
+        "missed": 0,
+        "created_at": now,
+        **fields,
+    }
+    return Task(target=target, creator=creator, when=when, schedule=schedule, **values)

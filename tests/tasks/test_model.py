@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.envelope import Sender
 from bot.tasks.model import Target, Task
-from bot.tasks.schedule import parse_when
+from tests.support.chat_tasks import task_as_stored
 
 LISBON = zoneinfo.ZoneInfo("Europe/Lisbon")
 NOW = datetime(2026, 10, 23, 12, 0, tzinfo=UTC)  # a Friday, two days before DST ends
@@ -16,22 +16,8 @@ TOPIC = {"chat_id": -100, "chat_type": "supergroup", "thread_id": 7}
 
 
 def task(when: str = "0 9 * * *", prompt: str = "Summarise the open issues") -> Task:
-    schedule = parse_when(when, LISBON, NOW)
-    return Task(
-        id=7,
-        target=Target(session="tg:-100:7", platform="telegram", chat_kind="group", reply_to=TOPIC),
-        creator=ANN,
-        prompt=prompt,
-        when=when,
-        schedule=schedule,
-        if_missed="skip",
-        status="active",
-        next_run_at=schedule.next_runs(NOW, 1)[0],
-        last_run_at=None,
-        runs=0,
-        missed=0,
-        created_at=NOW,
-    )
+    target = Target(session="tg:-100:7", platform="telegram", chat_kind="group", reply_to=TOPIC)
+    return task_as_stored(target, ANN, when, NOW, id=7, prompt=prompt)
 
 
 def test_a_run_s_envelope_is_the_same_for_the_same_run_time() -> None:
