@@ -1,4 +1,5 @@
-"""`parley up` (what `make run` runs) brings up Redis, a worker and the web chat, and stops them."""
+"""`parley up` (what `make run` runs) brings up Redis, a worker, the scheduler and the web chat,
+and stops them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import time
 from pathlib import Path
 
 import httpx
+from redis.asyncio import Redis
 
+from bot import keys
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_server import free_port
 from tests.support.stack import read_events, stack_env, texts
@@ -50,6 +53,10 @@ async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: P
         assert texts(events) == "Hello from the stack."
         assert (tmp_path / "data" / "redis" / "appendonlydir").is_dir()
         assert (tmp_path / "data" / "parley.db").is_file()  # the default record, migrated
+        async with Redis(port=redis_port) as redis:
+            while await redis.get(keys.SCHEDULER_LEADER) is None:
+                assert time.monotonic() < deadline, "no scheduler leads under parley up"
+                await asyncio.sleep(0.1)
     finally:
         proc.send_signal(signal.SIGTERM)
         output, _ = await asyncio.wait_for(proc.communicate(), 60)
