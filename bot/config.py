@@ -175,6 +175,22 @@ class Settings(BaseSettings):
     task_grace: float = Field(default=600.0, ge=0)
     scheduler_lease: float = Field(default=6.0, ge=2)
 
+    mcp_config: Path | None = None  # unset: ./mcp.json when it exists
+    fetch_allow_hosts: IdList = Field(default_factory=list)  # internal hosts and networks
+    fetch_max_bytes: int = Field(default=2_000_000, ge=1024)
+    fetch_timeout: float = Field(default=15.0, gt=0)
+    fetch_max_redirects: int = Field(default=5, ge=0, le=20)
+    search_backend: Literal["searxng", "brave", "tavily"] | None = None
+    search_url: str | None = None  # SearXNG's address; for Brave and Tavily, their API's
+    search_api_key: SecretStr | None = None
+    search_results: int = Field(default=5, ge=1, le=20)
+    sandbox_cpu_seconds: int = Field(default=10, ge=1, le=3600)
+    sandbox_memory_mb: int = Field(default=512, ge=64)
+    sandbox_timeout: float = Field(default=20.0, gt=0)
+    sandbox_output_limit: int = Field(default=64_000, ge=1000)
+    workspace_dir: Path = Path("workspaces")
+    workspace_quota_mb: float = Field(default=50.0, gt=0)
+
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:
@@ -248,6 +264,7 @@ class Settings(BaseSettings):
         "telegram_api_url",
         "telegram_webhook_url",
         "slack_api_url",
+        "search_url",
     )
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
@@ -269,7 +286,7 @@ class Settings(BaseSettings):
             raise ValueError("not a bot token (@BotFather's look like 123456789:AAH...)")
         return value
 
-    @field_validator("allowed_users", "admins", mode="before")
+    @field_validator("allowed_users", "admins", "fetch_allow_hosts", mode="before")
     @classmethod
     def _id_list(cls, value: Any) -> Any:
         """`tg:1, slack:U2` or a JSON list: operators write these by hand."""
@@ -297,6 +314,15 @@ class Settings(BaseSettings):
                 "SLACK_SIGNING_SECRET: needed for HTTP events (or set SLACK_APP_TOKEN for "
                 "Socket Mode)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _search_is_complete(self) -> Settings:
+        """A search backend with what it needs: SearXNG an address, the others a key."""
+        if self.search_backend == "searxng" and not self.search_url:
+            raise ValueError("PARLEY_SEARCH_URL: SearXNG needs its address")
+        if self.search_backend in ("brave", "tavily") and not self.search_api_key:
+            raise ValueError(f"PARLEY_SEARCH_API_KEY: {self.search_backend} needs an API key")
         return self
 
     def may_use(self, person: str) -> bool:

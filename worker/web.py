@@ -18,9 +18,8 @@ from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.database import open_database
 from bot.tasks.book import TaskBook
-from bot.tasks.tools import task_tools
 from bot.tools.base import ToolRegistry
-from bot.tools.builtin import builtin_tools
+from bot.tools.catalog import standard_tools
 from worker.persistence import check_persistence
 from worker.redis_pool import IdleClosingPool, closing_idle, open_pool
 from worker.signals import stop_on_signals
@@ -40,7 +39,7 @@ async def make_app(settings: Settings) -> web.Application:
         confirmations=Confirmations(redis),
         archive=database.archive,
         tasks=TaskBook(database.engine, redis),
-        tools=ToolRegistry([*builtin_tools(), *task_tools()]).specs,
+        tools=ToolRegistry(standard_tools(settings)).specs,
     )
     app = build_app(deps)
     watch_refusals(app)

@@ -13,9 +13,8 @@ from bot.config import ConfigError, Settings
 from bot.llm.base import Provider
 from bot.llm.registry import build_provider, context_window, resolve_model
 from bot.llm.retry import RetryPolicy, Sleep
-from bot.tasks.tools import task_tools
 from bot.tools.base import Tool, ToolRegistry
-from bot.tools.builtin import builtin_tools
+from bot.tools.catalog import standard_tools
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
 
@@ -41,9 +40,9 @@ def load_tool_modules(names: Iterable[str]) -> list[Tool]:
 
 
 def _registry(settings: Settings, tools: Iterable[Tool] | None) -> ToolRegistry:
-    """`tools`, or the built-in ones (scheduling too) and those of `PARLEY_TOOL_MODULES`."""
+    """`tools`, or Parley's own and those of `PARLEY_TOOL_MODULES`."""
     if tools is None:
-        tools = [*builtin_tools(), *task_tools(), *load_tool_modules(settings.tool_modules)]
+        tools = [*standard_tools(settings), *load_tool_modules(settings.tool_modules)]
     try:
         return ToolRegistry(tools)
     except ValueError as exc:  # two tools of one name

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bot.llm.base import SystemPart
 from bot.tools.base import ToolContext
+from bot.tools.untrusted import NOTE as UNTRUSTED_NOTE
 
 BOOTSTRAP_FILES = ("SOUL.md", "USER.md", "AGENTS.md")
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "bootstrap"
@@ -46,7 +47,8 @@ class PromptBuilder:
             "Each user message starts with the time it was sent, in square brackets; "
             "the current_time tool tells the exact time now."
         )
-        return [SystemPart(self.bootstrap, stable=True), SystemPart(where, stable=False)]
+        rules = f"{self.bootstrap}\n\n## Tool results\n{UNTRUSTED_NOTE}"
+        return [SystemPart(rules, stable=True), SystemPart(where, stable=False)]
 
     @staticmethod
     def stamp(ctx: ToolContext, now: datetime) -> str:

@@ -9,6 +9,6 @@ The README's "Writing a tool" has a complete example.
 """
 
 from bot.envelope import Sender
-from bot.tools.base import Tool, ToolContext, ToolError, tool
+from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, tool
 
-__all__ = ["Sender", "Tool", "ToolContext", "ToolError", "tool"]
+__all__ = ["Sender", "TemporaryFailure", "Tool", "ToolContext", "ToolError", "tool"]

@@ -34,7 +34,7 @@ import zoneinfo
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
 
@@ -52,6 +52,12 @@ NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 class ToolError(Exception):
     """Raised by a tool to report a failure the model should read as is (no traceback)."""
+
+
+class TemporaryFailure(ToolError):
+    """A failure that may pass if tried again soon: a network error, a server's 5xx. The
+    call of a `read_only` tool is tried again, with backoff, within its timeout; a tool with
+    side effects is never run twice for it, since its first try may have had its effect."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +97,14 @@ class Tool:
     read_only: bool = False
     timeout: float | None = None
     isolation: Isolation = "thread"
+    untrusted: bool = False  # what it returns comes from outside: pages, files, MCP servers
+    input_schema: Mapping[str, Any] | None = None  # given as is (MCP); else `arguments`'
 
     @cached_property
     def spec(self) -> ToolSpec:
         """Built once: the schema is asked for on every model call."""
+        if self.input_schema is not None:
+            return ToolSpec(self.name, self.description, dict(self.input_schema))
         schema = self.arguments.model_json_schema()
         schema.pop("title", None)
         return ToolSpec(self.name, self.description, schema)
@@ -149,6 +159,7 @@ def tool(
     read_only: bool = False,
     timeout: float | None = None,
     isolation: Isolation = "thread",
+    untrusted: bool = False,
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
@@ -159,9 +170,11 @@ def tool(
     read_only: bool = False,
     timeout: float | None = None,
     isolation: Isolation = "thread",
+    untrusted: bool = False,
 ) -> Tool | Callable[[ToolFunction], Tool]:
-    """Turn a function into a `Tool`; `sensitive` tools need approval by default, and
-    `isolation` says where it runs (see the module's docstring)."""
+    """Turn a function into a `Tool`; `sensitive` tools need approval by default,
+    `isolation` says where it runs (see the module's docstring), and the results of an
+    `untrusted` tool reach the model marked as data from outside, never as instructions."""
 
     def wrap(fn: ToolFunction) -> Tool:
         if isolation == "loop" and not inspect.iscoroutinefunction(fn):
@@ -181,16 +194,25 @@ def tool(
             read_only,
             timeout,
             isolation,
+            untrusted,
         )
 
     return wrap(function) if function is not None else wrap
 
 
+class ToolSource(Protocol):
+    """Tools that come and go while a worker runs: an MCP server's, withdrawn while it is
+    down. Asked on every model call, so `tools` must be cheap."""
+
+    def tools(self) -> Mapping[str, Tool]: ...
+
+
 class ToolRegistry:
-    """The tools one agent may use, by name."""
+    """The tools one agent may use, by name: its own, then those its sources have now."""
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._sources: list[ToolSource] = []
         for item in tools:
             self.register(item)
 
@@ -200,19 +222,38 @@ class ToolRegistry:
         self._tools[item.name] = item
         return item
 
+    def add_source(self, source: ToolSource) -> None:
+        """Offer `source`'s tools too; a name already taken here keeps its own tool."""
+        self._sources.append(source)
+
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        if (found := self._tools.get(name)) is not None:
+            return found
+        for source in self._sources:
+            if (found := source.tools().get(name)) is not None:
+                return found
+        return None
+
+    def _all(self) -> dict[str, Tool]:
+        everything: dict[str, Tool] = {}
+        for source in reversed(self._sources):
+            everything.update(source.tools())
+        everything.update(self._tools)
+        return everything
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(self._tools.values())
+        return iter(self._all().values())
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._all())
 
     @property
     def names(self) -> list[str]:
-        return sorted(self._tools)
+        return sorted(self._all())
 
     @property
     def specs(self) -> list[ToolSpec]:
-        return [item.spec for item in self._tools.values()]
+        """Its own tools first, in the order registered, so that a prompt's cached prefix
+        stays the same while sources change."""
+        own = [item.spec for item in self._tools.values()]
+        return own + [t.spec for name, t in self._all().items() if name not in self._tools]

@@ -12,16 +12,26 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+    wait_exponential_jitter,
+)
 
 from bot.messages import ToolUseBlock
-from bot.tools.base import ToolContext, ToolError, ToolRegistry
+from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, ToolRegistry
 from bot.tools.isolation import ToolRunner
+from bot.tools.untrusted import mark
 
 log = logging.getLogger(__name__)
+RETRIES = 2  # more tries of a read-only call that failed for a while
+Sleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -56,10 +66,14 @@ class ToolExecutor:
         output_limit: int,
         threads: int = 64,
         processes: int = 2,
+        backoff: float = 0.5,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.registry = registry
         self.timeout = timeout
         self.output_limit = output_limit
+        self.backoff = backoff  # the first wait before a read-only call is tried again
+        self._sleep = sleep
         self._concurrency = concurrency
         modules = {t.function.__module__ for t in registry if t.isolation == "process"}
         self.runner = ToolRunner(threads=threads, processes=processes, modules=sorted(modules))
@@ -130,18 +144,44 @@ class ToolExecutor:
         timeout = tool.timeout or self.timeout
         try:
             deadline = asyncio.get_running_loop().time() + timeout
-            output = await self.runner.run(tool, ctx, arguments, deadline)
+            output = await self._attempts(tool, ctx, arguments, deadline)
         except ToolError as exc:
-            return str(exc), True, False
+            return self._outside(tool, str(exc)), True, False
         except TimeoutError:
             return f"{call.name} timed out after {timeout:g} s and was stopped.", True, False
         except Exception as exc:
             log.warning("tool %s failed: %s", call.name, type(exc).__name__, exc_info=True)
             return f"{call.name} failed: {type(exc).__name__}: {exc}", True, False
-        output = self.truncate(output or "(no output)")
+        output = self._outside(tool, self.truncate(output or "(no output)"))
         if tool.read_only:
             cache[key] = output
         return output, False, False
+
+    async def _attempts(
+        self, tool: Tool, ctx: ToolContext, arguments: BaseModel, deadline: float
+    ) -> str:
+        """Run the call; a read-only tool's `TemporaryFailure` is tried again with backoff,
+        up to `RETRIES` more times, while its deadline leaves time for it."""
+        if not tool.read_only:
+            return await self.runner.run(tool, ctx, arguments, deadline)
+        loop = asyncio.get_running_loop()
+        attempts = AsyncRetrying(
+            retry=retry_if_exception_type(TemporaryFailure),
+            stop=stop_after_attempt(RETRIES + 1) | stop_before_delay(deadline - loop.time()),
+            wait=wait_exponential_jitter(
+                multiplier=self.backoff, max=self.backoff * 8, jitter=self.backoff
+            ),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        async for attempt in attempts:
+            with attempt:
+                return await self.runner.run(tool, ctx, arguments, deadline)
+        raise AssertionError("tenacity ends in a result or the last failure")  # pragma: no cover
+
+    @staticmethod
+    def _outside(tool: Tool, text: str) -> str:
+        return mark(tool.name, text) if tool.untrusted else text
 
     def truncate(self, output: str) -> str:
         if len(output) <= self.output_limit:

@@ -31,7 +31,8 @@ def test_system_prompt_names_platform_chat_and_date() -> None:
     builder = PromptBuilder("BOOT")
     now = datetime(2026, 11, 22, 20, 30, tzinfo=UTC)  # already Monday in Tokyo
     stable, context = builder.system(ctx, now)
-    assert stable.text == "BOOT" and stable.stable and not context.stable
+    assert stable.text.startswith("BOOT\n\n") and stable.stable and not context.stable
+    assert "<untrusted-data>" in stable.text  # what outside text looks like, and what it is
     assert "Platform: telegram; chat: group; you are talking with Ann." in context.text
     assert "Today is Monday, 23 November 2026; time zone Asia/Tokyo." in context.text
     assert builder.stamp(ctx, now) == "[Mon 2026-11-23 05:30 JST]"

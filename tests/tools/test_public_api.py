@@ -13,7 +13,7 @@ import types
 
 import bot.tools
 
-PROMISED = ["Sender", "Tool", "ToolContext", "ToolError", "tool"]
+PROMISED = ["Sender", "TemporaryFailure", "Tool", "ToolContext", "ToolError", "tool"]
 
 
 def test_the_exported_names_are_pinned() -> None:

@@ -1,0 +1,18 @@
+"""Parley's own tools, as these settings offer them.
+
+One list for every process that names tools: the worker's agent, the API's `/api/tools`, and
+`parley mcp`, which serves them to other MCP clients. A tool that needs something the
+operator did not configure (a search backend) is left out here, rather than failing when the
+model calls it.
+"""
+
+from __future__ import annotations
+
+from bot.config import Settings
+from bot.tasks.tools import task_tools
+from bot.tools.base import Tool
+from bot.tools.builtin import builtin_tools
+
+
+def standard_tools(settings: Settings) -> list[Tool]:
+    return [*builtin_tools(), *task_tools()]
