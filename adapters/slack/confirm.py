@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from adapters.approvals import arguments_json, outcome_line
+from adapters.approvals import arguments_json, outcome_line, shown_arguments
 from adapters.decisions import Choice
 from bot.agent.events import PendingCall
 
@@ -26,6 +26,7 @@ ACTIONS: dict[str, Choice] = {
 ACTIONS_BLOCK = "parley_confirm"
 OUTCOME_BLOCK = "parley_outcome"
 ARGS_LIMIT = 2_500  # a section holds 3,000 characters
+MAX_CALL_BLOCKS = 45  # of the 50 blocks a message may have; the rest: note, context, buttons
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
@@ -40,7 +41,7 @@ def literal(text: str) -> str:
     return "".join(_ESCAPES.get(char, char) for char in text)
 
 
-def _arguments(arguments: dict[str, Any]) -> str:
+def _json(arguments: dict[str, Any]) -> str:
     """The exact arguments, escaped, cut where the escaped text would pass `ARGS_LIMIT`
     (never inside an escape)."""
     full = arguments_json(arguments, sys.maxsize)
@@ -52,6 +53,20 @@ def _arguments(arguments: dict[str, Any]) -> str:
     return literal(full)
 
 
+def _call_blocks(call: PendingCall) -> list[dict[str, Any]]:
+    """The call's name and arguments as JSON in a section; an argument shown as text (a
+    program) in a preformatted rich text block, which Slack shows exactly as it is: no
+    escapes, and a "```" inside cannot end the block early."""
+    shown = shown_arguments(call.arguments, ARGS_LIMIT)
+    texts = [block for block in shown if block.label is not None]
+    head = f"`{literal(call.name)}`"
+    if len(texts) < len(shown):
+        labels = {block.label for block in texts}
+        rest = {key: value for key, value in call.arguments.items() if key not in labels}
+        head += f"\n```\n{_json(rest)}\n```"
+    return [_section(head), *(_preformatted(f"{b.label}:", b.text) for b in texts)]
+
+
 def prompt(
     calls: list[PendingCall],
     expires_in: float,
@@ -61,9 +76,12 @@ def prompt(
     requester: str,
 ) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [_section(f"*{summary(calls)}*")]
-    for call in calls[:40]:
-        shown = _arguments(call.arguments)
-        blocks.append(_section(f"`{literal(call.name)}`\n```\n{shown}\n```"))
+    for index, call in enumerate(calls):
+        more = _call_blocks(call)
+        if len(blocks) + len(more) > MAX_CALL_BLOCKS:
+            blocks.append(_section(f"… and {len(calls) - index} more calls, not shown here."))
+            break
+        blocks += more
     buttons = [
         _button("✅ Approve", "parley_approve", confirmation_id, "primary"),
         _button("❌ Deny", "parley_deny", confirmation_id, "danger"),
@@ -94,6 +112,16 @@ def outcome(status: str, by: str = "") -> str:
 
 def _section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _preformatted(label: str, text: str) -> dict[str, Any]:
+    return {
+        "type": "rich_text",
+        "elements": [
+            {"type": "rich_text_section", "elements": [{"type": "text", "text": label}]},
+            {"type": "rich_text_preformatted", "elements": [{"type": "text", "text": text}]},
+        ],
+    }
 
 
 def _context(text: str) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Buttons carry only `cf:{id}:{choice}` (well inside the 64 bytes Telegram allows); the calls
 and their arguments stay in the confirmation record in Redis. The arguments are shown
-exactly, as JSON in a code block, cut only when they would crowd the message.
+exactly in code blocks (a program as the program, the rest as JSON), cut only when they
+would not fit the message.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
-from adapters.approvals import arguments_json, outcome_line
+from adapters.approvals import outcome_line, shown_arguments
 from adapters.decisions import Choice
 from adapters.telegram.render import utf16_len
 from bot.agent.events import PendingCall
 
 CALLBACK = re.compile(r"^cf:([A-Za-z0-9_-]{1,32}):([ydr])$")
-ARGS_LIMIT = 1500
+ARGS_LIMIT = 3_500  # what the calls of one prompt may show, within a message's 4,096
 CHOICES: dict[str, Choice] = {"y": "approve", "d": "deny", "r": "remember"}
 
 
@@ -57,20 +58,17 @@ def prompt(calls: list[PendingCall], expires_in: float) -> Prompt:
     names = ", ".join(dict.fromkeys(call.name for call in calls))
     text = f"🔐 Allow {names}?\n"
     entities: list[dict[str, Any]] = [{"type": "bold", "offset": 0, "length": utf16_len(text) - 1}]
+    share = max(200, ARGS_LIMIT // len(calls))
     for call in calls:
         if len(calls) > 1:
             text += f"\n{call.name}:"
-        block = arguments_json(call.arguments, ARGS_LIMIT)
-        text += "\n"
-        entities.append(
-            {
-                "type": "pre",
-                "offset": utf16_len(text),
-                "length": utf16_len(block),
-                "language": "json",
-            }
-        )
-        text += block + "\n"
+        for block in shown_arguments(call.arguments, share):
+            text += f"\n{block.label}:\n" if block.label else "\n"
+            entity = {"type": "pre", "offset": utf16_len(text), "length": utf16_len(block.text)}
+            if block.language:
+                entity["language"] = block.language
+            entities.append(entity)
+            text += block.text + "\n"
     minutes = max(1, round(expires_in / 60))
     text += f"\nThis request expires in {minutes} min."
     return Prompt(text, entities)

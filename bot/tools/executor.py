@@ -4,6 +4,10 @@ Nothing a tool or the model does here raises into the agent loop: unknown tools,
 invalid arguments, crashes and timeouts all become error results the model can read and act on.
 Where each call runs, and how its timeout holds even against a tool that blocks, is
 `bot.tools.isolation`'s business.
+
+A read-only call that fails for a while (`TemporaryFailure`) is tried again within its
+timeout; a call with side effects never is. What an `untrusted` tool returns is marked as
+data from outside (`bot.tools.untrusted`) after it is cut to the output limit.
 """
 
 from __future__ import annotations

@@ -85,3 +85,30 @@ def test_arguments_full_of_escapes_are_cut_to_fit_a_section() -> None:
     assert len(arguments) <= 3_000 and "more characters" in arguments
     body = arguments.split("```\n")[1].split("\n…")[0]
     assert html.unescape(body).startswith('{\n  "text": "<&><&>')
+
+
+PROGRAM = 'print("```")  # <!channel> & more\nprint(1 < 2)\n'
+
+
+def test_a_program_is_shown_exactly_in_a_preformatted_block() -> None:
+    """Not mrkdwn: the "```" and the markup-like text in the program show as written."""
+    calls = [PendingCall(call_id="c1", name="run_python", arguments={"code": PROGRAM})]
+    blocks = confirm.prompt(calls, 60, "id", can_remember=False, requester="U0ANN")
+    valid(blocks)
+    (rich,) = [b for b in blocks if b["type"] == "rich_text"]
+    preformatted = rich["elements"][1]
+    assert preformatted["type"] == "rich_text_preformatted"
+    assert preformatted["elements"] == [{"type": "text", "text": PROGRAM}]
+    assert "<!channel>" not in str([b for b in blocks if b["type"] == "section"])
+    settled = confirm.with_outcome(blocks, "approved", "<@U1>")
+    assert rich in settled  # a decided prompt still shows what was run
+
+
+def test_calls_beyond_a_messages_blocks_are_counted_not_dropped_silently() -> None:
+    calls = [
+        PendingCall(call_id=f"c{i}", name="run_python", arguments={"code": f"print({i})\n"})
+        for i in range(30)
+    ]
+    blocks = confirm.prompt(calls, 60, "id", can_remember=False, requester="")
+    valid(blocks)
+    assert "… and 8 more calls, not shown here." in str(blocks)

@@ -32,7 +32,7 @@ def test_prompt_shows_each_calls_exact_arguments_in_a_code_block() -> None:
 def test_huge_arguments_are_cut_with_a_note() -> None:
     calls = [PendingCall(call_id="a", name="write", arguments={"text": "x" * 10_000})]
     prompt = confirm.prompt(calls, expires_in=60)
-    assert len(prompt.text) < 2_000
+    assert len(prompt.text) < 4_096
     assert "more characters)" in prompt.text
 
 
@@ -63,3 +63,15 @@ def test_settled_prompt_keeps_the_arguments_and_says_who_decided() -> None:
     assert _pre_blocks(done) == _pre_blocks(prompt)
     expired = confirm.with_outcome(prompt, "expired")
     assert "Expired" in expired.text and "Approved" not in expired.text
+
+
+PROGRAM = 'import os\n\nfor name in os.listdir("."):\n    print(f"{name!r} \\n")\n'
+
+
+def test_a_program_is_shown_as_the_program_with_the_other_arguments_as_json() -> None:
+    calls = [PendingCall(call_id="a", name="run_python", arguments={"code": PROGRAM, "n": 1})]
+    prompt = confirm.prompt(calls, expires_in=600)
+    assert _pre_blocks(prompt) == ['{\n  "n": 1\n}', PROGRAM]
+    pres = [e for e in prompt.entities if e["type"] == "pre"]
+    assert [e.get("language") for e in pres] == ["json", "python"]
+    assert "\ncode:\n" + PROGRAM in prompt.text
