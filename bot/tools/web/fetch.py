@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import httpcore
 import httpx
@@ -107,10 +107,11 @@ class Fetcher:
                     return await self._page(response, url)
             finally:
                 await response.aclose()
-            if str(target) in seen:
+            following = checked_url(target, self.guard)
+            if str(following) in seen:
                 raise ToolError(f"{loggable(str(url))} redirects in a loop.")
-            seen.add(str(target))
-            url = checked_url(str(target), self.guard)
+            seen.add(str(following))
+            url = following
         raise ToolError(
             f"Too many redirects (more than {self.settings.fetch_max_redirects}) "
             f"from {loggable(str(url))}."
@@ -150,15 +151,14 @@ class Fetcher:
         return Page(str(url), media_type, response.charset_encoding, body, cut)
 
 
-def redirect_target(response: httpx.Response, url: httpx.URL) -> httpx.URL | None:
-    """Where a redirect leads, or None when `response` is not one."""
+def redirect_target(response: httpx.Response, url: httpx.URL) -> str | None:
+    """Where a redirect leads, or None when `response` is not one. Joined as a string, so
+    the target meets the guard (`checked_url`) before httpx's parser, which turns some
+    spellings of addresses away with a less helpful message."""
     location = response.headers.get("location")
     if response.status_code not in REDIRECTS or not location:
         return None
-    try:
-        return url.join(location)
-    except httpx.InvalidURL:
-        raise ToolError(f"{loggable(str(url))} redirects to an invalid URL.") from None
+    return str(urljoin(str(url), location.strip()))
 
 
 async def read_limited(response: httpx.Response, limit: int) -> tuple[bytes, bool]:

@@ -195,7 +195,7 @@ class Allowlist:
         for entry in entries:
             text = entry.strip()
             try:
-                networks.append(ipaddress.ip_network(text.strip("[]"), strict=False))
+                networks.append(ipaddress.ip_network(text, strict=False))
                 continue
             except ValueError:
                 pass
