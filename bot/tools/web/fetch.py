@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from urllib.parse import urljoin, urlsplit
 
 import httpcore
@@ -62,8 +63,9 @@ def checked_url(url: str, guard: Guard) -> httpx.URL:
 
 
 class Fetcher:
-    """One fetch under one settings' limits. `resolver` and `network` are seams for tests:
-    how names are resolved, and what opens the TCP connection to a checked address."""
+    """One fetch under one settings' limits. `resolver`, `network` and `ssl_context` are
+    seams for tests: how names are resolved, what opens the TCP connection to a checked
+    address, and which certificates are trusted."""
 
     def __init__(
         self,
@@ -71,15 +73,17 @@ class Fetcher:
         *,
         resolver: Resolver = system_resolver,
         network: httpcore.AsyncNetworkBackend | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.settings = settings
         self.guard = Guard(Allowlist.parse(settings.fetch_allow_hosts), resolver)
         self.network = network
+        self.ssl_context = ssl_context
 
     async def fetch(self, url: str) -> Page:
         """The page at `url`, after its redirects. TemporaryFailure for what may pass on
         another try (network errors, timeouts, 502/503/504), ToolError for the rest."""
-        transport = PinnedTransport(PinnedBackend(self.guard, self.network))
+        transport = PinnedTransport(PinnedBackend(self.guard, self.network), self.ssl_context)
         try:
             async with asyncio.timeout(self.settings.fetch_timeout):
                 return await self._follow(transport, checked_url(url, self.guard))
