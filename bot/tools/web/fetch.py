@@ -27,7 +27,7 @@ from bot.tools.web.pinning import PinnedBackend, PinnedTransport
 log = logging.getLogger(__name__)
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 TRANSIENT = frozenset({502, 503, 504})
-USER_AGENT = "Parley/1.0 (web_fetch; +https://github.com/parley)"
+USER_AGENT = "Parley/0.1 (web_fetch; a self-hosted chat agent)"
 CHUNK = 64 * 1024
 
 
