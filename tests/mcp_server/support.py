@@ -38,7 +38,7 @@ def mcp_env(**extra: str) -> dict[str, str]:
         "PATH": os.environ["PATH"],
         "HOME": os.environ.get("HOME", "/tmp"),
         "PYTHONPATH": str(ROOT),
-        "PARLEY_TOOL_MODULES": '["tests.support.tools"]',
+        "PARLEY_TOOL_MODULES": '["tests.support.tools", "tests.mcp_server.tools"]',
         "PARLEY_LOG_LEVEL": "WARNING",
         **extra,
     }

@@ -50,6 +50,7 @@ async def test_calls_give_the_tools_real_results(tmp_path: Path) -> None:
         result = await session.call_tool("calculator", {"expression": "2^100 + (2+3)*4"})
         first = time.monotonic() - began
         now = await session.call_tool("current_time", {"timezone": "Asia/Tokyo"})
+        context = await session.call_tool("call_context", {})
     print(f"\nparley mcp over stdio: {first:.2f} s from start to the first tool result")
     assert not result.is_error
     assert result.content[0].text == str(2**100 + 20)  # type: ignore[union-attr]
@@ -57,6 +58,7 @@ async def test_calls_give_the_tools_real_results(tmp_path: Path) -> None:
     text = now.content[0].text  # type: ignore[union-attr]
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d JST \(UTC\+0900\)", text), text
     assert text.endswith("time zone Asia/Tokyo")
+    assert context.content[0].text == "mcp:stdio mcp mcp"  # type: ignore[union-attr]
 
 
 async def test_bad_arguments_and_unknown_tools_are_error_results(tmp_path: Path) -> None:
