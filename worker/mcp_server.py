@@ -28,7 +28,6 @@ from bot.tools.base import ToolRegistry
 from bot.tools.catalog import standard_tools
 from bot.tools.executor import ToolExecutor
 from bot.tools.offered import OfferedTools, offered_tools
-from worker.mcp_http import api_token, serve_http
 from worker.mcp_stdin import pipe_stdin
 from worker.signals import stop_on_signals
 
@@ -115,6 +114,8 @@ async def _run_stdio(server: Server, executor: ToolExecutor, stdin: Any) -> None
 
 async def serve(settings: Settings, *, http: bool, port: int, sensitive: bool) -> None:
     """`parley mcp`; raises ConfigError (one line naming the variable) before serving."""
+    from worker.mcp_http import api_token, serve_http  # noqa: PLC0415 (uvicorn: HTTP only)
+
     token = api_token(settings) if http else None
     executor = build_executor(settings, sensitive=sensitive)
     server = build_server(OfferedTools(executor, settings), over_http=http)

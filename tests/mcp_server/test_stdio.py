@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.mcp_server.support import DEADLINE, INITIALIZE, start, stdio_session, stop
+from worker.mcp_stdin import MAX_MESSAGE
 
 pytestmark = pytest.mark.e2e
 WORKER_ONLY = {"schedule_task", "list_tasks", "cancel_task", "set_timezone"}
@@ -140,3 +141,18 @@ async def test_it_stops_when_stdin_closes_and_stdout_carries_only_protocol(
     assert [m["id"] for m in messages] == [1, 2]
     assert messages[1]["result"]["content"][0]["text"] == "42"
     assert err  # the logs went somewhere: to stderr
+
+
+async def test_a_line_past_the_limit_is_dropped_and_the_next_one_answered(
+    tmp_path: Path,
+) -> None:
+    proc = await start(tmp_path)
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "x": "' + b"a" * MAX_MESSAGE)
+    proc.stdin.write(b'"}\n')
+    assert (await _initialized(proc))["id"] == 1
+    took = await stop(proc)
+    assert proc.returncode == 0 and took < 10
+    assert proc.stderr is not None
+    err = (await proc.stderr.read()).decode()
+    assert f"dropped a message longer than {MAX_MESSAGE} bytes from stdin" in err
