@@ -16,6 +16,7 @@ from bot.config import ConfigError, Settings, load_settings
 if TYPE_CHECKING:
     from bot.agent.loop import Agent
 
+MCP_PORT = 8081  # next to `parley web`'s 8080, so both can run on one machine
 app = typer.Typer(
     name="parley",
     help="A self-hosted LLM chat agent for Telegram, Slack and HTTP.",
@@ -129,6 +130,36 @@ def scheduler() -> None:
         except ConfigError as exc:  # a configured task names a session no platform makes
             typer.echo(f"parley: configuration error: {exc}", err=True)
             raise typer.Exit(2) from None
+
+
+@app.command()
+def mcp(
+    http: bool = typer.Option(
+        False, "--http", help="Serve streamable HTTP at /mcp (needs PARLEY_API_TOKEN)."
+    ),
+    port: int | None = typer.Option(
+        None, "--port", help=f"The HTTP port (default {MCP_PORT}; 0 = any free one)."
+    ),
+    sensitive: bool = typer.Option(
+        False, "--sensitive", help="Offer sensitive tools too (code, file writes)."
+    ),
+) -> None:
+    """Serve Parley's tools to MCP clients: over stdio (the default) or streamable HTTP."""
+    from worker.mcp_server import serve
+
+    if port is not None and not http:
+        typer.echo("parley: --port is for --http; stdio needs no port", err=True)
+        raise typer.Exit(2)
+    if port is not None and not 0 <= port <= 65535:
+        typer.echo(f"parley: --port must be 0-65535, not {port}", err=True)
+        raise typer.Exit(2)
+    settings = _settings()
+    chosen = MCP_PORT if port is None else port
+    try:
+        asyncio.run(serve(settings, http=http, port=chosen, sensitive=sensitive))
+    except ConfigError as exc:
+        typer.echo(f"parley: configuration error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @app.command()

@@ -1,0 +1,82 @@
+"""Parley's tools as an MCP server offers them to other clients (Claude Desktop, IDEs, agents).
+
+Which tools: the agent's own, less those that only work inside a worker (the scheduled-task
+tools reach its database through `ctx.services`, which nothing outside a worker has), and
+less the sensitive ones unless the operator opts in: an MCP client asks its own user before
+a call, but whether a code sandbox or file writes leave this machine at all is the
+operator's choice.
+
+A call runs through the same `ToolExecutor` as the agent's calls, so validation, timeouts,
+isolation and output limits hold the same; whatever goes wrong comes back as a result with
+`isError` and the executor's text, which a client's model can read and act on.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from bot.config import Settings
+from bot.envelope import Sender
+from bot.messages import ToolUseBlock
+from bot.tasks.tools import task_tools
+from bot.tools.base import Tool, ToolContext
+from bot.tools.executor import ToolExecutor
+
+WORKER_ONLY = frozenset(t.name for t in task_tools())
+MCP_USER = Sender(id="mcp", name="MCP client")
+
+
+def offered_tools(tools: Iterable[Tool], *, sensitive: bool) -> list[Tool]:
+    """The tools an MCP client may call: not the worker's own, sensitive ones on request."""
+    return [t for t in tools if t.name not in WORKER_ONLY and (sensitive or not t.sensitive)]
+
+
+def describe(item: Tool) -> types.Tool:
+    """The tool as an MCP client lists it. The hints follow what Parley knows: a read-only
+    tool changes nothing (and may be repeated); a sensitive one that writes is taken to be
+    destructive; an untrusted one brings in content from outside (the open world)."""
+    spec = item.spec
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        annotations=types.ToolAnnotations(
+            read_only_hint=item.read_only,
+            destructive_hint=item.sensitive and not item.read_only,
+            idempotent_hint=item.read_only,
+            open_world_hint=item.untrusted,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class OfferedTools:
+    """The listing and the calls of one MCP server; holds nothing that changes per call."""
+
+    executor: ToolExecutor
+    settings: Settings
+
+    def listing(self) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[describe(t) for t in self.executor.registry])
+
+    def context(self, session_key: str) -> ToolContext:
+        return ToolContext(
+            session_key=session_key, user=MCP_USER, settings=self.settings, platform="mcp"
+        )
+
+    async def call(
+        self, session_key: str, name: str, arguments: Mapping[str, Any] | None
+    ) -> types.CallToolResult:
+        """Run one call. An unknown tool and bad arguments are answered by the executor as
+        for the model; each call gets an empty cache, since a client that asks again wants
+        a fresh answer (the time now, not a minute ago)."""
+        call = ToolUseBlock(id=uuid.uuid4().hex, name=name, input=dict(arguments or {}))
+        outcome = await self.executor.run_one(call, self.context(session_key), {})
+        return types.CallToolResult(
+            content=[types.TextContent(text=outcome.content)], is_error=outcome.is_error
+        )
