@@ -12,7 +12,8 @@ from bot.config import Settings
 from bot.tasks.tools import task_tools
 from bot.tools.base import Tool
 from bot.tools.builtin import builtin_tools
+from bot.tools.workspace import workspace_tools
 
 
 def standard_tools(settings: Settings) -> list[Tool]:
-    return [*builtin_tools(), *task_tools()]
+    return [*builtin_tools(), *task_tools(), *workspace_tools()]
