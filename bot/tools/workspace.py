@@ -53,7 +53,9 @@ def _file_path(path: str) -> tuple[str, ...]:
 
 
 def _size(count: float) -> str:
-    return f"{count / 1_048_576:,.2f} MB" if count >= 1_048_576 else f"{int(count):,} bytes"
+    if count >= 1_048_576:
+        return f"{count / 1_048_576:,.2f} MB"
+    return "1 byte" if count == 1 else f"{int(count):,} bytes"
 
 
 def _quota(ctx: ToolContext) -> int:

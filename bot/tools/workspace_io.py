@@ -22,6 +22,7 @@ from bot.tools.base import ToolError
 WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 TEMP_PREFIX = ".parley-write-"
 REPLACEMENT = "\ufffd"
+BINARY_SHARE = 0.3  # more bytes than this that are not UTF-8: not text in another encoding
 
 
 @contextlib.contextmanager
@@ -117,6 +118,6 @@ def read_window(fd: int, size: int, offset: int, limit: int, where: str) -> Wind
     text = decoder.decode(chunk, final=final)
     used = len(chunk) - len(decoder.getstate()[0])
     bad = text.count(REPLACEMENT) - chunk.count(REPLACEMENT.encode())
-    if b"\0" in chunk or bad * 10 > max(len(chunk), 1):
+    if b"\0" in chunk or bad > BINARY_SHARE * len(chunk):
         raise ToolError(f"Refused: {where} is binary ({size:,} bytes), not UTF-8 text.")
     return Window(text, offset + skip, offset + skip + used, size, bad)
