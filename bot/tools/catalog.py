@@ -13,7 +13,8 @@ from bot.tasks.tools import task_tools
 from bot.tools.base import Tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.web.tools import web_tools
+from bot.tools.workspace import workspace_tools
 
 
 def standard_tools(settings: Settings) -> list[Tool]:
-    return [*builtin_tools(), *task_tools(), *web_tools(settings)]
+    return [*builtin_tools(), *task_tools(), *web_tools(settings), *workspace_tools()]
