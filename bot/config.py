@@ -188,7 +188,7 @@ class Settings(BaseSettings):
     sandbox_memory_mb: int = Field(default=512, ge=64)
     sandbox_timeout: float = Field(default=20.0, gt=0)
     sandbox_output_limit: int = Field(default=64_000, ge=1000)
-    workspace_dir: Path = Path("workspaces")
+    workspace_dir: Path = Path("data/workspaces")
     workspace_quota_mb: float = Field(default=50.0, gt=0)
 
     @field_validator("timezone")
