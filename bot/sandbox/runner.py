@@ -130,13 +130,16 @@ async def _watch(
     try:
         async with asyncio.timeout(limits.timeout):
             await _read(process.stdout, output)
-            if output.cut:
-                _kill(process)
-            await process.wait()
+            if not output.cut:
+                await process.wait()
     except TimeoutError:
         timed_out = True
     finally:
         _kill(process)
+        # the pipe must reach its end before the process counts as ended; what is still in
+        # it is bounded (its writers are dead) and dropped
+        while await process.stdout.read(CHUNK):
+            pass
         await process.wait()
     return output, timed_out
 

@@ -22,6 +22,7 @@ the program's output, which the program controls.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -140,7 +141,7 @@ def _holder(plan: RunPlan, code: bytes, ready: int, mapped: int) -> NoReturn:
         _die_with_parent()
         unshare(NAMESPACES)
     except OSError as exc:
-        report(plan.status_fd, error=f"the machine refused new namespaces ({exc})")
+        report(plan.status_fd, error=f"the machine refused new namespaces ({exc.strerror})")
         os._exit(SETUP_FAILED)
     os.write(ready, b".")
     if os.read(mapped, 1) != b".":
@@ -169,7 +170,10 @@ def _write_maps(pid: int) -> None:
 
 def _outside(plan: RunPlan, code: bytes) -> int:
     if os.geteuid() == 0:
-        os.setgroups([])
+        # root's groups would follow the program; root of a user namespace may be denied
+        # this, and then has no groups of the host's to pass on anyway
+        with contextlib.suppress(PermissionError):
+            os.setgroups([])
     ready_r, ready_w = os.pipe()
     mapped_r, mapped_w = os.pipe()
     holder = os.fork()
