@@ -77,3 +77,4 @@ bench: sync system-test
 	$(UV) run --frozen python -m tests.bench.history
 	$(UV) run --frozen python -m tests.bench.startup
 	$(UV) run --frozen python -m tests.bench.scheduler
+	$(UV) run --frozen python -m tests.bench.sandbox

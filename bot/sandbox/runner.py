@@ -1,0 +1,198 @@
+"""Running one program in the sandbox, from the worker's event loop.
+
+The stage (`bot.sandbox.stage`) is started with `asyncio.create_subprocess_exec`, so the
+loop never waits on it. Its output is read in chunks and counted as it comes: past the limit
+the run is stopped, so a program that prints forever costs the worker at most the limit in
+memory. At the wall clock, or when the caller is cancelled, the stage's process group is
+killed; each process of the sandbox dies with its parent, and the kernel ends every other
+process of the run's PID namespace with its first one. The run's directory is removed in
+every case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+from bot.sandbox.limits import RunPlan, SandboxLimits
+
+log = logging.getLogger(__name__)
+CHUNK = 65_536
+STAGE_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+RUN_PREFIX = "parley-sandbox-"
+PROGRAM = "main.py"
+
+
+class SandboxError(Exception):
+    """The sandbox could not run the program at all (the machine refused a step)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    output: str
+    exit_code: int | None = None  # None when a signal or a limit ended the program
+    signal: int | None = None
+    cpu_seconds: float | None = None
+    timed_out: bool = False
+    cut: bool = False  # the output went past the limit and the program was stopped
+
+
+def interpreter() -> tuple[str, str]:
+    """The Python the programs run on: the installation under the worker's virtualenv, so
+    that only the standard library is there, never Parley's packages."""
+    executable = getattr(sys, "_base_executable", sys.executable)
+    return os.path.realpath(executable), os.path.realpath(sys.base_prefix)
+
+
+class _Output:
+    """The output read so far, counted in characters, never more than `limit` of them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.length = 0
+        self.cut = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def add(self, data: bytes, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        room = self.limit - self.length
+        if len(text) > room:
+            text, self.cut = text[:room], True
+        self.parts.append(text)
+        self.length += len(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+async def _read(stream: asyncio.StreamReader, output: _Output) -> None:
+    while not output.cut:
+        data = await stream.read(CHUNK)
+        if not data:
+            output.add(b"", final=True)
+            return
+        output.add(data)
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def _status(fd: int) -> dict[str, Any]:
+    """The stage's last report, if it made one (a killed stage makes none)."""
+    os.set_blocking(fd, False)
+    try:
+        lines = os.read(fd, CHUNK).decode(errors="replace").splitlines()
+    except BlockingIOError:
+        return {}
+    found: dict[str, Any] = json.loads(lines[-1]) if lines else {}
+    return found
+
+
+async def _spawn(plan: RunPlan) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-I",
+        "-m",
+        "bot.sandbox.stage",
+        plan.to_json(),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        pass_fds=(plan.status_fd,),
+        env=STAGE_ENVIRONMENT,
+        start_new_session=True,
+    )
+
+
+async def _watch(
+    process: asyncio.subprocess.Process, limits: SandboxLimits
+) -> tuple[_Output, bool]:
+    """Read the output until the program ends, the limit or the wall clock (then True); a
+    run cut short, or a caller cancelled, kills the stage's process group."""
+    assert process.stdout is not None
+    output = _Output(limits.output_limit)
+    timed_out = False
+    try:
+        async with asyncio.timeout(limits.timeout):
+            await _read(process.stdout, output)
+            if not output.cut:
+                await process.wait()
+    except TimeoutError:
+        timed_out = True
+    finally:
+        _kill(process)
+        # the pipe must reach its end before the process counts as ended; what is still in
+        # it is bounded (its writers are dead) and dropped
+        while await process.stdout.read(CHUNK):
+            pass
+        await process.wait()
+    return output, timed_out
+
+
+def _prepare(code: str) -> str:
+    """The run's directory on the host: the program's file and an empty mount point for
+    the sandbox's root (the sandbox's own files live in memory, inside it)."""
+    run = tempfile.mkdtemp(prefix=RUN_PREFIX)
+    os.mkdir(os.path.join(run, "root"))
+    with open(os.path.join(run, PROGRAM), "w", encoding="utf-8") as file:
+        file.write(code)
+    return run
+
+
+async def run_program(code: str, limits: SandboxLimits) -> Outcome:
+    """Run `code` as `main.py` in a fresh sandbox and say how it ended."""
+    run = await asyncio.to_thread(_prepare, code)
+    python, prefix = interpreter()
+    try:
+        read_end, write_end = os.pipe()
+        try:
+            plan = RunPlan(
+                limits,
+                os.path.join(run, "root"),
+                os.path.join(run, PROGRAM),
+                python,
+                prefix,
+                write_end,
+            )
+            try:
+                process = await _spawn(plan)
+            finally:
+                os.close(write_end)
+            output, timed_out = await _watch(process, limits)
+            status = _status(read_end)
+        finally:
+            os.close(read_end)
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+    return _outcome(output, status, timed_out)
+
+
+def _outcome(output: _Output, status: dict[str, Any], timed_out: bool) -> Outcome:
+    if "error" in status:
+        raise SandboxError(status["error"])
+    if not status and not (timed_out or output.cut):
+        last = output.text.strip().splitlines()[-1:] or ["no report"]
+        raise SandboxError(f"the sandbox could not start: {last[0]}")
+    return Outcome(
+        output=output.text,
+        exit_code=status.get("exit"),
+        signal=status.get("signal"),
+        cpu_seconds=status.get("cpu"),
+        timed_out=timed_out or bool(status.get("timeout")),
+        cut=output.cut,
+    )

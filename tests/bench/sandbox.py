@@ -1,0 +1,71 @@
+"""What the sandbox adds to a `run_python` call: the time from the call to `print(1)`'s result.
+
+Each run builds everything afresh (namespaces, the file system view, the filter) and starts
+two interpreters: the stage's (the virtualenv's, which imports libseccomp) and the program's.
+The same `print(1)` run directly by the program's interpreter is printed beside it, so the
+difference is the sandbox's own cost. Wall-clock figures on a shared machine swing with its
+load. Run with `make bench`, or `python -m tests.bench.sandbox [N]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+
+from bot.config import Settings
+from bot.sandbox.limits import SandboxLimits
+from bot.sandbox.probe import unavailable
+from bot.sandbox.runner import interpreter, run_program
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+
+
+def _ms(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    return (
+        f"median {statistics.median(ordered) * 1000:.0f} ms, "
+        f"min {ordered[0] * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms"
+    )
+
+
+async def _sandboxed(limits: SandboxLimits) -> float:
+    started = time.perf_counter()
+    outcome = await run_program("print(1)\n", limits)
+    elapsed = time.perf_counter() - started
+    assert outcome.exit_code == 0 and outcome.output == "1\n", outcome
+    return elapsed
+
+
+async def _direct() -> float:
+    python, _ = interpreter()
+    started = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        python, "-I", "-u", "-B", "-c", "print(1)", stdout=asyncio.subprocess.PIPE
+    )
+    output, _ = await process.communicate()
+    elapsed = time.perf_counter() - started
+    assert output == b"1\n"
+    return elapsed
+
+
+async def main() -> None:
+    started = time.perf_counter()
+    reason = unavailable()
+    probe = time.perf_counter() - started
+    if reason is not None:
+        print(f"the sandbox does not work here: {reason}")
+        return
+    limits = SandboxLimits.from_settings(Settings(_env_file=None))
+    await _sandboxed(limits)  # warm-up: the file cache, compiled bytecode of the stage
+    sandboxed = [await _sandboxed(limits) for _ in range(RUNS)]
+    direct = [await _direct() for _ in range(RUNS)]
+    print(f"run_python sandbox, print(1), {RUNS} runs:")
+    print(f"  in the sandbox:        {_ms(sandboxed)}")
+    print(f"  same interpreter bare: {_ms(direct)}")
+    print(f"  probe at start-up:     {probe * 1000:.0f} ms (once per process)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
