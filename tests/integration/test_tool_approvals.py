@@ -4,6 +4,7 @@ it runs, and a page that tells the model to run code cannot skip that."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -48,10 +49,10 @@ async def page_url() -> AsyncIterator[str]:
     await runner.cleanup()
 
 
-def pre_blocks(text: str, entities: list[dict[str, object]]) -> list[str]:
+def pre_blocks(text: str, entities: list[dict[str, Any]]) -> list[str]:
     units = text.encode("utf-16-le")
     return [
-        units[int(e["offset"]) * 2 : (int(e["offset"]) + int(e["length"])) * 2].decode("utf-16-le")  # type: ignore[call-overload]
+        units[e["offset"] * 2 : (e["offset"] + e["length"]) * 2].decode("utf-16-le")
         for e in entities
         if e["type"] == "pre"
     ]
@@ -100,11 +101,6 @@ async def test_slack_shows_the_exact_program_and_runs_it_once_approved(
     assert done[-1].shown == "The total is 45."
     ((_, result),) = slack_stack.fake.requests[-1].tool_results()
     assert "total: 45" in result
-
-
-@pytest.fixture
-def tg_stack_fetching(tg_stack: TelegramStack) -> TelegramStack:
-    return tg_stack
 
 
 @pytest.mark.parametrize("tg_stack", [{"PARLEY_FETCH_ALLOW_HOSTS": "127.0.0.1"}], indirect=True)
