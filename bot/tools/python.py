@@ -17,6 +17,7 @@ from bot.sandbox.report import describe
 from bot.sandbox.runner import SandboxError, run_program
 from bot.tools.base import ToolContext, ToolError, tool
 
+MAX_PROGRAM = 100_000  # characters: a program, not a data dump (a workspace file is for that)
 EXTRA_SECONDS = 10.0  # the executor's timeout leaves the sandbox time to stop and report
 
 
@@ -25,7 +26,10 @@ async def run_python(
     ctx: ToolContext,
     code: Annotated[
         str,
-        Field(description="A complete Python 3 program; print what you want to see"),
+        Field(
+            description="A complete Python 3 program; print what you want to see",
+            max_length=MAX_PROGRAM,
+        ),
     ],
 ) -> str:
     """Run a Python 3 program in an isolated sandbox and return its exit code and what it
