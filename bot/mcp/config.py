@@ -58,7 +58,7 @@ class ToolFilter(BaseModel):
 class ServerConfig(BaseModel):
     """One entry of `mcpServers`."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid")
 
     command: str | None = None
     args: list[str] = Field(default_factory=list)
@@ -119,7 +119,7 @@ def _kind(name: str) -> Literal["stdio", "http", "sse"]:
 class McpConfig(BaseModel):
     """The whole file: servers by name."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid")
 
     servers: dict[str, ServerConfig] = Field(alias="mcpServers")
 

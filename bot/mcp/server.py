@@ -110,6 +110,7 @@ class McpServer:
         self._skipped: set[str] = set()
         self._logged: str | None = None  # the reason last logged while down
         self._up_since: float | None = None  # when the current session was established
+        self._scope = anyio.CancelScope()
         initial: State = "disabled" if config.disabled else "connecting"
         self.status = ServerStatus(
             "denied" if config.trust == "deny" else initial, since=time.time()
@@ -121,7 +122,17 @@ class McpServer:
         return not self.config.disabled and self.config.trust != "deny"
 
     async def run(self) -> None:
-        """Connect, hold, and after each failure wait and connect again; until cancelled."""
+        """Connect, hold, and after each failure wait and connect again; until `stop`."""
+        with self._scope:
+            await self._keep_connected()
+
+    def stop(self) -> None:
+        """End `run`, closing the connection (a stdio server is stopped). An anyio
+        cancellation, not `Task.cancel`: the SDK's shielded shutdown of a stdio server may
+        swallow a plain task cancellation, and the server would be started again."""
+        self._scope.cancel()
+
+    async def _keep_connected(self) -> None:
         failures = 0
         while True:
             self._up_since = None
@@ -214,10 +225,11 @@ class McpServer:
         self._set(ServerStatus("connected", sorted(self.tools), since=time.time()))
 
     def _withdraw(self) -> None:
+        """No more calls, no tools: at once, before the connection is wound down."""
         self._session = None
-        if self.tools:
-            self.tools = {}
-            self._on_change()
+        self.tools = {}
+        if self.status.state == "connected":
+            self._set(ServerStatus("failed", error="disconnected", since=time.time()))
 
     def _failed(self, reason: str) -> None:
         if reason != self._logged:

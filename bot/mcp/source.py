@@ -16,6 +16,8 @@ from bot.mcp.config import McpConfig
 from bot.mcp.server import McpServer, ServerStatus
 from bot.tools.base import Tool
 
+STOP_WITHIN = 15.0
+
 
 class McpServers:
     def __init__(self, config: McpConfig, settings: Settings, **tuning: float) -> None:
@@ -44,10 +46,14 @@ class McpServers:
 
     async def aclose(self) -> None:
         """Disconnect all; stdio servers are stopped (stdin closed, then signalled)."""
-        for task in self._tasks:
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        for server in self.servers.values():
+            server.stop()
+        if self._tasks:
+            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_WITHIN)
+            for task in stuck:  # a stdio server's shutdown takes 6 s at most
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
 
     def status(self) -> dict[str, ServerStatus]:
