@@ -8,10 +8,11 @@ is logged until it is back (INFO) or the reason changes, so a server down for a 
 handful of lines, not thousands.
 
 The death of a connection is seen where it happens: the transport's read stream ends (a
-stdio server exited) or its task group fails (an HTTP server went away); a ping every
-`ping_every` seconds finds a server that hangs. A call in flight then ends at once with
-"stopped during the call" (the SDK fails the pending request when its stream closes),
-rather than at its timeout.
+stdio server exited) or a request fails (an HTTP server went away); a ping every
+`ping_every` seconds finds a server that hangs or left quietly. A call in flight ends at
+once with "stopped during the call" (the SDK fails the pending request when its stream or
+its HTTP response breaks), rather than at its timeout, and such a call has the connection
+checked at once, so the tools go with it.
 
 Backoff is counted here rather than with tenacity: an attempt is a session that may be held
 for days, and the count starts over only after a session that held for a while (`STABLE`),
@@ -107,6 +108,7 @@ class McpServer:
         self._on_change = on_change
         self.tools: Mapping[str, Tool] = {}
         self._session: ClientSession | None = None
+        self._link = Link()  # the current connection's
         self._skipped: set[str] = set()
         self._logged: str | None = None  # the reason last logged while down
         self._up_since: float | None = None  # when the current session was established
@@ -147,7 +149,7 @@ class McpServer:
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> str:
         """Call one of the server's tools; a failure is a ToolError the model can read."""
-        session = self._session
+        session, link = self._session, self._link
         if session is None:
             why = f" ({self.status.error})" if self.status.error else ""
             raise ToolError(f"the MCP server {self.name} is not connected{why}; try again later")
@@ -155,6 +157,7 @@ class McpServer:
             result = await session.call_tool(tool, arguments)
         except MCPError as exc:
             if exc.error.code == mcp_types.CONNECTION_CLOSED:
+                link.wake.set()  # a check now: over HTTP only this call may know yet
                 raise ToolError(f"the MCP server {self.name} stopped during the call") from None
             message = redact(exc.error.message, self.config)
             raise ToolError(f"the MCP server {self.name} refused the call: {message}") from None
@@ -185,7 +188,7 @@ class McpServer:
                     with anyio.fail_after(CONNECT_TIMEOUT):
                         await session.initialize()
                         listed = await _listing(session)
-                    self._connected(session, listed)
+                    self._connected(session, link, listed)
                     await self._hold(session, link)
             finally:
                 self._withdraw()
@@ -207,8 +210,8 @@ class McpServer:
                 else:
                     await session.send_ping()
 
-    def _connected(self, session: ClientSession, listed: list[mcp_types.Tool]) -> None:
-        self._session = session
+    def _connected(self, session: ClientSession, link: Link, listed: list[mcp_types.Tool]) -> None:
+        self._session, self._link = session, link
         self._up_since = time.monotonic()
         self._offer(listed)
         count = len(self.tools)

@@ -1,6 +1,6 @@
-"""A small MCP server for the tests, built with the SDK: `python toolbox.py [stdio | http
-PORT | sse PORT]`. Its tools echo, wait, crash the process, show its environment, return an
-image, and add a tool at run time (announcing the change)."""
+"""A small MCP server for the tests, built with the SDK: `python toolbox.py [stdio |
+http PORT | sse PORT]`. Its tools echo, wait, crash the process, show its environment or the
+request's headers, return an image, and add a tool at run time (announcing the change)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ def echo(text: str) -> str:
 
 
 @server.tool()
-async def wait(seconds: float) -> str:
-    """Wait, then say so."""
+async def wait(seconds: float, started: str = "") -> str:
+    """Wait, then say so; first create the file `started`, if given."""
+    if started:
+        await anyio.Path(started).touch()
     await anyio.sleep(seconds)
     return f"waited {seconds:g} s"
 
@@ -39,6 +41,12 @@ def crash() -> str:
 def environment() -> dict[str, Any]:
     """This process's environment variables."""
     return {"variables": dict(os.environ)}
+
+
+@server.tool()
+def headers(ctx: Context) -> dict[str, str]:
+    """The HTTP headers of this call's request (none over stdio)."""
+    return dict(ctx.headers or {})
 
 
 @server.tool()
