@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arq.connections import ArqRedis, RedisSettings
 from arq.cron import cron
@@ -32,7 +32,6 @@ from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
 from bot.mailbox import Mailbox
 from bot.mcp.config import load_mcp_config
-from bot.mcp.source import McpServers
 from bot.mcp.status import publish, worker_key
 from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
@@ -43,6 +42,9 @@ from bot.tools.services import ToolServices
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
+
+if TYPE_CHECKING:
+    from bot.mcp.source import McpServers
 
 log = logging.getLogger(__name__)
 
@@ -301,17 +303,29 @@ async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
 
     The MCP servers are checked first (a bad mcp.json stops the worker with one line) and
     start connecting in the background; they stay connected while arq's worker restarts."""
-    mcp = load_mcp_config(settings)
-    servers = McpServers(mcp, settings) if mcp is not None else None
-    database = await open_database(settings)
+    servers = _mcp_servers(settings)
     if servers is not None:
         servers.start()
     try:
-        await _serve(settings, database, stopping, servers)
+        database = await open_database(settings)
+        try:
+            await _serve(settings, database, stopping, servers)
+        finally:
+            await database.aclose()
     finally:
         if servers is not None:
             await servers.aclose()
-        await database.aclose()
+
+
+def _mcp_servers(settings: Settings) -> McpServers | None:
+    """The worker's MCP servers, if it has any; the MCP SDK (half a second to import) is
+    only loaded then."""
+    config = load_mcp_config(settings)
+    if config is None:
+        return None
+    from bot.mcp.source import McpServers  # noqa: PLC0415
+
+    return McpServers(config, settings)
 
 
 async def _serve(

@@ -27,7 +27,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import mcp_types
@@ -39,6 +39,7 @@ from mcp.shared.message import SessionMessage
 from bot import __version__
 from bot.mcp.config import ServerConfig
 from bot.mcp.results import result_text
+from bot.mcp.status import ServerStatus, State
 from bot.mcp.tools import mcp_tools
 from bot.mcp.transport import (
     CONNECT_TIMEOUT,
@@ -52,21 +53,10 @@ from bot.mcp.transport import (
 from bot.tools.base import Tool, ToolError
 
 log = logging.getLogger(__name__)
-State = Literal["connected", "connecting", "failed", "disabled", "denied"]
 CLIENT = mcp_types.Implementation(name="parley", version=__version__)
 STABLE = 60.0  # a session held this long starts the backoff over
 MAX_PAGES = 100  # of a tool listing, against a server that pages forever
 Message = SessionMessage | Exception
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """How a server is doing, as operators see it (`/api/tools`, the chat's help)."""
-
-    state: State
-    tools: list[str] = field(default_factory=list)
-    error: str | None = None
-    since: float = 0.0
 
 
 @dataclass

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 
 from bot.config import Settings
 from bot.mcp.config import McpConfig
-from bot.mcp.server import McpServer, ServerStatus
+from bot.mcp.server import McpServer
+from bot.mcp.status import ServerStatus
 from bot.tools.base import Tool
 
 STOP_WITHIN = 15.0

@@ -15,21 +15,33 @@ import logging
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import asdict
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot import keys
-from bot.mcp.server import ServerStatus
-from bot.mcp.source import McpServers
 from bot.redis_types import done, text
+
+if TYPE_CHECKING:  # the MCP SDK, which a process that only reads the status does without
+    from bot.mcp.source import McpServers
 
 log = logging.getLogger(__name__)
 REFRESH = 10.0
 TTL = 30.0
+State = Literal["connected", "connecting", "failed", "disabled", "denied"]
 RANK = {"connected": 4, "connecting": 3, "failed": 2, "denied": 1, "disabled": 0}
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """How a server is doing, as operators see it (`/api/tools`, the chat's help)."""
+
+    state: State
+    tools: list[str] = field(default_factory=list)
+    error: str | None = None
+    since: float = 0.0
 
 
 def worker_key() -> str:

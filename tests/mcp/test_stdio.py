@@ -148,3 +148,16 @@ async def test_disabled_and_denied_servers_offer_nothing_and_start_nothing(
         outcome = await call(executor(servers), "no__echo", text="hi")
         assert outcome.is_error and "Unknown tool 'no__echo'" in outcome.content
     assert not marker.exists()
+
+
+async def test_stopping_the_servers_ends_their_processes() -> None:
+    async with running({"box": toolbox()}) as servers:
+        await until(offered(servers, "box__environment"), "the toolbox")
+        outcome = await call(executor(servers), "box__environment")
+        pid = json.loads(outcome.content.split("\n", 1)[1].rsplit("\n", 1)[0])["pid"]
+        os.kill(pid, 0)  # alive
+        started = time.monotonic()
+    stopped = time.monotonic() - started
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert stopped < 10, f"stopping took {stopped:.1f} s"

@@ -39,8 +39,8 @@ def crash() -> str:
 
 @server.tool()
 def environment() -> dict[str, Any]:
-    """This process's environment variables."""
-    return {"variables": dict(os.environ)}
+    """This process's id and environment variables."""
+    return {"pid": os.getpid(), "variables": dict(os.environ)}
 
 
 @server.tool()
