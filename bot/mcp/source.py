@@ -15,6 +15,7 @@ from bot.config import Settings
 from bot.mcp.config import McpConfig
 from bot.mcp.server import McpServer
 from bot.mcp.status import ServerStatus
+from bot.mcp.transport import hide_queries
 from bot.tools.base import Tool
 
 STOP_WITHIN = 15.0
@@ -41,6 +42,7 @@ class McpServers:
 
     def start(self) -> None:
         """Connect every enabled server in the background."""
+        hide_queries()
         for server in self.servers.values():
             if server.active:
                 self._tasks.append(asyncio.create_task(server.run(), name=f"mcp:{server.name}"))

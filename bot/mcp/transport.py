@@ -11,7 +11,9 @@ secrets and the URL's query blanked out.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
 import tempfile
 from collections.abc import AsyncIterator
 from typing import IO, Any
@@ -29,6 +31,28 @@ PASSED_ON = ("PATH", "HOME", "LANG")  # from the worker's environment to a stdio
 CONNECT_TIMEOUT = 30.0
 READ_TIMEOUT = 300.0  # an HTTP server may hold a response stream open this long
 REASON_LIMIT = 300
+# The SDK's HTTP client logs each request's URL at INFO; some servers take a key in the query.
+CHATTY_LOGGERS = ("httpx2", "mcp.client.sse", "mcp.client.streamable_http")
+QUERY = re.compile(r"(\bhttps?://[^\s?#\"']+)[?#][^\s\"']*")
+
+
+class HideQueries(logging.Filter):
+    """Log records of the MCP SDK and its HTTP client, with URLs' queries cut off."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        hidden = QUERY.sub(r"\1?…", message)
+        if hidden != message:
+            record.msg, record.args = hidden, None
+        return True
+
+
+def hide_queries() -> None:
+    """Install `HideQueries` on the SDK's loggers, once."""
+    for name in CHATTY_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, HideQueries) for f in logger.filters):
+            logger.addFilter(HideQueries())
 
 
 class Ended(Exception):

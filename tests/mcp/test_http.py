@@ -90,3 +90,14 @@ async def test_an_sse_server_answers() -> None:
             await until(offered(servers, "old__echo"), "the SSE toolbox")
             echoed = await call(executor(servers), "old__echo", text="over SSE")
             assert not echoed.is_error and "over SSE" in echoed.content
+
+
+async def test_a_key_in_the_url_stays_out_of_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with http_toolbox("http") as (url, _):
+        async with running({"web": {"url": f"{url}?api_key=url-key-99"}}) as servers:
+            await until(offered(servers, "web__echo"), "the HTTP toolbox")
+            assert not (await call(executor(servers), "web__echo", text="hi")).is_error
+    requests = [r.getMessage() for r in caplog.records if r.name == "httpx2"]
+    assert requests and all("/mcp?…" in line for line in requests if "/mcp" in line)
+    assert "url-key-99" not in caplog.text
