@@ -118,7 +118,8 @@ def failure_reason(exc: BaseException, config: ServerConfig, stderr: str = "") -
     """Why a connection failed or ended, in one line without secrets."""
     exc = leaf(exc)
     if isinstance(exc, FileNotFoundError | PermissionError) and config.command is not None:
-        reason = f"cannot start {config.command!r}: {exc.strerror}"
+        where = f" in {config.cwd!r}" if config.cwd and exc.filename == config.cwd else ""
+        reason = f"cannot start {config.command!r}{where}: {exc.strerror}"
     elif isinstance(exc, httpx2.HTTPStatusError):
         reason = f"HTTP {exc.response.status_code} from {_shown(config.url)}"
     elif isinstance(exc, httpx2.TransportError):
