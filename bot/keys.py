@@ -20,6 +20,8 @@ Shared by every worker:
 - `parley:confirm:{id}`: one approval record (JSON) that waits for a person's decision.
 - `parley:tasks`: pub/sub channel; a message is the id of a scheduled task that was added,
   cancelled or changed, for the scheduler to apply.
+- `parley:mcp:{host}:{pid}`: hash of one worker's MCP servers and how each is doing (JSON
+  per server name), with a TTL that the worker keeps refreshing while it runs.
 - `parley:scheduler`: the leader lease of the scheduler that runs the tasks (its token); the
   other schedulers wait until it is free.
 
@@ -65,6 +67,8 @@ CANCEL_CHANNEL = f"{PREFIX}:cancel"
 READY_STREAM = f"{PREFIX}:workers"
 TASKS_CHANNEL = f"{PREFIX}:tasks"
 SCHEDULER_LEADER = f"{PREFIX}:scheduler"
+MCP_STATUS_PREFIX = f"{PREFIX}:mcp:"
+MCP_STATUS_MATCH = f"{MCP_STATUS_PREFIX}*"
 # What every session key starts with; the sweep's script builds lease keys from it.
 SESSION_PREFIX = f"{PREFIX}:"
 
@@ -88,6 +92,10 @@ def events(session_id: str) -> str:
 
 def worker(worker_id: str) -> str:
     return f"{WORKER_PREFIX}{worker_id}"
+
+
+def mcp_status(host: str, pid: int) -> str:
+    return f"{MCP_STATUS_PREFIX}{host}:{pid}"
 
 
 def rate(scope: str) -> str:

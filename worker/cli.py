@@ -115,7 +115,11 @@ def worker() -> None:
     settings = _settings()
     _check_model(settings)
     with _database_errors():
-        asyncio.run(serve(settings))
+        try:
+            asyncio.run(serve(settings))
+        except ConfigError as exc:  # a mistake in the MCP servers' file
+            typer.echo(f"parley: configuration error: {exc}", err=True)
+            raise typer.Exit(2) from None
 
 
 @app.command()

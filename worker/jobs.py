@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arq.connections import ArqRedis, RedisSettings
 from arq.cron import cron
@@ -31,6 +31,8 @@ from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
 from bot.mailbox import Mailbox
+from bot.mcp.config import load_mcp_config
+from bot.mcp.status import publish, worker_key
 from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
@@ -40,6 +42,9 @@ from bot.tools.services import ToolServices
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
+
+if TYPE_CHECKING:
+    from bot.mcp.source import McpServers
 
 log = logging.getLogger(__name__)
 
@@ -225,8 +230,13 @@ def _supervisor(
     )
 
 
-def build_worker(settings: Settings, database: Database) -> Worker:
+def build_worker(
+    settings: Settings, database: Database, servers: McpServers | None = None
+) -> Worker:
+    """`servers`: the worker's MCP servers, whose tools the agent offers too."""
     agent = build_agent(settings)
+    if servers is not None:
+        agent.deps.tools.add_source(servers)
     background: list[asyncio.Task[None]] = []
 
     async def startup(ctx: dict[str, Any]) -> None:
@@ -247,11 +257,14 @@ def build_worker(settings: Settings, database: Database) -> Worker:
         background.append(asyncio.create_task(_watch_database(settings, database)))
         background.append(asyncio.create_task(agent.warm()))
         background.append(asyncio.create_task(_say_ready(redis, liveness, platforms)))
+        if servers is not None:
+            background.append(asyncio.create_task(publish(redis, servers, worker_key())))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""
         for task in background:
             task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
         supervisor: Supervisor | None = ctx.pop("supervisor", None)
         if supervisor is not None:
             await supervisor.stop()
@@ -286,17 +299,40 @@ async def serve(settings: Settings) -> None:
 
 async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
     """Run a worker until `stopping` is set, then shut it down as a SIGTERM does: `serve`
-    once the signals are wired, or a worker inside a program that owns its event loop."""
-    database = await open_database(settings)
+    once the signals are wired, or a worker inside a program that owns its event loop.
+
+    The MCP servers are checked first (a bad mcp.json stops the worker with one line) and
+    start connecting in the background; they stay connected while arq's worker restarts."""
+    servers = _mcp_servers(settings)
+    if servers is not None:
+        servers.start()
     try:
-        await _serve(settings, database, stopping)
+        database = await open_database(settings)
+        try:
+            await _serve(settings, database, stopping, servers)
+        finally:
+            await database.aclose()
     finally:
-        await database.aclose()
+        if servers is not None:
+            await servers.aclose()
 
 
-async def _serve(settings: Settings, database: Database, stopping: asyncio.Event) -> None:
+def _mcp_servers(settings: Settings) -> McpServers | None:
+    """The worker's MCP servers, if it has any; the MCP SDK (half a second to import) is
+    only loaded then."""
+    config = load_mcp_config(settings)
+    if config is None:
+        return None
+    from bot.mcp.source import McpServers  # noqa: PLC0415
+
+    return McpServers(config, settings)
+
+
+async def _serve(
+    settings: Settings, database: Database, stopping: asyncio.Event, servers: McpServers | None
+) -> None:
     while not stopping.is_set():
-        worker = build_worker(settings, database)
+        worker = build_worker(settings, database, servers)
         running = asyncio.create_task(worker.async_run())
         stop = asyncio.create_task(stopping.wait())
         await asyncio.wait({running, stop}, return_when=asyncio.FIRST_COMPLETED)

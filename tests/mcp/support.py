@@ -1,0 +1,112 @@
+"""What the MCP tests share: configurations, running servers, and calls through the real
+`ToolExecutor`, as an agent makes them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from bot.config import Settings
+from bot.envelope import Sender
+from bot.mcp.config import McpConfig, parse_mcp_config
+from bot.mcp.source import McpServers
+from bot.messages import ToolUseBlock
+from bot.tools.base import ToolContext, ToolRegistry
+from bot.tools.executor import ToolExecutor, ToolOutcome
+from tests.support.redis_server import free_port
+
+TOOLBOX = Path(__file__).parent / "servers" / "toolbox.py"
+WITHIN = 60.0  # generous: a busy 2-core machine starts Python processes slowly
+SETTINGS = Settings(_env_file=None)
+
+
+def toolbox(**keys: Any) -> dict[str, Any]:
+    """The stdio toolbox server's entry, with Parley's `keys` added."""
+    return {"command": sys.executable, "args": [str(TOOLBOX)], **keys}
+
+
+def time_server(**keys: Any) -> dict[str, Any]:
+    """The reference MCP time server (PyPI's mcp-server-time), over stdio."""
+    return {"command": sys.executable, "args": ["-m", "mcp_server_time"], **keys}
+
+
+def config(servers: dict[str, Any]) -> McpConfig:
+    return parse_mcp_config(json.dumps({"mcpServers": servers}), "mcp.json", os.environ)
+
+
+@contextlib.asynccontextmanager
+async def running(servers: dict[str, Any], **tuning: float) -> AsyncIterator[McpServers]:
+    """These servers connecting in the background while the test runs."""
+    started = McpServers(config(servers), SETTINGS, **tuning)
+    started.start()
+    try:
+        yield started
+    finally:
+        await started.aclose()
+
+
+async def until(check: Callable[[], object], what: str, within: float = WITHIN) -> float:
+    """Wait for `check` to hold; how long it took. Fails naming `what` after `within` s."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > within:
+            raise AssertionError(f"{what}: not after {within:g} s")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - started
+
+
+def offered(servers: McpServers, *names: str) -> Callable[[], bool]:
+    return lambda: all(name in servers.tools() for name in names)
+
+
+def executor(servers: McpServers) -> ToolExecutor:
+    """The executor an agent has, with the default limits, offering `servers`' tools."""
+    registry = ToolRegistry()
+    registry.add_source(servers)
+    return ToolExecutor(
+        registry,
+        timeout=SETTINGS.tool_timeout,
+        concurrency=SETTINGS.tool_concurrency,
+        output_limit=SETTINGS.tool_output_limit,
+    )
+
+
+async def call(runner: ToolExecutor, name: str, **arguments: Any) -> ToolOutcome:
+    ctx = ToolContext(session_key="test", user=Sender(id="tg:1"), settings=SETTINGS)
+    return await runner.run_one(ToolUseBlock(id="call-1", name=name, input=arguments), ctx, {})
+
+
+@contextlib.contextmanager
+def http_toolbox(kind: str = "http") -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The toolbox served over streamable HTTP (`http`) or SSE (`sse`) by a process of its
+    own on 127.0.0.1; its URL once it accepts connections, and the process."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(TOOLBOX), kind, str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + WITHIN
+        while not _accepts(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the toolbox never served on port {port}")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/{'mcp' if kind == 'http' else 'sse'}", process
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0

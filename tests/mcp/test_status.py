@@ -1,0 +1,76 @@
+"""Each worker writes how its MCP servers are doing to Redis; `mcp_status` merges the live
+workers' views for operators."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from bot import keys
+from bot.mcp.status import TTL, ServerStatus, mcp_status, publish, worker_key, write_status
+from tests.mcp.support import offered, running, toolbox, until
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+async def connected(redis: Redis, within: float = 30) -> dict[str, ServerStatus]:
+    """The merged view, once it says the toolbox is connected."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        seen = await mcp_status(redis)
+        if "box" in seen and seen["box"].state == "connected":
+            return seen
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the toolbox was not connected after {within:g} s")
+
+
+async def test_workers_views_merge_and_a_stopped_worker_leaves_none(redis: Redis) -> None:
+    other = keys.mcp_status("elsewhere", 4242)
+    await write_status(
+        redis,
+        other,
+        {
+            "box": ServerStatus("failed", error="cannot start 'x'", since=time.time()),
+            "remote": ServerStatus("failed", error="HTTP 401", since=time.time()),
+        },
+    )
+    servers_config = {"box": toolbox(), "off": {**toolbox(), "disabled": True}}
+    async with running(servers_config) as servers:
+        writing = asyncio.create_task(publish(redis, servers, worker_key()))
+        try:
+            await until(offered(servers, "box__echo"), "the toolbox")
+
+            seen = await connected(redis)
+            assert 0 < await redis.ttl(worker_key()) <= TTL
+        finally:
+            writing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writing
+    assert sorted(seen) == ["box", "off", "remote"]
+    assert "box__echo" in seen["box"].tools and "box__wait" in seen["box"].tools
+    assert (seen["off"].state, seen["remote"].state, seen["remote"].error) == (
+        "disabled",
+        "failed",
+        "HTTP 401",
+    )
+    assert not await redis.exists(worker_key())  # removed when the worker stops
+    left = await mcp_status(redis)
+    assert {name: status.state for name, status in left.items()} == {
+        "box": "failed",
+        "remote": "failed",
+    }
+    await redis.delete(other)
