@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
+from adapters.tool_list import ToolCatalog
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
@@ -22,3 +23,4 @@ class Services:
     confirmations: Confirmations
     archive: Archive
     tasks: TaskBook
+    tools: ToolCatalog

@@ -8,11 +8,13 @@ import resource
 
 from aiohttp import web
 
-from adapters.http.api import PUBLIC, WebDeps, build_app
+from adapters.http.api import PUBLIC, build_app
 from adapters.http.server import Runner
+from adapters.services import Services
 from adapters.slack.service import SlackService
 from adapters.startup import REFUSED, watch_refusals
 from adapters.telegram.service import TelegramService
+from adapters.tool_list import ToolCatalog
 from bot.config import ConfigError, Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
@@ -32,14 +34,14 @@ async def make_app(settings: Settings) -> web.Application:
     database = await open_database(settings)
     redis = await open_pool(settings)
     await check_persistence(redis)
-    deps = WebDeps(
+    deps = Services(
         settings=settings,
         redis=redis,
         mailbox=Mailbox(redis, redis),
         confirmations=Confirmations(redis),
         archive=database.archive,
         tasks=TaskBook(database.engine, redis),
-        tools=ToolRegistry(standard_tools(settings)).specs,
+        tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings)).specs),
     )
     app = build_app(deps)
     watch_refusals(app)

@@ -36,7 +36,6 @@ from bot import keys
 from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope
-from bot.llm.base import ToolSpec
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
@@ -50,12 +49,6 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass(frozen=True)
-class WebDeps(Services):
-    """The services, and the tools the API lists."""
-
-    tools: list[ToolSpec]
-
-
 class MessageIn(BaseModel):
     text: str = Field(min_length=1, max_length=MAX_TEXT)
 
@@ -82,7 +75,7 @@ def _message_id(request: web.Request) -> str:
 
 
 class Api:
-    def __init__(self, deps: WebDeps, hub: StreamHub) -> None:
+    def __init__(self, deps: Services, hub: StreamHub) -> None:
         self.deps = deps
         self.hub = hub
 
@@ -182,12 +175,7 @@ class Api:
         return web.json_response({"status": status}, status=202)
 
     async def tools(self, request: web.Request) -> web.Response:
-        return web.json_response(
-            [
-                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-                for t in self.deps.tools
-            ]
-        )
+        return web.json_response(await self.deps.tools.as_json())
 
     async def health(self, request: web.Request) -> web.Response:
         try:
@@ -270,7 +258,7 @@ def unavailable(reason: str) -> web.Response:
     return answer
 
 
-def build_app(deps: WebDeps) -> web.Application:
+def build_app(deps: Services) -> web.Application:
     app = web.Application(
         client_max_size=MAX_BODY,
         middlewares=[json_errors, auth_middleware(deps.settings)],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.access import refusal
+from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.place import PLATFORM, person
 from adapters.usage import usage_text
@@ -21,3 +22,12 @@ async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     sessions, tokens = await deps.archive.totals(where)
     scope = "this conversation" if sessions < 2 else f"the {sessions} threads here"
     await ack(usage_text(tokens, deps.settings.model, scope))
+
+
+async def on_tools(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/tools: what the agent can use now, the MCP servers' state included."""
+    who = person(str(command.get("user_id", "")))
+    if not deps.gate.may_use(who):
+        await ack(refusal(who))
+        return
+    await ack(literal(await deps.tools.as_text()))

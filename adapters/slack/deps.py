@@ -18,6 +18,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.access import Gate
 from adapters.slack.client import SlackCalls
+from adapters.tool_list import ToolCatalog
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
@@ -35,6 +36,7 @@ class IngressDeps:
     confirmations: Confirmations
     archive: Archive
     tasks: TaskBook
+    tools: ToolCatalog
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def later(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:

@@ -22,7 +22,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.access import too_long
-from adapters.slack.commands import on_usage
+from adapters.slack.commands import on_tools, on_usage
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
 from adapters.slack.place import PLATFORM, Place, person, place_of, sender_of
@@ -53,6 +53,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.action(TASK_ACTION)(on_task_press)
     app.command("/usage")(on_usage)
     app.command("/tasks")(on_tasks)
+    app.command("/tools")(on_tools)
     # Everything else is acknowledged, so Slack does not retry what Parley ignores.
     app.event(re.compile(".*"))(_ignore)
     app.action(re.compile(".*"))(_acknowledge)

@@ -82,6 +82,7 @@ class SlackService:
             confirmations=core.confirmations,
             archive=core.archive,
             tasks=core.tasks,
+            tools=core.tools,
         )
         register(self.app, self.deps)
         self.app.error(listener_failed)

@@ -1,7 +1,8 @@
 """The bot's commands: shown in Telegram's menu, answered at once or queued in order.
 
 /new goes through the mailbox (it must not overtake a message sent before it); /stop reaches
-the worker running the turn at once; /usage reads the record in SQL; /model sets the session's
+the worker running the turn at once; /usage reads the record in SQL; /help and /tools list
+the tools and the MCP servers' state, which the workers keep in Redis; /model sets the session's
 option in Redis; /tasks, with its buttons, has a router of its own (`task_list`). Commands the
 bot does not know go to the agent as ordinary text.
 """
@@ -27,6 +28,7 @@ MENU = {
     "usage": "Tokens and cost of this chat",
     "model": "Show the model (admins may switch it)",
     "tasks": "Scheduled tasks in this chat",
+    "tools": "The tools I can use now",
 }
 ELSEWHERE = {"tasks"}  # in the menu, answered by another router
 HELLO = (
@@ -72,12 +74,16 @@ async def on_command(
         if not running:
             await deps.answer(message, "Nothing is running right now.")
         return
-    text = {
-        "start": HELLO,
-        "help": help_text(place.private),
-    }.get(name)
-    if text is None:
-        text = await (usage(place, deps) if name == "usage" else model(message, command, deps))
+    if name == "start":
+        text = HELLO
+    elif name == "help":
+        text = help_text(place.private) + "\n\n" + await deps.tools.as_text()
+    elif name == "tools":
+        text = await deps.tools.as_text()
+    elif name == "usage":
+        text = await usage(place, deps)
+    else:
+        text = await model(message, command, deps)
     await deps.answer(message, text)
 
 

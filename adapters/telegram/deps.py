@@ -20,6 +20,7 @@ from aiogram.types import Message as TgMessage
 from adapters.access import Gate
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import PLATFORM, place_of, sender_of
+from adapters.tool_list import ToolCatalog
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.envelope import Envelope
@@ -40,6 +41,7 @@ class IngressDeps:
     confirmations: Confirmations
     archive: Archive
     tasks: TaskBook
+    tools: ToolCatalog
 
     @property
     def username(self) -> str:

@@ -159,6 +159,7 @@ class TelegramService:
             confirmations=self.core.confirmations,
             archive=self.core.archive,
             tasks=self.core.tasks,
+            tools=self.core.tools,
         )
         self.dispatcher = dispatcher(deps)
         log.info("Telegram bot @%s ready (%s)", me.username, self._mode())

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 from aiohttp import web
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 ARTICLE = """<!DOCTYPE html>
 <html lang="en"><head><title>Tidal power in the Bay of Fundy | Coastline Weekly</title>
@@ -125,19 +128,19 @@ class PageServer:
         await self._runner.cleanup()
 
     @web.middleware
-    async def _count(self, request: web.Request, handler: web.Handler) -> web.StreamResponse:
+    async def _count(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         self.counts[request.path] = self.counts.get(request.path, 0) + 1
         return await handler(request)
 
     @staticmethod
-    def _html(page: str) -> web.Handler:
+    def _html(page: str) -> Handler:
         async def handler(request: web.Request) -> web.Response:
             return web.Response(text=page, content_type="text/html", charset="utf-8")
 
         return handler
 
     @staticmethod
-    def _body(body: bytes, content_type: str) -> web.Handler:
+    def _body(body: bytes, content_type: str) -> Handler:
         async def handler(request: web.Request) -> web.Response:
             return web.Response(body=body, content_type=content_type)
 

@@ -17,7 +17,7 @@ from bot.config import Settings
 from bot.tools.base import TemporaryFailure, ToolError
 from bot.tools.web.extract import render
 from bot.tools.web.fetch import Fetcher
-from bot.tools.web.guard import Refused
+from bot.tools.web.guard import Refused, Resolver
 from bot.tools.web.pinning import SocketOption
 from tests.tools.web.servers import PageServer, Trap, ipv6_loopback
 
@@ -38,7 +38,7 @@ async def trap() -> AsyncIterator[Trap]:
         yield server
 
 
-def resolving(*answers: list[str]) -> tuple[list[str], object]:
+def resolving(*answers: list[str]) -> tuple[list[str], Resolver]:
     """A resolver giving `answers` in turn (the last one from then on), and its log."""
     asked: list[str] = []
 

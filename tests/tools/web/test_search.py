@@ -21,7 +21,7 @@ pytestmark = pytest.mark.e2e
 
 
 def settings(kind: Kind, base_url: str, **more: Any) -> Settings:
-    key = {} if kind == "searxng" else {"search_api_key": KEY}
+    key: dict[str, Any] = {} if kind == "searxng" else {"search_api_key": KEY}
     return Settings(search_backend=kind, search_url=base_url, **key, **more)
 
 
