@@ -13,10 +13,12 @@ from bot.agent import events as ev
 from bot.agent.compaction import SUMMARY_PREFIX
 from bot.agent.loop import Agent
 from bot.agent.state import SessionState
+from bot.tools.builtin import builtin_tools
 from tests.agent.conftest import MakeAgent, collect, completed, make_settings, of_type
 from tests.fakes.llm import Fail, FakeLLM, RecordedRequest, Reply, ToolCallSpec
 
-WINDOW, THRESHOLD = 8000, 0.5
+WINDOW, THRESHOLD = 8000, 0.5  # a small window; the agents have only the built-in tools, whose
+# schemas leave room for messages in it
 BUDGET_CHARS = int(WINDOW * THRESHOLD) * 4
 
 
@@ -31,7 +33,9 @@ def chatty(request: RecordedRequest) -> Reply:
 
 
 async def long_chat(fake: FakeLLM, make_agent: MakeAgent, turns: int) -> list[ev.AgentEvent]:
-    agent = make_agent(context_window=WINDOW, compact_threshold=THRESHOLD, compact_keep_turns=2)
+    agent = make_agent(
+        builtin_tools(), context_window=WINDOW, compact_threshold=THRESHOLD, compact_keep_turns=2
+    )
     state = SessionState()
     events: list[ev.AgentEvent] = []
     for n in range(turns):
@@ -77,7 +81,7 @@ async def test_failed_summary_falls_back_to_dropping(
 async def test_one_long_turn_blanks_old_tool_output(
     fake_llm: FakeLLM, make_agent: MakeAgent
 ) -> None:
-    agent = make_agent(context_window=WINDOW, compact_threshold=THRESHOLD)
+    agent = make_agent(builtin_tools(), context_window=WINDOW, compact_threshold=THRESHOLD)
     steps = iter(range(100))
 
     def tool_heavy(request: RecordedRequest) -> Reply:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.config import Settings
+from bot.sandbox.probe import unavailable
 from bot.tools.base import ToolContext, ToolRegistry, tool
 from bot.tools.catalog import standard_tools
 from bot.tools.executor import ToolExecutor
@@ -44,8 +45,10 @@ def test_the_worker_s_own_tools_are_never_offered_and_sensitive_ones_on_request(
     tools = [*standard_tools(Settings(_env_file=None)), erase]
     plain = [t.name for t in offered_tools(tools, sensitive=False)]
     opted = [t.name for t in offered_tools(tools, sensitive=True)]
-    assert plain == ["current_time", "calculator"]
-    assert opted == ["current_time", "calculator", "erase"]
+    readers = ["current_time", "calculator", "web_fetch", "read_file", "list_files"]
+    assert plain == readers
+    actors = {"write_file", "erase"} | ({"run_python"} if unavailable() is None else set())
+    assert set(opted) == set(readers) | actors
 
 
 def test_the_hints_follow_what_parley_knows_of_a_tool() -> None:
