@@ -22,10 +22,8 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from bot import __version__
-from bot.agent.build import load_tool_modules
-from bot.config import ConfigError, Settings
-from bot.tools.base import ToolRegistry
-from bot.tools.catalog import standard_tools
+from bot.agent.build import configured_tools, tool_executor, tool_registry
+from bot.config import Settings
 from bot.tools.executor import ToolExecutor
 from bot.tools.offered import OfferedTools, offered_tools
 from worker.mcp_stdin import pipe_stdin
@@ -39,19 +37,8 @@ INSTRUCTIONS = "Parley's tools: exact arithmetic, the time in any zone, and its 
 
 def build_executor(settings: Settings, *, sensitive: bool) -> ToolExecutor:
     """The executor over the tools offered here, set up as the worker sets up its own."""
-    tools = [*standard_tools(settings), *load_tool_modules(settings.tool_modules)]
-    try:
-        registry = ToolRegistry(offered_tools(tools, sensitive=sensitive))
-    except ValueError as exc:  # two tools of one name
-        raise ConfigError(f"PARLEY_TOOL_MODULES: {exc}") from None
-    return ToolExecutor(
-        registry,
-        timeout=settings.tool_timeout,
-        concurrency=settings.tool_concurrency,
-        output_limit=settings.tool_output_limit,
-        threads=settings.tool_threads,
-        processes=settings.tool_processes,
-    )
+    offered = offered_tools(configured_tools(settings), sensitive=sensitive)
+    return tool_executor(settings, tool_registry(offered))
 
 
 def http_session(ctx: ServerRequestContext[Any]) -> str:

@@ -39,14 +39,28 @@ def load_tool_modules(names: Iterable[str]) -> list[Tool]:
     return found
 
 
-def _registry(settings: Settings, tools: Iterable[Tool] | None) -> ToolRegistry:
-    """`tools`, or Parley's own and those of `PARLEY_TOOL_MODULES`."""
-    if tools is None:
-        tools = [*standard_tools(settings), *load_tool_modules(settings.tool_modules)]
+def configured_tools(settings: Settings) -> list[Tool]:
+    """Parley's own tools and those of `PARLEY_TOOL_MODULES`."""
+    return [*standard_tools(settings), *load_tool_modules(settings.tool_modules)]
+
+
+def tool_registry(tools: Iterable[Tool]) -> ToolRegistry:
     try:
         return ToolRegistry(tools)
     except ValueError as exc:  # two tools of one name
         raise ConfigError(f"PARLEY_TOOL_MODULES: {exc}") from None
+
+
+def tool_executor(settings: Settings, registry: ToolRegistry) -> ToolExecutor:
+    """The executor over `registry`, with the settings' limits, threads and processes."""
+    return ToolExecutor(
+        registry,
+        timeout=settings.tool_timeout,
+        concurrency=settings.tool_concurrency,
+        output_limit=settings.tool_output_limit,
+        threads=settings.tool_threads,
+        processes=settings.tool_processes,
+    )
 
 
 def build_agent(
@@ -59,7 +73,7 @@ def build_agent(
     """The agent for `settings`; raises ConfigError for an unknown model or a missing key."""
     ref = resolve_model(settings.model)
     provider = provider or build_provider(settings, ref)
-    registry = _registry(settings, tools)
+    registry = tool_registry(configured_tools(settings) if tools is None else tools)
     retry = RetryPolicy(
         attempts=settings.llm_attempts,
         backoff_base=settings.llm_backoff_base,
@@ -76,14 +90,7 @@ def build_agent(
         keep_turns=settings.compact_keep_turns,
         max_tokens=settings.max_tokens,
     )
-    executor = ToolExecutor(
-        registry,
-        timeout=settings.tool_timeout,
-        concurrency=settings.tool_concurrency,
-        output_limit=settings.tool_output_limit,
-        threads=settings.tool_threads,
-        processes=settings.tool_processes,
-    )
+    executor = tool_executor(settings, registry)
     return Agent(
         AgentDeps(
             settings=settings,

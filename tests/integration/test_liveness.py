@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -36,10 +35,8 @@ async def script_time(redis: Redis) -> float:
 
 
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
+def redis(redis_client: Redis) -> Redis:
+    return redis_client
 
 
 async def test_the_sweep_frees_only_the_leases_of_workers_whose_key_lapsed(redis: Redis) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
@@ -19,12 +18,8 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
+def redis(redis_client: Redis) -> Redis:
+    return redis_client
 
 
 async def connected(redis: Redis, within: float = 30) -> dict[str, ServerStatus]:

@@ -6,11 +6,12 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 
 def free_port() -> int:
@@ -91,3 +92,13 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 def redis_url(redis_server: RedisServer) -> str:
     redis.Redis(port=redis_server.port).flushall()
     return redis_server.url
+
+
+@pytest.fixture
+async def redis_client(redis_url: str) -> AsyncIterator[AsyncRedis]:
+    """A client of the emptied test Redis, closed after the test."""
+    client = AsyncRedis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        await client.aclose()

@@ -30,12 +30,8 @@ async def db(database_url: str) -> AsyncIterator[Database]:
 
 
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
+def redis(redis_client: Redis) -> Redis:
+    return redis_client
 
 
 @pytest.fixture
