@@ -16,14 +16,14 @@ from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
 import mcp_types
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from jsonschema.exceptions import (  # type: ignore[import-untyped]
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import (
     SchemaError,
     ValidationError,
     best_match,
 )
-from jsonschema.protocols import Validator  # type: ignore[import-untyped]
-from jsonschema.validators import validator_for  # type: ignore[import-untyped]
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
