@@ -1,6 +1,7 @@
 """A worker imports the SDKs of the configured provider and platforms only, and alembic only
-when the schema is behind: each SDK costs up to a second and a half of start-up, which is
-also a worker's recovery time whenever one is replaced.
+when the schema is behind, and neither the MCP SDK nor trafilatura unless they are used: each
+SDK costs up to a second and a half of start-up, which is also a worker's recovery time
+whenever one is replaced.
 
 The worker's composition runs in a process of its own (a fresh `sys.modules`): the model's
 provider, the database opened as at start-up, and each platform's egress, once loaded.
@@ -21,6 +22,8 @@ from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 WATCHED = ("anthropic", "openai", "aiogram", "slack_sdk", "slack_bolt", "alembic")
+# Loaded only when used: the MCP SDK with servers in mcp.json, trafilatura at the first page.
+NEVER_AT_START = ("mcp", "mcp_types", "trafilatura")
 COMPOSE = f"""
 import asyncio, json, sys
 from redis.asyncio import Redis
@@ -41,7 +44,7 @@ async def main():
     await redis.aclose()
 
 asyncio.run(main())
-print(json.dumps([name for name in {WATCHED!r} if name in sys.modules]))
+print(json.dumps([name for name in {WATCHED + NEVER_AT_START!r} if name in sys.modules]))
 """
 
 ANTHROPIC_TELEGRAM = {

@@ -4,11 +4,11 @@ HTML pages are mostly navigation, ads and footers; trafilatura finds the main te
 when it finds no article (a list, a form, a bare page) its plain-text mode gives all of the
 page's text instead of nothing. Images, PDFs and other binaries are refused by their media
 type before their bodies are read: the model could do nothing with the bytes.
+trafilatura is imported at the first page, in the tool's thread: a worker that never
+fetches one starts without it.
 """
 
 from __future__ import annotations
-
-import trafilatura
 
 from bot.tools.base import ToolError
 from bot.tools.web.page import HTML, TEXT, Page, is_json
@@ -29,6 +29,8 @@ def looks_like_html(body: bytes) -> bool:
 
 def html_text(page: Page) -> tuple[str | None, str]:
     """The page's title and main text."""
+    import trafilatura  # noqa: PLC0415 (see the module's docstring)
+
     html = decode(page)
     document = trafilatura.bare_extraction(
         html, url=page.url, with_metadata=True, include_comments=False, include_tables=True
