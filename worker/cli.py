@@ -110,6 +110,9 @@ def web() -> None:
 @app.command()
 def worker() -> None:
     """Run an arq worker that takes the turns of waiting sessions; start as many as you like."""
+    from bot.sandbox.probe import start
+
+    start()  # while the rest is imported
     from worker.jobs import serve
 
     settings = _settings()

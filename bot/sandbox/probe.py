@@ -9,6 +9,7 @@ sandbox is never substituted silently.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import logging
 import threading
@@ -34,20 +35,34 @@ async def _check() -> str | None:
     return "a test program did not run as expected: " + (outcome.output.strip()[-200:] or "")
 
 
-def _in_thread() -> str | None:
-    """Run the check on a loop of its own in a thread of its own, since the caller may
-    be inside a running loop (the worker builds its agent there)."""
-    found: list[str | None] = []
-    thread = threading.Thread(target=lambda: found.append(asyncio.run(_check())))
-    thread.start()
-    thread.join()
-    return found[0] if found else "the check itself failed"
+_answer: concurrent.futures.Future[str | None] = concurrent.futures.Future()
+_starting = threading.Lock()
+_started: list[bool] = []
+
+
+def start() -> None:
+    """Begin the check, once, on a loop of its own in a thread of its own: the caller may be
+    inside a running loop (the worker builds its agent there), and a worker starts it first
+    thing so that its tenth of a second passes while the worker imports the rest."""
+    with _starting:
+        if _started:
+            return
+        _started.append(True)
+
+    def check() -> None:
+        try:
+            _answer.set_result(asyncio.run(_check()))
+        except BaseException as exc:  # a thread must not die with it; the caller reads it
+            _answer.set_result(f"the check itself failed: {type(exc).__name__}")
+
+    threading.Thread(target=check, name="sandbox-probe", daemon=True).start()
 
 
 @functools.cache
 def unavailable() -> str | None:
     """None when the sandbox works here; else why not, logged (once) as a warning."""
-    reason = _in_thread()
+    start()
+    reason = _answer.result()
     if reason is not None:
         log.warning("run_python is not offered: %s", reason)
     return reason

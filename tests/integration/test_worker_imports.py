@@ -22,8 +22,9 @@ from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 WATCHED = ("anthropic", "openai", "aiogram", "slack_sdk", "slack_bolt", "alembic")
-# Loaded only when used: the MCP SDK with servers in mcp.json, trafilatura at the first page.
-NEVER_AT_START = ("mcp", "mcp_types", "trafilatura")
+# Loaded only when used: the MCP SDK with servers in mcp.json, trafilatura and the HTTP
+# client of web_fetch at the first page.
+NEVER_AT_START = ("mcp", "mcp_types", "trafilatura", "httpcore")
 COMPOSE = f"""
 import asyncio, json, sys
 from redis.asyncio import Redis

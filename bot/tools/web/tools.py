@@ -4,7 +4,9 @@ Both run in a thread of their own (`isolation="thread"`), each call on an event 
 own: the fetch is async I/O, but turning HTML into text is lxml work that would stall the
 worker's loop, and a thread keeps both off it. Both are read-only, so a TemporaryFailure
 (a network error, a 503) is tried again by the executor, and untrusted: what a page or a
-search result says reaches the model marked as data, never as instructions.
+search result says reaches the model marked as data, never as instructions. The HTTP
+client and the extractor are imported at the first call, in its thread: a worker that
+never fetches starts without them.
 """
 
 from __future__ import annotations
@@ -15,10 +17,7 @@ from pydantic import Field
 
 from bot.config import Settings
 from bot.tools.base import Tool, ToolContext, ToolError, tool
-from bot.tools.web.extract import render
-from bot.tools.web.fetch import Fetcher
 from bot.tools.web.guard import Allowlist
-from bot.tools.web.search import backend_for, search
 
 
 @tool(read_only=True, untrusted=True)
@@ -28,6 +27,9 @@ async def web_fetch(
 ) -> str:
     """Fetch a web page and return its main text (with its title); plain text and JSON come
     back as they are. Only public addresses can be fetched, and long pages are cut."""
+    from bot.tools.web.extract import render  # noqa: PLC0415 (see the module's docstring)
+    from bot.tools.web.fetch import Fetcher  # noqa: PLC0415
+
     page = await Fetcher(ctx.settings).fetch(url)
     return render(page)
 
@@ -41,6 +43,8 @@ async def web_search(
 ) -> str:
     """Search the web; returns a numbered list of results with title, URL and snippet.
     Use web_fetch on a result's URL to read the page."""
+    from bot.tools.web.search import backend_for, search  # noqa: PLC0415
+
     backend = backend_for(ctx.settings)
     if backend is None:
         raise ToolError("Web search is not configured (PARLEY_SEARCH_BACKEND).")
@@ -51,4 +55,4 @@ def web_tools(settings: Settings) -> list[Tool]:
     """The web tools these settings offer: web_search only with a search backend. The
     fetch allowlist is read here too, so a bad entry stops the process at start."""
     Allowlist.parse(settings.fetch_allow_hosts)
-    return [web_fetch, web_search] if backend_for(settings) else [web_fetch]
+    return [web_fetch, web_search] if settings.search_backend else [web_fetch]
