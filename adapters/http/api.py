@@ -16,7 +16,6 @@ import time
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,6 @@ PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own cre
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-@dataclass(frozen=True)
 class MessageIn(BaseModel):
     text: str = Field(min_length=1, max_length=MAX_TEXT)
 
