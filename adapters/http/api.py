@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
 from adapters.http import sessions, tasks
@@ -35,6 +35,7 @@ from bot import keys
 from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope
+from bot.llm.registry import served_model
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,12 @@ EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 PAGE = Path(__file__).with_name("chat.html")
 PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own credentials
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class SessionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class MessageIn(BaseModel):
@@ -90,10 +97,22 @@ class Api:
         return slot
 
     async def create_session(self, request: web.Request) -> web.Response:
+        """A new session; its body may choose the model (`{"model": "..."}`), else the
+        default (PARLEY_MODEL) answers."""
+        wanted = (await read_body(request, SessionIn)).model if request.body_exists else None
+        model = self.deps.settings.model
+        if wanted is not None:
+            served = served_model(self.deps.settings, wanted)
+            if served is None:
+                problem = f"model: this deployment's API does not serve {wanted!r}"
+                raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[problem])
+            model = served
         session_id = uuid.uuid4().hex
         record = {"owner": request[USER], "created_at": time.time()}
+        if wanted is not None:
+            await self.deps.mailbox.set_option(f"http:{session_id}", "model", model)
         await self.deps.redis.set(keys.http_session(session_id), json.dumps(record))
-        return web.json_response({"id": session_id}, status=201)
+        return web.json_response({"id": session_id, "model": model}, status=201)
 
     async def _known(self, request: web.Request) -> str:
         """The session's key, or 404 for an id this API never made."""

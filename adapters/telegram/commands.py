@@ -17,8 +17,7 @@ from aiogram.types import Message as TgMessage
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, place_of
 from adapters.usage import usage_text
-from bot.config import ConfigError
-from bot.llm.registry import resolve_model
+from bot.llm.registry import served_model
 
 MENU = {
     "start": "Say hello",
@@ -105,11 +104,8 @@ async def model(message: TgMessage, command: CommandObject, deps: IngressDeps) -
     if wanted == "default":
         await deps.mailbox.set_option(session, "model", None)
         return f"Back to the default model, {deps.settings.model}."
-    try:
-        served = resolve_model(wanted).provider == resolve_model(deps.settings.model).provider
-    except ConfigError:
-        served = False
-    if not served:
+    served = served_model(deps.settings, wanted)
+    if served is None:
         return f"I cannot switch to {wanted!r}: this deployment's API does not serve it."
-    await deps.mailbox.set_option(session, "model", resolve_model(wanted).model)
-    return f"Switched this chat to {resolve_model(wanted).model}."
+    await deps.mailbox.set_option(session, "model", served)
+    return f"Switched this chat to {served}."
