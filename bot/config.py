@@ -38,14 +38,22 @@ class ConfigError(Exception):
 
 
 class PolicyRule(BaseModel):
-    """One permission rule: the first rule whose tool glob and argument globs match decides.
+    """One permission rule: the first rule whose tool glob and argument globs match, for
+    this role, person and kind of chat, decides.
 
-    `remember: false` on an `ask` rule keeps asking every time: no "always allow" button.
+    Roles: `admin` (PARLEY_ADMINS), `user` (PARLEY_ALLOWED_USERS; everyone while it is
+    empty), `guest` (anyone else, let in by PARLEY_ALLOW_GUESTS). `remember: false` on an
+    `ask` rule keeps asking every time: no "always allow" button.
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     action: Literal["allow", "deny", "ask"]
     tool: str = "*"
     args: dict[str, str] = Field(default_factory=dict)
+    role: Literal["*", "admin", "user", "guest"] = "*"
+    person: str = "*"  # a glob of person ids: tg:123, slack:*
+    chat: Literal["*", "private", "group"] = "*"  # group: any chat shared with others
     remember: bool = True
 
 
@@ -145,6 +153,7 @@ class Settings(BaseSettings):
     worker_sessions: int = Field(default=200, ge=1)
     timezone: str = "UTC"
     allowed_users: IdList = Field(default_factory=list)
+    allow_guests: bool = False  # with allowed_users: strangers come in, as guests
     admins: IdList = Field(default_factory=list)
 
     telegram_bot_token: SecretStr | None = _env("TELEGRAM_BOT_TOKEN")
@@ -326,8 +335,13 @@ class Settings(BaseSettings):
         return self
 
     def may_use(self, person: str) -> bool:
-        """Everyone may, unless PARLEY_ALLOWED_USERS lists who; admins always may."""
-        return not self.allowed_users or person in self.allowed_users or self.is_admin(person)
+        """Everyone may, unless PARLEY_ALLOWED_USERS lists who (and guests are not let in);
+        admins always may."""
+        return self.allow_guests or self.is_user(person) or self.is_admin(person)
+
+    def is_user(self, person: str) -> bool:
+        """A user rather than a guest: listed, or anyone while no list is set."""
+        return not self.allowed_users or person in self.allowed_users
 
     def is_admin(self, person: str) -> bool:
         return person in self.admins

@@ -18,7 +18,7 @@ from bot.agent.step import Step, StepEnd
 from bot.messages import ToolResultBlock, ToolUseBlock
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome, cache_key
-from bot.tools.policy import Policy
+from bot.tools.policy import Caller, Policy
 
 REPEAT_WARN = 3
 CANCELLED = "Cancelled by the user before it finished."
@@ -57,6 +57,7 @@ class ToolStep:
         self.policy = policy
         self.state = state
         self.ctx = ctx
+        self.caller = Caller.of(ctx)
         self.cancel = cancel
         self.save = save
 
@@ -166,7 +167,9 @@ class ToolStep:
             ev.StateChanged(layer="turn", state=ev.TurnState.AWAITING_CONFIRMATION),
             ev.ConfirmationRequired(
                 calls=[ev.PendingCall(call_id=c.id, name=c.name, arguments=c.input) for c in asked],
-                can_remember=all(self.policy.may_remember(c.name, c.input) for c in asked),
+                can_remember=all(
+                    self.policy.may_remember(c.name, c.input, self.caller) for c in asked
+                ),
             ),
         ]
 
@@ -225,7 +228,8 @@ class ToolStep:
                     "something different, or answer the user."
                 ),
             )
-        action = self.policy.decide(self.registry.get(call.name), call.name, call.input)
+        tool = self.registry.get(call.name)
+        action = self.policy.decide(tool, call.name, call.input, self.caller)
         if action == "deny":
             return _error(call, f"Not run: the policy does not allow {call.name} here.")
         return action

@@ -1,21 +1,25 @@
 """Who may run what: `allow`, `deny` or `ask`, decided by the first matching rule.
 
 A rule matches on a glob of the tool name and, optionally, globs of argument values
-(`{"action": "deny", "tool": "shell", "args": {"command": "rm *"}}`). When no rule matches,
-a tool marked sensitive asks and any other tool is allowed.
+(`{"action": "deny", "tool": "shell", "args": {"command": "rm *"}}`), the caller's role and
+id, and the kind of chat (`{"action": "deny", "tool": "run_python", "role": "guest"}`). When
+no rule matches, a tool marked sensitive asks and any other tool is allowed. A rule that
+names a role, a person or a kind of chat never matches a call whose caller is not known.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from bot.config import PolicyRule
-from bot.tools.base import Tool
+from bot.tools.base import Tool, ToolContext
 
 Action = Literal["allow", "deny", "ask"]
+Role = Literal["admin", "user", "guest"]
 
 
 def _as_text(value: Any) -> str:
@@ -24,8 +28,39 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def matches(rule: PolicyRule, name: str, arguments: Mapping[str, Any]) -> bool:
-    if not fnmatchcase(name, rule.tool):
+@dataclass(frozen=True)
+class Caller:
+    """Who a call is for, as rules see them."""
+
+    role: Role
+    person: str
+    chat: Literal["private", "group"]
+
+    @classmethod
+    def of(cls, ctx: ToolContext) -> Caller:
+        settings, person = ctx.settings, ctx.user.id
+        role: Role = "guest"
+        if ctx.user.is_admin or settings.is_admin(person):
+            role = "admin"
+        elif settings.is_user(person):
+            role = "user"
+        return cls(role, person, "private" if ctx.chat_kind == "private" else "group")
+
+
+def _fits(rule: PolicyRule, caller: Caller | None) -> bool:
+    if caller is None:
+        return rule.role == "*" and rule.person == "*" and rule.chat == "*"
+    return (
+        rule.role in ("*", caller.role)
+        and fnmatchcase(caller.person, rule.person)
+        and rule.chat in ("*", caller.chat)
+    )
+
+
+def matches(
+    rule: PolicyRule, name: str, arguments: Mapping[str, Any], caller: Caller | None = None
+) -> bool:
+    if not fnmatchcase(name, rule.tool) or not _fits(rule, caller):
         return False
     return all(
         key in arguments and fnmatchcase(_as_text(arguments[key]), pattern)
@@ -38,19 +73,33 @@ class Policy:
         self.rules = list(rules)
 
     def with_rules(self, first: Iterable[PolicyRule]) -> Policy:
-        """This policy with `first` checked before its own rules (e.g. "always allow here")."""
-        return Policy([*first, *self.rules])
+        """This policy with `first` checked before its own rules (e.g. "always allow here"),
+        except its denials: what the operator forbids, a press of "always allow" never allows
+        (for a guest in a chat where a user allowed a tool, say)."""
+        denials = [rule for rule in self.rules if rule.action == "deny"]
+        rest = [rule for rule in self.rules if rule.action != "deny"]
+        return Policy([*denials, *first, *rest])
 
-    def decide(self, tool: Tool | None, name: str, arguments: Mapping[str, Any]) -> Action:
-        rule = self._first(name, arguments)
+    def decide(
+        self,
+        tool: Tool | None,
+        name: str,
+        arguments: Mapping[str, Any],
+        caller: Caller | None = None,
+    ) -> Action:
+        rule = self._first(name, arguments, caller)
         if rule is not None:
             return rule.action
         return "ask" if tool is not None and tool.sensitive else "allow"
 
-    def may_remember(self, name: str, arguments: Mapping[str, Any]) -> bool:
+    def may_remember(
+        self, name: str, arguments: Mapping[str, Any], caller: Caller | None = None
+    ) -> bool:
         """Whether a person may allow this call for the rest of the session at once."""
-        rule = self._first(name, arguments)
+        rule = self._first(name, arguments, caller)
         return rule is None or rule.remember
 
-    def _first(self, name: str, arguments: Mapping[str, Any]) -> PolicyRule | None:
-        return next((rule for rule in self.rules if matches(rule, name, arguments)), None)
+    def _first(
+        self, name: str, arguments: Mapping[str, Any], caller: Caller | None
+    ) -> PolicyRule | None:
+        return next((r for r in self.rules if matches(r, name, arguments, caller)), None)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from bot.config import PolicyRule
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from bot.config import PolicyRule, Settings
+from bot.envelope import Sender
 from bot.tools.base import ToolContext, tool
 from bot.tools.builtin import calculator
-from bot.tools.policy import Policy
+from bot.tools.policy import Caller, Policy
 
 
 @tool(sensitive=True)
@@ -43,15 +49,11 @@ def test_argument_rule_needs_the_argument_and_matches_non_strings_as_json() -> N
     assert policy.decide(None, "t", {"count": 2}) == "allow"
 
 
-def test_session_rules_come_first() -> None:
-    base = Policy([PolicyRule(action="deny", tool="shell")])
-    assert base.decide(shell, "shell", {"command": "x"}) == "deny"
-    assert (
-        base.with_rules([PolicyRule(action="allow", tool="shell")]).decide(
-            shell, "shell", {"command": "x"}
-        )
-        == "allow"
-    )
+def test_session_rules_come_before_the_operators_ask_and_allow_rules() -> None:
+    base = Policy([PolicyRule(action="ask", tool="calc*"), PolicyRule(action="deny", tool="sh*")])
+    remembered = base.with_rules([PolicyRule(action="allow", tool="*")])
+    assert remembered.decide(calculator, "calculator", {"expression": "1"}) == "allow"
+    assert remembered.decide(shell, "shell", {"command": "x"}) == "deny"
 
 
 def test_a_rule_may_forbid_remembering_its_approval() -> None:
@@ -66,3 +68,57 @@ def test_a_rule_may_forbid_remembering_its_approval() -> None:
     assert policy.may_remember("anything_else", {})
     allowed = policy.with_rules([PolicyRule(action="allow", tool="shell")])
     assert allowed.decide(None, "shell", {}) == "allow"
+
+
+def caller(person: str, chat_kind: str = "private", **settings: Any) -> Caller:
+    ctx = ToolContext(
+        "tg:1", Sender(id=person), Settings(_env_file=None, **settings), chat_kind=chat_kind
+    )
+    return Caller.of(ctx)
+
+
+def test_roles_follow_admins_the_allowlist_and_guests() -> None:
+    listed: dict[str, Any] = {"admins": ["tg:1"], "allowed_users": ["tg:2"], "allow_guests": True}
+    assert caller("tg:1", **listed).role == "admin"
+    assert caller("tg:2", **listed).role == "user"
+    assert caller("tg:3", **listed).role == "guest"
+    assert caller("tg:3").role == "user"  # no list: everyone is a user
+    assert caller("tg:3", chat_kind="topic").chat == "group"
+    assert Settings(_env_file=None, **listed).may_use("tg:3")
+    assert not Settings(_env_file=None, allowed_users=["tg:2"]).may_use("tg:3")
+
+
+def test_rules_match_on_role_person_and_chat() -> None:
+    listed: dict[str, Any] = {"admins": ["tg:1"], "allowed_users": ["tg:2"], "allow_guests": True}
+    policy = Policy(
+        [
+            PolicyRule(action="deny", tool="shell", role="guest"),
+            PolicyRule(action="allow", tool="shell", role="admin", chat="private"),
+            PolicyRule(action="deny", tool="shell", person="tg:9*"),
+            PolicyRule(action="deny", tool="*", chat="group", args={"command": "rm*"}),
+        ]
+    )
+    ls, rm = {"command": "ls"}, {"command": "rm x"}
+    assert policy.decide(shell, "shell", ls, caller("tg:3", **listed)) == "deny"
+    assert policy.decide(shell, "shell", ls, caller("tg:2", **listed)) == "ask"
+    assert policy.decide(shell, "shell", ls, caller("tg:1", **listed)) == "allow"
+    assert policy.decide(shell, "shell", ls, caller("tg:1", "group", **listed)) == "ask"
+    assert policy.decide(shell, "shell", ls, caller("tg:91", **listed)) == "deny"
+    assert policy.decide(shell, "shell", rm, caller("tg:2", "group", **listed)) == "deny"
+    assert policy.decide(shell, "shell", ls) == "ask"  # an unknown caller matches no such rule
+
+
+def test_always_allow_never_overrides_an_operators_denial() -> None:
+    listed: dict[str, Any] = {"allowed_users": ["tg:2"], "allow_guests": True}
+    policy = Policy([PolicyRule(action="deny", tool="shell", role="guest")]).with_rules(
+        [PolicyRule(action="allow", tool="shell")]
+    )
+    assert policy.decide(shell, "shell", {"command": "ls"}, caller("tg:2", **listed)) == "allow"
+    assert policy.decide(shell, "shell", {"command": "ls"}, caller("tg:3", **listed)) == "deny"
+
+
+def test_a_mistyped_rule_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        PolicyRule.model_validate({"action": "deny", "tool": "shell", "rol": "guest"})
+    with pytest.raises(ValidationError):
+        PolicyRule.model_validate({"action": "deny", "role": "owner"})
