@@ -39,7 +39,7 @@ async def remember(
             min_length=1,
             max_length=MAX_TEXT,
             description="The fact, short and self-contained, written about the person "
-            "('Ann likes green tea', 'The team deploys on Thursdays')",
+            "('Ann takes her coffee black', 'The team deploys on Thursdays')",
         ),
     ],
 ) -> str:
