@@ -9,6 +9,7 @@ nothing a person writes (`"`, `OR`, `*`, `-`, `:`) is ever read as search syntax
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -46,9 +47,16 @@ class Memory:
         return f"#{self.id} {self.text}"
 
 
+def fold(text: str) -> str:
+    """`text` as search compares it: case-folded, accents dropped ("Österreich" is found
+    as "osterreich"), the same on both databases whatever their locale."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def words(query: str) -> list[str]:
-    """The distinct words of `query`, lower-cased, at most `MAX_WORDS`."""
-    return list(dict.fromkeys(w.lower() for w in WORD.findall(query)))[:MAX_WORDS]
+    """The distinct words of `query`, folded, at most `MAX_WORDS`."""
+    return list(dict.fromkeys(WORD.findall(fold(query))))[:MAX_WORDS]
 
 
 def clean(fact: str) -> str:
@@ -79,7 +87,9 @@ class Memories:
                         "forget something first."
                     )
                 now = datetime.now(UTC)
-                insert = MEMORIES.insert().values(scope=scope, text=fact, created_at=now)
+                insert = MEMORIES.insert().values(
+                    scope=scope, text=fact, folded=fold(fact), created_at=now
+                )
                 added = await db.execute(insert.returning(MEMORIES.c.id))
                 new_id = int(added.scalar_one())
                 return Memory(new_id, scope, fact, now), True

@@ -213,6 +213,7 @@ class MemoryRow(Base):
     id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
     scope: Mapped[str] = mapped_column(String(200))
     text: Mapped[str] = mapped_column(String(500))
+    folded: Mapped[str] = mapped_column(Text)  # what search reads: `bot.store.memory.fold`
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 

@@ -122,3 +122,18 @@ async def test_words_matching_too_many_memories_forget_none(memories: Memories) 
         await memories.forget(ANN, "garden")
     assert len(await memories.all(ANN)) == MAX_FORGET + 1
     assert texts(await memories.forget(ANN, "note 3 garden")) == ["note 3 about the garden"]
+
+
+async def test_words_beyond_ascii_are_found_in_any_case_and_without_accents(
+    memories: Memories,
+) -> None:
+    await memories.add(ANN, "Ann trinkt gern GRÜNTEE aus Österreich")
+    await memories.add(ANN, "Анна любит Зелёный чай")
+    assert texts(await memories.search(ANN, "grüntee")) == [
+        "Ann trinkt gern GRÜNTEE aus Österreich"
+    ]
+    assert texts(await memories.search(ANN, "OSTERREICH")) == [
+        "Ann trinkt gern GRÜNTEE aus Österreich"
+    ]
+    assert texts(await memories.search(ANN, "ЗЕЛЁНЫЙ")) == ["Анна любит Зелёный чай"]
+    assert texts(await memories.forget(ANN, "зелёный ЧАЙ")) == ["Анна любит Зелёный чай"]

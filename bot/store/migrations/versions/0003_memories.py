@@ -1,8 +1,11 @@
 """Long-term memories, with full-text search on both databases.
 
-SQLite: an external-content FTS5 table over `memories.text`, kept in step by triggers, so
-the text is stored once. PostgreSQL: a generated `tsvector` column with a GIN index. Both
-use language-neutral tokenising (no stemming, no stop words): people write in any language.
+Both index `folded`, the text as Python folds it (case and accents, `bot.store.memory.fold`),
+which queries are folded with too: the databases' own folding differs (PostgreSQL's depends
+on its locale, and lowers only ASCII under C). SQLite: an external-content FTS5 table over
+`memories.folded`, kept in step by triggers. PostgreSQL: a generated `tsvector` column with a
+GIN index. Both tokenise language-neutrally (no stemming, no stop words): people write in
+any language.
 
 A later migration that alters `memories` on SQLite (batch mode copies the table) must make
 the triggers again.
@@ -25,16 +28,16 @@ depends_on: str | Sequence[str] | None = None
 ROW_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 SQLITE_UP = (
-    "CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='memories', "
-    "content_rowid='id', tokenize='unicode61 remove_diacritics 2')",
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(folded, content='memories', "
+    "content_rowid='id', tokenize='unicode61 remove_diacritics 0')",
     "CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN "
-    "INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text); END",
+    "INSERT INTO memories_fts(rowid, folded) VALUES (new.id, new.folded); END",
     "CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN "
-    "INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, old.text); "
+    "INSERT INTO memories_fts(memories_fts, rowid, folded) VALUES ('delete', old.id, old.folded); "
     "END",
     "CREATE TRIGGER memories_fts_update AFTER UPDATE ON memories BEGIN "
-    "INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, old.text); "
-    "INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text); END",
+    "INSERT INTO memories_fts(memories_fts, rowid, folded) VALUES ('delete', old.id, old.folded); "
+    "INSERT INTO memories_fts(rowid, folded) VALUES (new.id, new.folded); END",
 )
 SQLITE_DOWN = (
     "DROP TRIGGER IF EXISTS memories_fts_update",
@@ -44,7 +47,7 @@ SQLITE_DOWN = (
 )
 POSTGRES_UP = (
     "ALTER TABLE memories ADD COLUMN search tsvector "
-    "GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED",
+    "GENERATED ALWAYS AS (to_tsvector('simple', folded)) STORED",
     "CREATE INDEX ix_memories_search ON memories USING GIN (search)",
 )
 
@@ -55,6 +58,7 @@ def upgrade() -> None:
         sa.Column("id", ROW_ID, primary_key=True, autoincrement=True),
         sa.Column("scope", sa.String(200), nullable=False),
         sa.Column("text", sa.String(500), nullable=False),
+        sa.Column("folded", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("scope", "text", name="uq_memories_scope"),
     )
