@@ -12,6 +12,7 @@ from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.store.memory import Memories
 from bot.tasks.book import TaskBook
 
 
@@ -23,4 +24,5 @@ class Services:
     confirmations: Confirmations
     archive: Archive
     tasks: TaskBook
+    memories: Memories
     tools: ToolCatalog

@@ -27,6 +27,7 @@ from bot.envelope import Envelope
 from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
+from bot.memory.turn import with_memory
 from bot.run_watch import RunWatch, session_info
 from bot.store.history import History, RunRecord
 from bot.store.sqlite_file import DatabaseFileGone
@@ -151,14 +152,13 @@ class SessionRunner:
             return
         request = await self._request(group, state, resumed=bool(resumed))
         if request is not None:
-            await self._run(session, token, group, state, request)
+            await self._run(session, token, group, state, await with_memory(request, state))
         await mailbox.commit(session, token, group, state.model_dump_json())
 
     async def _state(self, session: str) -> SessionState:
         """The hot state, or the session rebuilt from SQL when Redis has none (lost, flushed),
         or a new session."""
-        raw = await self.deps.mailbox.load_state(session)
-        if raw:
+        if raw := await self.deps.mailbox.load_state(session):
             return SessionState.model_validate_json(raw)
         try:
             restored = await self.deps.history.restore(session)

@@ -36,6 +36,7 @@ from bot.mcp.status import publish, worker_key
 from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
+from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
 from bot.tools.services import ToolServices
@@ -221,7 +222,11 @@ def _supervisor(
             schedule_expiry=schedule_expiry,
             history=database.history,
             liveness=liveness,
-            services=ToolServices(TaskBook(database.engine, redis), People(database.engine)),
+            services=ToolServices(
+                TaskBook(database.engine, redis),
+                People(database.engine),
+                Memories(database.engine),
+            ),
         )
     )
     limit = asyncio.Semaphore(settings.worker_sessions)

@@ -1,8 +1,10 @@
-"""The HTTP API: sessions, streamed messages, stop, confirmations, tools, health, tasks.
+"""The HTTP API: sessions, streamed messages, stop, confirmations, tools, health, tasks,
+memories.
 
 Every bad request gets a JSON error with a 4xx status and nothing is enqueued for it. The
 record of every platform's sessions (list, read, delete, stats) is in `records.py`, the
-scheduled tasks (list, read, create, cancel) in `tasks.py`.
+scheduled tasks (list, read, create, cancel) in `tasks.py`, what people asked to be
+remembered (list, delete) in `people.py`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
-from adapters.http import sessions, tasks
+from adapters.http import people, sessions, tasks
 from adapters.http.common import USER, api_sender, error, read_body, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
@@ -303,4 +305,5 @@ def build_app(deps: Services) -> web.Application:
     app.router.add_post("/api/sessions/{session_id}/stop", api.stop)
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
     tasks.mount(app, deps)
+    people.mount(app, deps)
     return app

@@ -63,6 +63,7 @@ class TurnRequest:
     envelope_ids: tuple[str, ...] = ()
     deny_note: str = "Denied by the user."
     model: str | None = None
+    memory: tuple[str, ...] = ()  # what the scope remembers, for the system prompt
 
 
 class Agent:
@@ -274,7 +275,7 @@ class _Run:
         deps = self.deps
         return ModelRequest(
             model=self.request.model or deps.model,
-            system=deps.prompt.system(self.request.ctx, deps.clock()),
+            system=deps.prompt.system(self.request.ctx, deps.clock(), self.request.memory),
             messages=self.state.messages,
             tools=deps.tools.specs,
             max_tokens=deps.settings.max_tokens,

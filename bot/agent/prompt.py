@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.llm.base import SystemPart
+from bot.memory.prompt import memory_part
 from bot.tools.base import ToolContext
 from bot.tools.untrusted import NOTE as UNTRUSTED_NOTE
 
@@ -37,7 +38,11 @@ class PromptBuilder:
     def __init__(self, bootstrap: str) -> None:
         self.bootstrap = bootstrap
 
-    def system(self, ctx: ToolContext, now: datetime) -> list[SystemPart]:
+    def system(
+        self, ctx: ToolContext, now: datetime, memory: tuple[str, ...] = ()
+    ) -> list[SystemPart]:
+        """`memory`: what the conversation's scope remembers, in a part of its own after the
+        bootstrap's (see `bot.memory.prompt`), so the bootstrap stays cached when it changes."""
         local = now.astimezone(ctx.timezone)
         where = (
             "## This conversation\n"
@@ -48,7 +53,12 @@ class PromptBuilder:
             "the current_time tool tells the exact time now."
         )
         rules = f"{self.bootstrap}\n\n## Tool results\n{UNTRUSTED_NOTE}"
-        return [SystemPart(rules, stable=True), SystemPart(where, stable=False)]
+        remembered = memory_part(memory)
+        return [
+            SystemPart(rules, stable=True),
+            *([remembered] if remembered is not None else []),
+            SystemPart(where, stable=False),
+        ]
 
     @staticmethod
     def stamp(ctx: ToolContext, now: datetime) -> str:

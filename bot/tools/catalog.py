@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.config import Settings
+from bot.memory.tools import memory_tools
 from bot.sandbox.probe import unavailable
 from bot.tasks.tools import task_tools
 from bot.tools.base import Tool
@@ -32,6 +33,7 @@ def standard_tools(settings: Settings) -> list[Tool]:
     return [
         *builtin_tools(),
         *task_tools(),
+        *memory_tools(),
         *web_tools(settings),
         *workspace_tools(),
         *sandbox_tools(settings),

@@ -1,10 +1,10 @@
 """Parley's tools as an MCP server offers them to other clients (Claude Desktop, IDEs, agents).
 
 Which tools: the agent's own, less those that only work inside a worker (the scheduled-task
-tools reach its database through `ctx.services`, which nothing outside a worker has), and
-less the sensitive ones unless the operator opts in: an MCP client asks its own user before
-a call, but whether a code sandbox or file writes leave this machine at all is the
-operator's choice.
+and memory tools reach its database through `ctx.services`, which nothing outside a worker
+has), and less the sensitive ones unless the operator opts in: an MCP client asks its own
+user before a call, but whether a code sandbox or file writes leave this machine at all is
+the operator's choice.
 
 A call runs through the same `ToolExecutor` as the agent's calls, so validation, timeouts,
 isolation and output limits hold the same; whatever goes wrong comes back as a result with
@@ -22,12 +22,13 @@ import mcp_types as types
 
 from bot.config import Settings
 from bot.envelope import Sender
+from bot.memory.tools import memory_tools
 from bot.messages import ToolUseBlock
 from bot.tasks.tools import task_tools
 from bot.tools.base import Tool, ToolContext
 from bot.tools.executor import ToolExecutor
 
-WORKER_ONLY = frozenset(t.name for t in task_tools())
+WORKER_ONLY = frozenset(t.name for t in [*task_tools(), *memory_tools()])
 MCP_USER = Sender(id="mcp", name="MCP client")
 
 

@@ -1,4 +1,4 @@
-"""What tools reach beyond their call with: the database's tasks and people.
+"""What tools reach beyond their call with: the database's tasks, people and memories.
 
 Passed in the `ToolContext` to tools that run on the worker's loop (`isolation="loop"`),
 whose connections these are; a tool in a thread or a helper process gets none.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
 
@@ -16,3 +17,4 @@ from bot.tasks.book import TaskBook
 class ToolServices:
     tasks: TaskBook
     people: People
+    memories: Memories

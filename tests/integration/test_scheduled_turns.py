@@ -24,6 +24,7 @@ from bot.mailbox import Mailbox
 from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.database import Database, open_database
 from bot.store.history import RUNS
+from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import Target, Task
@@ -69,7 +70,7 @@ async def rig(redis_url: str, database_url: str, fake_llm: FakeLLM) -> AsyncIter
     agent = build_agent(settings)
     deps = RunnerDeps(
         settings, mailbox, agent, PlatformEgress(HttpEgress(pool), {}), Confirmations(pool),
-        no_expiry, database.history, services=ToolServices(book, people),
+        no_expiry, database.history, services=ToolServices(book, people, Memories(database.engine)),
     )  # fmt: skip
     try:
         yield Rig(SessionRunner(deps), mailbox, database, book, people, fake_llm)

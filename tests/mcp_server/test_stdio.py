@@ -15,7 +15,10 @@ from tests.mcp_server.support import DEADLINE, INITIALIZE, start, stdio_session,
 from worker.mcp_stdin import MAX_MESSAGE
 
 pytestmark = pytest.mark.e2e
-WORKER_ONLY = {"schedule_task", "list_tasks", "cancel_task", "set_timezone"}
+WORKER_ONLY = {
+    *("schedule_task", "list_tasks", "cancel_task", "set_timezone"),
+    *("remember", "forget", "recall"),
+}
 
 
 async def test_the_standard_tools_are_listed_and_the_worker_s_own_are_not(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.messages import ToolUseBlock
+from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR, Target
@@ -49,7 +50,7 @@ def ctx(book: TaskBook, people: People) -> ToolContext:
         platform="telegram",
         chat_kind="supergroup",
         reply_to=TOPIC,
-        services=ToolServices(book, people),
+        services=ToolServices(book, people, Memories(book.engine)),
     )
 
 

@@ -1,0 +1,78 @@
+"""What the agent remembers for a person (or a group chat), for operators: list it, and
+delete one memory or all of them (a privacy request).
+
+A person is their sender id, as every platform writes it (`tg:123`, `slack:T1:U1`,
+`http:token`); a group chat's memories are under `chat:` and the chat (`chat:tg:-100123`,
+`chat:slack:T1:C1`), the scope the tools use (`bot.memory.scope`). Nobody is looked up: an
+id that is well formed but unknown simply has no memories.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from typing import Any
+
+from aiohttp import web
+
+from adapters.http.common import error, refusal
+from adapters.services import Services
+from bot.store.memory import Memory
+
+# ASCII only, `platform:` then the platform's own id: nothing a database or a log would misread.
+PERSON_ID = re.compile(r"[a-z]{1,16}:[A-Za-z0-9_.@:+-]{1,180}")
+MEMORY_ID = re.compile(r"[1-9][0-9]{0,17}")  # fits a 64-bit row id
+
+
+def memory_json(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "text": memory.text,
+        "created_at": memory.created_at.astimezone(UTC).isoformat(),
+    }
+
+
+def _person(request: web.Request) -> str:
+    person = request.match_info["person_id"]
+    if not PERSON_ID.fullmatch(person):
+        raise refusal(
+            web.HTTPUnprocessableEntity,
+            "a person id is platform:id in ASCII letters, digits and _.@:+- "
+            "(tg:123, slack:T1:U1, chat:tg:-100123), at most 197 characters",
+        )
+    return person
+
+
+class PeopleRoutes:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    async def memory(self, request: web.Request) -> web.Response:
+        """All of the person's memories, in the order they were kept."""
+        person = _person(request)
+        found = await self.services.memories.all(person)
+        items = [memory_json(memory) for memory in found]
+        return web.json_response({"person": person, "total": len(items), "items": items})
+
+    async def forget_all(self, request: web.Request) -> web.Response:
+        person = _person(request)
+        deleted = await self.services.memories.forget_all(person)
+        return web.json_response({"person": person, "deleted": deleted})
+
+    async def forget_one(self, request: web.Request) -> web.Response:
+        """200 with the memory deleted; 404 if the person has no memory of that number."""
+        person = _person(request)
+        raw = request.match_info["memory_id"]
+        gone = []
+        if MEMORY_ID.fullmatch(raw):
+            gone = await self.services.memories.forget(person, int(raw))
+        if not gone:
+            return error(404, "unknown memory", person=person, id=raw[:40])
+        return web.json_response(memory_json(gone[0]))
+
+
+def mount(app: web.Application, services: Services) -> None:
+    routes = PeopleRoutes(services)
+    app.router.add_get("/api/people/{person_id}/memory", routes.memory)
+    app.router.add_delete("/api/people/{person_id}/memory", routes.forget_all)
+    app.router.add_delete("/api/people/{person_id}/memory/{memory_id}", routes.forget_one)

@@ -1,0 +1,24 @@
+"""Whose memories a conversation sees: the one rule, used by the tools and the prompt alike.
+
+In a private chat (and the HTTP API, whose sessions are private) the person's own, keyed by
+their sender id (`tg:123`, `slack:T1:U1`), so they follow the person across chats and
+platforms. In a group, channel or thread the chat's, shared by everyone in it and kept apart
+from each member's own: a person's private memories never appear in a group, nor a group's
+in a private chat. A chat's topics and threads share the chat's memories.
+"""
+
+from __future__ import annotations
+
+from bot.tools.base import ToolContext
+
+CHAT_PREFIX = "chat:"
+# How many `:`-parts of a session key name the chat; the rest is a topic or a thread.
+CHAT_PARTS = {"tg": 2, "slack": 3}
+
+
+def memory_scope(ctx: ToolContext) -> str:
+    if ctx.chat_kind == "private":
+        return ctx.user.id
+    parts = ctx.session_key.split(":")
+    kept = CHAT_PARTS.get(parts[0], len(parts))
+    return CHAT_PREFIX + ":".join(parts[:kept])

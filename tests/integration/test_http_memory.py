@@ -1,0 +1,83 @@
+"""What the agent remembers, through the HTTP API on the real web app and database:
+operators list a person's (or a chat's) memories and delete one or all of them."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.store.database import open_database
+from bot.store.memory import Memories
+from tests.support.stack import Stack, web_settings
+
+TOKEN = "s3cret-token"
+
+
+@contextlib.asynccontextmanager
+async def memories_of(stack: Stack) -> AsyncIterator[Memories]:
+    """The memories on the stack's database, as a worker has them."""
+    database = await open_database(web_settings(stack.env))
+    try:
+        yield Memories(database.engine)
+    finally:
+        await database.aclose()
+
+
+@pytest.mark.parametrize("stack", [{"PARLEY_API_TOKEN": TOKEN}], indirect=True)
+async def test_operators_list_and_delete_a_persons_memories(stack: Stack) -> None:
+    async with memories_of(stack) as memories:
+        tea, _ = await memories.add("tg:1", "Ann likes green tea")
+        eve, _ = await memories.add("tg:1", "Ann's sister is Eve")
+        await memories.add("chat:tg:-100", "The team deploys on Thursdays")
+        await memories.add("tg:2", "Bob likes coffee")
+        async with stack.client() as client:
+            assert (await client.get("/api/people/tg:1/memory")).status_code == 401
+            assert (await client.delete("/api/people/tg:1/memory")).status_code == 401
+            assert (await client.delete(f"/api/people/tg:1/memory/{tea.id}")).status_code == 401
+            client.headers["Authorization"] = f"Bearer {TOKEN}"
+            listed = (await client.get("/api/people/tg:1/memory")).json()
+            chat = (await client.get("/api/people/chat:tg:-100/memory")).json()
+            one = await client.delete(f"/api/people/tg:1/memory/{tea.id}")
+            again = await client.delete(f"/api/people/tg:1/memory/{tea.id}")
+            bobs = await client.delete(f"/api/people/tg:2/memory/{eve.id}")  # Ann's memory
+            everything = await client.delete("/api/people/tg:1/memory")
+            empty = (await client.get("/api/people/tg:1/memory")).json()
+        assert [m.text for m in await memories.all("tg:2")] == ["Bob likes coffee"]
+    assert listed["person"] == "tg:1" and listed["total"] == 2
+    assert [(m["id"], m["text"]) for m in listed["items"]] == [
+        (tea.id, "Ann likes green tea"),
+        (eve.id, "Ann's sister is Eve"),
+    ]
+    assert listed["items"][0]["created_at"].endswith("+00:00")
+    assert [m["text"] for m in chat["items"]] == ["The team deploys on Thursdays"]
+    assert one.status_code == 200 and one.json()["text"] == "Ann likes green tea"
+    assert again.status_code == 404 and again.json()["error"] == "unknown memory"
+    assert bobs.status_code == 404
+    assert everything.json() == {"person": "tg:1", "deleted": 1}
+    assert empty == {"person": "tg:1", "total": 0, "items": []}
+
+
+@pytest.mark.parametrize(
+    "person",
+    ["123", "tg", "tg:", ":1", "TG:1", "tg:1%20OR%201", "tg:%C3%A9", "tg:" + "9" * 181, "t%00g:1"],
+)
+async def test_a_malformed_person_id_is_refused_in_one_line(stack: Stack, person: str) -> None:
+    async with stack.client() as client:
+        answers = [
+            await client.get(f"/api/people/{person}/memory"),
+            await client.delete(f"/api/people/{person}/memory"),
+            await client.delete(f"/api/people/{person}/memory/1"),
+        ]
+    for answer in answers:
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["error"].startswith("a person id is platform:id in ASCII")
+
+
+@pytest.mark.parametrize("memory_id", ["0", "-1", "1.0", "x", "٣", "9" * 19])
+async def test_a_malformed_memory_id_is_unknown(stack: Stack, memory_id: str) -> None:
+    async with stack.client() as client:
+        answer = await client.delete(f"/api/people/tg:1/memory/{memory_id}")
+    assert answer.status_code == 404, answer.text
+    assert answer.json() == {"error": "unknown memory", "person": "tg:1", "id": memory_id}

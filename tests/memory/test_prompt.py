@@ -1,0 +1,88 @@
+"""Which scope a conversation's memories are, and how they reach the system prompt."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.agent.loop import TurnRequest
+from bot.agent.prompt import PromptBuilder
+from bot.agent.state import SessionState
+from bot.config import Settings
+from bot.envelope import Sender
+from bot.memory.prompt import BUDGET, within_budget
+from bot.memory.scope import memory_scope
+from bot.memory.turn import with_memory
+from bot.store.engine import make_engine
+from bot.store.memory import Memories, Memory
+from bot.store.people import People
+from bot.tasks.book import TaskBook
+from bot.tools.base import ToolContext
+from bot.tools.services import ToolServices
+
+ANN = Sender(id="tg:1", name="Ann")
+NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
+
+
+def ctx(session: str, kind: str, user: Sender = ANN) -> ToolContext:
+    return ToolContext(session, user, Settings(_env_file=None), chat_kind=kind)
+
+
+@pytest.mark.parametrize(
+    ("session", "kind", "user", "scope"),
+    [
+        ("tg:1", "private", "tg:1", "tg:1"),
+        ("tg:-100", "group", "tg:1", "chat:tg:-100"),
+        ("tg:-100:7", "topic", "tg:1", "chat:tg:-100"),
+        ("slack:T1:D1", "private", "slack:T1:U1", "slack:T1:U1"),
+        ("slack:T1:D1:17.5", "private", "slack:T1:U1", "slack:T1:U1"),
+        ("slack:T1:C1:17.5", "thread", "slack:T1:U1", "chat:slack:T1:C1"),
+        ("http:" + "a" * 32, "private", "http:token", "http:token"),
+    ],
+)
+def test_the_scope_is_the_person_in_private_and_the_chat_elsewhere(
+    session: str, kind: str, user: str, scope: str
+) -> None:
+    assert memory_scope(ctx(session, kind, Sender(id=user))) == scope
+
+
+def memory(number: int, text: str) -> Memory:
+    return Memory(number, "tg:1", text, NOW)
+
+
+def test_relevant_memories_come_first_and_all_are_listed_by_number() -> None:
+    relevant = [memory(9, "likes green tea"), memory(2, "sister Eve")]
+    recent = [memory(12, "x" * (BUDGET - 20)), memory(9, "likes green tea"), memory(8, "late")]
+    assert within_budget(relevant, recent) == ["#2 sister Eve", "#8 late", "#9 likes green tea"]
+    assert within_budget([], [memory(1, "a"), memory(2, "b")]) == ["#1 a", "#2 b"]
+
+
+def test_memories_are_a_part_after_the_bootstrap_and_only_when_there_are_some() -> None:
+    builder = PromptBuilder("You are Parley.")
+    plain = builder.system(ctx("tg:1", "private"), NOW)
+    assert len(plain) == 2 and "What you remember" not in "".join(p.text for p in plain)
+    parts = builder.system(ctx("tg:1", "private"), NOW, ("#1 likes green tea",))
+    assert [p.stable for p in parts] == [True, False, False]
+    assert parts[0].text == plain[0].text  # the cached bootstrap is untouched
+    assert parts[1].text.startswith("## What you remember\n")
+    assert parts[1].text.endswith("\n- #1 likes green tea")
+
+
+async def test_memories_that_cannot_be_read_leave_the_turn_without_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    engine = make_engine("postgresql://parley:hunter2@127.0.0.1:1/parley")
+    try:
+        never_used = Redis.from_url("redis://127.0.0.1:1")
+        services = ToolServices(TaskBook(engine, never_used), People(engine), Memories(engine))
+        turn = ToolContext("tg:1", ANN, Settings(_env_file=None), services=services)
+        request = TurnRequest(turn, text="tea")
+        with caplog.at_level(logging.WARNING):
+            assert await with_memory(request, SessionState()) is request
+    finally:
+        await engine.dispose()
+    assert "could not read the memories of tg:1" in caplog.text
+    assert "hunter2" not in caplog.text
