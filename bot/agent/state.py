@@ -45,6 +45,8 @@ class SessionState(BaseModel):
     turn: TurnProgress | None = None
     pending: PendingConfirmation | None = None
     always_allow: list[str] = Field(default_factory=list)
+    memory: list[str] = Field(default_factory=list)  # the memories the prompt carries
+    memory_version: str | None = None  # of the memories they were chosen from
     finished: list[str] = Field(default_factory=list)
     recorded: str | None = None
     unrecorded: list[RunRecord] = Field(default_factory=list)

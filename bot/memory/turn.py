@@ -29,16 +29,25 @@ def _last_said(state: SessionState) -> str:
 
 async def with_memory(request: TurnRequest, state: SessionState) -> TurnRequest:
     """`request` with its scope's memories; without them if the database cannot be read,
-    since a turn is worth more than what it would remember."""
+    since a turn is worth more than what it would remember.
+
+    They are chosen again only when the scope's memories changed (a memory saved or
+    forgotten, or a new scope after /new); otherwise the turn carries the same ones as the
+    last, so the system prompt, and the provider's cache of the conversation behind it,
+    stay the same from one message to the next."""
     services = request.ctx.services
     if services is None:
         return request
     scope = memory_scope(request.ctx)
-    query = request.text if request.text is not None else _last_said(state)
+    memories = services.memories
     try:
-        relevant = await services.memories.search(scope, query, RELEVANT)
-        recent = await services.memories.recent(scope, RECENT)
+        version = f"{scope}@{await memories.version(scope)}"
+        if version != state.memory_version:
+            query = request.text if request.text is not None else _last_said(state)
+            relevant = await memories.search(scope, query, RELEVANT)
+            recent = await memories.recent(scope, RECENT)
+            state.memory, state.memory_version = within_budget(relevant, recent), version
     except Exception:
         log.warning("could not read the memories of %s", scope, exc_info=True)
         return request
-    return dataclasses.replace(request, memory=tuple(within_budget(relevant, recent)))
+    return dataclasses.replace(request, memory=tuple(state.memory))

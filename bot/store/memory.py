@@ -135,6 +135,14 @@ class Memories:
         async with self.engine.connect() as db:
             return await _matching(db, scope, query, every=False, limit=limit)
 
+    async def version(self, scope: str) -> str:
+        """Changes whenever the scope's memories do: a new one raises the highest id, a
+        forgotten one lowers the count (ids are never reused)."""
+        summary = select(func.count(), func.max(MEMORIES.c.id)).where(MEMORIES.c.scope == scope)
+        async with self.engine.connect() as db:
+            count, highest = (await db.execute(summary)).one()
+        return f"{count}:{highest or 0}"
+
     async def recent(self, scope: str, limit: int = 10) -> list[Memory]:
         """The newest first."""
         newest = (

@@ -86,3 +86,25 @@ async def test_memories_that_cannot_be_read_leave_the_turn_without_them(
         await engine.dispose()
     assert "could not read the memories of tg:1" in caplog.text
     assert "hunter2" not in caplog.text
+
+
+async def test_a_turn_carries_the_last_turns_memories_until_they_change(
+    services: ToolServices, memories: Memories
+) -> None:
+    """Chosen again per message, the relevant ones would change the system prompt, and with
+    it the provider's cached conversation, at every message."""
+    for n in range(25):
+        await memories.add("tg:1", f"fact {n}: the {'blue' if n % 2 else 'red'} box")
+    turn = ToolContext("tg:1", ANN, Settings(_env_file=None), services=services)
+    state = SessionState()
+    first = await with_memory(TurnRequest(turn, text="the red box?"), state)
+    second = await with_memory(TurnRequest(turn, text="and the blue one?"), state)
+    assert first.memory and second.memory == first.memory
+    await memories.add("tg:1", "fact 25: the green box")
+    third = await with_memory(TurnRequest(turn, text="and the green one?"), state)
+    assert any("green" in line for line in third.memory) and third.memory != first.memory
+    assert len(await memories.forget("tg:1", "green")) == 1
+    fourth = await with_memory(TurnRequest(turn, text="and the green one?"), state)
+    assert not any("green" in line for line in fourth.memory)
+    fresh = await with_memory(TurnRequest(turn, text="the blue box?"), SessionState())  # /new
+    assert fresh.memory != first.memory
