@@ -10,11 +10,11 @@ import pytest
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.memory.tools import memory_tools
-from bot.messages import ToolUseBlock
 from bot.store.memory import MAX_PER_SCOPE, Memories
 from bot.tools.base import ToolContext, ToolRegistry
-from bot.tools.executor import ToolExecutor, ToolOutcome
+from bot.tools.executor import ToolExecutor
 from bot.tools.services import ToolServices
+from tests.support.databases import call
 
 ANN = Sender(id="tg:1", name="Ann")
 BOB = Sender(id="tg:2", name="Bob")
@@ -35,14 +35,6 @@ def context(services: ToolServices | None, user: Sender, session: str, kind: str
         chat_kind=kind,
         services=services,
     )
-
-
-async def call(
-    executor: ToolExecutor, ctx: ToolContext, name: str, **arguments: object
-) -> ToolOutcome:
-    block = ToolUseBlock(id=f"c-{name}", name=name, input=dict(arguments))
-    (outcome,) = await executor.run_all([block], ctx, {})
-    return outcome
 
 
 async def test_remember_recall_and_forget_in_a_private_chat(

@@ -2,31 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 from redis.asyncio import Redis
 
-from bot.config import Settings
-from bot.store.database import Database, open_database
+from bot.store.database import Database
 from bot.store.people import People
 from bot.tasks.book import TaskBook
-from tests.support.stack import database_for
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(tmp_path: Path, request: pytest.FixtureRequest) -> str:
-    return database_for(request.param, tmp_path, request)
-
-
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[Database]:
-    database = await open_database(Settings(_env_file=None, database_url=database_url))
-    try:
-        yield database
-    finally:
-        await database.aclose()
+from tests.support.databases import each_database, opened  # noqa: F401 (fixtures)
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from pydantic import ValidationError
 
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.messages import ToolUseBlock
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import NewTask, TaskBook
@@ -25,6 +24,7 @@ from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
 from bot.tools.services import ToolServices
+from tests.support.databases import call
 
 ANN = Sender(id="tg:1", name="Ann")
 BOB = Sender(id="tg:2", name="Bob")
@@ -52,14 +52,6 @@ def ctx(book: TaskBook, people: People) -> ToolContext:
         reply_to=TOPIC,
         services=ToolServices(book, people, Memories(book.engine)),
     )
-
-
-async def call(
-    executor: ToolExecutor, ctx: ToolContext, name: str, **arguments: object
-) -> ToolOutcome:
-    block = ToolUseBlock(id=f"c-{name}", name=name, input=dict(arguments))
-    (outcome,) = await executor.run_all([block], ctx, {})
-    return outcome
 
 
 def runs_in(confirmation: str) -> list[tuple[str, str]]:
