@@ -153,6 +153,8 @@ class Settings(BaseSettings):
     worker_sessions: int = Field(default=200, ge=1)
     timezone: str = "UTC"
     allowed_users: IdList = Field(default_factory=list)
+    user_messages_per_minute: int = Field(default=20, ge=1)
+    user_tokens_per_day: int | None = Field(default=None, ge=1)  # unset: no daily budget
     allow_guests: bool = False  # with allowed_users: strangers come in, as guests
     admins: IdList = Field(default_factory=list)
 

@@ -24,6 +24,7 @@ from bot.config import Settings
 from bot.confirmations import CallSummary, Confirmations
 from bot.egress import Egress
 from bot.envelope import Envelope
+from bot.limits import Limits
 from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
@@ -51,6 +52,7 @@ class RunnerDeps:
     history: History
     liveness: Liveness | None = None  # None: leases end only by their TTL (tools, tests)
     services: ToolServices | None = None  # what tools on the loop reach the database with
+    limits: Limits | None = None  # None: turns count against no daily budget (tests)
 
 
 class SessionRunner:
@@ -315,6 +317,8 @@ class SessionRunner:
         model = request.model or self.deps.agent.default_model
         if record := watch.record(group, _trigger(head, request), model):
             await self._record(state, record)
+            if self.deps.limits is not None:  # the person's day, once per turn
+                await self._quietly("count the tokens of", record, self.deps.limits.charge_turn)
 
     async def _confirmation(
         self, head: Envelope, state: SessionState, event: ev.ConfirmationRequired
