@@ -1,5 +1,5 @@
-"""Per-person limits end to end: Telegram through the fake Bot API, and the HTTP API, with a
-real Redis, web app and worker; a message over a limit never reaches the model."""
+"""Per-person limits end to end: Telegram and Slack through their fakes, and the HTTP API,
+with a real Redis, web app and worker; a message over a limit never reaches the model."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
 from tests.integration.test_telegram_replies import ANN, BOB, replies
+from tests.support.slack import SlackStack
 from tests.support.stack import Stack, idle, send
 from tests.support.telegram import TelegramStack
 
@@ -106,3 +107,24 @@ async def test_the_http_api_answers_429_with_retry_after_every_time(stack: Stack
             assert body["error"].startswith("You have sent 2 messages in the last minute; ")
     await idle(stack.redis_url)
     assert len(stack.fake.requests) == 2
+
+
+@pytest.mark.parametrize("slack_stack", [{"PARLEY_USER_MESSAGES_PER_MINUTE": "2"}], indirect=True)
+async def test_slack_counts_the_same_minute_and_tells_only_the_person(
+    slack_stack: SlackStack,
+) -> None:
+    fake, ann, _ = await slack_stack.begin()
+    slack_stack.fake.responder = lambda request: Reply(text="noted")
+    dm = fake.dm(ann)
+    for n, text in enumerate(("note-00", "note-01"), start=1):
+        await fake.say(ann, dm, text)
+        await fake.wait_for(lambda n=n: len(notes_seen(slack_stack)) == n, within=30)
+    for text in ("note-02", "note-03"):  # over the limit: told once, in an ephemeral
+        await fake.say(ann, dm, text)
+    await fake.wait_for(lambda: bool(fake.ephemerals), within=30)
+    await idle(slack_stack.redis_url)
+    (told,) = [e["text"] for e in fake.ephemerals]
+    assert told.startswith("You have sent 2 messages in the last minute; ")
+    assert notes_seen(slack_stack) == ["note-00", "note-01"]
+    status, usage = await fake.command(ann, dm, "/usage")
+    assert status == 200 and "Your limits: 0 of 2 messages left this minute." in usage, usage
