@@ -6,18 +6,24 @@ is told why at no model cost, with the id to give the owner, and then not again 
 `REFUSAL_MEMORY`: in a group the refusal is seen by everyone, and a stranger who keeps
 writing should not make the bot repeat itself. Being added to the allowlist takes effect at
 once; the memory only silences refusals.
+
+A person let in may still be over their limits (`bot.limits`): `take_message` is asked just
+before a message is submitted, never for commands or button presses, and says so once per
+window, for the same reason.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 
 from redis.asyncio import Redis
 
 from bot import keys
 from bot.config import Settings
 from bot.envelope import MAX_TEXT
+from bot.limits import Limits
 
 log = logging.getLogger(__name__)
 REFUSAL = "Sorry, this assistant is private. Ask its owner to add you: your id is {id}."
@@ -55,6 +61,20 @@ class Gate:
         first = await self.redis.set(keys.refused(person, scope), "1", nx=True, ex=REFUSAL_MEMORY)
         log.info("refused %s in %s", person, where)
         return Admission(admitted=False, tell=refusal(person) + ONCE if first else None)
+
+    @cached_property
+    def limits(self) -> Limits:
+        return Limits(self.redis, self.settings)
+
+    async def take_message(self, person: str, message: str) -> Admission:
+        """Count `message` (a key unique to it) against `person`'s limits, or refuse it:
+        told once per window, then silently until they may write again."""
+        over = await self.limits.check(person, message)
+        if over is None:
+            return Admission(admitted=True)
+        log.info("%s is over their %s limit", person, over.kind)
+        first = await self.limits.first_telling(over)
+        return Admission(admitted=False, tell=over.text if first else None)
 
 
 def refusal(person: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.limits import Standing, duration
 from bot.store.archive import Tokens
 
 
@@ -20,3 +21,21 @@ def usage_text(tokens: Tokens | None, model: str, scope: str = "this chat") -> s
         f"read from cache, {tokens.cache_write:,} written to it), {tokens.output:,} tokens out; "
         f"{cost}. Model: {model}."
     )
+
+
+def limits_text(standing: Standing) -> str:
+    """The person's own room under their limits; the same limits hold on every platform."""
+    if standing.exempt:
+        return "Your limits: none (you are an admin)."
+    text = (
+        f"Your limits: {standing.messages_left} of {standing.messages_limit} messages left "
+        "this minute"
+    )
+    budget = standing.tokens_budget
+    if budget is not None:
+        left = max(0, budget - standing.tokens_used)
+        text += (
+            f"; {left:,} of {budget:,} tokens left today (renews at 00:00 UTC, in "
+            f"{duration(standing.renews_in)})"
+        )
+    return text + "."

@@ -22,6 +22,12 @@ Shared by every worker:
   cancelled or changed, for the scheduler to apply.
 - `parley:mcp:{host}:{pid}`: hash of one worker's MCP servers and how each is doing (JSON
   per server name), with a TTL that the worker keeps refreshing while it runs.
+- `parley:limit:{person}:messages`: sorted set of the person's messages accepted in the last
+  minute (member: the message's key, score: when, in ms of Redis time).
+- `parley:limit:{person}:tokens:{YYYY-MM-DD}`: hash of the person's token use that UTC day:
+  `tokens` (the total) and `turn:{envelope id}` per turn counted, so a turn counts once.
+- `parley:limit:{person}:told:{what}`: the person was told they are over a limit
+  (`messages`, `tokens:{YYYY-MM-DD}`); it lapses when they may write again.
 - `parley:scheduler`: the leader lease of the scheduler that runs the tasks (its token); the
   other schedulers wait until it is free.
 
@@ -130,3 +136,9 @@ def http_session(session_id: str) -> str:
 
 def web_wake(instance: str) -> str:
     return f"{PREFIX}:web:{instance}:wake"
+
+
+def limit(person: str, name: str) -> str:
+    """`person` is platform-prefixed (`tg:42`); `name` is `messages`, `tokens:{day}` or
+    `told:{what}`."""
+    return f"{PREFIX}:limit:{person}:{name}"

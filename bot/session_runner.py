@@ -24,6 +24,7 @@ from bot.config import Settings
 from bot.confirmations import CallSummary, Confirmations
 from bot.egress import Egress
 from bot.envelope import Envelope
+from bot.limits import Limits
 from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
@@ -33,6 +34,7 @@ from bot.store.history import History, RunRecord
 from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
+from bot.turn_groups import finished_group, merged_group, resumed_group
 
 log = logging.getLogger(__name__)
 EXPIRED = "Not run: nobody approved it before the request expired."
@@ -51,6 +53,7 @@ class RunnerDeps:
     history: History
     liveness: Liveness | None = None  # None: leases end only by their TTL (tools, tests)
     services: ToolServices | None = None  # what tools on the loop reach the database with
+    limits: Limits | None = None  # None: turns count against no daily budget (tests)
 
 
 class SessionRunner:
@@ -137,11 +140,11 @@ class SessionRunner:
         head = batch[0]
         tries = await mailbox.attempt(head)
         state = await self._state(session)
-        if done := _finished_group(batch, state):  # its worker died before committing it
+        if done := finished_group(batch, state):  # its worker died before committing it
             await mailbox.commit(session, token, done, state.model_dump_json())
             return
-        resumed = _resumed_group(batch, state)
-        group = resumed or _group(batch)
+        resumed = resumed_group(batch, state)
+        group = resumed or merged_group(batch)
         if tries > self.max_attempts:
             await self._skip(head, state, tries - 1)
             await mailbox.commit(session, token, [head], state.model_dump_json())
@@ -217,8 +220,10 @@ class SessionRunner:
     async def _record(self, state: SessionState, record: RunRecord) -> None:
         """The reply was given either way; a run the database missed waits in
         `state.unrecorded`, and the next record writes it with the messages since
-        `state.recorded`."""
+        `state.recorded`. Its tokens count against the person's day, once per turn."""
         await self._quietly("record run", record, lambda r: self.deps.history.record(state, r))
+        if self.deps.limits is not None:
+            await self._quietly("count the tokens of", record, self.deps.limits.charge_turn)
 
     async def _quietly(
         self, what: str, subject: Any, write: Callable[[Any], Awaitable[None]]
@@ -365,36 +370,3 @@ def _trigger(head: Envelope, request: TurnRequest) -> str:
     if request.decisions is None:
         return "resume"
     return "decision"  # a person's or the expiry's: the record has one trigger for both
-
-
-def _finished_group(batch: list[Envelope], state: SessionState) -> list[Envelope]:
-    """The envelopes of the last run, if they are still queued: the run ended and saved, but
-    its worker died before the commit. They must not be answered again."""
-    ids = state.finished
-    if not ids or [envelope.id for envelope in batch[: len(ids)]] != ids:
-        return []
-    return batch[: len(ids)]
-
-
-def _resumed_group(batch: list[Envelope], state: SessionState) -> list[Envelope]:
-    """The envelopes of a turn a dead worker left half done, if the inbox starts with them."""
-    turn = state.turn
-    if turn is None or state.pending is not None or not turn.envelope_ids:
-        return []
-    ids = turn.envelope_ids
-    if [envelope.id for envelope in batch[: len(ids)]] != ids:
-        return []
-    return batch[: len(ids)]
-
-
-def _group(batch: list[Envelope]) -> list[Envelope]:
-    """The head, plus the plain messages right after it from the same sender."""
-    head = batch[0]
-    group = [head]
-    if not head.is_plain:
-        return group
-    for envelope in batch[1:]:
-        if not envelope.is_plain or envelope.sender.id != head.sender.id:
-            break
-        group.append(envelope)
-    return group

@@ -29,6 +29,7 @@ from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.egress import Egress, PlatformEgress
 from bot.envelope import Envelope, Sender
+from bot.limits import Limits
 from bot.liveness import Liveness
 from bot.mailbox import Mailbox
 from bot.mcp.config import load_mcp_config
@@ -222,6 +223,7 @@ def _supervisor(
             schedule_expiry=schedule_expiry,
             history=database.history,
             liveness=liveness,
+            limits=Limits(redis, settings),
             services=ToolServices(
                 TaskBook(database.engine, redis),
                 People(database.engine),

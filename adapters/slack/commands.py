@@ -8,12 +8,13 @@ from adapters.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.place import PLATFORM, person
-from adapters.usage import usage_text
+from adapters.usage import limits_text, usage_text
 
 
 async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/usage: tokens and cost of the bot's conversations here (every thread of a
-    channel; a DM and its threads); a stranger is told why not, every time they ask."""
+    channel; a DM and its threads), and the person's own room under their limits; a
+    stranger is told why not, every time they ask."""
     who = person(str(command.get("user_id", "")))
     if not deps.gate.may_use(who):
         await ack(refusal(who))
@@ -21,7 +22,8 @@ async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     where = f"{PLATFORM}:{command.get('team_id', '')}:{command.get('channel_id', '')}"
     sessions, tokens = await deps.archive.totals(where)
     scope = "this conversation" if sessions < 2 else f"the {sessions} threads here"
-    await ack(usage_text(tokens, deps.settings.model, scope))
+    standing = limits_text(await deps.gate.limits.standing(who))
+    await ack(usage_text(tokens, deps.settings.model, scope) + "\n" + standing)
 
 
 async def on_tools(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

@@ -121,6 +121,11 @@ async def handle(
         chat_kind=place.kind,
         reply_to=place.model_dump(),
     )
+    taken = await deps.gate.take_message(envelope.sender.id, envelope.id)
+    if not taken.admitted:
+        if taken.tell is not None:
+            deps.note(place.team, place.channel, user, taken.tell, place.thread_ts)
+        return
     await deps.mailbox.submit(envelope)
     if not place.is_im:  # the bot is part of this thread now: replies need no mention
         await deps.redis.set(thread_key(place), "1", ex=THREAD_MEMORY)

@@ -1,10 +1,11 @@
 """The bot's commands: shown in Telegram's menu, answered at once or queued in order.
 
 /new goes through the mailbox (it must not overtake a message sent before it); /stop reaches
-the worker running the turn at once; /usage reads the record in SQL; /help and /tools list
-the tools and the MCP servers' state, which the workers keep in Redis; /model sets the session's
-option in Redis; /tasks, with its buttons, has a router of its own (`task_list`). Commands the
-bot does not know go to the agent as ordinary text.
+the worker running the turn at once; /usage reads the record in SQL and the person's limits in
+Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
+Redis; /model sets the session's option in Redis; /tasks, with its buttons, has a router of its
+own (`task_list`). No command counts against the limits. Commands the bot does not know go to
+the agent as ordinary text (and so count as messages).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from aiogram.types import Message as TgMessage
 
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, place_of
-from adapters.usage import usage_text
+from adapters.usage import limits_text, usage_text
 from bot.llm.registry import served_model
 
 MENU = {
@@ -81,6 +82,8 @@ async def on_command(
         text = await deps.tools.as_text()
     elif name == "usage":
         text = await usage(place, deps)
+        standing = await deps.gate.limits.standing(f"tg:{message.from_user.id}")
+        text += "\n" + limits_text(standing)
     else:
         text = await model(message, command, deps)
     await deps.answer(message, text)

@@ -55,6 +55,16 @@ class IngressDeps:
             await self.answer(message, admission.tell)
         return admission.admitted
 
+    async def within_limits(self, message: TgMessage, update: Update) -> bool:
+        """Whether the sender may send this message now (messages a minute, tokens a day);
+        over a limit they are told once per window, and nothing is submitted."""
+        assert message.from_user is not None
+        person = f"tg:{message.from_user.id}"
+        admission = await self.gate.take_message(person, f"tg:{update.update_id}")
+        if admission.tell is not None:
+            await self.answer(message, admission.tell)
+        return admission.admitted
+
     async def submit(
         self,
         message: TgMessage,

@@ -54,7 +54,8 @@ async def on_text(message: TgMessage, event_update: Update, deps: IngressDeps) -
     if refusal is not None:
         await deps.answer(message, refusal)
         return
-    await deps.submit(message, event_update, text)
+    if await deps.within_limits(message, event_update):
+        await deps.submit(message, event_update, text)
 
 
 async def on_other(message: TgMessage, deps: IngressDeps) -> None:
