@@ -37,7 +37,6 @@ from bot import keys
 from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope
-from bot.limits import Limits
 from bot.llm.registry import served_model
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 
@@ -86,7 +85,6 @@ class Api:
     def __init__(self, deps: Services, hub: StreamHub) -> None:
         self.deps = deps
         self.hub = hub
-        self.limits = Limits(deps.redis, deps.settings)
 
     def _reserve(self) -> Slot:
         """A place for one more event stream, or 503 before anything is done for the request."""
@@ -135,11 +133,6 @@ class Api:
             sender=api_sender(request),
             platform="http",
         )
-        over = await self.limits.check(request[USER], f"{session}:{envelope.id}")
-        if over is not None:  # an API client is told every time: it reads the status
-            answer = error(429, over.text, limit=over.kind, retry_after=over.retry_seconds)
-            answer.headers["Retry-After"] = str(over.retry_seconds)
-            return answer
         with self._reserve() as slot:
             since = await stream_position(self.deps.redis, session)
             submitted = await self.deps.mailbox.submit(envelope)

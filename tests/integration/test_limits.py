@@ -12,7 +12,7 @@ from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
 from tests.integration.test_telegram_replies import ANN, BOB, replies
 from tests.support.slack import SlackStack
-from tests.support.stack import Stack, idle, send
+from tests.support.stack import Stack, idle
 from tests.support.telegram import TelegramStack
 
 pytestmark = pytest.mark.e2e
@@ -93,25 +93,6 @@ async def test_a_used_token_budget_refuses_the_next_message_and_usage_shows_it(
     after = (await replies(tg_stack, chat, 4))[-1]
     assert "19 of 20 messages left this minute; 0 of 50 tokens left today" in after, after
     assert len(tg_stack.fake.requests) == 1
-
-
-@pytest.mark.parametrize("stack", [{"PARLEY_USER_MESSAGES_PER_MINUTE": "2"}], indirect=True)
-async def test_the_http_api_answers_429_with_retry_after_every_time(stack: Stack) -> None:
-    await stack.start_worker()
-    stack.fake.responder = lambda request: Reply(text="ok")
-    async with stack.client() as client:
-        session = await stack.session(client)
-        for text in ("one", "two"):
-            await send(client, session, text)
-        for text in ("three", "four"):
-            over = await client.post(f"/api/sessions/{session}/messages", json={"text": text})
-            assert over.status_code == 429
-            assert 1 <= int(over.headers["Retry-After"]) <= 60
-            body = over.json()
-            assert body["limit"] == "messages" and body["retry_after"] > 0
-            assert body["error"].startswith("You have sent 2 messages in the last minute; ")
-    await idle(stack.redis_url)
-    assert len(stack.fake.requests) == 2
 
 
 @pytest.mark.parametrize("slack_stack", [{"PARLEY_USER_MESSAGES_PER_MINUTE": "2"}], indirect=True)
