@@ -28,13 +28,12 @@ from bot.limits import Limits
 from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
-from bot.memory.turn import with_memory
 from bot.run_watch import RunWatch, session_info
 from bot.store.history import History, RunRecord
 from bot.store.sqlite_file import DatabaseFileGone
-from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 from bot.turn_groups import finished_group, merged_group, resumed_group
+from bot.turn_setup import prepared, tool_context
 
 log = logging.getLogger(__name__)
 EXPIRED = "Not run: nobody approved it before the request expired."
@@ -155,7 +154,7 @@ class SessionRunner:
             return
         request = await self._request(group, state, resumed=bool(resumed))
         if request is not None:
-            await self._run(session, token, group, state, await with_memory(request, state))
+            await self._run(session, token, group, state, await prepared(request, state))
         await mailbox.commit(session, token, group, state.model_dump_json())
 
     async def _state(self, session: str) -> SessionState:
@@ -240,7 +239,7 @@ class SessionRunner:
         self, group: list[Envelope], state: SessionState, *, resumed: bool
     ) -> TurnRequest | None:
         head = group[0]
-        ctx = await self._context(head)
+        ctx = await tool_context(head, self.deps.settings, self.deps.services)
         ids = tuple(envelope.id for envelope in group)
         model = await self.deps.mailbox.option(head.session, "model")
         if resumed:  # continue what a dead worker began
@@ -264,27 +263,6 @@ class SessionRunner:
         await self._decline_pending(state, head.sender.id)
         text = "\n".join(envelope.text for envelope in group)
         return TurnRequest(ctx, text=text, envelope_ids=ids, model=model)
-
-    async def _context(self, head: Envelope) -> ToolContext:
-        """What the turn's tools know: the chat, the person, and the time zone they chose
-        (PARLEY_TIMEZONE when they chose none or the database is away)."""
-        services = self.deps.services
-        zone = None
-        if services is not None:
-            try:
-                zone = await services.people.timezone(head.sender.id)
-            except Exception:
-                log.warning("could not read the time zone of %s", head.sender.id, exc_info=True)
-        return ToolContext(
-            session_key=head.session,
-            user=head.sender,
-            settings=self.deps.settings,
-            platform=head.platform,
-            chat_kind=head.chat_kind,
-            reply_to=head.reply_to,
-            zone=zone,
-            services=services,
-        )
 
     async def _run(
         self,

@@ -9,16 +9,13 @@ in a private chat. A chat's topics and threads share the chat's memories.
 
 from __future__ import annotations
 
+from bot.chats import chat_of
 from bot.tools.base import ToolContext
 
 CHAT_PREFIX = "chat:"
-# How many `:`-parts of a session key name the chat; the rest is a topic or a thread.
-CHAT_PARTS = {"tg": 2, "slack": 3}
 
 
 def memory_scope(ctx: ToolContext) -> str:
     if ctx.chat_kind == "private":
         return ctx.user.id
-    parts = ctx.session_key.split(":")
-    kept = CHAT_PARTS.get(parts[0], len(parts))
-    return CHAT_PREFIX + ":".join(parts[:kept])
+    return CHAT_PREFIX + chat_of(ctx.session_key)

@@ -161,7 +161,26 @@ class PersonRow(Base):
 
     id: Mapped[str] = mapped_column(String(200), primary_key=True)
     timezone: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    language: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    model: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    instruction: Mapped[str | None] = mapped_column(String(500), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class GrantRow(Base):
+    """A tool `person` may run without being asked in `chat` (`bot.chats.chat_of`: a chat's
+    topics and threads share its grants), from a press of "Always allow"; `granted_by` is who
+    pressed it (the person, or an admin deciding for them)."""
+
+    __tablename__ = "grants"
+    __table_args__ = (UniqueConstraint("person", "chat", "tool"),)
+
+    id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    person: Mapped[str] = mapped_column(String(200))
+    chat: Mapped[str] = mapped_column(String(300), index=True)
+    tool: Mapped[str] = mapped_column(String(200))
+    granted_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 class TaskRow(Base):

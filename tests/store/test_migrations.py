@@ -20,7 +20,7 @@ from bot.store.engine import make_engine
 from bot.store.schema import Base, modelled
 
 TABLES = {
-    "sessions", "messages", "runs", "confirmations", "people", "tasks", "memories",
+    "sessions", "messages", "runs", "confirmations", "people", "tasks", "memories", "grants",
     "alembic_version",
 }  # fmt: skip
 # FTS5's table and its shadow tables, made by migration 0003 on SQLite only
