@@ -6,10 +6,8 @@ names the variable, because a traceback from deep inside pydantic tells an opera
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-import zoneinfo
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -30,6 +28,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 from bot.pricing import Price
+from bot.zones import known_zone
 
 ENV_PREFIX = "PARLEY_"
 
@@ -348,25 +347,6 @@ class Settings(BaseSettings):
 
     def is_admin(self, person: str) -> bool:
         return person in self.admins
-
-
-def known_zone(name: str) -> zoneinfo.ZoneInfo:
-    """The IANA zone `name`. Only the zone database's names are taken: `ZoneInfo` alone
-    also opens what lies beside them (`Europe` is a directory, `zone.tab` no zone file) and
-    fails with errors that show the machine's paths."""
-    if name not in _zone_names():
-        raise ValueError(f"unknown IANA time zone {name[:64]!r} (e.g. Europe/Berlin)")
-    return zoneinfo.ZoneInfo(name)
-
-
-# Files in a zoneinfo directory that name no place: the machine's own zone (which another
-# machine reads differently), a POSIX default, and tzdata's placeholder.
-NOT_PLACES = frozenset({"localtime", "posixrules", "Factory"})
-
-
-@functools.cache
-def _zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones()) - NOT_PLACES
 
 
 def env_name(loc: str) -> str:

@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 
 from adapters.targets import UnknownSession, target_of
 from bot import keys
-from bot.config import ConfigError, ConfiguredTask, Settings, known_zone
+from bot.config import ConfigError, ConfiguredTask, Settings
 from bot.envelope import Sender
 from bot.leader import LeaderLease
 from bot.mailbox import Mailbox
@@ -34,6 +34,7 @@ from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR
 from bot.tasks.schedule import parse_when
 from bot.tasks.scheduler import TaskScheduler
+from bot.zones import known_zone
 from worker.redis_pool import open_pool
 from worker.signals import stop_on_signals
 

@@ -24,10 +24,10 @@ from adapters.http import sessions
 from adapters.http.common import api_sender, error, query_number, read_body, refusal
 from adapters.services import Services
 from adapters.targets import UnknownSession, target_of
-from bot.config import known_zone
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target, Task
 from bot.tasks.schedule import MAX_WHEN, Schedule, WhenError, check_frequency, parse_when
+from bot.zones import known_zone
 
 MAX_LIMIT = 100
 MAX_SESSION = 300
