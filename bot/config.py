@@ -116,6 +116,7 @@ class Settings(BaseSettings):
 
     max_tokens: int = Field(default=4096, ge=1)
     max_iterations: int = Field(default=20, ge=1, le=200)
+    turn_timeout: float = Field(default=180.0, gt=0)  # a turn's wall clock, approvals aside
     context_window: int | None = Field(default=None, ge=1024)
     compact_threshold: float = Field(default=0.75, gt=0.05, le=0.95)
     compact_keep_turns: int = Field(default=3, ge=1)
@@ -157,6 +158,7 @@ class Settings(BaseSettings):
     user_tokens_per_day: int | None = Field(default=None, ge=1)  # unset: no daily budget
     allow_guests: bool = False  # with allowed_users: strangers come in, as guests
     admins: IdList = Field(default_factory=list)
+    user_models: IdList = Field(default_factory=list)  # what people may prefer; admins: any
 
     telegram_bot_token: SecretStr | None = _env("TELEGRAM_BOT_TOKEN")
     telegram_api_url: str = Field(
@@ -297,7 +299,7 @@ class Settings(BaseSettings):
             raise ValueError("not a bot token (@BotFather's look like 123456789:AAH...)")
         return value
 
-    @field_validator("allowed_users", "admins", "fetch_allow_hosts", mode="before")
+    @field_validator("allowed_users", "admins", "fetch_allow_hosts", "user_models", mode="before")
     @classmethod
     def _id_list(cls, value: Any) -> Any:
         """`tg:1, slack:U2` or a JSON list: operators write these by hand."""
