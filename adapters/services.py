@@ -13,6 +13,7 @@ from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
 from bot.store.memory import Memories
+from bot.store.people import People
 from bot.tasks.book import TaskBook
 
 
@@ -25,4 +26,5 @@ class Services:
     archive: Archive
     tasks: TaskBook
     memories: Memories
+    people: People
     tools: ToolCatalog

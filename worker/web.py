@@ -20,6 +20,7 @@ from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.database import open_database
 from bot.store.memory import Memories
+from bot.store.people import People
 from bot.tasks.book import TaskBook
 from bot.tools.base import ToolRegistry
 from bot.tools.catalog import standard_tools
@@ -43,6 +44,7 @@ async def make_app(settings: Settings) -> web.Application:
         archive=database.archive,
         tasks=TaskBook(database.engine, redis),
         memories=Memories(database.engine),
+        people=People(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings)).specs),
     )
     app = build_app(deps)

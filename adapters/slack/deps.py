@@ -23,6 +23,8 @@ from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.store.memory import Memories
+from bot.store.people import People
 from bot.tasks.book import TaskBook
 
 
@@ -36,6 +38,8 @@ class IngressDeps:
     confirmations: Confirmations
     archive: Archive
     tasks: TaskBook
+    memories: Memories
+    people: People
     tools: ToolCatalog
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 

@@ -82,6 +82,8 @@ class SlackService:
             confirmations=core.confirmations,
             archive=core.archive,
             tasks=core.tasks,
+            memories=core.memories,
+            people=core.people,
             tools=core.tools,
         )
         register(self.app, self.deps)

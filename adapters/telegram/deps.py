@@ -26,6 +26,8 @@ from bot.confirmations import Confirmations
 from bot.envelope import Envelope
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.store.memory import Memories
+from bot.store.people import People
 from bot.tasks.book import TaskBook
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,8 @@ class IngressDeps:
     confirmations: Confirmations
     archive: Archive
     tasks: TaskBook
+    memories: Memories
+    people: People
     tools: ToolCatalog
 
     @property

@@ -159,6 +159,8 @@ class TelegramService:
             confirmations=self.core.confirmations,
             archive=self.core.archive,
             tasks=self.core.tasks,
+            memories=self.core.memories,
+            people=self.core.people,
             tools=self.core.tools,
         )
         self.dispatcher = dispatcher(deps)
