@@ -48,6 +48,7 @@ class FinishReason(StrEnum):
     MAX_TOKENS = "max_tokens"
     AWAITING_CONFIRMATION = "awaiting_confirmation"  # tool calls wait for a person
     CANCELLED = "cancelled"  # a /stop, or the text stream was cut off
+    TIMED_OUT = "timed_out"  # the turn ran past PARLEY_TURN_TIMEOUT
     MAX_ITERATIONS = "max_iterations"  # PARLEY_MAX_ITERATIONS model calls without an answer
     DOOM_LOOP = "doom_loop"  # the same tool call with the same arguments, again and again
     ERROR = "error"  # the provider failed beyond its retries

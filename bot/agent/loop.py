@@ -15,11 +15,12 @@ from datetime import UTC, datetime
 
 from bot.agent import events as ev
 from bot.agent.compaction import Compactor, estimate_text_tokens
+from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.model_call import ModelOutcome, call_model
 from bot.agent.prompt import PromptBuilder
 from bot.agent.state import SessionState, TurnProgress
 from bot.agent.step import Step, StepEnd
-from bot.agent.tool_step import ToolStep
+from bot.agent.tool_step import CANCELLED, ToolStep
 from bot.config import PolicyRule, Settings
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.retry import RetryPolicy, Sleep
@@ -112,13 +113,21 @@ class _Run:
         self.deps = deps
         self.state = state
         self.request = request
-        self.cancel = cancel
+        self.cancel = cancel if cancel is not None else asyncio.Event()
+        self.deadline = Deadline(deps.settings.turn_timeout, self.cancel)
         self.checkpoint = checkpoint
         policy = deps.policy.with_rules(
             PolicyRule(action="allow", tool=name) for name in state.always_allow
         )
         self.tools = ToolStep(
-            deps.tools, deps.executor, policy, state, request.ctx, cancel, self.save
+            deps.tools,
+            deps.executor,
+            policy,
+            state,
+            request.ctx,
+            self.cancel,
+            self.save,
+            lambda: TOOL_NOTE if self.deadline.passed else CANCELLED,
         )
         self.final_text = ""
         self.notice = ""
@@ -140,15 +149,22 @@ class _Run:
         yield ev.StateChanged(layer="turn", state=ev.TurnState.INIT)
         finish: ev.FinishReason | str | None = None
         step = self._start()
-        while True:
-            async for item in step:
-                if isinstance(item, StepEnd):
-                    finish = finish or item.finish
-                else:
-                    yield item
-            if finish is not None:
-                break
-            step = self._iterate()
+        self.deadline.start()
+        try:
+            while True:
+                async for item in step:
+                    if isinstance(item, StepEnd):
+                        finish = finish or item.finish
+                    else:
+                        yield item
+                if finish is not None:
+                    break
+                step = self._iterate()
+        finally:
+            self.deadline.stop()
+        if self.deadline.passed and finish == ev.FinishReason.CANCELLED:
+            finish = ev.FinishReason.TIMED_OUT
+            self._notice(self.deadline.notice())
         async for event in self._end(finish):
             yield event
 
@@ -282,10 +298,11 @@ class _Run:
         )
 
     def _notice(self, text: str) -> None:
-        """A closing line from Parley itself, shown to the user and kept in the context."""
+        """A closing line from Parley itself, shown to the user and kept in the context; it
+        starts a paragraph of its own after text the model was cut off in."""
         self.state.messages.append(Message(role="assistant", content=[TextBlock(text=text)]))
+        self.notice = f"\n\n{text}" if self.final_text else text
         self.final_text = text
-        self.notice = text
 
     async def _end(self, finish: ev.FinishReason | str) -> AsyncIterator[ev.AgentEvent]:
         if self.notice:

@@ -51,7 +51,10 @@ class ToolStep:
         ctx: ToolContext,
         cancel: asyncio.Event | None,
         save: Callable[[], Awaitable[None]],
+        stopped: Callable[[], str] = lambda: CANCELLED,
     ) -> None:
+        """`stopped` says why a call the turn's cancel cut off did not finish (a /stop, or
+        the turn's time running out)."""
         self.registry = registry
         self.executor = executor
         self.policy = policy
@@ -60,6 +63,7 @@ class ToolStep:
         self.caller = Caller.of(ctx)
         self.cancel = cancel
         self.save = save
+        self.stopped = stopped
 
     @property
     def turn(self) -> TurnProgress:
@@ -148,7 +152,7 @@ class ToolStep:
             yield ev.StateChanged(layer="call", state=ev.CallState.TOOL_EXECUTING)
         outcomes, finished = await self._execute(approved, results)
         for call in pending.calls:
-            results.setdefault(call.id, _error(call, CANCELLED))
+            results.setdefault(call.id, _error(call, self.stopped()))
         decided = [c for c in pending.calls if c.id in pending.waiting]
         for event in self._report(decided, results, outcomes):
             yield event
@@ -180,7 +184,7 @@ class ToolStep:
         the turn stops first, are reported as cancelled."""
         refused = [call for call in batch if call.id in unasked]
         for call in refused:
-            results[call.id] = _error(call, CANCELLED)
+            results[call.id] = _error(call, self.stopped())
         events = self._report(refused, results, {})
         events.append(ev.StateChanged(layer="turn", state=ev.TurnState.OBSERVING))
         self.state.add_user(*(results[call.id] for call in batch))
@@ -251,7 +255,7 @@ class ToolStep:
         outcomes: dict[str, ToolOutcome] = {}
         for call, task in zip(calls, tasks, strict=True):
             if task.cancelled() or task.exception() is not None:
-                results[call.id] = _error(call, CANCELLED)
+                results[call.id] = _error(call, self.stopped())
                 continue
             out = outcomes[call.id] = task.result()
             results[call.id] = ToolResultBlock(
