@@ -92,6 +92,15 @@ async def test_the_per_server_timeout_ends_a_slow_call_and_the_session_goes_on()
         assert servers.status()["box"].state == "connected"
 
 
+@pytest.mark.slow  # waits out the default
+async def test_a_server_without_a_timeout_of_its_own_has_the_default_tool_timeout() -> None:
+    async with running({"box": toolbox()}) as servers:
+        await until(offered(servers, "box__wait"), "the toolbox")
+        slow = await call(executor(servers), "box__wait", seconds=120)
+        assert slow.is_error and slow.content == "box__wait timed out after 30 s and was stopped."
+        assert servers.status()["box"].state == "connected"
+
+
 async def test_a_server_that_cannot_start_is_reported_once_and_retried(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

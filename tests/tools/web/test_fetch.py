@@ -165,6 +165,12 @@ async def test_a_slow_page_times_out_as_a_temporary_failure(pages: PageServer) -
     assert time.monotonic() - started < 20
 
 
+@pytest.mark.slow  # waits out the default
+async def test_the_default_timeout_ends_a_slow_page_at_15_s(pages: PageServer) -> None:
+    with pytest.raises(TemporaryFailure, match="took longer than 15 s"):
+        await Fetcher(Settings(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/slow")
+
+
 @pytest.mark.parametrize(("path", "kind"), [("/image", "image/png"), ("/pdf", "application/pdf")])
 async def test_other_content_types_are_refused_by_name(
     pages: PageServer, path: str, kind: str
