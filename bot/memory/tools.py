@@ -21,9 +21,7 @@ RECALL_LIMIT = 20
 
 
 def _memories(ctx: ToolContext) -> Memories:
-    if ctx.services is None:
-        raise ToolError("Memory needs Parley's worker and database; not available here.")
-    return ctx.services.memories
+    return ctx.needs_services("Long-term memories").memories
 
 
 def _listed(found: list[Memory]) -> str:

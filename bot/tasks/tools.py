@@ -35,12 +35,6 @@ IF_MISSED = (
 )
 
 
-def _services(ctx: ToolContext) -> ToolServices:
-    if ctx.services is None:
-        raise ToolError("Scheduled tasks need Parley's worker and database; not available here.")
-    return ctx.services
-
-
 async def _person_zone(ctx: ToolContext, services: ToolServices) -> zoneinfo.ZoneInfo:
     """The person's zone as it is stored now: one they set earlier in this same turn ("I'm
     in Lisbon, remind me at 9") counts, though the turn began in the old one."""
@@ -70,7 +64,7 @@ async def schedule_task(
     """Schedule a prompt to run later in this chat, once (a reminder) or repeatedly (a daily
     summary). At each run you receive the prompt here and your answer is posted here. Tell
     the person the time zone and the next run times this returns."""
-    services = _services(ctx)
+    services = ctx.needs_services("Scheduled tasks")
     if not prompt.strip():
         raise ToolError("The prompt is empty: say what to do at each run.")
     now = datetime.now(UTC)
@@ -102,7 +96,7 @@ async def list_tasks(
     ] = "chat",
 ) -> str:
     """The active scheduled tasks, with their ids, schedules and next run times."""
-    services = _services(ctx)
+    services = ctx.needs_services("Scheduled tasks")
     if scope == "mine":
         tasks = await services.tasks.of_person(ctx.user.id)
     else:
@@ -118,7 +112,7 @@ async def cancel_task(
     task_id: Annotated[int, Field(ge=1, description="The task's number, from list_tasks")],
 ) -> str:
     """Cancel a scheduled task; only the person who made it, or an admin, may."""
-    outcome, task = await _services(ctx).tasks.end(task_id, ctx.user)
+    outcome, task = await ctx.needs_services("Scheduled tasks").tasks.end(task_id, ctx.user)
     if outcome == "cancelled":
         return f"Cancelled task {task_id}; it will not run again."
     if outcome == "not_found":
@@ -153,7 +147,7 @@ async def set_timezone(
         raise ToolError(
             f"Unknown time zone {timezone!r}; use an IANA name such as Europe/Lisbon."
         ) from None
-    await _services(ctx).people.set_timezone(ctx.user.id, zone)
+    await ctx.needs_services("Scheduled tasks").people.set_timezone(ctx.user.id, zone)
     now = datetime.now(zone)
     return f"Time zone set to {zone.key}; it is {now:%a %Y-%m-%d %H:%M %Z} there now."
 

@@ -82,6 +82,13 @@ class ToolContext:
         """The person's own time zone, else PARLEY_TIMEZONE."""
         return zoneinfo.ZoneInfo(self.zone or self.settings.timezone)
 
+    def needs_services(self, what: str) -> ToolServices:
+        """The database's services, for a tool that cannot work without them; `what` names
+        the feature in the error a tool run elsewhere (a helper process, `parley mcp`) gets."""
+        if self.services is None:
+            raise ToolError(f"{what} need Parley's worker and database; not available here.")
+        return self.services
+
     def portable(self) -> ToolContext:
         """This context without its services, to be pickled for a helper process."""
         return replace(self, services=None)

@@ -133,5 +133,5 @@ async def test_without_services_the_tools_say_so(
         outcome = await call(executor, console, name, **arguments)
         assert (outcome.is_error, outcome.content) == (
             True,
-            "Memory needs Parley's worker and database; not available here.",
+            "Long-term memories need Parley's worker and database; not available here.",
         ), name
