@@ -77,8 +77,7 @@ async def listing(memories: Memories, scope: str) -> Listing | None:
 def listed(newest: list[Memory], total: int, private: bool) -> Listing:
     """The list of `newest` (newest first) out of `total`: it stops at `TEXT_LIMIT`
     characters and says how many more there are."""
-    header = PRIVATE_HEADER if private else CHAT_HEADER
-    lines, size = [header], len(header)
+    lines, size = [header(private)], len(header(private))
     for memory in newest:
         line = memory.line()
         if size + 1 + len(line) > TEXT_LIMIT:
@@ -89,6 +88,10 @@ def listed(newest: list[Memory], total: int, private: bool) -> Listing:
     if total > len(shown):
         lines.append(f"… and {total - len(shown)} more (ask me to recall them).")
     return Listing(lines, [memory.id for memory in shown])
+
+
+def header(private: bool) -> str:
+    return PRIVATE_HEADER if private else CHAT_HEADER
 
 
 def button_label(memory_id: int) -> str:
