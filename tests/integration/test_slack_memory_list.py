@@ -54,17 +54,23 @@ def forget_buttons(message: Posted) -> dict[str, dict[str, Any]]:
 
 async def press(
     fake: FakeSlack, user: SlackUser, message: Posted, value: str, *, check: bool = True
-) -> str | None:
-    """`user` presses Forget carrying `value`; the private note they were answered with, or
-    None once the list was replaced without one."""
-    notes, edits = len(fake.ephemerals), message.edits
+) -> str:
+    """`user` presses Forget carrying `value`; the private note they were answered with."""
+    notes = len(fake.ephemerals)
     await fake.press(user, message, ACTION, value=value, check=check)
-    await fake.wait_for(lambda: len(fake.ephemerals) > notes or message.edits > edits, 20)
-    if len(fake.ephemerals) == notes:
-        return None
+    await fake.wait_for(lambda: len(fake.ephemerals) > notes, 20)
     (note,) = fake.ephemerals[notes:]
     assert note["user"] == user.id and note["channel"] == message.channel
     return str(note["text"])
+
+
+async def forget(fake: FakeSlack, user: SlackUser, message: Posted, value: str) -> None:
+    """`user` presses Forget carrying `value`, which forgets it: the list is replaced, and
+    no note is needed."""
+    notes, edits = len(fake.ephemerals), message.edits
+    await fake.press(user, message, ACTION, value=value)
+    await fake.wait_for(lambda: message.edits > edits, 20)
+    assert fake.ephemerals[notes:] == []
 
 
 async def texts(memories: Memories, scope: str) -> list[str]:
@@ -91,7 +97,7 @@ async def test_in_a_dm_only_the_person_sees_their_memories_and_forgets_one(
         assert set(forget_buttons(shown)) == {str(odd.id), str(coffee.id)}
         stale = copy.deepcopy(shown)  # what a second client still shows
 
-        assert await press(fake, ann, shown, str(coffee.id)) is None  # the list says it
+        await forget(fake, ann, shown, str(coffee.id))
         assert await texts(memories, ANNS) == [ODD]
         assert block_text(shown).split("\n") == [
             f"*{PRIVATE_HEADER}*",
@@ -104,6 +110,8 @@ async def test_in_a_dm_only_the_person_sees_their_memories_and_forgets_one(
 
         again = await press(fake, ann, stale, str(coffee.id))
         assert again == f"Memory #{coffee.id} is already gone."
+        await fake.wait_for(lambda: stale.edits > 0, 20)  # that client's list says so too
+        assert f"#{coffee.id} forgotten" in block_text(stale)
         assert await texts(memories, BOBS) == ["Bob cycles to work"]
 
 
@@ -135,7 +143,7 @@ async def test_a_channel_lists_its_own_memories_never_its_members(
         assert block_text(shown).split("\n") == [f"*{CHAT_HEADER}*", deploys.line()]
         forged = await press(fake, ann, shown, str(mine.id), check=False)
         assert forged == f"There is no memory {mine.id} here."
-        assert await press(fake, ann, shown, str(deploys.id)) is None
+        await forget(fake, ann, shown, str(deploys.id))
         assert block_text(shown).split("\n") == [f"*{CHAT_HEADER}*", f"#{deploys.id} forgotten"]
         assert forget_buttons(shown) == {}
         assert await texts(memories, channel_scope(general)) == []
@@ -155,6 +163,6 @@ async def test_a_stranger_is_refused_the_list(slack_stack: SlackStack) -> None:
         shown = await listed(fake, ann, general)
         (memory_id,) = forget_buttons(shown)
         refused = await press(fake, bob, shown, memory_id, check=False)
-        assert refused is not None and BOBS in refused
+        assert refused.startswith("Sorry, this assistant is private") and BOBS in refused
         assert await texts(memories, channel_scope(general)) == ["secret plans"]
     assert not any("secret" in json.dumps(note) for note in fake.ephemerals)
