@@ -25,6 +25,9 @@ from adapters.access import too_long
 from adapters.slack.commands import on_tools, on_usage
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
+from adapters.slack.memory_list import ACTION as MEMORY_ACTION
+from adapters.slack.memory_list import on_memory
+from adapters.slack.memory_list import on_press as on_memory_press
 from adapters.slack.place import PLATFORM, Place, person, place_of, sender_of
 from adapters.slack.presses import on_press
 from adapters.slack.task_list import ACTION as TASK_ACTION
@@ -51,8 +54,10 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.event("assistant_thread_started")(on_thread_started)
     app.action(re.compile(f"^({'|'.join(ACTIONS)})$"))(on_press)
     app.action(TASK_ACTION)(on_task_press)
+    app.action(MEMORY_ACTION)(on_memory_press)
     app.command("/usage")(on_usage)
     app.command("/tasks")(on_tasks)
+    app.command("/memory")(on_memory)
     app.command("/tools")(on_tools)
     # Everything else is acknowledged, so Slack does not retry what Parley ignores.
     app.event(re.compile(".*"))(_ignore)

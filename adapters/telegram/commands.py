@@ -28,9 +28,10 @@ MENU = {
     "usage": "Tokens and cost of this chat",
     "model": "Show the model (admins may switch it)",
     "tasks": "Scheduled tasks in this chat",
+    "memory": "What I remember here, to forget any of it",
     "tools": "The tools I can use now",
 }
-ELSEWHERE = {"tasks"}  # in the menu, answered by another router
+ELSEWHERE = {"tasks", "memory"}  # in the menu, answered by other routers
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
     "running anything sensitive."

@@ -16,6 +16,17 @@ CHAT_PREFIX = "chat:"
 
 
 def memory_scope(ctx: ToolContext) -> str:
-    if ctx.chat_kind == "private":
-        return ctx.user.id
-    return CHAT_PREFIX + chat_of(ctx.session_key)
+    return scope_of(ctx.chat_kind, ctx.user.id, ctx.session_key)
+
+
+def scope_of(chat_kind: str, person: str, session: str) -> str:
+    """The rule itself, for those that have no tool context: the lists people see in chat
+    (`/memory`) show and forget exactly what the tools would."""
+    if chat_kind == "private":
+        return person
+    return CHAT_PREFIX + chat_of(session)
+
+
+def is_private(scope: str) -> bool:
+    """Whether `scope` is a person's own memories rather than a chat's."""
+    return not scope.startswith(CHAT_PREFIX)

@@ -143,6 +143,12 @@ class Memories:
             count, highest = (await db.execute(summary)).one()
         return f"{count}:{highest or 0}"
 
+    async def count(self, scope: str) -> int:
+        """How many memories `scope` has, for a list that shows only the newest."""
+        counted = select(func.count()).where(MEMORIES.c.scope == scope)
+        async with self.engine.connect() as db:
+            return int((await db.execute(counted)).scalar_one())
+
     async def recent(self, scope: str, limit: int = 10) -> list[Memory]:
         """The newest first."""
         newest = (

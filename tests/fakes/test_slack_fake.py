@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
+import aiohttp
 import pytest
 from aiohttp import web
 from slack_sdk.errors import SlackApiError
@@ -30,6 +31,7 @@ from tests.fakes.slack import (
     FakeSlack,
     Posted,
 )
+from tests.fakes.slack.model import ApiError
 from tests.support.redis_server import free_port
 
 MENTION = f"<@{BOT_USER_ID}>"
@@ -58,6 +60,7 @@ class App:
     """A tiny Slack app: verifies signatures like Bolt, answers as told, records what came."""
 
     answers: list[tuple[int, float]] = field(default_factory=list)  # (status, delay) in turn
+    bodies: list[dict[str, Any]] = field(default_factory=list)  # JSON answers, in turn
     seen: list[tuple[dict[str, str], dict[str, Any]]] = field(default_factory=list)
     refused: int = 0
 
@@ -68,7 +71,8 @@ class App:
             self.refused += 1
             return web.Response(status=401)
         if request.content_type == "application/x-www-form-urlencoded":
-            body = json.loads(parse_qs(raw.decode())["payload"][0])
+            form = {name: values[0] for name, values in parse_qs(raw.decode()).items()}
+            body = json.loads(form["payload"]) if "payload" in form else form
         else:
             body = json.loads(raw)
         self.seen.append((dict(request.headers), body))
@@ -76,6 +80,8 @@ class App:
         await asyncio.sleep(delay)
         if body.get("type") == "url_verification":
             return web.json_response({"challenge": body["challenge"]})
+        if self.bodies:
+            return web.json_response(self.bodies.pop(0), status=status)
         return web.Response(status=status)
 
     def events(self, kind: str) -> list[dict[str, Any]]:
@@ -444,6 +450,40 @@ async def test_press_sends_a_block_actions_payload(
     )
     await fake.press(ann, prompt, "parley_gone", value="x", check=False)
     assert app.seen[-1][1]["actions"][0]["value"] == "x"
+
+
+async def test_a_commands_answer_with_buttons_is_an_ephemeral_message_its_user_presses(
+    fake: FakeSlack, app: App
+) -> None:
+    ann, bob = fake.user("U0ANN", "ann"), fake.user("U0BOB", "bob")
+    general = fake.channel("C0GENERAL", "general")
+    button = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": "Forget"},
+        "action_id": "forget",
+        "value": "7",
+    }
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": "#7 tea"}}
+    app.bodies.append({"text": "#7 tea", "blocks": [{**section, "accessory": button}]})
+    status, _ = await fake.command(ann, general, "/memory")
+    (shown,) = fake.ephemeral_messages
+    assert status == 200 and shown.ephemeral_to == ann.id and shown.text == "#7 tea"
+    assert fake.messages(general.id) == []  # seen by Ann only
+    with pytest.raises(AssertionError, match="cannot see"):
+        await fake.press(bob, shown, "forget")
+    await fake.press(ann, shown, "forget")
+    payload = app.seen[-1][1]
+    assert payload["container"]["is_ephemeral"] is True and "message" not in payload
+    assert payload["container"]["message_ts"] == shown.ts
+    assert payload["actions"][0]["value"] == "7"
+    async with aiohttp.ClientSession() as session:
+        replaced = {"replace_original": True, "text": "#7 forgotten"}
+        async with session.post(payload["response_url"], json=replaced) as response:
+            assert response.status == 200
+    assert shown.text == "#7 forgotten" and shown.blocks is None and shown.edits == 1
+    app.bodies.append({"text": "bad", "blocks": [{"type": "nonsense"}]})
+    with pytest.raises(ApiError):
+        await fake.command(ann, general, "/memory")
 
 
 async def test_assistant_thread_started(fake: FakeSlack, app: App) -> None:

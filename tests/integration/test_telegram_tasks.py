@@ -20,11 +20,15 @@ BOB_SENDER = Sender(id=f"tg:{BOB.id}", name="Bob (@bob)")
 
 
 async def listed(
-    stack: TelegramStack, chat: TgChat, user: TgUser = ANN, thread_id: int | None = None
+    stack: TelegramStack,
+    chat: TgChat,
+    user: TgUser = ANN,
+    thread_id: int | None = None,
+    command: str = "/tasks",
 ) -> BotMessage:
-    """Send /tasks in `chat` (or its topic); the bot's answer."""
+    """Send `command` in `chat` (or its topic); the bot's answer."""
     before = len(stack.tg.messages(chat))
-    stack.tg.send(chat, user, "/tasks", thread_id=thread_id)
+    stack.tg.send(chat, user, command, thread_id=thread_id)
     await stack.tg.wait_for(lambda: len(stack.tg.messages(chat)) > before, within=20)
     return stack.tg.messages(chat)[-1]
 

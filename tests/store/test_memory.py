@@ -115,6 +115,18 @@ async def test_forget_by_number_or_by_all_its_words_within_the_scope(
     assert await memories.all(BOB) == []
 
 
+async def test_count_and_recent_see_only_their_scope(memories: Memories) -> None:
+    assert await memories.count(ANN) == 0
+    first, _ = await memories.add(ANN, "Ann takes her coffee black")
+    second, _ = await memories.add(ANN, "Ann's sister is Eve")
+    await memories.add(BOB, "Bob cycles to work")
+    await memories.add(GROUP, "The team deploys on Thursdays")
+    assert await memories.count(ANN) == 2 and await memories.count(GROUP) == 1
+    assert [m.id for m in await memories.recent(ANN, 5)] == [second.id, first.id]
+    assert await memories.forget(ANN, first.id) == [first]
+    assert await memories.count(ANN) == 1 and await memories.count(BOB) == 1
+
+
 async def test_words_matching_too_many_memories_forget_none(memories: Memories) -> None:
     for n in range(MAX_FORGET + 1):
         await memories.add(ANN, f"note {n} about the garden")

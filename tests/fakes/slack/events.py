@@ -151,15 +151,17 @@ def block_actions(
     action: dict[str, Any],
     response_url: str,
 ) -> dict[str, Any]:
+    """A press of a button of `message`; Slack leaves an ephemeral message out (only its ts
+    is in the container), so an app cannot read the list it is updating from the press."""
     container: dict[str, Any] = {
         "type": "message",
         "message_ts": message.ts,
         "channel_id": channel.id,
-        "is_ephemeral": False,
+        "is_ephemeral": message.ephemeral_to is not None,
     }
     if message.thread_ts is not None:
         container["thread_ts"] = message.thread_ts
-    return {
+    payload: dict[str, Any] = {
         "type": "block_actions",
         "user": {"id": user.id, "username": user.name, "name": user.name, "team_id": TEAM_ID},
         "api_app_id": APP_ID,
@@ -175,10 +177,23 @@ def block_actions(
         "response_url": response_url,
         "actions": [{**action, "action_ts": f"{time.time():.6f}"}],
     }
+    if message.ephemeral_to is not None:
+        del payload["message"]
+    return payload
 
 
-def find_button(message: Posted, action_id: str) -> tuple[str, dict[str, Any]] | None:
-    """The block_id and the button with this action_id among the message's blocks."""
+def find_button(
+    message: Posted, action_id: str, value: str | None = None
+) -> tuple[str, dict[str, Any]] | None:
+    """The block_id and the button with this action_id among the message's blocks: the one
+    carrying `value` if there is one (of a list with a button per line), else the first."""
+    found = _buttons(message, action_id)
+    chosen = [pair for pair in found if value is not None and pair[1].get("value") == value]
+    return (chosen or found)[0] if found else None
+
+
+def _buttons(message: Posted, action_id: str) -> list[tuple[str, dict[str, Any]]]:
+    found = []
     for block in message.blocks or []:
         elements = list(block.get("elements") or []) if block.get("type") == "actions" else []
         accessory = block.get("accessory")
@@ -186,8 +201,8 @@ def find_button(message: Posted, action_id: str) -> tuple[str, dict[str, Any]] |
             elements.append(accessory)
         for element in elements:
             if element.get("type") == "button" and element.get("action_id") == action_id:
-                return str(block.get("block_id", "")), element
-    return None
+                found.append((str(block.get("block_id", "")), element))
+    return found
 
 
 def slash_command(

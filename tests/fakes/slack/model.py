@@ -58,6 +58,7 @@ class Posted:
     deleted: bool = False
     streamed: str = ""  # the markdown a stream has shown so far
     subtype: str | None = None  # "assistant_app_thread" for an assistant thread's hidden root
+    ephemeral_to: str | None = None  # the only user who sees it (a slash command's answer)
     edits: int = 0
     touched: float = field(default_factory=time.monotonic, repr=False, compare=False)
 

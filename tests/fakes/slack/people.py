@@ -7,11 +7,14 @@ events Slack would send, then returns once the app acknowledged them (or Slack g
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 from typing import Any
 
 from tests.fakes.slack import events
+from tests.fakes.slack.methods import Content
 from tests.fakes.slack.model import (
+    BOT_ID,
     MENTION,
     VERIFICATION_TOKEN,
     Posted,
@@ -27,6 +30,7 @@ class People:
     users: dict[str, SlackUser]
     channels: dict[str, SlackChannel]
     clock: TsClock
+    ephemeral_messages: list[Posted]  # slash commands' answers, each seen by one user
 
     # these come from FakeSlack
     def find(self, channel_id: str, ts: str) -> Posted | None:
@@ -134,11 +138,16 @@ class People:
         check: bool = True,
     ) -> tuple[int, str]:
         """`user` presses a button of `message`; `check=False` presses one that is gone (an
-        old client still showing it)."""
+        old client still showing it), or one of an ephemeral message `user` cannot see (a
+        forged press)."""
         channel = self.channels[message.channel]
-        found = events.find_button(message, action_id)
+        found = events.find_button(message, action_id, value)
         if check and (found is None or message.deleted):
             raise AssertionError(f"message {message.ts} shows no button {action_id!r}")
+        if check and value is not None and found is not None and found[1].get("value") != value:
+            raise AssertionError(f"message {message.ts} shows no {action_id!r} with {value!r}")
+        if check and message.ephemeral_to not in (None, user.id):
+            raise AssertionError(f"{user.id} cannot see the ephemeral message {message.ts}")
         block_id, button = found or (secrets.token_urlsafe(4), {"text": {"text": action_id}})
         action: dict[str, Any] = {
             "action_id": action_id,
@@ -158,10 +167,15 @@ class People:
         self, user: SlackUser, channel: SlackChannel, command: str, text: str = ""
     ) -> tuple[int, str]:
         """`user` types `command` in `channel`; the answer is the app's acknowledgement, which
-        Slack shows to that user only."""
+        Slack shows to that user only: a message with buttons, in `ephemeral_messages`, when
+        the acknowledgement is one (JSON with blocks)."""
         if channel.id not in self.channels:
             raise AssertionError(f"unknown channel {channel.id}")
-        return await self.deliver(events.slash_command(user, channel, command, text), retry=False)
+        body = events.slash_command(user, channel, command, text)
+        status, answer = await self.deliver(body, retry=False)
+        if status == 200 and answer.startswith("{"):
+            self._keep_answer(user, channel, json.loads(answer))
+        return status, answer
 
     async def verify_url(self) -> tuple[int, str]:
         """The url_verification handshake Slack does when the Request URL is saved."""
@@ -170,6 +184,27 @@ class People:
         return await self.deliver(body, retry=False)
 
     # --- helpers -----------------------------------------------------------------------------
+
+    def _keep_answer(self, user: SlackUser, channel: SlackChannel, answer: dict[str, Any]) -> None:
+        """A slash command's answer as Slack shows it: checked like a posted message (an
+        invalid one fails the test), seen by `user` only unless it is `in_channel`."""
+        if answer.get("response_type") not in (None, "ephemeral", "in_channel"):
+            raise AssertionError(f"no such response_type: {answer['response_type']!r}")
+        content = Content(answer)
+        message = Posted(
+            ts=self.clock.next(),
+            channel=channel.id,
+            user=None,
+            bot_id=BOT_ID,
+            thread_ts=None,
+            text=content.text,
+            blocks=content.blocks,
+        )
+        if answer.get("response_type") == "in_channel":
+            self.store(message)
+        else:
+            message.ephemeral_to = user.id
+            self.ephemeral_messages.append(message)
 
     def _thread(self, channel: SlackChannel, thread_ts: str | None) -> str | None:
         if channel.id not in self.channels:

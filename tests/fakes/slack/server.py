@@ -58,6 +58,7 @@ class FakeSlack(People):
         self.clock = TsClock()
         self.calls: list[Call] = []
         self.ephemerals: list[dict[str, Any]] = []
+        self.ephemeral_messages: list[Posted] = []
         self.statuses: list[dict[str, Any]] = []
         self.suggested: list[dict[str, Any]] = []
         self.titles: list[dict[str, Any]] = []

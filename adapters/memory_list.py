@@ -1,0 +1,165 @@
+"""`/memory` on every platform: what the list of remembered things says, what its Forget
+buttons carry, and the answer to a press of one.
+
+Which memories a list shows follows the rule of the tools and the prompt
+(`bot.memory.scope.scope_of`): in a private chat the person's own, elsewhere the chat's. A
+press is checked again, since a button can be pressed by someone other than who asked for
+the list (or forged): a person's memories are forgotten only by that person, a chat's by
+anyone allowed to use the bot (the same people who could ask it to forget), admins always.
+A memory is forgotten by its number within the list's scope only, so a number from another
+scope forgets nothing.
+
+How a list is posted and a press answered is each platform's business; here is only what to
+say, so Telegram and Slack say the same. The texts are plain: Slack escapes them with its
+`literal`, Telegram sends them without a parse mode, so a memory shows as it was written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from adapters.access import Gate, refusal
+from bot.envelope import Sender
+from bot.memory.scope import is_private
+from bot.store.memory import Memories, Memory
+
+PRIVATE_HEADER = "What I remember about you (newest first):"
+CHAT_HEADER = "What I remember in this chat (newest first):"
+EMPTY = (
+    "I remember nothing here yet. Tell me 'remember that …' (e.g. 'remember that I take my "
+    "coffee black') and I will keep it."
+)
+# What one message holds comfortably: Telegram's 4,096 characters and 100 buttons, Slack's
+# 50 blocks (a section per memory, the header and the "more" line).
+SHOWN = 30
+TEXT_LIMIT = 3_500
+MALFORMED = "This button is not one I know; send /memory for a fresh list."
+NOT_YOURS = "Only the person these memories belong to can forget them."
+# `mem:forget:{id}`: the Telegram callback data; Slack's button carries the id alone.
+_PAYLOAD = re.compile(r"mem:forget:([1-9][0-9]{0,17})")
+_ID = re.compile(r"[1-9][0-9]{0,17}")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The list's lines (the header first) and the ids of the memories shown, each of which
+    gets a Forget button."""
+
+    lines: list[str]
+    buttons: list[int]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass(frozen=True)
+class ForgetAnswer:
+    """The answer to a press; `line` replaces the memory's line in the list (and its button
+    goes) when the memory is gone, by this press or before it."""
+
+    text: str
+    memory_id: int | None = None
+    line: str | None = None
+    alert: bool = True
+
+
+async def listing(memories: Memories, scope: str) -> Listing | None:
+    """The newest memories of `scope`, None when it has none."""
+    newest = await memories.recent(scope, SHOWN)
+    if not newest:
+        return None
+    total = await memories.count(scope) if len(newest) == SHOWN else len(newest)
+    return listed(newest, total, is_private(scope))
+
+
+def listed(newest: list[Memory], total: int, private: bool) -> Listing:
+    """The list of `newest` (newest first) out of `total`: it stops at `TEXT_LIMIT`
+    characters and says how many more there are."""
+    lines, size = [header(private)], len(header(private))
+    for memory in newest:
+        line = memory.line()
+        if size + 1 + len(line) > TEXT_LIMIT:
+            break
+        lines.append(line)
+        size += 1 + len(line)
+    shown = newest[: len(lines) - 1]
+    if total > len(shown):
+        lines.append(f"… and {total - len(shown)} more (ask me to recall them).")
+    return Listing(lines, [memory.id for memory in shown])
+
+
+def header(private: bool) -> str:
+    return PRIVATE_HEADER if private else CHAT_HEADER
+
+
+def button_label(memory_id: int) -> str:
+    return f"Forget #{memory_id}"
+
+
+def payload(memory_id: int) -> str:
+    """A Forget button's data, well inside the 64 bytes Telegram allows."""
+    return f"mem:forget:{memory_id}"
+
+
+def parse_payload(data: str | None) -> int | None:
+    """The memory id of a Forget button's data, None for anything else."""
+    match = _PAYLOAD.fullmatch(data or "")
+    return int(match[1]) if match else None
+
+
+def parse_id(value: str | None) -> int | None:
+    """The memory id a Slack button carries as its value, None for anything else."""
+    return int(value) if value is not None and _ID.fullmatch(value) else None
+
+
+def forgotten_line(memory_id: int) -> str:
+    return f"#{memory_id} forgotten"
+
+
+def shows(lines: list[str], memory_id: int) -> bool:
+    """Whether a posted list's `lines` have a line for memory `memory_id`."""
+    prefix = f"#{memory_id} "
+    return any(line.startswith(prefix) for line in lines)
+
+
+def replace_line(lines: list[str], memory_id: int, line: str) -> list[str]:
+    """`lines` of a posted list with memory `memory_id`'s line replaced by `line`."""
+    prefix = f"#{memory_id} "
+    return [line if old.startswith(prefix) else old for old in lines]
+
+
+def may_forget(gate: Gate, scope: str, presser: Sender) -> str | None:
+    """Why `presser` may not forget `scope`'s memories, None if they may."""
+    if is_private(scope):
+        return None if presser.id == scope else NOT_YOURS
+    return None if gate.may_use(presser.id) else refusal(presser.id)
+
+
+async def forget(
+    memories: Memories,
+    gate: Gate,
+    scope: str,
+    memory_id: int | None,
+    presser: Sender,
+    *,
+    listed_here: bool,
+) -> ForgetAnswer:
+    """Forget memory `memory_id` of `scope` for `presser`; `listed_here` says the list the
+    press came from showed it, so its absence means it is already gone rather than never
+    here."""
+    if memory_id is None:
+        return ForgetAnswer(MALFORMED)
+    refused = may_forget(gate, scope, presser)
+    if refused is not None:
+        return ForgetAnswer(refused)
+    if await memories.forget(scope, memory_id):
+        return ForgetAnswer(
+            f"Forgot #{memory_id}.", memory_id, forgotten_line(memory_id), alert=False
+        )
+    if listed_here:
+        return ForgetAnswer(
+            f"Memory #{memory_id} is already gone.", memory_id, forgotten_line(memory_id)
+        )
+    return ForgetAnswer(f"There is no memory {memory_id} here.")

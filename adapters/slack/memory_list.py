@@ -1,0 +1,137 @@
+"""`/memory` in Slack: what the bot remembers here, a Forget button each, seen only by the
+person who asked.
+
+In a DM (a channel id starting with `D`) that is the person's own memories, anywhere else the
+channel's. Either way the list is the slash command's own answer, which Slack shows to the
+requester only, so nobody reads a person's memories over their shoulder. Each memory's
+section carries its number and whose list it is in its block_id, since Slack sends a press of
+an ephemeral message without the message: the list is redrawn from the database after a
+press, with the forgotten memory's line in its place, and replaces the original through the
+press's `response_url`. Whose memories a DM's list holds comes from that block_id and must be
+the presser's; a channel's may be forgotten by anyone let in. What is said is shared with
+Telegram (`adapters.memory_list`), escaped with `literal` so a memory shows as written.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from adapters import memory_list
+from adapters.access import refusal
+from adapters.slack.confirm import literal
+from adapters.slack.deps import IngressDeps
+from adapters.slack.place import PLATFORM, person, sender_of
+from bot.memory.scope import is_private, scope_of
+
+log = logging.getLogger(__name__)
+ACTION = "parley_memory_forget"
+HEADER_BLOCK = "parley_memory"
+# `memory:{id}:{user}`: a memory's section, in the list `user` asked for.
+_BLOCK = re.compile(r"memory:([1-9][0-9]{0,17}):([A-Z0-9]{1,32})")
+_LINE = re.compile(r"#([1-9][0-9]{0,17}) ")
+
+
+def scope_in(team: str, channel: str, user: str) -> str:
+    """The memories a list in `channel` holds: in a DM, `user`'s own."""
+    kind = "private" if channel.startswith("D") else "channel"
+    return scope_of(kind, person(user), f"{PLATFORM}:{team}:{channel}")
+
+
+async def on_memory(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/memory: the list, answered privately; a stranger is told why not, every time."""
+    user = str(command.get("user_id", ""))
+    who = person(user)
+    if not deps.gate.may_use(who):
+        await ack(refusal(who))
+        return
+    team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))
+    shown = await memory_list.listing(deps.memories, scope_in(team, channel, user))
+    if shown is None:
+        await ack(memory_list.EMPTY)
+        return
+    await ack(text=literal(shown.text), blocks=blocks(shown, user))
+
+
+def blocks(shown: memory_list.Listing, user: str, forgotten: int | None = None) -> list[Any]:
+    """A section per line, a Forget button beside each memory; `forgotten`'s line, if given,
+    goes where its number puts it (the list is newest first)."""
+    header, *lines = shown.lines
+    entries = [(_number(line), line) for line in lines]
+    if forgotten is not None:
+        entries.append((forgotten, memory_list.forgotten_line(forgotten)))
+    entries.sort(key=lambda entry: -1 if entry[0] is None else -entry[0])  # "more" last
+    made: list[Any] = [{**_section(f"*{literal(header)}*"), "block_id": HEADER_BLOCK}]
+    for memory_id, line in entries:
+        block = _section(literal(line))
+        if memory_id is not None and memory_id in shown.buttons:
+            block["block_id"] = f"memory:{memory_id}:{user}"
+            block["accessory"] = {
+                "type": "button",
+                "text": {"type": "plain_text", "text": memory_list.button_label(memory_id)},
+                "action_id": ACTION,
+                "value": str(memory_id),
+            }
+        made.append(block)
+    return made
+
+
+async def on_press(ack: Any, body: dict[str, Any], respond: Any, deps: IngressDeps) -> None:
+    """A Forget button: checked and done at once, the answer sent after Slack got its ack."""
+    await ack()
+    action = (body.get("actions") or [{}])[0]
+    user = body.get("user") or {}
+    presser = str(user.get("id", ""))
+    container = body.get("container") or {}
+    channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
+    team = str((body.get("team") or {}).get("id") or user.get("team_id") or "")
+    memory_id = memory_list.parse_id(action.get("value"))
+    block = _BLOCK.fullmatch(str(action.get("block_id") or ""))
+    listed_here = block is not None and memory_id == int(block[1])
+    if channel.startswith("D") and block is None:  # whose list it is cannot be known
+        memory_id = None
+    scope = scope_in(team, channel, block[2] if block else presser)
+    answer = await memory_list.forget(
+        deps.memories,
+        deps.gate,
+        scope,
+        memory_id,
+        sender_of(presser, "", deps.settings),
+        listed_here=listed_here,
+    )
+    deps.later(_answer(deps, respond, answer, scope, presser))
+
+
+async def _answer(
+    deps: IngressDeps, respond: Any, answer: memory_list.ForgetAnswer, scope: str, user: str
+) -> None:
+    """The list redrawn with the memory forgotten, replacing the original; a note to the
+    presser when the press changed nothing."""
+    try:
+        if answer.memory_id is not None and answer.line is not None:
+            empty = memory_list.Listing([memory_list.header(is_private(scope))], [])
+            shown = await memory_list.listing(deps.memories, scope) or empty
+            redrawn = blocks(shown, user, forgotten=answer.memory_id)
+            text = "\n".join(_text(block) for block in redrawn)
+            await respond(text=text, blocks=redrawn, replace_original=True)
+        if answer.alert:
+            await respond(
+                text=literal(answer.text), response_type="ephemeral", replace_original=False
+            )
+    except Exception:  # the press is done; only showing it failed
+        log.warning("could not answer a press of a memory's Forget button", exc_info=True)
+
+
+def _number(line: str) -> int | None:
+    """The memory a line of the list is about (`#12 …`), None for the "more" line."""
+    match = _LINE.match(line)
+    return int(match[1]) if match else None
+
+
+def _text(block: dict[str, Any]) -> str:
+    return str((block.get("text") or {}).get("text", ""))
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
