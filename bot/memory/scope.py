@@ -1,7 +1,7 @@
 """Whose memories a conversation sees: the one rule, used by the tools and the prompt alike.
 
 In a private chat (and the HTTP API, whose sessions are private) the person's own, keyed by
-their sender id (`tg:123`, `slack:T1:U1`), so they follow the person across chats and
+their sender id (`tg:123`, `slack:U1`), so they follow the person across chats and
 platforms. In a group, channel or thread the chat's, shared by everyone in it and kept apart
 from each member's own: a person's private memories never appear in a group, nor a group's
 in a private chat. A chat's topics and threads share the chat's memories.
