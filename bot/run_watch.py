@@ -32,8 +32,12 @@ class RunWatch:
         elif isinstance(event, ev.Completed):
             self.completed = event
 
-    def record(self, group: Sequence[Envelope], trigger: str, model: str) -> RunRecord | None:
-        """The run's record, or None if it never completed (it was cut short)."""
+    def record(
+        self, group: Sequence[Envelope], trigger: str, model: str, person: str
+    ) -> RunRecord | None:
+        """The run's record, or None if it never completed (it was cut short). `person` is
+        whom the run was for (who asked, also in a run a decision resumed), whose day its
+        tokens count against."""
         done = self.completed
         if done is None:
             return None
@@ -42,7 +46,7 @@ class RunWatch:
             where=session_info(head),
             envelope_ids=[envelope.id for envelope in group],
             trigger=trigger,
-            sender=head.sender.id,
+            sender=person,
             model=model,
             finish_reason=done.finish_reason,
             iterations=done.iterations,

@@ -239,7 +239,11 @@ class SessionRunner:
         self, group: list[Envelope], state: SessionState, *, resumed: bool
     ) -> TurnRequest | None:
         head = group[0]
-        ctx = await tool_context(head, self.deps.settings, self.deps.services)
+        asker = head
+        if (head.is_decision or resumed) and state.turn is not None and state.turn.person:
+            update = {"sender": state.turn.person, "chat_kind": state.turn.chat_kind}
+            asker = head.model_copy(update=update)  # the turn goes on as the person who asked
+        ctx = await tool_context(asker, self.deps.settings, self.deps.services)
         ids = tuple(envelope.id for envelope in group)
         model = await self.deps.mailbox.option(head.session, "model")
         if resumed:  # continue what a dead worker began
@@ -296,7 +300,7 @@ class SessionRunner:
             self._cancels.pop(session, None)
             await stream.close()
         model = request.model or self.deps.agent.default_model
-        if record := watch.record(group, _trigger(head, request), model):
+        if record := watch.record(group, _trigger(head, request), model, request.ctx.user.id):
             await self._record(state, record)
 
     async def _confirmation(

@@ -177,7 +177,10 @@ class _Run:
                 async for item in self.tools.apply_decisions({}, note):
                     yield item
             state.close_unanswered("Not run: the turn it belonged to was abandoned.")
-            state.turn = TurnProgress(envelope_ids=list(request.envelope_ids))
+            ctx = request.ctx
+            state.turn = TurnProgress(
+                envelope_ids=list(request.envelope_ids), person=ctx.user, chat_kind=ctx.chat_kind
+            )
             now = self.deps.clock()
             stamp = self.deps.prompt.stamp(request.ctx, now)
             state.add_user(TextBlock(text=stamp), TextBlock(text=request.text))

@@ -8,15 +8,23 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from bot.envelope import Sender
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.store.runs import RunRecord
 
 
 class TurnProgress(BaseModel):
-    """The turn in flight: its iteration count, repeat tracking and read-only tool cache."""
+    """The turn in flight: its iteration count, repeat tracking and read-only tool cache.
+
+    `person` and `chat_kind` are whom the turn is for and where, as its message said: a
+    decision on its tool calls, or a worker continuing it after a crash, goes on as that
+    person in that chat (their role, memories and preferences), whoever pressed the button
+    (an admin deciding for a guest does not make the rest of the guest's turn an admin's)."""
 
     envelope_ids: list[str] = Field(default_factory=list)
+    person: Sender | None = None
+    chat_kind: str | None = None
     iteration: int = 0
     usage: Usage = Field(default_factory=Usage)
     repeat_signature: str | None = None

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tests.fakes.llm import Reply
-from tests.integration.test_telegram_approvals import LAUNCH
+from tests.fakes.llm import Reply, ToolCallSpec
+from tests.integration.test_telegram_approvals import ADMIN, LAUNCH, buttons, prompt_in
 from tests.integration.test_telegram_replies import ANN, BOB, replies
 from tests.support.telegram import TelegramStack
 
@@ -36,3 +36,35 @@ async def test_a_guest_is_denied_the_tool_a_user_is_asked_about(tg_stack: Telegr
     tg_stack.tg.send(user_chat, ANN, "launch the rocket")
     await tg_stack.tg.wait_for(lambda: any(m.reply_markup for m in tg_stack.tg.messages(user_chat)))
     assert len(tg_stack.fake.requests) == 3  # asked, not run: nothing more went to the model
+
+
+ADMIN_MAY_LAUNCH = {
+    "PARLEY_ADMINS": f"tg:{ADMIN.id}",
+    "PARLEY_POLICY": json.dumps([{"action": "allow", "tool": "launch", "role": "admin"}]),
+}
+
+
+@pytest.mark.parametrize("tg_stack", [ADMIN_MAY_LAUNCH], indirect=True)
+async def test_an_admins_approval_leaves_the_rest_of_the_turn_to_the_person_who_asked(
+    tg_stack: TelegramStack,
+) -> None:
+    """Ada (an admin, who may launch without asking) approves Bob's launch in a group; when
+    the model launches again in the same turn, it is still Bob's turn: he is asked again."""
+    await tg_stack.start_worker()
+    group = tg_stack.tg.group("Ops")
+    prompt = await prompt_in(tg_stack, group, BOB)
+    again = ToolCallSpec("launch", {"target": "second rocket"})
+    tg_stack.fake.enqueue(Reply(text="And another.", tool_calls=[again]))
+    tg_stack.tg.press(group, ADMIN, prompt.message_id, buttons(prompt)["✅ Approve"])
+
+    def asked_twice() -> bool:
+        return len([m for m in tg_stack.tg.messages(group) if m.reply_markup]) == 1 and any(
+            "second rocket" in m.text for m in tg_stack.tg.messages(group) if m.reply_markup
+        )
+
+    await tg_stack.tg.wait_for(asked_twice, within=20)
+    resumed = tg_stack.fake.requests[-1]
+    assert resumed.tool_results() == [(resumed.tool_results()[0][0], "launched rocket ✨")]
+    assert "you are talking with Bob" in resumed.system_text()
+    assert "chat: group" in resumed.system_text()
+    assert len(tg_stack.fake.requests) == 2  # the second launch waits for Bob or an admin
