@@ -12,6 +12,7 @@ from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
@@ -27,4 +28,5 @@ class Services:
     tasks: TaskBook
     memories: Memories
     people: People
+    grants: Grants
     tools: ToolCatalog

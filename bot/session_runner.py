@@ -20,6 +20,7 @@ from typing import Any
 from bot.agent import events as ev
 from bot.agent.loop import Agent, TurnRequest
 from bot.agent.state import SessionState
+from bot.chats import chat_of
 from bot.config import Settings
 from bot.confirmations import CallSummary, Confirmations
 from bot.egress import Egress
@@ -31,6 +32,7 @@ from bot.mailbox import LeaseLost, Mailbox
 from bot.run_watch import RunWatch, session_info
 from bot.store.history import History, RunRecord
 from bot.store.sqlite_file import DatabaseFileGone
+from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 from bot.turn_groups import finished_group, merged_group, resumed_group
 from bot.turn_setup import prepared, tool_context
@@ -259,7 +261,7 @@ class SessionRunner:
             decisions = {call_id: bool(head.approve) for call_id in pending.waiting}
             if head.approve and head.remember:
                 names = {c.name for c in pending.calls if c.id in pending.waiting}
-                state.always_allow = sorted(set(state.always_allow) | names)
+                await self._grant(ctx, names, head.sender.id)
             note = EXPIRED if head.kind == "expiry" else "Denied by the user."
             return TurnRequest(
                 ctx, decisions=decisions, envelope_ids=ids, deny_note=note, model=model
@@ -267,6 +269,19 @@ class SessionRunner:
         await self._decline_pending(state, head.sender.id)
         text = "\n".join(envelope.text for envelope in group)
         return TurnRequest(ctx, text=text, envelope_ids=ids, model=model)
+
+    async def _grant(self, ctx: ToolContext, tools: set[str], by: str) -> None:
+        """ "Always allow": the person who asked may run `tools` in this chat from now on,
+        this turn included. A database that cannot take it costs the grant, not the turn:
+        the approved calls still run, and the next time they are asked about again."""
+        services = self.deps.services
+        if services is None:
+            return
+        person, chat = ctx.user.id, chat_of(ctx.session_key)
+        try:
+            await services.grants.add(person, chat, tools, by)
+        except Exception:
+            log.warning("could not keep what %s allowed in %s", person, chat, exc_info=True)
 
     async def _run(
         self,

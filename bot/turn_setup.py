@@ -4,10 +4,12 @@ read costs the turn these extras, never the turn itself."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from bot.agent.loop import TurnRequest
 from bot.agent.state import SessionState
+from bot.chats import chat_of
 from bot.config import Settings
 from bot.envelope import Envelope
 from bot.memory.turn import with_memory
@@ -41,5 +43,20 @@ async def tool_context(
 
 
 async def prepared(request: TurnRequest, state: SessionState) -> TurnRequest:
-    """`request` with what the database adds to it: the scope's memories."""
-    return await with_memory(request, state)
+    """`request` with what the database adds to it: the scope's memories, and the tools
+    its person always allows in its chat."""
+    return await with_grants(await with_memory(request, state))
+
+
+async def with_grants(request: TurnRequest) -> TurnRequest:
+    """Read for every run, so a grant revoked with /permissions is gone from the next run
+    on, also in a turn that was waiting for an approval."""
+    ctx = request.ctx
+    if ctx.services is None:
+        return request
+    try:
+        allowed = await ctx.services.grants.tools_of(ctx.user.id, chat_of(ctx.session_key))
+    except Exception:
+        log.warning("could not read what %s always allows", ctx.user.id, exc_info=True)
+        return request
+    return dataclasses.replace(request, allowed=tuple(allowed))

@@ -37,9 +37,6 @@ from bot.mcp.status import publish, worker_key
 from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
-from bot.store.memory import Memories
-from bot.store.people import People
-from bot.tasks.book import TaskBook
 from bot.tools.services import ToolServices
 from worker.persistence import check_persistence
 from worker.ready import announce
@@ -224,11 +221,7 @@ def _supervisor(
             history=database.history,
             liveness=liveness,
             limits=Limits(redis, settings),
-            services=ToolServices(
-                TaskBook(database.engine, redis),
-                People(database.engine),
-                Memories(database.engine),
-            ),
+            services=ToolServices.open(database.engine, redis),
         )
     )
     limit = asyncio.Semaphore(settings.worker_sessions)

@@ -19,6 +19,7 @@ from bot.config import ConfigError, Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.database import open_database
+from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
@@ -45,6 +46,7 @@ async def make_app(settings: Settings) -> web.Application:
         tasks=TaskBook(database.engine, redis),
         memories=Memories(database.engine),
         people=People(database.engine),
+        grants=Grants(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings)).specs),
     )
     app = build_app(deps)

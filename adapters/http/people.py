@@ -1,5 +1,6 @@
 """What the agent remembers for a person (or a group chat), for operators: list it, and
-delete one memory or all of them (a privacy request).
+delete one memory or all of them (a privacy request). And the tools a person always allows,
+in every chat ("Always allow"), to list and revoke.
 
 A person is their sender id, as every platform writes it (`tg:123`, `slack:T1:U1`,
 `http:token`); a group chat's memories are under `chat:` and the chat (`chat:tg:-100123`,
@@ -17,11 +18,12 @@ from aiohttp import web
 
 from adapters.http.common import error, refusal
 from adapters.services import Services
+from bot.store.grants import Grant
 from bot.store.memory import Memory
 
 # ASCII only, `platform:` then the platform's own id: nothing a database or a log would misread.
 PERSON_ID = re.compile(r"[a-z]{1,16}:[A-Za-z0-9_.@:+-]{1,180}")
-MEMORY_ID = re.compile(r"[1-9][0-9]{0,17}")  # fits a 64-bit row id
+MEMORY_ID = re.compile(r"[1-9][0-9]{0,17}")  # fits a 64-bit row id (of a grant too)
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
@@ -29,6 +31,16 @@ def memory_json(memory: Memory) -> dict[str, Any]:
         "id": memory.id,
         "text": memory.text,
         "created_at": memory.created_at.astimezone(UTC).isoformat(),
+    }
+
+
+def grant_json(grant: Grant) -> dict[str, Any]:
+    return {
+        "id": grant.id,
+        "chat": grant.chat,
+        "tool": grant.tool,
+        "granted_by": grant.granted_by,
+        "created_at": grant.created_at.astimezone(UTC).isoformat(),
     }
 
 
@@ -70,9 +82,28 @@ class PeopleRoutes:
             return error(404, "unknown memory", person=person, id=raw[:40])
         return web.json_response(memory_json(gone[0]))
 
+    async def permissions(self, request: web.Request) -> web.Response:
+        """The tools the person runs without being asked, chat by chat."""
+        person = _person(request)
+        items = [grant_json(grant) for grant in await self.services.grants.of_person(person)]
+        return web.json_response({"person": person, "total": len(items), "items": items})
+
+    async def revoke(self, request: web.Request) -> web.Response:
+        """200 with the grant revoked; 404 if the person has no grant of that number."""
+        person = _person(request)
+        raw = request.match_info["grant_id"]
+        gone = None
+        if MEMORY_ID.fullmatch(raw):
+            gone = await self.services.grants.revoke(int(raw), person=person)
+        if gone is None:
+            return error(404, "unknown permission", person=person, id=raw[:40])
+        return web.json_response(grant_json(gone))
+
 
 def mount(app: web.Application, services: Services) -> None:
     routes = PeopleRoutes(services)
     app.router.add_get("/api/people/{person_id}/memory", routes.memory)
     app.router.add_delete("/api/people/{person_id}/memory", routes.forget_all)
     app.router.add_delete("/api/people/{person_id}/memory/{memory_id}", routes.forget_one)
+    app.router.add_get("/api/people/{person_id}/permissions", routes.permissions)
+    app.router.add_delete("/api/people/{person_id}/permissions/{grant_id}", routes.revoke)

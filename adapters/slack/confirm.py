@@ -87,7 +87,9 @@ def prompt(
         _button("❌ Deny", "parley_deny", confirmation_id, "danger"),
     ]
     if can_remember:
-        buttons.append(_button("Always allow in this thread", "parley_remember", confirmation_id))
+        buttons.append(
+            _button("Always allow in this conversation", "parley_remember", confirmation_id)
+        )
     minutes = max(1, round(expires_in / 60))
     asked = f"Asked by <@{requester}>. " if requester else ""
     blocks.append(_context(f"{asked}This request expires in {minutes} min."))
@@ -107,7 +109,7 @@ def with_outcome(blocks: list[dict[str, Any]], status: str, by: str = "") -> lis
 
 
 def outcome(status: str, by: str = "") -> str:
-    return outcome_line(status, by, where="thread")
+    return outcome_line(status, by, where="conversation")
 
 
 def _section(text: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
@@ -40,6 +41,7 @@ class IngressDeps:
     tasks: TaskBook
     memories: Memories
     people: People
+    grants: Grants
     tools: ToolCatalog
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 

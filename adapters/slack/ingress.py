@@ -28,6 +28,9 @@ from adapters.slack.deps import IngressDeps, provider
 from adapters.slack.memory_list import ACTION as MEMORY_ACTION
 from adapters.slack.memory_list import on_memory
 from adapters.slack.memory_list import on_press as on_memory_press
+from adapters.slack.permission_list import ACTION as PERMISSION_ACTION
+from adapters.slack.permission_list import on_permissions
+from adapters.slack.permission_list import on_press as on_permission_press
 from adapters.slack.place import PLATFORM, Place, person, place_of, sender_of
 from adapters.slack.presses import on_press
 from adapters.slack.task_list import ACTION as TASK_ACTION
@@ -55,9 +58,11 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.action(re.compile(f"^({'|'.join(ACTIONS)})$"))(on_press)
     app.action(TASK_ACTION)(on_task_press)
     app.action(MEMORY_ACTION)(on_memory_press)
+    app.action(PERMISSION_ACTION)(on_permission_press)
     app.command("/usage")(on_usage)
     app.command("/tasks")(on_tasks)
     app.command("/memory")(on_memory)
+    app.command("/permissions")(on_permissions)
     app.command("/tools")(on_tools)
     # Everything else is acknowledged, so Slack does not retry what Parley ignores.
     app.event(re.compile(".*"))(_ignore)

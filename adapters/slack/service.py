@@ -84,6 +84,7 @@ class SlackService:
             tasks=core.tasks,
             memories=core.memories,
             people=core.people,
+            grants=core.grants,
             tools=core.tools,
         )
         register(self.app, self.deps)

@@ -29,9 +29,10 @@ MENU = {
     "model": "Show the model (admins may switch it)",
     "tasks": "Scheduled tasks in this chat",
     "memory": "What I remember here, to forget any of it",
+    "permissions": "Tools you let me use without asking",
     "tools": "The tools I can use now",
 }
-ELSEWHERE = {"tasks", "memory"}  # in the menu, answered by other routers
+ELSEWHERE = {"tasks", "memory", "permissions"}  # in the menu, answered by other routers
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
     "running anything sensitive."

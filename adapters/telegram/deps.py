@@ -26,6 +26,7 @@ from bot.confirmations import Confirmations
 from bot.envelope import Envelope
 from bot.mailbox import Mailbox
 from bot.store.archive import Archive
+from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
@@ -45,6 +46,7 @@ class IngressDeps:
     tasks: TaskBook
     memories: Memories
     people: People
+    grants: Grants
     tools: ToolCatalog
 
     @property

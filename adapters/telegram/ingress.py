@@ -1,10 +1,10 @@
 """Telegram updates in: each becomes an envelope in the session's mailbox, or a quick answer.
 
-One router per kind of update, combined here in the order they are tried: `/tasks` and its
-Cancel buttons, `/memory` and its Forget buttons, commands, then messages, then the approval
-buttons. Handlers only decide and submit; the agent runs in a worker. What they need comes as
-aiogram workflow data (`deps.IngressDeps`), so no router imports another or this module. An
-update is confirmed to Telegram (the next getUpdates offset, or the webhook's 200) only after
+One router per kind of update, combined here in the order they are tried: `/tasks`, `/memory`
+and `/permissions` with their buttons, commands, then messages, then the approval buttons.
+Handlers only decide and submit; the agent runs in a worker. What they need comes as aiogram
+workflow data (`deps.IngressDeps`), so no router imports another or this module. An update is
+confirmed to Telegram (the next getUpdates offset, or the webhook's 200) only after
 its handler returned, so a crash or a Redis outage before that makes Telegram deliver it again,
 and the mailbox's dedup on the update id answers a repeated delivery once.
 """
@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from aiogram import Dispatcher, Router
 
-from adapters.telegram import commands, memory_list, messages, presses, task_list
+from adapters.telegram import (
+    commands,
+    memory_list,
+    messages,
+    permission_list,
+    presses,
+    task_list,
+)
 from adapters.telegram.deps import IngressDeps
 
 
@@ -23,6 +30,7 @@ def router() -> Router:
     ingress.include_routers(
         task_list.router(),
         memory_list.router(),
+        permission_list.router(),
         commands.router(),
         messages.router(),
         presses.router(),

@@ -161,6 +161,7 @@ class TelegramService:
             tasks=self.core.tasks,
             memories=self.core.memories,
             people=self.core.people,
+            grants=self.core.grants,
             tools=self.core.tools,
         )
         self.dispatcher = dispatcher(deps)

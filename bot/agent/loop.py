@@ -65,6 +65,7 @@ class TurnRequest:
     deny_note: str = "Denied by the user."
     model: str | None = None
     memory: tuple[str, ...] = ()  # what the scope remembers, for the system prompt
+    allowed: tuple[str, ...] = ()  # tools the person always allows in this chat (grants)
 
 
 class Agent:
@@ -117,7 +118,7 @@ class _Run:
         self.deadline = Deadline(deps.settings.turn_timeout, self.cancel)
         self.checkpoint = checkpoint
         policy = deps.policy.with_rules(
-            PolicyRule(action="allow", tool=name) for name in state.always_allow
+            PolicyRule(action="allow", tool=name) for name in request.allowed
         )
         self.tools = ToolStep(
             deps.tools,

@@ -52,7 +52,6 @@ class SessionState(BaseModel):
     messages: list[Message] = Field(default_factory=list)
     turn: TurnProgress | None = None
     pending: PendingConfirmation | None = None
-    always_allow: list[str] = Field(default_factory=list)
     memory: list[str] = Field(default_factory=list)  # the memories the prompt carries
     memory_version: str | None = None  # of the memories they were chosen from
     finished: list[str] = Field(default_factory=list)

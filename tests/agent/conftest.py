@@ -76,8 +76,9 @@ async def collect(
     decisions: dict[str, bool] | None = None,
     cancel: Any = None,
     on_event: Callable[[ev.AgentEvent], Awaitable[None]] | None = None,
+    allowed: tuple[str, ...] = (),
 ) -> list[ev.AgentEvent]:
-    request = TurnRequest(context(agent), text=text, decisions=decisions)
+    request = TurnRequest(context(agent), text=text, decisions=decisions, allowed=allowed)
     events: list[ev.AgentEvent] = []
     async for event in agent.run(state, request, cancel=cancel):
         events.append(event)

@@ -129,12 +129,11 @@ async def test_always_allowed_tools_run_without_asking_unless_the_rule_forbids_i
     rules = [PolicyRule(action="ask", tool="send_message", remember=False)]
     _, _, strict = await ask_for_send(fake_llm, make_agent, policy=rules)
     assert not of_type(strict, ev.ConfirmationRequired)[0].can_remember
-    remembered = SessionState(always_allow=["send_message"])
     agent = make_agent(tools=tools())
     fake_llm.enqueue(
         Reply(tool_calls=[ToolCallSpec("send_message", {"to": "ann", "text": "yo"})]),
         Reply(text="Sent."),
     )
-    later = await collect(agent, remembered, "tell ann yo")
+    later = await collect(agent, SessionState(), "tell ann yo", allowed=("send_message",))
     assert of_type(later, ev.ConfirmationRequired) == []
     assert SENT == ["ann: yo"]

@@ -1,33 +1,20 @@
-"""What the agent remembers, through the HTTP API on the real web app and database:
-operators list a person's (or a chat's) memories and delete one or all of them."""
+"""What the agent keeps for people, through the HTTP API on the real web app and database:
+operators list a person's (or a chat's) memories and delete one or all of them, and list and
+revoke the tools a person always allows."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
-
 import pytest
 
-from bot.store.database import open_database
-from bot.store.memory import Memories
-from tests.support.stack import Stack, web_settings
+from tests.support.chat_stores import grant_store, memory_store
+from tests.support.stack import Stack
 
 TOKEN = "s3cret-token"
 
 
-@contextlib.asynccontextmanager
-async def memories_of(stack: Stack) -> AsyncIterator[Memories]:
-    """The memories on the stack's database, as a worker has them."""
-    database = await open_database(web_settings(stack.env))
-    try:
-        yield Memories(database.engine)
-    finally:
-        await database.aclose()
-
-
 @pytest.mark.parametrize("stack", [{"PARLEY_API_TOKEN": TOKEN}], indirect=True)
 async def test_operators_list_and_delete_a_persons_memories(stack: Stack) -> None:
-    async with memories_of(stack) as memories:
+    async with memory_store(stack) as memories:
         tea, _ = await memories.add("tg:1", "Ann likes green tea")
         eve, _ = await memories.add("tg:1", "Ann's sister is Eve")
         await memories.add("chat:tg:-100", "The team deploys on Thursdays")
@@ -81,3 +68,31 @@ async def test_a_malformed_memory_id_is_unknown(stack: Stack, memory_id: str) ->
         answer = await client.delete(f"/api/people/tg:1/memory/{memory_id}")
     assert answer.status_code == 404, answer.text
     assert answer.json() == {"error": "unknown memory", "person": "tg:1", "id": memory_id}
+
+
+@pytest.mark.parametrize("stack", [{"PARLEY_API_TOKEN": TOKEN}], indirect=True)
+async def test_operators_list_and_revoke_a_persons_permissions(stack: Stack) -> None:
+    async with grant_store(stack) as grants:
+        await grants.add("tg:1", "tg:-100", ["run_python"], "tg:9")
+        await grants.add("tg:1", "tg:1", ["write_file"], "tg:1")
+        await grants.add("tg:2", "tg:-100", ["run_python"], "tg:2")
+        (python, _) = await grants.in_chat("tg:-100")
+        async with stack.client() as client:
+            assert (await client.get("/api/people/tg:1/permissions")).status_code == 401
+            client.headers["Authorization"] = f"Bearer {TOKEN}"
+            listed = (await client.get("/api/people/tg:1/permissions")).json()
+            bobs = await client.delete(f"/api/people/tg:2/permissions/{python.id}")  # Ann's
+            revoked = await client.delete(f"/api/people/tg:1/permissions/{python.id}")
+            again = await client.delete(f"/api/people/tg:1/permissions/{python.id}")
+            bad = await client.delete("/api/people/tg:1/permissions/٣")
+        assert await grants.tools_of("tg:1", "tg:-100") == []
+        assert await grants.tools_of("tg:2", "tg:-100") == ["run_python"]
+    assert listed["total"] == 2
+    assert [(g["chat"], g["tool"], g["granted_by"]) for g in listed["items"]] == [
+        ("tg:-100", "run_python", "tg:9"),
+        ("tg:1", "write_file", "tg:1"),
+    ]
+    assert bobs.status_code == 404
+    assert revoked.status_code == 200 and revoked.json()["tool"] == "run_python"
+    assert again.status_code == 404 and again.json()["error"] == "unknown permission"
+    assert bad.status_code == 404

@@ -23,6 +23,7 @@ from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
 from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.database import Database, open_database
+from bot.store.grants import Grants
 from bot.store.history import RUNS
 from bot.store.memory import Memories
 from bot.store.people import People
@@ -68,9 +69,10 @@ async def rig(redis_url: str, database_url: str, fake_llm: FakeLLM) -> AsyncIter
         return None
 
     agent = build_agent(settings)
+    services = ToolServices(book, people, Memories(database.engine), Grants(database.engine))
     deps = RunnerDeps(
         settings, mailbox, agent, PlatformEgress(HttpEgress(pool), {}), Confirmations(pool),
-        no_expiry, database.history, services=ToolServices(book, people, Memories(database.engine)),
+        no_expiry, database.history, services=services,
     )  # fmt: skip
     try:
         yield Rig(SessionRunner(deps), mailbox, database, book, people, fake_llm)

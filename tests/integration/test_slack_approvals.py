@@ -99,13 +99,15 @@ async def test_only_the_requester_or_an_admin_may_decide(slack_stack: SlackStack
     assert "Approved by <@U0ADA>" in block_text(await settled(fake, general, thread, prompt.ts))
 
 
-async def test_always_allow_in_this_thread_stops_asking(slack_stack: SlackStack) -> None:
+async def test_always_allow_in_this_conversation_stops_asking(slack_stack: SlackStack) -> None:
     fake, ann, general = await slack_stack.begin()
     thread, prompt = await prompt_in(slack_stack, general, ann)
     slack_stack.fake.enqueue(Reply(text="Launched once."))
     await fake.press(ann, prompt, "parley_remember")
     await answered(slack_stack, general, thread, count=3)
-    assert "allowed in this thread" in block_text(await settled(fake, general, thread, prompt.ts))
+    assert "allowed in this conversation" in block_text(
+        await settled(fake, general, thread, prompt.ts)
+    )
     slack_stack.fake.enqueue(
         Reply(text="Again.", tool_calls=[LAUNCH]), Reply(text="Launched twice.")
     )

@@ -17,7 +17,7 @@ from bot.store.memory import Memories
 from tests.fakes.slack import FakeSlack, Posted, SlackChannel, SlackUser
 from tests.fakes.slack.model import TEAM_ID
 from tests.integration.test_slack_tasks import block_text
-from tests.support.chat_memories import memory_store
+from tests.support.chat_stores import memory_store
 from tests.support.slack import SlackStack
 
 pytestmark = pytest.mark.e2e
@@ -30,15 +30,17 @@ def channel_scope(channel: SlackChannel) -> str:
     return f"chat:slack:{TEAM_ID}:{channel.id}"
 
 
-async def listed(fake: FakeSlack, user: SlackUser, channel: SlackChannel) -> Posted:
-    """Type /memory in `channel`; the list, which only `user` sees."""
-    before = len(fake.ephemeral_messages)
-    status, answer = await fake.command(user, channel, "/memory")
+async def listed(
+    fake: FakeSlack, user: SlackUser, channel: SlackChannel, command: str = "/memory"
+) -> Posted:
+    """Type `command` in `channel`; the list, which only `user` sees."""
+    before, posted = len(fake.ephemeral_messages), len(fake.messages(channel.id))
+    status, answer = await fake.command(user, channel, command)
     assert status == 200, answer
     assert len(fake.ephemeral_messages) == before + 1, answer
     shown = fake.ephemeral_messages[-1]
     assert shown.ephemeral_to == user.id and shown.channel == channel.id
-    assert fake.messages(channel.id) == []  # nothing posted for everyone to see
+    assert len(fake.messages(channel.id)) == posted  # nothing posted for everyone to see
     return shown
 
 
@@ -53,11 +55,18 @@ def forget_buttons(message: Posted) -> dict[str, dict[str, Any]]:
 
 
 async def press(
-    fake: FakeSlack, user: SlackUser, message: Posted, value: str, *, check: bool = True
+    fake: FakeSlack,
+    user: SlackUser,
+    message: Posted,
+    value: str,
+    *,
+    check: bool = True,
+    action: str = ACTION,
 ) -> str:
-    """`user` presses Forget carrying `value`; the private note they were answered with."""
+    """`user` presses Forget (or `action`) carrying `value`; the private note they were
+    answered with."""
     notes = len(fake.ephemerals)
-    await fake.press(user, message, ACTION, value=value, check=check)
+    await fake.press(user, message, action, value=value, check=check)
     await fake.wait_for(lambda: len(fake.ephemerals) > notes, 20)
     (note,) = fake.ephemerals[notes:]
     assert note["user"] == user.id and note["channel"] == message.channel

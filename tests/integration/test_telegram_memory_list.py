@@ -13,7 +13,7 @@ from tests.integration.test_telegram_approvals import ADMIN, buttons
 from tests.integration.test_telegram_memory import ask
 from tests.integration.test_telegram_replies import ANN, BOB
 from tests.integration.test_telegram_tasks import current, listed, press
-from tests.support.chat_memories import memory_store
+from tests.support.chat_stores import memory_store
 from tests.support.tasks import Brain
 from tests.support.telegram import TelegramStack
 

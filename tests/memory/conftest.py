@@ -6,6 +6,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.store.database import Database
+from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
@@ -20,4 +21,5 @@ def memories(db: Database) -> Memories:
 
 @pytest.fixture
 def services(db: Database, redis_client: Redis, memories: Memories) -> ToolServices:
-    return ToolServices(TaskBook(db.engine, redis_client), People(db.engine), memories)
+    tasks, people, grants = TaskBook(db.engine, redis_client), People(db.engine), Grants(db.engine)
+    return ToolServices(tasks, people, memories, grants)

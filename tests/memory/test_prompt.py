@@ -18,8 +18,6 @@ from bot.memory.scope import memory_scope
 from bot.memory.turn import with_memory
 from bot.store.engine import make_engine
 from bot.store.memory import Memories, Memory
-from bot.store.people import People
-from bot.tasks.book import TaskBook
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 
@@ -77,7 +75,7 @@ async def test_memories_that_cannot_be_read_leave_the_turn_without_them(
     engine = make_engine("postgresql://parley:hunter2@127.0.0.1:1/parley")
     try:
         never_used = Redis.from_url("redis://127.0.0.1:1")
-        services = ToolServices(TaskBook(engine, never_used), People(engine), Memories(engine))
+        services = ToolServices.open(engine, never_used)
         turn = ToolContext("tg:1", ANN, Settings(_env_file=None), services=services)
         request = TurnRequest(turn, text="tea")
         with caplog.at_level(logging.WARNING):

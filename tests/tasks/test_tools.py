@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from bot.config import Settings
 from bot.envelope import Sender
+from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import NewTask, TaskBook
@@ -50,7 +51,7 @@ def ctx(book: TaskBook, people: People) -> ToolContext:
         platform="telegram",
         chat_kind="supergroup",
         reply_to=TOPIC,
-        services=ToolServices(book, people, Memories(book.engine)),
+        services=ToolServices(book, people, Memories(book.engine), Grants(book.engine)),
     )
 
 
