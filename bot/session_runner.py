@@ -35,7 +35,7 @@ from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 from bot.turn_groups import finished_group, merged_group, resumed_group
-from bot.turn_setup import prepared, tool_context
+from bot.turn_setup import preferred_model, prepared, tool_context
 
 log = logging.getLogger(__name__)
 EXPIRED = "Not run: nobody approved it before the request expired."
@@ -247,7 +247,7 @@ class SessionRunner:
             asker = head.model_copy(update=update)  # the turn goes on as the person who asked
         ctx = await tool_context(asker, self.deps.settings, self.deps.services)
         ids = tuple(envelope.id for envelope in group)
-        model = await self.deps.mailbox.option(head.session, "model")
+        model = await self.deps.mailbox.option(head.session, "model") or preferred_model(ctx)
         if resumed:  # continue what a dead worker began
             return TurnRequest(ctx, envelope_ids=ids, model=model)
         tasks = ctx.services.tasks if ctx.services is not None else None

@@ -1,6 +1,7 @@
-"""What a turn is prepared with before it runs: who it is for, what they chose, what their
-conversation remembers. All of it is read from the database, and a database that cannot be
-read costs the turn these extras, never the turn itself."""
+"""What a turn is prepared with before it runs: who it is for, what they chose (their model
+among it), what their conversation remembers, what they always allow. All of it is read from
+the database, and a database that cannot be read costs the turn these extras, never the turn
+itself."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from bot.agent.state import SessionState
 from bot.chats import chat_of
 from bot.config import Settings
 from bot.envelope import Envelope
+from bot.llm.registry import served_model
 from bot.memory.turn import with_memory
+from bot.people.preferences import Preferences, may_prefer
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 
@@ -22,14 +25,14 @@ log = logging.getLogger(__name__)
 async def tool_context(
     head: Envelope, settings: Settings, services: ToolServices | None
 ) -> ToolContext:
-    """What the turn's tools know: the chat, the person, and the time zone they chose
-    (PARLEY_TIMEZONE when they chose none or the database is away)."""
-    zone = None
+    """What the turn's tools know: the chat, the person, and what they chose (the defaults
+    when they chose nothing or the database is away)."""
+    preferences = Preferences()
     if services is not None:
         try:
-            zone = await services.people.timezone(head.sender.id)
+            preferences = await services.people.preferences(head.sender.id)
         except Exception:
-            log.warning("could not read the time zone of %s", head.sender.id, exc_info=True)
+            log.warning("could not read the preferences of %s", head.sender.id, exc_info=True)
     return ToolContext(
         session_key=head.session,
         user=head.sender,
@@ -37,7 +40,7 @@ async def tool_context(
         platform=head.platform,
         chat_kind=head.chat_kind,
         reply_to=head.reply_to,
-        zone=zone,
+        preferences=preferences,
         services=services,
     )
 
@@ -60,3 +63,14 @@ async def with_grants(request: TurnRequest) -> TurnRequest:
         log.warning("could not read what %s always allows", ctx.user.id, exc_info=True)
         return request
     return dataclasses.replace(request, allowed=tuple(allowed))
+
+
+def preferred_model(ctx: ToolContext) -> str | None:
+    """The model the person prefers, if they still may (the operator may have changed
+    PARLEY_USER_MODELS since) and this deployment serves it; else None, and the chat's or
+    the default model answers."""
+    wanted, settings = ctx.preferences.model, ctx.settings
+    if wanted is None:
+        return None
+    admin = ctx.user.is_admin or settings.is_admin(ctx.user.id)
+    return served_model(settings, wanted) if may_prefer(settings, wanted, admin) else None

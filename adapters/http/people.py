@@ -1,6 +1,6 @@
 """What the agent remembers for a person (or a group chat), for operators: list it, and
-delete one memory or all of them (a privacy request). And the tools a person always allows,
-in every chat ("Always allow"), to list and revoke.
+delete one memory or all of them (a privacy request). The tools a person always allows, in
+every chat ("Always allow"), to list and revoke. And a person's preferences, to read and set.
 
 A person is their sender id, as every platform writes it (`tg:123`, `slack:T1:U1`,
 `http:token`); a group chat's memories are under `chat:` and the chat (`chat:tg:-100123`,
@@ -15,9 +15,12 @@ from datetime import UTC
 from typing import Any
 
 from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
 
-from adapters.http.common import error, refusal
+from adapters.http.common import error, read_body, refusal
 from adapters.services import Services
+from bot.llm.registry import served_model
+from bot.people.preferences import NAMES, Name, Preferences, clean
 from bot.store.grants import Grant
 from bot.store.memory import Memory
 
@@ -32,6 +35,21 @@ def memory_json(memory: Memory) -> dict[str, Any]:
         "text": memory.text,
         "created_at": memory.created_at.astimezone(UTC).isoformat(),
     }
+
+
+class PreferencesPatch(BaseModel):
+    """What to change: a value sets, `""` or null clears, a name left out stays."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timezone: str | None = Field(default=None, max_length=64)
+    language: str | None = Field(default=None, max_length=64)
+    model: str | None = Field(default=None, max_length=200)
+    instruction: str | None = Field(default=None, max_length=500)
+
+
+def preferences_json(person: str, chosen: Preferences) -> dict[str, Any]:
+    return {"person": person, **{name: getattr(chosen, name) for name in NAMES}}
 
 
 def grant_json(grant: Grant) -> dict[str, Any]:
@@ -99,11 +117,45 @@ class PeopleRoutes:
             return error(404, "unknown permission", person=person, id=raw[:40])
         return web.json_response(grant_json(gone))
 
+    async def preferences(self, request: web.Request) -> web.Response:
+        person = _person(request)
+        return web.json_response(
+            preferences_json(person, await self.services.people.preferences(person))
+        )
+
+    async def set_preferences(self, request: web.Request) -> web.Response:
+        """Checked as in chat, except that the operator may set any model served here."""
+        person = _person(request)
+        patch = await read_body(request, PreferencesPatch)
+        changes: dict[Name, str | None] = {}
+        problems = []
+        for name in NAMES:
+            if name not in patch.model_fields_set:
+                continue
+            value = getattr(patch, name) or ""
+            try:
+                changes[name] = kept = clean(name, value)
+            except ValueError as exc:
+                problems.append(f"{name}: {exc}")
+                continue
+            if (
+                name == "model"
+                and kept is not None
+                and not served_model(self.services.settings, kept)
+            ):
+                problems.append(f"model: this deployment's API does not serve {kept}")
+        if problems:
+            return error(422, "invalid request", problems=problems)
+        chosen = await self.services.people.set(person, changes)
+        return web.json_response(preferences_json(person, chosen))
+
 
 def mount(app: web.Application, services: Services) -> None:
     routes = PeopleRoutes(services)
     app.router.add_get("/api/people/{person_id}/memory", routes.memory)
     app.router.add_delete("/api/people/{person_id}/memory", routes.forget_all)
     app.router.add_delete("/api/people/{person_id}/memory/{memory_id}", routes.forget_one)
+    app.router.add_get("/api/people/{person_id}/preferences", routes.preferences)
+    app.router.add_patch("/api/people/{person_id}/preferences", routes.set_preferences)
     app.router.add_get("/api/people/{person_id}/permissions", routes.permissions)
     app.router.add_delete("/api/people/{person_id}/permissions/{grant_id}", routes.revoke)

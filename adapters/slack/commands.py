@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.access import refusal
+from adapters.preference_commands import answer
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
-from adapters.slack.place import PLATFORM, person
+from adapters.slack.place import PLATFORM, person, sender_of
 from adapters.usage import limits_text, usage_text
 
 
@@ -33,3 +34,14 @@ async def on_tools(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
         await ack(refusal(who))
         return
     await ack(literal(await deps.tools.as_text()))
+
+
+async def on_preferences(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/preferences [what value]: the person's own, shown and set privately."""
+    user = str(command.get("user_id", ""))
+    if not deps.gate.may_use(person(user)):
+        await ack(refusal(person(user)))
+        return
+    said = str(command.get("text") or "")
+    sender = sender_of(user, "", deps.settings)
+    await ack(literal(await answer(deps.people, deps.settings, sender, said)))

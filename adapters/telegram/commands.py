@@ -3,7 +3,8 @@
 /new goes through the mailbox (it must not overtake a message sent before it); /stop reaches
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
-Redis; /model sets the session's option in Redis; /tasks, with its buttons, has a router of its
+Redis; /model sets the session's option in Redis; /preferences reads and sets the person's
+own in SQL; /tasks, with its buttons, has a router of its
 own (`task_list`). No command counts against the limits. Commands the bot does not know go to
 the agent as ordinary text (and so count as messages).
 """
@@ -15,8 +16,9 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
+from adapters import preference_commands
 from adapters.telegram.deps import IngressDeps
-from adapters.telegram.place import Place, place_of
+from adapters.telegram.place import Place, place_of, sender_of
 from adapters.usage import limits_text, usage_text
 from bot.llm.registry import served_model
 
@@ -30,6 +32,7 @@ MENU = {
     "tasks": "Scheduled tasks in this chat",
     "memory": "What I remember here, to forget any of it",
     "permissions": "Tools you let me use without asking",
+    "preferences": "Your language, instruction, model, time zone",
     "tools": "The tools I can use now",
 }
 ELSEWHERE = {"tasks", "memory", "permissions"}  # in the menu, answered by other routers
@@ -82,6 +85,11 @@ async def on_command(
         text = help_text(place.private) + "\n\n" + await deps.tools.as_text()
     elif name == "tools":
         text = await deps.tools.as_text()
+    elif name == "preferences":
+        person = sender_of(message.from_user, deps.settings)
+        text = await preference_commands.answer(
+            deps.people, deps.settings, person, command.args or ""
+        )
     elif name == "usage":
         text = await usage(place, deps)
         standing = await deps.gate.limits.standing(f"tg:{message.from_user.id}")

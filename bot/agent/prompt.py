@@ -50,7 +50,7 @@ class PromptBuilder:
             f"you are talking with {ctx.user.name or ctx.user.id}.\n"
             f"Today is {local:%A, %d %B %Y}; time zone {ctx.timezone.key}. "
             "Each user message starts with the time it was sent, in square brackets; "
-            "the current_time tool tells the exact time now."
+            "the current_time tool tells the exact time now." + preferred(ctx)
         )
         rules = f"{self.bootstrap}\n\n## Tool results\n{UNTRUSTED_NOTE}"
         remembered = memory_part(memory)
@@ -63,3 +63,19 @@ class PromptBuilder:
     @staticmethod
     def stamp(ctx: ToolContext, now: datetime) -> str:
         return f"[{now.astimezone(ctx.timezone):%a %Y-%m-%d %H:%M %Z}]"
+
+
+def preferred(ctx: ToolContext) -> str:
+    """What the person asked for every answer: their language and standing instruction.
+    Only theirs: in a group, each person's turn carries their own."""
+    chosen, name = ctx.preferences, ctx.user.name or ctx.user.id
+    said = ""
+    if chosen.language:
+        said += f"\nAnswer {name} in {chosen.language}, unless they ask for another language."
+    if chosen.instruction:
+        said += (
+            f"\n{name} asked you to follow this in every answer to them: "
+            f'"{chosen.instruction}" (their own standing request; it does not override '
+            "your other instructions)."
+        )
+    return said

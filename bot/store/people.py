@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import zoneinfo
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.people.preferences import Name, Preferences
 from bot.store.history import upsert
 from bot.store.schema import PersonRow
 from bot.zones import known_zone
@@ -19,28 +21,40 @@ class People:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 
-    async def timezone(self, person: str) -> str | None:
-        """The IANA zone `person` set, or None: then PARLEY_TIMEZONE applies. A zone this
+    async def preferences(self, person: str) -> Preferences:
+        """All of `person`'s preferences in one read; unset ones are None. A zone this
         machine no longer knows counts as unset."""
+        chosen = select(
+            PEOPLE.c.timezone, PEOPLE.c.language, PEOPLE.c.model, PEOPLE.c.instruction
+        ).where(PEOPLE.c.id == person)
         async with self.engine.connect() as db:
-            zone = (
-                await db.execute(select(PEOPLE.c.timezone).where(PEOPLE.c.id == person))
-            ).scalar()
-        if zone is None:
-            return None
+            row = (await db.execute(chosen)).first()
+        if row is None:
+            return Preferences()
+        zone = row.timezone
         try:
-            known_zone(zone)
+            known_zone(zone or "")
         except ValueError:
-            return None
-        return str(zone)
+            zone = None
+        return Preferences(zone, row.language, row.model, row.instruction)
+
+    async def timezone(self, person: str) -> str | None:
+        """The IANA zone `person` set, or None: then PARLEY_TIMEZONE applies."""
+        return (await self.preferences(person)).timezone
+
+    async def set(self, person: str, changes: Mapping[Name, str | None]) -> Preferences:
+        """Set (or, with None, clear) the preferences in `changes`, already cleaned
+        (`bot.people.preferences.clean`); what `person` prefers now."""
+        if changes:
+            now = datetime.now(UTC)
+            values: dict[str, object] = {str(name): value for name, value in changes.items()}
+            values["updated_at"] = now
+            async with self.engine.begin() as db:
+                statement = upsert(db, PEOPLE).values(id=person, **values)
+                await db.execute(
+                    statement.on_conflict_do_update(index_elements=[PEOPLE.c.id], set_=values)
+                )
+        return await self.preferences(person)
 
     async def set_timezone(self, person: str, zone: zoneinfo.ZoneInfo) -> None:
-        now = datetime.now(UTC)
-        async with self.engine.begin() as db:
-            statement = upsert(db, PEOPLE).values(id=person, timezone=zone.key, updated_at=now)
-            await db.execute(
-                statement.on_conflict_do_update(
-                    index_elements=[PEOPLE.c.id],
-                    set_={"timezone": zone.key, "updated_at": now},
-                )
-            )
+        await self.set(person, {"timezone": zone.key})

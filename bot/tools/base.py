@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.llm.base import ToolSpec
+from bot.people.preferences import Preferences
 
 if TYPE_CHECKING:
     from bot.tools.services import ToolServices
@@ -65,8 +66,9 @@ class ToolContext:
     """Everything a tool may know about the call; passed in, never looked up globally.
 
     `reply_to` is where the conversation's replies go (the adapter's, opaque), so a tool can
-    leave work that answers here later (a scheduled task). `zone` is the time zone the person
-    chose, if any. `services` reach the database; only tools on the worker's loop get them."""
+    leave work that answers here later (a scheduled task). `preferences` are what the person
+    chose (their time zone among them). `services` reach the database; only tools on the
+    worker's loop get them."""
 
     session_key: str
     user: Sender  # who is talking
@@ -74,13 +76,13 @@ class ToolContext:
     platform: str = "console"
     chat_kind: str = "private"
     reply_to: Mapping[str, Any] = field(default_factory=dict)
-    zone: str | None = None
+    preferences: Preferences = field(default_factory=Preferences)
     services: ToolServices | None = field(default=None, compare=False, repr=False)
 
     @property
     def timezone(self) -> zoneinfo.ZoneInfo:
         """The person's own time zone, else PARLEY_TIMEZONE."""
-        return zoneinfo.ZoneInfo(self.zone or self.settings.timezone)
+        return zoneinfo.ZoneInfo(self.preferences.timezone or self.settings.timezone)
 
     def needs_services(self, what: str) -> ToolServices:
         """The database's services, for a tool that cannot work without them; `what` names

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from bot.config import Settings
 from bot.memory.tools import memory_tools
+from bot.people.tools import people_tools
 from bot.sandbox.probe import unavailable
 from bot.tasks.tools import task_tools
 from bot.tools.base import Tool
@@ -34,6 +35,7 @@ def standard_tools(settings: Settings) -> list[Tool]:
         *builtin_tools(),
         *task_tools(),
         *memory_tools(),
+        *people_tools(),
         *web_tools(settings),
         *workspace_tools(),
         *sandbox_tools(settings),

@@ -1,8 +1,8 @@
 """Parley's tools as an MCP server offers them to other clients (Claude Desktop, IDEs, agents).
 
-Which tools: the agent's own, less those that only work inside a worker (the scheduled-task
-and memory tools reach its database through `ctx.services`, which nothing outside a worker
-has), and less the sensitive ones unless the operator opts in: an MCP client asks its own
+Which tools: the agent's own, less those that only work inside a worker (the scheduled-task,
+memory and preference tools reach its database through `ctx.services`, which nothing outside
+a worker has), and less the sensitive ones unless the operator opts in: an MCP client asks its own
 user before a call, but whether a code sandbox or file writes leave this machine at all is
 the operator's choice.
 
@@ -24,11 +24,12 @@ from bot.config import Settings
 from bot.envelope import Sender
 from bot.memory.tools import memory_tools
 from bot.messages import ToolUseBlock
+from bot.people.tools import people_tools
 from bot.tasks.tools import task_tools
 from bot.tools.base import Tool, ToolContext
 from bot.tools.executor import ToolExecutor
 
-WORKER_ONLY = frozenset(t.name for t in [*task_tools(), *memory_tools()])
+WORKER_ONLY = frozenset(t.name for t in [*task_tools(), *memory_tools(), *people_tools()])
 MCP_USER = Sender(id="mcp", name="MCP client")
 
 

@@ -96,3 +96,30 @@ async def test_operators_list_and_revoke_a_persons_permissions(stack: Stack) -> 
     assert revoked.status_code == 200 and revoked.json()["tool"] == "run_python"
     assert again.status_code == 404 and again.json()["error"] == "unknown permission"
     assert bad.status_code == 404
+
+
+@pytest.mark.parametrize("stack", [{"PARLEY_API_TOKEN": TOKEN}], indirect=True)
+async def test_operators_read_and_set_a_persons_preferences(stack: Stack) -> None:
+    async with stack.client() as client:
+        assert (await client.get("/api/people/tg:1/preferences")).status_code == 401
+        client.headers["Authorization"] = f"Bearer {TOKEN}"
+        empty = (await client.get("/api/people/tg:1/preferences")).json()
+        body = {"language": "Portuguese", "timezone": "Asia/Tokyo", "model": "claude-other"}
+        changed = await client.patch("/api/people/tg:1/preferences", json=body)
+        cleared = await client.patch("/api/people/tg:1/preferences", json={"language": ""})
+        bad = await client.patch(
+            "/api/people/tg:1/preferences",
+            json={"timezone": "Europe", "language": "English2", "model": "gpt-4o"},
+        )
+        unknown = await client.patch("/api/people/tg:1/preferences", json={"colour": "blue"})
+        kept = (await client.get("/api/people/tg:1/preferences")).json()
+    assert empty == {
+        "person": "tg:1", "timezone": None, "language": None, "model": None, "instruction": None
+    }  # fmt: skip
+    assert changed.status_code == 200 and changed.json()["language"] == "Portuguese"
+    assert cleared.json()["language"] is None and cleared.json()["timezone"] == "Asia/Tokyo"
+    assert bad.status_code == 422
+    problems = bad.json()["problems"]
+    assert [p.split(":")[0] for p in problems] == ["timezone", "language", "model"]
+    assert unknown.status_code == 422
+    assert kept["model"] == "claude-other" and kept["timezone"] == "Asia/Tokyo"

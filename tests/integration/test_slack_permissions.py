@@ -1,6 +1,7 @@
 """ "Always allow" in Slack holds for the person in the whole conversation (its threads
-included) and is listed and revoked with `/permissions`, privately. Real web app, worker,
-Redis and database; fake Slack and model."""
+included) and is listed and revoked with `/permissions`, privately; `/preferences` shows and
+sets a person's own, privately too. Real web app, worker, Redis and database; fake Slack and
+model."""
 
 from __future__ import annotations
 
@@ -45,3 +46,18 @@ async def test_always_allow_covers_the_conversation_until_revoked(
     async with grant_store(slack_stack) as grants:
         assert await grants.in_chat(f"slack:{TEAM_ID}:{general.id}") == []
     await prompt_in(slack_stack, general, ann)  # asked again
+
+
+async def test_preferences_are_shown_and_set_privately(slack_stack: SlackStack) -> None:
+    fake, ann, general = await slack_stack.begin()
+    status, answer = await fake.command(ann, general, "/preferences", "language pt-BR")
+    assert status == 200 and answer.startswith("Language set to pt-BR.")
+    status, answer = await fake.command(ann, general, "/preferences")
+    assert status == 200 and "• Language: pt-BR" in answer
+    status, answer = await fake.command(ann, general, "/preferences", "colour blue")
+    assert status == 200 and answer.startswith("I know no preference 'colour'.")
+    assert fake.messages(general.id) == []  # all of it privately
+    slack_stack.fake.enqueue(Reply(text="Olá."))
+    asked = await fake.say(ann, general, f"{MENTION} hello")
+    await answered(slack_stack, general, asked.ts, count=1)
+    assert "in pt-BR, unless they ask" in slack_stack.fake.requests[-1].system_text()

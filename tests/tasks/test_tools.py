@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from bot.config import Settings
 from bot.envelope import Sender
+from bot.people.preferences import Preferences
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
@@ -92,7 +93,7 @@ async def test_the_zone_set_by_set_timezone_is_used_at_once(
     (task,) = await book.of_person(ANN.id)
     assert (task.schedule.zone, task.if_missed) == ("Europe/Lisbon", "run_once")
     # a turn that begins with the zone in its context reads the same
-    later = replace(ctx, zone="Europe/Lisbon")
+    later = replace(ctx, preferences=Preferences(timezone="Europe/Lisbon"))
     outcome = await call(executor, later, "schedule_task", prompt="Drink", when="in 2 hours")
     assert "runs once, in the time zone Europe/Lisbon." in outcome.content
 

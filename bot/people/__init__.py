@@ -1,0 +1,1 @@
+"""What each person chooses for themselves: preferences, and the tool that sets them."""

@@ -1,0 +1,91 @@
+"""A person's preferences, and the rules their values follow wherever they are set (the
+tool, the chat commands, the operators' API), so each is refused the same way everywhere.
+
+They follow the person across chats and platforms and are applied to every turn that is
+theirs: the time zone to the time stamps and schedules, the language and the standing
+instruction to the system prompt, the model to the model call when the chat has no model of
+its own. Nothing here touches the database (`bot.store.people` keeps them) or SQLAlchemy:
+the tool contract imports this module, and a worker's start-up is measured.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.config import Settings
+from bot.envelope import Sender
+from bot.llm.registry import served_model
+from bot.zones import known_zone
+
+Name = Literal["timezone", "language", "model", "instruction"]
+NAMES: tuple[Name, ...] = ("timezone", "language", "model", "instruction")
+MAX_LANGUAGE = 64
+MAX_INSTRUCTION = 500
+MAX_MODEL = 200
+# A language's name in any script ("Portuguese", "português", "日本語", "Brazilian
+# Portuguese") or a BCP 47 tag ("pt-BR", "zh-Hant"): letters, spaces, hyphens, apostrophes.
+_LANGUAGE = re.compile(r"[^\W\d_](?:[^\W\d_]|[ '-])*")
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]*")
+
+
+@dataclass(frozen=True)
+class Preferences:
+    """None: not chosen, the deployment's default applies."""
+
+    timezone: str | None = None
+    language: str | None = None
+    model: str | None = None
+    instruction: str | None = None
+
+
+def clean(name: Name, value: str) -> str | None:
+    """`value` as kept for `name`, None for an empty one (which clears the preference).
+    Raises ValueError with a sentence the person can act on."""
+    text = " ".join(value.split())
+    if not text:
+        return None
+    if name == "timezone":
+        return known_zone(text).key
+    if name == "language":
+        if len(text) > MAX_LANGUAGE or not _LANGUAGE.fullmatch(text):
+            raise ValueError(
+                f"A language is its name or tag in letters, at most {MAX_LANGUAGE} characters "
+                "(e.g. Portuguese, português, pt-BR)."
+            )
+        return text
+    if name == "instruction":
+        if len(text) > MAX_INSTRUCTION:
+            raise ValueError(f"An instruction is at most {MAX_INSTRUCTION} characters.")
+        if any(not c.isprintable() for c in text):
+            raise ValueError("An instruction is plain text, without control characters.")
+        return text
+    if len(text) > MAX_MODEL or not _MODEL.fullmatch(text):
+        raise ValueError("A model is named as the provider names it, e.g. claude-sonnet-4-5.")
+    return text
+
+
+def may_prefer(settings: Settings, model: str, is_admin: bool) -> bool:
+    """Whether a person may choose `model`: one the operator lists in PARLEY_USER_MODELS,
+    and for an admin any model (the provider is checked where it is chosen)."""
+    return is_admin or model in settings.user_models
+
+
+def choices(settings: Settings) -> str:
+    """The models people may choose, as a sentence."""
+    if not settings.user_models:
+        return "Only an admin may choose a model here."
+    return "You may choose: " + ", ".join(settings.user_models) + "."
+
+
+def chosen_model(settings: Settings, person: Sender, wanted: str) -> str:
+    """The model `wanted` names, if `person` may choose it and this deployment serves it;
+    else ValueError with a sentence that says what they may choose."""
+    admin = person.is_admin or settings.is_admin(person.id)
+    if not may_prefer(settings, wanted, admin):
+        raise ValueError(f"{wanted} is not a model you may choose. {choices(settings)}")
+    served = served_model(settings, wanted)
+    if served is None:
+        raise ValueError(f"This deployment's API does not serve {wanted}.")
+    return served
