@@ -16,10 +16,10 @@ say, so Telegram and Slack say the same. The texts are plain: Slack escapes them
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from adapters.access import Gate, refusal
+from adapters.item_list import ItemButtons, Listing
 from bot.envelope import Sender
 from bot.memory.scope import is_private
 from bot.store.memory import Memories, Memory
@@ -36,22 +36,7 @@ SHOWN = 30
 TEXT_LIMIT = 3_500
 MALFORMED = "This button is not one I know; send /memory for a fresh list."
 NOT_YOURS = "Only the person these memories belong to can forget them."
-# `mem:forget:{id}`: the Telegram callback data; Slack's button carries the id alone.
-_PAYLOAD = re.compile(r"mem:forget:([1-9][0-9]{0,17})")
-_ID = re.compile(r"[1-9][0-9]{0,17}")
-
-
-@dataclass(frozen=True)
-class Listing:
-    """The list's lines (the header first) and the ids of the memories shown, each of which
-    gets a Forget button."""
-
-    lines: list[str]
-    buttons: list[int]
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
+BUTTONS = ItemButtons("mem:forget:")
 
 
 @dataclass(frozen=True)
@@ -98,36 +83,8 @@ def button_label(memory_id: int) -> str:
     return f"Forget #{memory_id}"
 
 
-def payload(memory_id: int) -> str:
-    """A Forget button's data, well inside the 64 bytes Telegram allows."""
-    return f"mem:forget:{memory_id}"
-
-
-def parse_payload(data: str | None) -> int | None:
-    """The memory id of a Forget button's data, None for anything else."""
-    match = _PAYLOAD.fullmatch(data or "")
-    return int(match[1]) if match else None
-
-
-def parse_id(value: str | None) -> int | None:
-    """The memory id a Slack button carries as its value, None for anything else."""
-    return int(value) if value is not None and _ID.fullmatch(value) else None
-
-
 def forgotten_line(memory_id: int) -> str:
     return f"#{memory_id} forgotten"
-
-
-def shows(lines: list[str], memory_id: int) -> bool:
-    """Whether a posted list's `lines` have a line for memory `memory_id`."""
-    prefix = f"#{memory_id} "
-    return any(line.startswith(prefix) for line in lines)
-
-
-def replace_line(lines: list[str], memory_id: int, line: str) -> list[str]:
-    """`lines` of a posted list with memory `memory_id`'s line replaced by `line`."""
-    prefix = f"#{memory_id} "
-    return [line if old.startswith(prefix) else old for old in lines]
 
 
 def may_forget(gate: Gate, scope: str, presser: Sender) -> str | None:

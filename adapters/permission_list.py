@@ -13,9 +13,9 @@ say, so Telegram and Slack say the same.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from adapters.item_list import ItemButtons, Listing
 from bot.envelope import Sender
 from bot.store.grants import Grant, Grants
 
@@ -27,22 +27,7 @@ EMPTY = (
 )
 SHOWN = 30  # a section per grant within Slack's 50 blocks; Telegram's 100 buttons
 MALFORMED = "This button is not one I know; send /permissions for a fresh list."
-# `perm:revoke:{id}`: the Telegram callback data; Slack's button carries the id alone.
-_PAYLOAD = re.compile(r"perm:revoke:([1-9][0-9]{0,17})")
-_ID = re.compile(r"[1-9][0-9]{0,17}")
-
-
-@dataclass(frozen=True)
-class Listing:
-    """The list's lines (the header first) and the ids of the grants shown, each of which
-    gets a Revoke button."""
-
-    lines: list[str]
-    buttons: list[int]
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
+BUTTONS = ItemButtons("perm:revoke:")
 
 
 @dataclass(frozen=True)
@@ -80,26 +65,6 @@ def revoked_line(grant_id: int, tool: str = "") -> str:
 
 def button_label(grant_id: int) -> str:
     return f"Revoke #{grant_id}"
-
-
-def payload(grant_id: int) -> str:
-    """A Revoke button's data, well inside the 64 bytes Telegram allows."""
-    return f"perm:revoke:{grant_id}"
-
-
-def parse_payload(data: str | None) -> int | None:
-    match = _PAYLOAD.fullmatch(data or "")
-    return int(match[1]) if match else None
-
-
-def parse_id(value: str | None) -> int | None:
-    """The grant id a Slack button carries as its value, None for anything else."""
-    return int(value) if value is not None and _ID.fullmatch(value) else None
-
-
-def replace_line(lines: list[str], grant_id: int, new: str) -> list[str]:
-    prefix = f"#{grant_id} "
-    return [new if old.startswith(prefix) else old for old in lines]
 
 
 async def revoke(

@@ -12,10 +12,10 @@ say, so Telegram and Slack say the same.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from adapters.item_list import ItemButtons, Listing
 from bot.envelope import Sender
 from bot.tasks.book import TaskBook
 from bot.tasks.model import Task
@@ -31,23 +31,9 @@ SHOWN = 30
 TEXT_LIMIT = 3_500
 CONFIGURED = " (set in the configuration)"
 MALFORMED = "This button is not one I know; send /tasks for a fresh list."
-# `task:cancel:{id}`: the Telegram callback data; Slack's button carries the id alone.
-_PAYLOAD = re.compile(r"task:cancel:([1-9][0-9]{0,17})")
-_ID = re.compile(r"[1-9][0-9]{0,17}")
+BUTTONS = ItemButtons("task:cancel:")
 
 Name = Callable[[Sender], str]
-
-
-@dataclass(frozen=True)
-class Listing:
-    """The list's lines (the header first) and the ids of the tasks that get a button."""
-
-    lines: list[str]
-    buttons: list[int]
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
 
 
 @dataclass(frozen=True)
@@ -83,22 +69,6 @@ def listing(tasks: list[Task]) -> Listing | None:
 
 def button_label(task_id: int) -> str:
     return f"Cancel #{task_id}"
-
-
-def payload(task_id: int) -> str:
-    """A Cancel button's data, well inside the 64 bytes Telegram allows."""
-    return f"task:cancel:{task_id}"
-
-
-def parse_payload(data: str | None) -> int | None:
-    """The task id of a Cancel button's data, None for anything else."""
-    match = _PAYLOAD.fullmatch(data or "")
-    return int(match[1]) if match else None
-
-
-def parse_id(value: str | None) -> int | None:
-    """The task id a Slack button carries as its value, None for anything else."""
-    return int(value) if value is not None and _ID.fullmatch(value) else None
 
 
 def in_chat(task: Task, chat: str) -> bool:
@@ -158,9 +128,3 @@ def ended_line(task: Task, by: str = "", literal: Callable[[str], str] = str) ->
         how += f" by {by}"
     prompt = task.prompt if len(task.prompt) <= 80 else task.prompt[:79] + "…"
     return f"#{task.id} {how}: {literal(prompt)}"
-
-
-def replace_line(lines: list[str], task_id: int, line: str) -> list[str]:
-    """`lines` of a posted list with task `task_id`'s line replaced by `line`."""
-    prefix = f"#{task_id} "
-    return [line if old.startswith(prefix) else old for old in lines]

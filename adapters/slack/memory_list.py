@@ -18,10 +18,11 @@ import logging
 import re
 from typing import Any
 
-from adapters import memory_list
+from adapters import item_list, memory_list
 from adapters.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
+from adapters.slack.item_list import ListPress, section
 from adapters.slack.place import PLATFORM, person, sender_of
 from bot.memory.scope import is_private, scope_of
 
@@ -54,7 +55,7 @@ async def on_memory(ack: Any, command: dict[str, Any], deps: IngressDeps) -> Non
     await ack(text=literal(shown.text), blocks=blocks(shown, user))
 
 
-def blocks(shown: memory_list.Listing, user: str, forgotten: int | None = None) -> list[Any]:
+def blocks(shown: item_list.Listing, user: str, forgotten: int | None = None) -> list[Any]:
     """A section per line, a Forget button beside each memory; `forgotten`'s line, if given,
     goes where its number puts it (the list is newest first)."""
     header, *lines = shown.lines
@@ -62,9 +63,9 @@ def blocks(shown: memory_list.Listing, user: str, forgotten: int | None = None) 
     if forgotten is not None:
         entries.append((forgotten, memory_list.forgotten_line(forgotten)))
     entries.sort(key=lambda entry: -1 if entry[0] is None else -entry[0])  # "more" last
-    made: list[Any] = [{**_section(f"*{literal(header)}*"), "block_id": HEADER_BLOCK}]
+    made: list[Any] = [{**section(f"*{literal(header)}*"), "block_id": HEADER_BLOCK}]
     for memory_id, line in entries:
-        block = _section(literal(line))
+        block = section(literal(line))
         if memory_id is not None and memory_id in shown.buttons:
             block["block_id"] = f"memory:{memory_id}:{user}"
             block["accessory"] = {
@@ -80,14 +81,10 @@ def blocks(shown: memory_list.Listing, user: str, forgotten: int | None = None) 
 async def on_press(ack: Any, body: dict[str, Any], respond: Any, deps: IngressDeps) -> None:
     """A Forget button: checked and done at once, the answer sent after Slack got its ack."""
     await ack()
-    action = (body.get("actions") or [{}])[0]
-    user = body.get("user") or {}
-    presser = str(user.get("id", ""))
-    container = body.get("container") or {}
-    channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
-    team = str((body.get("team") or {}).get("id") or user.get("team_id") or "")
-    memory_id = memory_list.parse_id(action.get("value"))
-    block = _BLOCK.fullmatch(str(action.get("block_id") or ""))
+    press = ListPress.of(body)
+    presser, channel, team = press.user, press.channel, press.team
+    memory_id = item_list.parse_id(press.value)
+    block = _BLOCK.fullmatch(press.block_id)
     listed_here = block is not None and memory_id == int(block[1])
     if channel.startswith("D") and block is None:  # whose list it is cannot be known
         memory_id = None
@@ -110,7 +107,7 @@ async def _answer(
     presser when the press changed nothing."""
     try:
         if answer.memory_id is not None and answer.line is not None:
-            empty = memory_list.Listing([memory_list.header(is_private(scope))], [])
+            empty = item_list.Listing([memory_list.header(is_private(scope))], [])
             shown = await memory_list.listing(deps.memories, scope) or empty
             redrawn = blocks(shown, user, forgotten=answer.memory_id)
             text = "\n".join(_text(block) for block in redrawn)
@@ -131,7 +128,3 @@ def _number(line: str) -> int | None:
 
 def _text(block: dict[str, Any]) -> str:
     return str((block.get("text") or {}).get("text", ""))
-
-
-def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}

@@ -13,10 +13,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from adapters import permission_list
+from adapters import item_list, permission_list
 from adapters.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
+from adapters.slack.item_list import ListPress, section
 from adapters.slack.place import PLATFORM, person, sender_of
 from bot.envelope import Sender
 
@@ -39,13 +40,13 @@ async def on_permissions(ack: Any, command: dict[str, Any], deps: IngressDeps) -
     await ack(text=literal(shown.text), blocks=blocks(shown))
 
 
-def blocks(shown: permission_list.Listing, revoked: str | None = None) -> list[Any]:
+def blocks(shown: item_list.Listing, revoked: str | None = None) -> list[Any]:
     """A section per line, a Revoke button beside each grant; `revoked`, a line saying what
     was just revoked, at the end."""
     header, *lines = shown.lines
-    made: list[Any] = [{**_section(f"*{literal(header)}*"), "block_id": HEADER_BLOCK}]
+    made: list[Any] = [{**section(f"*{literal(header)}*"), "block_id": HEADER_BLOCK}]
     for number, line in zip([*shown.buttons, None], lines, strict=False):
-        block = _section(literal(line))
+        block = section(literal(line))
         if number is not None:
             block["block_id"] = f"grant:{number}"
             block["accessory"] = {
@@ -56,22 +57,18 @@ def blocks(shown: permission_list.Listing, revoked: str | None = None) -> list[A
             }
         made.append(block)
     if revoked is not None:
-        made.append(_section(literal(revoked)))
+        made.append(section(literal(revoked)))
     return made
 
 
 async def on_press(ack: Any, body: dict[str, Any], respond: Any, deps: IngressDeps) -> None:
     """A Revoke button: checked and done at once, the answer sent after Slack got its ack."""
     await ack()
-    action = (body.get("actions") or [{}])[0]
-    user = body.get("user") or {}
-    container = body.get("container") or {}
-    channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
-    team = str((body.get("team") or {}).get("id") or user.get("team_id") or "")
-    chat = f"{PLATFORM}:{team}:{channel}"
-    presser = sender_of(str(user.get("id", "")), "", deps.settings)
-    grant_id = permission_list.parse_id(action.get("value"))
-    listed = grant_id is not None and action.get("block_id") == f"grant:{grant_id}"
+    press = ListPress.of(body)
+    chat = press.chat
+    presser = sender_of(press.user, "", deps.settings)
+    grant_id = item_list.parse_id(press.value)
+    listed = grant_id is not None and press.block_id == f"grant:{grant_id}"
     answer = await permission_list.revoke(deps.grants, grant_id, chat, presser, listed_here=listed)
     deps.later(_answer(deps, respond, answer, chat, presser))
 
@@ -87,7 +84,7 @@ async def _answer(
     presser when the press changed nothing."""
     try:
         if answer.line is not None:
-            empty = permission_list.Listing([permission_list.OWN_HEADER], [])
+            empty = item_list.Listing([permission_list.OWN_HEADER], [])
             shown = await permission_list.listing(deps.grants, chat, presser) or empty
             redrawn = blocks(shown, revoked=answer.line)
             text = "\n".join(str(b["text"]["text"]) for b in redrawn)
@@ -98,7 +95,3 @@ async def _answer(
             )
     except Exception:  # the press is done; only showing it failed
         log.warning("could not answer a press of a Revoke button", exc_info=True)
-
-
-def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}

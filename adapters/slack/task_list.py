@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from adapters import task_list
+from adapters import item_list, task_list
 from adapters.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
+from adapters.slack.item_list import ListPress, section
 from adapters.slack.place import PLATFORM, person, sender_of
 from bot.envelope import Sender
 
@@ -55,12 +56,12 @@ async def on_tasks(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     await ack()  # posted, or still on its way
 
 
-def blocks(shown: task_list.Listing) -> list[dict[str, Any]]:
+def blocks(shown: item_list.Listing) -> list[dict[str, Any]]:
     """A section per line; a task that may be cancelled here has its button beside it."""
     header, *lines = shown.lines
-    made = [{**_section(f"*{literal(header)}*"), "block_id": HEADER_BLOCK}]
+    made = [{**section(f"*{literal(header)}*"), "block_id": HEADER_BLOCK}]
     for line in lines:
-        block = _section(literal(line))
+        block = section(literal(line))
         task_id = _task_of(line)
         if task_id is not None and task_id in shown.buttons:
             block["block_id"] = f"task_{task_id}"
@@ -77,31 +78,25 @@ def blocks(shown: task_list.Listing) -> list[dict[str, Any]]:
 
 async def on_press(ack: Any, body: dict[str, Any], deps: IngressDeps) -> None:
     await ack()
-    action = (body.get("actions") or [{}])[0]
-    user = body.get("user") or {}
-    user_id = str(user.get("id", ""))
-    container = body.get("container") or {}
-    channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
-    team = str((body.get("team") or {}).get("id") or user.get("team_id") or "")
-    presser = sender_of(user_id, "", deps.settings)
+    press = ListPress.of(body)
     answer = await task_list.cancel(
         deps.tasks,
-        task_list.parse_id(action.get("value")),
-        f"{PLATFORM}:{team}:{channel}",
-        presser,
+        item_list.parse_id(press.value),
+        press.chat,
+        sender_of(press.user, "", deps.settings),
         name=mention,
         literal=literal,
     )
-    deps.note(team, channel, user_id, answer.text, container.get("thread_ts"))
+    deps.note(press.team, press.channel, press.user, answer.text, press.thread_ts)
     if answer.task_id is not None and answer.line is not None:
         message = body.get("message") or {}
         shown = _with_ended(message.get("blocks") or [], answer.task_id, answer.line)
         deps.later(
             deps.calls.quietly(
                 "chat.update",
-                team,
-                channel=channel,
-                ts=container.get("message_ts"),
+                press.team,
+                channel=press.channel,
+                ts=(body.get("container") or {}).get("message_ts"),
                 text=_text_of(shown),
                 blocks=shown,
             )
@@ -118,7 +113,7 @@ def mention(sender: Sender) -> str:
 def _with_ended(blocks: list[dict[str, Any]], task_id: int, line: str) -> list[dict[str, Any]]:
     """The list's blocks with the task's section replaced by `line` (mrkdwn already: its
     prompt escaped, its mention meant to show as one), its button gone."""
-    ended = {**_section(line), "block_id": f"task_{task_id}"}
+    ended = {**section(line), "block_id": f"task_{task_id}"}
     return [ended if _is_line_of(block, task_id) else block for block in blocks]
 
 
@@ -135,8 +130,4 @@ def _text_of(blocks: list[dict[str, Any]]) -> str:
 def _task_of(line: str) -> int | None:
     """The task id a line of the list starts with (`#7 …`)."""
     number = line[1:].split(" ", 1)[0] if line.startswith("#") else ""
-    return task_list.parse_id(number)
-
-
-def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+    return item_list.parse_id(number)

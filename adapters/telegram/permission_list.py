@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from aiogram import F, Router
 from aiogram.filters import Command
-from aiogram.methods import AnswerCallbackQuery, EditMessageText
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup
+from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
 
-from adapters import permission_list
+from adapters import item_list, permission_list
 from adapters.telegram.deps import IngressDeps
+from adapters.telegram.item_list import answer, keyboard, replace_item
 from adapters.telegram.place import sender_of
 
 PREFIX = "perm:"
@@ -45,63 +45,26 @@ async def on_permissions(message: TgMessage, deps: IngressDeps) -> None:
     if shown is None:
         await deps.answer(message, permission_list.EMPTY)
         return
-    await deps.answer(message, shown.text, keyboard(shown.buttons))
-
-
-def keyboard(grant_ids: list[int]) -> InlineKeyboardMarkup:
-    rows = [
-        [
-            InlineKeyboardButton(
-                text=permission_list.button_label(grant_id),
-                callback_data=permission_list.payload(grant_id),
-            )
-        ]
-        for grant_id in grant_ids
-    ]
-    return InlineKeyboardMarkup(inline_keyboard=rows)
+    buttons = keyboard(shown.buttons, permission_list.button_label, permission_list.BUTTONS)
+    await deps.answer(message, shown.text, buttons)
 
 
 async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
     message = query.message
     if not isinstance(message, TgMessage):  # an inline or inaccessible message: no list
-        await _answer(deps, query, permission_list.MALFORMED, alert=True)
+        await answer(deps, query, permission_list.MALFORMED, alert=True)
         return
-    grant_id = permission_list.parse_payload(query.data)
+    grant_id = permission_list.BUTTONS.parse(query.data)
     lines = (message.text or "").split("\n")
-    listed = grant_id is not None and any(x.startswith(f"#{grant_id} ") for x in lines[1:])
-    answer = await permission_list.revoke(
+    listed = grant_id is not None and item_list.shows(lines[1:], grant_id)
+    said = await permission_list.revoke(
         deps.grants,
         grant_id,
         chat_of(message.chat.id),
         sender_of(query.from_user, deps.settings),
         listed_here=listed,
     )
-    await _answer(deps, query, answer.text, alert=answer.alert)
-    if answer.grant_id is not None and answer.line is not None:
-        await _show_revoked(deps, message, lines, answer.grant_id, answer.line)
-
-
-async def _answer(deps: IngressDeps, query: CallbackQuery, text: str, alert: bool) -> None:
-    await deps.calls.quietly(
-        AnswerCallbackQuery(callback_query_id=query.id, text=text, show_alert=alert)
-    )
-
-
-async def _show_revoked(
-    deps: IngressDeps, message: TgMessage, lines: list[str], grant_id: int, line: str
-) -> None:
-    """The list with the grant's line replaced and its button gone (the others stay)."""
-    pressed = permission_list.payload(grant_id)
-    rows = (message.reply_markup.inline_keyboard if message.reply_markup else []) or []
-    kept = [row for row in ([b for b in r if b.callback_data != pressed] for r in rows) if row]
-    if kept == rows:  # shown as revoked already: nothing to edit
-        return
-    await deps.calls.quietly(
-        EditMessageText(
-            chat_id=message.chat.id,
-            message_id=message.message_id,
-            text="\n".join(permission_list.replace_line(lines, grant_id, line)),
-            reply_markup=InlineKeyboardMarkup(inline_keyboard=kept) if kept else None,
-        ),
-        message.chat.id,
-    )
+    await answer(deps, query, said.text, alert=said.alert)
+    if said.grant_id is not None and said.line is not None:
+        pressed = permission_list.BUTTONS.payload(said.grant_id)
+        await replace_item(deps, message, said.grant_id, said.line, pressed)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from aiogram import F, Router
 from aiogram.filters import Command
-from aiogram.methods import AnswerCallbackQuery, EditMessageText
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup
+from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
 
 from adapters import task_list
 from adapters.telegram.deps import IngressDeps
+from adapters.telegram.item_list import answer, keyboard, replace_item
 from adapters.telegram.place import sender_of
 
 PREFIX = "task:"
@@ -42,56 +42,19 @@ async def on_tasks(message: TgMessage, deps: IngressDeps) -> None:
     if shown is None:
         await deps.answer(message, task_list.EMPTY)
         return
-    await deps.answer(message, shown.text, keyboard(shown.buttons))
-
-
-def keyboard(task_ids: list[int]) -> InlineKeyboardMarkup | None:
-    """A Cancel button per task, one per row; None when no task has one."""
-    rows = [
-        [
-            InlineKeyboardButton(
-                text=task_list.button_label(task_id), callback_data=task_list.payload(task_id)
-            )
-        ]
-        for task_id in task_ids
-    ]
-    return InlineKeyboardMarkup(inline_keyboard=rows) if rows else None
+    buttons = keyboard(shown.buttons, task_list.button_label, task_list.BUTTONS)
+    await deps.answer(message, shown.text, buttons)
 
 
 async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
     message = query.message
     if message is None:  # an inline message's button: not one of the lists
-        await _answer(deps, query, task_list.MALFORMED, alert=True)
+        await answer(deps, query, task_list.MALFORMED, alert=True)
         return
     person = sender_of(query.from_user, deps.settings)
-    task_id = task_list.parse_payload(query.data)
-    answer = await task_list.cancel(deps.tasks, task_id, chat_of(message.chat.id), person)
-    await _answer(deps, query, answer.text, alert=answer.alert)
-    if answer.task_id is not None and answer.line is not None and isinstance(message, TgMessage):
-        await _show_ended(deps, message, answer.task_id, answer.line)
-
-
-async def _answer(deps: IngressDeps, query: CallbackQuery, text: str, alert: bool) -> None:
-    await deps.calls.quietly(
-        AnswerCallbackQuery(callback_query_id=query.id, text=text, show_alert=alert)
-    )
-
-
-async def _show_ended(deps: IngressDeps, message: TgMessage, task_id: int, line: str) -> None:
-    """The list with the task's line replaced and its button gone (the others stay)."""
-    if not message.text:
-        return
-    lines = task_list.replace_line(message.text.split("\n"), task_id, line)
-    pressed = task_list.payload(task_id)
-    rows = (message.reply_markup.inline_keyboard if message.reply_markup else []) or []
-    kept = [[b for b in row if b.callback_data != pressed] for row in rows]
-    kept = [row for row in kept if row]
-    await deps.calls.quietly(
-        EditMessageText(
-            chat_id=message.chat.id,
-            message_id=message.message_id,
-            text="\n".join(lines),
-            reply_markup=InlineKeyboardMarkup(inline_keyboard=kept) if kept else None,
-        ),
-        message.chat.id,
-    )
+    task_id = task_list.BUTTONS.parse(query.data)
+    said = await task_list.cancel(deps.tasks, task_id, chat_of(message.chat.id), person)
+    await answer(deps, query, said.text, alert=said.alert)
+    if said.task_id is not None and said.line is not None and isinstance(message, TgMessage):
+        pressed = task_list.BUTTONS.payload(said.task_id)
+        await replace_item(deps, message, said.task_id, said.line, pressed)

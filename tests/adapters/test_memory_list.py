@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters import memory_list
+from adapters import item_list, memory_list
 from bot.store.memory import MAX_TEXT, Memory
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -58,13 +58,13 @@ def test_a_long_list_stops_at_its_budget_and_says_how_many_more() -> None:
     ],
 )
 def test_button_data_is_read_strictly(data: str | None, expected: int | None) -> None:
-    assert memory_list.parse_payload(data) == expected
+    assert memory_list.BUTTONS.parse(data) == expected
     if expected is not None:
-        assert len(memory_list.payload(expected).encode()) <= 64
+        assert len(memory_list.BUTTONS.payload(expected).encode()) <= 64
 
 
 def test_a_forgotten_line_replaces_only_its_own() -> None:
     lines = [memory_list.PRIVATE_HEADER, "#12 tea", "#1 coffee", "#123 cake"]
-    assert memory_list.shows(lines, 12) and not memory_list.shows(lines, 2)
-    replaced = memory_list.replace_line(lines, 12, memory_list.forgotten_line(12))
+    assert item_list.shows(lines, 12) and not item_list.shows(lines, 2)
+    replaced = item_list.replace_line(lines, 12, memory_list.forgotten_line(12))
     assert replaced == [memory_list.PRIVATE_HEADER, "#12 forgotten", "#1 coffee", "#123 cake"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from adapters import task_list
+from adapters import item_list, task_list
 from adapters.targets import target_of
 from bot.envelope import Sender
 from bot.tasks.model import Task
@@ -65,14 +65,14 @@ def test_a_long_list_stops_in_time_and_says_how_many_more() -> None:
     ],
 )
 def test_button_data_is_read_strictly(data: str | None, expected: int | None) -> None:
-    assert task_list.parse_payload(data) == expected
+    assert task_list.BUTTONS.parse(data) == expected
     if expected is not None:
-        assert task_list.payload(expected) == data
+        assert task_list.BUTTONS.payload(expected) == data
 
 
 @pytest.mark.parametrize("value", ["", "x", "٣", "07", "1.5", "+1", " 1", None])
 def test_a_slack_value_is_read_strictly(value: str | None) -> None:
-    assert task_list.parse_id(value) is None
+    assert item_list.parse_id(value) is None
 
 
 def test_a_task_belongs_to_its_chat_and_the_topics_inside_it_only() -> None:
@@ -88,6 +88,6 @@ def test_an_ended_task_replaces_its_own_line_only() -> None:
     line = task_list.ended_line(cancelled, "<@U1>", lambda text: text.replace("<", "&lt;"))
     assert line == "#1 cancelled by <@U1>: &lt;b>"
     lines = ["Scheduled…", "#1 (every 2 hours, …): <b>", "#11 (every 2 hours, …): y"]
-    assert task_list.replace_line(lines, 1, line) == [lines[0], line, lines[2]]
+    assert item_list.replace_line(lines, 1, line) == [lines[0], line, lines[2]]
     done = task(2).model_copy(update={"status": "done"})
     assert task_list.ended_line(done) == "#2 done: call Ann"
