@@ -5,33 +5,20 @@ from __future__ import annotations
 
 import zoneinfo
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from arq.connections import RedisSettings, create_pool
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from adapters.http.egress import HttpEgress
-from bot.agent.build import build_agent
-from bot.config import Settings
-from bot.confirmations import Confirmations
-from bot.egress import PlatformEgress
 from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
-from bot.session_runner import RunnerDeps, SessionRunner
-from bot.store.database import Database, open_database
-from bot.store.grants import Grants
 from bot.store.history import RUNS
-from bot.store.memory import Memories
-from bot.store.people import People
-from bot.tasks.book import NewTask, TaskBook
+from bot.tasks.book import NewTask
 from bot.tasks.model import Target, Task
 from bot.tasks.schedule import parse_when
-from bot.tools.services import ToolServices
-from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply
+from tests.fakes.llm import FakeLLM, Reply
+from tests.support.runner import Rig, runner_rig
 
 SESSION = "http:scheduled"
 ANN = Sender(id="http:ann", name="Ann")
@@ -39,47 +26,12 @@ BOB = Sender(id="http:bob", name="Bob")
 OPERATOR_ZONE = "America/New_York"  # PARLEY_TIMEZONE here, unlike anyone's own
 
 
-@dataclass
-class Rig:
-    runner: SessionRunner
-    mailbox: Mailbox
-    database: Database
-    book: TaskBook
-    people: People
-    fake: FakeLLM
-
-
 @pytest.fixture
 async def rig(redis_url: str, database_url: str, fake_llm: FakeLLM) -> AsyncIterator[Rig]:
-    settings = Settings(
-        _env_file=None,
-        model="claude-test",
-        anthropic_api_key=ANTHROPIC_KEY,
-        anthropic_base_url=fake_llm.anthropic_base_url,
-        redis_url=redis_url,
-        database_url=database_url,
-        timezone=OPERATOR_ZONE,
-    )
-    pool = await create_pool(RedisSettings.from_dsn(redis_url))
-    database = await open_database(settings)
-    mailbox = Mailbox(pool, pool)
-    book, people = TaskBook(database.engine, pool), People(database.engine)
-
-    async def no_expiry(confirmation_id: str, ttl: float) -> None:
-        return None
-
-    agent = build_agent(settings)
-    services = ToolServices(book, people, Memories(database.engine), Grants(database.engine))
-    deps = RunnerDeps(
-        settings, mailbox, agent, PlatformEgress(HttpEgress(pool), {}), Confirmations(pool),
-        no_expiry, database.history, services=services,
-    )  # fmt: skip
-    try:
-        yield Rig(SessionRunner(deps), mailbox, database, book, people, fake_llm)
-    finally:
-        await agent.aclose()
-        await database.aclose()
-        await pool.aclose()
+    async with runner_rig(
+        redis_url, database_url, fake_llm, services=True, timezone=OPERATOR_ZONE
+    ) as made:
+        yield made
 
 
 def said(text: str, n: int, sender: Sender = ANN) -> Envelope:
@@ -90,7 +42,7 @@ async def a_task(rig: Rig, prompt: str) -> Task:
     now = datetime.now(UTC)
     schedule = parse_when("every 2 hours", zoneinfo.ZoneInfo("Europe/Lisbon"), now)
     target = Target(session=SESSION, platform="http")
-    return await rig.book.add(
+    return await rig.services.tasks.add(
         NewTask(target, ANN, prompt, "every 2 hours", schedule), max_active=20, now=now
     )
 
@@ -145,7 +97,7 @@ async def test_a_person_s_own_zone_is_in_their_next_turn(rig: Rig) -> None:
     await rig.mailbox.submit(said("what time is it?", 1))
     await rig.runner.take_turns(SESSION)
     assert f"time zone {OPERATOR_ZONE}." in _system(rig.fake.requests[0].body)
-    await rig.people.set_timezone(ANN.id, zoneinfo.ZoneInfo("Asia/Tokyo"))
+    await rig.services.people.set_timezone(ANN.id, zoneinfo.ZoneInfo("Asia/Tokyo"))
     await rig.mailbox.submit(said("and now?", 2))
     await rig.runner.take_turns(SESSION)
     assert "time zone Asia/Tokyo." in _system(rig.fake.requests[1].body)
@@ -157,16 +109,16 @@ async def test_a_person_s_own_zone_is_in_their_next_turn(rig: Rig) -> None:
 
 
 async def test_a_zone_the_database_cannot_give_falls_back_to_parley_timezone(rig: Rig) -> None:
-    await rig.people.set_timezone(ANN.id, zoneinfo.ZoneInfo("Asia/Tokyo"))
-    working = rig.people.engine
-    rig.people.engine = create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
+    await rig.services.people.set_timezone(ANN.id, zoneinfo.ZoneInfo("Asia/Tokyo"))
+    working = rig.services.people.engine
+    rig.services.people.engine = create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
     try:
         rig.fake.enqueue(Reply(text="Still here."))
         await rig.mailbox.submit(said("hi", 1))
         await rig.runner.take_turns(SESSION)
     finally:
-        await rig.people.engine.dispose()
-        rig.people.engine = working
+        await rig.services.people.engine.dispose()
+        rig.services.people.engine = working
     assert len(rig.fake.requests) == 1
     assert f"time zone {OPERATOR_ZONE}." in _system(rig.fake.requests[0].body)
     assert await runs(rig) == [("message", ANN.id, ["m1"])]

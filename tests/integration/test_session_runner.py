@@ -5,66 +5,25 @@ reliably."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import pytest
-from arq.connections import RedisSettings, create_pool
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adapters.http.egress import HttpEgress
 from bot import keys
-from bot.agent.build import build_agent
-from bot.config import Settings
-from bot.confirmations import Confirmations
-from bot.egress import PlatformEgress
 from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
 from bot.redis_types import done
-from bot.session_runner import RunnerDeps, SessionRunner
-from bot.store.database import Database, open_database
 from bot.store.history import RUNS
-from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply
+from tests.fakes.llm import FakeLLM, Reply
+from tests.support.runner import Rig, runner_rig
 
 SESSION = "http:drain"
 
 
-@dataclass
-class Rig:
-    runner: SessionRunner
-    mailbox: Mailbox
-    database: Database
-    fake: FakeLLM
-
-
 @pytest.fixture
 async def rig(redis_url: str, database_url: str, fake_llm: FakeLLM) -> AsyncIterator[Rig]:
-    settings = Settings(
-        _env_file=None,
-        model="claude-test",
-        anthropic_api_key=ANTHROPIC_KEY,
-        anthropic_base_url=fake_llm.anthropic_base_url,
-        redis_url=redis_url,
-        database_url=database_url,
-    )
-    pool = await create_pool(RedisSettings.from_dsn(redis_url))
-    database = await open_database(settings)
-    mailbox = Mailbox(pool, pool)
-
-    async def no_expiry(confirmation_id: str, ttl: float) -> None:
-        return None
-
-    agent = build_agent(settings)
-    deps = RunnerDeps(
-        settings, mailbox, agent, PlatformEgress(HttpEgress(pool), {}), Confirmations(pool),
-        no_expiry, database.history,
-    )  # fmt: skip
-    try:
-        yield Rig(SessionRunner(deps), mailbox, database, fake_llm)
-    finally:
-        await agent.aclose()
-        await database.aclose()
-        await pool.aclose()
+    async with runner_rig(redis_url, database_url, fake_llm) as made:
+        yield made
 
 
 def said(text: str, n: int) -> Envelope:

@@ -1,0 +1,69 @@
+"""A session runner in the test's own process, as a worker builds one: a real mailbox in
+Redis, the agent against the fake model, the record (and the tools' services) in a real
+database. For the tests that set up crash windows by hand, where a killed process could not
+hit them reliably."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from arq.connections import RedisSettings, create_pool
+
+from adapters.http.egress import HttpEgress
+from bot.agent.build import build_agent
+from bot.config import Settings
+from bot.confirmations import Confirmations
+from bot.egress import PlatformEgress
+from bot.mailbox import Mailbox
+from bot.session_runner import RunnerDeps, SessionRunner
+from bot.store.database import Database, open_database
+from bot.tools.services import ToolServices
+from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
+
+
+@dataclass
+class Rig:
+    runner: SessionRunner
+    mailbox: Mailbox
+    database: Database
+    fake: FakeLLM
+    services: ToolServices
+
+
+async def no_expiry(confirmation_id: str, ttl: float) -> None:
+    """Expiries are not scheduled: these tests decide every confirmation themselves."""
+
+
+@asynccontextmanager
+async def runner_rig(
+    redis_url: str, database_url: str, fake: FakeLLM, *, services: bool = False, **settings: Any
+) -> AsyncIterator[Rig]:
+    """The rig; with `services`, the runner's turns reach the database's tasks, people,
+    memories and grants, as a worker's do."""
+    configured = Settings(
+        _env_file=None,
+        model="claude-test",
+        anthropic_api_key=ANTHROPIC_KEY,
+        anthropic_base_url=fake.anthropic_base_url,
+        redis_url=redis_url,
+        database_url=database_url,
+        **settings,
+    )
+    pool = await create_pool(RedisSettings.from_dsn(redis_url))
+    database = await open_database(configured)
+    mailbox = Mailbox(pool, pool)
+    tools = ToolServices.open(database.engine, pool)
+    agent = build_agent(configured)
+    deps = RunnerDeps(
+        configured, mailbox, agent, PlatformEgress(HttpEgress(pool), {}), Confirmations(pool),
+        no_expiry, database.history, services=tools if services else None,
+    )  # fmt: skip
+    try:
+        yield Rig(SessionRunner(deps), mailbox, database, fake, tools)
+    finally:
+        await agent.aclose()
+        await database.aclose()
+        await pool.aclose()
