@@ -271,8 +271,8 @@ class SessionRunner:
         return TurnRequest(ctx, text=text, envelope_ids=ids, model=model)
 
     async def _grant(self, ctx: ToolContext, tools: set[str], by: str) -> None:
-        """ "Always allow": the person who asked may run `tools` in this chat from now on,
-        this turn included. A database that cannot take it costs the grant, not the turn:
+        """Keep an "Always allow": the person who asked may run `tools` in this chat from now
+        on, this turn included. A database that cannot take it costs the grant, not the turn:
         the approved calls still run, and the next time they are asked about again."""
         services = self.deps.services
         if services is None:
