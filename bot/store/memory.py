@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table, delete, func, select, text
+from sqlalchemy import Table, delete, func, literal, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.store.schema import MemoryRow
+from bot.store.schema import MemoryRow, UtcDateTime
 
 MEMORIES: Table = MemoryRow.__table__  # type: ignore[assignment]
 MAX_TEXT = 500
@@ -80,25 +80,41 @@ class Memories:
             async with self.engine.begin() as db:
                 if (kept := await _same(db, scope, fact)) is not None:
                     return kept, False
-                count = select(func.count()).where(MEMORIES.c.scope == scope)
-                if (await db.execute(count)).scalar_one() >= self.max_per_scope:
+                new = await self._insert_below_cap(db, scope, fact)
+                if new is None:
                     raise MemoryRefused(
                         f"Memory is full ({self.max_per_scope} memories here); "
                         "forget something first."
                     )
-                now = datetime.now(UTC)
-                insert = MEMORIES.insert().values(
-                    scope=scope, text=fact, folded=fold(fact), created_at=now
-                )
-                added = await db.execute(insert.returning(MEMORIES.c.id))
-                new_id = int(added.scalar_one())
-                return Memory(new_id, scope, fact, now), True
+                return new, True
         except IntegrityError:  # the same fact added at the same moment elsewhere
             async with self.engine.connect() as db:
                 kept = await _same(db, scope, fact)
             if kept is None:
                 raise
             return kept, False
+
+    async def _insert_below_cap(self, db: AsyncConnection, scope: str, fact: str) -> Memory | None:
+        """Insert `fact` unless `scope` holds its cap already, in one statement, so two
+        memories added at once cannot both take the last place: SQLite runs the statement
+        under its write lock, and PostgreSQL first serialises the scope's adders with a
+        transaction-scoped advisory lock (its count would not see the other's row)."""
+        if db.dialect.name == "postgresql":
+            await db.execute(
+                text("SELECT pg_advisory_xact_lock(hashtextextended(:scope, 0))"),
+                {"scope": f"memories:{scope}"},
+            )
+        now = datetime.now(UTC)
+        held = select(func.count()).where(MEMORIES.c.scope == scope).scalar_subquery()
+        row = select(
+            literal(scope), literal(fact), literal(fold(fact)), literal(now, UtcDateTime())
+        ).where(held < self.max_per_scope)
+        columns = [MEMORIES.c.scope, MEMORIES.c.text, MEMORIES.c.folded, MEMORIES.c.created_at]
+        added = await db.execute(
+            MEMORIES.insert().from_select(columns, row).returning(MEMORIES.c.id)
+        )
+        new_id = added.scalar()
+        return None if new_id is None else Memory(int(new_id), scope, fact, now)
 
     async def forget(self, scope: str, what: int | str) -> list[Memory]:
         """Remove the memory numbered `what`, or those matching all of its words; what was

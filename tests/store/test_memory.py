@@ -3,9 +3,12 @@ index whatever the query holds, capped, deduplicated, and forgotten by number or
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.store.database import Database
+from bot.store.engine import make_engine
 from bot.store.memory import MAX_FORGET, Memories, Memory, MemoryRefused
 
 ANN, BOB, GROUP = "tg:1", "tg:2", "chat:tg:-100"
@@ -149,3 +152,23 @@ async def test_words_beyond_ascii_are_found_in_any_case_and_without_accents(
     ]
     assert texts(await memories.search(ANN, "ЗЕЛЁНЫЙ")) == ["Анна любит Зелёный чай"]
     assert texts(await memories.forget(ANN, "зелёный ЧАЙ")) == ["Анна любит Зелёный чай"]
+
+
+async def test_memories_added_at_once_from_several_processes_stop_at_the_cap(
+    database_url: str, db: Database
+) -> None:
+    """Four connection pools (as four workers have) add 60 memories at once to one scope
+    capped at 20: exactly 20 are kept, and every other add is told that memory is full."""
+    engines = [db.engine, *(make_engine(database_url) for _ in range(3))]
+    try:
+        stores = [Memories(engine, max_per_scope=20) for engine in engines]
+        outcomes = await asyncio.gather(
+            *(stores[i % 4].add(ANN, f"fact number {i}") for i in range(60)),
+            return_exceptions=True,
+        )
+    finally:
+        for engine in engines[1:]:
+            await engine.dispose()
+    refused = [o for o in outcomes if isinstance(o, MemoryRefused)]
+    assert len(refused) == 40 and all("Memory is full (20" in str(o) for o in refused)
+    assert len(await Memories(db.engine).all(ANN)) == 20
