@@ -1,14 +1,16 @@
-"""What a run's events tell the durable record: when text first showed, errors, the end."""
+"""What a run's events tell the durable record: when text first showed, errors, the end, and
+the trace of it all (`bot.trace`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.agent import events as ev
 from bot.envelope import Envelope
 from bot.store.history import RunRecord, SessionInfo
+from bot.trace.builder import TraceBuilder
 
 
 def session_info(head: Envelope) -> SessionInfo:
@@ -23,8 +25,10 @@ class RunWatch:
     first_text: float | None = None
     error: str | None = None
     completed: ev.Completed | None = None
+    trace: TraceBuilder = field(default_factory=TraceBuilder)
 
     def see(self, event: ev.AgentEvent) -> None:
+        self.trace.see(event)
         if isinstance(event, ev.TextDelta) and self.first_text is None:
             self.first_text = time.time()
         elif isinstance(event, ev.Error):
@@ -55,4 +59,5 @@ class RunWatch:
             finished_at=time.time(),
             first_text_at=self.first_text,
             error=self.error,
+            trace=self.trace.trace,
         )

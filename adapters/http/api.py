@@ -26,7 +26,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
-from adapters.http import people, sessions, tasks
+from adapters.http import people, sessions, tasks, traces
 from adapters.http.common import USER, api_sender, error, read_body, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
@@ -306,4 +306,5 @@ def build_app(deps: Services) -> web.Application:
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
     tasks.mount(app, deps)
     people.mount(app, deps)
+    traces.mount(app, deps)
     return app

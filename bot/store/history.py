@@ -31,6 +31,7 @@ from bot.messages import Message
 from bot.pricing import PriceTable
 from bot.store.runs import RunRecord, SessionInfo, run_id
 from bot.store.schema import ConfirmationRow, MessageRow, RunRow, SessionRow
+from bot.trace.metrics import measure
 
 __all__ = ["MESSAGES", "RUNS", "SESSIONS", "History", "RunRecord", "SessionInfo", "run_id"]
 log = logging.getLogger(__name__)
@@ -125,6 +126,7 @@ class History:
             "first_text_ms": None if first is None else round((first - run.started_at) * 1000),
             "error": run.error,
             **_tokens(run.usage, self.prices.cost(run.model, run.usage)),
+            **_traced(run),
         }
         statement = upsert(db, RUNS).values(values)
         kept = {"id", "session_key", "started_at"}
@@ -341,3 +343,15 @@ def _from_turn_start(messages: list[Message]) -> list[Message]:
         if message.summary or message.starts_turn:
             return messages[index:]
     return []
+
+
+def _traced(run: RunRecord) -> dict[str, Any]:
+    """The run's trace with its numbers, and its score alone, which the runs' aggregates
+    read; a run recorded before traces existed has neither."""
+    if run.trace is None:
+        return {"trace": None, "reliability": None}
+    latency = round((run.finished_at - run.started_at) * 1000)
+    tokens = run.usage.input_tokens + run.usage.output_tokens
+    metrics = measure(run.trace, latency_ms=latency, tokens=tokens)
+    kept = {**run.trace.model_dump(), "metrics": metrics.model_dump()}
+    return {"trace": kept, "reliability": metrics.reliability}

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.llm.events import Usage
+from bot.trace.model import Trace
 
 RUN_IDS = uuid.UUID("5d1c7c55-5f0e-4a43-9a57-7061726c6579")
 
@@ -42,6 +43,7 @@ class RunRecord:
     first_text_at: float | None = None
     error: str | None = None
     last_message: str | None = None
+    trace: Trace | None = None  # what happened in it, step by step (`bot.trace`)
 
     @property
     def id(self) -> str:

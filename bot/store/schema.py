@@ -112,6 +112,8 @@ class RunRow(Tokens, Base):
     latency_ms: Mapped[int] = mapped_column(Integer, default=0)
     first_text_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    trace: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # `bot.trace`
+    reliability: Mapped[int | None] = mapped_column(Integer, nullable=True)  # 0-100
 
 
 class MessageRow(Tokens, Base):

@@ -1,0 +1,131 @@
+"""Building a run's trace from its events as they pass, the way `RunWatch` builds its record.
+
+Each Iteration opens a model call, whose step is the iteration's number; the tool calls,
+retries and errors of that step are its children. A model call ends where its stream did:
+at its first tool call, at the next iteration, or at the end of the run. Edges say how one
+thing led to the next: a step to the next step, a model call to the tools it asked for
+(`success`, or `error` when the tool failed), a failed attempt to its retry (`retry`).
+The work per event is a few attribute writes, and the nodes are capped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bot.agent import events as ev
+from bot.trace.model import EdgeType, Status, Trace, TraceEdge, TraceNode
+
+MAX_NODES = 500
+PREVIEW = 200  # characters of a tool call's arguments kept in its node
+
+
+def preview(arguments: dict[str, Any]) -> str:
+    """The arguments as a short, single-line text: enough to recognise the call, never a
+    whole file or program."""
+    shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    return shown if len(shown) <= PREVIEW else shown[: PREVIEW - 1] + "…"
+
+
+class TraceBuilder:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.trace = Trace()
+        self._model: TraceNode | None = None  # the model call of the current step
+        self._last_step: TraceNode | None = None
+        self._tools: dict[str, TraceNode] = {}
+        self._step = 0
+
+    def see(self, event: ev.AgentEvent) -> None:
+        now = self.clock()
+        if isinstance(event, ev.Iteration):
+            self._next_step(event.number, now)
+        elif isinstance(event, ev.ToolCallStart):
+            self._end_model(now)
+            self._tool_started(event, now)
+        elif isinstance(event, ev.ToolCallResult):
+            self._tool_ended(event, now)
+        elif isinstance(event, ev.Retrying):
+            detail = {"attempt": event.attempt, "delay_s": event.delay, "error": event.error}
+            self._child("retry", "retry", now, "error", detail, edge="retry")
+        elif isinstance(event, ev.Error):
+            self._child("error", "error", now, "error", {"message": event.message}, edge="error")
+        elif isinstance(event, ev.Compacted):
+            detail = {"tokens_before": event.tokens_before, "tokens_after": event.tokens_after}
+            self._child("compaction", "compaction", now, "ok", detail)
+        elif isinstance(event, ev.ConfirmationRequired):
+            names = [call.name for call in event.calls]
+            self._child("confirmation", "confirmation", now, "waiting", {"tools": names})
+        elif isinstance(event, ev.Completed):
+            self._finish(event, now)
+
+    def _next_step(self, number: int, now: float) -> None:
+        self._end_model(now)
+        self._step = number
+        node = self._add("model_call", "model", now, status="ok", ended=None)
+        if node is not None and self._last_step is not None:
+            self._edge(self._last_step, node, "success")
+        self._model = node
+        self._last_step = node or self._last_step
+
+    def _tool_started(self, event: ev.ToolCallStart, now: float) -> None:
+        detail = {"arguments": preview(event.arguments)}
+        node = self._add("tool_call", event.name, now, detail=detail, ended=None)
+        if node is not None:
+            self._tools[event.call_id] = node
+            if self._model is not None:
+                node.parent = self._model.id
+
+    def _tool_ended(self, event: ev.ToolCallResult, now: float) -> None:
+        node = self._tools.pop(event.call_id, None)
+        if node is None:
+            return
+        node.ended_at = now
+        node.status = "error" if event.is_error else "ok"
+        node.detail["cached"] = event.cached
+        if self._model is not None:
+            self._edge(self._model, node, "error" if event.is_error else "success")
+
+    def _child(
+        self, kind: str, name: str, now: float, status: Status, detail: dict[str, Any],
+        edge: EdgeType = "success",
+    ) -> None:  # fmt: skip
+        node = self._add(kind, name, now, status=status, detail=detail, ended=now)
+        if node is not None and self._model is not None:
+            node.parent = self._model.id
+            self._edge(self._model, node, edge)
+
+    def _end_model(self, now: float) -> None:
+        if self._model is not None and self._model.ended_at is None:
+            self._model.ended_at = now
+
+    def _finish(self, done: ev.Completed, now: float) -> None:
+        self._end_model(now)
+        waiting = done.finish_reason == ev.FinishReason.AWAITING_CONFIRMATION
+        for node in self._tools.values():  # waiting for a person, or cut off
+            node.ended_at, node.status = now, "waiting" if waiting else "cancelled"
+        self._tools.clear()
+        stopped = done.finish_reason in (ev.FinishReason.CANCELLED, ev.FinishReason.TIMED_OUT)
+        if stopped and self._last_step is not None:
+            self._last_step.status = "cancelled"
+        if done.finish_reason == ev.FinishReason.ERROR and self._model is not None:
+            self._model.status = "error"
+
+    def _add(
+        self, kind: str, name: str, now: float, *, status: Status = "ok",
+        detail: dict[str, Any] | None = None, ended: float | None,
+    ) -> TraceNode | None:  # fmt: skip
+        trace = self.trace
+        if len(trace.nodes) >= MAX_NODES:
+            trace.dropped += 1
+            return None
+        node = TraceNode(
+            id=len(trace.nodes) + 1, step=self._step, kind=kind, name=name, status=status,
+            started_at=now, ended_at=ended, detail=detail or {},
+        )  # fmt: skip
+        trace.nodes.append(node)
+        return node
+
+    def _edge(self, source: TraceNode, target: TraceNode, kind: EdgeType) -> None:
+        self.trace.edges.append(TraceEdge(source=source.id, target=target.id, type=kind))

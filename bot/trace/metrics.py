@@ -1,0 +1,77 @@
+"""A run's numbers, read from its trace, and its reliability score.
+
+The score, from 0 to 100, rounded:
+
+    100 × success rate                              (steps that succeeded / steps that ended,
+                                                     a stopped step counting neither way)
+    − 5 per retry                                   (a model call made again)
+    − 10 per schema violation                       (an answer that failed its output schema)
+    − 20 × min(1, max(0, latency − 30 s) / 120 s)   (nothing up to 30 s, all 20 by 150 s)
+
+clamped to 0–100. A run that failed outright (its last step an error) scores its success
+rate at most; one that only answered scores 100. The weights put failures first, since a
+wrong or missing answer costs a person most, then retries (each one a wait and a cost), then
+slowness, which the person notices but which still ends in an answer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pydantic import BaseModel, Field
+
+from bot.trace.model import Trace
+
+STEPS = ("model_call", "tool_call")
+RETRY_PENALTY = 5
+VIOLATION_PENALTY = 10
+LATENCY_FREE_MS = 30_000
+LATENCY_FULL_MS = 150_000
+LATENCY_PENALTY = 20
+
+
+class RunMetrics(BaseModel):
+    steps: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    retries: int = 0
+    total_latency_ms: int = 0
+    average_latency_ms: int = 0
+    schema_violations: int = 0
+    tool_usage: dict[str, int] = Field(default_factory=dict)
+    tokens: int = 0
+    reliability: int = 100
+
+
+def measure(trace: Trace, *, latency_ms: int, tokens: int, violations: int = 0) -> RunMetrics:
+    steps = [node for node in trace.nodes if node.kind in STEPS]
+    succeeded = sum(node.status in ("ok", "waiting") for node in steps)
+    failed = sum(node.status == "error" for node in steps)
+    retries = sum(node.kind == "retry" for node in trace.nodes)
+    total = sum(node.latency_ms for node in steps)
+    tools = Counter(node.name for node in steps if node.kind == "tool_call")
+    return RunMetrics(
+        steps=len(steps),
+        succeeded=succeeded,
+        failed=failed,
+        retries=retries,
+        total_latency_ms=total,
+        average_latency_ms=round(total / len(steps)) if steps else 0,
+        schema_violations=violations,
+        tool_usage=dict(tools),
+        tokens=tokens,
+        reliability=score(succeeded, failed, retries, violations, latency_ms),
+    )
+
+
+def score(succeeded: int, failed: int, retries: int, violations: int, latency_ms: int) -> int:
+    ended = succeeded + failed
+    rate = succeeded / ended if ended else 1.0
+    slow = min(1.0, max(0, latency_ms - LATENCY_FREE_MS) / (LATENCY_FULL_MS - LATENCY_FREE_MS))
+    value = (
+        100 * rate
+        - RETRY_PENALTY * retries
+        - VIOLATION_PENALTY * violations
+        - LATENCY_PENALTY * slow
+    )
+    return round(min(100.0, max(0.0, value)))

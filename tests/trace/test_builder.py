@@ -1,0 +1,115 @@
+"""A trace built from a run's events: its nodes, links, numbers and score."""
+
+from __future__ import annotations
+
+import itertools
+
+from bot.agent import events as ev
+from bot.llm.events import Usage
+from bot.trace.builder import MAX_NODES, TraceBuilder
+from bot.trace.graph import COLUMN, ROW, layout
+from bot.trace.metrics import measure, score
+
+
+def built(*events: ev.AgentEvent) -> TraceBuilder:
+    ticks = itertools.count()
+    builder = TraceBuilder(clock=lambda: float(next(ticks)))
+    for event in events:
+        builder.see(event)
+    return builder
+
+
+def done(reason: str = "end_turn") -> ev.Completed:
+    return ev.Completed(finish_reason=reason, iterations=2, usage=Usage(10, 5))
+
+
+def start(call: str, name: str, **arguments: object) -> ev.ToolCallStart:
+    return ev.ToolCallStart(call_id=call, name=name, arguments=dict(arguments))
+
+
+def result(call: str, name: str, error: bool = False) -> ev.ToolCallResult:
+    return ev.ToolCallResult(call_id=call, name=name, content="…", is_error=error)
+
+
+def test_steps_tools_and_retries_are_linked_and_scored() -> None:
+    trace = built(
+        ev.Iteration(number=1),
+        ev.TextDelta(text="Let me look."),
+        start("a", "web_search", query="tea"),
+        start("b", "web_fetch", url="https://example.com/" + "x" * 300),
+        result("a", "web_search"),
+        result("b", "web_fetch", error=True),
+        ev.Iteration(number=2),
+        ev.Retrying(attempt=1, delay=1.0, error="overloaded"),
+        ev.TextDelta(text="Here."),
+        done(),
+    ).trace
+    shown = [(n.id, n.parent, n.step, n.kind, n.name, n.status) for n in trace.nodes]
+    assert shown == [
+        (1, None, 1, "model_call", "model", "ok"),
+        (2, 1, 1, "tool_call", "web_search", "ok"),
+        (3, 1, 1, "tool_call", "web_fetch", "error"),
+        (4, None, 2, "model_call", "model", "ok"),
+        (5, 4, 2, "retry", "retry", "error"),
+    ]
+    edges = [(e.source, e.target, e.type) for e in trace.edges]
+    assert edges == [(1, 2, "success"), (1, 3, "error"), (1, 4, "success"), (4, 5, "retry")]
+    assert trace.nodes[0].latency_ms == 2000  # from the iteration (0 s) to its first tool call
+    assert len(trace.nodes[2].detail["arguments"]) == 200  # a preview, never the whole
+    metrics = measure(trace, latency_ms=2_000, tokens=15)
+    assert (metrics.steps, metrics.succeeded, metrics.failed, metrics.retries) == (4, 3, 1, 1)
+    assert metrics.tool_usage == {"web_search": 1, "web_fetch": 1}
+    assert metrics.reliability == 70  # 100 × 3/4 − 5 for the retry
+
+
+def test_a_stopped_run_and_a_waiting_one_say_so() -> None:
+    stopped = built(ev.Iteration(number=1), start("a", "run_python"), done("cancelled")).trace
+    assert [n.status for n in stopped.nodes] == ["cancelled", "cancelled"]
+    waiting = built(
+        ev.Iteration(number=1),
+        start("a", "run_python", code="print(1)"),
+        ev.ConfirmationRequired(
+            calls=[ev.PendingCall(call_id="a", name="run_python", arguments={})]
+        ),
+        done("awaiting_confirmation"),
+    ).trace
+    assert [(n.kind, n.status) for n in waiting.nodes] == [
+        ("model_call", "ok"), ("tool_call", "waiting"), ("confirmation", "waiting")
+    ]  # fmt: skip
+    failed = built(ev.Iteration(number=1), ev.Error(message="the provider failed"), done("error"))
+    assert [(n.kind, n.status) for n in failed.trace.nodes] == [
+        ("model_call", "error"), ("error", "error")
+    ]  # fmt: skip
+    assert measure(failed.trace, latency_ms=100, tokens=0).reliability == 0
+
+
+def test_a_runaway_run_is_capped() -> None:
+    events: list[ev.AgentEvent] = [ev.Iteration(number=1)]
+    for n in range(MAX_NODES + 100):
+        events += [start(str(n), "calculator"), result(str(n), "calculator")]
+    trace = built(*events, done()).trace
+    assert len(trace.nodes) == MAX_NODES and trace.dropped == 101
+
+
+def test_the_score_weighs_failures_retries_violations_and_latency() -> None:
+    assert score(5, 0, 0, 0, 1_000) == 100
+    assert score(0, 0, 0, 0, 1_000) == 100  # nothing ended: nothing failed
+    assert score(5, 0, 2, 0, 1_000) == 90
+    assert score(5, 0, 0, 1, 1_000) == 90
+    assert score(5, 0, 0, 0, 90_000) == 90  # halfway from 30 s to 150 s
+    assert score(5, 0, 0, 0, 600_000) == 80
+    assert score(1, 1, 20, 3, 600_000) == 0
+
+
+def test_the_graph_places_steps_in_columns_and_their_nodes_below() -> None:
+    trace = built(
+        ev.Iteration(number=1), start("a", "calculator"), result("a", "calculator"),
+        ev.Iteration(number=2), done(),
+    ).trace  # fmt: skip
+    drawn = layout(trace.model_dump())
+    places = [(n["kind"], n["x"], n["y"]) for n in drawn["nodes"]]
+    assert places == [
+        ("model_call", COLUMN, 0), ("tool_call", COLUMN, ROW), ("model_call", 2 * COLUMN, 0)
+    ]  # fmt: skip
+    assert drawn["width"] == 3 * COLUMN and drawn["height"] == 2 * ROW
+    assert drawn["edges"] == [e.model_dump() for e in trace.edges]
