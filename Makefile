@@ -78,3 +78,4 @@ bench: sync system-test
 	$(UV) run --frozen python -m tests.bench.startup
 	$(UV) run --frozen python -m tests.bench.scheduler
 	$(UV) run --frozen python -m tests.bench.sandbox
+	$(UV) run --frozen python -m tests.bench.traces
