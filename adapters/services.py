@@ -15,6 +15,7 @@ from bot.store.archive import Archive
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
+from bot.store.traces import Traces
 from bot.tasks.book import TaskBook
 
 
@@ -29,4 +30,5 @@ class Services:
     memories: Memories
     people: People
     grants: Grants
+    traces: Traces
     tools: ToolCatalog

@@ -22,6 +22,7 @@ from bot.store.database import open_database
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
+from bot.store.traces import Traces
 from bot.tasks.book import TaskBook
 from bot.tools.base import ToolRegistry
 from bot.tools.catalog import standard_tools
@@ -47,6 +48,7 @@ async def make_app(settings: Settings) -> web.Application:
         memories=Memories(database.engine),
         people=People(database.engine),
         grants=Grants(database.engine),
+        traces=Traces(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings)).specs),
     )
     app = build_app(deps)

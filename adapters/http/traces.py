@@ -15,7 +15,6 @@ from aiohttp import web
 
 from adapters.http.common import error, query_number, refusal
 from adapters.services import Services
-from bot.store.traces import Traces
 from bot.trace.graph import layout
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
@@ -41,7 +40,7 @@ def _when(request: web.Request, name: str, default: datetime) -> datetime:
 
 class TraceRoutes:
     def __init__(self, services: Services) -> None:
-        self.traces = Traces(services.archive.engine)
+        self.traces = services.traces
 
     async def _found(self, request: web.Request) -> tuple[dict[str, object], dict[str, object]]:
         run_id = request.match_info["run_id"]
