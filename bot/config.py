@@ -181,6 +181,7 @@ class Settings(BaseSettings):
     )
     slack_rate_share: float = Field(default=0.8, gt=0, le=1)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    log_format: Literal["text", "json"] = "text"
 
     tasks: Annotated[list[ConfiguredTask], NoDecode] = Field(default_factory=list)
     tasks_per_person: int = Field(default=20, ge=1)

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot import logs
 from bot.agent import events as ev
 from bot.agent.loop import Agent, TurnRequest
 from bot.agent.state import SessionState
@@ -31,6 +32,7 @@ from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
 from bot.run_watch import RunWatch, session_info
 from bot.store.history import History, RunRecord
+from bot.store.runs import run_id
 from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
@@ -82,6 +84,7 @@ class SessionRunner:
         token = await mailbox.take_lease(session, self.lease_ttl, worker=worker_id)
         if token is None:
             return
+        logs.SESSION.set(session)  # this task's log lines name the session
         worker = asyncio.current_task()
         assert worker is not None
         lost = asyncio.Event()
@@ -300,6 +303,7 @@ class SessionRunner:
         cancel = self._cancels[session] = asyncio.Event()
         stream = self.deps.egress.open(group)
         watch = RunWatch(started=time.time())
+        named = logs.RUN.set(run_id(session, head.id))
         try:
             if request.text is None and request.decisions is None:
                 await stream.send(ev.TextReset(reason="the turn is resumed after a restart"))
@@ -314,6 +318,7 @@ class SessionRunner:
         finally:
             self._cancels.pop(session, None)
             await stream.close()
+            logs.RUN.reset(named)
         model = request.model or self.deps.agent.default_model
         if record := watch.record(group, _trigger(head, request), model, request.ctx.user.id):
             await self._record(state, record)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import typer
 
-from bot import __version__
+from bot import __version__, logs
 from bot.config import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:
@@ -33,9 +32,7 @@ def _settings() -> Settings:
     except ConfigError as exc:
         typer.echo(f"parley: configuration error: {exc}", err=True)
         raise typer.Exit(2) from None
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure(settings)
     return settings
 
 

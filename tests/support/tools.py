@@ -50,4 +50,12 @@ async def block_in_async(ctx: ToolContext) -> str:
     return "unreachable"
 
 
-TOOLS: list[Tool] = [slow_write, launch, crash_worker, block_thread, block_in_async]
+@tool
+async def fail_loudly(ctx: ToolContext, detail: str) -> str:
+    """Fails as a bug would, with `detail` in its error (which the worker logs)."""
+    raise RuntimeError(f"something broke: {detail}")
+
+
+TOOLS: list[Tool] = [
+    slow_write, launch, crash_worker, block_thread, block_in_async, fail_loudly
+]  # fmt: skip
