@@ -22,6 +22,8 @@ Shared by every worker:
   cancelled or changed, for the scheduler to apply.
 - `parley:mcp:{host}:{pid}`: hash of one worker's MCP servers and how each is doing (JSON
   per server name), with a TTL that the worker keeps refreshing while it runs.
+- `parley:metrics:{host}:{pid}`: one process's Prometheus metrics (the text exposition
+  format), rewritten every few seconds with a TTL, so a gone process's lapse.
 - `parley:limit:{person}:messages`: sorted set of the person's messages accepted in the last
   minute (member: the message's key, score: when, in ms of Redis time).
 - `parley:limit:{person}:tokens:{YYYY-MM-DD}`: hash of the person's token use that UTC day:
@@ -75,6 +77,8 @@ TASKS_CHANNEL = f"{PREFIX}:tasks"
 SCHEDULER_LEADER = f"{PREFIX}:scheduler"
 MCP_STATUS_PREFIX = f"{PREFIX}:mcp:"
 MCP_STATUS_MATCH = f"{MCP_STATUS_PREFIX}*"
+METRICS_PREFIX = f"{PREFIX}:metrics:"
+METRICS_MATCH = f"{METRICS_PREFIX}*"
 # What every session key starts with; the sweep's script builds lease keys from it.
 SESSION_PREFIX = f"{PREFIX}:"
 
@@ -102,6 +106,10 @@ def worker(worker_id: str) -> str:
 
 def mcp_status(host: str, pid: int) -> str:
     return f"{MCP_STATUS_PREFIX}{host}:{pid}"
+
+
+def metrics(host: str, pid: int) -> str:
+    return f"{METRICS_PREFIX}{host}:{pid}"
 
 
 def rate(scope: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot import logs
+from bot import logs, metrics
 from bot.agent import events as ev
 from bot.agent.loop import Agent, TurnRequest
 from bot.agent.state import SessionState
@@ -143,6 +143,8 @@ class SessionRunner:
         mailbox = self.deps.mailbox
         head = batch[0]
         tries = await mailbox.attempt(head)
+        if tries == 1:  # taken up for the first time, not retried after a crash
+            metrics.PICKUP_SECONDS.observe(max(0.0, time.time() - head.received_at))
         state = await self._state(session)
         if done := finished_group(batch, state):  # its worker died before committing it
             await mailbox.commit(session, token, done, state.model_dump_json())
@@ -257,6 +259,10 @@ class SessionRunner:
         if head.kind == "scheduled" and tasks is not None and await tasks.called_off(head.id):
             return None  # it waited behind the message that cancelled its task
         if head.is_decision:
+            decided = (
+                "expired" if head.kind == "expiry" else "approved" if head.approve else "denied"
+            )
+            metrics.CONFIRMATIONS.labels(decided).inc()
             await self._audit(head.confirmation_id)
             pending = state.pending
             if pending is None or pending.confirmation_id != head.confirmation_id:
@@ -321,6 +327,7 @@ class SessionRunner:
             logs.RUN.reset(named)
         model = request.model or self.deps.agent.default_model
         if record := watch.record(group, _trigger(head, request), model, request.ctx.user.id):
+            metrics.observe_run(record, self.deps.agent.deps.tools.names)
             await self._record(state, record)
 
     async def _confirmation(

@@ -22,7 +22,7 @@ from arq.worker import Worker, func
 from adapters.egresses import configured_egresses
 from adapters.http.egress import HttpEgress
 from adapters.loading import LoadingEgress
-from bot import keys
+from bot import keys, metrics
 from bot.agent.build import build_agent
 from bot.agent.loop import Agent
 from bot.config import Settings
@@ -257,6 +257,7 @@ def build_worker(
         background.append(asyncio.create_task(_watch_database(settings, database)))
         background.append(asyncio.create_task(agent.warm()))
         background.append(asyncio.create_task(_say_ready(redis, liveness, platforms)))
+        background.append(asyncio.create_task(metrics.publish(redis, metrics.own_key())))
         if servers is not None:
             background.append(asyncio.create_task(publish(redis, servers, worker_key())))
 

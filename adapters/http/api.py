@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
@@ -33,7 +34,7 @@ from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
 from adapters.http.streams import Slot, StreamHub, reader_connection
 from adapters.services import Services
-from bot import keys
+from bot import keys, metrics
 from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope
@@ -196,6 +197,13 @@ class Api:
     async def tools(self, request: web.Request) -> web.Response:
         return web.json_response(await self.deps.tools.as_json())
 
+    async def metrics(self, request: web.Request) -> web.Response:
+        """The deployment's Prometheus metrics: every live process's, added up (see
+        `bot.metrics`); behind the API token like the API."""
+        own = generate_latest(metrics.REGISTRY).decode()
+        body = metrics.merged([own, *await metrics.snapshots(self.deps.redis)])
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
     async def health(self, request: web.Request) -> web.Response:
         try:
             await self.deps.redis.ping()
@@ -294,6 +302,7 @@ def build_app(deps: Services) -> web.Application:
     records = Records(deps)
     app.router.add_get("/", api.page)
     app.router.add_get("/healthz", api.health)
+    app.router.add_get("/metrics", api.metrics)
     app.router.add_get("/api/tools", api.tools)
     app.router.add_post("/api/sessions", api.create_session)
     app.router.add_get("/api/sessions", records.page)

@@ -1,0 +1,150 @@
+"""Prometheus metrics: what each process counts, and the one view of the deployment.
+
+Turns run in worker processes, often in other containers than `parley web`, which serves
+`/metrics`; they share only Redis. So every process counts in its own registry and publishes
+a snapshot of it (the text exposition format) to Redis every few seconds, under a key of its
+own with a TTL: one write per interval, never one per observation, and a dead process's
+series lapse. `/metrics` adds up the live snapshots by name and labels (counters and
+histogram buckets sum; so do the few gauges, which count things per process). A restarted
+process starts its counters again, which Prometheus's `rate()` expects.
+
+Labels are bounded: a trigger, a finish reason, an outcome, a registered tool's name (any
+other name counts as `other`), never a session, a person or free text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Collection, Iterable
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from bot import keys
+from bot.redis_types import done
+from bot.store.runs import RunRecord
+
+log = logging.getLogger(__name__)
+disable_created_metrics()  # type: ignore[no-untyped-call]  # `_created` samples cannot be added up across processes
+REGISTRY = CollectorRegistry()
+PUBLISH_EVERY = 5.0
+TTL = 30
+
+TURNS = Counter(
+    "parley_turns", "Runs of the agent, by what started them and how they ended",
+    ["trigger", "finish"], registry=REGISTRY,
+)  # fmt: skip
+TURN_SECONDS = Histogram(
+    "parley_turn_seconds", "How long a run took, from its start to its end",
+    buckets=(0.5, 1, 2, 5, 10, 20, 30, 60, 120, 180, 300), registry=REGISTRY,
+)  # fmt: skip
+FIRST_TEXT_SECONDS = Histogram(
+    "parley_first_text_seconds", "From a run's start to its first streamed text",
+    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30), registry=REGISTRY,
+)  # fmt: skip
+MODEL_CALLS = Counter(
+    "parley_model_calls", "Model calls, by outcome (ok, error, cancelled)", ["outcome"],
+    registry=REGISTRY,
+)  # fmt: skip
+MODEL_RETRIES = Counter("parley_model_retries", "Model calls made again", registry=REGISTRY)
+TOOL_CALLS = Counter(
+    "parley_tool_calls", "Tool calls, by tool and outcome", ["tool", "outcome"],
+    registry=REGISTRY,
+)  # fmt: skip
+COMPACTIONS = Counter("parley_compactions", "Contexts compacted", registry=REGISTRY)
+CONFIRMATIONS = Counter(
+    "parley_confirmations", "Approvals decided, by decision (approved, denied, expired)",
+    ["decision"], registry=REGISTRY,
+)  # fmt: skip
+PICKUP_SECONDS = Histogram(
+    "parley_pickup_seconds", "From a message's arrival to a worker taking it up",
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30), registry=REGISTRY,
+)  # fmt: skip
+
+
+def observe_run(record: RunRecord, tools: Collection[str]) -> None:
+    """Count a recorded run, and what its trace saw; `tools` are the registered names."""
+    TURNS.labels(record.trigger, str(record.finish_reason)).inc()
+    TURN_SECONDS.observe(max(0.0, record.finished_at - record.started_at))
+    if record.first_text_at is not None:
+        FIRST_TEXT_SECONDS.observe(max(0.0, record.first_text_at - record.started_at))
+    for node in record.trace.nodes if record.trace is not None else []:
+        if node.kind == "model_call":
+            MODEL_CALLS.labels(node.status if node.status != "waiting" else "ok").inc()
+        elif node.kind == "tool_call" and node.status != "waiting":
+            TOOL_CALLS.labels(node.name if node.name in tools else "other", node.status).inc()
+        elif node.kind == "retry":
+            MODEL_RETRIES.inc()
+        elif node.kind == "compaction":
+            COMPACTIONS.inc()
+
+
+def own_key() -> str:
+    return keys.metrics(socket.gethostname(), os.getpid())
+
+
+async def publish(redis: Redis, key: str, every: float = PUBLISH_EVERY) -> None:
+    """Write this process's snapshot every `every` seconds until cancelled, then remove it.
+    Redis away costs a snapshot, never the work the process does."""
+    try:
+        while True:
+            try:
+                await redis.set(key, generate_latest(REGISTRY), ex=TTL)
+            except (RedisError, OSError) as exc:
+                log.debug("could not publish the metrics: %s", exc)
+            await asyncio.sleep(every)
+    finally:
+        with contextlib.suppress(RedisError, OSError):
+            await redis.delete(key)
+
+
+async def snapshots(redis: Redis) -> list[str]:
+    """The live processes' snapshots."""
+    found = []
+    async for key in redis.scan_iter(match=keys.METRICS_MATCH, count=100):
+        raw = await done(redis.get(key))
+        if raw:
+            found.append(raw.decode() if isinstance(raw, bytes) else str(raw))
+    return found
+
+
+class _Merged:
+    """A collector of the snapshots added up, for `generate_latest`."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.families: dict[str, Metric] = {}
+        values: dict[tuple[str, str, tuple[tuple[str, str], ...]], float] = {}
+        for text in texts:
+            for family in text_string_to_metric_families(text):
+                self.families.setdefault(
+                    family.name, Metric(family.name, family.documentation, family.type)
+                )
+                for sample in family.samples:
+                    labels = tuple(sorted(sample.labels.items()))
+                    at = (family.name, sample.name, labels)
+                    values[at] = values.get(at, 0.0) + sample.value
+        for (family_name, name, labels), value in values.items():
+            self.families[family_name].add_sample(name, dict(labels), value)
+
+    def collect(self) -> Iterable[Metric]:
+        return list(self.families.values())
+
+
+def merged(texts: Iterable[str]) -> bytes:
+    """`texts` (snapshots in the text format) added up into one exposition."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Merged(texts))
+    return generate_latest(registry)
