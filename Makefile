@@ -13,7 +13,7 @@ PYTEST_WORKERS ?= 4
 # two pytest workers: each spends a third of its time importing the SDKs, one core each.
 UNIT := -n 2 -m "not e2e"
 
-.PHONY: run test test-unit lint sync clean bench system-run system-test
+.PHONY: run test test-unit lint sync clean bench system-run system-test assets
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -25,10 +25,10 @@ $(UV):
 
 sync: .venv/.synced
 
-# What the system must provide, installed with apt-get when missing. Running needs only
-# redis-server; the tests also need PostgreSQL (they start their own server) and Chromium with
+# What the system must provide, installed with apt-get when missing. Running needs
+# redis-server and npm (for the pages' browser libraries); the tests also need PostgreSQL (they start their own server) and Chromium with
 # its driver for the web chat's browser test.
-RUN_PACKAGES := redis-server:redis-server
+RUN_PACKAGES := redis-server:redis-server npm:npm
 TEST_PACKAGES := $(RUN_PACKAGES) chromium:chromium chromedriver:chromium-driver
 # $(call apt-install,COMMAND:PACKAGE ...,extra shell test appending to $$missing)
 define apt-install
@@ -42,13 +42,29 @@ define apt-install
 endef
 HAS_POSTGRES := ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql";
 
+# The browser libraries of the web chat and the dashboard, at the versions web/package-lock.json
+# pins, copied from the npm registry's packages into the Python package: the pages load them
+# from the server itself, never from a CDN, so they work on a machine that is offline.
+VENDOR := adapters/http/static/vendor
+VENDOR_FILES := marked/lib/marked.umd.js dompurify/dist/purify.min.js \
+  @highlightjs/cdn-assets/highlight.min.js @highlightjs/cdn-assets/styles/github.min.css \
+  chart.js/dist/chart.umd.min.js
+
+$(VENDOR)/.installed: web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	mkdir -p $(VENDOR)
+	for file in $(VENDOR_FILES); do cp web/node_modules/$$file $(VENDOR)/; done
+	@touch $@
+
+assets: system-run $(VENDOR)/.installed
+
 system-run:
 	$(call apt-install,$(RUN_PACKAGES),)
 
 system-test:
 	$(call apt-install,$(TEST_PACKAGES),$(HAS_POSTGRES))
 
-run: sync system-run
+run: sync system-run assets
 	@test -f .env || { cp .env.example .env; echo "Created .env from .env.example: put your model's API key in it."; }
 	$(UV) run --frozen parley up
 
@@ -59,17 +75,17 @@ lint: sync
 	$(UV) run --frozen lint-imports
 
 # The unit part first, in seconds, stopping at the first failure; then the end-to-end part.
-test: lint system-test
+test: lint system-test assets
 	$(UV) run --frozen pytest -x $(UNIT) $(PYTEST_ARGS)
 	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist worksteal -m e2e $(PYTEST_ARGS)
 
-test-unit: sync
+test-unit: sync assets
 	$(UV) run --frozen pytest $(UNIT) $(PYTEST_ARGS)
 
 clean:
-	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache web/node_modules $(VENDOR)
 
-bench: sync system-test
+bench: sync system-test assets
 	$(UV) run --frozen python -m tests.bench.engine
 	$(UV) run --frozen python -m tests.bench.pickup
 	$(UV) run --frozen python -m tests.bench.telegram

@@ -47,6 +47,8 @@ MAX_MESSAGE_ID = 200  # an envelope id's own limit
 RETRY_AFTER_S = 5  # how soon a client may try again after a 503
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 PAGE = Path(__file__).with_name("chat.html")
+STATIC = Path(__file__).with_name("static")  # the pages' scripts, styles and libraries
+StaticFiles = web.StaticResource  # the pages' own files are public, like the pages
 PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own credentials
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -222,7 +224,8 @@ def auth_middleware(settings: Settings) -> Any:
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path == "/healthz" or request.path in request.app[PUBLIC]:
+        path, resource = request.path, request.match_info.route.resource
+        if path == "/healthz" or path in request.app[PUBLIC] or isinstance(resource, StaticFiles):
             request[USER] = "http:public"
             return await handler(request)
         if token is not None:
@@ -301,6 +304,7 @@ def build_app(deps: Services) -> web.Application:
     api = Api(deps, app[HUB])
     records = Records(deps)
     app.router.add_get("/", api.page)
+    app.router.add_static("/static/", STATIC)
     app.router.add_get("/healthz", api.health)
     app.router.add_get("/metrics", api.metrics)
     app.router.add_get("/api/tools", api.tools)
