@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.run_config import RunConfig
+
 MAX_TEXT = 32_000
 # The sender id that marked an expiry before envelopes had the kind `expiry`.
 OLD_EXPIRY_SENDER = "parley:timeout"
@@ -33,7 +35,8 @@ class Envelope(BaseModel):
     with `remember` also allows the approved tools for the rest of the session. An `expiry`
     is the decision nobody made in time: it denies the calls that waited. A `scheduled`
     envelope is a run of a scheduled task, sent by the scheduler in the name of the person who
-    made the task; it is a turn of its own, never merged with messages.
+    made the task; it is a turn of its own, never merged with messages. A message with a
+    `run` config (an API run, a task's schema) is a turn of its own too.
     """
 
     id: str = Field(min_length=1, max_length=200)
@@ -47,6 +50,7 @@ class Envelope(BaseModel):
     confirmation_id: str | None = None
     approve: bool | None = None
     remember: bool = False
+    run: RunConfig | None = None
     received_at: float = Field(default_factory=time.time)
 
     @model_validator(mode="before")
@@ -67,4 +71,4 @@ class Envelope(BaseModel):
     @property
     def is_plain(self) -> bool:
         """A text message that may be merged with the ones right after it."""
-        return self.kind == "message"
+        return self.kind == "message" and self.run is None

@@ -37,7 +37,7 @@ from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 from bot.turn_groups import finished_group, merged_group, resumed_group
-from bot.turn_setup import preferred_model, prepared, tool_context
+from bot.turn_setup import preferred_model, prepared, run_config, tool_context
 
 log = logging.getLogger(__name__)
 EXPIRED = "Not run: nobody approved it before the request expired."
@@ -252,9 +252,12 @@ class SessionRunner:
             asker = head.model_copy(update=update)  # the turn goes on as the person who asked
         ctx = await tool_context(asker, self.deps.settings, self.deps.services)
         ids = tuple(envelope.id for envelope in group)
-        model = await self.deps.mailbox.option(head.session, "model") or preferred_model(ctx)
+        mailbox = self.deps.mailbox
+        config = await run_config(head, state, mailbox, goes_on=head.is_decision or resumed)
+        chosen = await mailbox.option(head.session, "model") or preferred_model(ctx)
+        model = config.model or chosen
         if resumed:  # continue what a dead worker began
-            return TurnRequest(ctx, envelope_ids=ids, model=model)
+            return TurnRequest(ctx, envelope_ids=ids, model=model, config=config)
         tasks = ctx.services.tasks if ctx.services is not None else None
         if head.kind == "scheduled" and tasks is not None and await tasks.called_off(head.id):
             return None  # it waited behind the message that cancelled its task
@@ -273,11 +276,12 @@ class SessionRunner:
                 await self._grant(ctx, names, head.sender.id)
             note = EXPIRED if head.kind == "expiry" else "Denied by the user."
             return TurnRequest(
-                ctx, decisions=decisions, envelope_ids=ids, deny_note=note, model=model
-            )
+                ctx, decisions=decisions, envelope_ids=ids, deny_note=note, model=model,
+                config=config,
+            )  # fmt: skip
         await self._decline_pending(state, head.sender.id)
         text = "\n".join(envelope.text for envelope in group)
-        return TurnRequest(ctx, text=text, envelope_ids=ids, model=model)
+        return TurnRequest(ctx, text=text, envelope_ids=ids, model=model, config=config)
 
     async def _grant(self, ctx: ToolContext, tools: set[str], by: str) -> None:
         """Keep an "Always allow": the person who asked may run `tools` in this chat from now

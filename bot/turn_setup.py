@@ -14,8 +14,10 @@ from bot.chats import chat_of
 from bot.config import Settings
 from bot.envelope import Envelope
 from bot.llm.registry import served_model
+from bot.mailbox import Mailbox
 from bot.memory.turn import with_memory
 from bot.people.preferences import Preferences, may_prefer
+from bot.run_config import MODES, RunConfig
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 
@@ -74,3 +76,16 @@ def preferred_model(ctx: ToolContext) -> str | None:
         return None
     admin = ctx.user.is_admin or settings.is_admin(ctx.user.id)
     return served_model(settings, wanted) if may_prefer(settings, wanted, admin) else None
+
+
+async def run_config(
+    head: Envelope, state: SessionState, mailbox: Mailbox, *, goes_on: bool
+) -> RunConfig:
+    """How the turn is to run: as its message asked (an API run), as the turn it `goes_on`
+    with was asked to, else in the chat's mode (`/mode`)."""
+    if head.run is not None:
+        return head.run
+    if goes_on and state.turn is not None and state.turn.config is not None:
+        return state.turn.config
+    mode = await mailbox.option(head.session, "mode")
+    return RunConfig(mode=mode) if mode in MODES and mode != "react" else RunConfig()

@@ -51,6 +51,7 @@ class FinishReason(StrEnum):
     TIMED_OUT = "timed_out"  # the turn ran past PARLEY_TURN_TIMEOUT
     MAX_ITERATIONS = "max_iterations"  # PARLEY_MAX_ITERATIONS model calls without an answer
     DOOM_LOOP = "doom_loop"  # the same tool call with the same arguments, again and again
+    INVALID_OUTPUT = "invalid_output"  # the answer still broke its output schema after repairs
     ERROR = "error"  # the provider failed beyond its retries
     NOTHING_PENDING = "nothing_pending"  # a decision arrived with nothing waiting for one
     POISONED = "poisoned"  # the message crashed workers too often and was skipped
@@ -127,14 +128,47 @@ class Compacted(BaseModel):
     messages_folded: int
 
 
+class Validated(BaseModel):
+    """The final answer checked against the run's output schema; `errors` say where it
+    does not match, and `repairing` that the model is asked to answer again."""
+
+    type: Literal["validation"] = "validation"
+    attempt: int
+    valid: bool
+    errors: list[str] = Field(default_factory=list)
+    repairing: bool = False
+
+
+PlanStatus = Literal["pending", "running", "done", "failed", "skipped"]
+
+
+class PlanStep(BaseModel):
+    id: int
+    title: str
+    depends_on: list[int] = Field(default_factory=list)
+    status: PlanStatus = "pending"
+    result: str = ""  # what the step found, in short, once it ended
+
+
+class PlanUpdated(BaseModel):
+    """The whole plan of a `plan_execute` run, each time a step starts or ends or the plan
+    is revised (`revision` counts the revisions)."""
+
+    type: Literal["plan"] = "plan"
+    steps: list[PlanStep]
+    revision: int = 0
+
+
 class Completed(BaseModel):
-    """Always the last event of a run, whatever ended it."""
+    """Always the last event of a run, whatever ended it. `output` is the answer's JSON
+    when the run had an output schema and the answer matched it."""
 
     type: Literal["completed"] = "completed"
     finish_reason: FinishReason | str
     iterations: int
     usage: Usage
     text: str = ""
+    output: Any = None
 
 
 class Error(BaseModel):
@@ -152,6 +186,8 @@ AgentEvent = Annotated[
     | Retrying
     | ConfirmationRequired
     | Compacted
+    | Validated
+    | PlanUpdated
     | Completed
     | Error,
     Field(discriminator="type"),

@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from bot.agent import events as ev
+from bot.agent import output
 from bot.agent.compaction import Compactor, estimate_text_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.model_call import ModelOutcome, call_model
+from bot.agent.plan import PlanExecution
 from bot.agent.prompt import PromptBuilder
 from bot.agent.state import SessionState, TurnProgress
 from bot.agent.step import Step, StepEnd
@@ -25,6 +27,7 @@ from bot.config import PolicyRule, Settings
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.retry import RetryPolicy, Sleep
 from bot.messages import Message, TextBlock, ToolUseBlock
+from bot.run_config import RunConfig
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
@@ -66,6 +69,7 @@ class TurnRequest:
     model: str | None = None
     memory: tuple[str, ...] = ()  # what the scope remembers, for the system prompt
     allowed: tuple[str, ...] = ()  # tools the person always allows in this chat (grants)
+    config: RunConfig = field(default_factory=RunConfig)  # how it is to run (an API run)
 
 
 class Agent:
@@ -111,15 +115,20 @@ class _Run:
         cancel: asyncio.Event | None,
         checkpoint: Checkpoint | None,
     ) -> None:
-        self.deps = deps
         self.state = state
         self.request = request
+        # A new message brings its config; a decision or a resume goes on with its turn's.
+        kept = state.turn.config if state.turn is not None and request.text is None else None
+        self.config = config = kept or request.config
+        self.deps = deps = _configured(deps, config)
         self.cancel = cancel if cancel is not None else asyncio.Event()
-        self.deadline = Deadline(deps.settings.turn_timeout, self.cancel)
+        self.deadline = Deadline(config.timeout or deps.settings.turn_timeout, self.cancel)
         self.checkpoint = checkpoint
         policy = deps.policy.with_rules(
             PolicyRule(action="allow", tool=name) for name in request.allowed
         )
+        self.plan = PlanExecution(self) if config.mode == "plan_execute" else None
+        self.output: object = None  # the answer's JSON, once it matched the schema
         self.tools = ToolStep(
             deps.tools,
             deps.executor,
@@ -132,6 +141,7 @@ class _Run:
         )
         self.final_text = ""
         self.notice = ""
+        self.repairing = False
 
     @property
     def turn(self) -> TurnProgress:
@@ -158,9 +168,15 @@ class _Run:
                         finish = finish or item.finish
                     else:
                         yield item
+                if finish == ev.FinishReason.END_TURN and self.config.output_schema:
+                    async for event in self._judge():
+                        yield event
+                    finish = None if self.repairing else finish
+                    if self.output is None and not self.repairing:
+                        finish = ev.FinishReason.INVALID_OUTPUT
                 if finish is not None:
                     break
-                step = self._iterate()
+                step = self.plan.step() if self.plan is not None else self.iterate()
         finally:
             self.deadline.stop()
         if self.deadline.passed and finish == ev.FinishReason.CANCELLED:
@@ -180,11 +196,16 @@ class _Run:
             state.close_unanswered("Not run: the turn it belonged to was abandoned.")
             ctx = request.ctx
             state.turn = TurnProgress(
-                envelope_ids=list(request.envelope_ids), person=ctx.user, chat_kind=ctx.chat_kind
+                envelope_ids=list(request.envelope_ids),
+                person=ctx.user,
+                chat_kind=ctx.chat_kind,
+                config=None if self.config.is_default else self.config,
             )
             now = self.deps.clock()
             stamp = self.deps.prompt.stamp(request.ctx, now)
             state.add_user(TextBlock(text=stamp), TextBlock(text=request.text))
+            if self.config.output_schema:
+                state.add_user(TextBlock(text=output.instruction(self.config.output_schema)))
         elif request.decisions is not None:
             if state.pending is None:
                 yield ev.Error(message="Nothing is waiting for a decision.")
@@ -199,12 +220,34 @@ class _Run:
                 yield item
         await self.save()
 
-    async def _iterate(self) -> Step:
+    async def _judge(self) -> AsyncIterator[ev.AgentEvent]:
+        """Check the answer against the run's output schema. One that does not match is
+        asked for again with what is wrong, a bounded number of times (`repairing`)."""
+        schema = self.config.output_schema
+        assert schema is not None
+        turn = self.turn
+        turn.validations += 1
+        verdict = await asyncio.to_thread(output.check, schema, self.final_text)
+        self.repairing = not verdict.valid and turn.validations <= self.config.repair_attempts
+        yield ev.Validated(
+            attempt=turn.validations,
+            valid=verdict.valid,
+            errors=verdict.errors,
+            repairing=self.repairing,
+        )
+        if verdict.valid:
+            self.output = verdict.value
+        elif self.repairing:
+            yield ev.TextReset(reason="the answer did not match its output schema")
+            self.state.add_user(TextBlock(text=output.repair_prompt(verdict.errors)))
+            await self.save()
+
+    async def iterate(self) -> Step:
         """One model call and the tools it asked for."""
         if self.cancel is not None and self.cancel.is_set():
             yield StepEnd(ev.FinishReason.CANCELLED)
             return
-        cap = self.deps.settings.max_iterations
+        cap = self.config.max_steps or self.deps.settings.max_iterations
         if self.turn.iteration >= cap:
             self._notice(
                 f"I stopped after {cap} steps without a final answer. "
@@ -294,11 +337,12 @@ class _Run:
     def _request(self) -> ModelRequest:
         deps = self.deps
         return ModelRequest(
-            model=self.request.model or deps.model,
+            model=self.config.model or self.request.model or deps.model,
             system=deps.prompt.system(self.request.ctx, deps.clock(), self.request.memory),
             messages=self.state.messages,
             tools=deps.tools.specs,
             max_tokens=deps.settings.max_tokens,
+            temperature=self.config.temperature,
         )
 
     def _notice(self, text: str) -> None:
@@ -321,5 +365,18 @@ class _Run:
         )
         await self.save()
         yield ev.Completed(
-            finish_reason=finish, iterations=turn.iteration, usage=turn.usage, text=self.final_text
+            finish_reason=finish,
+            iterations=turn.iteration,
+            usage=turn.usage,
+            text=self.final_text,
+            output=self.output,
         )
+
+
+def _configured(deps: AgentDeps, config: RunConfig) -> AgentDeps:
+    """The loop's parts as the run's config changes them: its tools, its retries."""
+    if config.tools is not None:
+        deps = replace(deps, tools=deps.tools.only(config.tools))
+    if config.retry is not None:
+        deps = replace(deps, retry=replace(deps.retry, attempts=config.retry.attempts))
+    return deps

@@ -6,11 +6,15 @@ picked up from the last step by whoever loads it next.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
+from bot.agent.events import PlanStep
 from bot.envelope import Sender
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.run_config import RunConfig
 from bot.store.runs import RunRecord
 
 
@@ -20,7 +24,10 @@ class TurnProgress(BaseModel):
     `person` and `chat_kind` are whom the turn is for and where, as its message said: a
     decision on its tool calls, or a worker continuing it after a crash, goes on as that
     person in that chat (their role, memories and preferences), whoever pressed the button
-    (an admin deciding for a guest does not make the rest of the guest's turn an admin's)."""
+    (an admin deciding for a guest does not make the rest of the guest's turn an admin's).
+    `config` is how the turn was asked to run, which its later runs keep; `plan*` where a
+    `plan_execute` turn stands (`bot.agent.plan`); `validations` how often its answer was
+    checked against its output schema."""
 
     envelope_ids: list[str] = Field(default_factory=list)
     person: Sender | None = None
@@ -31,6 +38,11 @@ class TurnProgress(BaseModel):
     repeat_count: int = 0
     cache: dict[str, str] = Field(default_factory=dict)
     started: list[str] = Field(default_factory=list)
+    config: RunConfig | None = None
+    plan: list[PlanStep] | None = None
+    plan_phase: Literal["planning", "executing", "revising", "answering"] | None = None
+    plan_revision: int = 0
+    validations: int = 0
 
 
 class PendingConfirmation(BaseModel):

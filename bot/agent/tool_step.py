@@ -233,6 +233,9 @@ class ToolStep:
                 ),
             )
         tool = self.registry.get(call.name)
+        if tool is None:  # also one the executor has, where the run was offered fewer
+            available = ", ".join(self.registry.names) or "none"
+            return _error(call, f"Unknown tool {call.name!r}. Available tools: {available}.")
         action = self.policy.decide(tool, call.name, call.input, self.caller)
         if action == "deny":
             return _error(call, f"Not run: the policy does not allow {call.name} here.")

@@ -58,6 +58,8 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
         "max_tokens": request.max_tokens,
         "messages": [_message(m) for m in request.messages if _has_content(m)],
     }
+    # The Messages API of this SDK takes no sampling parameters: a run's temperature is for
+    # OpenAI-compatible models only, and the HTTP API refuses one for a Claude model.
     system: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in request.system]
     stable = [i for i, part in enumerate(request.system) if part.stable]
     if stable:

@@ -34,6 +34,7 @@ class ModelRequest:
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = 4096
+    temperature: float | None = None  # None: the provider's default
 
 
 class Provider(Protocol):

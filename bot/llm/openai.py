@@ -77,6 +77,8 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
         "messages": messages,
         limit: request.max_tokens,
     }
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
     if request.tools:
         params["tools"] = [
             {

@@ -31,7 +31,7 @@ import inspect
 import json
 import re
 import zoneinfo
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_type_hints, overload
@@ -266,3 +266,25 @@ class ToolRegistry:
         stays the same while sources change."""
         own = [item.spec for item in self._tools.values()]
         return own + [t.spec for name, t in self._all().items() if name not in self._tools]
+
+    def only(self, names: Collection[str]) -> ToolRegistry:
+        """These tools limited to `names` (a run that asked for some tools): the model is
+        offered no other, and a call to another is refused as to an unknown tool."""
+        return _Subset(self, frozenset(names))
+
+
+class _Subset(ToolRegistry):
+    def __init__(self, whole: ToolRegistry, names: frozenset[str]) -> None:
+        super().__init__()
+        self._whole = whole
+        self._names = names
+
+    def get(self, name: str) -> Tool | None:
+        return self._whole.get(name) if name in self._names else None
+
+    def _all(self) -> dict[str, Tool]:
+        return {name: t for name, t in self._whole._all().items() if name in self._names}
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return [spec for spec in self._whole.specs if spec.name in self._names]

@@ -35,6 +35,7 @@ class TraceBuilder:
         self._model: TraceNode | None = None  # the model call of the current step
         self._last_step: TraceNode | None = None
         self._tools: dict[str, TraceNode] = {}
+        self._plan: TraceNode | None = None  # the plan as last revised
         self._step = 0
 
     def see(self, event: ev.AgentEvent) -> None:
@@ -57,6 +58,10 @@ class TraceBuilder:
         elif isinstance(event, ev.ConfirmationRequired):
             names = [call.name for call in event.calls]
             self._child("confirmation", "confirmation", now, "waiting", {"tools": names})
+        elif isinstance(event, ev.Validated):
+            self._validated(event, now)
+        elif isinstance(event, ev.PlanUpdated):
+            self._planned(event, now)
         elif isinstance(event, ev.Completed):
             self._finish(event, now)
 
@@ -95,6 +100,28 @@ class TraceBuilder:
         if node is not None and self._model is not None:
             node.parent = self._model.id
             self._edge(self._model, node, edge)
+
+    def _validated(self, event: ev.Validated, now: float) -> None:
+        detail = {"attempt": event.attempt, "errors": event.errors}
+        status: Status = "ok" if event.valid else "error"
+        edge: EdgeType = "success" if event.valid else "error"
+        self._child("validation", "output schema", now, status, detail, edge=edge)
+        if event.repairing:
+            self._child("repair", "repair", now, "ok", {"attempt": event.attempt}, edge="retry")
+
+    def _planned(self, event: ev.PlanUpdated, now: float) -> None:
+        """A plan node per revision, showing where each of its steps stands."""
+        steps = [{"id": s.id, "title": s.title, "status": s.status} for s in event.steps]
+        if self._plan is not None and self._plan.detail.get("revision") == event.revision:
+            self._plan.detail["steps"] = steps
+            self._plan.ended_at = now
+            return
+        name = "plan" if event.revision == 0 else f"plan revision {event.revision}"
+        detail = {"revision": event.revision, "steps": steps}
+        self._plan = self._add("plan", name, now, detail=detail, ended=now)
+        if self._plan is not None and self._model is not None:
+            self._plan.parent = self._model.id
+            self._edge(self._model, self._plan, "success" if event.revision == 0 else "retry")
 
     def _end_model(self, now: float) -> None:
         if self._model is not None and self._model.ended_at is None:

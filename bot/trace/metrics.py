@@ -43,8 +43,9 @@ class RunMetrics(BaseModel):
     reliability: int = 100
 
 
-def measure(trace: Trace, *, latency_ms: int, tokens: int, violations: int = 0) -> RunMetrics:
+def measure(trace: Trace, *, latency_ms: int, tokens: int) -> RunMetrics:
     steps = [node for node in trace.nodes if node.kind in STEPS]
+    violations = sum(node.kind == "validation" and node.status == "error" for node in trace.nodes)
     succeeded = sum(node.status in ("ok", "waiting") for node in steps)
     failed = sum(node.status == "error" for node in steps)
     retries = sum(node.kind == "retry" for node in trace.nodes)

@@ -2,8 +2,9 @@
 step numbers and times, and typed edges between them.
 
 `kind` is a string, so new kinds need no migration: `model_call`, `tool_call`, `retry`,
-`error`, `compaction`, `confirmation` today; `plan`, `validation` and `repair` when runs
-plan and validate their output.
+`error`, `compaction`, `confirmation`, `plan` (a `plan_execute` run's plan, one node per
+revision), `validation` (the answer checked against its output schema) and `repair` (the
+answer asked for again).
 """
 
 from __future__ import annotations

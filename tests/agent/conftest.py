@@ -13,6 +13,7 @@ from bot.agent.loop import Agent, TurnRequest
 from bot.agent.state import SessionState
 from bot.config import Settings
 from bot.envelope import Sender
+from bot.run_config import RunConfig
 from bot.tools.base import Tool, ToolContext
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY, FakeLLM
 
@@ -77,8 +78,15 @@ async def collect(
     cancel: Any = None,
     on_event: Callable[[ev.AgentEvent], Awaitable[None]] | None = None,
     allowed: tuple[str, ...] = (),
+    config: RunConfig | None = None,
 ) -> list[ev.AgentEvent]:
-    request = TurnRequest(context(agent), text=text, decisions=decisions, allowed=allowed)
+    request = TurnRequest(
+        context(agent),
+        text=text,
+        decisions=decisions,
+        allowed=allowed,
+        config=config or RunConfig(),
+    )
     events: list[ev.AgentEvent] = []
     async for event in agent.run(state, request, cancel=cancel):
         events.append(event)

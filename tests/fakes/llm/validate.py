@@ -18,12 +18,18 @@ def anthropic_request(body: dict[str, Any]) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "messages: at least one message is required"
+    if not _in_range(body.get("temperature", 0), 1):
+        return "temperature: range: 0..1"
     return (
         _anthropic_tools(body.get("tools", []))
         or _anthropic_system(body.get("system"))
         or _anthropic_messages(messages)
         or _cache_marks(body)
     )
+
+
+def _in_range(value: Any, top: float) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= top
 
 
 def _anthropic_tools(tools: Any) -> str | None:
@@ -142,6 +148,8 @@ def openai_request(body: dict[str, Any]) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "[] is too short - 'messages'"
+    if not _in_range(body.get("temperature", 1), 2):
+        return "Invalid 'temperature': decimal above maximum value. Expected a value <= 2."
     if "stream_options" in body and not body.get("stream"):
         return "The 'stream_options' parameter is only allowed when 'stream' is enabled."
     for i, tool in enumerate(body.get("tools", [])):

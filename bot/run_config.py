@@ -1,0 +1,82 @@
+"""How one run is to be made, when it is not the chat's usual way: the agent mode, the model
+and its temperature, the step cap, the tools offered, the output schema, retries, timeout.
+
+An API run carries one in its envelope (`POST /api/agent/run`), a scheduled task may keep
+one, and a chat may set its mode. Every field left out keeps the deployment's setting.
+The schema is checked here, when the run is asked for, so a run never starts with a schema
+it cannot apply: it must be a valid JSON Schema, of bounded size and nesting.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Mode = Literal["react", "plan_execute"]
+MODES: tuple[Mode, ...] = ("react", "plan_execute")
+MAX_SCHEMA_BYTES = 16 * 1024
+MAX_SCHEMA_DEPTH = 12
+MAX_TOOLS = 100
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if level > MAX_SCHEMA_DEPTH:
+        return level  # deep enough to refuse; no need to walk the rest
+    if isinstance(value, dict):
+        return max((_depth(item, level + 1) for item in value.values()), default=level)
+    if isinstance(value, list):
+        return max((_depth(item, level + 1) for item in value), default=level)
+    return level
+
+
+class RetryConfig(BaseModel):
+    """How often a model call that failed for a passing reason (overloaded, a rate limit, the
+    network) is made again, in all, before the run gives up."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attempts: int = Field(default=3, ge=1, le=10)
+
+
+class RunConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Mode = "react"
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_steps: int | None = Field(default=None, ge=1, le=100)  # model calls, at most
+    tools: tuple[str, ...] | None = Field(default=None, max_length=MAX_TOOLS)  # None: all
+    output_schema: dict[str, Any] | None = None
+    repair_attempts: int = Field(default=2, ge=0, le=5)  # answers re-asked for the schema
+    retry: RetryConfig | None = None
+    timeout: float | None = Field(default=None, gt=0, le=3600)  # seconds of the run
+
+    @field_validator("tools")
+    @classmethod
+    def _names(cls, tools: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if tools is not None and any(not name or len(name) > 128 for name in tools):
+            raise ValueError("a tool name is 1 to 128 characters")
+        return tools
+
+    @field_validator("output_schema")
+    @classmethod
+    def _schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is None:
+            return None
+        if len(json.dumps(schema)) > MAX_SCHEMA_BYTES:
+            raise ValueError(f"the schema is larger than {MAX_SCHEMA_BYTES} bytes")
+        if _depth(schema) > MAX_SCHEMA_DEPTH:
+            raise ValueError(f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        return schema
+
+    @property
+    def is_default(self) -> bool:
+        return self == RunConfig()
