@@ -142,6 +142,11 @@ def http_session(session_id: str) -> str:
     return f"{PREFIX}:http:session:{session_id}"
 
 
+def agent_run(digest: str) -> str:
+    """The run an API request started, while it runs: identical requests follow it."""
+    return f"{PREFIX}:http:run:{digest}"
+
+
 def web_wake(instance: str) -> str:
     return f"{PREFIX}:web:{instance}:wake"
 

@@ -378,6 +378,8 @@ class SessionRunner:
 def _trigger(head: Envelope, request: TurnRequest) -> str:
     if head.kind == "scheduled" and request.text is not None:
         return "scheduled"
+    if head.run is not None and request.text is not None:
+        return "api"
     if request.text is not None:
         return "message"
     if request.decisions is None:

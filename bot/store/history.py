@@ -46,6 +46,7 @@ TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_wri
 # The run's status in the record, by finish reason; any other finish is "completed".
 STATUS_OF_FINISH: dict[str, str] = {
     FinishReason.ERROR: "failed",
+    FinishReason.INVALID_OUTPUT: "failed",
     FinishReason.AWAITING_CONFIRMATION: "waiting",
 }
 

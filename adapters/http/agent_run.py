@@ -1,0 +1,216 @@
+"""`POST /api/agent/run`: one task, run once with its own config, answered as JSON or as
+an event stream.
+
+A run is a message in a session of its own (so its events, record and trace are its own),
+carrying its `RunConfig` through the mailbox like any other message; it is answered by
+whichever worker takes it. Identical requests (the same caller, task and config) made while
+one of them runs are one run: the first submits it, the others follow its events, and all
+get the same answer. What is checked here, before anything is queued: the body (strictly),
+the model (this deployment must serve it), the tools (they must exist), the temperature
+(the Anthropic API takes none).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from adapters.http.common import USER, api_sender, read_body, refusal
+from adapters.http.sse import relay, stream_position
+from adapters.http.streams import Listener, Slot, StreamHub
+from adapters.services import Services
+from bot import keys
+from bot.envelope import MAX_TEXT, Envelope
+from bot.llm.registry import resolve_model, served_model
+from bot.redis_types import done
+from bot.run_config import RunConfig
+from bot.store.history import STATUS_OF_FINISH
+from bot.store.runs import run_id
+
+SLACK_S = 120  # beyond the run's own timeout: waiting for a worker to take it, approvals aside
+WAIT_S = 15.0  # how long one read of the run's stream waits
+# Deletes the dedup entry only while it still names this run.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class RunIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(min_length=1, max_length=MAX_TEXT)
+    config: RunConfig = Field(default_factory=RunConfig)
+    stream: bool = False
+
+    @field_validator("task")
+    @classmethod
+    def _not_blank(cls, task: str) -> str:
+        if not task.strip():
+            raise ValueError("the task is only whitespace")
+        return task
+
+
+@dataclass
+class Outcome:
+    """What a run's events said, read as they pass."""
+
+    text: list[str] = field(default_factory=list)
+    done: dict[str, Any] | None = None
+    confirmation: dict[str, Any] | None = None
+    plan: list[dict[str, Any]] | None = None
+    validations: list[dict[str, Any]] = field(default_factory=list)
+
+    def see(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "text_delta":
+            self.text.append(event["text"])
+        elif kind == "reset":
+            self.text.clear()
+        elif kind == "confirmation_required":
+            self.confirmation = event
+        elif kind == "plan":
+            self.plan = event["steps"]
+        elif kind == "validation":
+            self.validations.append(event)
+        elif kind == "completed":
+            self.done = event
+
+
+class AgentRuns:
+    def __init__(self, services: Services, hub: StreamHub) -> None:
+        self.deps = services
+        self.hub = hub
+
+    async def run(self, request: web.Request) -> web.StreamResponse:
+        body: RunIn = await read_body(request, RunIn)
+        config = await self._checked(body.config)
+        slot = self.hub.reserve()
+        if slot is None:
+            raise refusal(
+                web.HTTPServiceUnavailable, "too many open event streams; try again later",
+                headers={"Retry-After": "5"}, retry=True,
+            )  # fmt: skip
+        dedup = _dedup_key(request[USER], body.task, config)
+        with slot:
+            session, envelope_id, since, joined = await self._start(request, body, config, dedup)
+            try:
+                if body.stream:
+                    return await relay(request, slot, session, envelope_id, since)
+                outcome = await self._follow(slot, session, envelope_id, since, config)
+            finally:
+                if not joined:  # the run ended, or its client left: the next one is new
+                    ours = f"{session.removeprefix('http:')} {envelope_id}"
+                    await done(self.deps.redis.eval(_RELEASE, 1, dedup, ours))
+        return _answer(session, envelope_id, outcome, joined)
+
+    async def _checked(self, config: RunConfig) -> RunConfig:
+        """The config with its model resolved, or a 422 naming what this deployment lacks."""
+        settings = self.deps.settings
+        problems: list[str] = []
+        model = config.model
+        if model is not None and (model := served_model(settings, model)) is None:
+            problems.append(f"config.model: this deployment's API does not serve {config.model!r}")
+        resolved = model or settings.model
+        if config.temperature is not None and resolve_model(resolved).provider == "anthropic":
+            problems.append(f"config.temperature: the Anthropic API takes none ({resolved})")
+        if config.tools is not None:
+            known = {t.name for t in self.deps.tools.own}
+            for status in (await self.deps.tools.servers()).values():
+                known.update(status.tools)
+            problems += [f"config.tools: no tool {n!r}" for n in config.tools if n not in known]
+        if problems:
+            raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems)
+        return config.model_copy(update={"model": model})
+
+    async def _start(
+        self, request: web.Request, body: RunIn, config: RunConfig, dedup: str
+    ) -> tuple[str, str, str, bool]:
+        """The run to follow: (session, envelope id, stream position, joined an identical one
+        already running)."""
+        redis = self.deps.redis
+        session_id, envelope_id = uuid.uuid4().hex, f"run-{uuid.uuid4().hex}"
+        ttl = round((config.timeout or self.deps.settings.turn_timeout) + SLACK_S)
+        ours = f"{session_id} {envelope_id}"
+        if not await redis.set(dedup, ours, nx=True, ex=ttl):
+            running = await redis.get(dedup)
+            if running is not None:
+                session_id, envelope_id = running.decode().split(" ")
+                return f"http:{session_id}", envelope_id, "0-0", True
+            await redis.set(dedup, ours, ex=ttl)  # it ended in between: run it anew
+        record = {"owner": request[USER], "created_at": time.time(), "run": True}
+        await redis.set(keys.http_session(session_id), json.dumps(record))
+        session = f"http:{session_id}"
+        envelope = Envelope(
+            id=envelope_id, session=session, text=body.task, sender=api_sender(request),
+            platform="http", run=config,
+        )  # fmt: skip
+        since = await stream_position(redis, session)
+        await self.deps.mailbox.submit(envelope)
+        return session, envelope_id, since, False
+
+    async def _follow(
+        self, slot: Slot, session: str, envelope_id: str, since: str, config: RunConfig
+    ) -> Outcome:
+        outcome = Outcome()
+        limit = (config.timeout or self.deps.settings.turn_timeout) + SLACK_S
+        started = time.monotonic()
+        async with slot.listen(keys.events(session), since, lambda: False) as listener:
+            while outcome.done is None and time.monotonic() - started < limit:
+                await _read(listener, envelope_id, outcome)
+        return outcome
+
+
+def _dedup_key(caller: str, task: str, config: RunConfig) -> str:
+    """Requests are identical when the same caller asks the same task with the same config."""
+    same = json.dumps([caller, task, config.model_dump(mode="json")], sort_keys=True)
+    return keys.agent_run(hashlib.sha256(same.encode()).hexdigest())
+
+
+async def _read(listener: Listener, envelope_id: str, outcome: Outcome) -> None:
+    entry = await listener.next(WAIT_S)
+    if entry is not None and envelope_id in entry[1][b"envelopes"].decode().split(","):
+        outcome.see(json.loads(entry[1][b"event"]))
+
+
+def _answer(session: str, envelope_id: str, outcome: Outcome, joined: bool) -> web.Response:
+    ident = run_id(session, envelope_id)
+    base: dict[str, Any] = {
+        "run_id": ident,
+        "session": session.removeprefix("http:"),
+        "deduplicated": joined,
+        "trace": f"/api/traces/{ident}",
+    }
+    completed = outcome.done
+    if completed is None:
+        return web.json_response(
+            {**base, "status": "running", "error": "the run did not end in time; follow its trace"},
+            status=504,
+        )
+    finish = completed["finish_reason"]
+    status = STATUS_OF_FINISH.get(finish, "completed")  # as the run's record says
+    answer = {
+        **base,
+        "status": status,
+        "finish_reason": finish,
+        "text": completed["text"] or "".join(outcome.text),
+        "output": completed.get("output"),
+        "steps": completed["iterations"],
+        "usage": completed["usage"],
+        "validations": outcome.validations,
+        "plan": outcome.plan,
+        "confirmation": outcome.confirmation,
+    }
+    return web.json_response(answer, status=200 if status != "waiting" else 202)
+
+
+def mount(app: web.Application, services: Services, hub: StreamHub) -> None:
+    runs = AgentRuns(services, hub)
+    app.router.add_post("/api/agent/run", runs.run)

@@ -1,0 +1,132 @@
+"""API runs end to end: `POST /api/agent/run` against real processes, timed from the request
+to the whole answer.
+
+A real redis-server, `parley web` and `parley worker` processes, and the fake model in its
+own process answering at once (its demo brain: arithmetic becomes a calculator call, whose
+result it reports, so each run is two model calls and one tool call). Figures, median and
+95th percentile of many runs one after another:
+- "run (JSON)": the whole run answered as JSON, the target being under 2 s;
+- "run (SSE) first event" and "… completed": the same run streamed;
+- "trace read": `GET /api/traces/{id}` of a finished run, and "sessions page":
+  `GET /api/sessions`, non-streaming answers whose target is under 200 ms.
+
+Run with `make bench`, or `python -m tests.bench.agent_run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.fakes.llm import ANTHROPIC_KEY
+from tests.support.redis_server import RedisServer, free_port
+
+RUNS = 40
+
+
+def show(name: str, took: list[float], target: str) -> None:
+    p95 = statistics.quantiles(took, n=20)[-1]
+    aim = f"   (target {target})" if target else ""
+    print(f"{name:28} median {statistics.median(took):7.1f} ms   p95 {p95:7.1f} ms{aim}")
+
+
+async def ready(client: httpx.AsyncClient) -> None:
+    async with asyncio.timeout(60):
+        while True:
+            try:
+                if (await client.get("/healthz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.1)
+
+
+async def timed_runs(client: httpx.AsyncClient) -> tuple[list[float], list[str]]:
+    took, ids = [], []
+    for n in range(RUNS):
+        start = time.perf_counter()
+        answer = await client.post("/api/agent/run", json={"task": f"what is {n}*7"}, timeout=60)
+        took.append((time.perf_counter() - start) * 1000)
+        run = answer.json()
+        assert run["status"] == "completed" and str(n * 7) in run["text"], run
+        ids.append(run["run_id"])
+    return took, ids
+
+
+async def timed_streams(client: httpx.AsyncClient) -> tuple[list[float], list[float]]:
+    first, whole = [], []
+    for n in range(RUNS):
+        body = {"task": f"what is {n}+1", "stream": True}
+        start = time.perf_counter()
+        async with client.stream("POST", "/api/agent/run", json=body, timeout=60) as answer:
+            seen_first = False
+            async for line in answer.aiter_lines():
+                if line.startswith("event:") and not seen_first:
+                    first.append((time.perf_counter() - start) * 1000)
+                    seen_first = True
+        whole.append((time.perf_counter() - start) * 1000)
+    return first, whole
+
+
+async def timed_reads(client: httpx.AsyncClient, path: str) -> list[float]:
+    took = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        answer = await client.get(path)
+        took.append((time.perf_counter() - start) * 1000)
+        assert answer.status_code == 200, answer.text
+    return took
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp))
+        server.start()
+        fake = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tests.fakes.llm", stdout=asyncio.subprocess.PIPE
+        )
+        assert fake.stdout is not None
+        url = (await fake.stdout.readline()).decode().strip()
+        port = free_port()
+        env = {
+            **os.environ,
+            "REDIS_URL": server.url,
+            "DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/parley.db",
+            "PARLEY_MODEL": "claude-bench",
+            "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+            "ANTHROPIC_BASE_URL": url,
+            "PARLEY_HTTP_PORT": str(port),
+            "PARLEY_LOG_LEVEL": "WARNING",
+        }
+        processes = [
+            await asyncio.create_subprocess_exec(sys.executable, "-m", "worker", role, env=env)
+            for role in ("web", "worker")
+        ]
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+                await ready(client)
+                await timed_runs(client)  # warm: the SDK's first connection, the database
+                took, ids = await timed_runs(client)
+                first, whole = await timed_streams(client)
+                print(f"{RUNS} API runs of two model calls and a tool call each, one at a time")
+                show("run (JSON)", took, "< 2000 ms")
+                show("run (SSE) first event", first, "")
+                show("run (SSE) completed", whole, "")
+                show("trace read", await timed_reads(client, f"/api/traces/{ids[-1]}"), "< 200 ms")
+                show("sessions page", await timed_reads(client, "/api/sessions"), "< 200 ms")
+        finally:
+            for process in (*processes, fake):
+                process.terminate()
+                await process.wait()
+            server.stop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,167 @@
+"""`POST /api/agent/run` end to end: a real web process and worker, the fake model behind the
+real SDK. A run answered as JSON and as a stream, its schema repaired, a plan_execute run,
+identical concurrent requests made one run, and every bad request refused before anything
+is queued."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fakes.llm import Reply, ToolCallSpec
+from tests.support.stack import Stack
+
+SCHEMA = {
+    "type": "object",
+    "required": ["answer"],
+    "properties": {"answer": {"type": "integer"}},
+    "additionalProperties": False,
+}
+
+
+async def traced(client: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
+    """The run's trace, once the worker has written its record (after its stream ended)."""
+    async with asyncio.timeout(30):
+        while True:
+            found = await client.get(f"/api/traces/{run_id}")
+            if found.status_code != 404:
+                break
+            await asyncio.sleep(0.05)
+    assert found.status_code == 200, found.text
+    trace: dict[str, Any] = found.json()
+    return trace
+
+
+async def asked(stack: Stack, calls: int) -> None:
+    """Once the model has been called `calls` times."""
+    async with asyncio.timeout(30):
+        while True:
+            if len(stack.fake.requests) >= calls:
+                return
+            await asyncio.sleep(0.02)
+
+
+def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for block in text.split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in lines:
+            found.append((lines["event"], json.loads(lines["data"])))
+    return found
+
+
+async def test_a_run_is_answered_as_json_with_its_trace(stack: Stack) -> None:
+    await stack.start_worker()
+    stack.fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "6*7"})]),
+        Reply(text="It is 42."),
+    )
+    async with stack.client() as client:
+        body = {"task": "6*7?", "config": {"tools": ["calculator"], "max_steps": 3}}
+        answer = await client.post("/api/agent/run", json=body, timeout=60)
+        assert answer.status_code == 200, answer.text
+        run = answer.json()
+        trace = await traced(client, run["run_id"])
+    assert run["status"] == "completed" and run["finish_reason"] == "end_turn"
+    assert run["text"] == "It is 42." and run["steps"] == 2 and not run["deduplicated"]
+    assert run["trace"] == f"/api/traces/{run['run_id']}"
+    offered = stack.fake.requests[0].body["tools"]
+    assert [t["name"] for t in offered] == ["calculator"]
+    assert [n["kind"] for n in trace["nodes"]] == ["model_call", "tool_call", "model_call"]
+
+
+async def test_an_answer_is_repaired_to_its_schema_and_the_trace_says_so(stack: Stack) -> None:
+    await stack.start_worker()
+    stack.fake.enqueue(Reply(text='{"answer": "forty-two"}'), Reply(text='{"answer": 42}'))
+    async with stack.client() as client:
+        body = {"task": "6*7 as JSON", "config": {"output_schema": SCHEMA}}
+        run = (await client.post("/api/agent/run", json=body, timeout=60)).json()
+        trace = await traced(client, run["run_id"])
+    assert run["output"] == {"answer": 42} and run["status"] == "completed"
+    assert [(v["valid"], v["repairing"]) for v in run["validations"]] == [
+        (False, True),
+        (True, False),
+    ]
+    kinds = [(n["kind"], n["status"]) for n in trace["nodes"]]
+    assert kinds == [
+        ("model_call", "ok"),
+        ("validation", "error"),
+        ("repair", "ok"),
+        ("model_call", "ok"),
+        ("validation", "ok"),
+    ]
+    assert trace["metrics"]["schema_violations"] == 1
+    assert trace["metrics"]["reliability"] == 90
+    assert "'forty-two' is not of type 'integer'" in stack.fake.requests[1].last_user_text()
+
+
+async def test_a_plan_execute_run_streams_its_plan_and_answer(stack: Stack) -> None:
+    await stack.start_worker()
+    plan = {"steps": [{"id": 1, "title": "Compute", "depends_on": []}]}
+    stack.fake.enqueue(
+        Reply(text=json.dumps(plan)),
+        Reply(text="Computed: 42."),
+        Reply(text="The answer is 42.", chunk_size=3),
+    )
+    async with stack.client() as client:
+        body = {"task": "6*7", "config": {"mode": "plan_execute"}, "stream": True}
+        answer = await client.post("/api/agent/run", json=body, timeout=60)
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = sse_events(answer.text)
+    plans = [data["steps"] for kind, data in events if kind == "plan"]
+    assert [[s["status"] for s in steps] for steps in plans] == [["running"], ["done"]]
+    text = "".join(data["text"] for kind, data in events if kind == "text_delta")
+    assert text == "The answer is 42."
+    assert events[-1][0] == "completed" and events[-1][1]["iterations"] == 3
+
+
+async def test_identical_concurrent_requests_are_one_run(stack: Stack) -> None:
+    await stack.start_worker()
+    gate = asyncio.Event()
+    stack.fake.enqueue(Reply(text="Once.", gate=gate), Reply(text="Again."), Reply(text="Later."))
+    body = {"task": "say it once", "config": {"max_steps": 2}}
+    async with stack.client() as client:
+        first = asyncio.create_task(client.post("/api/agent/run", json=body, timeout=60))
+        await asked(stack, 1)
+        second = asyncio.create_task(client.post("/api/agent/run", json=body, timeout=60))
+        other = {"task": "say it once", "config": {"max_steps": 3}}  # not identical
+        third = asyncio.create_task(client.post("/api/agent/run", json=other, timeout=60))
+        await asked(stack, 2)
+        await asyncio.sleep(0.3)  # room for the second to (wrongly) start a run of its own
+        gate.set()
+        answers = [(await task).json() for task in (first, second, third)]
+        later = (await client.post("/api/agent/run", json=body, timeout=60)).json()
+    one, two, three = answers
+    assert one["run_id"] == two["run_id"] and two["deduplicated"] and not one["deduplicated"]
+    assert {one["text"], three["text"]} == {"Once.", "Again."} and two["text"] == one["text"]
+    assert three["run_id"] != one["run_id"]
+    assert later["run_id"] not in (one["run_id"], three["run_id"]) and not later["deduplicated"]
+    assert later["text"] == "Later."
+    assert len(stack.fake.requests) == 3
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ({"task": "   "}, "task: Value error, the task is only whitespace"),
+        ({"task": "x", "colour": "red"}, "colour: Extra inputs are not permitted"),
+        ({"task": "x", "config": {"tools": ["nope"]}}, "config.tools: no tool 'nope'"),
+        ({"task": "x", "config": {"model": "gpt-9"}}, "does not serve 'gpt-9'"),
+        ({"task": "x", "config": {"temperature": 0.5}}, "the Anthropic API takes none"),
+        ({"task": "x", "config": {"max_steps": 0}}, "config.max_steps"),
+        ({"task": "x", "config": {"mode": "yolo"}}, "config.mode"),
+        ({"task": "x", "config": {"output_schema": {"type": 5}}}, "not a valid JSON Schema"),
+    ],
+)
+async def test_a_bad_run_request_is_refused_and_nothing_runs(
+    stack: Stack, body: dict[str, Any], problem: str
+) -> None:
+    async with stack.client() as client:
+        answer = await client.post("/api/agent/run", json=body)
+    assert answer.status_code == 422, answer.text
+    assert any(problem in line for line in answer.json()["problems"]), answer.json()
+    assert stack.fake.requests == []
