@@ -2,16 +2,29 @@
 
 Text of model calls that ended stays; the call in progress can be taken back (a retried
 model call resets it); a running tool is remembered until it ends, for platforms that show
-it; Parley's own closing line (an error, a stop) comes last.
+it; Parley's own closing line (an error, a stop) comes last. A `plan_execute` turn's plan
+comes first, as a checklist redrawn whenever a step starts or ends.
 """
 
 from __future__ import annotations
 
 from bot.agent import events as ev
 
+MARKS = {"pending": "⬜", "running": "⏳", "done": "✅", "failed": "❌", "skipped": "⏭"}
+
+
+def checklist(plan: ev.PlanUpdated) -> str:
+    """The plan as markdown lines, a failed step with why."""
+    lines = ["**Plan**" if plan.revision == 0 else f"**Plan** (revised {plan.revision}×)"]
+    for step in plan.steps:
+        why = f": {step.result}" if step.status == "failed" and step.result else ""
+        lines.append(f"{MARKS[step.status]} {step.title}{why}")
+    return "\n".join(lines)
+
 
 class Transcript:
     def __init__(self) -> None:
+        self.plan = ""  # the plan's checklist, in a `plan_execute` turn
         self.done = ""  # text of the model calls that ended
         self.current = ""  # text of the model call in progress
         self.tool = ""  # the tool running now, if any
@@ -29,6 +42,8 @@ class Transcript:
             self.tool = event.name
         elif isinstance(event, ev.ToolCallResult):
             self.tool = ""
+        elif isinstance(event, ev.PlanUpdated):
+            self.plan = checklist(event)
         elif isinstance(event, ev.Error):
             self.ending = f"⚠️ {event.message}"
         elif isinstance(event, ev.Completed) and event.finish_reason == "cancelled":
@@ -39,7 +54,7 @@ class Transcript:
 
     def body(self, *extra: str) -> str:
         """The reply's text, with `extra` lines (a tool's status) after it."""
-        parts = [self.done, self.current, self.ending, *extra]
+        parts = [self.plan, self.done, self.current, self.ending, *extra]
         return "\n\n".join(part.strip() for part in parts if part.strip())
 
     def _end_model_call(self) -> None:

@@ -87,5 +87,5 @@ async def run_config(
         return head.run
     if goes_on and state.turn is not None and state.turn.config is not None:
         return state.turn.config
-    mode = await mailbox.option(head.session, "mode")
+    mode = await mailbox.option(chat_of(head.session), "mode")
     return RunConfig(mode=mode) if mode in MODES and mode != "react" else RunConfig()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters import mode_commands
 from adapters.access import refusal
 from adapters.preference_commands import answer
 from adapters.slack.confirm import literal
@@ -45,3 +46,16 @@ async def on_preferences(ack: Any, command: dict[str, Any], deps: IngressDeps) -
     said = str(command.get("text") or "")
     sender = sender_of(user, "", deps.settings)
     await ack(literal(await answer(deps.people, deps.settings, sender, said)))
+
+
+async def on_mode(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/mode [plan | direct]: how the agent answers in this channel or DM, every thread."""
+    who = person(str(command.get("user_id", "")))
+    if not deps.gate.may_use(who):
+        await ack(refusal(who))
+        return
+    channel = str(command.get("channel_id", ""))
+    chat = f"{PLATFORM}:{command.get('team_id', '')}:{channel}"
+    private = channel.startswith("D") or deps.gate.is_admin(who)
+    said = str(command.get("text") or "")
+    await ack(await mode_commands.answer(deps.mailbox, chat, said, may_change=private))

@@ -3,9 +3,9 @@
 /new goes through the mailbox (it must not overtake a message sent before it); /stop reaches
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
-Redis; /model sets the session's option in Redis; /preferences reads and sets the person's
-own in SQL; /tasks, with its buttons, has a router of its
-own (`task_list`). No command counts against the limits. Commands the bot does not know go to
+Redis; /model sets the session's option in Redis, /mode the chat's; /preferences reads and
+sets the person's own in SQL; /tasks, with its buttons, has a router of its own
+(`task_list`). No command counts against the limits. Commands the bot does not know go to
 the agent as ordinary text (and so count as messages).
 """
 
@@ -16,7 +16,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
-from adapters import preference_commands
+from adapters import mode_commands, preference_commands
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, place_of, sender_of
 from adapters.usage import limits_text, usage_text
@@ -29,6 +29,7 @@ MENU = {
     "stop": "Stop the reply in progress",
     "usage": "Tokens and cost of this chat",
     "model": "Show the model (admins may switch it)",
+    "mode": "Answer directly, or plan first",
     "tasks": "Scheduled tasks in this chat",
     "memory": "What I remember here, to forget any of it",
     "permissions": "Tools you let me use without asking",
@@ -89,6 +90,11 @@ async def on_command(
         person = sender_of(message.from_user, deps.settings)
         text = await preference_commands.answer(
             deps.people, deps.settings, person, command.args or ""
+        )
+    elif name == "mode":
+        private = place.private or deps.gate.is_admin(f"tg:{message.from_user.id}")
+        text = await mode_commands.answer(
+            deps.mailbox, place.session, command.args or "", may_change=private
         )
     elif name == "usage":
         text = await usage(place, deps)
