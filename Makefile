@@ -95,5 +95,6 @@ bench: sync system-test assets
 	$(UV) run --frozen python -m tests.bench.scheduler
 	$(UV) run --frozen python -m tests.bench.sandbox
 	$(UV) run --frozen python -m tests.bench.traces
+	$(UV) run --frozen python -m tests.bench.dashboard
 	$(UV) run --frozen python -m tests.bench.agent_run
 	$(UV) run --frozen python -m tests.bench.backlog

@@ -198,7 +198,7 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
             if self._ended:
                 return
             scopes = self.scopes()
-            await self.calls.budget.take(scopes)
+            await self.calls.take(scopes)
             if self._ended:
                 return
             self._dirty.clear()

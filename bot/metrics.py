@@ -9,7 +9,12 @@ histogram buckets sum; so do the few gauges, which count things per process). A 
 process starts its counters again, which Prometheus's `rate()` expects.
 
 Labels are bounded: a trigger, a finish reason, an outcome, a registered tool's name (any
-other name counts as `other`), never a session, a person or free text.
+other name counts as `other`), a platform and one of its API methods (names written in
+Parley's code), never a session, a chat, a person or free text.
+
+The backlog of the mailboxes (`parley_queue_depth` and the sessions it waits in) is the
+deployment's, not a process's: the web process reads it from Redis when it is scraped
+(`exposition`), and no worker publishes it.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Collection, Iterable
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     disable_created_metrics,
     generate_latest,
@@ -34,6 +40,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot import keys
+from bot.backlog import Backlog, backlog
 from bot.redis_types import done
 from bot.store.runs import RunRecord
 
@@ -72,6 +79,22 @@ CONFIRMATIONS = Counter(
 PICKUP_SECONDS = Histogram(
     "parley_pickup_seconds", "From a message's arrival to a worker taking it up",
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30), registry=REGISTRY,
+)  # fmt: skip
+PLATFORM_CALLS = Counter(
+    "parley_platform_calls",
+    "Requests to a chat platform's API by method and answer (ok, rate_limited, error), and "
+    "calls not made for want of room in the rate budget (dropped)",
+    ["platform", "method", "outcome"], registry=REGISTRY,
+)  # fmt: skip
+PLATFORM_RATE_LIMITED = Counter(
+    "parley_platform_rate_limited", "The platform's own rate-limit answers (HTTP 429)",
+    ["platform"], registry=REGISTRY,
+)  # fmt: skip
+RATE_LIMIT_WAIT_SECONDS = Histogram(
+    "parley_rate_limit_wait_seconds",
+    "How long a platform call waited for the shared rate budget, a platform's retry_after "
+    "included (0: not at all)",
+    ["platform"], buckets=(0, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120), registry=REGISTRY,
 )  # fmt: skip
 
 
@@ -141,6 +164,30 @@ class _Merged:
 
     def collect(self) -> Iterable[Metric]:
         return list(self.families.values())
+
+
+def backlog_text(found: Backlog) -> str:
+    """`found` as gauges in the text format, to be added to the processes' snapshots."""
+    registry = CollectorRegistry()
+    gauges = (
+        ("parley_queue_depth", "Envelopes not yet answered in every session's inbox, "
+         "those whose turn is running included", found.envelopes),
+        ("parley_sessions_waiting", "Sessions with at least one envelope not yet answered",
+         found.sessions),
+        ("parley_sessions_running", "Of the sessions waiting, those a worker is running now",
+         found.running),
+    )  # fmt: skip
+    for name, documentation, value in gauges:
+        Gauge(name, documentation, registry=registry).set(value)
+    return generate_latest(registry).decode()
+
+
+async def exposition(redis: Redis) -> bytes:
+    """What `/metrics` shows: this process's counts, every live process's snapshot, and the
+    backlog of the mailboxes as it is now."""
+    own = generate_latest(REGISTRY).decode()
+    found = await backlog(redis)
+    return merged([own, *await snapshots(redis), backlog_text(found)])
 
 
 def merged(texts: Iterable[str]) -> bytes:

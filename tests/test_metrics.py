@@ -7,6 +7,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot import metrics
+from bot.backlog import Backlog
 
 
 def snapshot(tools: dict[str, int], waits: list[float]) -> str:
@@ -41,3 +42,18 @@ def test_snapshots_of_several_processes_add_up() -> None:
     assert abs(shown[("parley_pickup_seconds_sum", ())] - 5.6) < 1e-9
     assert not any(name.endswith("_created") for name, _ in shown)
     assert metrics.merged([]) == b""
+
+
+def test_the_backlog_is_shown_as_gauges_beside_the_snapshots() -> None:
+    one = snapshot({"calculator": 1}, [])
+    text = metrics.backlog_text(Backlog(envelopes=7, sessions=3, running=1))
+    families = {
+        family.name: family
+        for family in text_string_to_metric_families(metrics.merged([one, text]).decode())
+    }
+    assert families["parley_queue_depth"].type == "gauge"
+    shown = samples(metrics.merged([one, text]))
+    assert shown[("parley_queue_depth", ())] == 7
+    assert shown[("parley_sessions_waiting", ())] == 3
+    assert shown[("parley_sessions_running", ())] == 1
+    assert shown[("parley_tool_calls_total", (("outcome", "ok"), ("tool", "calculator")))] == 1

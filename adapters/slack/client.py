@@ -83,6 +83,7 @@ class SlackCalls(PacedCalls):
     docstring."""
 
     transient = (TimeoutError, ClientError)
+    platform = "slack"
 
     def __init__(self, client: AsyncWebClient, budget: RateBudget, settings: Settings) -> None:
         super().__init__(budget)
@@ -138,7 +139,7 @@ class SlackCalls(PacedCalls):
     ) -> T | None:
         """Make `request` (one call of `method`) when the budget allows; see `call`."""
         scopes = self.scopes(team, method, channel)
-        return await self.paced(request, scopes, must_land=must_land, slot=slot)
+        return await self.paced(request, scopes, must_land=must_land, slot=slot, method=method)
 
     async def quietly(self, method: str, team: str, **params: Any) -> AsyncSlackResponse | None:
         """A call whose failure must not break anything (a status, a note, a prompt updated)."""

@@ -53,6 +53,7 @@ class TelegramCalls(PacedCalls):
     docstring."""
 
     transient = (TelegramNetworkError, TelegramServerError)
+    platform = "telegram"
 
     def __init__(self, bot: Bot, budget: RateBudget, settings: Settings) -> None:
         super().__init__(budget)
@@ -91,13 +92,16 @@ class TelegramCalls(PacedCalls):
         """The method's result (True for an edit that changed nothing); None when a call
         that may be skipped was skipped."""
         scopes = self.scopes(chat_id, draft=draft)
-        return await self.paced(lambda: self._send(method), scopes, must_land=must_land, slot=slot)
+        name = method.__api_method__
+        return await self.paced(
+            lambda: self._send(method), scopes, must_land=must_land, slot=slot, method=name
+        )
 
     async def quietly(self, method: TelegramMethod[Any], chat_id: int | None = None) -> Any:
         """A call whose failure must not break anything (typing, answering a press, updating
         a prompt); a message in `chat_id` is paced like every other call in that chat."""
         scopes = self.scopes(chat_id) if chat_id is not None else [self.bot_scope]
-        return await self.paced_quietly(lambda: self._send(method), scopes, type(method).__name__)
+        return await self.paced_quietly(lambda: self._send(method), scopes, method.__api_method__)
 
     async def _send(self, method: TelegramMethod[T]) -> T | None:
         try:
