@@ -136,6 +136,10 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
     async def tool_started(self, name: str) -> None:
         """A tool began to run."""
 
+    async def planned(self, event: ev.PlanUpdated) -> None:
+        """A `plan_execute` turn's plan changed; by default the transcript shows it inline,
+        as a checklist above the answer."""
+
     async def resumed(self) -> None:
         """The first update found messages an earlier worker posted for this reply."""
 
@@ -154,6 +158,8 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
         self.transcript.apply(event)
         if isinstance(event, ev.ToolCallStart):
             await self.tool_started(event.name)
+        elif isinstance(event, ev.PlanUpdated):
+            await self.planned(event)
         elif isinstance(event, ev.ConfirmationRequired):
             await self._last_update()
             await self._ask(event)
@@ -219,13 +225,18 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
             await self.ended()
 
     async def _update(self, *, must_land: bool) -> None:
+        await self.load_posted()
+        await self.show(must_land=must_land)
+
+    async def load_posted(self) -> list[Posted[Id, Content]]:
+        """The reply's messages, read once: those an earlier worker posted, if any."""
         if self.posted is None:
             self.posted = [
                 Posted(self.message_id(i), None) for i in await self.store.load(self.key)
             ]
             if self.posted:
                 await self.resumed()
-        await self.show(must_land=must_land)
+        return self.posted
 
     async def _ask(self, event: ev.ConfirmationRequired) -> None:
         """Post the approval prompt with its buttons, and remember where it is."""

@@ -25,6 +25,7 @@ def checklist(plan: ev.PlanUpdated) -> str:
 class Transcript:
     def __init__(self) -> None:
         self.plan = ""  # the plan's checklist, in a `plan_execute` turn
+        self.plan_inline = True  # False where the platform shows the plan its own way
         self.done = ""  # text of the model calls that ended
         self.current = ""  # text of the model call in progress
         self.tool = ""  # the tool running now, if any
@@ -54,7 +55,8 @@ class Transcript:
 
     def body(self, *extra: str) -> str:
         """The reply's text, with `extra` lines (a tool's status) after it."""
-        parts = [self.plan, self.done, self.current, self.ending, *extra]
+        plan = self.plan if self.plan_inline else ""
+        parts = [plan, self.done, self.current, self.ending, *extra]
         return "\n\n".join(part.strip() for part in parts if part.strip())
 
     def _end_model_call(self) -> None:

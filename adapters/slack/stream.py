@@ -11,6 +11,10 @@ expired during a long turn, a model call restarted and took text back), the repl
 by posting and editing messages with chat.update, starting from the text Slack already
 shows, so nothing is lost or shown twice. A reply longer than one message continues in new
 messages (see `pages`). While the model thinks or a tool runs, the thread's status says so.
+
+A `plan_execute` turn's plan streams as Slack's task updates, in the stream that then carries
+the answer: each step is sent when it starts or ends. Where the reply is edited instead, the
+plan is a checklist above the answer, as on other platforms.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import logging
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.models.messages.chunk import TaskUpdateChunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
 from adapters.replies import ReplyStore
@@ -33,6 +38,25 @@ from bot.ratelimit import Scope
 
 log = logging.getLogger(__name__)
 THINKING = "is thinking…"
+TASK_STATUS = {
+    "pending": "pending",
+    "running": "in_progress",
+    "done": "complete",
+    "failed": "error",
+    "skipped": "complete",
+}
+TASK_TEXT = 256  # Slack's limit on a task's details and output
+
+
+def task_chunk(step: ev.PlanStep) -> TaskUpdateChunk:
+    details = "Skipped: a step it needs did not succeed." if step.status == "skipped" else None
+    return TaskUpdateChunk(
+        id=str(step.id),
+        title=step.title[:TASK_TEXT],
+        status=TASK_STATUS[step.status],
+        details=details,
+        output=step.result[:TASK_TEXT] or None,
+    )
 
 
 class SlackReply(StreamedReply[SlackCalls, str, str]):
@@ -49,6 +73,8 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
         self.index = 0  # the page being streamed
         self.appended = ""  # what the open stream holds (sent, or buffered to send again)
         self.committed = ""  # the body up to where streamed pages show it: it can only grow
+        self.tasks: dict[int, tuple[str, str, str]] = {}  # a plan's steps as last streamed
+        self.transcript.plan_inline = not self.streaming
 
     def pace(self) -> float:
         return self.calls.pace(self.place.team, self._next_method(), self.place.channel)
@@ -87,11 +113,57 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
                 status=status,
             )
 
+    async def planned(self, event: ev.PlanUpdated) -> None:
+        """Stream the steps that changed since the last update as task updates."""
+        changed = [
+            step
+            for step in event.steps
+            if self.tasks.get(step.id) != (step.title, step.status, step.result)
+        ]
+        if not self.streaming or not changed:
+            return
+        async with self._lock:
+            await self.load_posted()
+            if self.streaming and await self._send_tasks([task_chunk(s) for s in changed]):
+                self.tasks.update({s.id: (s.title, s.status, s.result) for s in changed})
+
+    async def _send_tasks(self, chunks: list[TaskUpdateChunk]) -> bool:
+        if self.stream is None and self.appended:
+            return False  # its stream was stopped: the checklist goes in the edited text
+        if self.stream is None:
+            self.stream = await self._open_stream()
+        stream = self.stream
+        starting = stream.ts is None
+
+        async def request() -> object:
+            return await stream.append(chunks=chunks)
+
+        method = "chat.startStream" if starting else "chat.appendStream"
+        try:
+            await self.calls.run(method, self.place.team, request, must_land=True)
+        except SlackApiError as exc:
+            await self._leave_stream(exc)
+            return False
+        if starting and stream.ts is not None:
+            await self.add(stream.ts, self.appended)
+        return True
+
+    async def _open_stream(self) -> AsyncChatStream:
+        return await self.calls.client.chat_stream(
+            channel=self.place.channel,
+            thread_ts=self.place.thread_ts or "",
+            recipient_team_id=self.place.team,
+            recipient_user_id=self.place.user or None,
+            buffer_size=1,
+            task_display_mode="plan",
+        )
+
     async def resumed(self) -> None:
         """Messages an earlier worker posted for this reply are edited from now on, never
         streamed; a stream it left open is stopped first."""
         assert self.posted
         self.streaming = False
+        self.transcript.plan_inline = True
         await self.calls.quietly(
             "chat.stopStream", self.place.team, channel=self.place.channel, ts=self.posted[-1].id
         )
@@ -136,13 +208,7 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
             await self._leave_stream()  # grew after its stream was stopped: edit it instead
             return False
         if self.stream is None:
-            self.stream = await self.calls.client.chat_stream(
-                channel=self.place.channel,
-                thread_ts=self.place.thread_ts or "",
-                recipient_team_id=self.place.team,
-                recipient_user_id=self.place.user or None,
-                buffer_size=1,
-            )
+            self.stream = await self._open_stream()
         stream = self.stream
         starting = stream.ts is None
         pending = [delta]  # sent once; a retry flushes what the helper kept buffered
@@ -195,6 +261,7 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
                     "chat.stopStream", self.place.team, stream.stop, must_land=True
                 )
         self.streaming = False
+        self.transcript.plan_inline = True
         if self.posted and self.stream is not None and self.stream.ts is not None:
             self.posted[-1].content = None  # what it holds is uncertain: edit it to be sure
         self.stream = None

@@ -79,10 +79,34 @@ async def test_slack_shows_the_plan_above_the_answer(slack_stack: SlackStack) ->
     ada = fake.user("U0ADA", "ada")
     status, said = await fake.command(ada, general, "/mode", "plan")
     assert status == 200 and said.startswith("From now on I answer by planning first")
-    status, said = await fake.command(ann, fake.dm(ann), "/mode", "turbo")
+    status, said = await fake.command(ann, general, "/mode", "turbo")
     assert status == 200 and said.startswith("There is no mode 'turbo'.")
     slack_stack.fake.enqueue(*plan_replies())
     asked = await fake.say(ann, general, f"{MENTION} what is twice the number?")
     (reply,) = await answered(slack_stack, general, asked.ts, count=1)
-    assert reply.shown == CHECKED.replace("Plan", "**Plan**", 1)  # markdown_text, as sent
+    assert reply.shown == ANSWER  # the plan is the stream's task updates, above the text
+    assert reply.streaming == "stopped"
+    steps = [(t["id"], t["title"], t["status"]) for t in reply.tasks.values()]
+    assert steps == [("1", "Find the number", "complete"), ("2", "Double it", "complete")]
+    assert reply.tasks["1"]["output"] == "The number is 42."
+    history = [(t["id"], t["status"]) for t in reply.task_history]
+    assert history == [
+        ("1", "in_progress"),
+        ("2", "pending"),
+        ("1", "complete"),
+        ("2", "in_progress"),
+        ("2", "complete"),
+    ]
     assert len(slack_stack.fake.requests) == 4
+
+
+async def test_slack_dms_show_the_plan_as_a_checklist(slack_stack: SlackStack) -> None:
+    """A DM outside threads is edited, not streamed: the plan is a checklist there."""
+    fake, ann, _ = await slack_stack.begin()
+    dm = fake.dm(ann)
+    status, said = await fake.command(ann, dm, "/mode", "plan")
+    assert status == 200 and said.startswith("From now on I answer by planning first")
+    slack_stack.fake.enqueue(*plan_replies())
+    await fake.say(ann, dm, "what is twice the number?")
+    (reply,) = await answered(slack_stack, dm, None, count=1)
+    assert reply.shown == CHECKED.replace("Plan", "**Plan**", 1)  # markdown_text, as sent

@@ -60,6 +60,8 @@ class Posted:
     subtype: str | None = None  # "assistant_app_thread" for an assistant thread's hidden root
     ephemeral_to: str | None = None  # the only user who sees it (a slash command's answer)
     edits: int = 0
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # a stream's, by id
+    task_history: list[dict[str, Any]] = field(default_factory=list)  # every update, in order
     touched: float = field(default_factory=time.monotonic, repr=False, compare=False)
 
     @property
@@ -70,6 +72,11 @@ class Posted:
         if self.streamed:
             return self.streamed
         return self.text
+
+    def update_tasks(self, updates: list[dict[str, Any]]) -> None:
+        for update in updates:
+            self.tasks[update["id"]] = {**self.tasks.get(update["id"], {}), **update}
+            self.task_history.append(update)
 
     @property
     def is_bot(self) -> bool:

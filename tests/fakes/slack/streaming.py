@@ -4,6 +4,9 @@ A stream lives in a thread, needs its recipient outside DMs, holds at most 12,00
 of markdown in total, and expires (keeping what it showed) when nothing is appended for
 `stream_ttl` seconds; after that, or after stopStream, appending is refused with
 `message_not_in_streaming_state` and the message can only be edited with chat.update.
+Chunks are checked as Slack documents them: `markdown_text` adds text, `task_update` creates
+or updates a task of the message (its id, title, a status of four, details and output of at
+most 256 characters), `plan_update` titles the plan; any other kind is refused.
 """
 
 from __future__ import annotations
@@ -20,8 +23,43 @@ if TYPE_CHECKING:
     from tests.fakes.slack.server import FakeSlack
 
 
-def streamed_text(params: dict[str, Any], *, required: bool) -> str:
-    """markdown_text followed by the markdown_text chunks; other chunk kinds show no text."""
+TASK_STATUSES = {"pending", "in_progress", "complete", "error"}
+TASK_TEXT = 256
+DISPLAY_MODES = {"timeline", "plan"}
+
+
+def _task(chunk: dict[str, Any]) -> dict[str, Any]:
+    ident, title, status = chunk.get("id"), chunk.get("title"), chunk.get("status")
+    if not isinstance(ident, str) or not ident or not isinstance(title, str) or not title:
+        raise ApiError("invalid_arguments")
+    if status not in TASK_STATUSES:
+        raise ApiError("invalid_arguments")
+    for name in ("details", "output"):
+        value = chunk.get(name)
+        if value is not None and (not isinstance(value, str) or len(value) > TASK_TEXT):
+            raise ApiError("invalid_arguments")
+    return {k: chunk[k] for k in ("id", "title", "status", "details", "output") if k in chunk}
+
+
+def chunk_text(chunk: Any, tasks: list[dict[str, Any]]) -> str:
+    """The text a chunk adds; a task update goes to `tasks`."""
+    if not isinstance(chunk, dict) or not isinstance(chunk.get("type"), str):
+        raise ApiError("invalid_arguments")
+    kind = chunk["type"]
+    if kind == "markdown_text" and isinstance(chunk.get("text"), str):
+        return str(chunk["text"])
+    if kind == "task_update":
+        tasks.append(_task(chunk))
+        return ""
+    if kind == "plan_update" and isinstance(chunk.get("title"), str):
+        return ""
+    raise ApiError("invalid_arguments")
+
+
+def streamed_text(
+    params: dict[str, Any], *, required: bool, tasks: list[dict[str, Any]] | None = None
+) -> str:
+    """markdown_text followed by the markdown_text chunks; task updates go to `tasks`."""
     markdown = params.get("markdown_text")
     chunks = json_param(params, "chunks")
     if required and markdown is None and chunks is None:
@@ -32,13 +70,7 @@ def streamed_text(params: dict[str, Any], *, required: bool) -> str:
     if chunks is not None:
         if not isinstance(chunks, list):
             raise ApiError("invalid_arguments")
-        for chunk in chunks:
-            if not isinstance(chunk, dict) or not isinstance(chunk.get("type"), str):
-                raise ApiError("invalid_arguments")
-            if chunk["type"] == "markdown_text":
-                if not isinstance(chunk.get("text"), str):
-                    raise ApiError("invalid_arguments")
-                parts.append(chunk["text"])
+        parts += [chunk_text(chunk, tasks if tasks is not None else []) for chunk in chunks]
     text = "".join(parts)
     if len(text) > MARKDOWN_LIMIT:
         raise ApiError("msg_too_long")
@@ -70,7 +102,10 @@ class Streams:
         recipient = params.get("recipient_user_id")
         if recipient is not None and recipient not in self.fake.users:
             raise ApiError("user_not_found")
-        text = streamed_text(params, required=False)
+        if params.get("task_display_mode", "plan") not in DISPLAY_MODES:
+            raise ApiError("invalid_arguments")
+        tasks: list[dict[str, Any]] = []
+        text = streamed_text(params, required=False, tasks=tasks)
         message = Posted(
             ts=self.fake.clock.next(),
             channel=channel.id,
@@ -80,6 +115,7 @@ class Streams:
             streaming="streaming",
             streamed=text,
         )
+        message.update_tasks(tasks)
         self.fake.store(message)
         self.fake.echo(message)
         return {"channel": channel.id, "ts": message.ts}
@@ -100,12 +136,16 @@ class Streams:
 
     def append(self, params: dict[str, Any]) -> dict[str, Any]:
         message = self._streaming(params)
-        self._grow(message, streamed_text(params, required=True))
+        tasks: list[dict[str, Any]] = []
+        self._grow(message, streamed_text(params, required=True, tasks=tasks))
+        message.update_tasks(tasks)
         return {"channel": message.channel, "ts": message.ts}
 
     def stop(self, params: dict[str, Any]) -> dict[str, Any]:
         message = self._streaming(params)
-        text = streamed_text(params, required=False)
+        tasks: list[dict[str, Any]] = []
+        text = streamed_text(params, required=False, tasks=tasks)
+        message.update_tasks(tasks)
         blocks = json_param(params, "blocks", "invalid_blocks_format")
         checked = None if blocks is None else check_blocks(blocks)
         self._grow(message, text)
