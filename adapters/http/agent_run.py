@@ -23,12 +23,12 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from adapters.http.common import USER, api_sender, read_body, refusal
+from adapters.http.run_checks import config_problems
 from adapters.http.sse import relay, stream_position
 from adapters.http.streams import Listener, Slot, StreamHub
 from adapters.services import Services
 from bot import keys
 from bot.envelope import MAX_TEXT, Envelope
-from bot.llm.registry import resolve_model, served_model
 from bot.redis_types import done
 from bot.run_config import RunConfig
 from bot.store.history import STATUS_OF_FINISH
@@ -113,22 +113,10 @@ class AgentRuns:
 
     async def _checked(self, config: RunConfig) -> RunConfig:
         """The config with its model resolved, or a 422 naming what this deployment lacks."""
-        settings = self.deps.settings
-        problems: list[str] = []
-        model = config.model
-        if model is not None and (model := served_model(settings, model)) is None:
-            problems.append(f"config.model: this deployment's API does not serve {config.model!r}")
-        resolved = model or settings.model
-        if config.temperature is not None and resolve_model(resolved).provider == "anthropic":
-            problems.append(f"config.temperature: the Anthropic API takes none ({resolved})")
-        if config.tools is not None:
-            known = {t.name for t in self.deps.tools.own}
-            for status in (await self.deps.tools.servers()).values():
-                known.update(status.tools)
-            problems += [f"config.tools: no tool {n!r}" for n in config.tools if n not in known]
+        config, problems = await config_problems(self.deps, config)
         if problems:
             raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems)
-        return config.model_copy(update={"model": model})
+        return config
 
     async def _start(
         self, request: web.Request, body: RunIn, config: RunConfig, dedup: str

@@ -22,8 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from adapters.egresses import PLATFORMS
 from adapters.http import sessions
 from adapters.http.common import api_sender, error, query_number, read_body, refusal
+from adapters.http.run_checks import config_problems
 from adapters.services import Services
 from adapters.targets import UnknownSession, target_of
+from bot.run_config import RunConfig
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target, Task
 from bot.tasks.schedule import MAX_WHEN, Schedule, WhenError, check_frequency, parse_when
@@ -46,6 +48,7 @@ class TaskIn(BaseModel):
     when: str = Field(min_length=1, max_length=MAX_WHEN)
     timezone: str | None = Field(default=None, min_length=1, max_length=64)
     if_missed: IfMissed = "skip"
+    config: RunConfig | None = None  # how its runs are made: an output schema, a mode…
 
     @field_validator("prompt")
     @classmethod
@@ -90,6 +93,7 @@ def task_json(task: Task, now: datetime) -> dict[str, Any]:
         "created_at": _stamp(task.created_at),
         "ended_by": task.ended_by,
         "from_config": task.from_config,
+        "config": task.config.model_dump(mode="json", exclude_none=True) if task.config else None,
         "next_runs": [run.isoformat() for run in runs],
     }
 
@@ -141,8 +145,15 @@ class TaskRoutes:
         body = await read_body(request, TaskIn)
         now = datetime.now(UTC)
         target, schedule = await self._checked(request, body, now)
+        config = None
+        if body.config is not None:
+            config, problems = await config_problems(self.services, body.config)
+            if problems:
+                raise _invalid(problems)
         operator = api_sender(request)
-        new = NewTask(target, operator, body.prompt, body.when, schedule, body.if_missed)
+        new = NewTask(
+            target, operator, body.prompt, body.when, schedule, body.if_missed, config=config
+        )
         limit = self.services.settings.tasks_per_person
         try:
             task = await self.services.tasks.add(new, max_active=limit, now=now)

@@ -217,6 +217,7 @@ class TaskRow(Base):
     runs: Mapped[int] = mapped_column(Integer, default=0)
     missed: Mapped[int] = mapped_column(Integer, default=0)
     ended_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    run_config: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot import keys
 from bot.envelope import Sender
+from bot.run_config import RunConfig
 from bot.store.schema import TaskRow
 from bot.tasks.model import CONFIG_CREATOR, IfMissed, Status, Target, Task, task_of_run
 from bot.tasks.schedule import Schedule
@@ -42,6 +43,7 @@ class NewTask:
     schedule: Schedule
     if_missed: IfMissed = "skip"
     name: str | None = None  # only the configuration's tasks have one
+    config: RunConfig | None = None  # how its runs are made (an output schema, a mode)
 
 
 class TaskBook:
@@ -232,6 +234,7 @@ def _row(new: NewTask, first: list[datetime], now: datetime) -> dict[str, Any]:
         "missed": 0,
         "created_at": now,
         "updated_at": now,
+        "run_config": new.config.model_dump(mode="json") if new.config else None,
     }
 
 
@@ -269,4 +272,5 @@ def _task(row: Any) -> Task:
         missed=row.missed,
         created_at=row.created_at,
         ended_by=row.ended_by,
+        config=RunConfig.model_validate(row.run_config) if row.run_config else None,
     )

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.envelope import Envelope, Sender
+from bot.run_config import RunConfig
 from bot.tasks.schedule import Schedule
 
 MAX_PROMPT = 4000
@@ -51,6 +52,7 @@ class Task(BaseModel):
     missed: int
     created_at: datetime
     ended_by: str | None = None
+    config: RunConfig | None = None  # how its runs are made, where not the chat's way
 
     @property
     def active(self) -> bool:
@@ -90,6 +92,7 @@ class Task(BaseModel):
             platform=self.target.platform,
             chat_kind=self.target.chat_kind,
             reply_to=self.target.reply_to,
+            run=self.config,
         )
 
     def summary(self) -> str:

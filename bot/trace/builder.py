@@ -129,6 +129,7 @@ class TraceBuilder:
 
     def _finish(self, done: ev.Completed, now: float) -> None:
         self._end_model(now)
+        self.trace.output = done.output
         waiting = done.finish_reason == ev.FinishReason.AWAITING_CONFIRMATION
         for node in self._tools.values():  # waiting for a person, or cut off
             node.ended_at, node.status = now, "waiting" if waiting else "cancelled"

@@ -45,3 +45,4 @@ class Trace(BaseModel):
     nodes: list[TraceNode] = Field(default_factory=list)
     edges: list[TraceEdge] = Field(default_factory=list)
     dropped: int = 0
+    output: Any = None  # the answer's JSON, where the run had an output schema it matched

@@ -305,3 +305,22 @@ async def test_a_task_for_a_platform_that_is_not_configured_is_refused(stack: St
         (problem,) = answer.json()["problems"]
         assert problem.startswith(f"session: {platform} is not configured in this Parley")
     assert made["platform"] == "http" and total == 1
+
+
+async def test_a_task_may_keep_a_run_config_checked_like_an_api_run(platforms: Stack) -> None:
+    async with platforms.client() as client:
+        schema = {"type": "object", "properties": {"done": {"type": "boolean"}}}
+        config = {"mode": "plan_execute", "output_schema": schema, "tools": ["calculator"]}
+        made = await make(client, "tg:4242", config=config)
+        assert made["config"] == {**config, "repair_attempts": 2}
+        assert (await client.get(f"/api/tasks/{made['id']}")).json()["config"] == made["config"]
+        bad = {"session": "tg:4242", "prompt": "x", "when": "every 2 hours"}
+        unknown = await client.post("/api/tasks", json={**bad, "config": {"tools": ["nope"]}})
+        broken = await client.post(
+            "/api/tasks", json={**bad, "config": {"output_schema": {"type": 7}}}
+        )
+    assert unknown.status_code == 422 and unknown.json()["problems"] == [
+        "config.tools: no tool 'nope'"
+    ]
+    assert broken.status_code == 422
+    assert "not a valid JSON Schema" in broken.json()["problems"][0]

@@ -118,3 +118,49 @@ async def _events_until_completed(client: httpx.AsyncClient, session: str) -> li
                     if events[-1]["type"] == "completed":
                         return events
     return events
+
+
+async def test_a_task_with_an_output_schema_has_its_runs_answers_checked(
+    stack: Stack, tmp_path: Any
+) -> None:
+    """The task keeps its config; each run is answered in JSON its schema accepts, repaired
+    once here, and the run's trace keeps the JSON."""
+    await stack.start_worker()
+    stack.fake.enqueue(Reply(text="It rang."), Reply(text='{"rang": true}'))
+    schema = {"type": "object", "required": ["rang"], "properties": {"rang": {"type": "boolean"}}}
+    schedulers = Schedulers(stack.redis_url, stack.env, tmp_path)
+    try:
+        await schedulers.start()
+        await schedulers.wait_for_leader()
+        async with stack.client() as client:
+            session = await stack.session(client)
+            body = {
+                "session": f"http:{session}",
+                "prompt": "Ring the bell",
+                "when": "in 3 s",
+                "config": {"output_schema": schema},
+            }
+            made = await client.post("/api/tasks", json=body)
+            assert made.status_code == 201, made.text
+            assert made.json()["config"]["output_schema"] == schema
+            events = await _events_until_completed(client, session)
+            assert events[-1]["output"] == {"rang": True}
+            run_id = await _recorded_run(client, session)
+            trace = (await client.get(f"/api/traces/{run_id}")).json()
+    finally:
+        await schedulers.stop()
+    assert [n["kind"] for n in trace["nodes"] if n["kind"] in ("validation", "repair")] == [
+        "validation",
+        "repair",
+        "validation",
+    ]
+    assert trace["output"] == {"rang": True} and trace["run"]["trigger"] == "scheduled"
+
+
+async def _recorded_run(client: httpx.AsyncClient, session: str) -> str:
+    async with asyncio.timeout(WAIT_S):
+        while True:
+            detail = (await client.get(f"/api/sessions/{session}")).json()
+            if detail.get("runs"):
+                return str(detail["recent"][-1]["run_id"])
+            await asyncio.sleep(0.05)

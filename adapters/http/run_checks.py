@@ -1,0 +1,27 @@
+"""Whether this deployment can make runs the way a `RunConfig` asks: checked when an API run
+or a task is asked for, so a run never starts with a model, tool or setting it cannot have."""
+
+from __future__ import annotations
+
+from adapters.services import Services
+from bot.llm.registry import resolve_model, served_model
+from bot.run_config import RunConfig
+
+
+async def config_problems(services: Services, config: RunConfig) -> tuple[RunConfig, list[str]]:
+    """The config with its model named as the provider serves it, and what is wrong with it,
+    each problem naming its field under `config.`."""
+    settings = services.settings
+    problems: list[str] = []
+    model = config.model
+    if model is not None and (model := served_model(settings, model)) is None:
+        problems.append(f"config.model: this deployment's API does not serve {config.model!r}")
+    resolved = model or settings.model
+    if config.temperature is not None and resolve_model(resolved).provider == "anthropic":
+        problems.append(f"config.temperature: the Anthropic API takes none ({resolved})")
+    if config.tools is not None:
+        known = {t.name for t in services.tools.own}
+        for status in (await services.tools.servers()).values():
+            known.update(status.tools)
+        problems += [f"config.tools: no tool {n!r}" for n in config.tools if n not in known]
+    return config.model_copy(update={"model": model}), problems
