@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.support.telegram",
     "tests.support.slack",
     "tests.support.platforms",
+    "tests.support.browser",
 ]
 
 INTEGRATION = Path(__file__).parent / "integration"

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from adapters.http.common import USER, api_sender, read_body, refusal
 from adapters.http.run_checks import config_problems
 from adapters.http.sse import relay, stream_position
-from adapters.http.streams import Listener, Slot, StreamHub
+from adapters.http.streams import Listener, Slot, StreamHub, StreamInterrupted
 from adapters.services import Services
 from bot import keys
 from bot.envelope import MAX_TEXT, Envelope
@@ -101,12 +101,20 @@ class AgentRuns:
         dedup = _dedup_key(request[USER], body.task, config)
         with slot:
             session, envelope_id, since, joined = await self._start(request, body, config, dedup)
+            named = {
+                "X-Parley-Run": run_id(session, envelope_id),
+                "X-Parley-Session": session.removeprefix("http:"),
+            }
+            keep = joined  # a run this request did not start is released by its starter
             try:
                 if body.stream:
-                    return await relay(request, slot, session, envelope_id, since)
-                outcome = await self._follow(slot, session, envelope_id, since, config)
+                    return await relay(request, slot, session, envelope_id, since, named)
+                outcome = await self._follow(request, slot, (session, envelope_id, since), config)
+            except web.HTTPServiceUnavailable:
+                keep = True  # the run goes on: the same request finds it again
+                raise
             finally:
-                if not joined:  # the run ended, or its client left: the next one is new
+                if not keep:  # the run ended, or its client left: the next one is new
                     ours = f"{session.removeprefix('http:')} {envelope_id}"
                     await done(self.deps.redis.eval(_RELEASE, 1, dedup, ours))
         return _answer(session, envelope_id, outcome, joined)
@@ -145,14 +153,30 @@ class AgentRuns:
         return session, envelope_id, since, False
 
     async def _follow(
-        self, slot: Slot, session: str, envelope_id: str, since: str, config: RunConfig
+        self, request: web.Request, slot: Slot, run: tuple[str, str, str], config: RunConfig
     ) -> Outcome:
+        """The run's events until it completes, its time is up, or its client leaves. A
+        stream cut short is a 503: the same request follows the same run again."""
+        session, envelope_id, since = run
         outcome = Outcome()
         limit = (config.timeout or self.deps.settings.turn_timeout) + SLACK_S
         started = time.monotonic()
-        async with slot.listen(keys.events(session), since, lambda: False) as listener:
-            while outcome.done is None and time.monotonic() - started < limit:
-                await _read(listener, envelope_id, outcome)
+
+        def gone() -> bool:
+            return request.transport is None
+
+        try:
+            async with slot.listen(keys.events(session), since, gone) as listener:
+                while outcome.done is None and time.monotonic() - started < limit and not gone():
+                    await _read(listener, envelope_id, outcome)
+        except StreamInterrupted as cut:
+            raise refusal(
+                web.HTTPServiceUnavailable,
+                f"the run's event stream was cut ({cut.reason}); send the same request again "
+                "to follow the same run",
+                headers={"Retry-After": "5"},
+                retry=True,
+            ) from None
         return outcome
 
 

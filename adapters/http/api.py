@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
-from adapters.http import people, sessions, tasks, traces
+from adapters.http import admin, agent_run, people, sessions, tasks, traces
 from adapters.http.common import USER, api_sender, error, read_body, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
@@ -201,9 +201,8 @@ class Api:
 
     async def metrics(self, request: web.Request) -> web.Response:
         """The deployment's Prometheus metrics: every live process's, added up (see
-        `bot.metrics`); behind the API token like the API."""
-        own = generate_latest(metrics.REGISTRY).decode()
-        body = metrics.merged([own, *await metrics.snapshots(self.deps.redis)])
+        `bot.metrics`), and the mailboxes' backlog read now; behind the API token like the API."""
+        body = await metrics.exposition(self.deps.redis)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def health(self, request: web.Request) -> web.Response:
@@ -320,4 +319,6 @@ def build_app(deps: Services) -> web.Application:
     tasks.mount(app, deps)
     people.mount(app, deps)
     traces.mount(app, deps)
+    agent_run.mount(app, deps, app[HUB])
+    admin.mount(app, app[PUBLIC])
     return app

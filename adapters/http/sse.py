@@ -36,18 +36,25 @@ async def stream_position(redis: Redis, session: str) -> str:
 
 
 async def relay(
-    request: web.Request, slot: Slot, session: str, envelope_id: str | None, since: str
+    request: web.Request,
+    slot: Slot,
+    session: str,
+    envelope_id: str | None,
+    since: str,
+    headers: dict[str, str] | None = None,
 ) -> web.StreamResponse:
     """Send the session's events after `since` as SSE, each with its stream id as `id:`.
 
     With an `envelope_id`, only that turn's events, until it completes; without, every event
     of the session until the client leaves (a client reconnecting sends `Last-Event-ID`).
+    `headers` are added to the response's own.
     """
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
             "Cache-Control": "no-cache",
             "X-Accel-Buffering": "no",
+            **(headers or {}),
         },
     )
     await response.prepare(request)

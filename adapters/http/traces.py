@@ -1,46 +1,82 @@
 """Runs' traces and numbers for operators (and the dashboard that draws them):
-`GET /api/traces/{run_id}`, `GET /api/traces/{run_id}/graph` and `GET /api/metrics/runs`.
+`GET /api/traces/{run_id}`, `GET /api/traces/{run_id}/graph`, `GET /api/metrics/runs`,
+`GET /api/metrics/series` (the charts' numbers) and `GET /api/metrics/facets` (the values to
+filter by).
 
-A run id is the 32 hex characters the record gives it; the window's bounds are ISO 8601
-times in ASCII (a time without a zone is UTC). Anything else is a 400 or a 404 that says
+A run id is the 32 hex characters the record gives it; the window and the filters are read
+by `run_query` (a time without a zone is UTC). Anything else is a 400 or a 404 that says
 which.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
+from typing import Any
 
 from aiohttp import web
 
-from adapters.http.common import error, query_number, refusal
+from adapters.http.common import query_number, refusal
+from adapters.http.run_query import bad, only, run_query, window
 from adapters.services import Services
+from bot.store.series import LATENCY_BINS_MS, RunSeries, Series
 from bot.trace.graph import layout
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
-WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,15})?(Z|[+-][0-9]{2}:?[0-9]{2})?")
 MAX_LIMIT = 200
-DEFAULT_WINDOW = timedelta(days=1)
+# The slices a series may be cut in; `auto` takes the smallest that makes at most AUTO_SLICES.
+BUCKETS = {"1m": 60, "5m": 300, "15m": 900, "1h": 3600, "6h": 21600, "1d": 86400, "7d": 604800}
+AUTO_SLICES = 60
+MAX_SLICES = 1000
 
 
-def _when(request: web.Request, name: str, default: datetime) -> datetime:
-    raw = request.query.get(name)
-    if raw is None:
-        return default
-    try:
-        if not WHEN.fullmatch(raw):
-            raise ValueError
-        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        raise refusal(
-            web.HTTPBadRequest, f"{name} must be an ISO 8601 time, e.g. 2026-11-24T09:00:00Z"
-        ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+def bucket_size(request: web.Request, start: datetime, end: datetime) -> tuple[str, int]:
+    """`?bucket=` (auto unless given) as its name and seconds; a size that would cut the
+    window in more than MAX_SLICES slices is refused."""
+    name = request.query.get("bucket", "auto")
+    span = (end - start).total_seconds()
+    if name == "auto":
+        fitting = [(n, s) for n, s in BUCKETS.items() if span / s <= AUTO_SLICES]
+        name = fitting[0][0] if fitting else max(BUCKETS, key=BUCKETS.__getitem__)
+    elif name not in BUCKETS:
+        raise bad(f"bucket must be auto or one of {', '.join(BUCKETS)}")
+    if span / BUCKETS[name] > MAX_SLICES:
+        raise bad(
+            f"bucket {name} cuts this window in more than {MAX_SLICES} slices; take a longer one"
+        )
+    return name, BUCKETS[name]
+
+
+def series_json(series: Series) -> dict[str, Any]:
+    bounds: list[int | None] = [*LATENCY_BINS_MS, None]
+    return {
+        "buckets": [
+            {
+                "start": s.start.isoformat(),
+                "runs": s.runs,
+                "succeeded": s.succeeded,
+                "success_rate": s.success_rate,
+                "average_latency_ms": s.average_latency_ms,
+                "average_reliability": s.average_reliability,
+            }
+            for s in series.slices
+        ],
+        "latency": [
+            {"below_ms": bound, "runs": runs}
+            for bound, runs in zip(bounds, series.latency, strict=True)
+        ],
+        "tools": [{"name": name, "calls": calls} for name, calls in series.tools],
+        "errors": [
+            {"finish_reason": reason, "error": message, "runs": runs}
+            for reason, message, runs in series.errors
+        ],
+    }
 
 
 class TraceRoutes:
     def __init__(self, services: Services) -> None:
         self.traces = services.traces
+        self.series_of = RunSeries(services.traces.engine)
 
     async def _found(self, request: web.Request) -> tuple[dict[str, object], dict[str, object]]:
         run_id = request.match_info["run_id"]
@@ -60,31 +96,56 @@ class TraceRoutes:
         return web.json_response({"run": run, **trace})
 
     async def graph(self, request: web.Request) -> web.Response:
-        """The trace laid out: each node with its x and y, and the typed edges."""
+        """The trace laid out: each node with its x and y, the typed edges, and the run's
+        numbers, all a drawing of the run needs in one answer."""
         run, trace = await self._found(request)
-        return web.json_response({"run": run, **layout(trace)})
+        return web.json_response({"run": run, "metrics": trace.get("metrics"), **layout(trace)})
 
     async def runs(self, request: web.Request) -> web.Response:
-        """`?start=&end=` (the last day unless given), `?offset=&limit=`: the runs that
-        started then, newest first, and their aggregates."""
-        end = _when(request, "end", datetime.now(UTC))
-        start = _when(request, "start", end - DEFAULT_WINDOW)
-        if start >= end:
-            return error(400, "start must be before end")
+        """The runs that started in the window and match the filters, newest first
+        (`?offset=&limit=`), and their aggregates."""
+        query = run_query(request, more=("offset", "limit"))
         offset = query_number(request, "offset", 0, 0, 10**9)
         limit = query_number(request, "limit", 50, 1, MAX_LIMIT)
-        window = await self.traces.window(start, end, offset, limit)
+        found = await self.traces.window(query.start, query.end, offset, limit, query.match)
+        return web.json_response(
+            {
+                "start": query.start.isoformat(),
+                "end": query.end.isoformat(),
+                "total": found.total,
+                "success_rate": found.success_rate,
+                "average_latency_ms": found.average_latency_ms,
+                "average_reliability": found.average_reliability,
+                "offset": offset,
+                "limit": limit,
+                "items": found.runs,
+            }
+        )
+
+    async def series(self, request: web.Request) -> web.Response:
+        """The matching runs per slice of time (`?bucket=`), their latencies as a histogram,
+        the tools they called and how the troubled ones ended."""
+        query = run_query(request, more=("bucket",))
+        name, seconds = bucket_size(request, query.start, query.end)
+        series = await self.series_of.series(query.start, query.end, seconds, query.match)
+        window_json = {"start": query.start.isoformat(), "end": query.end.isoformat()}
+        return web.json_response(
+            {**window_json, "bucket": name, "bucket_s": seconds, **series_json(series)}
+        )
+
+    async def facets(self, request: web.Request) -> web.Response:
+        """The platforms, models, triggers and statuses the window's runs have."""
+        only(request, ("start", "end"))
+        start, end = window(request)
+        found = await self.traces.facets(start, end)
         return web.json_response(
             {
                 "start": start.isoformat(),
                 "end": end.isoformat(),
-                "total": window.total,
-                "success_rate": window.success_rate,
-                "average_latency_ms": window.average_latency_ms,
-                "average_reliability": window.average_reliability,
-                "offset": offset,
-                "limit": limit,
-                "items": window.runs,
+                "platforms": found.platforms,
+                "models": found.models,
+                "triggers": found.triggers,
+                "statuses": found.statuses,
             }
         )
 
@@ -94,3 +155,5 @@ def mount(app: web.Application, services: Services) -> None:
     app.router.add_get("/api/traces/{run_id}", routes.trace)
     app.router.add_get("/api/traces/{run_id}/graph", routes.graph)
     app.router.add_get("/api/metrics/runs", routes.runs)
+    app.router.add_get("/api/metrics/series", routes.series)
+    app.router.add_get("/api/metrics/facets", routes.facets)

@@ -1,6 +1,12 @@
 """Reading runs' traces and their numbers back: one run's trace, and the runs of a window of
 time with what they add up to. A trace is one row's JSON (see migration 0005), so reading one
-is a single indexed lookup whatever its size."""
+is a single indexed lookup whatever its size.
+
+A window can be narrowed (`Match`) by the run's outcome, platform, model and trigger and by a
+piece of its session's title; the aggregates are those of the runs the list shows, so a
+filtered list and its numbers always agree. The charts' numbers over time are in
+`bot.store.series`.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +14,48 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table, case, func, select
+from sqlalchemy import ColumnElement, Table, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.store.schema import RunRow
+from bot.store.schema import RunRow, SessionRow
 
 RUNS: Table = RunRow.__table__  # type: ignore[assignment]
+SESSIONS: Table = SessionRow.__table__  # type: ignore[assignment]
+RUNS_AND_SESSIONS = RUNS.join(SESSIONS, RUNS.c.session_key == SESSIONS.c.key)
 SUMMARY = ("id", "session_key", "trigger", "sender", "model", "status", "finish_reason",
            "iterations", "latency_ms", "first_text_ms", "reliability")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Match:
+    """What a run must be to be counted, besides starting in the window; None matches all.
+    `status` is the run's (`completed`, `failed`, `waiting`, `skipped`); `text` is looked
+    for in the session's title and key, in any case."""
+
+    status: str | None = None
+    platform: str | None = None
+    model: str | None = None
+    trigger: str | None = None
+    text: str | None = None
+
+    def where(self, start: datetime, end: datetime) -> ColumnElement[bool]:
+        """The condition on `RUNS_AND_SESSIONS` for runs that started in [start, end)."""
+        condition: ColumnElement[bool] = (RUNS.c.started_at >= start) & (RUNS.c.started_at < end)
+        for column, wanted in (
+            (RUNS.c.status, self.status),
+            (SESSIONS.c.platform, self.platform),
+            (RUNS.c.model, self.model),
+            (RUNS.c.trigger, self.trigger),
+        ):
+            if wanted is not None:
+                condition &= column == wanted
+        if self.text:
+            needle = self.text.lower()
+            condition &= or_(
+                func.lower(SESSIONS.c.title).contains(needle, autoescape=True),
+                func.lower(RUNS.c.session_key).contains(needle, autoescape=True),
+            )
+        return condition
 
 
 @dataclass(frozen=True)
@@ -33,13 +73,36 @@ class Window:
         return self.succeeded / self.total if self.total else None
 
 
+@dataclass(frozen=True)
+class Facets:
+    """The values the runs of a window have, to offer as filters."""
+
+    platforms: list[str]
+    models: list[str]
+    triggers: list[str]
+    statuses: list[str]
+
+
 def summary(row: Any) -> dict[str, Any]:
     shown = {name: getattr(row, name) for name in SUMMARY}
     shown["session"] = shown.pop("session_key")
+    shown["title"] = row.title
+    shown["platform"] = row.platform
     shown["started_at"] = row.started_at.astimezone(UTC).isoformat()
     shown["finished_at"] = row.finished_at.astimezone(UTC).isoformat()
     shown["tokens"] = {"input": row.input_tokens, "output": row.output_tokens}
     return shown
+
+
+SHOWN = (
+    *(RUNS.c[name] for name in SUMMARY),
+    SESSIONS.c.title,
+    SESSIONS.c.platform,
+    RUNS.c.started_at,
+    RUNS.c.finished_at,
+    RUNS.c.input_tokens,
+    RUNS.c.output_tokens,
+)
 
 
 class Traces:
@@ -49,26 +112,33 @@ class Traces:
     async def of_run(self, run_id: str) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
         """The run's summary and its trace (None for a run recorded before traces were);
         None for no such run."""
+        query = select(*SHOWN, RUNS.c.trace).select_from(RUNS_AND_SESSIONS)
         async with self.engine.connect() as db:
-            row = (await db.execute(select(RUNS).where(RUNS.c.id == run_id))).first()
+            row = (await db.execute(query.where(RUNS.c.id == run_id))).first()
         return None if row is None else (summary(row), row.trace)
 
-    async def window(self, start: datetime, end: datetime, offset: int, limit: int) -> Window:
-        within = (RUNS.c.started_at >= start) & (RUNS.c.started_at < end)
-        totals = select(
-            func.count(),
-            func.sum(case((RUNS.c.status == "completed", 1), else_=0)),
-            func.avg(RUNS.c.latency_ms),
-            func.avg(RUNS.c.reliability),
-        ).where(within)
+    async def window(
+        self, start: datetime, end: datetime, offset: int, limit: int, match: Match | None = None
+    ) -> Window:
+        within = (match or Match()).where(start, end)
+        totals = (
+            select(
+                func.count(),
+                func.sum(case((RUNS.c.status == "completed", 1), else_=0)),
+                func.avg(RUNS.c.latency_ms),
+                func.avg(RUNS.c.reliability),
+            )
+            .select_from(RUNS_AND_SESSIONS)
+            .where(within)
+        )
         page = (
-            select(*(RUNS.c[name] for name in SUMMARY), RUNS.c.started_at, RUNS.c.finished_at,
-                   RUNS.c.input_tokens, RUNS.c.output_tokens)
+            select(*SHOWN)
+            .select_from(RUNS_AND_SESSIONS)
             .where(within)
             .order_by(RUNS.c.started_at.desc(), RUNS.c.id)
             .offset(offset)
             .limit(limit)
-        )  # fmt: skip
+        )
         async with self.engine.connect() as db:
             count, succeeded, latency, reliability = (await db.execute(totals)).one()
             rows = (await db.execute(page)).all()
@@ -79,3 +149,14 @@ class Traces:
             average_reliability=None if reliability is None else float(reliability),
             runs=[summary(row) for row in rows],
         )
+
+    async def facets(self, start: datetime, end: datetime) -> Facets:
+        """Each platform, model, trigger and status some run of [start, end) has, sorted."""
+        within = Match().where(start, end)
+        found: list[list[str]] = []
+        async with self.engine.connect() as db:
+            for column in (SESSIONS.c.platform, RUNS.c.model, RUNS.c.trigger, RUNS.c.status):
+                query = select(column).distinct().select_from(RUNS_AND_SESSIONS).where(within)
+                values = (await db.execute(query.where(column.isnot(None)))).scalars()
+                found.append(sorted(str(value) for value in values))
+        return Facets(*found)

@@ -1,0 +1,105 @@
+"""The query of the runs' list and charts, read strictly: a window of time and what a run must
+be to count. A parameter the endpoint does not know, one given twice, or a value outside its
+choices is a 400 that names the parameter, never a filter silently ignored.
+
+    start, end   ISO 8601 times in ASCII (UTC when no zone is given); the last day by default
+    outcome      ok | failed | waiting | skipped (the run's status; ok is `completed`)
+    platform     telegram | slack | http | console
+    model        the model's name as the run recorded it
+    trigger      message | decision | resume | scheduled | skipped
+    q            a piece of the session's title (or key), in any case
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from aiohttp import web
+
+from adapters.http.common import refusal
+from bot.store.traces import Match
+
+WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,15})?(Z|[+-][0-9]{2}:?[0-9]{2})?")
+DEFAULT_WINDOW = timedelta(days=1)
+WINDOW = ("start", "end")
+FILTERS = ("outcome", "platform", "model", "trigger", "q")
+OUTCOMES = {"ok": "completed", "failed": "failed", "waiting": "waiting", "skipped": "skipped"}
+PLATFORMS = ("telegram", "slack", "http", "console")
+TRIGGERS = ("message", "decision", "resume", "scheduled", "skipped")
+MAX_TEXT = 200  # a model's name and a title are at most this long in the record
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class RunQuery:
+    start: datetime
+    end: datetime
+    match: Match
+
+
+def bad(message: str) -> web.HTTPException:
+    return refusal(web.HTTPBadRequest, message)
+
+
+def only(request: web.Request, known: Iterable[str]) -> None:
+    """A 400 for a parameter outside `known`, or one given more than once."""
+    allowed = set(known)
+    for name in request.query:
+        if name not in allowed:
+            raise bad(f"unknown query parameter {name!r}; this endpoint takes {sorted(allowed)}")
+        if len(request.query.getall(name)) > 1:
+            raise bad(f"{name} is given more than once")
+
+
+def when(request: web.Request, name: str, default: datetime) -> datetime:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    try:
+        if not WHEN.fullmatch(raw):
+            raise ValueError
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise bad(f"{name} must be an ISO 8601 time, e.g. 2026-11-24T09:00:00Z") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def window(request: web.Request) -> tuple[datetime, datetime]:
+    """`start` and `end` (the last day unless given); start must come first."""
+    end = when(request, "end", datetime.now(UTC))
+    start = when(request, "start", end - DEFAULT_WINDOW)
+    if start >= end:
+        raise bad("start must be before end")
+    return start, end
+
+
+def choice(request: web.Request, name: str, choices: Iterable[str]) -> str | None:
+    raw = request.query.get(name)
+    if raw is not None and raw not in choices:
+        raise bad(f"{name} must be one of {', '.join(choices)}")
+    return raw
+
+
+def text(request: web.Request, name: str) -> str | None:
+    raw = request.query.get(name)
+    if raw is not None and (not 1 <= len(raw) <= MAX_TEXT or CONTROL.search(raw)):
+        raise bad(f"{name} must be 1 to {MAX_TEXT} characters, none of them control characters")
+    return raw
+
+
+def run_query(request: web.Request, *, more: Iterable[str] = ()) -> RunQuery:
+    """The window and the filters; `more` names the endpoint's own other parameters."""
+    only(request, (*WINDOW, *FILTERS, *more))
+    start, end = window(request)
+    outcome = choice(request, "outcome", OUTCOMES)
+    match = Match(
+        status=None if outcome is None else OUTCOMES[outcome],
+        platform=choice(request, "platform", PLATFORMS),
+        model=text(request, "model"),
+        trigger=choice(request, "trigger", TRIGGERS),
+        text=text(request, "q"),
+    )
+    return RunQuery(start, end, match)

@@ -1,0 +1,154 @@
+// A run's trace drawn two ways, both as SVG built with DOM calls (every text from the server
+// goes in as text): the graph, with the boxes where `/api/traces/{id}/graph` placed them and
+// typed edges between them, and the timeline, one bar per node from its start for its latency.
+// Each is built off-document and inserted at once, so a trace of hundreds of nodes is one
+// layout for the browser.
+
+const SVG = "http://www.w3.org/2000/svg";
+const BOX_W = 200;
+const BOX_H = 60;
+const PAD = 40;
+const LANE = 28; // how far left of a column the edges to its own children run
+const EDGE_TYPES = ["success", "error", "retry"];
+
+function el(name, attributes = {}, text = null) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+// A class-safe word for a kind or status the server may name freely.
+export function token(word) {
+  return String(word).toLowerCase().replace(/[^a-z0-9_-]/g, "") || "other";
+}
+
+export function duration(ms) {
+  if (ms === null || ms === undefined) return "–";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60000) return `${Number((ms / 1000).toFixed(ms < 10000 ? 2 : 1))} s`;
+  return `${Number((ms / 60000).toFixed(1))} min`;
+}
+
+function clip(text, length) {
+  const shown = String(text);
+  return shown.length <= length ? shown : shown.slice(0, length - 1) + "…";
+}
+
+function markers() {
+  const defs = el("defs");
+  for (const type of EDGE_TYPES) {
+    const marker = el("marker", {
+      id: `arrow-${type}`, viewBox: "0 0 10 10", refX: 9, refY: 5,
+      markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse",
+    });
+    marker.appendChild(el("path", { d: "M0,0 L10,5 L0,10 z", class: `arrowhead ${type}` }));
+    defs.appendChild(marker);
+  }
+  return defs;
+}
+
+function edgePath(from, to) {
+  const fy = from.y + BOX_H / 2;
+  const ty = to.y + BOX_H / 2;
+  if (to.x > from.x) { // to a later step: right side to left side
+    const fx = from.x + BOX_W;
+    const middle = (fx + to.x) / 2;
+    return `M${fx},${fy} C${middle},${fy} ${middle},${ty} ${to.x},${ty}`;
+  }
+  // to a node of the same step (a call and what it led to): down the column's left side, so
+  // the edges of a call's many children merge into one bracket
+  const lane = Math.min(from.x, to.x) - LANE / 2;
+  return `M${from.x},${fy} H${lane} V${ty} H${to.x}`;
+}
+
+function nodeBox(node, at, onSelect) {
+  const group = el("g", {
+    class: `node kind-${token(node.kind)} status-${token(node.status)}`,
+    transform: `translate(${at.x},${at.y})`, tabindex: 0, role: "button",
+    "data-id": node.id,
+  });
+  group.appendChild(el("title", {}, `${node.kind} ${node.name} (${node.status})`));
+  group.appendChild(el("rect", { width: BOX_W, height: BOX_H, rx: 8 }));
+  group.appendChild(el("text", { x: 12, y: 24, class: "name" }, clip(node.name, 24)));
+  const second = `${node.kind} · ${duration(node.latency_ms)} · ${node.status}`;
+  group.appendChild(el("text", { x: 12, y: 44, class: "sub" }, clip(second, 32)));
+  group.addEventListener("click", () => onSelect(node, group));
+  group.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === " ") { event.preventDefault(); onSelect(node, group); }
+  });
+  return group;
+}
+
+// The graph of `graph` (the /graph answer) into `box`; `onSelect(node, element)` on a click.
+export function drawGraph(box, graph, onSelect) {
+  const nodes = graph.nodes || [];
+  const left = nodes.length ? Math.min(...nodes.map((n) => n.x)) : 0;
+  const place = new Map(nodes.map((n) => [n.id, { x: n.x - left + PAD + LANE, y: n.y + PAD }]));
+  const width = Math.max(...[...place.values()].map((p) => p.x + BOX_W), 0) + PAD;
+  const height = Math.max(...[...place.values()].map((p) => p.y + BOX_H), 0) + PAD;
+  const svg = el("svg", {
+    id: "graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    "aria-label": `the run's trace: ${nodes.length} nodes`,
+  });
+  svg.appendChild(markers());
+  const edges = el("g", { class: "edges" });
+  for (const edge of graph.edges || []) {
+    const from = place.get(edge.source);
+    const to = place.get(edge.target);
+    if (!from || !to) continue; // a node dropped past the trace's cap
+    const type = EDGE_TYPES.includes(edge.type) ? edge.type : "success";
+    edges.appendChild(el("path", {
+      d: edgePath(from, to), class: `edge ${type}`, "marker-end": `url(#arrow-${type})`,
+      "data-source": edge.source, "data-target": edge.target,
+    }));
+  }
+  svg.appendChild(edges);
+  const boxes = el("g", { class: "nodes" });
+  for (const node of nodes) boxes.appendChild(nodeBox(node, place.get(node.id), onSelect));
+  svg.appendChild(boxes);
+  box.replaceChildren(svg);
+  return svg;
+}
+
+const ROW_H = 22;
+const LABEL_W = 220;
+const MIN_BAR_W = 320;
+
+// The timeline of the same nodes: one row each, in the order they started.
+export function drawTimeline(box, graph, onSelect) {
+  const nodes = [...(graph.nodes || [])].sort((a, b) => a.started_at - b.started_at || a.id - b.id);
+  const first = nodes.length ? nodes[0].started_at : 0;
+  const last = Math.max(first, ...nodes.map((n) => (n.ended_at || n.started_at)));
+  const span = Math.max(last - first, 0.001);
+  const BAR_W = Math.max(MIN_BAR_W, box.clientWidth - LABEL_W - 40);
+  const scale = (seconds) => LABEL_W + (seconds / span) * BAR_W;
+  const height = (nodes.length + 1) * ROW_H + 10;
+  const svg = el("svg", {
+    id: "timeline", width: LABEL_W + BAR_W + 20, height, role: "img",
+    "aria-label": `the run's timeline: ${nodes.length} nodes`,
+  });
+  for (let tick = 0; tick <= 4; tick++) {
+    const x = LABEL_W + (tick / 4) * BAR_W;
+    svg.appendChild(el("line", { x1: x, x2: x, y1: ROW_H - 6, y2: height, class: "tick" }));
+    const label = duration((span * 1000 * tick) / 4);
+    svg.appendChild(el("text", { x, y: ROW_H - 10, class: "tick-label" }, label));
+  }
+  nodes.forEach((node, row) => {
+    const y = (row + 1) * ROW_H;
+    const start = scale(node.started_at - first);
+    const width = Math.max(2, scale((node.ended_at || node.started_at) - first) - start);
+    const group = el("g", {
+      class: `bar kind-${token(node.kind)} status-${token(node.status)}`, "data-id": node.id,
+      tabindex: 0, role: "button",
+    });
+    group.appendChild(el("title", {}, `${node.name}: ${duration(node.latency_ms)}`));
+    group.appendChild(el("text", { x: 4, y: y + 15, class: "label" },
+      clip(`${node.step}. ${node.kind} ${node.name}`, 34)));
+    group.appendChild(el("rect", { x: start, y: y + 4, width, height: ROW_H - 8, rx: 3 }));
+    group.addEventListener("click", () => onSelect(node, group));
+    svg.appendChild(group);
+  });
+  box.replaceChildren(svg);
+  return svg;
+}

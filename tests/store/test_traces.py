@@ -1,0 +1,116 @@
+"""Runs read back for operators, on SQLite and on PostgreSQL: a window narrowed by outcome,
+platform, model, trigger and title with aggregates that agree with it, the values to filter
+by, and the charts' series added up by the database."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.store.database import Database
+from bot.store.series import LATENCY_BINS_MS, RunSeries
+from bot.store.traces import Match, Traces
+from tests.support.runs import Seed, record
+
+# A fixed hour, so the slices of the series fall where the test says.
+NOON = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+AT = NOON.timestamp()
+SEEDS = (
+    Seed("tg:1", "telegram", "Tea recipes", "a", started_at=AT + 60, latency_s=0.2,
+         tools=("calculator", "web_search", "calculator")),
+    Seed("tg:1", "telegram", "Tea recipes", "b", started_at=AT + 120, latency_s=1.5,
+         finish="error", error="Anthropic API error 400: bad request"),
+    Seed("slack:T:C:1", "slack", "Deploy_plan 100%", "c", started_at=AT + 3600 + 10,
+         latency_s=3, model="gpt-test", trigger="scheduled", tools=("calculator",), retries=2),
+    Seed("http:x", "http", "Weather", "d", started_at=AT + 3600 + 20, latency_s=40,
+         finish="max_iterations"),
+    Seed("http:y", "http", "Old one", "e", started_at=AT - 7200),  # outside the window
+)  # fmt: skip
+START, END = NOON, NOON + timedelta(hours=2)
+
+
+@pytest.fixture
+async def seeded(db: Database) -> list[str]:
+    return await record(db.history, *SEEDS)
+
+
+async def test_a_window_is_narrowed_and_its_aggregates_follow(
+    db: Database, seeded: list[str]
+) -> None:
+    traces = Traces(db.engine)
+
+    async def ids(**match: str) -> list[str]:
+        window = await traces.window(START, END, 0, 50, Match(**match))
+        return [run["id"] for run in window.runs]
+
+    a, b, c, d, _ = seeded
+    assert await ids() == [d, c, b, a]
+    assert await ids(status="failed") == [b]
+    assert await ids(status="completed") == [d, c, a]
+    assert await ids(platform="telegram") == [b, a]
+    assert await ids(model="gpt-test") == [c]
+    assert await ids(trigger="scheduled") == [c]
+    assert await ids(text="TEA") == [b, a]  # any case
+    assert await ids(text="tg:1") == [b, a]  # the session's key too
+    assert await ids(text="_plan 100%") == [c]  # LIKE's wildcards are plain characters
+    assert await ids(text="%") == [c]
+    assert await ids(text="deploy%plan") == []
+    assert await ids(platform="telegram", status="completed") == [a]
+
+    failed = await traces.window(START, END, 0, 50, Match(status="failed"))
+    assert (failed.total, failed.success_rate, failed.average_latency_ms) == (1, 0.0, 1500)
+    telegram = await traces.window(START, END, 0, 1, Match(platform="telegram"))
+    assert telegram.total == 2 and telegram.success_rate == 0.5 and len(telegram.runs) == 1
+    shown = telegram.runs[0]
+    assert (shown["title"], shown["platform"], shown["session"]) == (
+        "Tea recipes",
+        "telegram",
+        "tg:1",
+    )
+
+
+async def test_the_values_to_filter_by_are_those_of_the_window(
+    db: Database, seeded: list[str]
+) -> None:
+    facets = await Traces(db.engine).facets(START, END)
+    assert facets.platforms == ["http", "slack", "telegram"]
+    assert facets.models == ["claude-test", "gpt-test"]
+    assert facets.triggers == ["message", "scheduled"]
+    assert facets.statuses == ["completed", "failed"]
+
+
+async def test_the_series_is_sliced_and_summed_by_the_database(
+    db: Database, seeded: list[str]
+) -> None:
+    series = await RunSeries(db.engine).series(START, END, 3600)
+    assert [s.start for s in series.slices] == [NOON, NOON + timedelta(hours=1)]
+    first, second = series.slices
+    assert (first.runs, first.succeeded, first.success_rate) == (2, 1, 0.5)
+    assert first.average_latency_ms == pytest.approx((200 + 1500) / 2)
+    assert (second.runs, second.succeeded) == (2, 2)
+    assert second.average_reliability is not None and second.average_reliability < 100
+    assert len(series.latency) == len(LATENCY_BINS_MS) + 1
+    assert series.latency[0] == 1  # 200 ms
+    assert series.latency[LATENCY_BINS_MS.index(2_000)] == 1  # 1.5 s
+    assert series.latency[LATENCY_BINS_MS.index(5_000)] == 1  # 3 s
+    assert series.latency[LATENCY_BINS_MS.index(60_000)] == 1  # 40 s
+    assert sum(series.latency) == 4
+    assert series.tools == [("calculator", 3), ("web_search", 1)]
+    assert series.errors == [
+        ("error", "Anthropic API error 400: bad request", 1),
+        ("max_iterations", None, 1),
+    ]
+
+
+async def test_a_series_follows_the_filters_and_slices_an_empty_window(
+    db: Database, seeded: list[str]
+) -> None:
+    runs = RunSeries(db.engine)
+    slack = await runs.series(START, END, 1800, Match(platform="slack"))
+    assert [s.runs for s in slack.slices] == [0, 0, 1, 0]
+    assert slack.tools == [("calculator", 1)] and slack.errors == []
+    later = NOON + timedelta(days=3)
+    empty = await runs.series(later + timedelta(minutes=5), later + timedelta(hours=1), 3600)
+    assert [(s.start, s.runs, s.success_rate) for s in empty.slices] == [(later, 0, None)]
+    assert sum(empty.latency) == 0 and empty.tools == [] and empty.errors == []
