@@ -25,6 +25,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.bench.processes import fake_model, serving
 from tests.fakes.llm import ANTHROPIC_KEY
 from tests.support.redis_server import RedisServer, free_port
 
@@ -35,17 +36,6 @@ def show(name: str, took: list[float], target: str) -> None:
     p95 = statistics.quantiles(took, n=20)[-1]
     aim = f"   (target {target})" if target else ""
     print(f"{name:28} median {statistics.median(took):7.1f} ms   p95 {p95:7.1f} ms{aim}")
-
-
-async def ready(client: httpx.AsyncClient) -> None:
-    async with asyncio.timeout(60):
-        while True:
-            try:
-                if (await client.get("/healthz")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.1)
 
 
 async def timed_runs(client: httpx.AsyncClient) -> tuple[list[float], list[str]]:
@@ -89,11 +79,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp))
         server.start()
-        fake = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.fakes.llm", stdout=asyncio.subprocess.PIPE
-        )
-        assert fake.stdout is not None
-        url = (await fake.stdout.readline()).decode().strip()
+        fake, url = await fake_model()
         port = free_port()
         env = {
             **os.environ,
@@ -110,8 +96,9 @@ async def main() -> None:
             for role in ("web", "worker")
         ]
         try:
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
-                await ready(client)
+            base_url = f"http://127.0.0.1:{port}"
+            await serving(base_url, processes[0])
+            async with httpx.AsyncClient(base_url=base_url) as client:
                 await timed_runs(client)  # warm: the SDK's first connection, the database
                 took, ids = await timed_runs(client)
                 first, whole = await timed_streams(client)

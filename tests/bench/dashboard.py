@@ -34,6 +34,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from bot.config import Settings
 from bot.store.database import open_database
+from tests.bench.processes import serving
 from tests.support.browser import chromium
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.runs import Seed, record
@@ -95,19 +96,6 @@ def web_env(redis_url: str, database_url: str, port: int) -> dict[str, str]:
         "ANTHROPIC_API_KEY": "not-used-by-the-web-process",
         "PARLEY_LOG_LEVEL": "WARNING",
     }
-
-
-async def serving(base_url: str, web: asyncio.subprocess.Process) -> None:
-    async with httpx.AsyncClient(base_url=base_url) as client:
-        deadline = time.monotonic() + DEADLINE_S
-        while time.monotonic() < deadline and web.returncode is None:
-            try:
-                if (await client.get("/healthz")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError("`parley web` did not come up")
 
 
 def entry(browser: WebDriver, name: str, kind: str) -> float | None:

@@ -21,6 +21,7 @@ from arq.connections import RedisSettings, create_pool
 from bot import keys
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
+from tests.bench.processes import fake_model
 from tests.fakes.llm import ANTHROPIC_KEY
 from tests.support.redis_server import RedisServer
 
@@ -55,11 +56,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp))
         server.start()
-        fake = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.fakes.llm", stdout=asyncio.subprocess.PIPE
-        )
-        assert fake.stdout is not None
-        url = (await fake.stdout.readline()).decode().strip()
+        fake, url = await fake_model()
         env = {
             **os.environ,
             "REDIS_URL": server.url,
