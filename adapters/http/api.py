@@ -39,6 +39,7 @@ from bot.config import Settings
 from bot.confirmations import Status
 from bot.envelope import MAX_TEXT, Envelope
 from bot.llm.registry import served_model
+from bot.run_config import Mode
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,13 @@ class SessionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = Field(default=None, min_length=1, max_length=200)
+    mode: Mode | None = None  # how its turns run: react, or plan_execute (bot.agent.plan)
+
+
+class SessionChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Mode
 
 
 class MessageIn(BaseModel):
@@ -102,9 +110,10 @@ class Api:
         return slot
 
     async def create_session(self, request: web.Request) -> web.Response:
-        """A new session; its body may choose the model (`{"model": "..."}`), else the
-        default (PARLEY_MODEL) answers."""
-        wanted = (await read_body(request, SessionIn)).model if request.body_exists else None
+        """A new session; its body may choose the model (`{"model": "..."}`, else the
+        default, PARLEY_MODEL, answers) and the mode (`{"mode": "plan_execute"}`)."""
+        body = await read_body(request, SessionIn) if request.body_exists else SessionIn()
+        wanted = body.model
         model = self.deps.settings.model
         if wanted is not None:
             served = served_model(self.deps.settings, wanted)
@@ -116,8 +125,22 @@ class Api:
         record = {"owner": request[USER], "created_at": time.time()}
         if wanted is not None:
             await self.deps.mailbox.set_option(f"http:{session_id}", "model", model)
+        if body.mode is not None:
+            await self._set_mode(f"http:{session_id}", body.mode)
         await self.deps.redis.set(keys.http_session(session_id), json.dumps(record))
-        return web.json_response({"id": session_id, "model": model}, status=201)
+        answer = {"id": session_id, "model": model, "mode": body.mode or "react"}
+        return web.json_response(answer, status=201)
+
+    async def change_session(self, request: web.Request) -> web.Response:
+        """`{"mode": "plan_execute"}` or `{"mode": "react"}`: how its next turns run."""
+        session = await self._known(request)
+        body: SessionChange = await read_body(request, SessionChange)
+        await self._set_mode(session, body.mode)
+        return web.json_response({"id": session.removeprefix("http:"), "mode": body.mode})
+
+    async def _set_mode(self, session: str, mode: Mode) -> None:
+        """The chat's mode, kept where `/mode` keeps a Telegram or Slack chat's."""
+        await self.deps.mailbox.set_option(session, "mode", None if mode == "react" else mode)
 
     async def _known(self, request: web.Request) -> str:
         """The session's key, or 404 for an id this API never made."""
@@ -311,6 +334,7 @@ def build_app(deps: Services) -> web.Application:
     app.router.add_get("/api/sessions", records.page)
     app.router.add_get("/api/sessions/{session_id}", records.detail)
     app.router.add_delete("/api/sessions/{session_id}", records.delete)
+    app.router.add_patch("/api/sessions/{session_id}", api.change_session)
     app.router.add_get("/api/stats", records.stats)
     app.router.add_post("/api/sessions/{session_id}/messages", api.post_message)
     app.router.add_get("/api/sessions/{session_id}/events", api.events)

@@ -14,6 +14,7 @@ from aiohttp import web
 from adapters.http.common import error, query_number
 from adapters.services import Services
 from bot import keys
+from bot.chats import chat_of
 
 MAX_LIMIT = 100
 STOP_WAIT_S = 10.0
@@ -51,6 +52,7 @@ class Records:
             return error(404, "unknown session", id=key)
         body = found.model_dump(mode="json")
         body["running"] = await self.services.mailbox.busy(key)
+        body["mode"] = await self.services.mailbox.option(chat_of(key), "mode") or "react"
         return web.json_response(body)
 
     async def delete(self, request: web.Request) -> web.Response:

@@ -165,3 +165,26 @@ async def test_a_bad_run_request_is_refused_and_nothing_runs(
     assert answer.status_code == 422, answer.text
     assert any(problem in line for line in answer.json()["problems"]), answer.json()
     assert stack.fake.requests == []
+
+
+async def test_an_http_session_may_plan_first(stack: Stack) -> None:
+    """The mode of a web chat's session, at its start or later, as `/mode` sets a chat's."""
+    await stack.start_worker()
+    plan = {"steps": [{"id": 1, "title": "Think", "depends_on": []}]}
+    stack.fake.enqueue(Reply(text=json.dumps(plan)), Reply(text="Thought."), Reply(text="Done."))
+    async with stack.client() as client:
+        made = await client.post("/api/sessions", json={"mode": "plan_execute"})
+        assert made.status_code == 201 and made.json()["mode"] == "plan_execute"
+        session = made.json()["id"]
+        answer = await client.post(f"/api/sessions/{session}/messages", json={"text": "go"})
+        kinds = [kind for kind, _ in sse_events(answer.text)]
+        assert "plan" in kinds and kinds[-1] == "completed"
+        back = await client.patch(f"/api/sessions/{session}", json={"mode": "react"})
+        assert back.json() == {"id": session, "mode": "react"}
+        stack.fake.enqueue(Reply(text="Directly."))
+        answer = await client.post(f"/api/sessions/{session}/messages", json={"text": "again"})
+        assert "plan" not in [kind for kind, _ in sse_events(answer.text)]
+        wrong = await client.patch(f"/api/sessions/{session}", json={"mode": "fast"})
+        unknown = await client.patch(f"/api/sessions/{'0' * 32}", json={"mode": "react"})
+    assert wrong.status_code == 422 and unknown.status_code == 404
+    assert len(stack.fake.requests) == 4

@@ -6,7 +6,7 @@
 // `parley:charts` and `parley:ready` (both drawn) of the first load, and a measure
 // `parley:trace` from a click on a run to its graph drawn.
 
-import { getJson } from "./admin-api.js";
+import { getJson } from "./api.js";
 import { drawCharts } from "./admin-charts.js";
 import { drawGraph, drawTimeline, duration, token } from "./admin-trace.js";
 

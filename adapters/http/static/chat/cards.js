@@ -1,0 +1,106 @@
+// Tool calls and approval requests as cards in the conversation.
+
+import { folded, h, pretty, seconds } from "./dom.js";
+
+/** One tool call: its name and (folded) arguments, then its (folded) result and duration. */
+export class ToolCard {
+  constructor(call) {
+    this.status = h("span", { class: "tool-status", text: "running…" });
+    this.element = h("div", { class: "msg tool running", "data-call": call.call_id ?? call.id },
+      h("div", { class: "tool-head" },
+        h("span", { class: "tool-icon", "aria-hidden": "true", text: "⚙" }),
+        h("span", { class: "tool-name", text: call.name }),
+        this.status),
+      folded("Arguments", pretty(call.arguments ?? call.input ?? {}), "tool-args"));
+  }
+
+  /** Started again, e.g. after its approval: running once more. */
+  running() {
+    this.element.classList.remove("awaiting");
+    this.element.classList.add("running");
+    this.status.textContent = "running…";
+  }
+
+  awaiting() {
+    this.element.classList.replace("running", "awaiting");
+    this.status.textContent = "waiting for approval";
+  }
+
+  /** A call the history shows without a result, nothing waiting on it either. */
+  unanswered() {
+    this.element.classList.remove("running", "awaiting");
+    this.status.textContent = "no result";
+  }
+
+  /** The call's end: the result folded, a failure marked as one, and how long it took. */
+  finish({ content, is_error: failed, duration, cached }) {
+    this.element.classList.remove("running", "awaiting");
+    this.element.classList.toggle("failed", Boolean(failed));
+    this.element.classList.toggle("done", !failed);
+    const took = seconds(duration);
+    const parts = [failed ? "failed" : "done", took && `in ${took}`, cached && "(cached)"];
+    this.status.textContent = parts.filter(Boolean).join(" ");
+    this.element.querySelector(".tool-result")?.remove();
+    this.element.append(folded(failed ? "Error" : "Result", content ?? "", "tool-result"));
+  }
+}
+
+/**
+ * A request to approve tool calls: what would run, Approve and Deny, and once settled, the
+ * decision (made here or elsewhere) or that the request expired.
+ */
+export class ApprovalCard {
+  constructor(event, decide) {
+    const names = [...new Set(event.calls.map((call) => call.name))].join(", ");
+    this.outcome = h("div", { class: "outcome", role: "status" });
+    this.expiry = h("div", { class: "expiry" });
+    const button = (decision, text) =>
+      h("button", { type: "button", class: decision, text, onclick: () => this.press(decision, decide) });
+    this.buttons = h("div", { class: "actions" }, button("approve", "Approve"), button("deny", "Deny"));
+    this.element = h("div", { class: "msg card ask", "data-confirmation": event.confirmation_id },
+      h("div", { class: "card-head", text: `Allow ${names}?` }),
+      ...event.calls.map((call) => h("div", { class: "call" },
+        h("span", { class: "tool-name", text: call.name }),
+        h("pre", { class: "args", text: pretty(call.arguments) }))),
+      this.buttons, this.expiry, this.outcome);
+    this.expiresAt = event.expires_at ? event.expires_at * 1000 : null;
+    this.settled = false;
+    if (this.expiresAt) {
+      this.tick();
+      this.timer = setInterval(() => this.tick(), 1000);
+    }
+  }
+
+  tick() {
+    const left = Math.round((this.expiresAt - Date.now()) / 1000);
+    if (left < -1) return this.settle("Expired.", "expired"); // a second's grace for the clocks
+    const shown = Math.max(left, 0);
+    this.expiry.textContent = `Expires in ${Math.floor(shown / 60)}:${String(shown % 60).padStart(2, "0")}`;
+  }
+
+  async press(decision, decide) {
+    if (this.settled || this.deciding) return;
+    this.deciding = true;
+    this.buttons.remove();
+    const answer = await decide(decision);
+    if (answer.ok) this.settle(decision === "approve" ? "Approved." : "Denied.", decision);
+    else this.settle(answer.message.replace(/^confirmation /, "Not decided: ") + ".", "refused");
+  }
+
+  /** The turn went on without a decision from this page: expired, or decided elsewhere. */
+  turnWentOn() {
+    if (this.settled || this.deciding) return; // this page's own decision is on its way
+    const expired = this.expiresAt !== null && Date.now() >= this.expiresAt - 1000;
+    this.settle(expired ? "Expired." : "Decided elsewhere.", expired ? "expired" : "elsewhere");
+  }
+
+  settle(text, kind) {
+    if (this.settled) return;
+    this.settled = true;
+    clearInterval(this.timer);
+    this.buttons.remove();
+    this.expiry.remove();
+    this.outcome.textContent = text;
+    this.element.classList.add("settled", kind);
+  }
+}

@@ -1,0 +1,55 @@
+// A conversation's durable history (`recent` of GET /api/sessions/{id}, oldest first) drawn
+// as the live chat draws it: the person's messages, the bot's markdown, tool cards.
+
+import { folded, h } from "./dom.js";
+import { Turn } from "./turn.js";
+
+// The worker puts the time a message was sent before its text, as a block of its own, for
+// the model; the person sees their message as they wrote it.
+const STAMP = /^\[\w{3} \d{4}-\d\d-\d\d \d\d:\d\d[^\]\n]*\]$/;
+
+function textOf(content) {
+  const texts = content.filter((block) => block.type === "text").map((block) => block.text);
+  return texts.filter((text, i) => !(STAMP.test(text) && i + 1 < texts.length)).join("\n");
+}
+
+/**
+ * Draw `messages` in `view`; return the text of the last message the person wrote, and the
+ * ids of tool calls still without a result (an approval may be waiting for them).
+ */
+export function renderHistory(view, messages) {
+  let turn = null;
+  let lastUserText = null;
+  const open = new Set();
+  for (const message of messages) {
+    const content = Array.isArray(message.content) ? message.content : [];
+    if (message.summary) {
+      view.log.append(h("div", { class: "msg summary" },
+        folded("Earlier messages, summarised", message.text || textOf(content))));
+      turn = null;
+      continue;
+    }
+    if (message.role === "user") {
+      for (const block of content.filter((b) => b.type === "tool_result")) {
+        open.delete(block.tool_use_id);
+        view.tools.get(block.tool_use_id)?.finish({ content: block.content, is_error: block.is_error });
+      }
+      const text = textOf(content) || (content.length ? "" : message.text);
+      if (text) {
+        lastUserText = text;
+        view.userMessage(text);
+        turn = null;
+      }
+      continue;
+    }
+    turn = turn || new Turn(view);
+    for (const block of content) {
+      if (block.type === "text" && block.text) turn.wholeText(block.text);
+      else if (block.type === "tool_use") {
+        open.add(block.id);
+        turn.toolStarted({ call_id: block.id, name: block.name, arguments: block.input });
+      }
+    }
+  }
+  return { lastUserText, open };
+}

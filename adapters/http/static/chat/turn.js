@@ -1,0 +1,150 @@
+// One turn of the conversation as the page shows it: the plan (when the run has one) on top,
+// then the bot's text bubbles and tool cards in the order they happened.
+
+import { ApprovalCard, ToolCard } from "./cards.js";
+import { h, keepPinned } from "./dom.js";
+import { MarkdownText } from "./markdown.js";
+import { PlanCard } from "./plan.js";
+
+// How a turn that did not end with an answer says why (an `error` event says it by itself).
+const ENDINGS = {
+  cancelled: "Stopped.",
+  timed_out: "The turn took too long and was stopped.",
+  max_iterations: "The turn ended after too many steps without an answer.",
+  doom_loop: "The turn was stopped: it kept repeating the same tool call.",
+  max_tokens: "The reply reached its length limit.",
+  invalid_output: "The answer did not match the form asked for.",
+};
+
+export class Turn {
+  /** `view` is the conversation (view.js): its tool cards, approvals and streams. */
+  constructor(view) {
+    this.view = view;
+    this.element = h("div", { class: "turn" });
+    view.log.append(this.element);
+    this.bubble = null; // the MarkdownText of the bubble the next text goes to
+    this.plan = null;
+    this.status = null;
+  }
+
+  add(node) {
+    this.element.append(node);
+    keepPinned();
+    return node;
+  }
+
+  /** The bot's text, added to the current bubble (a new one if there is none). */
+  text(delta) {
+    if (!this.bubble) {
+      const element = this.add(h("div", { class: "msg bot markdown" }));
+      this.bubble = new MarkdownText(element, keepPinned);
+    }
+    this.bubble.append(delta);
+  }
+
+  /** A whole text at once (history): its own bubble, shown now. */
+  wholeText(text) {
+    this.text(text);
+    this.endBubble();
+  }
+
+  endBubble() {
+    this.bubble?.flush();
+    this.bubble = null;
+  }
+
+  note(kind, text) {
+    return this.add(h("div", { class: `msg ${kind}`, text }));
+  }
+
+  setStatus(text) {
+    this.status?.remove();
+    this.status = text ? this.add(h("div", { class: "turn-status", role: "status", text })) : null;
+  }
+
+  show(event, id) {
+    if (event.type !== "state") this.setStatus(null);
+    switch (event.type) {
+      case "text_delta":
+        this.text(event.text);
+        break;
+      case "reset":
+        this.bubble?.replace("");
+        break;
+      case "iteration":
+        if (this.bubble && this.bubble.text) this.endBubble(); // an emptied bubble takes the new text
+        break;
+      case "tool_call_start":
+        this.toolStarted(event);
+        break;
+      case "tool_call_result":
+        this.toolEnded(event);
+        break;
+      case "confirmation_required":
+        this.ask(event, id);
+        break;
+      case "plan":
+        this.showPlan(event);
+        break;
+      case "retrying":
+        this.setStatus(`The model did not answer; trying again (attempt ${event.attempt})…`);
+        break;
+      case "compacted":
+        this.note("info", "Earlier messages were summarised to make room.");
+        break;
+      case "error":
+        this.note("error", event.message);
+        break;
+      case "completed":
+        this.completed(event, id);
+        break;
+    }
+  }
+
+  toolStarted(event) {
+    this.endBubble();
+    const known = this.view.tools.get(event.call_id);
+    if (known) return known.running(); // started again, after its approval
+    const card = new ToolCard(event);
+    this.view.tools.set(event.call_id, card);
+    this.add(card.element);
+  }
+
+  toolEnded(event) {
+    let card = this.view.tools.get(event.call_id);
+    if (!card) { // a call that never started (refused before it could) still gets its card
+      card = new ToolCard({ call_id: event.call_id, name: event.name, arguments: {} });
+      this.view.tools.set(event.call_id, card);
+      this.add(card.element);
+    }
+    card.finish(event);
+    keepPinned();
+  }
+
+  showPlan(event) {
+    if (!this.plan) {
+      this.plan = new PlanCard();
+      this.element.prepend(this.plan.element); // above the reply, whatever came first
+    }
+    this.plan.show(event);
+    keepPinned();
+  }
+
+  /** An approval card; the turn is followed from here on, as it goes on after the decision
+   * (or after the request expires). */
+  ask(event, id) {
+    this.endBubble();
+    for (const call of event.calls) this.view.tools.get(call.call_id)?.awaiting();
+    const card = new ApprovalCard(event, (decision) => this.view.decide(event.confirmation_id, decision));
+    this.add(card.element);
+    this.view.asked(event, id, card, this);
+  }
+
+  completed(event, id) {
+    if (this.bubble) this.bubble.flush();
+    else if (event.text && !this.element.querySelector(".msg.bot")) this.wholeText(event.text);
+    this.bubble = null;
+    if (ENDINGS[event.finish_reason]) this.note("info", ENDINGS[event.finish_reason]);
+    this.view.turnEnded(event, id);
+  }
+}
