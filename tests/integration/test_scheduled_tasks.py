@@ -37,6 +37,18 @@ async def schedulers(tg_stack: TelegramStack) -> AsyncIterator[Schedulers]:
         await running.stop()
 
 
+@pytest.fixture
+async def http_schedulers(stack: Stack) -> AsyncIterator[Schedulers]:
+    """Schedulers for the HTTP stack, one of them leading."""
+    running = Schedulers(stack.redis_url, stack.env, stack.tmp)
+    try:
+        await running.start()
+        await running.wait_for_leader()
+        yield running
+    finally:
+        await running.stop()
+
+
 async def until(check: Any, what: str, within: float = WAIT_S) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
@@ -81,25 +93,19 @@ async def test_a_recurring_task_stops_at_a_press_of_its_cancel_button(
 
 
 async def test_a_task_made_through_the_api_posts_its_run_in_the_http_session(
-    stack: Stack, tmp_path: Any
+    stack: Stack, http_schedulers: Schedulers
 ) -> None:
     stack.fake.responder = answering_runs
     await stack.start_worker()
-    schedulers = Schedulers(stack.redis_url, stack.env, tmp_path)
-    try:
-        await schedulers.start()
-        await schedulers.wait_for_leader()
-        async with stack.client() as client:
-            session = await stack.session(client)
-            made = await client.post(
-                "/api/tasks",
-                json={"session": f"http:{session}", "prompt": "Ring the bell", "when": "in 3 s"},
-            )
-            assert made.status_code == 201, made.text
-            assert made.json()["next_runs"]
-            events = await _events_until_completed(client, session)
-    finally:
-        await schedulers.stop()
+    async with stack.client() as client:
+        session = await stack.session(client)
+        made = await client.post(
+            "/api/tasks",
+            json={"session": f"http:{session}", "prompt": "Ring the bell", "when": "in 3 s"},
+        )
+        assert made.status_code == 201, made.text
+        assert made.json()["next_runs"]
+        events = await _events_until_completed(client, session)
     shown = "".join(e["text"] for e in events if e["type"] == "text_delta")
     assert shown == "Done: Ring the bell"
     recorded = stack.fake.requests[-1].last_user_text()
@@ -121,34 +127,28 @@ async def _events_until_completed(client: httpx.AsyncClient, session: str) -> li
 
 
 async def test_a_task_with_an_output_schema_has_its_runs_answers_checked(
-    stack: Stack, tmp_path: Any
+    stack: Stack, http_schedulers: Schedulers
 ) -> None:
     """The task keeps its config; each run is answered in JSON its schema accepts, repaired
     once here, and the run's trace keeps the JSON."""
     await stack.start_worker()
     stack.fake.enqueue(Reply(text="It rang."), Reply(text='{"rang": true}'))
     schema = {"type": "object", "required": ["rang"], "properties": {"rang": {"type": "boolean"}}}
-    schedulers = Schedulers(stack.redis_url, stack.env, tmp_path)
-    try:
-        await schedulers.start()
-        await schedulers.wait_for_leader()
-        async with stack.client() as client:
-            session = await stack.session(client)
-            body = {
-                "session": f"http:{session}",
-                "prompt": "Ring the bell",
-                "when": "in 3 s",
-                "config": {"output_schema": schema},
-            }
-            made = await client.post("/api/tasks", json=body)
-            assert made.status_code == 201, made.text
-            assert made.json()["config"]["output_schema"] == schema
-            events = await _events_until_completed(client, session)
-            assert events[-1]["output"] == {"rang": True}
-            run_id = await _recorded_run(client, session)
-            trace = (await client.get(f"/api/traces/{run_id}")).json()
-    finally:
-        await schedulers.stop()
+    async with stack.client() as client:
+        session = await stack.session(client)
+        body = {
+            "session": f"http:{session}",
+            "prompt": "Ring the bell",
+            "when": "in 3 s",
+            "config": {"output_schema": schema},
+        }
+        made = await client.post("/api/tasks", json=body)
+        assert made.status_code == 201, made.text
+        assert made.json()["config"]["output_schema"] == schema
+        events = await _events_until_completed(client, session)
+        assert events[-1]["output"] == {"rang": True}
+        run_id = await _recorded_run(client, session)
+        trace = (await client.get(f"/api/traces/{run_id}")).json()
     assert [n["kind"] for n in trace["nodes"] if n["kind"] in ("validation", "repair")] == [
         "validation",
         "repair",
