@@ -204,7 +204,7 @@ class _Run:
             now = self.deps.clock()
             stamp = self.deps.prompt.stamp(request.ctx, now)
             state.add_user(TextBlock(text=stamp), TextBlock(text=request.text))
-            if self.config.output_schema:
+            if self.config.output_schema and self.plan is None:  # a plan asks at its answer
                 state.add_user(TextBlock(text=output.instruction(self.config.output_schema)))
         elif request.decisions is not None:
             if state.pending is None:

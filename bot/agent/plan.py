@@ -16,10 +16,11 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from bot.agent import events as ev
-from bot.agent.output import check
+from bot.agent.output import check, instruction
 from bot.agent.state import SessionState, TurnProgress
 from bot.agent.step import Step, StepEnd
 from bot.messages import TextBlock
+from bot.run_config import RunConfig
 
 MAX_STEPS = 8
 MAX_REVISIONS = 2
@@ -78,6 +79,7 @@ class Run(Protocol):
     """What the plan needs of the run it drives (`bot.agent.loop`)."""
 
     state: SessionState
+    config: RunConfig
 
     @property
     def turn(self) -> TurnProgress: ...
@@ -191,7 +193,8 @@ class PlanExecution:
             ready = self._ready()
             if ready is None:
                 turn.plan_phase = "answering"
-                self._ask(ANSWER)
+                schema = self.run.config.output_schema
+                self._ask(ANSWER + ("\n\n" + instruction(schema) if schema else ""))
             else:
                 ready.status = "running"
                 self._ask(STEP.format(id=ready.id, title=ready.title))

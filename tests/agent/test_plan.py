@@ -131,3 +131,19 @@ async def test_an_approval_inside_a_step_resumes_the_plan(
     assert statuses(of_type(decided, ev.PlanUpdated)[-1]) == [(1, "done"), (2, "done")]
     assert shown_text(decided) == "5."
     assert completed(decided).finish_reason == "end_turn"
+
+
+async def test_a_plan_with_an_output_schema_asks_for_json_only_in_its_answer(
+    fake_llm: FakeLLM, make_agent: MakeAgent
+) -> None:
+    schema = {"type": "object", "required": ["total"], "properties": {"total": {"type": "integer"}}}
+    fake_llm.enqueue(
+        plan((1, "Add them up", [])),
+        Reply(text="They add up to 12."),
+        Reply(text='{"total": 12}'),
+    )
+    config = RunConfig(mode="plan_execute", output_schema=schema)
+    events = await collect(make_agent(), SessionState(), "3+4+5?", config=config)
+    assert completed(events).output == {"total": 12}
+    asked = [request.last_user_text() for request in fake_llm.requests]
+    assert [json.dumps(schema) in text for text in asked] == [False, False, True]
