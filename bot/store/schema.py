@@ -96,7 +96,10 @@ class RunRow(Tokens, Base):
     pause for approval. A run resumed after a crash is the same row."""
 
     __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_session_started", "session_key", "started_at"),)
+    __table_args__ = (
+        Index("ix_runs_session_started", "session_key", "started_at"),
+        Index("ix_runs_started", "started_at"),  # windows of time across sessions
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     session_key: Mapped[str] = mapped_column(ForeignKey("sessions.key", ondelete="CASCADE"))
