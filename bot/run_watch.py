@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.agent import events as ev
+from bot.agent.state import SessionState
 from bot.envelope import Envelope
 from bot.store.history import RunRecord, SessionInfo
 from bot.trace.builder import TraceBuilder
@@ -26,6 +27,20 @@ class RunWatch:
     error: str | None = None
     completed: ev.Completed | None = None
     trace: TraceBuilder = field(default_factory=TraceBuilder)
+
+    @classmethod
+    def of(cls, state: SessionState, *, resumed: bool) -> RunWatch:
+        """A watch for the run about to start; one that resumes a dead worker's run goes on
+        with the trace that run saved in the state, from that run's start."""
+        saved = state.turn.trace if resumed and state.turn is not None else None
+        if saved is None or not saved.nodes:
+            return cls(started=time.time())
+        return cls(started=saved.nodes[0].started_at, trace=TraceBuilder.going_on(saved))
+
+    def keep(self, state: SessionState) -> None:
+        """Put the trace so far in the state about to be saved (see `of`)."""
+        if state.turn is not None:
+            state.turn.trace = self.trace.trace
 
     def see(self, event: ev.AgentEvent) -> None:
         self.trace.see(event)

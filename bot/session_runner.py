@@ -307,15 +307,18 @@ class SessionRunner:
         mailbox = self.deps.mailbox
         head = group[0]
 
+        resumed = request.text is None and request.decisions is None
+        watch = RunWatch.of(state, resumed=resumed)
+
         async def checkpoint(current: SessionState) -> None:
+            watch.keep(current)
             await mailbox.save_state(session, token, current.model_dump_json())
 
         cancel = self._cancels[session] = asyncio.Event()
         stream = self.deps.egress.open(group)
-        watch = RunWatch(started=time.time())
         named = logs.RUN.set(run_id(session, head.id))
         try:
-            if request.text is None and request.decisions is None:
+            if resumed:
                 await stream.send(ev.TextReset(reason="the turn is resumed after a restart"))
             async for event in self.deps.agent.run(
                 state, request, cancel=cancel, checkpoint=checkpoint

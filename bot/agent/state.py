@@ -16,6 +16,7 @@ from bot.llm.events import Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.run_config import RunConfig
 from bot.store.runs import RunRecord
+from bot.trace.model import Trace
 
 
 class TurnProgress(BaseModel):
@@ -43,6 +44,7 @@ class TurnProgress(BaseModel):
     plan_phase: Literal["planning", "executing", "revising", "answering"] | None = None
     plan_revision: int = 0
     validations: int = 0
+    trace: Trace | None = None  # the run's trace so far, for a worker that resumes it
 
 
 class PendingConfirmation(BaseModel):

@@ -38,6 +38,27 @@ class TraceBuilder:
         self._plan: TraceNode | None = None  # the plan as last revised
         self._step = 0
 
+    @classmethod
+    def going_on(cls, earlier: Trace, clock: Callable[[], float] = time.time) -> TraceBuilder:
+        """A builder that goes on from the trace a dead worker saved with its turn. A tool
+        call it left running ends with what the resumed run reports of it (interrupted, or
+        run again); anything else it left running was cancelled; the next step follows its
+        last."""
+        builder = cls(clock)
+        builder.trace = earlier.model_copy(deep=True)
+        now = clock()
+        for node in builder.trace.nodes:
+            call = node.detail.get("call")
+            if node.ended_at is None and node.kind == "tool_call" and isinstance(call, str):
+                builder._tools[call] = node
+            elif node.ended_at is None:
+                node.ended_at, node.status = now, "cancelled"
+        calls = [node for node in builder.trace.nodes if node.kind == "model_call"]
+        if calls:
+            builder._model = builder._last_step = calls[-1]
+            builder._step = calls[-1].step
+        return builder
+
     def see(self, event: ev.AgentEvent) -> None:
         now = self.clock()
         if isinstance(event, ev.Iteration):
@@ -75,7 +96,9 @@ class TraceBuilder:
         self._last_step = node or self._last_step
 
     def _tool_started(self, event: ev.ToolCallStart, now: float) -> None:
-        detail = {"arguments": preview(event.arguments)}
+        if (earlier := self._tools.get(event.call_id)) is not None:  # run again on a resume
+            earlier.ended_at, earlier.status = now, "cancelled"
+        detail = {"arguments": preview(event.arguments), "call": event.call_id}
         node = self._add("tool_call", event.name, now, detail=detail, ended=None)
         if node is not None:
             self._tools[event.call_id] = node

@@ -9,6 +9,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
+import httpx
 import pytest
 from arq.connections import RedisSettings, create_pool
 
@@ -183,11 +184,33 @@ async def test_worker_killed_mid_tool_call_does_not_repeat_it(stack: Stack) -> N
                     await stack.start_worker_process()
 
             events = await read_events(response, crash_in_tool)
+        trace = await traced_run(client, session)
     assert not target.exists()
     results = stack.fake.requests[1].tool_results()
     assert len(results) == 1 and results[0][1].startswith("Interrupted:")
     assert texts(events) == "The write was interrupted; shall I try again?"
     assert stack.fake.rejected == []
+    # One run in the record, both workers' parts in its trace.
+    nodes = [(n["kind"], n["name"], n["status"]) for n in trace["nodes"]]
+    assert nodes == [
+        ("model_call", "model", "ok"),
+        ("tool_call", "slow_write", "error"),  # started by the first, interrupted by its death
+        ("model_call", "model", "ok"),
+    ]
+    assert trace["run"]["trigger"] == "resume"
+
+
+async def traced_run(client: httpx.AsyncClient, session: str) -> dict[str, Any]:
+    """The trace of the session's last run, once its record is written."""
+    async with asyncio.timeout(30):
+        while True:
+            detail = (await client.get(f"/api/sessions/{session}")).json()
+            if detail.get("runs"):
+                break
+            await asyncio.sleep(0.05)
+    run_id = detail["recent"][-1]["run_id"]
+    found: dict[str, Any] = (await client.get(f"/api/traces/{run_id}")).json()
+    return found
 
 
 async def test_lost_wake_up_is_recovered_by_the_sweep(stack: Stack) -> None:

@@ -113,3 +113,36 @@ def test_the_graph_places_steps_in_columns_and_their_nodes_below() -> None:
     ]  # fmt: skip
     assert drawn["width"] == 3 * COLUMN and drawn["height"] == 2 * ROW
     assert drawn["edges"] == [e.model_dump() for e in trace.edges]
+
+
+def test_a_resumed_run_goes_on_from_the_trace_its_dead_worker_saved() -> None:
+    before = built(
+        ev.Iteration(number=1),
+        start("a", "slow_write"),
+        start("b", "web_search"),
+        start("c", "calculator"),
+    )
+    before.see(result("c", "calculator"))
+    ticks = itertools.count(100)
+    after = TraceBuilder.going_on(before.trace, clock=lambda: float(next(ticks)))
+    resumed = (
+        result("a", "slow_write", error=True),  # had started: reported as interrupted
+        start("b", "web_search"),  # read-only: run again
+        result("b", "web_search"),
+        ev.Iteration(number=2),
+        done(),
+    )
+    for event in resumed:
+        after.see(event)
+    nodes = [(n.id, n.kind, n.name, n.status, n.parent) for n in after.trace.nodes]
+    assert nodes == [
+        (1, "model_call", "model", "ok", None),
+        (2, "tool_call", "slow_write", "error", 1),
+        (3, "tool_call", "web_search", "cancelled", 1),  # cut off by the crash
+        (4, "tool_call", "calculator", "ok", 1),
+        (5, "tool_call", "web_search", "ok", 1),
+        (6, "model_call", "model", "ok", None),
+    ]
+    edges = [(e.source, e.target, e.type) for e in after.trace.edges]
+    assert edges == [(1, 4, "success"), (1, 2, "error"), (1, 5, "success"), (1, 6, "success")]
+    assert [n.ended_at for n in before.trace.nodes][1:3] == [None, None]  # the saved one kept
