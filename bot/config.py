@@ -28,6 +28,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 from bot.pricing import Price
+from bot.run_config import RunConfig
 from bot.zones import known_zone
 
 ENV_PREFIX = "PARLEY_"
@@ -61,7 +62,8 @@ class ConfiguredTask(BaseModel):
     """A recurring task an operator sets in PARLEY_TASKS, e.g. a daily digest in a channel:
     `{"name": "digest", "when": "0 9 * * 1-5", "session": "slack:T1:C2", "prompt": "..."}`.
     `when` is a cron expression or an interval (`every 2 hours`); `session` is where the runs
-    are answered (`tg:CHAT`, `tg:CHAT:TOPIC`, `slack:TEAM:CHANNEL`, or an HTTP session)."""
+    are answered (`tg:CHAT`, `tg:CHAT:TOPIC`, `slack:TEAM:CHANNEL`, or an HTTP session);
+    `config` how they are made (`bot.run_config.RunConfig`, as for an API run)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -71,6 +73,7 @@ class ConfiguredTask(BaseModel):
     prompt: str = Field(min_length=1, max_length=4000)
     timezone: str | None = None
     if_missed: Literal["skip", "run_once"] = "skip"
+    config: RunConfig | None = None  # how its runs are made: an output schema, a mode…
 
 
 IdList = Annotated[list[str], NoDecode]

@@ -28,6 +28,7 @@ from bot import keys
 from bot.config import ConfigError, ConfiguredTask, Settings
 from bot.envelope import Sender
 from bot.leader import LeaderLease
+from bot.llm.registry import served_model
 from bot.mailbox import Mailbox
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
@@ -170,6 +171,14 @@ def _configured(task: ConfiguredTask, settings: Settings, now: datetime) -> NewT
         raise ConfigError(f"PARLEY_TASKS: task {task.name!r}: {exc}") from None
     zone = known_zone(task.timezone or settings.timezone)
     schedule = parse_when(task.when, zone, now)  # read once already by the settings
+    config = task.config
+    if config is not None and config.model is not None:
+        if (served := served_model(settings, config.model)) is None:
+            raise ConfigError(
+                f"PARLEY_TASKS: task {task.name!r}: this deployment's API does not serve "
+                f"{config.model!r}"
+            )
+        config = config.model_copy(update={"model": served})
     return NewTask(
         target=target,
         creator=CONFIG_SENDER,
@@ -178,4 +187,5 @@ def _configured(task: ConfiguredTask, settings: Settings, now: datetime) -> NewT
         schedule=schedule,
         if_missed=task.if_missed,
         name=task.name,
+        config=config,
     )

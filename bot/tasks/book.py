@@ -247,6 +247,7 @@ def _same(task: Task, new: NewTask) -> bool:
         and task.schedule.spec == new.schedule.spec
         and task.schedule.zone == new.schedule.zone
         and task.if_missed == new.if_missed
+        and task.config == new.config
     )
 
 

@@ -4,6 +4,7 @@ has, the scheduler's bookkeeping, the configuration's tasks, and the announcemen
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import zoneinfo
 from datetime import UTC, datetime, timedelta
 
@@ -14,6 +15,7 @@ from redis.asyncio.client import PubSub
 from bot import keys
 from bot.config import Settings
 from bot.envelope import Sender
+from bot.run_config import RunConfig
 from bot.tasks.book import NewTask, TaskBook, TaskRefused
 from bot.tasks.model import CONFIG_CREATOR, Target
 from bot.tasks.schedule import parse_when
@@ -230,3 +232,20 @@ async def test_on_postgresql_the_limit_holds_across_processes(book: TaskBook, re
     )
     assert sum(isinstance(result, TaskRefused) for result in results) == 5
     assert len(await book.of_person(ANN.id)) == 3
+
+
+async def test_a_configured_task_keeps_its_run_config_and_a_new_one_replaces_it(
+    book: TaskBook,
+) -> None:
+    schema = {"type": "object", "required": ["items"]}
+    digest = dataclasses.replace(
+        new("0 8 * * *", by=CONFIG, name="digest"), config=RunConfig(output_schema=schema)
+    )
+    (first,) = await book.replace_config([digest], NOW)
+    assert first.config == RunConfig(output_schema=schema)
+    assert first.envelope(NOW).run == RunConfig(output_schema=schema)  # each run carries it
+    (kept,) = await book.replace_config([digest], NOW)
+    assert kept.id == first.id
+    planned = dataclasses.replace(digest, config=RunConfig(mode="plan_execute"))
+    (replaced,) = await book.replace_config([planned], NOW)
+    assert replaced.id != first.id and replaced.config == RunConfig(mode="plan_execute")
