@@ -85,7 +85,7 @@ async def run_config(
     with was asked to, else in the chat's mode (`/mode`)."""
     if head.run is not None:
         return head.run
-    if goes_on and state.turn is not None and state.turn.config is not None:
-        return state.turn.config
+    if goes_on and state.turn is not None:  # as it began, whatever the chat chose since
+        return state.turn.config or RunConfig()
     mode = await mailbox.option(chat_of(head.session), "mode")
     return RunConfig(mode=mode) if mode in MODES and mode != "react" else RunConfig()

@@ -118,8 +118,11 @@ class _Run:
         self.state = state
         self.request = request
         # A new message brings its config; a decision or a resume goes on with its turn's.
-        kept = state.turn.config if state.turn is not None and request.text is None else None
-        self.config = config = kept or request.config
+        if state.turn is not None and request.text is None:
+            config = state.turn.config or RunConfig()
+        else:
+            config = request.config
+        self.config = config
         self.deps = deps = _configured(deps, config)
         self.cancel = cancel if cancel is not None else asyncio.Event()
         self.deadline = Deadline(config.timeout or deps.settings.turn_timeout, self.cancel)

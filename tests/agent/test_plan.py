@@ -147,3 +147,16 @@ async def test_a_plan_with_an_output_schema_asks_for_json_only_in_its_answer(
     assert completed(events).output == {"total": 12}
     asked = [request.last_user_text() for request in fake_llm.requests]
     assert [json.dumps(schema) in text for text in asked] == [False, False, True]
+
+
+async def test_a_turn_waiting_for_approval_keeps_its_mode_whatever_comes_with_the_decision(
+    fake_llm: FakeLLM, make_agent: MakeAgent
+) -> None:
+    agent = make_agent(policy='[{"action": "ask", "tool": "calculator"}]')
+    fake_llm.enqueue(Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "2+3"})]))
+    state = SessionState()
+    events = await collect(agent, state, "2+3?")  # a direct turn
+    [ask] = of_type(events, ev.ConfirmationRequired)
+    fake_llm.enqueue(Reply(text="5."))
+    decided = await collect(agent, state, decisions={ask.calls[0].call_id: True}, config=PLAN)
+    assert of_type(decided, ev.PlanUpdated) == [] and shown_text(decided) == "5."
