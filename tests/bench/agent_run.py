@@ -16,7 +16,6 @@ Run with `make bench`, or `python -m tests.bench.agent_run`.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import sys
 import tempfile
@@ -25,8 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.bench.processes import fake_model, serving
-from tests.fakes.llm import ANTHROPIC_KEY
+from tests.bench.processes import environment, fake_model, serving
 from tests.support.redis_server import RedisServer, free_port
 
 RUNS = 40
@@ -81,16 +79,7 @@ async def main() -> None:
         server.start()
         fake, url = await fake_model()
         port = free_port()
-        env = {
-            **os.environ,
-            "REDIS_URL": server.url,
-            "DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/parley.db",
-            "PARLEY_MODEL": "claude-bench",
-            "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
-            "ANTHROPIC_BASE_URL": url,
-            "PARLEY_HTTP_PORT": str(port),
-            "PARLEY_LOG_LEVEL": "WARNING",
-        }
+        env = environment(server.url, tmp, url, PARLEY_HTTP_PORT=str(port))
         processes = [
             await asyncio.create_subprocess_exec(sys.executable, "-m", "worker", role, env=env)
             for role in ("web", "worker")

@@ -9,7 +9,6 @@ Run with `make bench`.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import sys
 import tempfile
@@ -21,8 +20,7 @@ from arq.connections import RedisSettings, create_pool
 from bot import keys
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
-from tests.bench.processes import fake_model
-from tests.fakes.llm import ANTHROPIC_KEY
+from tests.bench.processes import environment, fake_model
 from tests.support.redis_server import RedisServer
 
 LONG_TURNS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
@@ -57,15 +55,7 @@ async def main() -> None:
         server = RedisServer(Path(tmp))
         server.start()
         fake, url = await fake_model()
-        env = {
-            **os.environ,
-            "REDIS_URL": server.url,
-            "DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/parley.db",
-            "PARLEY_MODEL": "claude-bench",
-            "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
-            "ANTHROPIC_BASE_URL": url,
-            "PARLEY_LOG_LEVEL": "WARNING",
-        }
+        env = environment(server.url, tmp, url)
         workers = [
             await asyncio.create_subprocess_exec(sys.executable, "-m", "worker", "worker", env=env)
             for _ in range(WORKERS)

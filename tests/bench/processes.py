@@ -4,12 +4,30 @@ wait for `parley web` to serve."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 
 import httpx
 
+from tests.fakes.llm import ANTHROPIC_KEY
+
 DEADLINE_S = 60  # a busy machine starts processes slowly
+
+
+def environment(redis_url: str, folder: str, model_url: str, **more: str) -> dict[str, str]:
+    """What Parley's processes are started with: this Redis, a SQLite file in `folder`, and
+    the fake model at `model_url`."""
+    return {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": f"sqlite+aiosqlite:///{folder}/parley.db",
+        "PARLEY_MODEL": "claude-bench",
+        "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "ANTHROPIC_BASE_URL": model_url,
+        "PARLEY_LOG_LEVEL": "WARNING",
+        **more,
+    }
 
 
 async def fake_model() -> tuple[asyncio.subprocess.Process, str]:

@@ -14,7 +14,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import wait_for, wait_for_text
-from tests.support.chat_page import run, say, script, shown
+from tests.support.chat_page import run, say, script, shown, tool_cards
 from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack
 
@@ -39,20 +39,6 @@ def settled_card(browser: WebDriver) -> dict[str, Any] | None:
     """The newest approval card once it shows its outcome."""
     card = ask_card(browser)
     return card if card and card["outcome"] else None
-
-
-def tool_cards(browser: WebDriver) -> list[dict[str, Any]]:
-    """Every tool card: name, status line, arguments and result (folded: read from the DOM)."""
-    return script(  # type: ignore[no-any-return]
-        browser,
-        """return [...document.querySelectorAll('#log .msg.tool')].map(card => ({
-            name: card.querySelector('.tool-name').textContent,
-            status: card.querySelector('.tool-status').textContent,
-            args: JSON.parse(card.querySelector('.tool-args pre').textContent),
-            result: card.querySelector('.tool-result pre')?.textContent ?? null,
-            folded: [...card.querySelectorAll('details')].every(d => !d.open),
-            failed: card.classList.contains('failed')}));""",
-    )
 
 
 async def press(browser: WebDriver, label: str) -> None:
@@ -88,7 +74,7 @@ async def test_chat_page_streams_and_asks(stack: Stack, browser: WebDriver) -> N
     assert card["outcome"] == "Approved." and card["buttons"] == []
     [done] = await run(browser, tool_cards, browser)
     assert done["name"] == "calculator" and done["args"] == {"expression": "6*7"}
-    assert done["result"] == "42" and done["folded"] and not done["failed"]
+    assert done["result"] == "42" and not any(done["open"]) and not done["failed"]  # folded
     assert str(done["status"]).startswith("done")
     assert stack.fake.requests[2].tool_results()[0][1] == "42"
 

@@ -17,25 +17,10 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from bot import keys
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import wait_for, wait_for_text
-from tests.support.chat_page import current_session, idle, run, say, script
+from tests.support.chat_page import current_session, idle, run, say, script, tool_cards
 from tests.support.stack import Stack
 
 TOOK = re.compile(r"in (<1 ms|\d+ ms|\d+\.\d\d s)")
-
-
-def cards(browser: WebDriver) -> list[dict[str, Any]]:
-    return script(  # type: ignore[no-any-return]
-        browser,
-        """return [...document.querySelectorAll('#log .msg.tool')].map(card => ({
-            name: card.querySelector('.tool-name').textContent,
-            status: card.querySelector('.tool-status').textContent,
-            args: JSON.parse(card.querySelector('.tool-args pre').textContent),
-            result: card.querySelector('.tool-result pre')?.textContent ?? null,
-            label: card.querySelector('.tool-result summary')?.textContent ?? null,
-            open: [...card.querySelectorAll('details')].map(d => d.open),
-            failed: card.classList.contains('failed'),
-            visible: card.innerText}));""",
-    )
 
 
 async def test_tool_calls_are_shown_as_cards(stack: Stack, browser: WebDriver) -> None:
@@ -52,7 +37,7 @@ async def test_tool_calls_are_shown_as_cards(stack: Stack, browser: WebDriver) -
     await run(browser, browser.get, stack.base_url + "/")
     await say(browser, "try both")
     await wait_for_text(browser, "One worked, one did not.")
-    worked, broke = await run(browser, cards, browser)
+    worked, broke = await run(browser, tool_cards, browser)
 
     assert worked["name"] == "calculator" and worked["args"] == {"expression": "6*7"}
     assert worked["result"] == "42" and worked["label"] == "Result" and not worked["failed"]
@@ -67,7 +52,7 @@ async def test_tool_calls_are_shown_as_cards(stack: Stack, browser: WebDriver) -
 
     summary = await run(browser, browser.find_element, By.CSS_SELECTOR, ".tool .tool-args summary")
     await run(browser, summary.click)
-    expanded = (await run(browser, cards, browser))[0]
+    expanded = (await run(browser, tool_cards, browser))[0]
     assert expanded["open"] == [True, False] and '"expression": "6*7"' in expanded["visible"]
 
 

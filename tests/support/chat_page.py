@@ -51,3 +51,20 @@ def current_session(browser: WebDriver) -> str | None:
 def idle(browser: WebDriver) -> bool:
     """No stream open: the stop button is off (it is on while any stream of the page runs)."""
     return not browser.find_element(By.ID, "stop").is_enabled()
+
+
+def tool_cards(browser: WebDriver) -> list[dict[str, Any]]:
+    """Every tool card as the DOM has it: name, status line, arguments, result and its label,
+    which of its parts are open, whether it failed, and its visible text."""
+    return script(  # type: ignore[no-any-return]
+        browser,
+        """return [...document.querySelectorAll('#log .msg.tool')].map(card => ({
+            name: card.querySelector('.tool-name').textContent,
+            status: card.querySelector('.tool-status').textContent,
+            args: JSON.parse(card.querySelector('.tool-args pre').textContent),
+            result: card.querySelector('.tool-result pre')?.textContent ?? null,
+            label: card.querySelector('.tool-result summary')?.textContent ?? null,
+            open: [...card.querySelectorAll('details')].map(d => d.open),
+            failed: card.classList.contains('failed'),
+            visible: card.innerText}));""",
+    )
