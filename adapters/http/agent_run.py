@@ -12,6 +12,7 @@ the model (this deployment must serve it), the tools (they must exist), the temp
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -142,14 +143,19 @@ class AgentRuns:
                 return f"http:{session_id}", envelope_id, "0-0", True
             await redis.set(dedup, ours, ex=ttl)  # it ended in between: run it anew
         record = {"owner": request[USER], "created_at": time.time(), "run": True}
-        await redis.set(keys.http_session(session_id), json.dumps(record))
         session = f"http:{session_id}"
         envelope = Envelope(
             id=envelope_id, session=session, text=body.task, sender=api_sender(request),
             platform="http", run=config,
         )  # fmt: skip
-        since = await stream_position(redis, session)
-        await self.deps.mailbox.submit(envelope)
+        try:
+            await redis.set(keys.http_session(session_id), json.dumps(record))
+            since = await stream_position(redis, session)
+            await self.deps.mailbox.submit(envelope)
+        except BaseException:  # never queued: no identical request may wait for it
+            with contextlib.suppress(Exception):
+                await done(redis.eval(_RELEASE, 1, dedup, ours))
+            raise
         return session, envelope_id, since, False
 
     async def _follow(
