@@ -177,7 +177,9 @@ class PlanExecution:
         turn.plan_phase = "executing"
 
     def _step_ended(self, text: str) -> None:
-        current = next(s for s in self.turn.plan or [] if s.status == "running")
+        current = next((s for s in self.turn.plan or [] if s.status == "running"), None)
+        if current is None:  # a plan saved without its running step: go on with the next
+            return
         failed = text.lstrip().upper().startswith(FAILED)
         result = text.lstrip()[len(FAILED) :] if failed else text
         current.status = "failed" if failed else "done"
