@@ -61,9 +61,9 @@ class RunIn(BaseModel):
 
 @dataclass
 class Outcome:
-    """What a run's events said, read as they pass."""
+    """What a run's events said, read as they pass; its text is the answer `completed`
+    carries."""
 
-    text: list[str] = field(default_factory=list)
     done: dict[str, Any] | None = None
     confirmation: dict[str, Any] | None = None
     plan: list[dict[str, Any]] | None = None
@@ -71,11 +71,7 @@ class Outcome:
 
     def see(self, event: dict[str, Any]) -> None:
         kind = event["type"]
-        if kind == "text_delta":
-            self.text.append(event["text"])
-        elif kind == "reset":
-            self.text.clear()
-        elif kind == "confirmation_required":
+        if kind == "confirmation_required":
             self.confirmation = event
         elif kind == "plan":
             self.plan = event["steps"]
@@ -105,6 +101,7 @@ class AgentRuns:
             named = {
                 "X-Parley-Run": run_id(session, envelope_id),
                 "X-Parley-Session": session.removeprefix("http:"),
+                "X-Parley-Deduplicated": "true" if joined else "false",
             }
             keep = joined  # a run this request did not start is released by its starter
             try:
@@ -218,7 +215,7 @@ def _answer(session: str, envelope_id: str, outcome: Outcome, joined: bool) -> w
         **base,
         "status": status,
         "finish_reason": finish,
-        "text": completed["text"] or "".join(outcome.text),
+        "text": completed["text"],
         "output": completed.get("output"),
         "steps": completed["iterations"],
         "usage": completed["usage"],

@@ -139,3 +139,9 @@ def test_the_answer_is_found_in_prose_and_fences() -> None:
         "at $: Additional properties are not allowed ('extra' was unexpected)",
         "at $.city: 5 is not of type 'string'",
     ]
+
+
+async def test_a_run_stops_at_its_own_timeout(fake_llm: FakeLLM, make_agent: MakeAgent) -> None:
+    fake_llm.enqueue(Reply(text="word " * 200, chunk_size=5, delay=0.05))  # about 2 s
+    events = await collect(make_agent(), SessionState(), "go", config=RunConfig(timeout=0.5))
+    assert completed(events).finish_reason == ev.FinishReason.TIMED_OUT

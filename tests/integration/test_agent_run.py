@@ -127,17 +127,21 @@ async def test_identical_concurrent_requests_are_one_run(stack: Stack) -> None:
     async with stack.client() as client:
         first = asyncio.create_task(client.post("/api/agent/run", json=body, timeout=60))
         await asked(stack, 1)
-        second = asyncio.create_task(client.post("/api/agent/run", json=body, timeout=60))
+        # The identical second asks for a stream: its headers come once it has joined a run.
+        streamed = client.build_request("POST", "/api/agent/run", json={**body, "stream": True})
+        second = await client.send(streamed, stream=True)
         other = {"task": "say it once", "config": {"max_steps": 3}}  # not identical
         third = asyncio.create_task(client.post("/api/agent/run", json=other, timeout=60))
         await asked(stack, 2)
-        await asyncio.sleep(0.3)  # room for the second to (wrongly) start a run of its own
         gate.set()
-        answers = [(await task).json() for task in (first, second, third)]
+        one, three = [(await task).json() for task in (first, third)]
+        two = sse_events((await second.aread()).decode())
         later = (await client.post("/api/agent/run", json=body, timeout=60)).json()
-    one, two, three = answers
-    assert one["run_id"] == two["run_id"] and two["deduplicated"] and not one["deduplicated"]
-    assert {one["text"], three["text"]} == {"Once.", "Again."} and two["text"] == one["text"]
+    assert second.headers["X-Parley-Run"] == one["run_id"] and not one["deduplicated"]
+    assert second.headers["X-Parley-Deduplicated"] == "true"
+    said = "".join(data["text"] for kind, data in two if kind == "text_delta")
+    assert {one["text"], three["text"]} == {"Once.", "Again."} and said == one["text"]
+    assert two[-1][0] == "completed"
     assert three["run_id"] != one["run_id"]
     assert later["run_id"] not in (one["run_id"], three["run_id"]) and not later["deduplicated"]
     assert later["text"] == "Later."

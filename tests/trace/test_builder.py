@@ -146,3 +146,37 @@ def test_a_resumed_run_goes_on_from_the_trace_its_dead_worker_saved() -> None:
     edges = [(e.source, e.target, e.type) for e in after.trace.edges]
     assert edges == [(1, 4, "success"), (1, 2, "error"), (1, 5, "success"), (1, 6, "success")]
     assert [n.ended_at for n in before.trace.nodes][1:3] == [None, None]  # the saved one kept
+
+
+def plan_of(revision: int, *steps: tuple[int, ev.PlanStatus]) -> ev.PlanUpdated:
+    shown = [ev.PlanStep(id=n, title=f"step {n}", status=status) for n, status in steps]
+    return ev.PlanUpdated(steps=shown, revision=revision)
+
+
+def test_a_plan_is_one_node_per_revision_kept_up_to_date() -> None:
+    trace = built(
+        ev.Iteration(number=1),
+        plan_of(0, (1, "running"), (2, "pending")),
+        ev.Iteration(number=2),
+        plan_of(0, (1, "failed"), (2, "pending")),
+        ev.Iteration(number=3),
+        plan_of(1, (1, "failed"), (2, "running")),
+        ev.Validated(attempt=1, valid=False, errors=["at $: not JSON"], repairing=True),
+        done(),
+    ).trace
+    kinds = [(n.kind, n.name, n.status, n.parent) for n in trace.nodes]
+    assert kinds == [
+        ("model_call", "model", "ok", None),
+        ("plan", "plan", "ok", 1),
+        ("model_call", "model", "ok", None),
+        ("model_call", "model", "ok", None),
+        ("plan", "plan revision 1", "ok", 4),
+        ("validation", "output schema", "error", 4),
+        ("repair", "repair", "ok", 4),
+    ]
+    first, revised = trace.nodes[1], trace.nodes[4]
+    assert [s["status"] for s in first.detail["steps"]] == ["failed", "pending"]  # updated
+    assert [s["status"] for s in revised.detail["steps"]] == ["failed", "running"]
+    edges = [(e.source, e.target, e.type) for e in trace.edges]
+    assert (4, 5, "retry") in edges and (4, 6, "error") in edges and (4, 7, "retry") in edges
+    assert measure(trace, latency_ms=1_000, tokens=0).schema_violations == 1
