@@ -2,8 +2,8 @@
 
 The operator sets CPU time, memory, wall clock and output (`PARLEY_SANDBOX_*`); the rest are
 fixed here, small enough that a hostile program cannot hurt the machine and large enough for
-a program a person would ask for. `SandboxLimits` travels to the stage as JSON on its
-command line, together with the paths of one run (`RunPlan`).
+a program a person would ask for. `SandboxLimits` travels to the stage as JSON in the script
+on its stdin, together with the paths of one run (`RunPlan`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,12 @@ memory. At the wall clock, or when the caller is cancelled, the stage's process 
 killed; each process of the sandbox dies with its parent, and the kernel ends every other
 process of the run's PID namespace with its first one. The run's directory is removed in
 every case.
+
+The sandbox's first process is a fork of the stage, so it shows what the stage was started
+with in `/proc/1/cmdline`, which the program can read. The stage is therefore started as
+`sandbox -I -S -` on the bare interpreter, and what it is to do (where Parley's modules
+are, the run's plan) comes as a script on its standard input, which nothing inside can read
+back: the command line names neither Parley's installation nor the run's folder.
 """
 
 from __future__ import annotations
@@ -29,6 +35,14 @@ from bot.sandbox.limits import RunPlan, SandboxLimits
 log = logging.getLogger(__name__)
 CHUNK = 65_536
 STAGE_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+# The stage's command line: Python, isolated, without site, running the script on stdin.
+STAGE_ARGV = ("sandbox", "-I", "-S", "-")
+STAGE_SCRIPT = """\
+import sys
+sys.path[:0] = {path!r}
+from bot.sandbox.stage import main
+sys.exit(main({plan!r}))
+"""
 RUN_PREFIX = "parley-sandbox-"
 PROGRAM = "main.py"
 
@@ -103,20 +117,31 @@ def _status(fd: int) -> dict[str, Any]:
     return found
 
 
+def stage_script(plan: RunPlan) -> bytes:
+    """What the stage runs: `bot.sandbox.stage` with `plan`, its modules found where the
+    worker finds them (the bare interpreter knows no virtualenv)."""
+    path = [entry for entry in sys.path if os.path.isabs(entry)]
+    return STAGE_SCRIPT.format(path=path, plan=plan.to_json()).encode()
+
+
 async def _spawn(plan: RunPlan) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-I",
-        "-m",
-        "bot.sandbox.stage",
-        plan.to_json(),
-        stdin=asyncio.subprocess.DEVNULL,
+    process = await asyncio.create_subprocess_exec(
+        *STAGE_ARGV,
+        executable=plan.python,
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         pass_fds=(plan.status_fd,),
         env=STAGE_ENVIRONMENT,
         start_new_session=True,
     )
+    assert process.stdin is not None
+    process.stdin.write(stage_script(plan))
+    # a stage that died before reading it is reported by its output and status
+    with contextlib.suppress(ConnectionError):
+        await process.stdin.drain()
+    process.stdin.close()
+    return process
 
 
 async def _watch(

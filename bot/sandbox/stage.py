@@ -1,6 +1,6 @@
 """The stage: the process the worker starts to run one program in the sandbox.
 
-    python -I -m bot.sandbox.stage '<RunPlan as JSON>'
+    sandbox -I -S -    (the interpreter, with `runner.STAGE_SCRIPT` on its stdin)
 
 Four processes, each with one job:
 1. outside (this one): forks the next and writes its user namespace's ID maps. Running as
@@ -28,7 +28,6 @@ import math
 import os
 import resource
 import signal
-import sys
 from typing import Any, NoReturn
 
 from bot.sandbox import seccomp
@@ -196,16 +195,17 @@ def _outside(plan: RunPlan, code: bytes) -> int:
     return os.waitstatus_to_exitcode(status) & 0xFF
 
 
-def main() -> int:
-    plan = RunPlan.from_json(sys.argv[1])
+def main(text: str) -> int:
+    """Run the plan `text` (a `RunPlan` as JSON). The script came on stdin, which the
+    program would inherit: /dev/null takes its place."""
+    plan = RunPlan.from_json(text)
     try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
         with open(plan.program, "rb") as file:
             code = file.read()
         return _outside(plan, code)
     except Exception as exc:
         report(plan.status_fd, error=f"the sandbox could not start: {exc}")
         return SETUP_FAILED
-
-
-if __name__ == "__main__":
-    sys.exit(main())

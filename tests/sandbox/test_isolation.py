@@ -6,18 +6,21 @@ import ast
 import asyncio
 import json
 import os
+import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+import bot
 from bot.sandbox.limits import SandboxLimits
 from bot.sandbox.runner import RUN_PREFIX, run_program
 
 pytestmark = pytest.mark.e2e
 SECRET = "parley-secret-7f3a9c"
 REPOSITORY = Path(__file__).resolve().parents[2]
+PACKAGE = Path(bot.__file__).resolve().parent  # where Parley is installed
 
 
 async def run_probes(limits: SandboxLimits, probes: dict[str, str]) -> dict[str, str]:
@@ -87,6 +90,50 @@ async def test_the_worker_environment_and_files_are_out_of_reach(
     assert sorted(ast.literal_eval(results["etc"])) == ["group", "ld.so.cache", "passwd"]
     assert results["uid"] == "(1000, 1000, 1000)"
     assert "parley" not in results["root"] and ".env" not in results["root"]
+
+
+# Reads what every process the program can see shows of itself: its command line and
+# environment, and its threads'. A child is running meanwhile, so there is more than one.
+EVERY_PROCESS = """\
+import json, os, subprocess, sys
+child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])
+seen = {}
+for pid in os.listdir('/proc'):
+    if not pid.isdigit():
+        continue
+    for task in ['', *(f'task/{t}/' for t in os.listdir(f'/proc/{pid}/task'))]:
+        for name in ('cmdline', 'environ'):
+            path = f'/proc/{pid}/{task}{name}'
+            try:
+                seen[path] = open(path, 'rb').read().decode('utf-8', 'replace')
+            except OSError as exc:
+                seen[path] = type(exc).__name__
+child.kill()
+print(json.dumps(seen))
+"""
+
+
+async def test_no_process_inside_shows_the_hosts_paths_or_the_stages_arguments(
+    limits: SandboxLimits,
+) -> None:
+    """The sandbox's first process is a fork of the stage the worker started: what it was
+    started with must say nothing of the host (Parley's installation, the run's folder on
+    the host, its plan)."""
+    outcome = await run_program(EVERY_PROCESS, limits)
+    assert outcome.exit_code == 0, outcome.output
+    seen: dict[str, str] = json.loads(outcome.output.splitlines()[-1])
+    installed = {str(REPOSITORY), str(PACKAGE)}
+    if sys.prefix != sys.base_prefix:  # a virtualenv: Parley's, not the interpreter's
+        installed.add(sys.prefix)
+    stage = [RUN_PREFIX, "bot.sandbox", "status_fd", "cpu_seconds"]
+    leaks = {
+        path: text
+        for path, text in seen.items()
+        if any(part in text for part in [*installed, *stage])
+    }
+    assert leaks == {}
+    assert seen["/proc/1/cmdline"] not in ("", "PermissionError")  # it was read
+    assert len({path.split("/")[2] for path in seen}) == 3  # init, the program, its child
 
 
 async def test_no_privilege_can_be_gained(limits: SandboxLimits) -> None:
