@@ -2,8 +2,8 @@
 
 Over stdio the client started us, so it needs no token; stdout is the protocol's alone
 (logs go to stderr, and the SDK points fd 1 at stderr while it serves, so even a stray
-print cannot break a message). The server stops when stdin closes, or on SIGTERM/SIGINT,
-and takes its helper processes down with it.
+print cannot break a message). The server stops when stdin closes, once it has answered every
+request it read, or at once on SIGTERM/SIGINT, and takes its helper processes down with it.
 
 The tools and how a call runs are `bot.tools.offered`'s; this module only wires them to
 the SDK's low-level server, whose handlers take a ready JSON schema and one generic call.
@@ -26,7 +26,7 @@ from bot.agent.build import configured_tools, tool_executor, tool_registry
 from bot.config import Settings
 from bot.tools.executor import ToolExecutor
 from bot.tools.offered import OfferedTools, offered_tools
-from worker.mcp_stdin import pipe_stdin
+from worker.mcp_stdin import Unanswered, pipe_stdin
 from worker.signals import stop_on_signals
 
 log = logging.getLogger(__name__)
@@ -93,8 +93,13 @@ async def _run_stdio(server: Server, executor: ToolExecutor, stdin: Any) -> None
     async with stdio_server(stdin=stdin) as (read, write):
         # Only now: a helper process started earlier would inherit the real stdout.
         warming = asyncio.create_task(executor.warm())
+        requests = Unanswered()
         try:
-            await server.run(read, write, server.create_initialization_options())
+            await server.run(
+                requests.reading(read),
+                requests.writing(write),
+                server.create_initialization_options(),
+            )
         finally:
             warming.cancel()
 

@@ -8,6 +8,11 @@ by the loop; it never blocks for long either, so the SDK's own reader is left to
 
 A line longer than `MAX_MESSAGE` is dropped with a warning, so that one client cannot make
 the server hold an unbounded line in memory.
+
+At stdin's end the SDK's dispatcher cancels the requests still in flight, so a client that
+pipes its requests and closes stdin behind them (`printf ... | parley mcp`) would get only the
+answers that happened to be ready. `Unanswered` holds the end back until every request read
+has its answer (or was cancelled by the client); a signal still stops the server at once.
 """
 
 from __future__ import annotations
@@ -20,9 +25,14 @@ import sys
 from collections.abc import AsyncIterator
 
 import anyio
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 4 * 1024 * 1024  # bytes of one JSON-RPC message, as over HTTP
+CANCELLED = "notifications/cancelled"
+Message = SessionMessage | Exception
 
 
 class PipeLines(anyio.AsyncFile[str]):
@@ -81,3 +91,102 @@ async def pipe_stdin(limit: int = MAX_MESSAGE) -> AsyncIterator[PipeLines | None
         transport.close()
         with contextlib.suppress(OSError):
             os.set_blocking(0, True)  # the loop made it non-blocking; a shell expects it not
+
+
+class Unanswered:
+    """The client's requests read and not answered yet; see the module's docstring."""
+
+    def __init__(self) -> None:
+        self._ids: set[int | str] = set()
+        self._changed = anyio.Event()
+
+    def reading(self, stream: ReadStream[Message]) -> ReadStream[Message]:
+        """`stream`, noting each request, whose end waits for their answers."""
+        return _Reading(stream, self)
+
+    def writing(self, stream: WriteStream[SessionMessage]) -> WriteStream[SessionMessage]:
+        """`stream`, noting each answer."""
+        return _Writing(stream, self)
+
+    def read(self, item: Message) -> None:
+        message = item.message if isinstance(item, SessionMessage) else None
+        if isinstance(message, JSONRPCRequest):
+            self._ids.add(message.id)
+        elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
+            self._answered((message.params or {}).get("requestId"))
+
+    def wrote(self, item: SessionMessage) -> None:
+        if isinstance(item.message, JSONRPCResponse | JSONRPCError):
+            self._answered(item.message.id)
+
+    async def settled(self) -> None:
+        """Until every request read is answered."""
+        while self._ids:
+            await self._changed.wait()
+
+    def _answered(self, request: object) -> None:
+        if isinstance(request, int | str) and request in self._ids:
+            self._ids.discard(request)
+            self._changed.set()
+            self._changed = anyio.Event()
+
+
+class _Reading:
+    """A read stream whose end comes only once its requests are answered."""
+
+    def __init__(self, inner: ReadStream[Message], requests: Unanswered) -> None:
+        self._inner = inner
+        self._requests = requests
+
+    @property
+    def last_context(self) -> object:
+        """The sender's context, which the SDK's dispatcher looks for on a stream."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Message:
+        try:
+            item = await self._inner.receive()
+        except anyio.EndOfStream:
+            await self._requests.settled()
+            raise
+        self._requests.read(item)
+        return item
+
+    def __aiter__(self) -> _Reading:
+        return self
+
+    async def __anext__(self) -> Message:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _Reading:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class _Writing:
+    """A write stream that tells `Unanswered` about each answer it carries."""
+
+    def __init__(self, inner: WriteStream[SessionMessage], requests: Unanswered) -> None:
+        self._inner = inner
+        self._requests = requests
+
+    async def send(self, item: SessionMessage, /) -> None:
+        await self._inner.send(item)
+        self._requests.wrote(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _Writing:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

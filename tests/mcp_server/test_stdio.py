@@ -122,8 +122,7 @@ async def test_a_signal_stops_it_promptly_while_the_client_holds_stdin_open(
 async def test_it_stops_when_stdin_closes_and_stdout_carries_only_protocol(
     tmp_path: Path,
 ) -> None:
-    """With every log line on (DEBUG), stdout still holds nothing but JSON-RPC messages.
-    (Closing stdin is the client going away: calls still running then are dropped.)"""
+    """With every log line on (DEBUG), stdout still holds nothing but JSON-RPC messages."""
     proc = await start(tmp_path, PARLEY_LOG_LEVEL="DEBUG")
     assert proc.stdin is not None and proc.stdout is not None
     call = {
@@ -144,6 +143,33 @@ async def test_it_stops_when_stdin_closes_and_stdout_carries_only_protocol(
     assert [m["id"] for m in messages] == [1, 2]
     assert messages[1]["result"]["content"][0]["text"] == "42"
     assert err  # the logs went somewhere: to stderr
+
+
+async def test_every_request_read_before_stdin_closed_is_answered(tmp_path: Path) -> None:
+    """Requests piped in at once and stdin closed behind them, as a shell pipe does: each is
+    answered before the process exits, a call that takes a while included."""
+    proc = await start(tmp_path)
+    assert proc.stdin is not None
+    written = tmp_path / "written"
+    requests = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "slow_write", "arguments": {"path": str(written), "seconds": 1}},
+        },
+    ]
+    proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in requests))
+    proc.stdin.close()
+    out, err = await asyncio.wait_for(proc.communicate(), DEADLINE)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    answers = {m["id"]: m for m in map(json.loads, out.decode().splitlines())}
+    assert sorted(answers) == [1, 2, 3], out.decode()[-2000:]
+    assert "calculator" in [tool["name"] for tool in answers[2]["result"]["tools"]]
+    assert answers[3]["result"]["content"][0]["text"] == "written"
+    assert written.read_text() == "written\n"
 
 
 async def test_a_line_past_the_limit_is_dropped_and_the_next_one_answered(
