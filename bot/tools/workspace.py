@@ -5,7 +5,9 @@ PARLEY_WORKSPACE_DIR where the model keeps notes, drafts and data between turns.
 session's workspace, and everything outside, is out of reach: `workspace_paths` opens every
 path without following a link. Writes replace files atomically and are held to
 PARLEY_WORKSPACE_QUOTA_MB for the whole workspace; they need a person's approval by default,
-since a file the model writes may be read again by a later turn as if it were notes.
+since a file the model writes may be read again by a later turn as if it were notes. A
+workspace goes with its session, and retention removes its files older than the window
+(`workspace_upkeep`).
 
 The file I/O blocks, so the tools run in threads (`isolation="thread"`), off the worker's loop.
 What `read_file` and `list_files` return may have been put there by someone else, so it
@@ -23,15 +25,14 @@ from pydantic import Field
 from bot.tools.base import Tool, ToolContext, ToolError, tool
 from bot.tools.workspace_io import (
     existing_size,
-    locked,
     read_all,
     read_window,
     replace,
     usage,
+    writable,
 )
 from bot.tools.workspace_paths import (
     directory,
-    make_workspace,
     parse_path,
     regular_file,
     shown,
@@ -110,23 +111,22 @@ def write_file(
     parts = _file_path(path)
     where = shown(parts)
     data = content.encode("utf-8", "replace")
-    root = make_workspace(ctx.settings.workspace_dir, ctx.session_key)
-    try:
-        with locked(root), directory(root, parts[:-1], create=True) as parent:
-            old = existing_size(parent, parts[-1], where)
-            if append and old:
-                with regular_file(parent, parts[-1], where) as (fd, _):
-                    data = read_all(fd) + data
-            used, allowed = usage(root), _quota(ctx)
-            after = used - old + len(data)
-            if after > allowed:
-                raise ToolError(
-                    f"Refused: workspace quota exceeded: {where} would bring it to "
-                    f"{after:,} bytes of {allowed:,} allowed ({used:,} used now)."
-                )
-            replace(parent, parts[-1], data)
-    finally:
-        os.close(root)
+    with (
+        writable(ctx.settings.workspace_dir, ctx.session_key) as root,
+        directory(root, parts[:-1], create=True) as parent,
+    ):
+        old = existing_size(parent, parts[-1], where)
+        if append and old:
+            with regular_file(parent, parts[-1], where) as (fd, _):
+                data = read_all(fd) + data
+        used, allowed = usage(root), _quota(ctx)
+        after = used - old + len(data)
+        if after > allowed:
+            raise ToolError(
+                f"Refused: workspace quota exceeded: {where} would bring it to "
+                f"{after:,} bytes of {allowed:,} allowed ({used:,} used now)."
+            )
+        replace(parent, parts[-1], data)
     verb = "Appended to" if append and old else "Wrote"
     return f"{verb} {where}: {_size(len(data))} (workspace: {_size(after)} of {_size(allowed)})."
 

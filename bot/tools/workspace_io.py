@@ -3,7 +3,8 @@ its size for the quota, an atomic replace, and a window of a file read as UTF-8.
 
 Writes of one session take an exclusive `flock` on its workspace directory, so that two
 calls at once (two tool threads, or two workers sharing the volume) cannot both pass the
-quota with the room only one of them fits in.
+quota with the room only one of them fits in. Retention and deletion take it too before they
+remove files (`workspace_upkeep`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import secrets
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from bot.tools.base import ToolError
+from bot.tools.workspace_paths import make_workspace, session_dirname
 
 WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 TEMP_PREFIX = ".parley-write-"
@@ -35,6 +38,36 @@ def locked(root_fd: int) -> Iterator[None]:
         yield
     finally:
         fcntl.flock(root_fd, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def writable(base: Path, session_key: str) -> Iterator[int]:
+    """The session's workspace, made if need be, under its write lock. Retention removes a
+    workspace it left empty, holding the lock: one removed (or renamed away) while this
+    waited is made again, so that a write is never lost in a directory no path leads to."""
+    while True:
+        root = make_workspace(base, session_key)
+        try:
+            fcntl.flock(root, fcntl.LOCK_EX)
+            if _still_there(base / session_dirname(session_key), root):
+                break
+        except BaseException:
+            os.close(root)
+            raise
+        os.close(root)  # and with it the lock
+    try:
+        yield root
+    finally:
+        os.close(root)
+
+
+def _still_there(path: Path, fd: int) -> bool:
+    try:
+        named = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 def usage(root_fd: int) -> int:
