@@ -32,7 +32,7 @@ from bot import keys
 from bot.envelope import MAX_TEXT, Envelope
 from bot.redis_types import done
 from bot.run_config import RunConfig
-from bot.store.history import STATUS_OF_FINISH
+from bot.store.outcome import RunStatus, status_of
 from bot.store.runs import run_id
 
 SLACK_S = 120  # beyond the run's own timeout: waiting for a worker to take it, approvals aside
@@ -210,7 +210,7 @@ def _answer(session: str, envelope_id: str, outcome: Outcome, joined: bool) -> w
             status=504,
         )
     finish = completed["finish_reason"]
-    status = STATUS_OF_FINISH.get(finish, "completed")  # as the run's record says
+    status = status_of(finish)  # as the run's record says
     answer = {
         **base,
         "status": status,
@@ -223,7 +223,7 @@ def _answer(session: str, envelope_id: str, outcome: Outcome, joined: bool) -> w
         "plan": outcome.plan,
         "confirmation": outcome.confirmation,
     }
-    return web.json_response(answer, status=200 if status != "waiting" else 202)
+    return web.json_response(answer, status=202 if status == RunStatus.WAITING else 200)
 
 
 def mount(app: web.Application, services: Services, hub: StreamHub) -> None:

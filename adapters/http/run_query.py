@@ -3,7 +3,8 @@ be to count. A parameter the endpoint does not know, one given twice, or a value
 choices is a 400 that names the parameter, never a filter silently ignored.
 
     start, end   ISO 8601 times in ASCII (UTC when no zone is given); the last day by default
-    outcome      ok | failed | waiting | skipped (the run's status; ok is `completed`)
+    outcome      ok | failed | stopped | timed_out | step_limit | looped | given_up | waiting
+                 | skipped (the run's status, `bot.store.outcome.RunStatus`; ok is `completed`)
     platform     telegram | slack | http | console
     model        the model's name as the run recorded it
     trigger      message | decision | resume | scheduled | skipped
@@ -20,13 +21,14 @@ from datetime import UTC, datetime, timedelta
 from aiohttp import web
 
 from adapters.http.common import refusal
+from bot.store.outcome import RunStatus
 from bot.store.traces import Match
 
 WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,15})?(Z|[+-][0-9]{2}:?[0-9]{2})?")
 DEFAULT_WINDOW = timedelta(days=1)
 WINDOW = ("start", "end")
 FILTERS = ("outcome", "platform", "model", "trigger", "q")
-OUTCOMES = {"ok": "completed", "failed": "failed", "waiting": "waiting", "skipped": "skipped"}
+OUTCOMES = {"ok" if s == RunStatus.COMPLETED else str(s): str(s) for s in RunStatus}
 PLATFORMS = ("telegram", "slack", "http", "console")
 TRIGGERS = ("message", "decision", "resume", "scheduled", "skipped")
 MAX_TEXT = 200  # a model's name and a title are at most this long in the record

@@ -54,6 +54,7 @@ def series_json(series: Series) -> dict[str, Any]:
             {
                 "start": s.start.isoformat(),
                 "runs": s.runs,
+                "ended": s.ended,
                 "succeeded": s.succeeded,
                 "success_rate": s.success_rate,
                 "average_latency_ms": s.average_latency_ms,
@@ -113,6 +114,8 @@ class TraceRoutes:
                 "start": query.start.isoformat(),
                 "end": query.end.isoformat(),
                 "total": found.total,
+                "ended": found.ended,
+                "succeeded": found.succeeded,
                 "success_rate": found.success_rate,
                 "average_latency_ms": found.average_latency_ms,
                 "average_reliability": found.average_reliability,

@@ -23,12 +23,12 @@ from sqlalchemy import Table, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.agent.events import FinishReason
 from bot.agent.state import SessionState
 from bot.confirmations import Confirmation
 from bot.llm.events import Usage
 from bot.messages import Message
 from bot.pricing import PriceTable
+from bot.store.outcome import answered, status_of
 from bot.store.runs import RunRecord, SessionInfo, run_id
 from bot.store.schema import ConfirmationRow, MessageRow, RunRow, SessionRow
 from bot.trace.metrics import measure
@@ -42,13 +42,6 @@ RUNS: Table = RunRow.__table__  # type: ignore[assignment]
 MESSAGES: Table = MessageRow.__table__  # type: ignore[assignment]
 CONFIRMATIONS: Table = ConfirmationRow.__table__  # type: ignore[assignment]
 TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-
-# The run's status in the record, by finish reason; any other finish is "completed".
-STATUS_OF_FINISH: dict[str, str] = {
-    FinishReason.ERROR: "failed",
-    FinishReason.INVALID_OUTPUT: "failed",
-    FinishReason.AWAITING_CONFIRMATION: "waiting",
-}
 
 
 def _at(timestamp: float) -> datetime:
@@ -107,9 +100,7 @@ class History:
         await db.execute(statement.on_conflict_do_nothing(index_elements=["key"]))
 
     async def _run(self, db: AsyncConnection, run: RunRecord) -> None:
-        status = STATUS_OF_FINISH.get(
-            run.finish_reason, "skipped" if run.trigger == "skipped" else "completed"
-        )
+        status = status_of(run.finish_reason)
         first = run.first_text_at
         values = {
             "id": run.id,
@@ -127,7 +118,7 @@ class History:
             "first_text_ms": None if first is None else round((first - run.started_at) * 1000),
             "error": run.error,
             **_tokens(run.usage, self.prices.cost(run.model, run.usage)),
-            **_traced(run),
+            **_traced(run, answered(status)),
         }
         statement = upsert(db, RUNS).values(values)
         kept = {"id", "session_key", "started_at"}
@@ -346,13 +337,14 @@ def _from_turn_start(messages: list[Message]) -> list[Message]:
     return []
 
 
-def _traced(run: RunRecord) -> dict[str, Any]:
+def _traced(run: RunRecord, answered: bool) -> dict[str, Any]:
     """The run's trace with its numbers, and its score alone, which the runs' aggregates
-    read; a run recorded before traces existed has neither."""
+    read; a run recorded before traces existed has neither. `answered` is False for a run
+    that ended without its answer."""
     if run.trace is None:
         return {"trace": None, "reliability": None}
     latency = round((run.finished_at - run.started_at) * 1000)
     tokens = run.usage.input_tokens + run.usage.output_tokens
-    metrics = measure(run.trace, latency_ms=latency, tokens=tokens)
+    metrics = measure(run.trace, latency_ms=latency, tokens=tokens, answered=answered)
     kept = {**run.trace.model_dump(), "metrics": metrics.model_dump()}
     return {"trace": kept, "reliability": metrics.reliability}

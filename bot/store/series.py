@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Float, Integer, case, cast, func, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.store.traces import RUNS, RUNS_AND_SESSIONS, Match
+from bot.store.traces import RUNS, RUNS_AND_SESSIONS, Match, ended, rate, succeeded
 
 # Upper bounds (exclusive) of the latency histogram's bins, in ms; the last bin is open.
 LATENCY_BINS_MS = (250, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 120_000)
@@ -32,13 +32,14 @@ JULIAN_UNIX_EPOCH = 2440587.5  # the Julian day of 1970-01-01T00:00Z
 class Slice:
     start: datetime
     runs: int
+    ended: int  # of `runs`, those that ended (not waiting for a decision, not skipped)
     succeeded: int
     average_latency_ms: float | None
     average_reliability: float | None
 
     @property
     def success_rate(self) -> float | None:
-        return self.succeeded / self.runs if self.runs else None
+        return rate(self.succeeded, self.ended)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,8 @@ class RunSeries:
         query = select(
             numbered.c.n,
             func.count(),
-            func.sum(case((numbered.c.status == "completed", 1), else_=0)),
+            ended(numbered.c.status),
+            succeeded(numbered.c.status),
             func.avg(numbered.c.latency_ms),
             func.avg(numbered.c.reliability),
         ).group_by(numbered.c.n)
@@ -124,12 +126,13 @@ class RunSeries:
         first, last = int(start.timestamp()) // bucket_s, -(-int(end.timestamp()) // bucket_s)
         slices = []
         for n in range(first, max(last, first + 1)):
-            count, succeeded, latency, reliability = found.get(n, (0, 0, None, None))
+            count, finished, completed, latency, reliability = found.get(n, (0, 0, 0, None, None))
             slices.append(
                 Slice(
                     start=datetime.fromtimestamp(n * bucket_s, UTC),
                     runs=int(count),
-                    succeeded=int(succeeded or 0),
+                    ended=int(finished or 0),
+                    succeeded=int(completed or 0),
                     average_latency_ms=None if latency is None else float(latency),
                     average_reliability=None if reliability is None else float(reliability),
                 )

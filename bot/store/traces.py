@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Table, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.store.outcome import NOT_ENDED, RunStatus
 from bot.store.schema import RunRow, SessionRow
 
 RUNS: Table = RunRow.__table__  # type: ignore[assignment]
@@ -29,7 +30,7 @@ SUMMARY = ("id", "session_key", "trigger", "sender", "model", "status", "finish_
 @dataclass(frozen=True)
 class Match:
     """What a run must be to be counted, besides starting in the window; None matches all.
-    `status` is the run's (`completed`, `failed`, `waiting`, `skipped`); `text` is looked
+    `status` is the run's (`bot.store.outcome.RunStatus`); `text` is looked
     for in the session's title and key, in any case."""
 
     status: str | None = None
@@ -58,11 +59,28 @@ class Match:
         return condition
 
 
+def succeeded(status: ColumnElement[str]) -> ColumnElement[int]:
+    """How many of the runs counted have `status` completed: the only success."""
+    return func.sum(case((status == RunStatus.COMPLETED, 1), else_=0))
+
+
+def ended(status: ColumnElement[str]) -> ColumnElement[int]:
+    """How many of them ended one way or another: a success rate's whole. A run waiting for
+    a decision, or one that had nothing to do, is neither a success nor a failure."""
+    return func.sum(case((status.notin_(NOT_ENDED), 1), else_=0))
+
+
+def rate(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
 @dataclass(frozen=True)
 class Window:
-    """The runs that started in [start, end), newest first, and their aggregates."""
+    """The runs that started in [start, end), newest first, and their aggregates: `total`
+    runs, of which `ended` ended and `succeeded` completed."""
 
     total: int
+    ended: int
     succeeded: int
     average_latency_ms: float | None
     average_reliability: float | None
@@ -70,7 +88,7 @@ class Window:
 
     @property
     def success_rate(self) -> float | None:
-        return self.succeeded / self.total if self.total else None
+        return rate(self.succeeded, self.ended)
 
 
 @dataclass(frozen=True)
@@ -124,7 +142,8 @@ class Traces:
         totals = (
             select(
                 func.count(),
-                func.sum(case((RUNS.c.status == "completed", 1), else_=0)),
+                ended(RUNS.c.status),
+                succeeded(RUNS.c.status),
                 func.avg(RUNS.c.latency_ms),
                 func.avg(RUNS.c.reliability),
             )
@@ -140,11 +159,12 @@ class Traces:
             .limit(limit)
         )
         async with self.engine.connect() as db:
-            count, succeeded, latency, reliability = (await db.execute(totals)).one()
+            count, finished, completed, latency, reliability = (await db.execute(totals)).one()
             rows = (await db.execute(page)).all()
         return Window(
             total=int(count),
-            succeeded=int(succeeded or 0),
+            ended=int(finished or 0),
+            succeeded=int(completed or 0),
             average_latency_ms=None if latency is None else float(latency),
             average_reliability=None if reliability is None else float(reliability),
             runs=[summary(row) for row in rows],

@@ -7,11 +7,15 @@ The score, from 0 to 100, rounded:
     − 5 per retry                                   (a model call made again)
     − 10 per schema violation                       (an answer that failed its output schema)
     − 20 × min(1, max(0, latency − 30 s) / 120 s)   (nothing up to 30 s, all 20 by 150 s)
+    − 50 if the run ended without its answer        (failed, stopped, timed out, out of steps,
+                                                     looped or given up: its status says which)
 
 clamped to 0–100. A run that failed outright (its last step an error) scores its success
-rate at most; one that only answered scores 100. The weights put failures first, since a
-wrong or missing answer costs a person most, then retries (each one a wait and a cost), then
-slowness, which the person notices but which still ends in an answer.
+rate at most; one that only answered scores 100. A run whose every step went well can still
+have failed the person (it looped until stopped, or ran out of time): its steps cannot say
+so, its ending does. The weights put failures first, since a wrong or missing answer costs a
+person most, then retries (each one a wait and a cost), then slowness, which the person
+notices but which still ends in an answer.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ VIOLATION_PENALTY = 10
 LATENCY_FREE_MS = 30_000
 LATENCY_FULL_MS = 150_000
 LATENCY_PENALTY = 20
+UNANSWERED_PENALTY = 50
 
 
 class RunMetrics(BaseModel):
@@ -43,7 +48,8 @@ class RunMetrics(BaseModel):
     reliability: int = 100
 
 
-def measure(trace: Trace, *, latency_ms: int, tokens: int) -> RunMetrics:
+def measure(trace: Trace, *, latency_ms: int, tokens: int, answered: bool = True) -> RunMetrics:
+    """The run's numbers; `answered` is False for a run that ended without its answer."""
     steps = [node for node in trace.nodes if node.kind in STEPS]
     violations = sum(node.kind == "validation" and node.status == "error" for node in trace.nodes)
     succeeded = sum(node.status in ("ok", "waiting") for node in steps)
@@ -61,11 +67,19 @@ def measure(trace: Trace, *, latency_ms: int, tokens: int) -> RunMetrics:
         schema_violations=violations,
         tool_usage=dict(tools),
         tokens=tokens,
-        reliability=score(succeeded, failed, retries, violations, latency_ms),
+        reliability=score(succeeded, failed, retries, violations, latency_ms, answered=answered),
     )
 
 
-def score(succeeded: int, failed: int, retries: int, violations: int, latency_ms: int) -> int:
+def score(
+    succeeded: int,
+    failed: int,
+    retries: int,
+    violations: int,
+    latency_ms: int,
+    *,
+    answered: bool = True,
+) -> int:
     ended = succeeded + failed
     rate = succeeded / ended if ended else 1.0
     slow = min(1.0, max(0, latency_ms - LATENCY_FREE_MS) / (LATENCY_FULL_MS - LATENCY_FREE_MS))
@@ -74,5 +88,6 @@ def score(succeeded: int, failed: int, retries: int, violations: int, latency_ms
         - RETRY_PENALTY * retries
         - VIOLATION_PENALTY * violations
         - LATENCY_PENALTY * slow
+        - (0 if answered else UNANSWERED_PENALTY)
     )
     return round(min(100.0, max(0.0, value)))

@@ -113,3 +113,59 @@ async def test_sqlite_is_shared_safely_between_processes(tmp_path: Path) -> None
         await engine.dispose()
     assert values == ["wal", 30_000, 1]
     assert engine.dialect.driver == "aiosqlite"
+
+
+# (finish reason, status as recorded before 0008, reliability before) → (status, reliability)
+OUTCOMES = {
+    "end_turn": (("completed", 95), ("completed", 95)),
+    "doom_loop": (("completed", 100), ("looped", 50)),
+    "timed_out": (("completed", 80), ("timed_out", 30)),
+    "cancelled": (("completed", 100), ("stopped", 50)),
+    "max_iterations": (("completed", 40), ("step_limit", 0)),
+    "poisoned": (("skipped", 100), ("given_up", 50)),
+    "nothing_pending": (("completed", 100), ("skipped", 100)),
+    "error": (("failed", 60), ("failed", 10)),
+    "awaiting_confirmation": (("waiting", 100), ("waiting", 100)),
+}
+
+
+async def test_runs_that_ended_without_an_answer_get_their_own_status_and_score(
+    database_url: str,
+) -> None:
+    """Rows written before 0008 counted a loop, a timeout, a stop and a step cap as successes."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import insert, select
+
+    from bot.store.history import RUNS, SESSIONS
+
+    await migrate.upgrade(database_url, "0007")
+    engine = make_engine(database_url)
+    now = datetime.now(UTC)
+    try:
+        async with engine.begin() as db:
+            await db.execute(insert(SESSIONS).values(key="tg:1", platform="telegram"))
+            for n, (reason, ((status, score), _)) in enumerate(OUTCOMES.items()):
+                trace = {"nodes": [], "edges": [], "metrics": {"reliability": score, "steps": 1}}
+                await db.execute(
+                    insert(RUNS).values(
+                        id=f"{n:032x}", session_key="tg:1", envelope_ids=[str(n)],
+                        trigger="message", model="m", status=status, finish_reason=reason,
+                        started_at=now, finished_at=now, reliability=score, trace=trace,
+                    )
+                )  # fmt: skip
+        await migrate.upgrade(database_url)
+        async with engine.connect() as db:
+            query = select(RUNS.c.finish_reason, RUNS.c.status, RUNS.c.reliability, RUNS.c.trace)
+            rows = {row.finish_reason: row for row in await db.execute(query)}
+        for reason, (_, (status, score)) in OUTCOMES.items():
+            row = rows[reason]
+            assert (row.status, row.reliability) == (status, score), reason
+            assert row.trace["metrics"] == {"reliability": score, "steps": 1}, reason
+        await migrate.downgrade(database_url, "0007")
+        async with engine.connect() as db:
+            query = select(RUNS.c.finish_reason, RUNS.c.status)
+            statuses = {row.finish_reason: row.status for row in await db.execute(query)}
+        assert statuses == {reason: before[0] for reason, (before, _) in OUTCOMES.items()}
+    finally:
+        await engine.dispose()

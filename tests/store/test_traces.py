@@ -47,7 +47,8 @@ async def test_a_window_is_narrowed_and_its_aggregates_follow(
     a, b, c, d, _ = seeded
     assert await ids() == [d, c, b, a]
     assert await ids(status="failed") == [b]
-    assert await ids(status="completed") == [d, c, a]
+    assert await ids(status="completed") == [c, a]
+    assert await ids(status="step_limit") == [d]  # out of steps is no success
     assert await ids(platform="telegram") == [b, a]
     assert await ids(model="gpt-test") == [c]
     assert await ids(trigger="scheduled") == [c]
@@ -77,7 +78,7 @@ async def test_the_values_to_filter_by_are_those_of_the_window(
     assert facets.platforms == ["http", "slack", "telegram"]
     assert facets.models == ["claude-test", "gpt-test"]
     assert facets.triggers == ["message", "scheduled"]
-    assert facets.statuses == ["completed", "failed"]
+    assert facets.statuses == ["completed", "failed", "step_limit"]
 
 
 async def test_the_series_is_sliced_and_summed_by_the_database(
@@ -88,7 +89,7 @@ async def test_the_series_is_sliced_and_summed_by_the_database(
     first, second = series.slices
     assert (first.runs, first.succeeded, first.success_rate) == (2, 1, 0.5)
     assert first.average_latency_ms == pytest.approx((200 + 1500) / 2)
-    assert (second.runs, second.succeeded) == (2, 2)
+    assert (second.runs, second.succeeded, second.success_rate) == (2, 1, 0.5)
     assert second.average_reliability is not None and second.average_reliability < 100
     assert len(series.latency) == len(LATENCY_BINS_MS) + 1
     assert series.latency[0] == 1  # 200 ms
@@ -114,3 +115,36 @@ async def test_a_series_follows_the_filters_and_slices_an_empty_window(
     empty = await runs.series(later + timedelta(minutes=5), later + timedelta(hours=1), 3600)
     assert [(s.start, s.runs, s.success_rate) for s in empty.slices] == [(later, 0, None)]
     assert sum(empty.latency) == 0 and empty.tools == [] and empty.errors == []
+
+
+async def test_only_a_run_that_answered_is_a_success_and_only_ended_runs_are_counted(
+    db: Database,
+) -> None:
+    """A loop, a timeout, a stop, a step cap and a message given up on all ended without an
+    answer; a run waiting for a decision has not ended, and one with nothing to do did nothing."""
+    finishes = ("end_turn", "doom_loop", "timed_out", "cancelled", "max_iterations", "poisoned",
+                "awaiting_confirmation", "nothing_pending", "max_tokens")  # fmt: skip
+    seeds = [
+        Seed(f"http:{n}", envelope=f"m{n}", finish=finish, started_at=AT + n)
+        for n, finish in enumerate(finishes)
+    ]
+    ids = dict(zip(finishes, await record(db.history, *seeds), strict=True))
+    window = await Traces(db.engine).window(START, END, 0, 50)
+    status = {run["finish_reason"]: run["status"] for run in window.runs}
+    assert status == {
+        "end_turn": "completed", "doom_loop": "looped", "timed_out": "timed_out",
+        "cancelled": "stopped", "max_iterations": "step_limit", "poisoned": "given_up",
+        "awaiting_confirmation": "waiting", "nothing_pending": "skipped",
+        "max_tokens": "completed",
+    }  # fmt: skip
+    assert (window.total, window.ended, window.succeeded) == (9, 7, 2)
+    assert window.success_rate == pytest.approx(2 / 7)
+    (slice_,) = (await RunSeries(db.engine).series(START, START + timedelta(hours=1), 3600)).slices
+    assert (slice_.runs, slice_.ended, slice_.succeeded) == (9, 7, 2)
+    score = {run["finish_reason"]: run["reliability"] for run in window.runs}
+    assert score["end_turn"] == score["awaiting_confirmation"] == 100
+    for unanswered in ("doom_loop", "timed_out", "cancelled", "max_iterations", "poisoned"):
+        assert score[unanswered] == 50, unanswered  # every step went well; the run did not
+    found = await Traces(db.engine).of_run(ids["doom_loop"])
+    assert found is not None and found[1] is not None
+    assert found[1]["metrics"]["reliability"] == 50
