@@ -29,13 +29,15 @@ class RunWatch:
     trace: TraceBuilder = field(default_factory=TraceBuilder)
 
     @classmethod
-    def of(cls, state: SessionState, *, resumed: bool) -> RunWatch:
+    def of(cls, state: SessionState, *, resumed: bool, secrets: Sequence[str] = ()) -> RunWatch:
         """A watch for the run about to start; one that resumes a dead worker's run goes on
-        with the trace that run saved in the state, from that run's start."""
+        with the trace that run saved in the state, from that run's start. `secrets` are
+        kept out of the trace's texts."""
         saved = state.turn.trace if resumed and state.turn is not None else None
         if saved is None or not saved.nodes:
-            return cls(started=time.time())
-        return cls(started=saved.nodes[0].started_at, trace=TraceBuilder.going_on(saved))
+            return cls(started=time.time(), trace=TraceBuilder(secrets=secrets))
+        going_on = TraceBuilder.going_on(saved, secrets=secrets)
+        return cls(started=saved.nodes[0].started_at, trace=going_on)
 
     def keep(self, state: SessionState) -> None:
         """Put the trace so far in the state about to be saved (see `of`)."""

@@ -66,6 +66,7 @@ class SessionRunner:
         self.lease_ttl = s.lease_ttl
         self.max_attempts = s.max_attempts
         self.merge_limit = s.merge_messages if s.merge_messages > 0 else 1
+        self.secrets = logs.secrets_of(s)  # kept out of the runs' traces
         self._cancels: dict[str, asyncio.Event] = {}
 
     def cancel(self, session: str) -> bool:
@@ -308,7 +309,7 @@ class SessionRunner:
         head = group[0]
 
         resumed = request.text is None and request.decisions is None
-        watch = RunWatch.of(state, resumed=resumed)
+        watch = RunWatch.of(state, resumed=resumed, secrets=self.secrets)
 
         async def checkpoint(current: SessionState) -> None:
             watch.keep(current)

@@ -130,13 +130,15 @@ class Compacted(BaseModel):
 
 class Validated(BaseModel):
     """The final answer checked against the run's output schema; `errors` say where it
-    does not match, and `repairing` that the model is asked to answer again."""
+    does not match, `repairing` that the model is asked to answer again, and `answer` is the
+    start of the answer judged (what was repaired, when it was)."""
 
     type: Literal["validation"] = "validation"
     attempt: int
     valid: bool
     errors: list[str] = Field(default_factory=list)
     repairing: bool = False
+    answer: str = ""
 
 
 PlanStatus = Literal["pending", "running", "done", "failed", "skipped"]

@@ -33,6 +33,7 @@ from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
 
 Checkpoint = Callable[[SessionState], Awaitable[None]]
+ANSWER_SHOWN = 2000  # characters of a judged answer its validation event carries
 
 
 def _utcnow() -> datetime:
@@ -237,6 +238,7 @@ class _Run:
             valid=verdict.valid,
             errors=verdict.errors,
             repairing=self.repairing,
+            answer=self.final_text[:ANSWER_SHOWN],
         )
         if verdict.valid:
             self.output = verdict.value

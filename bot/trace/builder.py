@@ -6,12 +6,17 @@ at its first tool call, at the next iteration, or at the end of the run. Edges s
 thing led to the next: a step to the next step, a model call to the tools it asked for
 (`success`, or `error` when the tool failed), a failed attempt to its retry (`retry`).
 The work per event is a few attribute writes, and the nodes are capped.
+
+A node says why as well as what: a tool call keeps the start of its result, or its error,
+and a validation the start of the answer it judged. Each text is cut to a preview before it
+is kept and has the deployment's secrets taken out, so a trace is bounded whatever a tool
+returns and shows an operator nothing the logs would not.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bot.agent import events as ev
@@ -19,18 +24,33 @@ from bot.trace.model import EdgeType, Status, Trace, TraceEdge, TraceNode
 
 MAX_NODES = 500
 PREVIEW = 200  # characters of a tool call's arguments kept in its node
+TEXT_PREVIEW = 500  # characters of a result, an error or an answer kept in its node
+REDACTED = "[redacted]"
 
 
-def preview(arguments: dict[str, Any]) -> str:
+def cut(text: str, limit: int, secrets: Sequence[str] = ()) -> str:
+    """At most `limit` characters of `text`, without the secrets. Only a window a little
+    longer than the limit is read, so a result of many megabytes costs no more than a short
+    one, and a secret that straddles the cut is still taken out whole."""
+    window = text[: limit + max(map(len, secrets), default=0)]
+    for secret in secrets:
+        window = window.replace(secret, REDACTED)
+    return window if len(window) <= limit and len(text) <= limit else window[: limit - 1] + "…"
+
+
+def preview(arguments: dict[str, Any], secrets: Sequence[str] = ()) -> str:
     """The arguments as a short, single-line text: enough to recognise the call, never a
     whole file or program."""
-    shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
-    return shown if len(shown) <= PREVIEW else shown[: PREVIEW - 1] + "…"
+    return cut(", ".join(f"{key}={value!r}" for key, value in arguments.items()), PREVIEW, secrets)
 
 
 class TraceBuilder:
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    """`secrets` are the deployment's (`bot.logs.secrets_of`), taken out of every text a
+    node keeps."""
+
+    def __init__(self, clock: Callable[[], float] = time.time, secrets: Sequence[str] = ()) -> None:
         self.clock = clock
+        self.secrets = tuple(secrets)
         self.trace = Trace()
         self._model: TraceNode | None = None  # the model call of the current step
         self._last_step: TraceNode | None = None
@@ -39,12 +59,14 @@ class TraceBuilder:
         self._step = 0
 
     @classmethod
-    def going_on(cls, earlier: Trace, clock: Callable[[], float] = time.time) -> TraceBuilder:
+    def going_on(
+        cls, earlier: Trace, clock: Callable[[], float] = time.time, secrets: Sequence[str] = ()
+    ) -> TraceBuilder:
         """A builder that goes on from the trace a dead worker saved with its turn. A tool
         call it left running ends with what the resumed run reports of it (interrupted, or
         run again); anything else it left running was cancelled; the next step follows its
         last."""
-        builder = cls(clock)
+        builder = cls(clock, secrets)
         builder.trace = earlier.model_copy(deep=True)
         now = clock()
         for node in builder.trace.nodes:
@@ -69,10 +91,12 @@ class TraceBuilder:
         elif isinstance(event, ev.ToolCallResult):
             self._tool_ended(event, now)
         elif isinstance(event, ev.Retrying):
-            detail = {"attempt": event.attempt, "delay_s": event.delay, "error": event.error}
+            error = self._text(event.error)
+            detail = {"attempt": event.attempt, "delay_s": event.delay, "error": error}
             self._child("retry", "retry", now, "error", detail, edge="retry")
         elif isinstance(event, ev.Error):
-            self._child("error", "error", now, "error", {"message": event.message}, edge="error")
+            detail = {"message": self._text(event.message)}
+            self._child("error", "error", now, "error", detail, edge="error")
         elif isinstance(event, ev.Compacted):
             detail = {"tokens_before": event.tokens_before, "tokens_after": event.tokens_after}
             self._child("compaction", "compaction", now, "ok", detail)
@@ -98,7 +122,7 @@ class TraceBuilder:
     def _tool_started(self, event: ev.ToolCallStart, now: float) -> None:
         if (earlier := self._tools.get(event.call_id)) is not None:  # run again on a resume
             earlier.ended_at, earlier.status = now, "cancelled"
-        detail = {"arguments": preview(event.arguments), "call": event.call_id}
+        detail = {"arguments": preview(event.arguments, self.secrets), "call": event.call_id}
         node = self._add("tool_call", event.name, now, detail=detail, ended=None)
         if node is not None:
             self._tools[event.call_id] = node
@@ -112,6 +136,7 @@ class TraceBuilder:
         node.ended_at = now
         node.status = "error" if event.is_error else "ok"
         node.detail["cached"] = event.cached
+        node.detail["error" if event.is_error else "result"] = self._text(event.content)
         if self._model is not None:
             self._edge(self._model, node, "error" if event.is_error else "success")
 
@@ -125,12 +150,19 @@ class TraceBuilder:
             self._edge(self._model, node, edge)
 
     def _validated(self, event: ev.Validated, now: float) -> None:
-        detail = {"attempt": event.attempt, "errors": event.errors}
+        detail = {
+            "attempt": event.attempt,
+            "errors": event.errors,
+            "answer": self._text(event.answer),
+        }
         status: Status = "ok" if event.valid else "error"
         edge: EdgeType = "success" if event.valid else "error"
         self._child("validation", "output schema", now, status, detail, edge=edge)
         if event.repairing:
             self._child("repair", "repair", now, "ok", {"attempt": event.attempt}, edge="retry")
+
+    def _text(self, text: str) -> str:
+        return cut(text, TEXT_PREVIEW, self.secrets)
 
     def _planned(self, event: ev.PlanUpdated, now: float) -> None:
         """A plan node per revision, showing where each of its steps stands."""

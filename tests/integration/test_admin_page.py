@@ -139,6 +139,7 @@ async def check_node_and_timeline(browser: WebDriver) -> None:
     await asyncio.to_thread(click, browser, '#graph g.node[data-id="2"]')
     details = await wait_for(browser, node_details, "the node's details")
     assert "tool_call: calculator" in details and "12*12" in details and "status\nok" in details
+    assert "Result\n144" in details  # what the call gave back, above the node's JSON
     await asyncio.to_thread(click, browser, "[data-view=timeline]")
     bars = await wait_for(
         browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#timeline g.bar"), "bars"

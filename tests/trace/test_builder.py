@@ -6,7 +6,7 @@ import itertools
 
 from bot.agent import events as ev
 from bot.llm.events import Usage
-from bot.trace.builder import MAX_NODES, TraceBuilder
+from bot.trace.builder import MAX_NODES, TEXT_PREVIEW, TraceBuilder
 from bot.trace.graph import COLUMN, ROW, layout
 from bot.trace.metrics import measure, score
 
@@ -99,6 +99,10 @@ def test_the_score_weighs_failures_retries_violations_and_latency() -> None:
     assert score(5, 0, 0, 0, 90_000) == 90  # halfway from 30 s to 150 s
     assert score(5, 0, 0, 0, 600_000) == 80
     assert score(1, 1, 20, 3, 600_000) == 0
+    # a run that ended without its answer (looped, timed out, stopped…) loses half
+    assert score(5, 0, 0, 0, 1_000, answered=False) == 50
+    assert score(5, 0, 0, 0, 600_000, answered=False) == 30
+    assert score(1, 1, 0, 0, 1_000, answered=False) == 0
 
 
 def test_the_graph_places_steps_in_columns_and_their_nodes_below() -> None:
@@ -180,3 +184,43 @@ def test_a_plan_is_one_node_per_revision_kept_up_to_date() -> None:
     edges = [(e.source, e.target, e.type) for e in trace.edges]
     assert (4, 5, "retry") in edges and (4, 6, "error") in edges and (4, 7, "retry") in edges
     assert measure(trace, latency_ms=1_000, tokens=0).schema_violations == 1
+
+
+def test_a_node_says_why_in_a_bounded_preview_without_secrets() -> None:
+    """A failed call keeps its error, a good one the start of its result, a judged answer
+    its text: each bounded, with the deployment's secrets taken out, also across the cut."""
+    secret = "sk-test-0123456789abcdef"
+    ticks = itertools.count()
+    builder = TraceBuilder(clock=lambda: float(next(ticks)), secrets=[secret])
+    huge = "row;" * 2_000_000  # eight megabytes of result
+    straddling = "x" * (TEXT_PREVIEW - 5) + secret
+    for event in (
+        ev.Iteration(number=1),
+        start("a", "web_fetch", url=f"https://example.com/?key={secret}"),
+        start("b", "run_python", code="print(1)"),
+        start("c", "read_file", path="big.csv"),
+        start("d", "web_search", query="q"),
+        ev.ToolCallResult(
+            call_id="a", name="web_fetch", is_error=True,
+            content=f"HTTP 403 from https://example.com/?key={secret}: forbidden",
+        ),
+        ev.ToolCallResult(call_id="b", name="run_python", content="1\n"),
+        ev.ToolCallResult(call_id="c", name="read_file", content=huge),
+        ev.ToolCallResult(call_id="d", name="web_search", content=straddling),
+        ev.Validated(attempt=1, valid=False, errors=["'answer' is required"], repairing=True,
+                     answer=f'{{"token": "{secret}"}}'),
+        ev.Error(message=f"refused: {secret}"),
+        done("error"),
+    ):  # fmt: skip
+        builder.see(event)
+    nodes = {node.name: node for node in builder.trace.nodes}
+    failed = nodes["web_fetch"].detail
+    assert failed["error"] == "HTTP 403 from https://example.com/?key=[redacted]: forbidden"
+    assert "result" not in failed and "[redacted]" in failed["arguments"]
+    assert nodes["run_python"].detail["result"] == "1\n"
+    kept = nodes["read_file"].detail["result"]
+    assert len(kept) == TEXT_PREVIEW and kept.startswith("row;row;") and kept.endswith("…")
+    assert secret[:8] not in nodes["web_search"].detail["result"]
+    assert nodes["output schema"].detail["answer"] == '{"token": "[redacted]"}'
+    assert nodes["error"].detail["message"] == "refused: [redacted]"
+    assert secret not in builder.trace.model_dump_json()

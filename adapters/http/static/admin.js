@@ -218,6 +218,17 @@ function drawRunHead(run, metrics) {
   $("run-tools").textContent = tools.length ? `Tools: ${tools.join(", ")}` : "No tool was called.";
 }
 
+// What a node's details say first: why it failed, or what it gave back.
+const WHY = [["error", "Error"], ["message", "Error"], ["result", "Result"], ["answer", "Answer judged"]];
+
+function showWhy(detail) {
+  const found = WHY.find(([key]) => typeof detail[key] === "string" && detail[key] !== "");
+  $("node-why").hidden = !found;
+  if (!found) return;
+  $("node-why-title").textContent = found[1];
+  $("node-why-text").textContent = detail[found[0]];
+}
+
 function selectNode(node, element) {
   for (const chosen of document.querySelectorAll("#run .selected")) chosen.classList.remove("selected");
   element.classList.add("selected");
@@ -232,6 +243,7 @@ function selectNode(node, element) {
   term(list, "latency", duration(node.latency_ms));
   term(list, "started", `+${duration((node.started_at - first) * 1000)}`);
   if (node.parent) term(list, "parent", `node ${node.parent}`);
+  showWhy(node.detail ?? {});
   $("node-detail").textContent = JSON.stringify(node.detail ?? {}, null, 2);
   $("node").hidden = false;
   $("node").dataset.id = String(node.id);
