@@ -4,11 +4,19 @@ The bootstrap files change rarely and form the cached prefix. The date changes d
 comes after them; the time of day is stamped on each user message instead of the system
 prompt, because a clock in the system prompt would invalidate the cached conversation on
 every call.
+
+The default files are package data (`bot/bootstrap/`), found through `importlib.resources`:
+the same lookup from a checkout, an editable install, the Docker image and an installed wheel,
+so no install runs without its persona. A file found nowhere is said once in the log, since a
+prompt without it would otherwise go unnoticed.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from bot.llm.base import SystemPart
@@ -16,21 +24,38 @@ from bot.memory.prompt import memory_part
 from bot.tools.base import ToolContext
 from bot.tools.untrusted import NOTE as UNTRUSTED_NOTE
 
+log = logging.getLogger(__name__)
 BOOTSTRAP_FILES = ("SOUL.md", "USER.md", "AGENTS.md")
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "bootstrap"
+DEFAULT_DIR = files("bot") / "bootstrap"
+SETTING = "PARLEY_BOOTSTRAP_DIR"
 
 
-def load_bootstrap(override: Path | None, default: Path = DEFAULT_DIR) -> str:
-    """The bootstrap files joined; a file in `override` replaces the default of that name."""
+def load_bootstrap(override: Path | None, default: Traversable = DEFAULT_DIR) -> str:
+    """The bootstrap files joined; a file in `override` replaces the default of that name.
+    An empty file leaves its part out on purpose; a missing one is logged."""
+    if override is not None and not any((override / name).is_file() for name in BOOTSTRAP_FILES):
+        log.warning(
+            "%s (%s) holds none of %s: the default bootstrap files are used",
+            SETTING,
+            override,
+            ", ".join(BOOTSTRAP_FILES),
+        )
+    directories: list[Traversable] = [d for d in (override, default) if d is not None]
     parts = []
     for name in BOOTSTRAP_FILES:
-        for directory in (override, default):
-            path = directory / name if directory else None
-            if path is not None and path.is_file():
-                text = path.read_text(encoding="utf-8").strip()
-                if text:
-                    parts.append(text)
-                break
+        found = next((d / name for d in directories if (d / name).is_file()), None)
+        if found is None:
+            log.warning(
+                "the bootstrap file %s is in neither %s (%s) nor %s: the system prompt goes "
+                "without it",
+                name,
+                SETTING,
+                override or "not set",
+                default,
+            )
+            continue
+        if text := found.read_text(encoding="utf-8").strip():
+            parts.append(text)
     return "\n\n".join(parts)
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
+
+import pytest
 
 from bot.agent.prompt import PromptBuilder, load_bootstrap
 from bot.config import Settings
@@ -36,3 +39,39 @@ def test_system_prompt_names_platform_chat_and_date() -> None:
     assert "Platform: telegram; chat: group; you are talking with Ann." in context.text
     assert "Today is Monday, 23 November 2026; time zone Asia/Tokyo." in context.text
     assert builder.stamp(ctx, now) == "[Mon 2026-11-23 05:30 JST]"
+
+
+def test_the_shipped_defaults_load_without_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        text = load_bootstrap(None)
+    for heading in ("# Who you are", "# The people you talk with", "# How you work"):
+        assert heading in text
+    assert caplog.records == []
+
+
+def test_a_file_found_nowhere_is_logged_once_with_the_setting(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "SOUL.md").write_text("# Who you are\nA helper.")
+    (shipped / "AGENTS.md").write_text("# How you work\nCarefully.")
+    custom = tmp_path / "custom"
+    custom.mkdir()
+    (custom / "AGENTS.md").write_text("# How you work\nQuickly.")
+    with caplog.at_level(logging.WARNING):
+        text = load_bootstrap(custom, shipped)
+    assert text == "# Who you are\nA helper.\n\n# How you work\nQuickly."
+    [line] = [record.getMessage() for record in caplog.records]
+    assert "USER.md" in line and f"PARLEY_BOOTSTRAP_DIR ({custom})" in line
+    assert "SOUL.md" not in line and "AGENTS.md" not in line
+
+
+def test_an_override_folder_without_any_bootstrap_file_is_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "soul.md").write_text("a name the loader does not read")
+    with caplog.at_level(logging.WARNING):
+        assert load_bootstrap(tmp_path) == load_bootstrap(None)
+    [line] = [record.getMessage() for record in caplog.records]
+    assert f"PARLEY_BOOTSTRAP_DIR ({tmp_path}) holds none of SOUL.md, USER.md, AGENTS.md" in line
