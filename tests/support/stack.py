@@ -256,7 +256,10 @@ async def stack(
     tmp_path: Path,
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[Stack]:
-    extra = getattr(request, "param", {}) or {}
+    extra = {
+        "PARLEY_WORKSPACE_DIR": str(tmp_path / "workspaces"),  # shared by the web and workers
+        **(getattr(request, "param", {}) or {}),
+    }
     env = stack_env(redis_url, fake_llm, database_url, **extra)
     built = Stack(redis_url, fake_llm, tmp_path, env=env)
     async with serving(built, web_settings(env), free_port()) as running:
