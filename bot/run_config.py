@@ -4,7 +4,8 @@ and its temperature, the step cap, the tools offered, the output schema, retries
 An API run carries one in its envelope (`POST /api/agent/run`), a scheduled task may keep
 one, and a chat may set its mode. Every field left out keeps the deployment's setting.
 The schema is checked here, when the run is asked for, so a run never starts with a schema
-it cannot apply: it must be a valid JSON Schema, of bounded size and nesting.
+it cannot apply: it must be a valid JSON Schema, of bounded size and nesting, whose patterns
+RE2 can match (`bot.json_schema`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bot.json_schema import check_schema
 
 Mode = Literal["react", "plan_execute"]
 MODES: tuple[Mode, ...] = ("react", "plan_execute")
@@ -72,7 +74,7 @@ class RunConfig(BaseModel):
         if _depth(schema) > MAX_SCHEMA_DEPTH:
             raise ValueError(f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
         try:
-            Draft202012Validator.check_schema(schema)
+            check_schema(schema)
         except SchemaError as exc:
             raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
         return schema

@@ -5,7 +5,8 @@ Models wrap JSON in prose or in a fenced block however firmly they are asked not
 the answer is read leniently (the whole text, else its first fenced block, else the span
 from its first brace or bracket to the last) and checked strictly. The errors handed back
 to the model name where each problem is (`$.items[2].price`), a bounded number of them, so
-a repair prompt stays small whatever the answer was.
+a repair prompt stays small whatever the answer was. The schema's patterns are matched by
+RE2, in linear time (`bot.json_schema`): a pattern such as `^(a+)+$` cannot stall the worker.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+
+from bot.json_schema import PatternError, validator
 
 MAX_ERRORS = 10
 MAX_ERROR_TEXT = 300
@@ -78,8 +80,11 @@ def check(schema: dict[str, Any], text: str) -> Verdict:
             value = json.loads(candidate)
         except (json.JSONDecodeError, RecursionError):
             continue
-        found = Draft202012Validator(schema).iter_errors(value)
-        problems = sorted(found, key=lambda e: [str(part) for part in e.absolute_path])
+        found = validator(schema).iter_errors(value)
+        try:
+            problems = sorted(found, key=lambda e: [str(part) for part in e.absolute_path])
+        except PatternError as exc:  # a schema kept from before its patterns were checked
+            return Verdict(False, value, [str(exc)[:MAX_ERROR_TEXT]])
         if not problems:
             return Verdict(True, value)
         errors = [f"at {_path(e)}: {e.message}"[:MAX_ERROR_TEXT] for e in problems[:MAX_ERRORS]]
