@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from bot.agent import events as ev
-from bot.agent import output
+from bot.agent import failed_turn, output
 from bot.agent.compaction import Compactor, estimate_text_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.model_call import ModelOutcome, call_model
@@ -207,7 +207,12 @@ class _Run:
             )
             now = self.deps.clock()
             stamp = self.deps.prompt.stamp(request.ctx, now)
-            state.add_user(TextBlock(text=stamp), TextBlock(text=request.text))
+            question = [TextBlock(text=stamp), TextBlock(text=request.text)]
+            if state.unanswered:  # the message before waits for its answer too
+                question.insert(0, TextBlock(text=failed_turn.ANSWER_BOTH))
+                state.unanswered = False
+            state.add_user(*question)
+            state.turn.start = failed_turn.mark_after(state.messages, len(question))
             if self.config.output_schema and self.plan is None:  # a plan asks at its answer
                 state.add_user(TextBlock(text=output.instruction(self.config.output_schema)))
         elif request.decisions is not None:
@@ -282,7 +287,10 @@ class _Run:
         """Keep what the model said, then run the tools it asked for."""
         self.turn.usage += outcome.usage
         if outcome.error is not None:
-            yield ev.Error(message=outcome.error)
+            said, self.state.unanswered = failed_turn.mended(
+                self.state.messages, self.turn.start, outcome.error, rejected=outcome.rejected
+            )
+            yield ev.Error(message=said)
             yield StepEnd(ev.FinishReason.ERROR)
             return
         calls = [] if outcome.finish_reason is None else outcome.calls

@@ -18,13 +18,15 @@ from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
 class ModelOutcome:
     """What one model call produced. `finish_reason` is None when the call was cancelled
     mid-stream (the text so far is kept for the caller to save); `error` is set when the
-    provider failed beyond its retries."""
+    provider failed beyond its retries, and `rejected` when it refused the request as
+    invalid, which asking again would not change."""
 
     parts: list[str] = field(default_factory=list)
     calls: list[llm.ToolCall] = field(default_factory=list)
     usage: llm.Usage = field(default_factory=llm.Usage)
     finish_reason: str | None = None
     error: str | None = None
+    rejected: bool = False
 
     @property
     def text(self) -> str:
@@ -73,5 +75,5 @@ async def call_model(
                 outcome.reset()
                 yield ev.TextReset(reason="the model call is being retried")
     except ProviderError as exc:
-        outcome.error = str(exc)
+        outcome.error, outcome.rejected = str(exc), exc.invalid_request
     yield outcome

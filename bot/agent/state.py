@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from bot.agent.events import PlanStep
+from bot.agent.failed_turn import ContextMark
 from bot.envelope import Sender
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -45,6 +46,7 @@ class TurnProgress(BaseModel):
     plan_revision: int = 0
     validations: int = 0
     trace: Trace | None = None  # the run's trace so far, for a worker that resumes it
+    start: ContextMark | None = None
 
 
 class PendingConfirmation(BaseModel):
@@ -61,7 +63,9 @@ class SessionState(BaseModel):
     them still queued (its predecessor died between the last save and the commit) commits
     them instead of answering again. `recorded` is the id of the last message written to
     SQL; the next record starts there. `unrecorded` holds the runs whose rows the database
-    did not take yet (it was away); the next record writes them first."""
+    did not take yet (it was away); the next record writes them first. `unanswered` says the
+    context ends in a message a passing failure of the model's API left without its answer
+    (`bot.agent.failed_turn`)."""
 
     messages: list[Message] = Field(default_factory=list)
     turn: TurnProgress | None = None
@@ -71,6 +75,7 @@ class SessionState(BaseModel):
     finished: list[str] = Field(default_factory=list)
     recorded: str | None = None
     unrecorded: list[RunRecord] = Field(default_factory=list)
+    unanswered: bool = False
 
     def unanswered_tool_uses(self) -> list[ToolUseBlock]:
         """Tool calls of the last assistant message that have no result yet (an interruption)."""

@@ -21,6 +21,13 @@ class ProviderError(Exception):
         self.retryable = retryable
         self.retry_after = retry_after
 
+    @property
+    def invalid_request(self) -> bool:
+        """Refused for what was asked (a 4xx other than a timeout, a conflict or a rate limit):
+        the same request would be refused again."""
+        status = self.status
+        return status is not None and 400 <= status < 500 and status not in RETRYABLE_STATUS
+
 
 def network_error(api: str, exc: Exception) -> ProviderError:
     """A retryable error for a failed connection, a timeout or a stream cut off mid-way."""
