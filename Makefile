@@ -13,7 +13,7 @@ PYTEST_WORKERS ?= 4
 # two pytest workers: each spends a third of its time importing the SDKs, one core each.
 UNIT := -n 2 -m "not e2e"
 
-.PHONY: run test test-unit lint sync clean bench system-run system-test assets
+.PHONY: run test test-unit lint sync clean bench system-run system-test assets dist
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -45,18 +45,18 @@ HAS_POSTGRES := ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="
 # The browser libraries of the web chat and the dashboard, at the versions web/package-lock.json
 # pins, copied from the npm registry's packages into the Python package: the pages load them
 # from the server itself, never from a CDN, so they work on a machine that is offline.
+# web/vendor.sh copies the files adapters/http/vendor.txt lists; the Docker image runs it too.
 VENDOR := adapters/http/static/vendor
-VENDOR_FILES := marked/lib/marked.umd.js dompurify/dist/purify.min.js \
-  @highlightjs/cdn-assets/highlight.min.js @highlightjs/cdn-assets/styles/github.min.css \
-  chart.js/dist/chart.umd.min.js
+VENDORED := $(addprefix $(VENDOR)/,$(notdir $(shell grep -v '^\#' adapters/http/vendor.txt)))
 
-$(VENDOR)/.installed: web/package.json web/package-lock.json
-	cd web && npm ci --no-audit --no-fund --loglevel=error
-	mkdir -p $(VENDOR)
-	for file in $(VENDOR_FILES); do cp web/node_modules/$$file $(VENDOR)/; done
-	@touch $@
+$(VENDORED) &: web/package.json web/package-lock.json web/vendor.sh adapters/http/vendor.txt
+	sh web/vendor.sh
 
-assets: system-run $(VENDOR)/.installed
+assets: system-run $(VENDORED)
+
+# A wheel and an sdist in dist/, with the browser libraries (the build refuses to go without).
+dist: sync assets
+	$(UV) build
 
 system-run:
 	$(call apt-install,$(RUN_PACKAGES),)

@@ -19,7 +19,6 @@ import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from ipaddress import ip_address
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -27,7 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
-from adapters.http import admin, agent_run, people, sessions, tasks, traces
+from adapters.http import agent_run, pages, people, sessions, tasks, traces
 from adapters.http.common import USER, api_sender, error, read_body, refusal
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
@@ -47,8 +46,6 @@ MAX_BODY = 64 * 1024
 MAX_MESSAGE_ID = 200  # an envelope id's own limit
 RETRY_AFTER_S = 5  # how soon a client may try again after a 503
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
-PAGE = Path(__file__).with_name("chat.html")
-STATIC = Path(__file__).with_name("static")  # the pages' scripts, styles and libraries
 StaticFiles = web.StaticResource  # the pages' own files are public, like the pages
 PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own credentials
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -237,9 +234,6 @@ class Api:
             return error(503, problem)
         return web.json_response({"status": "ok"})
 
-    async def page(self, request: web.Request) -> web.FileResponse:
-        return web.FileResponse(PAGE)
-
 
 def auth_middleware(settings: Settings) -> Any:
     token = settings.api_token.get_secret_value() if settings.api_token else None
@@ -317,7 +311,7 @@ def build_app(deps: Services) -> web.Application:
         handler_args=LIMITS,
     )
     app[STREAMS] = weakref.WeakSet()
-    app[PUBLIC] = {"/"}  # the chat page holds no data; it asks for the token its calls carry
+    app[PUBLIC] = set()  # the pages hold no data; they ask for the token their calls carry
     settings = deps.settings
     app[HUB] = StreamHub(
         deps.redis, lambda: reader_connection(settings.redis_url), settings.max_streams
@@ -325,8 +319,7 @@ def build_app(deps: Services) -> web.Application:
     app.on_shutdown.append(close_streams)
     api = Api(deps, app[HUB])
     records = Records(deps)
-    app.router.add_get("/", api.page)
-    app.router.add_static("/static/", STATIC)
+    pages.mount(app, app[PUBLIC])
     app.router.add_get("/healthz", api.health)
     app.router.add_get("/metrics", api.metrics)
     app.router.add_get("/api/tools", api.tools)
@@ -344,5 +337,4 @@ def build_app(deps: Services) -> web.Application:
     people.mount(app, deps)
     traces.mount(app, deps)
     agent_run.mount(app, deps, app[HUB])
-    admin.mount(app, app[PUBLIC])
     return app
