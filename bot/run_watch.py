@@ -49,7 +49,7 @@ class RunWatch:
         if isinstance(event, ev.TextDelta) and self.first_text is None:
             self.first_text = time.time()
         elif isinstance(event, ev.Error):
-            self.error = event.message
+            self.error = event.cause or event.message
         elif isinstance(event, ev.Completed):
             self.completed = event
 

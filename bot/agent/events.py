@@ -174,8 +174,12 @@ class Completed(BaseModel):
 
 
 class Error(BaseModel):
+    """`message` is what the person is told; `cause`, where there is one, the failure itself
+    as the record and the trace keep it (a provider's error, say, without the advice)."""
+
     type: Literal["error"] = "error"
     message: str
+    cause: str | None = None
 
 
 AgentEvent = Annotated[

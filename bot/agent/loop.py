@@ -290,7 +290,7 @@ class _Run:
             said, self.state.unanswered = failed_turn.mended(
                 self.state.messages, self.turn.start, outcome.error, rejected=outcome.rejected
             )
-            yield ev.Error(message=said)
+            yield ev.Error(message=said, cause=outcome.error)
             yield StepEnd(ev.FinishReason.ERROR)
             return
         calls = [] if outcome.finish_reason is None else outcome.calls

@@ -95,7 +95,7 @@ class TraceBuilder:
             detail = {"attempt": event.attempt, "delay_s": event.delay, "error": error}
             self._child("retry", "retry", now, "error", detail, edge="retry")
         elif isinstance(event, ev.Error):
-            detail = {"message": self._text(event.message)}
+            detail = {"message": self._text(event.cause or event.message)}
             self._child("error", "error", now, "error", detail, edge="error")
         elif isinstance(event, ev.Compacted):
             detail = {"tokens_before": event.tokens_before, "tokens_after": event.tokens_after}

@@ -38,3 +38,11 @@ async def test_a_refused_message_is_left_out_and_a_passing_failure_is_answered_n
     last = stack.fake.requests[-1].last_user_text()
     assert "capital of Peru?" in last and "and of Chile?" in last
     assert "refused message" not in last
+    async with stack.client() as client:
+        series = (await client.get("/api/metrics/series")).json()
+    errors = sorted(error["error"] for error in series["errors"])
+    # the record keeps the provider's own words, not the advice the person was given
+    assert errors == [
+        "Anthropic API error 400 invalid_request_error: this content is refused",
+        "Anthropic API error 529 overloaded_error: Overloaded",
+    ]
