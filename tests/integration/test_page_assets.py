@@ -16,7 +16,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from adapters.http.pages import USES, VENDOR, vendor_files
 from tests.fakes.llm import FakeLLM
-from tests.support.browser import wait_for
+from tests.support.browser import screenshot, wait_for
 from tests.support.redis_server import free_port
 from tests.support.stack import ROOT, Stack, stack_env
 from tests.support.web_process import web_process
@@ -79,8 +79,10 @@ async def test_a_web_process_without_the_libraries_says_what_is_missing(
             chat, admin = await client.get("/"), await client.get("/admin")
         await asyncio.to_thread(browser.get, base + "/")
         on_chat = await wait_for(browser, notice, "the notice on /")
+        await asyncio.to_thread(screenshot, browser, "missing-libraries-chat.png")
         await asyncio.to_thread(browser.get, base + "/admin")
         on_admin = await wait_for(browser, notice, "the notice on /admin")
+        await asyncio.to_thread(screenshot, browser, "missing-libraries-admin.png")
     said = await asyncio.to_thread(log.read_text)
     [error] = [line for line in said.splitlines() if " ERROR " in line]
     assert str(code / "adapters" / "http" / "static" / "vendor") in error
