@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,7 @@ from bot.session_runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
 from bot.tools.services import ToolServices
+from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
@@ -54,6 +55,8 @@ class Supervisor:
 
     A full worker stops taking jobs from arq (`picking(False)`), so a new message goes to a
     worker with room instead of waiting here for one of this worker's long turns to end.
+    Turns wait first for tools still on their way (`tools_ready`: the MCP servers' first
+    connections, in a worker's first seconds).
     """
 
     settings: Settings
@@ -65,6 +68,7 @@ class Supervisor:
     limit: asyncio.Semaphore
     tasks: set[asyncio.Task[None]]
     picking: Callable[[bool], None] = lambda _: None
+    tools_ready: Callable[[], Awaitable[None]] | None = None
 
     async def wake(self, session: str) -> None:
         await self.limit.acquire()
@@ -75,6 +79,8 @@ class Supervisor:
 
     async def _take_turns_in_slot(self, session: str) -> None:
         try:
+            if self.tools_ready is not None:
+                await self.tools_ready()
             await self.runner.take_turns(session)
         finally:
             self.limit.release()
@@ -123,19 +129,30 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
 
 
 async def prune(ctx: dict[str, Any]) -> int:
-    """Retention: delete what is older than PARLEY_RETENTION_DAYS, and the hot state of the
-    sessions that went with it. arq runs it in one worker at a time (a unique job id)."""
+    """Retention: delete everything older than PARLEY_RETENTION_DAYS, in every session, from
+    the record and the workspaces. A session idle that long goes whole: its hot state and
+    its workspace too, unless a turn has just begun there (then only its old files go). An
+    active session keeps its hot state, which holds its context. arq runs it in one worker
+    at a time (a unique job id)."""
     supervisor: Supervisor = ctx["supervisor"]
-    days = supervisor.settings.retention_days
-    if days is None:
+    settings = supervisor.settings
+    if settings.retention_days is None:
         return 0
-    gone = await supervisor.archive.prune(datetime.now(UTC) - timedelta(days=days))
-    for session in gone:
+    before = datetime.now(UTC) - timedelta(days=settings.retention_days)
+    pruned = await supervisor.archive.prune(before)
+    for session in pruned.sessions:
         if not await supervisor.mailbox.busy(session):
             await supervisor.mailbox.forget(session)
-    if gone:
-        log.warning("retention: deleted %d sessions idle for over %g days", len(gone), days)
-    return len(gone)
+            await asyncio.to_thread(remove_workspace, settings.workspace_dir, session)
+    files = await asyncio.to_thread(prune_workspaces, settings.workspace_dir, before)
+    if pruned.sessions or pruned.runs or pruned.messages or files:
+        log.warning(
+            "retention: deleted %d sessions idle for over %g days, and older than that in "
+            "the others %d runs, %d messages, %d approvals, %d ended tasks and %d files",
+            len(pruned.sessions), settings.retention_days, pruned.runs, pruned.messages,
+            pruned.confirmations, pruned.tasks, files,
+        )  # fmt: skip
+    return len(pruned.sessions)
 
 
 # The jobs a worker runs; their names are kept in Redis with every queued job.
@@ -250,6 +267,8 @@ def build_worker(
             settings, redis, agent, database, liveness, platforms
         )
         supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
+        if servers is not None:
+            supervisor.tools_ready = servers.first_connections
         mailbox, runner = supervisor.mailbox, supervisor.runner
         background.append(asyncio.create_task(liveness.run()))
         background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))

@@ -2,12 +2,15 @@
 
 Ids are session keys (`tg:123`, `slack:T1:C1:1700000000.1`, `http:…`); a bare HTTP session id
 (what POST /api/sessions returned) is accepted too. Deleting a session is complete: its hot
-state in Redis and its history in SQL both go.
+state in Redis, its workspace's files (so `parley web` needs PARLEY_WORKSPACE_DIR on the
+storage the workers write it on) and its record in SQL all go, the record last: a deletion
+that failed halfway still finds the session when asked again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from aiohttp import web
 
@@ -15,7 +18,9 @@ from adapters.http.common import error, query_number
 from adapters.services import Services
 from bot import keys
 from bot.chats import chat_of
+from bot.tools.workspace_upkeep import remove_workspace
 
+log = logging.getLogger(__name__)
 MAX_LIMIT = 100
 STOP_WAIT_S = 10.0
 
@@ -69,8 +74,14 @@ class Records:
             removed += await self.services.redis.delete(
                 keys.http_session(key.removeprefix("http:"))
             )
+        base = self.services.settings.workspace_dir
+        try:
+            files = await asyncio.to_thread(remove_workspace, base, key)
+        except OSError as exc:
+            log.warning("could not remove the workspace of %s: %s", key, exc)
+            return error(500, "could not remove the session's files; try again", id=key)
         await self.services.archive.delete(key)
-        return web.json_response({"deleted": key, "redis_keys": removed})
+        return web.json_response({"deleted": key, "redis_keys": removed, "workspace": files})
 
     async def _stopped(self, key: str) -> bool:
         loop = asyncio.get_running_loop()

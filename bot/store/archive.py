@@ -1,11 +1,16 @@
 """Reading the record for operators (the sessions API, /usage), deleting, and retention.
 
 Deletion is explicit, table by table, rather than left to ON DELETE CASCADE: a privacy
-request must not depend on whether SQLite was told to enforce foreign keys.
+request must not depend on whether SQLite was told to enforce foreign keys. Deleting a
+session deletes every row kept for it: its messages, runs (with their traces), approvals
+and tasks. Retention deletes every row older than its window, in sessions still active as
+well as idle ones; their hot state in Redis and their workspace files are the caller's
+(`worker.jobs.prune`, `adapters.http.records`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -14,9 +19,11 @@ from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS, TOKEN_COUNTS
+from bot.store.schema import TaskRow
 from bot.store.sqlite_file import DatabaseFile
 
 CHUNK = 500
+TASKS: Table = TaskRow.__table__  # type: ignore[assignment]
 
 
 class Tokens(BaseModel):
@@ -75,6 +82,18 @@ class Stats(BaseModel):
     usage: Tokens
     by_platform: dict[str, Tokens]
     by_model: dict[str, Tokens]
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What one pass of retention deleted: the sessions idle since the window began (whole;
+    their hot state and workspaces should go too), and the rows older than it in the others."""
+
+    sessions: list[str]
+    runs: int
+    messages: int
+    confirmations: int
+    tasks: int
 
 
 def _session(row: Any) -> SessionInfo:
@@ -202,34 +221,63 @@ class Archive:
                 by_model={row.model: Tokens.of(row) for row in models},
             )
 
-    async def prune(self, before: datetime) -> list[str]:
-        """Delete what is older than `before`: messages and approvals, and whole sessions
-        idle since then. Returns the sessions deleted, whose hot state should go too."""
+    async def prune(self, before: datetime) -> Pruned:
+        """Delete every row older than `before`: the sessions idle since then, whole, and in
+        the others (active ones too) the runs that started before it, with their traces, the
+        messages and approvals made before it, and the tasks that ended before it. A task
+        still active stays, since it is what someone asked for from now on; a session's
+        totals are computed again from the runs and messages it keeps."""
         async with self.engine.begin() as db:
             idle = select(SESSIONS.c.key).where(SESSIONS.c.updated_at < before)
             gone = list((await db.execute(idle)).scalars())
-            await _delete(db, gone)
-            old = MESSAGES.c.created_at < before
-            touched = select(MESSAGES.c.session_key).where(old).distinct()
-            keys = list((await db.execute(touched)).scalars())
-            await db.execute(delete(MESSAGES).where(old))
-            await db.execute(delete(CONFIRMATIONS).where(CONFIRMATIONS.c.created_at < before))
-            count = select(func.count()).where(MESSAGES.c.session_key == SESSIONS.c.key)
-            for start in range(0, len(keys), CHUNK):
-                await db.execute(
-                    update(SESSIONS)
-                    .where(SESSIONS.c.key.in_(keys[start : start + CHUNK]))
-                    .values(message_count=count.scalar_subquery())
-                )
-        return gone
+            await _delete(db, gone, tasks=False)
+            touched: set[str] = set()
+            counts: list[int] = []
+            for table, old in (
+                (RUNS, RUNS.c.started_at < before),
+                (MESSAGES, MESSAGES.c.created_at < before),
+                (CONFIRMATIONS, CONFIRMATIONS.c.created_at < before),
+            ):
+                keys = select(table.c.session_key).where(old).distinct()
+                touched.update((await db.execute(keys)).scalars())
+                counts.append(int((await db.execute(delete(table).where(old))).rowcount))
+            ended = (TASKS.c.status != "active") & (TASKS.c.updated_at < before)
+            tasks = int((await db.execute(delete(TASKS).where(ended))).rowcount)
+            await _recount(db, sorted(touched))
+        runs, messages, confirmations = counts
+        return Pruned(gone, runs, messages, confirmations, tasks)
 
 
-async def _delete(db: AsyncConnection, keys: list[str]) -> int:
-    """Delete sessions in chunks (SQLite allows only so many bound values per statement)."""
+def _of_session(table: Table, *columns: Any) -> Any:
+    """A scalar of `table`'s rows of the session an UPDATE of SESSIONS is at."""
+    return select(*columns).where(table.c.session_key == SESSIONS.c.key).scalar_subquery()
+
+
+async def _recount(db: AsyncConnection, keys: list[str]) -> None:
+    """The counts and usage of sessions that lost rows, from the rows they keep, as the
+    history computes them after each run."""
+    values = {
+        "message_count": _of_session(MESSAGES, func.count()),
+        "run_count": _of_session(RUNS, func.count()),
+        **{
+            name: _of_session(RUNS, func.coalesce(func.sum(RUNS.c[name]), 0))
+            for name in TOKEN_COUNTS
+        },
+        "cost_usd": _of_session(RUNS, func.sum(RUNS.c.cost_usd)),
+    }
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start : start + CHUNK]
+        await db.execute(update(SESSIONS).where(SESSIONS.c.key.in_(chunk)).values(values))
+
+
+async def _delete(db: AsyncConnection, keys: list[str], *, tasks: bool = True) -> int:
+    """Delete sessions in chunks (SQLite allows only so many bound values per statement),
+    with their tasks unless `tasks` is False."""
+    tables = (MESSAGES, RUNS, CONFIRMATIONS, *((TASKS,) if tasks else ()))
     deleted = 0
     for start in range(0, len(keys), CHUNK):
         chunk = keys[start : start + CHUNK]
-        for table in (MESSAGES, RUNS, CONFIRMATIONS):
+        for table in tables:
             await db.execute(delete(table).where(table.c.session_key.in_(chunk)))
         result = await db.execute(delete(SESSIONS).where(SESSIONS.c.key.in_(chunk)))
         deleted += int(result.rowcount)

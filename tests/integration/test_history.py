@@ -3,11 +3,12 @@ conversation outlives every process and a FLUSHALL of Redis."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+import os
 import signal
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from aiohttp import web
@@ -17,11 +18,15 @@ from sqlalchemy import update
 from bot.agent.state import SessionState
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock
-from bot.store.database import open_database
+from bot.store.database import Database, open_database
 from bot.store.history import SESSIONS, RunRecord, SessionInfo
-from tests.fakes.llm import RecordedRequest, Reply
+from bot.tools.workspace import write_file
+from bot.tools.workspace_paths import session_dirname
+from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, idle, send, texts, web_settings
+from tests.support.tasks import until
+from tests.tools.workspace_support import call, context
 from worker.web import make_app
 
 PRICED = {"PARLEY_PRICES": json.dumps({"claude-test": {
@@ -111,9 +116,24 @@ async def test_a_conversation_survives_restarts_and_a_flushall(stack: Stack) -> 
     assert [m["role"] for m in detail["recent"]] == ["user", "assistant"] * 3
 
 
+def workspace(stack: Stack, session: str) -> Path:
+    """Where the session's files are, as the stack's web process and workers both see it."""
+    return Path(stack.env["PARLEY_WORKSPACE_DIR"]) / session_dirname(session)
+
+
+def saves(path: str) -> list[Reply]:
+    """The model keeps a file in the workspace, then answers."""
+    write = ToolCallSpec("write_file", {"path": path, "content": f"kept in {path}"})
+    return [Reply(tool_calls=[write]), Reply(text=f"saved {path}")]
+
+
+WRITES = {"PARLEY_POLICY": json.dumps([{"action": "allow", "tool": "write_file"}])}
+
+
+@pytest.mark.parametrize("stack", [WRITES], indirect=True)
 async def test_deleting_a_session_forgets_it_everywhere(stack: Stack) -> None:
     await stack.start_worker()
-    stack.fake.responder = echo
+    stack.fake.enqueue(*saves("plans/secret.md"), *saves("keep.md"))
     async with stack.client() as client:
         session = await stack.session(client)
         other = await stack.session(client)
@@ -121,45 +141,93 @@ async def test_deleting_a_session_forgets_it_everywhere(stack: Stack) -> None:
         await send(client, other, "keep me")
         await idle(stack.redis_url)
         assert await session_keys(stack.redis_url, session)
+        written = (workspace(stack, f"http:{session}") / "plans" / "secret.md").read_text()
         deleted = await client.delete(f"/api/sessions/http:{session}")
         again = await client.delete(f"/api/sessions/{session}")
         read = await client.get(f"/api/sessions/{session}")
         post = await client.post(f"/api/sessions/{session}/messages", json={"text": "hi"})
         listing = (await client.get("/api/sessions")).json()
+    assert written == "kept in plans/secret.md"
+    assert not workspace(stack, f"http:{session}").exists()
     assert deleted.status_code == 200 and deleted.json()["deleted"] == f"http:{session}"
+    assert deleted.json()["workspace"] is True
+    assert (workspace(stack, f"http:{other}") / "keep.md").read_text() == "kept in keep.md"
     assert await session_keys(stack.redis_url, session) == []
     assert [again.status_code, read.status_code, post.status_code] == [404, 404, 404]
     assert [item["id"] for item in listing["items"]] == [f"http:{other}"]
 
 
+LONG_AGO = time.time() - 31 * 86_400
+
+
+async def remember(database: Database, session: str, envelope: str, at: float) -> None:
+    """A run of `session` that started at `at`, with its message, as a worker records it."""
+    said = Message(role="user", content=[TextBlock(text=envelope)], at=at)
+    record = RunRecord(
+        SessionInfo(session, "tg"), [envelope], "message", "tg:1", "claude-test", "end_turn", 1,
+        Usage(input_tokens=10), at, at + 1,
+    )  # fmt: skip
+    await database.history.record(SessionState(messages=[said]), record)
+
+
+def keep(stack: Stack, session: str, path: str, *, at: float | None = None) -> Path:
+    """A file the model wrote in the session's workspace; `at`: last changed then."""
+    base = Path(stack.env["PARLEY_WORKSPACE_DIR"])
+    call(write_file, context(base, session), path=path, content=path)
+    where = workspace(stack, session) / path
+    if at is not None:
+        os.utime(where, (at, at))
+    return where
+
+
+async def pruned(database: Database, redis: Redis, stack: Stack) -> bool:
+    """Whether the worker's retention pass has done all it is to do here."""
+    runs = await database.archive.session("tg:new")
+    return (
+        await database.archive.session("tg:old") is None
+        and not await redis.exists("parley:{tg:old}:state")
+        and not workspace(stack, "tg:old").exists()
+        and runs is not None
+        and runs.runs == 1
+        and not (workspace(stack, "tg:new") / "notes" / "old.md").exists()
+    )
+
+
 @pytest.mark.parametrize("stack", [{"PARLEY_RETENTION_DAYS": "30"}], indirect=True)
-async def test_retention_prunes_on_a_worker_and_forgets_the_hot_state(stack: Stack) -> None:
+async def test_retention_removes_everything_older_than_its_window_on_a_worker(
+    stack: Stack,
+) -> None:
+    """A session idle for longer goes whole, with its hot state and workspace; an active
+    one loses its older runs, messages and files, and keeps the rest and its hot state."""
     database = await open_database(web_settings(stack.env))
+    redis = Redis.from_url(stack.redis_url)
     try:
-        for session in ("tg:old", "tg:new"):
-            state = SessionState(messages=[Message(role="user", content=[TextBlock(text="x")])])
-            now = time.time()
-            record = RunRecord(
-                SessionInfo(session, "tg"), ["e1"], "message", "tg:1", "claude-test", "end_turn", 1,
-                Usage(), now, now,
-            )  # fmt: skip
-            await database.history.record(state, record)
-        long_ago = datetime.now(UTC) - timedelta(days=31)
+        await remember(database, "tg:old", "e-old", LONG_AGO)
+        await remember(database, "tg:new", "e-long-ago", LONG_AGO)
+        await remember(database, "tg:new", "e-today", time.time())
         async with database.engine.begin() as connection:
             await connection.execute(
-                update(SESSIONS).where(SESSIONS.c.key == "tg:old").values(updated_at=long_ago)
+                update(SESSIONS).where(SESSIONS.c.key == "tg:old").values(updated_at=long_ago())
             )
-        redis = Redis.from_url(stack.redis_url)
         await redis.set("parley:{tg:old}:state", "{}")
+        await redis.set("parley:{tg:new}:state", "{}")
+        keep(stack, "tg:old", "notes/todo.md")
+        old_file = keep(stack, "tg:new", "notes/old.md", at=LONG_AGO)
+        new_file = keep(stack, "tg:new", "notes/new.md")
         await stack.start_worker()  # prunes as it starts, then hourly
-        for _ in range(100):
-            if await database.archive.session("tg:old") is None:
-                break
-            await asyncio.sleep(0.1)
+        await until(lambda: pruned(database, redis, stack), "the retention pass", within=60)
+        active = await database.archive.session("tg:new")
         assert await database.archive.session("tg:old") is None
-        assert await database.archive.session("tg:new") is not None
-        await asyncio.sleep(0.2)  # the hot state goes right after the rows
         assert not await redis.exists("parley:{tg:old}:state")
-        await redis.aclose()
+        assert not workspace(stack, "tg:old").exists()
+        assert active is not None and [m.text for m in active.recent] == ["e-today"]
+        assert (active.runs, active.messages, active.usage.input) == (1, 1, 10)
+        assert not old_file.exists() and new_file.read_text() == "notes/new.md"
+        assert await redis.exists("parley:{tg:new}:state")  # its context is not the record's
     finally:
+        await redis.aclose()
         await database.aclose()
+
+
+def long_ago() -> datetime:
+    return datetime.fromtimestamp(LONG_AGO, UTC)
