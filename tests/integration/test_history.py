@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 from aiohttp import web
 from redis.asyncio import Redis
@@ -23,6 +24,7 @@ from bot.store.history import SESSIONS, RunRecord, SessionInfo
 from bot.tools.workspace import write_file
 from bot.tools.workspace_paths import session_dirname
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
+from tests.integration.test_confirmations import decide
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, idle, send, texts, web_settings
 from tests.support.tasks import until
@@ -121,24 +123,23 @@ def workspace(stack: Stack, session: str) -> Path:
     return Path(stack.env["PARLEY_WORKSPACE_DIR"]) / session_dirname(session)
 
 
-def saves(path: str) -> list[Reply]:
-    """The model keeps a file in the workspace, then answers."""
+async def keeps(stack: Stack, client: httpx.AsyncClient, session: str, path: str) -> None:
+    """The model keeps a file in the session's workspace, once a person approved it."""
     write = ToolCallSpec("write_file", {"path": path, "content": f"kept in {path}"})
-    return [Reply(tool_calls=[write]), Reply(text=f"saved {path}")]
+    stack.fake.enqueue(Reply(tool_calls=[write]))
+    events = await send(client, session, f"keep {path}")
+    (asked,) = [e for e in events if e["type"] == "confirmation_required"]
+    stack.fake.enqueue(Reply(text=f"kept {path}"))
+    assert texts(await decide(client, asked["confirmation_id"], "approve")) == f"kept {path}"
 
 
-WRITES = {"PARLEY_POLICY": json.dumps([{"action": "allow", "tool": "write_file"}])}
-
-
-@pytest.mark.parametrize("stack", [WRITES], indirect=True)
 async def test_deleting_a_session_forgets_it_everywhere(stack: Stack) -> None:
     await stack.start_worker()
-    stack.fake.enqueue(*saves("plans/secret.md"), *saves("keep.md"))
     async with stack.client() as client:
         session = await stack.session(client)
         other = await stack.session(client)
-        await send(client, session, "secret plans")
-        await send(client, other, "keep me")
+        await keeps(stack, client, session, "plans/secret.md")
+        await keeps(stack, client, other, "keep.md")
         await idle(stack.redis_url)
         assert await session_keys(stack.redis_url, session)
         written = (workspace(stack, f"http:{session}") / "plans" / "secret.md").read_text()
