@@ -38,6 +38,7 @@ from mcp.shared.message import SessionMessage
 
 from bot import __version__
 from bot.mcp.config import ServerConfig
+from bot.mcp.output import LastWords, was_cut
 from bot.mcp.results import result_text
 from bot.mcp.status import ServerStatus, State
 from bot.mcp.tools import mcp_tools
@@ -45,10 +46,8 @@ from bot.mcp.transport import (
     CONNECT_TIMEOUT,
     Ended,
     failure_reason,
-    last_line,
     open_transport,
     redact,
-    scratch_log,
 )
 from bot.tools.base import Tool, ToolError
 
@@ -77,6 +76,16 @@ class Link:
         self.wake.set()
 
 
+class Session(ClientSession):
+    """The SDK's client session, except that a result cut as it arrived is not checked
+    against the tool's output schema, which its cut structured content cannot match: the
+    model reads the result's text either way."""
+
+    async def validate_tool_result(self, name: str, result: mcp_types.CallToolResult) -> None:
+        if not was_cut(result):
+            await super().validate_tool_result(name, result)
+
+
 class McpServer:
     """One configured server: its connection, its state and the tools it offers now."""
 
@@ -86,6 +95,7 @@ class McpServer:
         config: ServerConfig,
         *,
         timeout: float,
+        output_limit: int,
         on_change: Callable[[], None] = lambda: None,
         backoff: float = 1.0,
         backoff_max: float = 300.0,
@@ -94,6 +104,7 @@ class McpServer:
         self.name = name
         self.config = config
         self.timeout = timeout  # of each call
+        self.output_limit = output_limit  # characters of a result the model sees
         self.backoff, self.backoff_max, self.ping_every = backoff, backoff_max, ping_every
         self._on_change = on_change
         self.tools: Mapping[str, Tool] = {}
@@ -103,6 +114,7 @@ class McpServer:
         self._logged: str | None = None  # the reason last logged while down
         self._up_since: float | None = None  # when the current session was established
         self._scope = anyio.CancelScope()
+        self.tried = asyncio.Event()  # its first connection was made, or failed
         initial: State = "disabled" if config.disabled else "connecting"
         self.status = ServerStatus(
             "denied" if config.trust == "deny" else initial, since=time.time()
@@ -115,8 +127,11 @@ class McpServer:
 
     async def run(self) -> None:
         """Connect, hold, and after each failure wait and connect again; until `stop`."""
-        with self._scope:
-            await self._keep_connected()
+        try:
+            with self._scope:
+                await self._keep_connected()
+        finally:
+            self.tried.set()
 
     def stop(self) -> None:
         """End `run`, closing the connection (a stdio server is stopped). An anyio
@@ -129,6 +144,7 @@ class McpServer:
         while True:
             self._up_since = None
             reason = await self._connect_once()
+            self.tried.set()
             if self._up_since is not None and time.monotonic() - self._up_since >= STABLE:
                 failures = 0
             self._failed(reason)
@@ -155,15 +171,14 @@ class McpServer:
 
     async def _connect_once(self) -> str:
         """One connection, from start to end; why it ended."""
-        errlog = scratch_log()
+        words = LastWords()
         try:
-            async with open_transport(self.config, errlog) as (read, write):
+            async with open_transport(self.config, words, self.output_limit) as (read, write):
                 await self._serve(read, write)
         except Exception as exc:
-            return failure_reason(exc, self.config, last_line(errlog))
+            return failure_reason(exc, self.config, words.last_line())
         finally:
             self._withdraw()
-            errlog.close()
         return "the connection ended"  # pragma: no cover (`_serve` only raises)
 
     async def _serve(self, read: ReadStream[Message], write: WriteStream[SessionMessage]) -> None:
@@ -172,7 +187,7 @@ class McpServer:
         async with anyio.create_task_group() as group:
             group.start_soon(_relay, read, relay_in, link)
             try:
-                async with ClientSession(
+                async with Session(
                     relay_out, write, message_handler=link.on_message, client_info=CLIENT
                 ) as session:
                     with anyio.fail_after(CONNECT_TIMEOUT):
@@ -204,6 +219,7 @@ class McpServer:
         self._session, self._link = session, link
         self._up_since = time.monotonic()
         self._offer(listed)
+        self.tried.set()
         count = len(self.tools)
         if self._logged is not None:
             log.info("MCP server %s is back with %d tools", self.name, count)

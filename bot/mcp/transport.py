@@ -1,11 +1,11 @@
 """Opening a connection to one MCP server the way its configuration says, and saying in one
 line why a connection failed.
 
-A stdio server is a child process that gets a minimal environment (PATH, HOME, LANG and the
-few harmless names the SDK adds) plus its own `env`, never the worker's: the worker's holds
-Parley's API keys and tokens. Its stderr goes to a scratch file, whose last line explains a
-crash better than "connection closed". Every reason is cut to one line, with the configured
-secrets and the URL's query blanked out.
+A stdio server is a child process (`bot.mcp.stdio`) that gets a minimal environment (PATH,
+HOME, LANG and the few harmless names the SDK adds) plus its own `env`, never the worker's:
+the worker's holds Parley's API keys and tokens. The end of its stderr is kept, whose last
+line explains a crash better than "connection closed". Every reason is cut to one line, with
+the configured secrets and the URL's query blanked out.
 """
 
 from __future__ import annotations
@@ -14,18 +14,20 @@ import contextlib
 import logging
 import os
 import re
-import tempfile
 from collections.abc import AsyncIterator
-from typing import IO, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
-from mcp import MCPError, StdioServerParameters, stdio_client
+from mcp import MCPError
 from mcp.client._transport import TransportStreams
 from mcp.client.sse import sse_client
+from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
 from bot.mcp.config import ServerConfig
+from bot.mcp.output import Garbled, LastWords
+from bot.mcp.stdio import stdio_server
 
 PASSED_ON = ("PATH", "HOME", "LANG")  # from the worker's environment to a stdio server
 CONNECT_TIMEOUT = 30.0
@@ -62,21 +64,22 @@ class Ended(Exception):
 def child_environment(config: ServerConfig) -> dict[str, str]:
     """What a stdio server's process gets in its environment."""
     passed = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
-    return passed | {key: value.get_secret_value() for key, value in config.env.items()}
+    own = {key: value.get_secret_value() for key, value in config.env.items()}
+    return get_default_environment() | passed | own
 
 
 @contextlib.asynccontextmanager
-async def open_transport(config: ServerConfig, errlog: IO[str]) -> AsyncIterator[TransportStreams]:
-    """The read and write streams of a new connection; closing it stops a stdio server."""
+async def open_transport(
+    config: ServerConfig, words: LastWords, output_limit: int
+) -> AsyncIterator[TransportStreams]:
+    """The read and write streams of a new connection; closing it stops a stdio server.
+    `words` keeps the end of a stdio server's stderr; `output_limit` is the characters of a
+    tool's result that the model may see, the most of one that is read."""
     if config.command is not None:
-        params = StdioServerParameters(
-            command=config.command,
-            args=config.args,
-            env=child_environment(config),
-            cwd=config.cwd,
-            encoding_error_handler="replace",
-        )
-        async with stdio_client(params, errlog=errlog) as streams:  # type: ignore[arg-type]
+        env = child_environment(config)
+        async with stdio_server(
+            config.command, config.args, env, config.cwd, output_limit=output_limit, words=words
+        ) as streams:
             yield streams
         return
     headers = {key: value.get_secret_value() for key, value in config.headers.items()}
@@ -91,20 +94,6 @@ async def open_transport(config: ServerConfig, errlog: IO[str]) -> AsyncIterator
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams
-
-
-def scratch_log() -> IO[str]:
-    """Where a stdio server's stderr goes for one connection."""
-    return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-
-
-def last_line(errlog: IO[str]) -> str:
-    """The last line the server wrote to its stderr, if any."""
-    with contextlib.suppress(OSError, ValueError):
-        errlog.seek(max(0, errlog.seek(0, os.SEEK_END) - 4096))
-        lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
-        return lines[-1] if lines else ""
-    return ""
 
 
 def leaf(exc: BaseException) -> BaseException:
@@ -126,7 +115,7 @@ def failure_reason(exc: BaseException, config: ServerConfig, stderr: str = "") -
         reason = f"cannot reach {_shown(config.url)} ({type(exc).__name__})"
     elif isinstance(exc, MCPError):
         reason = exc.error.message
-    elif isinstance(exc, Ended):
+    elif isinstance(exc, Ended | Garbled):
         reason = str(exc)
     elif isinstance(exc, TimeoutError):
         reason = "no answer in time"
