@@ -17,6 +17,7 @@ RUN uv sync --frozen --no-dev --no-install-project
 COPY bot bot
 COPY adapters adapters
 COPY worker worker
+COPY bootstrap bootstrap
 COPY --from=assets /src/adapters/http/static/vendor adapters/http/static/vendor
 RUN uv sync --frozen --no-dev
 ENV PATH="/app/.venv/bin:$PATH"

@@ -5,7 +5,7 @@ comes after them; the time of day is stamped on each user message instead of the
 prompt, because a clock in the system prompt would invalidate the cached conversation on
 every call.
 
-The default files are package data (`bot/bootstrap/`), found through `importlib.resources`:
+The default files are package data (the `bootstrap` package), found through `importlib.resources`:
 the same lookup from a checkout, an editable install, the Docker image and an installed wheel,
 so no install runs without its persona. A file found nowhere is said once in the log, since a
 prompt without it would otherwise go unnoticed.
@@ -26,7 +26,7 @@ from bot.tools.untrusted import NOTE as UNTRUSTED_NOTE
 
 log = logging.getLogger(__name__)
 BOOTSTRAP_FILES = ("SOUL.md", "USER.md", "AGENTS.md")
-DEFAULT_DIR = files("bot") / "bootstrap"
+DEFAULT_DIR = files("bootstrap")
 SETTING = "PARLEY_BOOTSTRAP_DIR"
 
 

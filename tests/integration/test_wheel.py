@@ -86,7 +86,7 @@ async def test_an_installed_wheel_has_the_persona_and_serves_the_same_pages(
     installed: Installed, redis_url: str, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
     for name in BOOTSTRAP_FILES:
-        assert f"bot/bootstrap/{name}" in installed.wheel
+        assert f"bootstrap/{name}" in installed.wheel
     for name in vendor_files():
         assert f"adapters/http/static/vendor/{name}" in installed.wheel
     python, parley = installed.venv / "bin" / "python", installed.venv / "bin" / "parley"
