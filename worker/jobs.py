@@ -145,7 +145,7 @@ async def prune(ctx: dict[str, Any]) -> int:
             await supervisor.mailbox.forget(session)
             await asyncio.to_thread(remove_workspace, settings.workspace_dir, session)
     files = await asyncio.to_thread(prune_workspaces, settings.workspace_dir, before)
-    if pruned.sessions or pruned.runs or pruned.messages or files:
+    if pruned.sessions or pruned.rows or files:
         log.warning(
             "retention: deleted %d sessions idle for over %g days, and older than that in "
             "the others %d runs, %d messages, %d approvals, %d ended tasks and %d files",

@@ -95,6 +95,11 @@ class Pruned:
     confirmations: int
     tasks: int
 
+    @property
+    def rows(self) -> int:
+        """Rows deleted from the sessions kept."""
+        return self.runs + self.messages + self.confirmations + self.tasks
+
 
 def _session(row: Any) -> SessionInfo:
     return SessionInfo(
