@@ -87,6 +87,17 @@ _RELEASE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
 """
+# Forget a session only if nothing is queued or running there, in the same step as the check:
+# a message submitted a moment before is never deleted with the rest.
+_FORGET_IDLE = """
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
+if redis.call('LLEN', KEYS[2]) > 0 then return -1 end
+local gone = 0
+for i = 4, #KEYS, 1000 do
+  gone = gone + redis.call('DEL', unpack(KEYS, i, math.min(i + 999, #KEYS)))
+end
+return gone
+"""
 # One page of the armed set (ZSCAN: a score changed meanwhile never makes it skip a session).
 # A lease whose token names a worker (`fence:worker:nonce`) whose liveness key is gone is
 # deleted; the GET, the EXISTS and the DEL run as one step, so no live holder loses its lease.
@@ -156,6 +167,7 @@ class Mailbox:
         self._release_if_empty = redis.register_script(_RELEASE_IF_EMPTY)
         self._release = redis.register_script(_RELEASE)
         self._sweep = redis.register_script(_SWEEP)
+        self._forget_idle = redis.register_script(_FORGET_IDLE)
 
     async def submit(self, envelope: Envelope) -> Submitted:
         """Record and queue `envelope`, then wake a worker; only then is it safe to ack."""
@@ -306,12 +318,24 @@ class Mailbox:
     async def forget(self, session: str) -> int:
         """Delete everything Redis holds for `session` (state, inbox, options, events); the
         caller makes sure no turn runs there. Returns how many keys went."""
-        pattern = keys.session(re.sub(r"([*?\[\]\\])", r"\\\1", session), "*")
-        names = [name async for name in self.redis.scan_iter(match=pattern, count=500)]
+        names = await self._names(session)
         if names:
             await self.redis.delete(*names)
         await done(self.redis.zrem(keys.ARMED_SET, session))
         return len(names)
+
+    async def forget_idle(self, session: str) -> int | None:
+        """`forget`, only if nothing is queued or running in `session`, checked in the same
+        step as the delete (retention: a message that just arrived is never lost). None
+        when the session is busy; else how many keys went."""
+        names = await self._names(session)
+        busy = [keys.session(session, name) for name in ("lease", "inbox", "armed")]
+        forgotten = int(await self._forget_idle(keys=[*busy, *names]))
+        return None if forgotten < 0 else forgotten
+
+    async def _names(self, session: str) -> list[Any]:
+        pattern = keys.session(re.sub(r"([*?\[\]\\])", r"\\\1", session), "*")
+        return [name async for name in self.redis.scan_iter(match=pattern, count=500)]
 
     async def busy(self, session: str) -> bool:
         """Whether a worker holds the session's lease (a turn is running)."""

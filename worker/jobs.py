@@ -141,8 +141,7 @@ async def prune(ctx: dict[str, Any]) -> int:
     before = datetime.now(UTC) - timedelta(days=settings.retention_days)
     pruned = await supervisor.archive.prune(before)
     for session in pruned.sessions:
-        if not await supervisor.mailbox.busy(session):
-            await supervisor.mailbox.forget(session)
+        if await supervisor.mailbox.forget_idle(session) is not None:
             await asyncio.to_thread(remove_workspace, settings.workspace_dir, session)
     files = await asyncio.to_thread(prune_workspaces, settings.workspace_dir, before)
     if pruned.sessions or pruned.rows or files:

@@ -106,3 +106,29 @@ async def test_sweep_wakes_armed_sessions_nobody_holds(box: Any) -> None:
     assert await mailbox.sweep(grace=60) == []  # too recent
     assert await mailbox.sweep(grace=0) == ["test:a"]
     assert jobs.enqueued == [("drain", "test:a", None)]
+
+
+async def test_an_idle_session_is_forgotten_but_never_one_with_a_message_waiting(
+    box: Any,
+) -> None:
+    """Retention forgets idle sessions: the check and the delete are one step, so a message
+    submitted just before is kept (with its session), whatever was read before it."""
+    mailbox, _, redis = box
+    await mailbox.submit(envelope(1))
+    token = await mailbox.take_lease("test:m", ttl=5)
+    await mailbox.commit("test:m", token, [envelope(1)], '{"messages": []}')
+    assert await mailbox.release_if_empty("test:m", token) is True
+    await mailbox.set_option("test:m", "model", "m")
+    assert not await mailbox.busy("test:m")  # what the caller saw before the next submit
+    await mailbox.submit(envelope(2))
+    assert await mailbox.forget_idle("test:m") is None
+    assert [e.id for e in await mailbox.peek("test:m", 10)] == ["e2"]
+    assert await redis.get(keys.session("test:m", "state")) == b'{"messages": []}'
+    token = await mailbox.take_lease("test:m", ttl=5)
+    assert await mailbox.forget_idle("test:m") is None  # a turn runs
+    await mailbox.commit("test:m", token, [envelope(2)], "{}")
+    assert await mailbox.release_if_empty("test:m", token) is True
+    held = len(await redis.keys("parley:{test:m}:*"))  # state, options, fence, seen, …
+    assert await mailbox.forget_idle("test:m") == held > 3
+    assert await redis.keys("parley:{test:m}:*") == []
+    assert await mailbox.forget_idle("test:other") == 0  # nothing there: nothing to do
