@@ -40,6 +40,7 @@ from bot.envelope import Envelope
 from bot.redis_types import done, text
 
 log = logging.getLogger(__name__)
+DEAD_LETTER_LIMIT = 1000
 
 _INGEST = """
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) == false then return -1 end
@@ -95,6 +96,15 @@ if redis.call('LLEN', KEYS[2]) > 0 then return -1 end
 local gone = 0
 for i = 4, #KEYS, 1000 do
   gone = gone + redis.call('DEL', unpack(KEYS, i, math.min(i + 999, #KEYS)))
+end
+return gone
+"""
+_DROP_DEAD = """
+local gone = 0
+for _, entry in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if string.find(entry, ARGV[1], 1, true) then
+    gone = gone + redis.call('LREM', KEYS[1], 1, entry)
+  end
 end
 return gone
 """
@@ -168,6 +178,7 @@ class Mailbox:
         self._release = redis.register_script(_RELEASE)
         self._sweep = redis.register_script(_SWEEP)
         self._forget_idle = redis.register_script(_FORGET_IDLE)
+        self._drop_dead = redis.register_script(_DROP_DEAD)
 
     async def submit(self, envelope: Envelope) -> Submitted:
         """Record and queue `envelope`, then wake a worker; only then is it safe to ack."""
@@ -322,6 +333,7 @@ class Mailbox:
         if names:
             await self.redis.delete(*names)
         await done(self.redis.zrem(keys.ARMED_SET, session))
+        await self._forget_dead_letters(session)
         return len(names)
 
     async def forget_idle(self, session: str) -> int | None:
@@ -331,7 +343,10 @@ class Mailbox:
         names = await self._names(session)
         busy = [keys.session(session, name) for name in ("lease", "inbox", "armed")]
         forgotten = int(await self._forget_idle(keys=[*busy, *names]))
-        return None if forgotten < 0 else forgotten
+        if forgotten < 0:
+            return None
+        await self._forget_dead_letters(session)
+        return forgotten
 
     async def _names(self, session: str) -> list[Any]:
         pattern = keys.session(re.sub(r"([*?\[\]\\])", r"\\\1", session), "*")
@@ -349,5 +364,16 @@ class Mailbox:
         return count
 
     async def dead_letter(self, envelope: Envelope, reason: str) -> None:
+        """Keep `envelope` for an operator, newest first; only the newest
+        `DEAD_LETTER_LIMIT` are kept, so messages that crash workers cannot fill Redis."""
         entry = {"envelope": envelope.model_dump(mode="json"), "reason": reason, "at": time.time()}
-        await done(self.redis.lpush(keys.DEAD_LETTERS, json.dumps(entry)))
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.lpush(keys.DEAD_LETTERS, json.dumps(entry))
+            pipe.ltrim(keys.DEAD_LETTERS, 0, DEAD_LETTER_LIMIT - 1)
+            await pipe.execute()
+
+    async def _forget_dead_letters(self, session: str) -> None:
+        """A forgotten session's dead letters go too: they hold its messages' text. Matched
+        in Redis by the session as `dead_letter` wrote it, so nothing crosses the network."""
+        needle = f'"session": {json.dumps(session)},'
+        await self._drop_dead(keys=[keys.DEAD_LETTERS], args=[needle])

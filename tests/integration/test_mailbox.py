@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from redis.asyncio import Redis
 
 from bot import keys
 from bot.envelope import Envelope, Sender
-from bot.mailbox import LeaseLost, Mailbox
+from bot.mailbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox
 
 
 class Jobs:
@@ -132,3 +133,16 @@ async def test_an_idle_session_is_forgotten_but_never_one_with_a_message_waiting
     assert await mailbox.forget_idle("test:m") == held > 3
     assert await redis.keys("parley:{test:m}:*") == []
     assert await mailbox.forget_idle("test:other") == 0  # nothing there: nothing to do
+
+
+async def test_dead_letters_are_bounded_and_go_with_their_session(box: Any) -> None:
+    mailbox, _, redis = box
+    for n in range(DEAD_LETTER_LIMIT + 5):
+        await mailbox.dead_letter(envelope(n, "test:noisy"), "failed 3 times")
+    await mailbox.dead_letter(envelope(1, "test:kept"), "failed 3 times")
+    await mailbox.dead_letter(envelope(2, "test:gone"), "failed 3 times")
+    assert await redis.llen(keys.DEAD_LETTERS) == DEAD_LETTER_LIMIT
+    await mailbox.forget("test:gone")
+    await mailbox.forget_idle("test:noisy")
+    left = [json.loads(raw)["envelope"] for raw in await redis.lrange(keys.DEAD_LETTERS, 0, -1)]
+    assert [(e["session"], e["text"]) for e in left] == [("test:kept", "m1")]
