@@ -5,7 +5,9 @@ An API run carries one in its envelope (`POST /api/agent/run`), a scheduled task
 one, and a chat may set its mode. Every field left out keeps the deployment's setting.
 The schema is checked here, when the run is asked for, so a run never starts with a schema
 it cannot apply: it must be a valid JSON Schema, of bounded size and nesting, whose patterns
-RE2 can match (`bot.json_schema`).
+RE2 can match (`bot.json_schema`). Every field takes only its own JSON type (`true` is not a
+step count, `"2"` not a number of repairs; a whole number is a temperature), so a caller's
+mistake is refused, naming the field, rather than read as something it did not mean.
 """
 
 from __future__ import annotations
@@ -39,19 +41,20 @@ class RetryConfig(BaseModel):
     """How often a model call that failed for a passing reason (overloaded, a rate limit, the
     network) is made again, in all, before the run gives up."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     attempts: int = Field(default=3, ge=1, le=10)
 
 
 class RunConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     mode: Mode = "react"
     model: str | None = Field(default=None, min_length=1, max_length=200)
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_steps: int | None = Field(default=None, ge=1, le=100)  # model calls, at most
-    tools: tuple[str, ...] | None = Field(default=None, max_length=MAX_TOOLS)  # None: all
+    # None: all. Not strict, so a JSON array is a tuple; its items are strings all the same.
+    tools: tuple[str, ...] | None = Field(default=None, max_length=MAX_TOOLS, strict=False)
     output_schema: dict[str, Any] | None = None
     repair_attempts: int = Field(default=2, ge=0, le=5)  # answers re-asked for the schema
     retry: RetryConfig | None = None

@@ -5,9 +5,9 @@ A run is a message in a session of its own (so its events, record and trace are 
 carrying its `RunConfig` through the mailbox like any other message; it is answered by
 whichever worker takes it. Identical requests (the same caller, task and config) made while
 one of them runs are one run: the first submits it, the others follow its events, and all
-get the same answer. What is checked here, before anything is queued: the body (strictly),
-the model (this deployment must serve it), the tools (they must exist), the temperature
-(the Anthropic API takes none).
+get the same answer. What is checked here, before anything is queued: the body (strictly:
+each field its own JSON type, the config's too), the model (this deployment must serve it),
+the tools (they must exist), the temperature (the Anthropic API takes none).
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ return 0
 
 
 class RunIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A run asked for; strict, like its config: `"stream": 1` is refused, not read as true."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     task: str = Field(min_length=1, max_length=MAX_TEXT)
     config: RunConfig = Field(default_factory=RunConfig)

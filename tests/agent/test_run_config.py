@@ -145,3 +145,43 @@ async def test_a_run_stops_at_its_own_timeout(fake_llm: FakeLLM, make_agent: Mak
     fake_llm.enqueue(Reply(text="word " * 200, chunk_size=5, delay=0.05))  # about 2 s
     events = await collect(make_agent(), SessionState(), "go", config=RunConfig(timeout=0.5))
     assert completed(events).finish_reason == ev.FinishReason.TIMED_OUT
+
+
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        ('{"max_steps": true}', ("max_steps",)),
+        ('{"max_steps": "5"}', ("max_steps",)),
+        ('{"max_steps": 2.5}', ("max_steps",)),
+        ('{"repair_attempts": "2"}', ("repair_attempts",)),
+        ('{"repair_attempts": false}', ("repair_attempts",)),
+        ('{"temperature": true}', ("temperature",)),
+        ('{"temperature": "0.5"}', ("temperature",)),
+        ('{"temperature": NaN}', ("temperature",)),
+        ('{"timeout": "30"}', ("timeout",)),
+        ('{"timeout": Infinity}', ("timeout",)),
+        ('{"retry": {"attempts": true}}', ("retry", "attempts")),
+        ('{"retry": {"attempts": "3"}}', ("retry", "attempts")),
+        ('{"mode": 1}', ("mode",)),
+        ('{"model": 5}', ("model",)),
+        ('{"tools": "calculator"}', ("tools",)),
+        ('{"tools": [1]}', ("tools", 0)),
+        ('{"output_schema": "{}"}', ("output_schema",)),
+    ],
+)
+def test_every_field_takes_only_its_json_type(raw: str, where: tuple[str | int, ...]) -> None:
+    """As a request body reads it (Python's json, which also reads NaN) and as JSON."""
+    for parse in (
+        lambda: RunConfig.model_validate(json.loads(raw)),
+        lambda: RunConfig.model_validate_json(raw),
+    ):
+        with pytest.raises(ValidationError) as caught:
+            parse()
+        assert [problem["loc"] for problem in caught.value.errors()] == [where]
+
+
+def test_a_whole_number_is_a_temperature_and_a_list_is_the_tools() -> None:
+    raw = '{"temperature": 1, "timeout": 30, "tools": ["calculator"], "retry": {"attempts": 2}}'
+    for config in (RunConfig.model_validate(json.loads(raw)), RunConfig.model_validate_json(raw)):
+        assert config.temperature == 1.0 and config.timeout == 30.0
+        assert config.tools == ("calculator",) and config.retry == RetryConfig(attempts=2)

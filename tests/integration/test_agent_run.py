@@ -11,7 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 
+from bot import keys
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack
 
@@ -159,15 +161,34 @@ async def test_identical_concurrent_requests_are_one_run(stack: Stack) -> None:
         ({"task": "x", "config": {"max_steps": 0}}, "config.max_steps"),
         ({"task": "x", "config": {"mode": "yolo"}}, "config.mode"),
         ({"task": "x", "config": {"output_schema": {"type": 5}}}, "not a valid JSON Schema"),
+        ({"task": "x", "config": {"max_steps": True}}, "config.max_steps: Input should be a valid"),
+        ({"task": "x", "config": {"max_steps": "5"}}, "config.max_steps: Input should be a valid"),
+        ({"task": "x", "config": {"repair_attempts": "2"}}, "config.repair_attempts: Input"),
+        ({"task": "x", "config": {"temperature": True}}, "config.temperature: Input should be"),
+        ({"task": "x", "config": {"timeout": "60"}}, "config.timeout: Input should be a valid"),
+        ({"task": "x", "config": {"retry": {"attempts": True}}}, "config.retry.attempts: Input"),
+        ({"task": "x", "stream": 1}, "stream: Input should be a valid boolean"),
+        (
+            {"task": "x", "config": {"output_schema": {"pattern": "(?=a)"}}},
+            "config.output_schema: Value error, not a valid JSON Schema: at pattern: the pattern",
+        ),
     ],
 )
-async def test_a_bad_run_request_is_refused_and_nothing_runs(
+async def test_a_bad_run_request_is_refused_and_nothing_is_queued(
     stack: Stack, body: dict[str, Any], problem: str
 ) -> None:
     async with stack.client() as client:
         answer = await client.post("/api/agent/run", json=body)
     assert answer.status_code == 422, answer.text
     assert any(problem in line for line in answer.json()["problems"]), answer.json()
+    redis = Redis.from_url(stack.redis_url)
+    try:
+        made = [key async for key in redis.scan_iter(f"{keys.PREFIX}:*")]
+        armed = await redis.zcard(keys.ARMED_SET)
+        jobs = await redis.zcard("arq:queue")
+    finally:
+        await redis.aclose()
+    assert [k for k in made if b":http:" in k or b"{" in k] == [] and armed == jobs == 0
     assert stack.fake.requests == []
 
 

@@ -67,6 +67,18 @@ BAD = {
     "zone-factory": Bad(body(timezone="Factory"), 422, "timezone: unknown IANA time zone"),
     "zone-empty": Bad(body(timezone=""), 422, "timezone: String should have at least 1"),
     "if-missed-other": Bad(body(if_missed="later"), 422, "if_missed: Input should be 'skip'"),
+    "config-steps-true": Bad(body(config={"max_steps": True}), 422, "config.max_steps: Input"),
+    "config-steps-text": Bad(body(config={"max_steps": "5"}), 422, "config.max_steps: Input"),
+    "config-repairs-text": Bad(
+        body(config={"repair_attempts": "2"}), 422, "config.repair_attempts: Input should be"
+    ),
+    "config-retry-true": Bad(
+        body(config={"retry": {"attempts": True}}), 422, "config.retry.attempts: Input should"
+    ),
+    "config-lookaround": Bad(
+        body(config={"output_schema": {"pattern": "(?<=a)b"}}), 422,
+        "config.output_schema: Value error, not a valid JSON Schema: at pattern: the pattern",
+    ),
     "list-status": Bad("", 400, "status must be active or all", "GET", "/api/tasks?status=done"),
     "list-limit": Bad("", 400, "limit must be a whole number", "GET", "/api/tasks?limit=%C2%B2"),
     "list-offset": Bad("", 400, "offset must be a whole number", "GET", "/api/tasks?offset=-1"),
