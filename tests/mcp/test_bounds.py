@@ -140,13 +140,15 @@ async def test_a_huge_result_is_cut_at_the_output_limit_as_it_arrives() -> None:
     assert not after.is_error and "the start of a huge result" in after.content
 
 
-async def test_stopping_a_server_ends_the_processes_it_started(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
-    hang = {"command": "sh", "args": ["-c", f"{sys.executable} {UNRULY} hang {pids}; true"]}
-    async with running({"hung": hang, "box": toolbox()}) as servers:
-        await until(pids.exists, "the hung server's processes")
-        await until(offered(servers, "box__echo"), "the toolbox")
-    started = [int(pid) for pid in pids.read_text().split()]
+async def test_stopping_servers_ends_the_processes_they_started(tmp_path: Path) -> None:
+    """One server exits as soon as its stdin closes, leaving its child; the other ignores
+    SIGTERM and never answers, behind a shell."""
+    left, hung = tmp_path / "left", tmp_path / "hung"
+    shell = {"command": "sh", "args": ["-c", f"{sys.executable} {UNRULY} hang {hung}; true"]}
+    async with running({"parent": unruly("parent", str(left)), "hung": shell}) as servers:
+        await until(offered(servers, "parent__huge"), "the server with a child")
+        await until(hung.exists, "the hung server's processes")
+    started = [int(pid) for pid in (left.read_text() + " " + hung.read_text()).split()]
     await until(lambda: not any(alive(pid) for pid in started), "the processes gone")
 
 

@@ -166,7 +166,7 @@ async def test_a_worker_killed_with_sigkill_takes_its_servers_and_their_children
     started = in_sessions_led_by_children_of(worker.pid)
     try:
         assert {int(pid) for pid in pids.read_text().split()} <= started
-        assert len(started) >= 6  # 2 launchers, the shell, the hung server, its child, time
+        assert len(started) >= 4  # the shell, the hung server, its child, the time server
         stack.kill(worker)
         await worker.wait()
         killed = time.monotonic()

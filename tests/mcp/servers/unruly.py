@@ -5,7 +5,9 @@
 - `unruly.py gated GATE`: that server, answering nothing until the file GATE exists;
 - `unruly.py garbage`: prints lines that are not JSON-RPC to stdout for ever;
 - `unruly.py hang PIDS`: starts a child that sleeps, writes its own pid and the child's to the
-  file PIDS, ignores SIGTERM and never answers.
+  file PIDS, ignores SIGTERM and never answers;
+- `unruly.py parent PIDS`: the same child and file, then the working server, which exits at
+  its stdin's end and leaves the child behind.
 """
 
 from __future__ import annotations
@@ -45,10 +47,14 @@ def crash() -> str:
     os._exit(3)
 
 
-def hang(pids: Path) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def start_child(pids: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
     pids.write_text(f"{os.getpid()} {child.pid}")
+
+
+def hang(pids: Path) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    start_child(pids)
     while True:
         time.sleep(3600)
 
@@ -65,6 +71,9 @@ if __name__ == "__main__":
         hang(Path(sys.argv[2]))
     elif mode == "garbage":
         garbage()
+    elif mode == "parent":
+        start_child(Path(sys.argv[2]))
+        server.run()
     elif mode == "gated":
         while not Path(sys.argv[2]).exists():
             time.sleep(0.01)
