@@ -106,12 +106,18 @@ async def stdio_server(
 async def _read_stdout(
     process: Process, sink: anyio.abc.ObjectSendStream[Message], lines: StdoutLines
 ) -> None:
+    """Pass the server's messages on until the session is gone, then drain what it still
+    writes, so that a server blocked on a full pipe can see its stdin's end and exit."""
     assert process.stdout is not None
-    async with sink:
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        async with sink:
             async for chunk in process.stdout:
                 for message in lines.feed(chunk):
                     await sink.send(message)
+        return
+    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        async for _ in process.stdout:
+            pass
 
 
 async def _write_stdin(
