@@ -39,6 +39,14 @@ def watch_parent(worker: int) -> bool:
     return os.getppid() == worker
 
 
+def wait(signals: set[signal.Signals], timeout: float) -> None:
+    """Until one of `signals` (blocked) comes, or `timeout` seconds."""
+    if hasattr(signal, "sigtimedwait"):
+        signal.sigtimedwait(signals, timeout)
+    else:  # macOS has none: look again soon
+        time.sleep(min(timeout, 0.1))
+
+
 def exited(child: int) -> bool:
     with contextlib.suppress(ChildProcessError):
         return os.waitpid(child, os.WNOHANG)[0] == child
@@ -51,7 +59,7 @@ def end_group(child: int) -> None:
         os.killpg(0, signal.SIGTERM)  # blocked here, so only the others see it
     deadline = time.monotonic() + GRACE
     while not exited(child) and time.monotonic() < deadline:
-        signal.sigtimedwait({signal.SIGCHLD}, max(0.0, deadline - time.monotonic()))
+        wait({signal.SIGCHLD}, max(0.0, deadline - time.monotonic()))
     os.killpg(0, signal.SIGKILL)
 
 
@@ -66,7 +74,7 @@ def main(argv: list[str]) -> int:
         print(f"cannot start {args[0]!r}: {exc.strerror}", file=sys.stderr, flush=True)
         return 127
     while True:
-        signal.sigtimedwait(WATCHED, POLL)
+        wait(WATCHED, POLL)
         if os.getppid() != worker:
             end_group(child)
         if exited(child):
