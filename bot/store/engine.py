@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import NoSuchModuleError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot.config import ConfigError
@@ -18,7 +19,10 @@ BUSY_TIMEOUT_S = 30
 
 
 def database_url(raw: str) -> URL:
-    """The URL with its async driver: `postgresql://…` and `sqlite:///…` are accepted too."""
+    """The URL with its async driver: `postgresql://…` and `sqlite:///…` are accepted too, and
+    so is another driver SQLAlchemy knows (`postgresql+psycopg2://`), replaced. A driver it
+    does not know, or a port no socket has, is a mistake said now in one line, not found by
+    the first connection deep inside the driver. No message repeats the URL (its password)."""
     try:
         url = make_url(raw)
     except Exception:
@@ -28,6 +32,16 @@ def database_url(raw: str) -> URL:
         backend = "postgresql"
     if backend not in DRIVERS:
         raise ConfigError(f"DATABASE_URL: {backend!r} is not supported (use sqlite or postgresql)")
+    if "+" in url.drivername and url.drivername != DRIVERS[backend]:
+        try:
+            url.get_dialect()
+        except NoSuchModuleError:
+            raise ConfigError(
+                f"DATABASE_URL: no driver {url.get_driver_name()!r} for {backend} "
+                f"(write {backend}:// or {DRIVERS[backend]}://)"
+            ) from None
+    if url.port is not None and not 1 <= url.port <= 65535:
+        raise ConfigError("DATABASE_URL: the port must be a number from 1 to 65535")
     return url.set(drivername=DRIVERS[backend])
 
 
