@@ -21,6 +21,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -32,6 +33,7 @@ from bot.run_config import RunConfig
 from bot.zones import known_zone
 
 ENV_PREFIX = "PARLEY_"
+YEAR_S = 365 * 24 * 3600  # longer than any wait, timeout or interval: a mistake, or infinity
 
 
 class ConfigError(Exception):
@@ -95,6 +97,7 @@ class Settings(BaseSettings):
         extra="ignore",
         populate_by_name=True,
         env_ignore_empty=True,
+        allow_inf_nan=False,  # no setting is infinite, or not a number
     )
 
     model: str = Field(
@@ -115,22 +118,23 @@ class Settings(BaseSettings):
     )
 
     prices: Annotated[dict[str, Price], NoDecode] = Field(default_factory=dict)
-    retention_days: float | None = Field(default=None, gt=0)
+    retention_days: float | None = Field(default=None, gt=0, le=36_500)
 
     max_tokens: int = Field(default=4096, ge=1)
     max_iterations: int = Field(default=20, ge=1, le=200)
-    turn_timeout: float = Field(default=180.0, gt=0)  # a turn's wall clock, approvals aside
+    # a turn's wall clock, approvals aside
+    turn_timeout: float = Field(default=180.0, gt=0, le=YEAR_S)
     context_window: int | None = Field(default=None, ge=1024)
     compact_threshold: float = Field(default=0.75, gt=0.05, le=0.95)
     compact_keep_turns: int = Field(default=3, ge=1)
 
     llm_attempts: int = Field(default=3, ge=1, le=10)
-    llm_backoff_base: float = Field(default=1.0, ge=0)
-    llm_backoff_max: float = Field(default=10.0, ge=0)
-    llm_max_retry_after: float = Field(default=60.0, ge=0)
-    llm_timeout: float = Field(default=120.0, gt=0)
+    llm_backoff_base: float = Field(default=1.0, ge=0, le=YEAR_S)
+    llm_backoff_max: float = Field(default=10.0, ge=0, le=YEAR_S)
+    llm_max_retry_after: float = Field(default=60.0, ge=0, le=YEAR_S)
+    llm_timeout: float = Field(default=120.0, gt=0, le=YEAR_S)
 
-    tool_timeout: float = Field(default=30.0, gt=0)
+    tool_timeout: float = Field(default=30.0, gt=0, le=YEAR_S)
     tool_concurrency: int = Field(default=4, ge=1, le=64)
     tool_output_limit: int = Field(default=16_000, ge=200)
     tool_threads: int = Field(default=64, ge=1, le=4096)
@@ -145,15 +149,15 @@ class Settings(BaseSettings):
     http_port: int = Field(default=8080, ge=1, le=65535)
     max_streams: int = Field(default=1000, ge=1)
     redis_connections: int = Field(default=50, ge=2)
-    redis_idle_timeout: float = Field(default=60.0, gt=0)
+    redis_idle_timeout: float = Field(default=60.0, gt=0, le=YEAR_S)
 
-    lease_ttl: float = Field(default=30.0, ge=1)
+    lease_ttl: float = Field(default=30.0, ge=1, le=YEAR_S)
     max_attempts: int = Field(default=3, ge=1)
     merge_messages: int = Field(default=10, ge=0)
-    confirmation_ttl: float = Field(default=600.0, ge=5)
-    sweep_interval: float = Field(default=1.0, gt=0)
-    liveness_ttl: float = Field(default=3.0, ge=0.3)
-    poll_delay: float = Field(default=0.05, gt=0)
+    confirmation_ttl: float = Field(default=600.0, ge=5, le=YEAR_S)
+    sweep_interval: float = Field(default=1.0, gt=0, le=YEAR_S)
+    liveness_ttl: float = Field(default=3.0, ge=0.3, le=YEAR_S)
+    poll_delay: float = Field(default=0.05, gt=0, le=YEAR_S)
     worker_sessions: int = Field(default=200, ge=1)
     timezone: str = "UTC"
     allowed_users: IdList = Field(default_factory=list)
@@ -171,9 +175,9 @@ class Settings(BaseSettings):
     telegram_webhook_url: str | None = _env("TELEGRAM_WEBHOOK_URL")
     telegram_webhook_secret: SecretStr | None = _env("TELEGRAM_WEBHOOK_SECRET")
     telegram_group_trigger: Literal["mention", "all"] = "mention"
-    telegram_chat_rate: float = Field(default=1.0, gt=0)
-    telegram_group_rate: float = Field(default=20 / 60, gt=0)
-    telegram_bot_rate: float = Field(default=30.0, gt=0)
+    telegram_chat_rate: float = Field(default=1.0, gt=0, le=1000)
+    telegram_group_rate: float = Field(default=20 / 60, gt=0, le=1000)
+    telegram_bot_rate: float = Field(default=30.0, gt=0, le=1000)
 
     slack_bot_token: SecretStr | None = _env("SLACK_BOT_TOKEN")
     slack_app_token: SecretStr | None = _env("SLACK_APP_TOKEN")
@@ -186,16 +190,16 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     log_format: Literal["text", "json"] = "text"
 
+    task_min_interval: float = Field(default=300.0, ge=1, le=YEAR_S)  # before `tasks`: it reads it
     tasks: Annotated[list[ConfiguredTask], NoDecode] = Field(default_factory=list)
     tasks_per_person: int = Field(default=20, ge=1)
-    task_min_interval: float = Field(default=300.0, ge=1)
-    task_grace: float = Field(default=600.0, ge=0)
-    scheduler_lease: float = Field(default=6.0, ge=2)
+    task_grace: float = Field(default=600.0, ge=0, le=YEAR_S)
+    scheduler_lease: float = Field(default=6.0, ge=2, le=YEAR_S)
 
     mcp_config: Path | None = None  # unset: ./mcp.json when it exists
     fetch_allow_hosts: IdList = Field(default_factory=list)  # internal hosts and networks
     fetch_max_bytes: int = Field(default=2_000_000, ge=1024)
-    fetch_timeout: float = Field(default=15.0, gt=0)
+    fetch_timeout: float = Field(default=15.0, gt=0, le=YEAR_S)
     fetch_max_redirects: int = Field(default=5, ge=0, le=20)
     search_backend: Literal["searxng", "brave", "tavily"] | None = None
     search_url: str | None = None  # SearXNG's address; for Brave and Tavily, their API's
@@ -203,10 +207,10 @@ class Settings(BaseSettings):
     search_results: int = Field(default=5, ge=1, le=20)
     sandbox_cpu_seconds: int = Field(default=10, ge=1, le=3600)
     sandbox_memory_mb: int = Field(default=512, ge=64)
-    sandbox_timeout: float = Field(default=20.0, gt=0)
+    sandbox_timeout: float = Field(default=20.0, gt=0, le=YEAR_S)
     sandbox_output_limit: int = Field(default=64_000, ge=1000)
     workspace_dir: Path = Path("data/workspaces")
-    workspace_quota_mb: float = Field(default=50.0, gt=0)
+    workspace_quota_mb: float = Field(default=50.0, gt=0, le=1_048_576)
 
     @field_validator("timezone")
     @classmethod
@@ -216,20 +220,28 @@ class Settings(BaseSettings):
 
     @field_validator("tasks")
     @classmethod
-    def _recurring_tasks(cls, value: list[ConfiguredTask]) -> list[ConfiguredTask]:
-        """Each configured task names a known zone and recurs; names are unique."""
-        from bot.tasks.schedule import WhenError, parse_when  # noqa: PLC0415 (APScheduler)
+    def _recurring_tasks(
+        cls, value: list[ConfiguredTask], info: ValidationInfo
+    ) -> list[ConfiguredTask]:
+        """Each configured task names a known zone and recurs, no more often than
+        PARLEY_TASK_MIN_INTERVAL allows (as for a task made by a person or the API); names
+        are unique."""
+        from bot.tasks.schedule import WhenError, check_frequency, parse_when  # noqa: PLC0415
 
         names = [task.name for task in value]
         if len(set(names)) != len(names):
             raise ValueError("two tasks have the same name")
+        minimum = info.data.get("task_min_interval")  # absent when it was refused itself
+        now = datetime.now(UTC)
         for task in value:
             zone = known_zone(task.timezone or "UTC")
             try:
-                kind = parse_when(task.when, zone, datetime.now(UTC)).kind
+                schedule = parse_when(task.when, zone, now)
+                if minimum is not None:
+                    check_frequency(schedule, now, minimum)
             except WhenError as exc:
                 raise ValueError(f"task {task.name!r}: {exc}") from None
-            if kind == "once":
+            if schedule.kind == "once":
                 raise ValueError(f"task {task.name!r}: `when` must recur (cron or 'every ...')")
         return value
 
