@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -11,10 +13,12 @@ import typer
 
 from bot import __version__, logs
 from bot.config import ConfigError, Settings, load_settings
+from bot.settings_warnings import WARNED, settings_warnings
 
 if TYPE_CHECKING:
     from bot.agent.loop import Agent
 
+log = logging.getLogger(__name__)
 MCP_PORT = 8081  # next to `parley web`'s 8080, so both can run on one machine
 app = typer.Typer(
     name="parley",
@@ -26,13 +30,17 @@ app = typer.Typer(
 
 
 def _settings() -> Settings:
-    """The settings, or exit 2 with one line naming the bad variable."""
+    """The settings, or exit 2 with one line naming the bad variable; what they allow but
+    was hardly meant is a warning line each (`bot.settings_warnings`)."""
     try:
         settings = load_settings()
     except ConfigError as exc:
         typer.echo(f"parley: configuration error: {exc}", err=True)
         raise typer.Exit(2) from None
     logs.configure(settings)
+    for line in settings_warnings(settings, os.environ):
+        log.warning(line)
+    os.environ[WARNED] = "1"  # the processes this one starts do not say it again
     return settings
 
 

@@ -21,6 +21,7 @@ from tests.support.stack import read_events, stack_env, texts
 async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: Path) -> None:
     redis_port, http_port = free_port(), free_port()
     env = stack_env(f"redis://127.0.0.1:{redis_port}/0", fake_llm, PARLEY_HTTP_PORT=str(http_port))
+    env["PARLEY_MAX_ITERATONS"] = "5"  # a typo: said once, not again by the processes up starts
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -62,3 +63,4 @@ async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: P
         output, _ = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, output.decode()
     assert f"open http://127.0.0.1:{http_port}/" in output.decode()
+    assert output.decode().count("PARLEY_MAX_ITERATONS is not a setting (did you mean") == 1
