@@ -5,9 +5,9 @@ process starts, and the process goes on.
   ignore what they do not know, so a typo (`PARLEY_MAX_ITERATONS`) would leave the default
   in force without a word; the line names the closest setting (difflib). Values are never
   shown: the variable may hold a secret.
-- A `PARLEY_FETCH_ALLOW_HOSTS` network that opens `web_fetch` to the machine itself (its
-  loopback, the unspecified address), to a cloud metadata service, or to more than one
-  private range at once (`0.0.0.0/0`, `::/0`). An allowed network is trusted whole, so such
+- A `PARLEY_FETCH_ALLOW_HOSTS` entry that opens `web_fetch` to the machine itself (its
+  loopback, the unspecified address, `localhost`), to a cloud metadata service, or to more
+  than one private range at once (`0.0.0.0/0`, `::/0`). An allowed network is trusted whole, so such
   an entry undoes the guard it was meant to loosen (`bot.tools.web.guard`).
 
 A process that says them marks its environment (`WARNED`), so the processes it starts
@@ -114,14 +114,15 @@ def _danger(network: Network) -> str | None:
 
 
 def broad_networks(entries: Iterable[str]) -> list[str]:
-    """A line for each allowlist network that opens more than an internal host or network."""
+    """A line for each allowlist entry that opens more than an internal host or network."""
     lines = []
     for entry in entries:
+        name = entry.strip().lower().removeprefix("*.").rstrip(".")
         try:
-            network = ipaddress.ip_network(entry.strip(), strict=False)
-        except ValueError:
-            continue  # a host name, or a mistake the allowlist itself refuses
-        if (what := _danger(network)) is not None:
+            what = _danger(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:  # a host name, or a mistake the allowlist itself refuses
+            what = "this machine" if name == "localhost" or name.endswith(".localhost") else None
+        if what is not None:
             lines.append(
                 f"PARLEY_FETCH_ALLOW_HOSTS: {entry.strip()} lets web_fetch reach {what}; "
                 "allow only the internal hosts and networks it needs"

@@ -120,7 +120,7 @@ def test_an_unknown_parley_variable_is_named_with_the_closest_setting(tmp_path: 
     assert unknown_variables({}, tmp_path / "absent.env") == []
 
 
-def test_fetch_networks_that_open_the_machine_or_every_private_range_are_named() -> None:
+def test_fetch_entries_that_open_the_machine_or_every_private_range_are_named() -> None:
     entries = [
         "0.0.0.0/0",
         "::/0",
@@ -130,6 +130,8 @@ def test_fetch_networks_that_open_the_machine_or_every_private_range_are_named()
         "::ffff:0:0/96",
         "64:ff9b::/96",
         "8.0.0.0/6",
+        "localhost",
+        "*.localhost",
         "10.0.0.0/8",
         "10.1.0.0/16",
         "192.168.1.0/24",
@@ -139,7 +141,7 @@ def test_fetch_networks_that_open_the_machine_or_every_private_range_are_named()
         "*.corp.example",
     ]
     flagged = [line.split(" ")[1] for line in broad_networks(entries)]
-    assert flagged == entries[:8]
+    assert flagged == entries[:10]
     assert all("\n" not in line for line in broad_networks(entries))
 
 
