@@ -144,10 +144,15 @@ class History:
             for i, (m, owner) in enumerate(zip(fresh, owners, strict=True))
         ]
         statement = upsert(db, MESSAGES)
-        if replace_first:  # an update only: a row retention deleted is not written back
-            first = rows.pop(0)
-            grown = {"content": first["content"], "text": first["text"]}
-            await db.execute(update(MESSAGES).where(MESSAGES.c.id == first["id"]).values(grown))
+        if replace_first:
+            first = statement.values(rows[0])
+            await db.execute(
+                first.on_conflict_do_update(
+                    index_elements=["id"],
+                    set_={"content": first.excluded.content, "text": first.excluded.text},
+                )
+            )
+            rows = rows[1:]
         if rows:
             await db.execute(statement.values(rows).on_conflict_do_nothing(index_elements=["id"]))
 

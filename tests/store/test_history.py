@@ -86,20 +86,6 @@ async def test_a_trailing_user_message_that_grew_is_written_again(db: Database) 
     assert [block["type"] for block in merged.content] == ["tool_result", "text"]
 
 
-async def test_a_recorded_message_retention_deleted_is_not_written_back(db: Database) -> None:
-    """The session's last recorded message leads the next record (it may have grown); if
-    retention deleted its row meanwhile, the row stays deleted."""
-    state = SessionState(messages=[user("old question"), assistant("old answer")])
-    await db.history.record(state, run("e1"))
-    async with db.engine.begin() as connection:
-        await connection.execute(MESSAGES.delete())  # as retention does, older than its window
-    state.messages += [user("new question"), assistant("new answer")]
-    await db.history.record(state, run("e2"))
-    info = await db.archive.session("tg:1")
-    assert info is not None
-    assert [m.text for m in info.recent] == ["[stamp]\nnew question", "new answer"]
-
-
 async def test_restore_starts_at_the_latest_summary_and_after_new(db: Database) -> None:
     summary = Message(role="user", summary=True, content=[TextBlock(text="Summary: Ann")])
     state = SessionState(messages=[user("I am Ann"), assistant("hi Ann")])
