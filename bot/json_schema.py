@@ -13,6 +13,7 @@ refused when it is checked (`check_schema`), before any run is queued, rather th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -43,25 +44,34 @@ def compiled(pattern: str) -> Any:
         ) from None
 
 
-def _searched(pattern: str, text: str) -> bool:
-    return compiled(pattern).search(text) is not None
+def _searched(pattern: str, text: str, *, lenient: bool = False) -> bool:
+    """Whether RE2 finds `pattern` in `text`; a pattern RE2 cannot run is found when
+    `lenient` (left to whoever checks the input after us), else PatternError."""
+    try:
+        return compiled(pattern).search(text) is not None
+    except PatternError:
+        if lenient:
+            return True
+        raise
 
 
 def _pattern(
-    validator: Validator, pattern: str, instance: Any, schema: dict[str, Any]
-) -> Iterator[ValidationError]:
-    if validator.is_type(instance, "string") and not _searched(pattern, instance):
+    validator: Validator, pattern: str, instance: Any, schema: dict[str, Any],
+    *, lenient: bool = False,
+) -> Iterator[ValidationError]:  # fmt: skip
+    if validator.is_type(instance, "string") and not _searched(pattern, instance, lenient=lenient):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _pattern_properties(
-    validator: Any, patterns: dict[str, Any], instance: Any, schema: dict[str, Any]
-) -> Iterator[ValidationError]:
+    validator: Any, patterns: dict[str, Any], instance: Any, schema: dict[str, Any],
+    *, lenient: bool = False,
+) -> Iterator[ValidationError]:  # fmt: skip
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
-            if _searched(pattern, key):
+            if _searched(pattern, key, lenient=lenient):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
@@ -92,6 +102,19 @@ def check_schema(schema: dict[str, Any]) -> None:
             where = "/".join(str(part) for part in exc.absolute_path)
             raise SchemaError(f"at {where or '/'}: {exc.cause}") from None
         raise
+
+
+@functools.cache
+def lenient(kind: type[Validator]) -> type[Validator]:
+    """`kind` (any draft) with its patterns matched by RE2, for schemas whose own program
+    checks the input again (an MCP server's): a pattern RE2 cannot run is left to it."""
+    return _extend(
+        kind,
+        {
+            "pattern": functools.partial(_pattern, lenient=True),
+            "patternProperties": functools.partial(_pattern_properties, lenient=True),
+        },
+    )
 
 
 def validator(schema: dict[str, Any]) -> Validator:

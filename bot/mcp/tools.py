@@ -2,10 +2,11 @@
 
 The server's input schema is given to the model as is, and the model's arguments are
 checked against it with `jsonschema` before the call, so a wrong call is answered at once
-with what is wrong, without a round trip. The result is always `untrusted` (another
-program wrote it), and the call is never `read_only`: a server's hints are its own claim,
-and a retried call could act twice. Whether a call needs approval follows the server's
-`trust`.
+with what is wrong, without a round trip. Its patterns are matched by RE2 in linear time
+(`bot.json_schema.lenient`): arguments the model wrote never stall the worker. The result
+is always `untrusted` (another program wrote it), and the call is never `read_only`: a
+server's hints are its own claim, and a retried call could act twice. Whether a call needs
+approval follows the server's `trust`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
+from bot.json_schema import lenient
 from bot.mcp.config import TOOL_NAME_LIMIT, ServerConfig
 from bot.tools.base import NAME, Tool, ToolContext
 
@@ -60,7 +62,8 @@ def arguments_model(name: str, schema: dict[str, Any]) -> type[SchemaArguments]:
     """A model that validates against `schema`; raises SchemaError if it is no schema."""
     kind = validator_for(schema, default=Draft202012Validator)
     kind.check_schema(schema)
-    return type(f"{name}_arguments", (SchemaArguments,), {"schema_validator": kind(schema)})
+    checker = lenient(kind)(schema)
+    return type(f"{name}_arguments", (SchemaArguments,), {"schema_validator": checker})
 
 
 def offered(server: ServerConfig, tool: str) -> bool:

@@ -73,6 +73,27 @@ def test_arguments_are_checked_against_the_servers_schema() -> None:
             arguments.model_validate(bad)
 
 
+def test_a_servers_patterns_are_matched_in_linear_time() -> None:
+    """Arguments the model wrote against a backtracking pattern get their verdict at once
+    (Python's `re` would take longer than the age of the universe here); a pattern only a
+    backtracking engine runs is left to the server, which checks its input again."""
+    schema = {
+        "type": "object",
+        "properties": {"word": {"type": "string", "pattern": "^(a+)+$"}},
+        "patternProperties": {"^(x|x)+$": {"type": "integer"}, "(?=y)y": {"type": "string"}},
+    }
+    listed = [McpTool(name="spell", input_schema=schema)]
+    config = ServerConfig.model_validate({"command": "server-words"})
+    tool = mcp_tools("words", config, listed, no_call, timeout=12, skipped=set())["words__spell"]
+    with pytest.raises(ValueError, match="does not match"):
+        tool.arguments.model_validate({"word": "a" * 100 + "!"})
+    with pytest.raises(ValueError, match="is not of type 'integer'"):
+        tool.arguments.model_validate({"x" * 100: "many"})
+    assert dict(tool.arguments.model_validate({"word": "aaa", "yes": "y"})) == {
+        "word": "aaa", "yes": "y",
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(("trust", "sensitive"), [("ask", True), ("allow", False)])
 def test_trust_decides_whether_a_call_waits_for_approval(trust: str, sensitive: bool) -> None:
     tool = tools_of(trust=trust)["files__read_file"]
