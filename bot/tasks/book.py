@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from pydantic import ValidationError
 from redis.asyncio import Redis
 from sqlalchemy import Table, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -273,5 +274,20 @@ def _task(row: Any) -> Task:
         missed=row.missed,
         created_at=row.created_at,
         ended_by=row.ended_by,
-        config=RunConfig.model_validate(row.run_config) if row.run_config else None,
+        config=_config(row.id, row.run_config),
     )
+
+
+def _config(task_id: int, stored: dict[str, Any] | None) -> RunConfig | None:
+    """A task's saved run config. One saved under older rules that no longer hold (a schema
+    pattern only a backtracking engine runs) is logged and left out, so the task runs with
+    the deployment's settings rather than stop every other task from loading."""
+    if not stored:
+        return None
+    try:
+        return RunConfig.model_validate(stored)
+    except ValidationError as exc:
+        problem = "; ".join(error["msg"] for error in exc.errors())
+        log.error("task %d: its run config is no longer accepted (%s); it runs without it, "
+                  "until it is replaced", task_id, problem)  # fmt: skip
+        return None

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import zoneinfo
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
+from sqlalchemy import update
 
 from bot import keys
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.run_config import RunConfig
+from bot.store.schema import TaskRow
 from bot.tasks.book import NewTask, TaskBook, TaskRefused
 from bot.tasks.model import CONFIG_CREATOR, Target
 from bot.tasks.schedule import parse_when
@@ -249,3 +252,23 @@ async def test_a_configured_task_keeps_its_run_config_and_a_new_one_replaces_it(
     planned = dataclasses.replace(digest, config=RunConfig(mode="plan_execute"))
     (replaced,) = await book.replace_config([planned], NOW)
     assert replaced.id != first.id and replaced.config == RunConfig(mode="plan_execute")
+
+
+async def test_a_task_whose_saved_config_is_no_longer_accepted_still_loads(
+    book: TaskBook, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A schema saved before patterns had to be linear-time must not stop every task from
+    loading (the scheduler reads them all): that task runs without its config, said once."""
+    kept = await book.add(new("every 2 hours", prompt="kept"), max_active=20, now=NOW)
+    made = await book.add(new("every 3 hours", prompt="old"), max_active=20, now=NOW)
+    schema = {"type": "string", "pattern": "(?=a)b"}
+    async with book.engine.begin() as db:
+        await db.execute(
+            update(TaskRow).where(TaskRow.id == made.id)
+            .values(run_config={"output_schema": schema})
+        )  # fmt: skip
+    with caplog.at_level(logging.ERROR, logger="bot.tasks.book"):
+        active = await book.every()
+    assert {task.id: task.config for task in active} == {kept.id: None, made.id: None}
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert f"task {made.id}: its run config is no longer accepted" in line and "(?=a)b" in line
