@@ -3,8 +3,9 @@
 A request the API refuses as invalid (a 4xx other than a timeout, a conflict or a rate
 limit) is refused again for as long as what caused it is in the context, and every later
 message would be merged into it: so everything the turn added is taken out, and the person is
-told. A passing failure (overloaded, the network, rate limits outlasting the retries) says
-nothing against the message: it stays, and the next message's turn is asked to answer both.
+told. Any other failure says nothing against the message: a passing one (overloaded, the
+network, rate limits outlasting the retries) or one the deployment must mend (a refused key,
+an unknown model). The message stays, and the next message's turn is asked to answer both.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ UNREMOVED = (
     "or start over with /new."
 )
 KEPT = (
-    "The model's API is not answering right now ({error}). Your message is kept: I will "
-    "answer it together with your next one."
+    "The model's API did not answer ({error}). Your message is kept: I will answer it "
+    "together with your next one."
 )
 ANSWER_BOTH = (
     "(Parley: the message above could not be answered because the model's API failed for "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+DEPLOYMENT_STATUS = frozenset({401, 403, 404})  # the key, its rights, the model's name
 
 
 class ProviderError(Exception):
@@ -23,10 +24,16 @@ class ProviderError(Exception):
 
     @property
     def invalid_request(self) -> bool:
-        """Refused for what was asked (a 4xx other than a timeout, a conflict or a rate limit):
-        the same request would be refused again."""
+        """Refused for what was asked (a 4xx other than a timeout, a conflict or a rate
+        limit): the same request would be refused again. A refused key, a missing permission
+        or an unknown model (401, 403, 404) are the deployment's to fix, not the request's."""
         status = self.status
-        return status is not None and 400 <= status < 500 and status not in RETRYABLE_STATUS
+        return (
+            status is not None
+            and 400 <= status < 500
+            and status not in RETRYABLE_STATUS
+            and status not in DEPLOYMENT_STATUS
+        )
 
 
 def network_error(api: str, exc: Exception) -> ProviderError:

@@ -97,3 +97,16 @@ async def test_a_refusal_after_a_passing_failure_keeps_the_question_that_waits(
     asked = sent(fake_llm)
     assert "first question" in asked and "third" in asked and "refused one" not in asked
     assert asked.count(ANSWER_BOTH.replace('"', '\\"')) == 1
+
+
+async def test_a_refused_key_or_an_unknown_model_keeps_the_message(
+    fake_llm: FakeLLM, make_agent: MakeAgent
+) -> None:
+    """A 401, 403 or 404 is the deployment's to mend, not the message's fault: it stays."""
+    agent = make_agent()
+    state = SessionState()
+    fake_llm.enqueue(Fail(404, "not_found_error", "model: claude-nope"), Reply(text="Both."))
+    said = error_of(await collect(agent, state, "first"))
+    assert "404" in said and "Your message is kept" in said and state.unanswered
+    assert completed(await collect(agent, state, "second")).text == "Both."
+    assert "first" in sent(fake_llm) and ANSWER_BOTH in fake_llm.requests[-1].last_user_text()
