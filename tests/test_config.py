@@ -128,6 +128,7 @@ def run_parley(command: str, env: dict[str, str], home: Path) -> subprocess.Comp
 
 REDIS_GARBAGE = {"REDIS_URL": f"garbage://:{SECRET}@x"}
 DATABASE_MYSQL = {"DATABASE_URL": f"mysql://u:{SECRET}@h/db"}
+TASK = '[{"name": "digest", "when": "%s", "session": "tg:1", "prompt": "Say hello"}]'
 
 
 @pytest.mark.parametrize(
@@ -148,6 +149,24 @@ DATABASE_MYSQL = {"DATABASE_URL": f"mysql://u:{SECRET}@h/db"}
         ("web", {"TELEGRAM_BOT_TOKEN": SECRET}, "TELEGRAM_BOT_TOKEN: not a bot token"),
         ("chat", {"ANTHROPIC_BASE_URL": ":::"}, "ANTHROPIC_BASE_URL: not an http(s) URL"),
         ("web", {"SLACK_API_URL": "slack.com/api"}, "SLACK_API_URL: not an http(s) URL"),
+        (
+            "worker",
+            {"DATABASE_URL": f"postgresql://u:{SECRET}@127.0.0.1:99999/d"},
+            "DATABASE_URL: the port must be a number from 1 to 65535",
+        ),
+        (
+            "web",
+            {"DATABASE_URL": f"postgresql+nosuch://u:{SECRET}@h/d"},
+            "DATABASE_URL: no driver 'nosuch' for postgresql",
+        ),
+        ("migrate", {"PARLEY_TURN_TIMEOUT": "inf"}, "PARLEY_TURN_TIMEOUT: Input should be a fin"),
+        ("worker", {"PARLEY_LLM_TIMEOUT": "nan"}, "PARLEY_LLM_TIMEOUT: Input should be a finite"),
+        ("web", {"PARLEY_FETCH_TIMEOUT": "-5"}, "PARLEY_FETCH_TIMEOUT: Input should be greater"),
+        (
+            "scheduler",
+            {"PARLEY_TASKS": TASK % "every 1 minute"},
+            "PARLEY_TASKS: task 'digest': That runs every 1 minute",
+        ),
     ],
 )
 @pytest.mark.e2e  # runs `python -m worker`

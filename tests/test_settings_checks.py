@@ -12,7 +12,7 @@ import pytest
 
 from bot.config import ConfigError, Settings, env_name, load_settings
 from bot.settings_warnings import broad_networks, unknown_variables
-from tests.test_config import SECRET, run_parley
+from tests.test_config import SECRET, TASK, run_parley
 
 
 def _is_float(annotation: object) -> bool:
@@ -71,9 +71,6 @@ def test_a_known_driver_is_taken_and_made_the_async_one(monkeypatch: pytest.Monk
         "postgresql+asyncpg://u@h:5432/d"
     )
     assert str(database_url("sqlite+pysqlite:///x.db")) == "sqlite+aiosqlite:///x.db"
-
-
-TASK = '[{"name": "digest", "when": "%s", "session": "tg:1", "prompt": "Say hello"}]'
 
 
 @pytest.mark.parametrize(
@@ -143,41 +140,6 @@ def test_fetch_entries_that_open_the_machine_or_every_private_range_are_named() 
     flagged = [line.split(" ")[1] for line in broad_networks(entries)]
     assert flagged == entries[:10]
     assert all("\n" not in line for line in broad_networks(entries))
-
-
-@pytest.mark.parametrize(
-    ("command", "env", "expected"),
-    [
-        (
-            "worker",
-            {"DATABASE_URL": f"postgresql://u:{SECRET}@127.0.0.1:99999/d"},
-            "DATABASE_URL: the port must be a number from 1 to 65535",
-        ),
-        (
-            "web",
-            {"DATABASE_URL": f"postgresql+nosuch://u:{SECRET}@h/d"},
-            "DATABASE_URL: no driver 'nosuch' for postgresql",
-        ),
-        ("migrate", {"PARLEY_TURN_TIMEOUT": "inf"}, "PARLEY_TURN_TIMEOUT: Input should be a fin"),
-        ("worker", {"PARLEY_LLM_TIMEOUT": "nan"}, "PARLEY_LLM_TIMEOUT: Input should be a finite"),
-        ("web", {"PARLEY_FETCH_TIMEOUT": "-5"}, "PARLEY_FETCH_TIMEOUT: Input should be greater"),
-        (
-            "scheduler",
-            {"PARLEY_TASKS": TASK % "every 1 minute"},
-            "PARLEY_TASKS: task 'digest': That runs every 1 minute",
-        ),
-    ],
-)
-@pytest.mark.e2e  # runs `python -m worker`
-def test_the_command_stops_with_one_line_naming_the_variable(
-    command: str, env: dict[str, str], expected: str, tmp_path: Path
-) -> None:
-    proc = run_parley(command, {"ANTHROPIC_API_KEY": "k", **env}, tmp_path)
-    assert proc.returncode == 2, proc.stderr
-    (line,) = proc.stderr.strip().splitlines()
-    assert line.startswith(f"parley: configuration error: {expected}")
-    assert "Traceback" not in proc.stderr
-    assert SECRET not in proc.stdout + proc.stderr
 
 
 @pytest.mark.e2e  # runs `python -m worker`
