@@ -10,17 +10,10 @@ from typing import Any
 import httpx
 
 from tests.fakes.llm import Reply, ToolCallSpec
+from tests.integration.test_agent_run import asked
 from tests.support.stack import Stack
 
 SUM = ToolCallSpec("calculator", {"expression": "1+1"})
-
-
-async def asked(stack: Stack, calls: int) -> None:
-    async with asyncio.timeout(60):
-        while True:
-            if len(stack.fake.requests) >= calls:
-                return
-            await asyncio.sleep(0.02)
 
 
 async def run(client: httpx.AsyncClient, task: str, **config: Any) -> dict[str, Any]:
