@@ -101,9 +101,9 @@ def up() -> None:
 @app.command()
 def web() -> None:
     """Serve the HTTP API and the web chat (PARLEY_HTTP_HOST:PARLEY_HTTP_PORT)."""
+    settings = _settings()  # before the platforms' SDKs load: a mistake is said at once
     from worker.web import run
 
-    settings = _settings()
     with _database_errors():
         try:
             run(settings)
@@ -118,9 +118,9 @@ def worker() -> None:
     from bot.sandbox.probe import start
 
     start()  # while the rest is imported
+    settings = _settings()
     from worker.jobs import serve
 
-    settings = _settings()
     _check_model(settings)
     with _database_errors():
         try:
@@ -133,9 +133,9 @@ def worker() -> None:
 @app.command()
 def scheduler() -> None:
     """Run the scheduled tasks (reminders, recurring jobs); a second one stands by."""
+    settings = _settings()
     from worker.scheduler import serve
 
-    settings = _settings()
     with _database_errors():
         try:
             asyncio.run(serve(settings))
