@@ -40,6 +40,8 @@ STATUS_OF_FINISH: dict[str, RunStatus] = {
 
 # Neither a success nor a failure: left out of success rates.
 NOT_ENDED = (RunStatus.WAITING, RunStatus.SKIPPED)
+# Ended without the answer the person asked for.
+UNANSWERED = tuple(s for s in RunStatus if s != RunStatus.COMPLETED and s not in NOT_ENDED)
 
 
 def status_of(finish_reason: str) -> RunStatus:
@@ -52,4 +54,4 @@ def status_of(finish_reason: str) -> RunStatus:
 def answered(status: str) -> bool:
     """Whether a run with `status` ended with its answer, or has not ended yet: the runs
     whose reliability is judged by their steps alone."""
-    return status == RunStatus.COMPLETED or status in NOT_ENDED
+    return status not in UNANSWERED

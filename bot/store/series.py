@@ -17,12 +17,11 @@ from typing import Any
 from sqlalchemy import ColumnElement, Float, Integer, case, cast, func, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.store.outcome import UNANSWERED
 from bot.store.traces import RUNS, RUNS_AND_SESSIONS, Match, ended, rate, succeeded
 
 # Upper bounds (exclusive) of the latency histogram's bins, in ms; the last bin is open.
 LATENCY_BINS_MS = (250, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 120_000)
-# Ends that are a run doing its job: an answer, or a pause for a person's approval.
-FINE_ENDS = ("end_turn", "awaiting_confirmation")
 ERROR_TEXT = 200  # characters of an error message the breakdown groups by
 TOP_ERRORS = 20
 JULIAN_UNIX_EPOCH = 2440587.5  # the Julian day of 1970-01-01T00:00Z
@@ -166,7 +165,7 @@ class RunSeries:
         self, db: AsyncConnection, within: ColumnElement[bool]
     ) -> list[tuple[str, str | None, int]]:
         message = func.substr(RUNS.c.error, 1, ERROR_TEXT)
-        troubled = RUNS.c.finish_reason.notin_(FINE_ENDS) | RUNS.c.error.isnot(None)
+        troubled = RUNS.c.status.in_(UNANSWERED)  # an answer cut at max_tokens is an answer
         inner = (
             select(RUNS.c.finish_reason.label("reason"), message.label("message"))
             .select_from(RUNS_AND_SESSIONS)

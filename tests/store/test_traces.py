@@ -139,8 +139,14 @@ async def test_only_a_run_that_answered_is_a_success_and_only_ended_runs_are_cou
     }  # fmt: skip
     assert (window.total, window.ended, window.succeeded) == (9, 7, 2)
     assert window.success_rate == pytest.approx(2 / 7)
-    (slice_,) = (await RunSeries(db.engine).series(START, START + timedelta(hours=1), 3600)).slices
+    series = await RunSeries(db.engine).series(START, START + timedelta(hours=1), 3600)
+    (slice_,) = series.slices
     assert (slice_.runs, slice_.ended, slice_.succeeded) == (9, 7, 2)
+    # the chart of runs that did not answer: neither the answer cut at max_tokens, nor the
+    # run waiting for a decision, nor the one with nothing to do
+    assert sorted(reason for reason, _, _ in series.errors) == [
+        "cancelled", "doom_loop", "max_iterations", "poisoned", "timed_out",
+    ]  # fmt: skip
     score = {run["finish_reason"]: run["reliability"] for run in window.runs}
     assert score["end_turn"] == score["awaiting_confirmation"] == 100
     for unanswered in ("doom_loop", "timed_out", "cancelled", "max_iterations", "poisoned"):
