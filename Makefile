@@ -85,16 +85,6 @@ test-unit: sync assets
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache web/node_modules $(VENDOR)
 
+# Every benchmark and one table; e.g. make bench BENCH_ARGS="--quick pickup" or "--table docs/PERFORMANCE.md".
 bench: sync system-test assets
-	$(UV) run --frozen python -m tests.bench.engine
-	$(UV) run --frozen python -m tests.bench.pickup
-	$(UV) run --frozen python -m tests.bench.telegram
-	$(UV) run --frozen python -m tests.bench.slack
-	$(UV) run --frozen python -m tests.bench.history
-	$(UV) run --frozen python -m tests.bench.startup
-	$(UV) run --frozen python -m tests.bench.scheduler
-	$(UV) run --frozen python -m tests.bench.sandbox
-	$(UV) run --frozen python -m tests.bench.traces
-	$(UV) run --frozen python -m tests.bench.dashboard
-	$(UV) run --frozen python -m tests.bench.agent_run
-	$(UV) run --frozen python -m tests.bench.backlog
+	$(UV) run --frozen python -m tests.bench $(BENCH_ARGS)
