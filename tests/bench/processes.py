@@ -1,5 +1,8 @@
-"""Parley's processes for the benchmarks: the fake model in a process of its own, and a
-wait for `parley web` to serve."""
+"""Parley's processes for the benchmarks: the fake model in a process of its own, and waits on
+real readiness signals, never fixed sleeps: `parley web` answering /healthz, and workers
+announcing themselves on the ready stream (`worker.ready`, `bot.keys.READY_STREAM`), which
+they do once their platforms are loaded. A benchmark that sampled before that would put a
+worker's start-up into its figures."""
 
 from __future__ import annotations
 
@@ -9,7 +12,9 @@ import sys
 import time
 
 import httpx
+from redis.asyncio import Redis
 
+from bot.keys import READY_STREAM
 from tests.fakes.llm import ANTHROPIC_KEY
 
 DEADLINE_S = 60  # a busy machine starts processes slowly
@@ -51,3 +56,58 @@ async def serving(base_url: str, web: asyncio.subprocess.Process) -> None:
                 pass
             await asyncio.sleep(0.1)
     raise RuntimeError("`parley web` did not come up")
+
+
+async def last_announcement(redis_url: str) -> str:
+    """The ready stream's latest entry id: read from it to see only workers started after."""
+    async with Redis.from_url(redis_url) as redis:
+        entries = await redis.xrevrange(READY_STREAM, count=1)
+    return entries[0][0].decode() if entries else "0-0"
+
+
+async def workers_ready(
+    redis_url: str, workers: list[asyncio.subprocess.Process], after: str
+) -> dict[int, float]:
+    """Once every process of `workers` announced it is ready after entry `after`: the Unix
+    time (ms, Redis's clock) of each one's announcement, by process id. Blocks on XREAD;
+    raises if a worker exits first or DEADLINE_S passes."""
+    waiting = {worker.pid: worker for worker in workers}
+    ready: dict[int, float] = {}
+    deadline = time.monotonic() + DEADLINE_S
+    async with Redis.from_url(redis_url) as redis:
+        while len(ready) < len(waiting):
+            ended = [w.pid for w in workers if w.returncode is not None and w.pid not in ready]
+            if ended or time.monotonic() > deadline:
+                why = f"exited: {ended}" if ended else f"not ready after {DEADLINE_S} s"
+                raise RuntimeError(f"workers never became ready ({why})")
+            for _, entries in await redis.xread({READY_STREAM: after}, block=500):
+                for entry_id, fields in entries:
+                    after = entry_id.decode()
+                    pid = int(fields[b"pid"])
+                    if pid in waiting:
+                        ready[pid] = float(after.split("-")[0])
+    return ready
+
+
+async def start_workers(
+    count: int, env: dict[str, str], redis_url: str
+) -> tuple[list[asyncio.subprocess.Process], dict[int, float]]:
+    """`count` `parley worker` processes, returned once all are ready, with the moments
+    they said so (see `workers_ready`)."""
+    after = await last_announcement(redis_url)
+    command = [sys.executable, "-m", "worker", "worker"]
+    workers = [await asyncio.create_subprocess_exec(*command, env=env) for _ in range(count)]
+    try:
+        return workers, await workers_ready(redis_url, workers, after)
+    except BaseException:
+        await stop(workers)
+        raise
+
+
+async def stop(processes: list[asyncio.subprocess.Process]) -> None:
+    """SIGTERM each that still runs, and wait for all."""
+    for process in processes:
+        if process.returncode is None:
+            process.terminate()
+    for process in processes:
+        await process.wait()
