@@ -9,6 +9,8 @@ import openai
 import pytest
 
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY, FakeLLM, Reply, ToolCallSpec
+from tests.fakes.llm.__main__ import demo_brain
+from tests.fakes.llm.words import reply_text, visible_text, words_reply
 
 USE = {"type": "tool_use", "id": "toolu_1", "name": "calc", "input": {}}
 
@@ -158,4 +160,29 @@ async def test_unscripted_request_is_a_500_and_recorded(fake_llm: FakeLLM) -> No
     with pytest.raises(openai.InternalServerError):
         await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
     assert len(fake_llm.unscripted) == 1
+    await client.close()
+
+
+@pytest.mark.parametrize(
+    ("asked", "deltas", "delay"),
+    [("200 words", 2, 0.0), ("200 words at 80 tokens/s", 95, 0.05)],
+)
+async def test_the_demo_brain_streams_the_words_asked_for_at_their_pace(
+    fake_llm: FakeLLM, asked: str, deltas: int, delay: float
+) -> None:
+    """A benchmark's `N words [at R tokens/s]` gets `reply_text(N)`: at once in a couple of
+    deltas, or in four-token deltas spaced for R tokens a second."""
+    fake_llm.responder = demo_brain
+    reply = words_reply(asked)
+    assert reply is not None and reply.delay == pytest.approx(delay)
+    client = claude(fake_llm)
+    stamped = f"[Thu 26 Nov 2026 15:00 UTC] {asked}"
+    async with client.messages.stream(
+        model="m", max_tokens=5, messages=[{"role": "user", "content": stamped}]
+    ) as stream:
+        got = [text async for text in stream.text_stream]
+    assert "".join(got) == reply_text(200)
+    assert len(got) == deltas
+    assert visible_text(200).startswith("Here are 200 words.\n\nword0 word1")
+    assert words_reply("200 wordsmiths") is None
     await client.close()

@@ -1,7 +1,8 @@
 """Serve the fake model APIs on their own: `python -m tests.fakes.llm [--port N]`.
 
 It answers with a simple demo brain (arithmetic in a message becomes a calculator call, tool
-results are reported back, anything else is echoed), so `parley chat` and the benchmarks can
+results are reported back, `N words [at R tokens/s]` is answered with that many words at that
+pace (see `words`), anything else is echoed), so `parley chat` and the benchmarks can
 run against it without a real model:
 
     ANTHROPIC_BASE_URL=http://127.0.0.1:N ANTHROPIC_API_KEY=test-anthropic-key parley chat
@@ -15,6 +16,7 @@ import re
 
 from tests.fakes.llm.script import RecordedRequest, Reply, ToolCallSpec
 from tests.fakes.llm.server import FakeLLM
+from tests.fakes.llm.words import words_reply
 
 ARITHMETIC = re.compile(r"\d[\d\s.]*[-+*/^][\d\s.+\-*/^()]*\d")
 
@@ -28,6 +30,8 @@ def demo_brain(request: RecordedRequest) -> Reply:
     text = request.last_user_text().split("]", 1)[-1].strip()
     if text.startswith("slowly"):  # a long turn, for load tests: about 10 s of streaming
         return Reply(text="word " * 200, chunk_size=5, delay=0.05)
+    if (asked := words_reply(text)) is not None:
+        return asked
     found = ARITHMETIC.search(text)
     if found:
         expression = found.group(0).strip()
