@@ -25,12 +25,16 @@ def error_response(
     return web.json_response(error_body(kind, message), status=status, headers=headers)
 
 
-def _usage(usage: Usage, output: int) -> dict[str, int]:
+def _usage(usage: Usage, output: int) -> dict[str, Any]:
     return {
         "input_tokens": usage.input_tokens,
         "output_tokens": output,
         "cache_creation_input_tokens": usage.cache_write,
         "cache_read_input_tokens": usage.cache_read,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": usage.cache_write - usage.cache_write_1h,
+            "ephemeral_1h_input_tokens": usage.cache_write_1h,
+        },
     }
 
 
@@ -105,7 +109,7 @@ async def stream(
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop, "stop_sequence": None},
-            "usage": {"output_tokens": script.estimated_output()},
+            "usage": _usage(usage, script.estimated_output()),
         },
         "message_delta",
     )

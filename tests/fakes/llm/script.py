@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tests.fakes.llm.cache import Usage
+
 ANTHROPIC_KEY = "test-anthropic-key"
 OPENAI_KEY = "test-openai-key"
 
@@ -69,6 +71,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    usage: Usage | None = None  # what the answer's usage said, once it was answered
 
     def estimated_tokens(self) -> int:
         return len(json.dumps(self.body)) // 4

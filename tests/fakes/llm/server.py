@@ -8,6 +8,7 @@ test can assert both what Parley sent and that nothing was rejected.
 from __future__ import annotations
 
 import json
+import time
 from collections import deque
 from collections.abc import Callable
 from types import TracebackType
@@ -40,13 +41,15 @@ COMPLETE: dict[str, Complete] = {
 
 
 class FakeLLM:
-    def __init__(self, *, cache_min_tokens: int = 1024) -> None:
+    def __init__(
+        self, *, cache_min_tokens: int = 1024, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.requests: list[RecordedRequest] = []
         self.rejected: list[tuple[RecordedRequest, str]] = []
         self.unscripted: list[RecordedRequest] = []
         self.responder: Callable[[RecordedRequest], Reply | Fail] | None = None
         self._queue: deque[Scripted] = deque()
-        self._cache = PromptCache(cache_min_tokens)
+        self._cache = PromptCache(cache_min_tokens, clock)
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -156,6 +159,7 @@ class FakeLLM:
             usage = self._cache.anthropic(model, body)
         else:
             usage = self._cache.openai(model, body)
+        recorded.usage = usage
         if not body.get("stream"):
             reply = script if isinstance(script, Reply) else Reply()
             return COMPLETE[recorded.api](model, reply, usage)

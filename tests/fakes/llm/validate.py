@@ -132,12 +132,29 @@ def _blocks(message: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def _cache_marks(body: dict[str, Any]) -> str | None:
-    count = sum("cache_control" in t for t in body.get("tools", []))
+    """The API's checks of `cache_control`: at most four, each `ephemeral` with a TTL of 5m
+    or 1h, and no hour-long one after a 5-minute one (tools → system → messages)."""
     system = body.get("system")
-    count += sum("cache_control" in b for b in system) if isinstance(system, list) else 0
-    count += sum("cache_control" in b for m in body["messages"] for b in _blocks(m))
-    if count > 4:
-        return f"A maximum of 4 blocks with cache_control may be provided. Found {count}."
+    marked = [t for t in body.get("tools", []) if "cache_control" in t]
+    marked += [b for b in system if "cache_control" in b] if isinstance(system, list) else []
+    marked += [b for m in body["messages"] for b in _blocks(m) if "cache_control" in b]
+    if len(marked) > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {len(marked)}."
+    ttls: list[str] = []
+    for block in marked:
+        mark = block["cache_control"]
+        if not isinstance(mark, dict) or mark.get("type") != "ephemeral":
+            return "cache_control.type: Input should be 'ephemeral'"
+        ttl = mark.get("ttl", "5m")
+        if ttl not in ("5m", "1h"):
+            return "cache_control.ttl: Input should be '5m' or '1h'"
+        ttls.append(ttl)
+    if "1h" in ttls and "5m" in ttls[: len(ttls) - ttls[::-1].index("1h")]:
+        return (
+            "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control "
+            "block. Note that blocks are processed in the following order: `tools`, `system`, "
+            "`messages`."
+        )
     return None
 
 
