@@ -55,8 +55,11 @@ class Supervisor:
 
     A full worker stops taking jobs from arq (`picking(False)`), so a new message goes to a
     worker with room instead of waiting here for one of this worker's long turns to end.
-    Turns wait first for tools still on their way (`tools_ready`: the MCP servers' first
-    connections, in a worker's first seconds).
+    A wake-up it took all the same (arq hands a worker a batch of jobs per poll, and a slot
+    may fill between the poll and the job) is not kept waiting for a slot either: it goes
+    back to the queue at once, for whichever worker has room first, this one included once
+    a turn ends. Turns wait first for tools still on their way (`tools_ready`: the MCP
+    servers' first connections, in a worker's first seconds).
     """
 
     settings: Settings
@@ -71,7 +74,11 @@ class Supervisor:
     tools_ready: Callable[[], Awaitable[None]] | None = None
 
     async def wake(self, session: str) -> None:
-        await self.limit.acquire()
+        if self.limit.locked():  # full: never wait here behind long turns (see above)
+            self.picking(False)
+            await self.mailbox.wake(session)
+            return
+        await self.limit.acquire()  # at once: a slot is free and nothing awaited since
         self.picking(not self.limit.locked())
         task = asyncio.create_task(self._take_turns_in_slot(session))
         self.tasks.add(task)
