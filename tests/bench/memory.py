@@ -1,0 +1,233 @@
+"""Memory: Redis bytes per session, idle, mid-turn and over a long conversation, and a
+worker's resident memory with many turns open at once.
+
+Real redis-server and `parley worker` processes; the fake Anthropic API runs in this process,
+so a turn can be held open mid-reply (its stream paused after its first words) for as long as
+the measurement takes. Bytes are Redis's own `MEMORY USAGE` of every key of a session; a
+process's memory is its resident set from /proc, its children's included. Targets: a session's
+hot state under 64 KiB whatever the conversation's length, and a worker under 1 GiB with 1,000
+turns open. `python -m tests.bench.memory [SESSIONS] [TURNS] [OPEN]`; PARLEY_BENCH_QUICK=1
+runs small counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from arq.connections import RedisSettings, create_pool
+from redis.asyncio import Redis
+
+from bot import keys
+from bot.envelope import Envelope, Sender
+from bot.mailbox import Mailbox
+from tests.bench.processes import environment
+from tests.bench.table import Figure, report
+from tests.fakes.llm import FakeLLM, Reply
+from tests.fakes.llm.script import RecordedRequest
+from tests.support.redis_server import RedisServer
+from tests.support.workers import Announcements
+
+QUICK = os.environ.get("PARLEY_BENCH_QUICK") == "1"
+
+DEADLINE_S = 300.0  # a loaded machine is slow, not broken
+KIB, MIB = 1024, 1024 * 1024
+ANSWER = "A fair answer, in a few sentences that say what the person asked about. " * 12
+
+
+@dataclass(frozen=True)
+class Sizes:
+    sessions: int  # idle sessions measured
+    turns: int  # of the long conversation
+    open: int  # turns held open at once in one worker
+
+    @classmethod
+    def of(cls, argv: list[str]) -> Sizes:
+        given = [int(a) for a in argv[:3]]
+        default = [3, 6, 50] if QUICK else [50, 60, 1000]
+        sessions, turns, open_ = given + default[len(given) :]
+        return cls(sessions, turns, open_)
+
+
+async def start_worker(
+    redis_url: str, folder: str, model_url: str, **more: str
+) -> asyncio.subprocess.Process:
+    """`python -m worker worker`, once it said on `parley:workers` that it takes jobs."""
+    announcements = Announcements(redis_url)
+    after = await announcements.last()
+    inherited = environment(redis_url, folder, model_url, **more).items()
+    env = {name: value for name, value in inherited if not name.startswith("PARLEY_BENCH")}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "worker", "worker", env=env)
+
+    def failed() -> str | None:
+        return None if proc.returncode is None else f"it exited with {proc.returncode}"
+
+    await announcements.wait(after, proc.pid, failed)
+    return proc
+
+
+async def stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        proc.terminate()
+    await asyncio.wait_for(proc.wait(), 60)
+
+
+def rss(pid: int) -> int:
+    """Resident bytes of `pid` and all its descendants (0 for one that is gone)."""
+    total = 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total = int(line.split()[1]) * KIB
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            children = (task / "children").read_text().split()
+            total += sum(rss(int(child)) for child in children)
+    except OSError:
+        pass
+    return total
+
+
+async def key_bytes(redis: Redis, session: str) -> Counter[str]:
+    """What Redis spends on each key of `session` (`parley:{session}:*`), by its name."""
+    names = [name async for name in redis.scan_iter(match=keys.session(session, "*"), count=1000)]
+    prefix = len(keys.session(session, ""))
+    sizes: Counter[str] = Counter()
+    for name in names:  # `seen:{envelope id}` markers are summed as one
+        sizes[name.decode()[prefix:].split(":")[0]] += await redis.memory_usage(name) or 0
+    return sizes
+
+
+async def session_bytes(redis: Redis, session: str) -> int:
+    return sum((await key_bytes(redis, session)).values())
+
+
+async def turn(mailbox: Mailbox, session: str, text: str, n: int) -> None:
+    """Submit a message and wait for its turn to be committed (the inbox empty again)."""
+    await mailbox.submit(
+        Envelope(id=f"{session}-{n}", session=session, text=text, sender=Sender(id="b:u"))
+    )
+    await answered(mailbox, session)
+
+
+async def answered(mailbox: Mailbox, session: str) -> None:
+    """Until the session's inbox is empty: its turns are committed."""
+    deadline = time.monotonic() + DEADLINE_S
+    while await mailbox.pending(session) > 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{session}: a turn did not end within {DEADLINE_S:.0f} s")
+        await asyncio.sleep(0.02)
+
+
+async def per_session(mailbox: Mailbox, gate: asyncio.Event, size: Sizes) -> float:
+    """Idle sessions after three turns, one mid-turn, one long conversation; the largest."""
+    names = [f"bench:idle:{n}" for n in range(size.sessions)]
+    await asyncio.gather(*(turn(mailbox, s, f"question {k}", k) for s in names for k in range(3)))
+    idle = [await session_bytes(mailbox.redis, s) for s in names]
+    print(
+        f"idle session after 3 turns: median {statistics.median(idle) / KIB:.1f} KiB, "
+        f"max {max(idle) / KIB:.1f} KiB ({size.sessions} sessions)"
+    )
+    gate.clear()
+    await mailbox.submit(
+        Envelope(id="active-0", session="bench:active", text="hold", sender=Sender(id="b:u"))
+    )
+    await written(mailbox.redis, ["bench:active"])
+    active = await session_bytes(mailbox.redis, "bench:active")
+    print(f"session mid-turn (lease, inbox, state, events): {active / KIB:.1f} KiB")
+    gate.set()
+    sizes: list[int] = []
+    for n in range(size.turns):
+        await turn(mailbox, "bench:long", f"tell me more, part {n}", n)
+        if n % 10 == 9 or n == size.turns - 1:
+            sizes.append(await session_bytes(mailbox.redis, "bench:long"))
+            print(f"  conversation after {n + 1:3} turns: {sizes[-1] / KIB:7.1f} KiB in Redis")
+    shares = await key_bytes(mailbox.redis, "bench:long")
+    print("  of which: " + ", ".join(f"{k} {v / KIB:.1f} KiB" for k, v in shares.items()))
+    return max([*idle, active, *sizes])
+
+
+async def written(redis: Redis, sessions: list[str]) -> None:
+    """Until every session's reply has its first words in its events stream."""
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        async with redis.pipeline(transaction=False) as pipe:
+            for session in sessions:
+                pipe.xlen(keys.events(session))
+            lengths = await pipe.execute()
+        if all(lengths):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{lengths.count(0)} turns never started their reply")
+        await asyncio.sleep(0.2)
+
+
+async def open_turns(mailbox: Mailbox, gate: asyncio.Event, pid: int, count: int) -> int:
+    """The worker's resident memory idle, with `count` turns paused mid-reply, and after."""
+    idle = rss(pid)
+    gate.clear()
+    sessions = [f"bench:open:{n}" for n in range(count)]
+    for n, session in enumerate(sessions):
+        await mailbox.submit(
+            Envelope(id=f"open-{n}", session=session, text="hold", sender=Sender(id="b:u"))
+        )
+    await written(mailbox.redis, sessions)
+    held = rss(pid)
+    info = await mailbox.redis.info("memory")
+    gate.set()
+    for session in sessions:
+        await answered(mailbox, session)
+    after = rss(pid)
+    print(
+        f"worker RSS: {idle / MIB:.0f} MiB idle, {held / MIB:.0f} MiB with {count} turns open "
+        f"({(held - idle) / max(1, count) / KIB:.0f} KiB a turn), {after / MIB:.0f} MiB after; "
+        f"Redis used_memory {int(info['used_memory']) / MIB:.1f} MiB with them open"
+    )
+    return held
+
+
+async def main() -> None:
+    size = Sizes.of(sys.argv[1:])
+    gate = asyncio.Event()
+    gate.set()
+
+    def brain(request: RecordedRequest) -> Reply:
+        if request.system_text().startswith("You condense"):
+            return Reply(text="Notes on the conversation so far. " * 10)
+        return Reply(text=ANSWER, chunk_size=40, gate=gate, gate_after=5)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp))
+        server.start()
+        pool = await create_pool(RedisSettings.from_dsn(server.url))
+        try:
+            async with FakeLLM() as llm:
+                llm.responder = brain
+                sessions = str(max(200, size.open + 10))
+                worker = await start_worker(
+                    server.url, tmp, llm.anthropic_base_url, PARLEY_WORKER_SESSIONS=sessions
+                )
+                try:
+                    mailbox = Mailbox(pool, pool)
+                    largest = await per_session(mailbox, gate, size)
+                    held = await open_turns(mailbox, gate, worker.pid, size.open)
+                finally:
+                    gate.set()
+                    await stop(worker)
+        finally:
+            await pool.aclose()
+            server.stop()
+    report(
+        Figure("memory: Redis per session, largest", largest / KIB, "KiB", 64.0),
+        Figure(f"memory: worker RSS, {size.open} turns open", held / MIB, "MiB", 1024.0),
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

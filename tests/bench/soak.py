@@ -1,0 +1,331 @@
+"""Soak: a day's traffic in minutes, then does anything grow or stay behind?
+
+Real processes: redis-server, `parley web`, two `parley worker`s and `parley scheduler`, on
+one SQLite file; the fake Anthropic API in this process. Clients of the HTTP API talk in many
+sessions at once, each message's reply read as server-sent events: plain questions, questions
+that make the model call the calculator, calls of a tool that waits for a person's approval
+(the client presses approve and follows the resumed turn), and reminders a few seconds ahead
+that the scheduler fires into their session. Other clients open a session's event stream and
+leave after a moment, again and again.
+
+After a warm-up (a tenth of the turns) the resident memory of every process is read from
+/proc, and again at the end: each must be within 10% of its size after warm-up. Then every
+Redis key is checked: it must expire, or belong to an owner that removes it (a session the
+API still knows, the deployment's few shared keys); any other is printed by pattern.
+`python -m tests.bench.soak [TURNS] [SESSIONS] [CLIENTS]` (20,000 turns over 2,000 sessions
+by default, about 15 minutes on two busy cores); PARLEY_BENCH_QUICK=1 runs 150 over 30.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from redis.asyncio import Redis
+
+from bot import keys
+from tests.bench.memory import MIB, rss, start_worker, stop
+from tests.bench.processes import environment
+from tests.bench.table import Figure, report
+from tests.fakes.llm import FakeLLM, Reply, ToolCallSpec
+from tests.fakes.llm.script import RecordedRequest
+from tests.support.redis_server import RedisServer, free_port
+from tests.support.web_process import web_process
+
+QUICK = os.environ.get("PARLEY_BENCH_QUICK") == "1"
+TOKEN = "soak-api-token"
+KINDS = ("ask", "ask", "calc", "ask", "launch", "ask", "calc", "ask", "ask", "remind")
+REMINDER = "Time to stretch, reminder"
+DEADLINE_S = 300.0  # a loaded machine is slow, not broken
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def brain(request: RecordedRequest) -> Reply:
+    """Answers by the first word of the person's message; tool results are acknowledged."""
+    if request.system_text().startswith("You condense"):
+        return Reply(text="Notes on the conversation so far. " * 10)
+    if request.tool_results():
+        return Reply(text="Done, and here is what came of it. " * 3)
+    words = request.last_user_text().split("]", 1)[-1].split()
+    first, last = (words[0], words[-1]) if words else ("", "0")
+    if first == "calc":
+        return Reply(tool_calls=[ToolCallSpec("calculator", {"expression": f"{last} * 7"})])
+    if first == "launch":
+        return Reply(tool_calls=[ToolCallSpec("launch", {"target": f"probe {last}"})])
+    if first == "remind":
+        when = {"prompt": f"{REMINDER} {last}", "when": "in 3 seconds"}
+        return Reply(tool_calls=[ToolCallSpec("schedule_task", when)])
+    return Reply(text="A plain answer with a few sentences in it. " * 6, chunk_size=24)
+
+
+@dataclass
+class Tally:
+    turns: Counter[str] = field(default_factory=Counter)
+    watchers: int = 0
+    problems: Counter[str] = field(default_factory=Counter)
+
+
+async def events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, object]]]:
+    """(event name, data) of a server-sent event stream."""
+    name = ""
+    async for line in response.aiter_lines():
+        if line.startswith("event: "):
+            name = line[7:]
+        elif line.startswith("data: "):
+            yield name, json.loads(line[6:])
+
+
+async def follow(http: httpx.AsyncClient, url: str, body: dict[str, str]) -> str | None:
+    """POST `body` and read the turn's events: the confirmation it waits for, or None."""
+    headers = {"Accept": "text/event-stream"}
+    async with http.stream("POST", url, json=body, headers=headers) as response:
+        if response.status_code >= 400:
+            raise RuntimeError(f"{url}: {response.status_code} {await response.aread()!r}")
+        async for name, data in events(response):
+            if name == "confirmation_required":
+                return str(data["confirmation_id"])  # the client leaves; the turn waits
+            if name == "completed":
+                return None
+    raise RuntimeError(f"{url}: the stream ended before the turn did")
+
+
+async def converse(http: httpx.AsyncClient, session: str, n: int, tally: Tally) -> None:
+    kind = KINDS[n % len(KINDS)]
+    text = {"ask": "tell me about item", "calc": "calc", "launch": "launch", "remind": "remind"}
+    waiting = await follow(http, f"/api/sessions/{session}/messages", {"text": f"{text[kind]} {n}"})
+    tally.turns[kind] += 1
+    if waiting is not None:
+        await follow(http, f"/api/confirmations/{waiting}", {"decision": "approve"})
+        tally.turns["approved"] += 1
+    elif kind == "launch":
+        tally.problems["launch without approval prompt"] += 1
+
+
+async def client(
+    http: httpx.AsyncClient, plan: Iterator[int], sessions: list[str], tally: Tally
+) -> None:
+    for n in plan:
+        try:
+            await converse(http, sessions[n % len(sessions)], n, tally)
+        except (httpx.HTTPError, RuntimeError) as exc:
+            tally.problems[type(exc).__name__] += 1
+            print(f"  turn {n}: {exc}", file=sys.stderr)
+
+
+async def watcher(http: httpx.AsyncClient, sessions: list[str], tally: Tally) -> None:
+    """Opens a session's event stream, stays a moment, leaves; again until cancelled."""
+    chance = random.Random(7)
+    while True:
+        session = chance.choice(sessions)
+        with contextlib.suppress(httpx.HTTPError, TimeoutError):
+            async with asyncio.timeout(chance.uniform(0.2, 2.0)):
+                async with http.stream("GET", f"/api/sessions/{session}/events") as response:
+                    async for _ in response.aiter_lines():
+                        pass
+        tally.watchers += 1
+
+
+@dataclass
+class Processes:
+    web: int
+    workers: list[asyncio.subprocess.Process]
+    scheduler: asyncio.subprocess.Process
+
+    def sizes(self) -> dict[str, int]:
+        sizes = {"web": rss(self.web), "scheduler": rss(self.scheduler.pid)}
+        sizes |= {f"worker {i + 1}": rss(w.pid) for i, w in enumerate(self.workers)}
+        return sizes
+
+
+async def traffic(
+    http: httpx.AsyncClient, sessions: list[str], turns: int, clients: int, procs: Processes
+) -> tuple[dict[str, int], dict[str, int], Tally]:
+    """All the turns, `clients` at a time; the processes' sizes after warm-up and at the end."""
+    tally = Tally()
+    warm = max(50, turns // 10)
+    watchers = [asyncio.create_task(watcher(http, sessions, tally)) for _ in range(4)]
+    try:
+        plan = iter(range(warm))
+        await asyncio.gather(*(client(http, plan, sessions, tally) for _ in range(clients)))
+        warmed, started = procs.sizes(), time.monotonic()
+        print(f"warmed up after {warm} turns: " + sizes_line(warmed))
+        plan = iter(range(warm, turns))
+        await asyncio.gather(*(client(http, plan, sessions, tally) for _ in range(clients)))
+        rate = (turns - warm) / (time.monotonic() - started)
+        print(f"{turns} turns in all, {rate:.1f} a second after warm-up")
+    finally:
+        for task in watchers:
+            task.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
+    return warmed, procs.sizes(), tally
+
+
+def sizes_line(sizes: dict[str, int]) -> str:
+    return ", ".join(f"{name} {size / MIB:.0f} MiB" for name, size in sizes.items())
+
+
+async def quiet(redis: Redis, llm: FakeLLM, reminders: int) -> None:
+    """Until the scheduler fired every reminder and no session has work or a lease."""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        fired = {r.last_user_text() for r in llm.requests if REMINDER in r.last_user_text()}
+        leases = [k async for k in redis.scan_iter(match=keys.session("*", "lease"))]
+        if len(fired) >= reminders and not await redis.zcard(keys.ARMED_SET) and not leases:
+            return
+        await asyncio.sleep(0.5)
+    print(f"  not quiet after {DEADLINE_S:.0f} s: {reminders - len(fired)} reminders unfired")
+
+
+OWNED_SESSION = re.compile(r"^parley:\{http:([0-9a-f]+)\}:")
+SHARED = {keys.ARMED_SET, keys.DEAD_LETTERS, keys.READY_STREAM, "arq:queue"}
+
+
+def pattern(name: str) -> str:
+    shape = re.sub(r"\{[^}]*\}", "{session}", name)
+    return re.sub(r"[0-9a-f]{8,}|\d+", "*", shape)
+
+
+async def ownerless(redis: Redis) -> tuple[int, Counter[str]]:
+    """Keys with neither an expiry nor an owner that removes them, by pattern; and all keys."""
+    names = [k.decode() async for k in redis.scan_iter(count=1000)]
+    async with redis.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.ttl(name)
+        ttls = await pipe.execute()
+    known = {n.rsplit(":", 1)[1] for n in names if n.startswith(keys.http_session(""))}
+    orphans: Counter[str] = Counter()
+    for name, ttl in zip(names, ttls, strict=True):
+        owned = OWNED_SESSION.match(name)
+        if ttl >= 0 or name in SHARED or name.startswith(keys.http_session("")):
+            continue
+        if owned is not None and owned.group(1) in known:
+            continue
+        orphans[pattern(name)] += 1
+    return len(names), orphans
+
+
+@contextlib.asynccontextmanager
+async def parley(tmp: str, redis_url: str, llm: FakeLLM) -> AsyncIterator[tuple[str, Processes]]:
+    """Web, two workers and the scheduler, each ready; stopped at the end."""
+    extra = {
+        "PARLEY_TOOL_MODULES": '["tests.support.tools"]',
+        "PARLEY_USER_MESSAGES_PER_MINUTE": "1000000",
+        "PARLEY_TASKS_PER_PERSON": "10000",
+        "PARLEY_API_TOKEN": TOKEN,
+        "PARLEY_HTTP_PORT": str(free_port()),
+    }
+    env = environment(redis_url, tmp, llm.anthropic_base_url, **extra)
+    env = {k: v for k, v in env.items() if not k.startswith("PARLEY_BENCH")}
+    command = [sys.executable, "-m", "worker", "web"]
+    async with web_process(command, env, ROOT, Path(tmp) / "web.log") as base:
+        web_pid = child_running(command)
+        workers = [await start_worker(redis_url, tmp, llm.anthropic_base_url, **extra)]
+        workers.append(await start_worker(redis_url, tmp, llm.anthropic_base_url, **extra))
+        scheduler = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "worker", "scheduler", env=env
+        )
+        try:
+            await leading(redis_url, scheduler)
+            yield base, Processes(web_pid, workers, scheduler)
+        finally:
+            for proc in [*workers, scheduler]:
+                await stop(proc)
+
+
+def child_running(command: list[str]) -> int:
+    """The pid of this process's child started with `command` (from /proc)."""
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+                if argv == command:
+                    return int(pid)
+    raise RuntimeError(f"no child runs {command}")
+
+
+async def leading(redis_url: str, scheduler: asyncio.subprocess.Process) -> None:
+    """Until the scheduler holds the leader lease."""
+    redis = Redis.from_url(redis_url)
+    deadline = time.monotonic() + DEADLINE_S
+    try:
+        while not await redis.exists(keys.SCHEDULER_LEADER):
+            if scheduler.returncode is not None or time.monotonic() > deadline:
+                raise RuntimeError("the scheduler never led")
+            await asyncio.sleep(0.1)
+    finally:
+        await redis.aclose()
+
+
+def arguments() -> tuple[int, int, int]:
+    given = [int(a) for a in sys.argv[1:4]]
+    default = [150, 30, 6] if QUICK else [20_000, 2_000, 16]
+    turns, sessions, clients = given + default[len(given) :]
+    return turns, sessions, clients
+
+
+async def main() -> None:
+    turns, count, clients = arguments()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp))
+        server.start()
+        redis = Redis.from_url(server.url)
+        try:
+            async with FakeLLM() as llm, parley(tmp, server.url, llm) as (base, procs):
+                llm.responder = brain
+                auth = {"Authorization": f"Bearer {TOKEN}"}
+                limits = httpx.Limits(max_connections=clients + 8)
+                async with httpx.AsyncClient(
+                    base_url=base, headers=auth, timeout=DEADLINE_S, limits=limits
+                ) as http:
+                    sessions = [
+                        (await http.post("/api/sessions")).json()["id"] for _ in range(count)
+                    ]
+                    warmed, ended, tally = await traffic(http, sessions, turns, clients, procs)
+                    await quiet(redis, llm, tally.turns["remind"])
+                total, orphans = await ownerless(redis)
+                memory = int((await redis.info("memory"))["used_memory"])
+        finally:
+            await redis.aclose()
+            server.stop()
+    summarise(warmed, ended, tally, total, orphans, memory)
+
+
+def summarise(
+    warmed: dict[str, int],
+    ended: dict[str, int],
+    tally: Tally,
+    total: int,
+    orphans: Counter[str],
+    memory: int,
+) -> None:
+    print("at the end:           " + sizes_line(ended))
+    growth = {name: (ended[name] - warmed[name]) / warmed[name] * 100 for name in warmed}
+    print("growth after warm-up: " + ", ".join(f"{n} {g:+.1f}%" for n, g in growth.items()))
+    print(f"turns: {dict(tally.turns)}; event streams opened and left: {tally.watchers}")
+    print(f"problems: {dict(tally.problems) or 'none'}")
+    print(f"Redis: {total} keys, {memory / MIB:.1f} MiB; without expiry or owner:")
+    for shape, n in orphans.most_common():
+        print(f"  {n:6}  {shape}")
+    if not orphans:
+        print("  none")
+    report(
+        Figure("soak: RSS growth after warm-up, largest", max(growth.values()), "%", 10.0),
+        Figure("soak: Redis keys without expiry or owner", sum(orphans.values()), "keys", 1.0),
+        Figure("soak: failed turns", sum(tally.problems.values()), "turns", 1.0),
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
