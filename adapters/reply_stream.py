@@ -2,10 +2,11 @@
 
 Text arrives in small deltas and is coalesced: a pump shows whatever text there is at most
 once per pace of the platform, so a fast model costs one update per pace, not one per
-token. The first update waits `FIRST_UPDATE_AFTER` (never more than a pace): a reply that
-ends before then costs only its last update, with no intermediate one that the last would
-replace a moment later, while a long reply still starts to show at once; from then on updates
-keep the pace, from when each was shown. The pump takes its update's token from the shared
+token. The first update is made as soon as there is text, so a reply starts to show the
+moment its first words exist; text that arrives while an update is on its way is coalesced
+into the next one, and from then on updates keep the pace, from when each was shown. A reply
+that ends before the pump has had its turn (a short one, read in one burst) costs only its
+last update. The pump takes its update's token from the shared
 rate budget (a `Slot`) before it shows anything, so the burst the budget allows is left for
 other calls, and the update's first call spends that token.
 
@@ -44,8 +45,6 @@ from bot.agent import events as ev
 from bot.ratelimit import Scope
 
 log = logging.getLogger(__name__)
-# Long enough for a short reply to end first, short enough to look instant.
-FIRST_UPDATE_AFTER = 0.4
 Calls = TypeVar("Calls", bound=PacedCalls)
 Id = TypeVar("Id")
 Content = TypeVar("Content")
@@ -195,9 +194,9 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
     # --- pacing -----------------------------------------------------------------------------
 
     async def _run_pump(self) -> None:
-        """Show the newest text once a pace, from `FIRST_UPDATE_AFTER` after the first text
-        on (see the module docstring); coalesces everything in between."""
-        due = time.monotonic() + min(self.pace(), FIRST_UPDATE_AFTER)
+        """Show the first text at once, then the newest text once a pace (see the module
+        docstring); coalesces everything in between."""
+        due = time.monotonic()
         while True:
             await self._dirty.wait()
             await asyncio.sleep(due - time.monotonic())
