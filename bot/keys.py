@@ -45,7 +45,7 @@ Per session, all under the hash tag `{session}` so one script touches one slot
 - `state`: the agent's state between turns (JSON).
 - `attempts:{envelope id}`: how often a worker tried the envelope (survives crashes).
 - `options`: hash of per-session settings chosen by a person (e.g. `model`).
-- `events`: stream of a turn's events for the HTTP API.
+- `events`: stream of a turn's events for the HTTP API; the last 15 minutes' are kept.
 
 Per platform (`tg`, `slack`, `http`):
 
@@ -61,7 +61,9 @@ Per platform (`tg`, `slack`, `http`):
 The arq job `drain` (`DRAIN_JOB`) wakes a worker for a session; its id
 (`drain:{session}:{generation}`) lets arq drop a second wake-up for the same generation. The
 arq job `expire_confirmation` (`EXPIRY_JOB`), deferred to a confirmation's expiry, denies it if
-nobody decided.
+nobody decided. Every new drain job's id is also published on `parley:jobs` (`JOBS_CHANNEL`):
+workers with room start it at once instead of at their next poll of arq's queue, which stays
+the backstop for a publication nobody heard.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ WORKER_PREFIX = f"{PREFIX}:worker:"
 SWEEPER = f"{PREFIX}:sweeper"
 DEAD_LETTERS = f"{PREFIX}:dead"
 CANCEL_CHANNEL = f"{PREFIX}:cancel"
+JOBS_CHANNEL = f"{PREFIX}:jobs"
 READY_STREAM = f"{PREFIX}:workers"
 TASKS_CHANNEL = f"{PREFIX}:tasks"
 SCHEDULER_LEADER = f"{PREFIX}:scheduler"

@@ -63,20 +63,47 @@ _EXTEND = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
-_SAVE = """
+# A state write (see `StateWrite`): keep the context's first `keep` items, append ARGV[n..],
+# replace the head. Refused (-2) before anything is written when the list is shorter than
+# `keep`: Redis lost what the writer believes is there, and it must write the whole state.
+_WRITE_STATE = """
+local function write_state(state, context, head, keep, first)
+  local have = redis.call('LLEN', context)
+  if keep > have then return false end
+  if keep == 0 then
+    redis.call('DEL', context)
+  elseif keep < have then
+    redis.call('LTRIM', context, 0, keep - 1)
+  end
+  for i = first, #ARGV, 1000 do
+    redis.call('RPUSH', context, unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  end
+  redis.call('SET', state, head)
+  return true
+end
+"""
+_SAVE = (
+    _WRITE_STATE
+    + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[2], ARGV[2])
+if not write_state(KEYS[2], KEYS[3], ARGV[2], tonumber(ARGV[3]), 4) then return -2 end
 return 1
 """
-_COMMIT = """
+)
+_COMMIT = (
+    _WRITE_STATE
+    + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local head = redis.call('LINDEX', KEYS[2], 0)
 if not head or cjson.decode(head)['id'] ~= ARGV[3] then return -1 end
-if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4]) end
+if ARGV[4] ~= '' then
+  if not write_state(KEYS[3], KEYS[5], ARGV[4], tonumber(ARGV[5]), 6) then return -2 end
+end
 redis.call('LTRIM', KEYS[2], tonumber(ARGV[2]), -1)
 redis.call('DEL', KEYS[4])
 return 1
 """
+)
 _RELEASE_IF_EMPTY = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 if redis.call('LLEN', KEYS[2]) > 0 then return 0 end
@@ -164,6 +191,32 @@ class LeaseLost(Exception):
     """Another worker holds the session now; whatever this one was doing must stop."""
 
 
+class ContextMissing(Exception):
+    """A state write meant to keep more of the context than Redis holds (Redis lost some of
+    it): nothing was written, and the whole state must be written instead."""
+
+
+@dataclass(frozen=True)
+class StoredState:
+    """A session's state as Redis holds it: `head`, the state but its context, and the
+    context's messages, one item each. A state written whole (before the context had a key
+    of its own) is all in `head`, with no items."""
+
+    head: bytes
+    context: list[bytes]
+
+
+@dataclass(frozen=True)
+class StateWrite:
+    """One save of the state: the context's first `keep` items stay, `append` follows them,
+    and `head` replaces the head. A turn's save appends its new messages and rewrites the
+    head, so what it sends does not grow with the conversation."""
+
+    head: str
+    keep: int = 0
+    append: tuple[str, ...] = ()
+
+
 class Mailbox:
     def __init__(self, redis: Redis, jobs: Enqueuer, *, dedup_ttl: int = 86_400) -> None:
         self.redis = redis
@@ -201,9 +254,14 @@ class Mailbox:
         return Submitted(accepted=True, generation=generation)
 
     async def wake(self, session: str, generation: int | None = None) -> None:
-        """Enqueue a drain job; spurious ones are harmless, the lease decides who works."""
+        """Enqueue a drain job, and ring for it: a worker polling arq's queue would find it
+        only at its next poll, tens of milliseconds on average, so its id is published too
+        and an idle worker starts it on the spot (see `keys.JOBS_CHANNEL`). Spurious jobs
+        are harmless, the lease decides who works."""
         job_id = keys.drain_job_id(session, generation) if generation is not None else None
-        await self.jobs.enqueue_job(keys.DRAIN_JOB, session, _job_id=job_id)
+        job = await self.jobs.enqueue_job(keys.DRAIN_JOB, session, _job_id=job_id)
+        if job is not None:  # None: that generation's job is queued and was rung for already
+            await done(self.redis.publish(keys.JOBS_CHANNEL, job.job_id))
 
     async def peek(self, session: str, count: int = 1) -> list[Envelope]:
         raw = await done(self.redis.lrange(keys.session(session, "inbox"), 0, count - 1))
@@ -229,34 +287,52 @@ class Mailbox:
             await self._extend(keys=[keys.session(session, "lease")], args=[token, int(ttl * 1000)])
         )
 
-    async def save_state(self, session: str, token: str, state_json: str) -> None:
+    async def save_state(self, session: str, token: str, write: StateWrite) -> None:
         """Write the session's state only while holding its lease (the fence)."""
-        done = await self._save(
-            keys=[keys.session(session, "lease"), keys.session(session, "state")],
-            args=[token, state_json],
+        result = await self._save(
+            keys=[
+                keys.session(session, "lease"),
+                keys.session(session, "state"),
+                keys.session(session, "context"),
+            ],
+            args=[token, write.head, write.keep, *write.append],
         )
-        if not done:
+        if result == 0:
             raise LeaseLost(session)
+        if result < 0:
+            raise ContextMissing(session)
 
-    async def load_state(self, session: str) -> bytes | None:
-        value = await self.redis.get(keys.session(session, "state"))
-        return value if isinstance(value, bytes) else None
+    async def load_state(self, session: str) -> StoredState | None:
+        """The state's head and context items, read together; None when there is no head."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.get(keys.session(session, "state"))
+            pipe.lrange(keys.session(session, "context"), 0, -1)
+            head, context = await pipe.execute()
+        return StoredState(head, list(context)) if isinstance(head, bytes) else None
 
     async def commit(
-        self, session: str, token: str, envelopes: Sequence[Envelope], state_json: str = ""
+        self,
+        session: str,
+        token: str,
+        envelopes: Sequence[Envelope],
+        write: StateWrite | None = None,
     ) -> None:
         """Save the state and remove `envelopes` from the head, atomically, under the lease."""
+        state: list[str | int] = [""] if write is None else [write.head, write.keep, *write.append]
         result = await self._commit(
             keys=[
                 keys.session(session, "lease"),
                 keys.session(session, "inbox"),
                 keys.session(session, "state"),
                 keys.session(session, f"attempts:{envelopes[0].id}"),
+                keys.session(session, "context"),
             ],
-            args=[token, len(envelopes), envelopes[0].id, state_json],
+            args=[token, len(envelopes), envelopes[0].id, *state],
         )
         if result == 0:
             raise LeaseLost(session)
+        if result == -2:
+            raise ContextMissing(session)
         if result < 0:
             raise RuntimeError(f"inbox head of {session} is not {envelopes[0].id}")
 

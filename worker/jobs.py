@@ -195,12 +195,20 @@ async def _watch_database(settings: Settings, database: Database) -> None:
         database.problem()
 
 
-async def _listen_for_cancels(redis: ArqRedis, runner: SessionRunner) -> None:
+async def _listen(redis: ArqRedis, runner: SessionRunner, worker: Worker) -> None:
+    """Turns to cancel, and drain jobs just queued (`keys.JOBS_CHANNEL`): one with room
+    starts such a job now rather than at its next poll. Every worker hears the id; arq's own
+    check (the job's in-progress key, set in a transaction) lets exactly one of them run it,
+    and it is the least busy one, the first to get to it."""
     pubsub = redis.pubsub()
-    await pubsub.subscribe(keys.CANCEL_CHANNEL)
+    await pubsub.subscribe(keys.CANCEL_CHANNEL, keys.JOBS_CHANNEL)
     async for message in pubsub.listen():
-        if message.get("type") == "message":
+        if message.get("type") != "message":
+            continue
+        if message["channel"] == keys.CANCEL_CHANNEL.encode():
             runner.cancel(message["data"].decode())
+        elif worker.allow_pick_jobs and worker.job_counter < worker.max_jobs:
+            await worker.start_jobs([message["data"]])
 
 
 async def _say_ready(
@@ -278,7 +286,7 @@ def build_worker(
         mailbox, runner = supervisor.mailbox, supervisor.runner
         background.append(asyncio.create_task(liveness.run()))
         background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))
-        background.append(asyncio.create_task(_listen_for_cancels(redis, runner)))
+        background.append(asyncio.create_task(_listen(redis, runner, worker)))
         background.append(asyncio.create_task(_watch_database(settings, database)))
         background.append(asyncio.create_task(agent.warm()))
         background.append(asyncio.create_task(_say_ready(redis, liveness, platforms)))
