@@ -4,7 +4,13 @@ A short reply (one line, streamed in a few deltas) should cost exactly one call 
 text; a streamed 500-word reply (about 3,000 characters at roughly 60 tokens a second)
 one per pace of the chat, drafts evenly spaced from the first. The fake Telegram counts and
 times every call Parley makes. Real redis-server, the web app and a worker process, the real
-aiogram Bot. Run with `make bench`.
+aiogram Bot. Nothing is sent before the worker announced it is ready (`worker.ready`).
+
+The first visible text, with the model answering at once: from the update being available to
+the bot (queued at the fake Telegram, which hands it to the bot's long poll) to the call that
+first shows the reply's text (the fake's own timestamp of it), for a short reply and a
+streamed 300-word one, each in a new private chat, with one worker and then two. Targets:
+median under 25 ms, p99 under 100 ms. Run with `make bench`, or `python -m tests.bench.telegram`.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import sys
+import statistics
 import tempfile
 import time
 from collections import Counter
@@ -21,18 +27,33 @@ from pathlib import Path
 from aiohttp import web
 
 from bot.config import Settings
-from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply
+from tests.bench.processes import start_workers, stop
+from tests.bench.table import Figure, percentile, quick, report, samples
+from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, RecordedRequest, Reply
 from tests.fakes.tg import TOKEN, FakeTelegram, TgChat, TgUser
 from tests.support.redis_server import RedisServer, free_port
 from worker.web import make_app
 
-WORDS = 500
+WORDS = 60 if quick() else 500
+STREAMED_WORDS = 300
+SAMPLES = samples(100, 4)
 ANN = TgUser(id=1001, first_name="Ann")
+KINDS = ("short", "streamed")
+FIGURES = (
+    "telegram first visible, short, 1 worker: median",
+    "telegram first visible, short, 1 worker: p99",
+    "telegram first visible, streamed, 1 worker: median",
+    "telegram first visible, streamed, 1 worker: p99",
+    "telegram first visible, short, 2 workers: median",
+    "telegram first visible, short, 2 workers: p99",
+    "telegram first visible, streamed, 2 workers: median",
+    "telegram first visible, streamed, 2 workers: p99",
+)
 
 
-def reply_text() -> str:
-    words = [f"word{i}" for i in range(WORDS)]
-    paragraphs = [" ".join(words[i : i + 60]) for i in range(0, WORDS, 60)]
+def reply_text(words: int = WORDS) -> str:
+    body = [f"word{i}" for i in range(words)]
+    paragraphs = [" ".join(body[i : i + 60]) for i in range(0, words, 60)]
     return "Here is **a long answer**.\n\n" + "\n\n".join(paragraphs)
 
 
@@ -68,7 +89,7 @@ async def measure(
         within=120,
     )
     total = time.monotonic() - start
-    await asyncio.sleep(1)
+    await asyncio.sleep(1)  # after the final text: calls that still follow it are counted
     made = telegram.calls[before:]
     calls = Counter(c.method for c in made)
     shown = ", ".join(f"{method} {n}" for method, n in sorted(calls.items()))
@@ -83,25 +104,78 @@ async def measure(
     )
 
 
+def instant(request: RecordedRequest) -> Reply:
+    """The model answering at once: the short reply to "short", else the streamed one; a
+    request the benchmark did not script (a title, a summary) is answered too."""
+    if request.last_user_text().endswith("short"):
+        return Reply(text=SHORT, chunk_size=12)
+    return Reply(text=reply_text(STREAMED_WORDS), chunk_size=20)
+
+
+async def first_visible(telegram: FakeTelegram, chat: TgChat, short: bool) -> float:
+    """Milliseconds from the update queued to the first call showing the reply's text; once
+    the final text is there, so the next sample starts on an idle worker."""
+    before = len(telegram.calls)
+    start = time.time()
+    telegram.send(chat, ANN, "short" if short else "streamed")
+    begins = "Sure" if short else "Here"
+    last = "tomorrow." if short else f"word{STREAMED_WORDS - 1}"
+    await telegram.wait_for(
+        lambda: bool(telegram.messages(chat)) and telegram.messages(chat)[-1].text.endswith(last),
+        within=120,
+    )
+    shown = [
+        c.at
+        for c in telegram.calls[before:]
+        if c.ok and c.method in SHOWING and str(c.params.get("text", "")).startswith(begins)
+    ]
+    return (min(shown) - start) * 1000
+
+
+async def first_visibles(telegram: FakeTelegram, llm: FakeLLM, workers: int, users: int) -> None:
+    llm.responder = instant
+    for kind in KINDS:
+        took = []
+        for n in range(SAMPLES):
+            chat = telegram.private_chat(TgUser(id=users + n, first_name=f"P{n}"))
+            took.append(await first_visible(telegram, chat, kind == "short"))
+        name = f"telegram first visible, {kind}, {workers} worker{'s' * (workers > 1)}"
+        p99 = percentile(took, 0.99)
+        median = statistics.median(took)
+        print(f"{name}: median {median:5.1f} ms, p99 {p99:5.1f} ms ({SAMPLES} samples)")
+        report(Figure(f"{name}: median", median, "ms", 25), Figure(f"{name}: p99", p99, "ms", 100))
+        users += SAMPLES
+
+
+async def calls_of_replies(telegram: FakeTelegram, llm: FakeLLM) -> None:
+    await measure(telegram, llm, telegram.group("Warm-up"), "warm-up")
+    await measure(telegram, llm, telegram.private_chat(ANN), "private")
+    await measure(telegram, llm, telegram.group("Bench"), "group")
+    short_chat = telegram.private_chat(TgUser(id=1002, first_name="Bo"))
+    await measure(telegram, llm, short_chat, "private short", short=True)
+    await measure(telegram, llm, telegram.group("Short"), "group short", short=True)
+
+
+def worker_env(redis_url: str, folder: str, llm: FakeLLM, telegram: FakeTelegram) -> dict[str, str]:
+    return {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": f"sqlite+aiosqlite:///{folder}/parley.db",
+        "PARLEY_MODEL": "claude-bench",
+        "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "ANTHROPIC_BASE_URL": llm.anthropic_base_url,
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "TELEGRAM_API_URL": telegram.base_url,
+        "PARLEY_LOG_LEVEL": "WARNING",
+    }
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp))
         server.start()
         async with FakeLLM() as llm, FakeTelegram() as telegram:
-            env = {
-                **os.environ,
-                "REDIS_URL": server.url,
-                "DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/parley.db",
-                "PARLEY_MODEL": "claude-bench",
-                "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
-                "ANTHROPIC_BASE_URL": llm.anthropic_base_url,
-                "TELEGRAM_BOT_TOKEN": TOKEN,
-                "TELEGRAM_API_URL": telegram.base_url,
-                "PARLEY_LOG_LEVEL": "WARNING",
-            }
-            worker = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "worker", "worker", env=env
-            )
+            env = worker_env(server.url, tmp, llm, telegram)
             settings = Settings(
                 _env_file=None,
                 redis_url=server.url,
@@ -112,17 +186,15 @@ async def main() -> None:
             runner = web.AppRunner(await make_app(settings))
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", free_port()).start()
+            workers: list[asyncio.subprocess.Process] = []
             try:
-                await asyncio.sleep(3)
-                await measure(telegram, llm, telegram.group("Warm-up"), "warm-up")
-                await measure(telegram, llm, telegram.private_chat(ANN), "private")
-                await measure(telegram, llm, telegram.group("Bench"), "group")
-                short_chat = telegram.private_chat(TgUser(id=1002, first_name="Bo"))
-                await measure(telegram, llm, short_chat, "private short", short=True)
-                await measure(telegram, llm, telegram.group("Short"), "group short", short=True)
+                workers, _ = await start_workers(1, env, server.url)
+                await calls_of_replies(telegram, llm)
+                await first_visibles(telegram, llm, 1, 10_000)
+                workers += (await start_workers(1, env, server.url))[0]
+                await first_visibles(telegram, llm, 2, 20_000)
             finally:
-                worker.terminate()
-                await worker.wait()
+                await stop(workers)
                 await runner.cleanup()
                 server.stop()
 
