@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import json
 import math
 import os
 import signal
@@ -74,15 +75,27 @@ class Outcome:
         return [*self.figures, *missing, *failed]
 
 
-def _expected(tree: ast.Module) -> tuple[str, ...]:
-    """The literal `FIGURES = (...)` of a module, or () when it has none."""
+def _expected(tree: ast.Module, name: str) -> tuple[str, ...]:
+    """The `FIGURES` of a module: read from its source when it is a literal, else from the
+    module imported in a process of its own; () when it has none."""
     for node in tree.body:
         if not isinstance(node, ast.Assign):
             continue
         target = node.targets[0]
         if isinstance(target, ast.Name) and target.id == "FIGURES":
-            return tuple(str(name) for name in ast.literal_eval(node.value))
+            try:
+                return tuple(str(figure) for figure in ast.literal_eval(node.value))
+            except ValueError:
+                return _imported_figures(name)
     return ()
+
+
+def _imported_figures(name: str) -> tuple[str, ...]:
+    code = f"import json, tests.bench.{name} as m; print(json.dumps([str(f) for f in m.FIGURES]))"
+    said = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return tuple(json.loads(said.stdout.splitlines()[-1]))
 
 
 def discover(folder: Path = HERE) -> list[Benchmark]:
@@ -94,7 +107,7 @@ def discover(folder: Path = HERE) -> list[Benchmark]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         functions = (ast.FunctionDef, ast.AsyncFunctionDef)
         if any(isinstance(node, functions) and node.name == "main" for node in tree.body):
-            found.append(Benchmark(path.stem, _expected(tree)))
+            found.append(Benchmark(path.stem, _expected(tree, path.stem)))
     return found
 
 
