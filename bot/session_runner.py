@@ -31,6 +31,7 @@ from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
 from bot.run_watch import RunWatch, session_info
+from bot.state_store import StateStore
 from bot.store.history import History, RunRecord
 from bot.store.runs import run_id
 from bot.store.sqlite_file import DatabaseFileGone
@@ -62,6 +63,7 @@ class RunnerDeps:
 class SessionRunner:
     def __init__(self, deps: RunnerDeps) -> None:
         self.deps = deps
+        self.states = StateStore(deps.mailbox)
         s = deps.settings
         self.lease_ttl = s.lease_ttl
         self.max_attempts = s.max_attempts
@@ -147,29 +149,31 @@ class SessionRunner:
         if tries == 1:  # taken up for the first time, not retried after a crash
             metrics.PICKUP_SECONDS.observe(max(0.0, time.time() - head.received_at))
         state = await self._state(session)
+        states = self.states
         if done := finished_group(batch, state):  # its worker died before committing it
-            await mailbox.commit(session, token, done, state.model_dump_json())
+            await states.commit(session, token, done, state)
             return
         resumed = resumed_group(batch, state)
         group = resumed or merged_group(batch)
         if tries > self.max_attempts:
             await self._skip(head, state, tries - 1)
-            await mailbox.commit(session, token, [head], state.model_dump_json())
+            await states.commit(session, token, [head], state)
             return
         if head.kind == "command":
             state = await self._command(head, state)
-            await mailbox.commit(session, token, group, state.model_dump_json())
+            await states.commit(session, token, group, state)
             return
         request = await self._request(group, state, resumed=bool(resumed))
         if request is not None:
             await self._run(session, token, group, state, await prepared(request, state))
-        await mailbox.commit(session, token, group, state.model_dump_json())
+        await states.commit(session, token, group, state)
 
     async def _state(self, session: str) -> SessionState:
         """The hot state, or the session rebuilt from SQL when Redis has none (lost, flushed),
         or a new session."""
-        if raw := await self.deps.mailbox.load_state(session):
-            return SessionState.model_validate_json(raw)
+        stored = await self.states.load(session)
+        if stored is not None:
+            return stored
         try:
             restored = await self.deps.history.restore(session)
         except Exception:
@@ -305,7 +309,6 @@ class SessionRunner:
         state: SessionState,
         request: TurnRequest,
     ) -> None:
-        mailbox = self.deps.mailbox
         head = group[0]
 
         resumed = request.text is None and request.decisions is None
@@ -313,7 +316,7 @@ class SessionRunner:
 
         async def checkpoint(current: SessionState) -> None:
             watch.keep(current)
-            await mailbox.save_state(session, token, current.model_dump_json())
+            await self.states.save(session, token, current)
 
         cancel = self._cancels[session] = asyncio.Event()
         stream = self.deps.egress.open(group)

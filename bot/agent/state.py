@@ -1,14 +1,15 @@
 """A session's agent state: everything needed to continue it in another process.
 
-The whole object is saved after every step of a turn, so a turn interrupted anywhere can be
-picked up from the last step by whoever loads it next.
+It is saved after every step of a turn, so a turn interrupted anywhere can be picked up from
+the last step by whoever loads it next; a save writes what changed (`bot.state_store`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from bot.agent.events import PlanStep
 from bot.agent.failed_turn import ContextMark
@@ -58,6 +59,15 @@ class PendingConfirmation(BaseModel):
     confirmation_id: str | None = None
 
 
+@dataclass
+class WrittenContext:
+    """The context as Redis holds it, as far as this process knows: the messages it last
+    wrote or read, each with its JSON (`bot.state_store`)."""
+
+    messages: list[Message]
+    encoded: list[str]
+
+
 class SessionState(BaseModel):
     """`finished` names the envelopes of the last run that ended, so a worker that finds
     them still queued (its predecessor died between the last save and the commit) commits
@@ -76,6 +86,7 @@ class SessionState(BaseModel):
     recorded: str | None = None
     unrecorded: list[RunRecord] = Field(default_factory=list)
     unanswered: bool = False
+    _written: WrittenContext | None = PrivateAttr(default=None)  # see `bot.state_store`
 
     def unanswered_tool_uses(self) -> list[ToolUseBlock]:
         """Tool calls of the last assistant message that have no result yet (an interruption)."""

@@ -13,11 +13,10 @@ import httpx
 import pytest
 from arq.connections import RedisSettings, create_pool
 
-from bot import keys
-from bot.agent.state import SessionState
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
 from bot.redis_types import done
+from bot.state_store import StateStore
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack, idle, read_events, send, texts
@@ -373,8 +372,8 @@ async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack
     print(f"the woken holder stopped its turn {time.monotonic() - woke:.1f} s after SIGCONT")
     gate.set()  # the zombie's model stream could now finish; its writes must all be refused
     await asyncio.sleep(2)
-    raw = await pool.get(keys.session("test:zombie", "state"))
-    state = SessionState.model_validate_json(raw)
+    state = await StateStore(mailbox).load("test:zombie")
+    assert state is not None
     answers = [m.text for m in state.messages if m.role == "assistant"]
     assert answers == ["The live worker answered.", "second answer"]
     assert await mailbox.pending("test:zombie") == 0

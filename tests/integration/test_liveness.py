@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from bot import keys
 from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
-from bot.mailbox import LeaseLost, Mailbox
+from bot.mailbox import LeaseLost, Mailbox, StateWrite
 from tests.support.redis_server import RedisServer
 
 
@@ -63,11 +63,13 @@ async def test_the_sweep_frees_only_the_leases_of_workers_whose_key_lapsed(redis
     fresh = await mailbox.take_lease("test:dead", 30, worker=alive.id)
     assert fresh is not None and int(fresh.split(":")[0]) > int(lost.split(":")[0])
     with pytest.raises(LeaseLost):  # the old holder, if it was only paused, is fenced out
-        await mailbox.commit("test:dead", lost, [envelope("test:dead")], '{"zombie": 1}')
+        await mailbox.commit(
+            "test:dead", lost, [envelope("test:dead")], StateWrite('{"zombie": 1}')
+        )
     with pytest.raises(LeaseLost):
-        await mailbox.save_state("test:dead", lost, '{"zombie": 1}')
+        await mailbox.save_state("test:dead", lost, StateWrite('{"zombie": 1}'))
     assert await mailbox.release_if_empty("test:dead", lost) is None
-    await mailbox.commit("test:dead", fresh, [envelope("test:dead")], "{}")
+    await mailbox.commit("test:dead", fresh, [envelope("test:dead")], StateWrite("{}"))
     assert await mailbox.pending("test:dead") == 0
 
 

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from bot import keys
 from bot.envelope import Envelope, Sender
-from bot.mailbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox
+from bot.mailbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox, StateWrite
 
 
 class Jobs:
@@ -63,11 +63,11 @@ async def test_a_stale_holder_is_fenced_out(box: Any) -> None:
     fresh = await mailbox.take_lease("test:m", ttl=5)
     assert fresh is not None and fresh != stale
     assert int(fresh.split(":")[0]) > int(stale.split(":")[0])  # fencing numbers grow
-    await mailbox.save_state("test:m", fresh, '{"messages": []}')
+    await mailbox.save_state("test:m", fresh, StateWrite('{"messages": []}'))
     with pytest.raises(LeaseLost):
-        await mailbox.save_state("test:m", stale, '{"stale": true}')
+        await mailbox.save_state("test:m", stale, StateWrite('{"stale": true}'))
     with pytest.raises(LeaseLost):
-        await mailbox.commit("test:m", stale, [envelope(1)], '{"stale": true}')
+        await mailbox.commit("test:m", stale, [envelope(1)], StateWrite('{"stale": true}'))
     assert not await mailbox.extend("test:m", stale, 5)
     assert await mailbox.release_if_empty("test:m", stale) is None
     assert await redis.get(keys.session("test:m", "state")) == b'{"messages": []}'
@@ -79,9 +79,9 @@ async def test_release_only_when_empty_and_then_rearm(box: Any) -> None:
     await mailbox.submit(envelope(1))
     token = await mailbox.take_lease("test:m", ttl=5)
     await mailbox.submit(envelope(2))  # arrives while the turn runs
-    await mailbox.commit("test:m", token, [envelope(1)], "{}")
+    await mailbox.commit("test:m", token, [envelope(1)], StateWrite("{}"))
     assert await mailbox.release_if_empty("test:m", token) is False  # e2 waits: keep going
-    await mailbox.commit("test:m", token, [envelope(2)], "{}")
+    await mailbox.commit("test:m", token, [envelope(2)], StateWrite("{}"))
     assert await mailbox.release_if_empty("test:m", token) is True
     assert await redis.zscore(keys.ARMED_SET, "test:m") is None
     third = await mailbox.submit(envelope(3))
@@ -94,7 +94,7 @@ async def test_commit_refuses_a_head_that_is_not_ours(box: Any) -> None:
     await mailbox.submit(envelope(1))
     token = await mailbox.take_lease("test:m", ttl=5)
     with pytest.raises(RuntimeError, match="head"):
-        await mailbox.commit("test:m", token, [envelope(9)], "{}")
+        await mailbox.commit("test:m", token, [envelope(9)], StateWrite("{}"))
     assert await mailbox.pending("test:m") == 1
 
 
@@ -117,7 +117,7 @@ async def test_an_idle_session_is_forgotten_but_never_one_with_a_message_waiting
     mailbox, _, redis = box
     await mailbox.submit(envelope(1))
     token = await mailbox.take_lease("test:m", ttl=5)
-    await mailbox.commit("test:m", token, [envelope(1)], '{"messages": []}')
+    await mailbox.commit("test:m", token, [envelope(1)], StateWrite('{"messages": []}'))
     assert await mailbox.release_if_empty("test:m", token) is True
     await mailbox.set_option("test:m", "model", "m")
     assert not await mailbox.busy("test:m")  # what the caller saw before the next submit
@@ -127,7 +127,7 @@ async def test_an_idle_session_is_forgotten_but_never_one_with_a_message_waiting
     assert await redis.get(keys.session("test:m", "state")) == b'{"messages": []}'
     token = await mailbox.take_lease("test:m", ttl=5)
     assert await mailbox.forget_idle("test:m") is None  # a turn runs
-    await mailbox.commit("test:m", token, [envelope(2)], "{}")
+    await mailbox.commit("test:m", token, [envelope(2)], StateWrite("{}"))
     assert await mailbox.release_if_empty("test:m", token) is True
     held = len(await redis.keys("parley:{test:m}:*"))  # state, options, fence, seen, …
     assert await mailbox.forget_idle("test:m") == held > 3

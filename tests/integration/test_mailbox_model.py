@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 
 from bot import keys
 from bot.envelope import Envelope, Sender
-from bot.mailbox import LeaseLost, Mailbox
+from bot.mailbox import LeaseLost, Mailbox, StateWrite
 
 SESSIONS = ("test:a", "test:b")
 WORKERS = (0, 1)
@@ -89,7 +89,7 @@ def build(url: str) -> type[RuleBasedStateMachine]:
                 return
             holds = self.holder[session] == (worker, token)
             try:
-                self.run(self.mailbox.commit(session, token, heads, "{}"))
+                self.run(self.mailbox.commit(session, token, heads, StateWrite("{}")))
             except LeaseLost:
                 assert not holds
                 return
