@@ -4,14 +4,22 @@ web process that holds the client's request reads them from there.
 Text deltas are coalesced for up to `COALESCE_S` before they are written: a model streams
 dozens of tiny deltas a second, and one stream entry per delta would make Redis and the
 worker, not the model, the limit when hundreds of replies stream at once.
+
+The stream is for following turns as they happen and resuming a cut one, not a record (SQL
+keeps that): it keeps the last `RETAIN_S` of events. A turn's first write trims what is older
+and every write keeps the whole stream alive that long, so a session's Redis memory is bounded
+by its recent traffic, not by its conversation's length, and an idle session's stream lapses.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from collections.abc import Sequence
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
 from bot import keys
 from bot.agent.events import AgentEvent, TextDelta
@@ -19,19 +27,25 @@ from bot.confirmations import Confirmation
 from bot.envelope import Envelope
 
 STREAM_LENGTH = 2000
-STREAM_TTL = 86_400
+# Longer than an approval waits by default (10 minutes) and a turn runs (3), so a client that
+# resumes from a turn's start or its approval prompt finds every event after it.
+RETAIN_S = 900.0
 COALESCE_S = 0.05
 
 
 class RedisEventStream:
-    def __init__(self, redis: Redis, envelopes: Sequence[Envelope]) -> None:
+    def __init__(
+        self, redis: Redis, envelopes: Sequence[Envelope], retain: float = RETAIN_S
+    ) -> None:
         self.redis = redis
         self.name = keys.events(envelopes[0].session)
         self.ids = ",".join(envelope.id for envelope in envelopes)
+        self.retain = retain
         self._text: list[str] = []
         self._flush: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
-        self._expiry_set = False
+        self._trimmed = False
+        self._expiry_renewed_at = -math.inf
 
     async def send(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta):
@@ -67,10 +81,20 @@ class RedisEventStream:
                     maxlen=STREAM_LENGTH,
                     approximate=True,
                 )
-            if not self._expiry_set:
-                pipe.expire(self.name, STREAM_TTL)
-                self._expiry_set = True
+            self._keep(pipe)
             await pipe.execute()
+
+    def _keep(self, pipe: Pipeline) -> None:
+        """Trim events older than `retain` once per turn; renew the stream's expiry whenever
+        half of it has passed (a long turn must not lose its stream mid-way)."""
+        if not self._trimmed:
+            oldest = int((time.time() - self.retain) * 1000)
+            pipe.xtrim(self.name, minid=f"{oldest}-0", approximate=False)
+            self._trimmed = True
+        now = time.monotonic()
+        if now - self._expiry_renewed_at > self.retain / 2:
+            pipe.expire(self.name, math.ceil(self.retain))
+            self._expiry_renewed_at = now
 
 
 class HttpEgress:

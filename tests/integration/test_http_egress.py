@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 from redis.asyncio import Redis
 
-from adapters.http.egress import HttpEgress
+from adapters.http.egress import RETAIN_S, HttpEgress
 from bot import keys
 from bot.agent import events as ev
 from bot.envelope import Envelope, Sender
@@ -35,4 +36,26 @@ async def test_deltas_are_merged_flushed_on_a_stall_and_kept_in_order(redis_url:
     fields = (await redis.xrange(keys.events("test:eg")))[0][1]
     assert fields[b"envelopes"] == b"e1"
     assert 0 < await redis.ttl(keys.events("test:eg")) <= 86_400
+    await redis.aclose()
+
+
+async def test_a_turn_drops_the_sessions_events_older_than_the_window_and_the_stream_lapses(
+    redis_url: str,
+) -> None:
+    """A long conversation must not keep every turn's events in Redis: what a turn finds
+    older than RETAIN_S goes, what is newer stays for a client resuming, and the stream
+    expires once the session is idle that long."""
+    redis = Redis.from_url(redis_url)
+    name = keys.events("test:long")
+    now_ms = int(time.time() * 1000)
+    for n in range(50):  # an hour ago, without an expiry
+        await redis.xadd(name, {"envelopes": "old", "event": "{}"}, id=f"{now_ms - 3_600_000 + n}")
+    await redis.xadd(name, {"envelopes": "recent", "event": "{}"}, id=f"{now_ms - 60_000}")
+    head = Envelope(id="new", session="test:long", text="hi", sender=Sender(id="test:u"))
+    stream = HttpEgress(redis).open([head])
+    await stream.send(ev.Iteration(number=1))
+    await stream.close()
+    left = [fields[b"envelopes"] for _, fields in await redis.xrange(name)]
+    assert left == [b"recent", b"new"]
+    assert 0 < await redis.ttl(name) <= RETAIN_S
     await redis.aclose()
