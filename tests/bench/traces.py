@@ -30,9 +30,11 @@ from bot.store.runs import RunRecord, SessionInfo
 from bot.store.traces import Traces
 from bot.trace.builder import TraceBuilder
 from bot.trace.graph import layout
+from tests.bench.table import Figure, percentile, report, samples
 
-RUNS = 1_000
-TRIES = 200
+RUNS = samples(1_000, 50)
+TRIES = samples(200, 10)
+FIGURES = ("trace read: p95", "100-node trace layout: p95", "runs window: p95")
 
 
 def hundred_nodes() -> TraceBuilder:
@@ -55,9 +57,10 @@ async def timed(work: Callable[[], Awaitable[object]]) -> list[float]:
     return took
 
 
-def show(name: str, took: list[float]) -> None:
-    p95 = statistics.quantiles(took, n=20)[-1]
+def show(name: str, took: list[float], figure: str, limit: float | None) -> None:
+    p95 = percentile(took, 0.95)
     print(f"{name:8} median {statistics.median(took):7.2f} ms   p95 {p95:7.2f} ms")
+    report(Figure(f"{figure}: p95", p95, "ms", limit))
 
 
 async def main() -> None:
@@ -84,15 +87,16 @@ async def main() -> None:
         assert found is not None and found[1] is not None
         stored = found[1]
         print(f"{RUNS} runs, a trace of {len(stored['nodes'])} nodes each (SQLite)")
-        show("read", await timed(lambda: traces.of_run(one)))
+        show("read", await timed(lambda: traces.of_run(one)), "trace read", 100)
 
         async def place() -> object:
             return layout(stored)
 
-        show("layout", await timed(place))
+        show("layout", await timed(place), "100-node trace layout", 500)
         end = datetime.now(UTC) + timedelta(minutes=1)
         start = end - timedelta(days=1)
-        show("window", await timed(lambda: traces.window(start, end, 0, 50)))
+        window = await timed(lambda: traces.window(start, end, 0, 50))
+        show("window", window, "runs window", None)
         await database.aclose()
 
 
