@@ -16,6 +16,7 @@ from bot.config import ConfigError
 
 DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 BUSY_TIMEOUT_S = 30
+POOL_SIZE, POOL_OVERFLOW = 5, 5  # PostgreSQL's, per process
 
 
 def database_url(raw: str) -> URL:
@@ -53,12 +54,22 @@ def shown_url(url: URL) -> str:
 def make_engine(raw: str) -> AsyncEngine:
     url = database_url(raw)
     if url.get_backend_name() != "sqlite":
-        return create_async_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+        return create_async_engine(
+            url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW
+        )
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_async_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
     event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine
+
+
+def writers(engine: AsyncEngine) -> int:
+    """How many of a process's pooled connections the record's writes may hold at once, so
+    that a turn's reads always find one: SQLite writes one transaction at a time whoever
+    asks (more writers would only wait for its lock, each holding a connection), PostgreSQL
+    gets as many as the pool keeps open, and its overflow is left to the reads."""
+    return 1 if engine.dialect.name == "sqlite" else POOL_SIZE
 
 
 def _sqlite_pragmas(connection: Any, record: Any) -> None:

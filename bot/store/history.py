@@ -14,8 +14,11 @@ its hot state without end.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import logging
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,6 +31,7 @@ from bot.confirmations import Confirmation
 from bot.llm.events import Usage
 from bot.messages import Message
 from bot.pricing import PriceTable
+from bot.store.engine import writers
 from bot.store.outcome import answered, status_of
 from bot.store.runs import RunRecord, SessionInfo, run_id
 from bot.store.schema import ConfirmationRow, MessageRow, RunRow, SessionRow
@@ -62,6 +66,19 @@ class History:
     def __init__(self, engine: AsyncEngine, prices: PriceTable) -> None:
         self.engine = engine
         self.prices = prices
+        self._writers = asyncio.Semaphore(writers(engine))
+
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncConnection]:
+        """A transaction that writes, once one of the few places for writers is free.
+
+        Hundreds of runs can end at once (long turns begun together); each record waiting
+        for the database's write lock would hold a pooled connection meanwhile, and the
+        reads that prepare a new turn would queue behind them all for a connection. SQLite
+        takes one writer at a time anyway, so there a process's records wait here, holding
+        nothing, and the rest of the pool stays free for reads (`engine.writers`)."""
+        async with self._writers, self.engine.begin() as db:
+            yield db
 
     async def record(self, state: SessionState, run: RunRecord) -> None:
         """Write `run`, the runs earlier records missed, and the messages they added; then
@@ -71,7 +88,7 @@ class History:
         runs = list(state.unrecorded)
         fresh, grown = _since(state.messages, state.recorded)
         last = runs[-1]
-        async with self.engine.begin() as db:
+        async with self._writing() as db:
             await self._session(db, runs[0].where, last.model)
             for each in runs:
                 await self._run(db, each)
@@ -201,7 +218,7 @@ class History:
         last = select(func.coalesce(func.max(MESSAGES.c.seq), 0)).where(
             MESSAGES.c.session_key == session
         )
-        async with self.engine.begin() as db:
+        async with self._writing() as db:
             await db.execute(
                 update(SESSIONS)
                 .where(SESSIONS.c.key == session)
@@ -242,7 +259,7 @@ class History:
             "created_at": datetime.now(UTC),
             "expires_at": _at(confirmation.expires_at),
         }
-        async with self.engine.begin() as db:
+        async with self._writing() as db:
             await self._session(db, where, None)
             statement = upsert(db, CONFIRMATIONS).values(values)
             await db.execute(statement.on_conflict_do_nothing(index_elements=["id"]))
@@ -250,7 +267,7 @@ class History:
     async def decided(self, confirmation: Confirmation) -> None:
         """Whoever decided (a person, the expiry, a new message that declined it)."""
         at = None if confirmation.decided_at is None else _at(confirmation.decided_at)
-        async with self.engine.begin() as db:
+        async with self._writing() as db:
             await db.execute(
                 update(CONFIRMATIONS)
                 .where(CONFIRMATIONS.c.id == confirmation.id)

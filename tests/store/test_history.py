@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
-from sqlalchemy import Table, func, select
+from sqlalchemy import Table, event, func, select
 
 from bot.agent.state import SessionState
 from bot.confirmations import CallSummary, Confirmation
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.store.database import Database
+from bot.store.engine import writers
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, RunRecord, SessionInfo
+from bot.store.people import People
 
 WHERE = SessionInfo("tg:1", "tg", "private", "hello")
 USAGE = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=5000, cache_write_tokens=300)
@@ -135,3 +138,38 @@ async def test_approvals_audit_who_decided_what(db: Database) -> None:
     row = rows[0]
     assert (row.status, row.decided_by, row.requester) == ("approved", "tg:7", "tg:42")
     assert row.calls == [{"call_id": "t1", "name": "shell", "arguments": {"cmd": "ls"}}]
+
+
+RECORDS_AT_ONCE = 40  # runs ending together, more than a process's pool has connections
+
+
+async def test_records_at_once_leave_connections_for_the_reads_of_new_turns(db: Database) -> None:
+    """Many runs that end together wait for the database's write lock without each holding a
+    pooled connection: a turn's read made meanwhile gets one at once, instead of queueing
+    behind every record (SQLite writes one at a time; PostgreSQL gets a few writers)."""
+    held, most = 0, 0
+
+    def checkout(*_: object) -> None:
+        nonlocal held, most
+        held += 1
+        most = max(most, held)
+
+    def checkin(*_: object) -> None:
+        nonlocal held
+        held -= 1
+
+    event.listen(db.engine.sync_engine.pool, "checkout", checkout)
+    event.listen(db.engine.sync_engine.pool, "checkin", checkin)
+    recording = [
+        asyncio.create_task(
+            db.history.record(SessionState(messages=[user(f"{n}"), assistant("!")]), run(f"e{n}"))
+        )
+        for n in range(RECORDS_AT_ONCE)
+    ]
+    await asyncio.sleep(0)  # every record has started and waits for its turn to write
+    await People(db.engine).preferences("tg:42")
+    written_before_the_read = sum(task.done() for task in recording)
+    await asyncio.gather(*recording)
+    assert await count(db, RUNS) == RECORDS_AT_ONCE
+    assert most <= writers(db.engine) + 1  # the records' few writers, and the read
+    assert written_before_the_read < RECORDS_AT_ONCE // 4
