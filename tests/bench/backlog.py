@@ -25,11 +25,13 @@ from bot.backlog import backlog
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
 from bot.redis_types import done
+from tests.bench.table import Figure, quick, report, samples
 from tests.support.redis_server import RedisServer
 
-IDLE = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
-WAITING = (0, 100, 1_000, 10_000)
-READS = 15
+IDLE = int(sys.argv[1]) if len(sys.argv) > 1 else samples(50_000, 1_000)
+WAITING = (0, 100) if quick() else (0, 100, 1_000, 10_000)
+READS = samples(15, 3)
+FIGURES = ("backlog read, most sessions waiting: median",)
 
 
 class NoJobs:
@@ -106,6 +108,7 @@ async def main() -> None:
                     f"backlog {armed:7.2f} ms, Redis busy {held:6.2f} ms   "
                     f"(a keyspace SCAN: {scanned:8.1f} ms)"
                 )
+            report(Figure("backlog read, most sessions waiting: median", armed, "ms"))
         finally:
             await redis.aclose()
             server.stop()

@@ -20,9 +20,11 @@ from bot.llm.events import Usage
 from bot.messages import Message, TextBlock
 from bot.store.database import Database, open_database
 from bot.store.history import RunRecord, SessionInfo
+from tests.bench.table import Figure, percentile, report, samples
 from tests.support.postgres_server import PostgresServer, find_bindir
 
-SESSIONS, RUNS = 20, 50
+SESSIONS, RUNS = samples(20, 3), samples(50, 10)
+FIGURES = ("SQLite: record one run, p95", "SQLite: rebuild a session, p95")
 ANSWER = "An answer of some length. " * 24
 
 
@@ -78,6 +80,11 @@ async def measure(name: str, url: str) -> None:
     print(f"  rebuild a {2 * RUNS}-message session: {_ms(restore)}")
     print(f"  list a page of sessions:      {_ms(page)}")
     print(f"  stats over everything:        {_ms(stats)}")
+    engine = name.split(maxsplit=1)[0]
+    report(
+        Figure(f"{engine}: record one run, p95", percentile(records, 0.95) * 1000, "ms"),
+        Figure(f"{engine}: rebuild a session, p95", percentile(restore, 0.95) * 1000, "ms"),
+    )
 
 
 async def main() -> None:

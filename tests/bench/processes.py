@@ -10,6 +10,7 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Mapping
 
 import httpx
 from redis.asyncio import Redis
@@ -24,7 +25,7 @@ def environment(redis_url: str, folder: str, model_url: str, **more: str) -> dic
     """What Parley's processes are started with: this Redis, a SQLite file in `folder`, and
     the fake model at `model_url`."""
     return {
-        **os.environ,
+        **suite_free(os.environ),
         "REDIS_URL": redis_url,
         "DATABASE_URL": f"sqlite+aiosqlite:///{folder}/parley.db",
         "PARLEY_MODEL": "claude-bench",
@@ -33,6 +34,11 @@ def environment(redis_url: str, folder: str, model_url: str, **more: str) -> dic
         "PARLEY_LOG_LEVEL": "WARNING",
         **more,
     }
+
+
+def suite_free(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without the suite's own variables, which Parley would warn are no settings."""
+    return {name: value for name, value in env.items() if not name.startswith("PARLEY_BENCH_")}
 
 
 async def fake_model() -> tuple[asyncio.subprocess.Process, str]:
@@ -96,6 +102,7 @@ async def start_workers(
     they said so (see `workers_ready`)."""
     after = await last_announcement(redis_url)
     command = [sys.executable, "-m", "worker", "worker"]
+    env = suite_free(env)
     workers = [await asyncio.create_subprocess_exec(*command, env=env) for _ in range(count)]
     try:
         return workers, await workers_ready(redis_url, workers, after)
