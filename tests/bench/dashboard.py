@@ -35,15 +35,23 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from bot.config import Settings
 from bot.store.database import open_database
 from tests.bench.processes import serving
+from tests.bench.table import Figure, report, samples
 from tests.support.browser import chromium
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.runs import Seed, record
 
-RUNS = 2_000
+RUNS = samples(2_000, 200)
 BIG = 12
-LOADS = 7
-CLICKS = 10
-REQUESTS = 50
+LOADS = samples(7, 2)
+CLICKS = samples(10, 2)
+REQUESTS = samples(50, 3)
+FIGURES = (
+    "dashboard first load (ready): median",
+    "dashboard 100-node trace drawn: median",
+    "dashboard GET /api/traces/{id}: median",
+    "dashboard GET /api/metrics/runs: median",
+    "dashboard GET /api/metrics/series: median",
+)
 DEADLINE_S = 60.0
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = (("tg:{}", "telegram"), ("slack:T1:C{}", "slack"), ("http:{}", "http"))
@@ -165,12 +173,14 @@ async def http_times(base_url: str, run: str) -> dict[str, list[float]]:
     return took
 
 
-def show(name: str, took: list[float], target: float) -> None:
+def show(name: str, took: list[float], target: float, figure: str = "") -> None:
     verdict = "ok" if statistics.median(took) < target else "OVER"
     print(
         f"{name:26} median {statistics.median(took):7.1f} ms   worst {max(took):7.1f} ms"
         f"   target < {target:.0f} ms  {verdict}"
     )
+    if figure:
+        report(Figure(f"dashboard {figure}: median", statistics.median(took), "ms", target))
 
 
 async def main() -> None:
@@ -204,11 +214,11 @@ async def main() -> None:
     )
     show("first load: runs drawn", [w[0] for w in warm], 1000)
     show("first load: charts drawn", [w[1] for w in warm], 1000)
-    show("first load: both (ready)", [w[2] for w in warm], 1000)
-    show(f"trace of {nodes} nodes", draws, 500)
-    show("GET /api/traces/{id}", requests["GET /api/traces/{id}"], 100)
-    show("GET /api/metrics/runs", requests["GET /api/metrics/runs"], 200)
-    show("GET /api/metrics/series", requests["GET /api/metrics/series"], 200)
+    show("first load: both (ready)", [w[2] for w in warm], 1000, "first load (ready)")
+    show(f"trace of {nodes} nodes", draws, 500, "100-node trace drawn")
+    for name, limit in (("traces/{id}", 100), ("metrics/runs", 200), ("metrics/series", 200)):
+        path = f"GET /api/{name}"
+        show(path, requests[path], limit, path)
 
 
 if __name__ == "__main__":
