@@ -1,0 +1,61 @@
+"""The benchmark suite's smoke run: `python -m tests.bench --quick` runs every benchmark with
+few samples against the real processes and fakes, and its table has a finite value for every
+figure each module promises. It checks that the benchmarks work, never that the machine was
+fast: a missed target is not a failure here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.bench.__main__ import Outcome, discover
+from tests.bench.table import Figure
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def test_every_benchmark_runs_and_reports_its_figures(tmp_path: Path) -> None:
+    table = tmp_path / "table.md"
+    env = {
+        name: value for name, value in os.environ.items() if not name.startswith("PARLEY_BENCH_")
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bench", "--quick", "--table", str(table)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    written = table.read_text()
+    for benchmark in discover():
+        assert f"=== {benchmark.name} ===" in done.stdout, benchmark.name
+        for name in benchmark.expected:
+            row = next(line for line in written.splitlines() if line.startswith(f"| {name} |"))
+            assert "—" not in row.split("|")[3], row
+
+
+def test_a_promised_figure_that_is_not_reported_is_a_missing_row(tmp_path: Path) -> None:
+    """A module found by its `main`, whose run did not report all it promised, gives a row
+    marked missing for that figure and one for the failed run."""
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    (folder / "broken.py").write_text(
+        'FIGURES = ("said", "never said")\n\n\ndef main() -> None: ...\n'
+    )
+    (folder / "helper.py").write_text("def other() -> None: ...\n")
+    [broken] = discover(folder)
+    assert (broken.name, broken.expected) == ("broken", ("said", "never said"))
+    rows = Outcome(broken, 1, 0.5, [Figure("said", 3.0, "ms", 5.0)]).rows()
+    assert [(row.name, row.verdict) for row in rows] == [
+        ("said", "pass"),
+        ("never said", "missing"),
+        ("broken: exited with 1", "missing"),
+    ]
