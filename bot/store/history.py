@@ -170,8 +170,8 @@ class History:
                 )
             )
             rows = rows[1:]
-        if rows:
-            await db.execute(statement.values(rows).on_conflict_do_nothing(index_elements=["id"]))
+        if rows:  # rows as parameters, not as a VALUES list: the statement compiles once
+            await db.execute(statement.on_conflict_do_nothing(index_elements=["id"]), rows)
 
     def _message_row(self, run: RunRecord, message: Message, *, new: bool) -> dict[str, Any]:
         usage = message.usage or Usage()

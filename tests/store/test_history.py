@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 from sqlalchemy import Table, event, func, select
@@ -173,3 +174,20 @@ async def test_records_at_once_leave_connections_for_the_reads_of_new_turns(db: 
     assert await count(db, RUNS) == RECORDS_AT_ONCE
     assert most <= writers(db.engine) + 1  # the records' few writers, and the read
     assert written_before_the_read < RECORDS_AT_ONCE // 4
+
+
+async def test_a_record_reuses_its_compiled_statements(db: Database) -> None:
+    """Each record runs the same few statements; compiling one again for every run (as a
+    VALUES list of rows would be) costs the worker CPU while other turns stream."""
+    compiled: dict[str, list[object]] = {}
+
+    def executed(_c: object, _cur: object, sql: str, _p: object, context: Any, _m: bool) -> None:
+        compiled.setdefault(sql.split("(", maxsplit=1)[0], []).append(context.compiled)
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", executed)
+    for n in range(3):
+        state = SessionState(messages=[user(f"question {n}"), assistant(f"answer {n}")])
+        await db.history.record(state, run(f"e{n}"))
+    assert "INSERT INTO messages " in compiled
+    for sql, each in compiled.items():
+        assert len(each) == 3 and each[1] is each[2], f"compiled anew each time: {sql}"
