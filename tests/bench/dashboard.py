@@ -2,7 +2,9 @@
 SQLite database, opened in a real headless Chromium.
 
 The database gets RUNS runs spread over the last day the way a worker records them (varied
-platforms, models, outcomes, tools and retries), and BIG of them with a trace of 100 nodes.
+platforms, models, outcomes, tools and retries), BIG of them with a trace of 100 nodes; copies
+of the small ones (new ids, the same sessions, times and traces, written with one SQL
+statement each) bring it to TOTAL, the 100,000 runs the targets are about.
 Figures, each the median (and the worst) of several tries:
 - "first load": navigation start to the runs' list and the five charts drawn (the page's
   `parley:ready` mark, taken a frame after both are in the document); the first, cold
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -41,6 +44,7 @@ from tests.support.redis_server import RedisServer, free_port
 from tests.support.runs import Seed, record
 
 RUNS = samples(2_000, 200)
+TOTAL = samples(100_000, 1_000)
 BIG = 12
 LOADS = samples(7, 2)
 CLICKS = samples(10, 2)
@@ -86,9 +90,29 @@ def seeds(now: float) -> list[Seed]:
 async def seed(database_url: str) -> list[str]:
     database = await open_database(Settings(_env_file=None, database_url=database_url))
     try:
-        return (await record(database.history, *seeds(time.time())))[-BIG:]
+        big = (await record(database.history, *seeds(time.time())))[-BIG:]
     finally:
         await database.aclose()
+    copy_runs(Path(database_url.split("///", 1)[1]), big)
+    return big
+
+
+def copy_runs(path: Path, big: list[str]) -> None:
+    """Copies of the recorded runs but the big ones, until the file holds TOTAL runs; an id
+    keeps its length, with an "x" (never in a recorded id) and the copy's number."""
+    with sqlite3.connect(path) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(runs)")]
+        others = ", ".join(column for column in columns if column != "id")
+        small = RUNS - BIG
+        marks = ", ".join("?" * len(big))
+        for copy in range(1, -(-(TOTAL - RUNS) // small) + 1):
+            room = TOTAL - RUNS - (copy - 1) * small
+            db.execute(
+                f"INSERT INTO runs (id, {others}) SELECT substr(id, 1, length(id) - 5) || "
+                f"printf('x%04d', ?), {others} FROM runs WHERE id NOT IN ({marks}) "
+                "AND id NOT LIKE '%x%' LIMIT ?",
+                (copy, *big, min(room, small)),
+            )
 
 
 def web_env(redis_url: str, database_url: str, port: int) -> dict[str, str]:
@@ -188,7 +212,10 @@ async def main() -> None:
         database_url = f"sqlite+aiosqlite:///{tmp}/parley.db"
         started = time.monotonic()
         big = await seed(database_url)
-        print(f"seeded {RUNS} runs ({BIG} of 100 nodes) in {time.monotonic() - started:.1f} s")
+        print(
+            f"seeded {TOTAL} runs ({RUNS} recorded, {BIG} of 100 nodes) "
+            f"in {time.monotonic() - started:.1f} s"
+        )
         redis = RedisServer(Path(tmp))
         redis.start()
         port = free_port()
