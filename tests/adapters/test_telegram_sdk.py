@@ -1,0 +1,68 @@
+"""aiogram imported through `adapters.telegram`: its types' validators are built on first use,
+and every model is then what aiogram's own import makes of it.
+
+Each side runs in a fresh interpreter: this test process may have imported aiogram already.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Built on use, every model must resolve every name it refers to; then the JSON schemas of
+# what Parley reads (an update, with the over 200 types it can hold) and sends compare.
+DESCRIBE = """
+import json, sys, warnings
+from pydantic import BaseModel
+if sys.argv[1] == "deferred":
+    import adapters.telegram
+else:
+    import aiogram.types
+from adapters.telegram.sdk import _models
+import aiogram.methods as M
+import aiogram.types as T
+
+warnings.simplefilter("ignore")  # aiogram's Default(...) values have no JSON form
+unbuilt = sorted(m.__qualname__ for m in _models(BaseModel) if not m.__pydantic_complete__)
+failed = []
+for model in _models(BaseModel):
+    if not model.__pydantic_generic_metadata__["parameters"]:
+        try:
+            model.model_rebuild()
+        except Exception as exc:
+            failed.append(f"{model.__qualname__}: {exc}")
+compared = [T.Update, T.Message, T.CallbackQuery, M.SendMessage, M.EditMessageReplyMarkup,
+            M.SendMessageDraft, M.SendChatAction, M.DeleteMessage, M.AnswerCallbackQuery,
+            M.GetUpdates, M.SetMyCommands, M.DeleteWebhook]
+schemas = {model.__name__: model.model_json_schema() for model in compared}
+print(json.dumps({"unbuilt": unbuilt, "failed": failed, "schemas": schemas}, default=str))
+"""
+
+
+def describe(how: str) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-c", DESCRIBE, how],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,  # two imports of aiogram and every validator built: slow on a busy machine
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    described: dict[str, object] = json.loads(proc.stdout)
+    return described
+
+
+def test_aiogram_types_are_built_on_use_and_the_same_as_aiogram_builds_them() -> None:
+    deferred, eager = describe("deferred"), describe("eager")
+
+    unbuilt = deferred["unbuilt"]
+    assert isinstance(unbuilt, list)
+    assert {"Message", "Update", "Chat", "User", "MessageEntity"} <= set(unbuilt)
+    assert deferred["failed"] == []
+    assert eager["failed"] == []
+    assert deferred["schemas"] == eager["schemas"]
