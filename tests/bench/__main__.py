@@ -26,7 +26,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +45,8 @@ from tests.bench.table import (
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 BEGIN, END = "<!-- bench-table -->", "<!-- /bench-table -->"
+RUNNING: set[subprocess.Popen[bytes]] = set()  # stopped with the suite (Ctrl-C)
+PRINTING = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -111,24 +115,36 @@ def discover(folder: Path = HERE) -> list[Benchmark]:
     return found
 
 
-def run(benchmark: Benchmark, results: Path, quick: bool, timeout: float) -> Outcome:
-    """Run one module as its own process; its output goes straight to ours."""
+def run(benchmark: Benchmark, folder: Path, quick: bool, timeout: float, alone: bool) -> Outcome:
+    """Run one module as its own process. `alone`: its output goes straight to ours; else
+    it is kept, and printed in one piece when it ends, so modules run at once do not mix."""
+    results = folder / f"{benchmark.name}.jsonl"
     env = {**os.environ, RESULTS_VARIABLE: str(results)}
     if quick:
         env[QUICK_VARIABLE] = "1"
-    print(f"\n=== {benchmark.name} ===", flush=True)
+    if alone:
+        print(f"\n=== {benchmark.name} ===", flush=True)
     started = time.monotonic()
     command = [sys.executable, "-m", f"tests.bench.{benchmark.name}"]
-    # A session of its own, so a module stopped early takes its servers and workers with it.
-    process = subprocess.Popen(command, env=env, cwd=ROOT, start_new_session=True)
-    try:
-        returncode = process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        print(f"{benchmark.name}: stopped after {timeout:g} s", flush=True)
-        returncode = _stop(process)
-    except BaseException:
-        _stop(process)
-        raise
+    with (folder / f"{benchmark.name}.log").open("w+b") as log:
+        stdout, stderr = (None, None) if alone else (log, subprocess.STDOUT)
+        # A session of its own, so a module stopped early takes its servers and workers along.
+        process = subprocess.Popen(
+            command, env=env, cwd=ROOT, start_new_session=True, stdout=stdout, stderr=stderr
+        )
+        RUNNING.add(process)
+        try:
+            returncode = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            print(f"{benchmark.name}: stopped after {timeout:g} s", flush=True)
+            returncode = _stop(process)
+        finally:
+            RUNNING.discard(process)
+        if not alone:
+            log.seek(0)
+            said = log.read().decode(errors="replace")
+            with PRINTING:
+                print(f"\n=== {benchmark.name} ===\n{said}", end="", flush=True)
     return Outcome(benchmark, returncode, time.monotonic() - started, load(results))
 
 
@@ -166,8 +182,27 @@ def _arguments(known: list[Benchmark]) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="few samples: the smoke run")
     parser.add_argument("--table", type=Path, help="also write the table to this Markdown file")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per module")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="modules run at once (their figures then mix loads)"
+    )
     parser.add_argument("--list", action="store_true", help="name the benchmarks and stop")
     return parser.parse_args()
+
+
+def run_all(chosen: list[Benchmark], folder: Path, arguments: argparse.Namespace) -> list[Outcome]:
+    """Each benchmark, `--jobs` at a time, in the order given."""
+    alone = arguments.jobs == 1
+    try:
+        with ThreadPoolExecutor(arguments.jobs) as pool:
+            return list(
+                pool.map(
+                    lambda b: run(b, folder, arguments.quick, arguments.timeout, alone), chosen
+                )
+            )
+    except BaseException:
+        for process in list(RUNNING):
+            _stop(process)
+        raise
 
 
 def main() -> int:
@@ -184,10 +219,7 @@ def main() -> int:
     machine = describe()
     print("\n".join(machine), flush=True)
     with tempfile.TemporaryDirectory(prefix="parley-bench-") as tmp:
-        outcomes = [
-            run(b, Path(tmp) / f"{b.name}.jsonl", arguments.quick, arguments.timeout)
-            for b in chosen
-        ]
+        outcomes = run_all(chosen, Path(tmp), arguments)
     figures = [row for outcome in outcomes for row in outcome.rows()]
     took = ", ".join(f"{o.benchmark.name} {o.seconds:.0f} s" for o in outcomes)
     print("", *machine, f"(took: {took})", "", render(figures), sep="\n")
