@@ -34,15 +34,19 @@ async def with_memory(request: TurnRequest, state: SessionState) -> TurnRequest:
     They are chosen again only when the scope's memories changed (a memory saved or
     forgotten, or a new scope after /new); otherwise the turn carries the same ones as the
     last, so the system prompt, and the provider's cache of the conversation behind it,
-    stay the same from one message to the next."""
+    stay the same from one message to the next. A scope without memories costs a turn one
+    read, the count, and a new session most often has none."""
     services = request.ctx.services
     if services is None:
         return request
     scope = memory_scope(request.ctx)
     memories = services.memories
     try:
-        version = f"{scope}@{await memories.version(scope)}"
-        if version != state.memory_version:
+        count, version = await memories.version(scope)
+        version = f"{scope}@{version}"
+        if version != state.memory_version and count == 0:
+            state.memory, state.memory_version = [], version  # nothing to choose from
+        elif version != state.memory_version:
             query = request.text if request.text is not None else _last_said(state)
             relevant = await memories.search(scope, query, RELEVANT)
             recent = await memories.recent(scope, RECENT)

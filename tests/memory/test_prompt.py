@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
+from sqlalchemy import event
 
 from bot.agent.loop import TurnRequest
 from bot.agent.prompt import PromptBuilder
@@ -106,3 +108,24 @@ async def test_a_turn_carries_the_last_turns_memories_until_they_change(
     assert not any("green" in line for line in fourth.memory)
     fresh = await with_memory(TurnRequest(turn, text="the blue box?"), SessionState())  # /new
     assert fresh.memory != first.memory
+
+
+async def test_a_scope_without_memories_costs_a_turn_one_read(
+    services: ToolServices, memories: Memories
+) -> None:
+    """A new session's first turn is prepared while its person waits for the first word;
+    with nothing to choose from, it does not search and list an empty scope as well."""
+    statements: list[str] = []
+
+    def executed(*args: Any) -> None:
+        statements.append(args[2])
+
+    event.listen(memories.engine.sync_engine, "before_cursor_execute", executed)
+    turn = ToolContext("tg:1", ANN, Settings(_env_file=None), services=services)
+    first = await with_memory(TurnRequest(turn, text="the red box?"), SessionState())
+    assert (first.memory, len(statements)) == ((), 1)
+    await memories.add("tg:1", "the red box is in the attic")
+    statements.clear()
+    state = SessionState()
+    second = await with_memory(TurnRequest(turn, text="the red box?"), state)
+    assert second.memory and len(statements) == 3  # the count, the search, the newest
