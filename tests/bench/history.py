@@ -24,6 +24,7 @@ from tests.bench.table import Figure, percentile, report, samples
 from tests.support.postgres_server import PostgresServer, find_bindir
 
 SESSIONS, RUNS = samples(20, 3), samples(50, 10)
+RESTORED = f"tg:{min(7, SESSIONS - 1)}"  # the session rebuilt
 FIGURES = ("SQLite: record one run, p95", "SQLite: rebuild a session, p95")
 ANSWER = "An answer of some length. " * 24
 
@@ -68,10 +69,10 @@ async def measure(name: str, url: str) -> None:
     database = await open_database(Settings(_env_file=None, database_url=url))
     try:
         records = await _fill(database)
-        restore = await _timed(lambda: database.history.restore("tg:7"))
+        restore = await _timed(lambda: database.history.restore(RESTORED))
         page = await _timed(lambda: database.archive.sessions(0, 20))
         stats = await _timed(database.archive.stats)
-        restored = await database.history.restore("tg:7")
+        restored = await database.history.restore(RESTORED)
         assert restored is not None and len(restored.messages) == 2 * RUNS
     finally:
         await database.aclose()
