@@ -7,11 +7,13 @@ pydantic model so a session's context can be persisted as JSON and loaded by any
 
 from __future__ import annotations
 
+import operator
 import time
 import uuid
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from bot.llm.events import Usage
 
@@ -47,6 +49,7 @@ class ToolResultBlock(BaseModel):
 
 
 Block = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
+T = TypeVar("T")
 
 
 class Message(BaseModel):
@@ -62,6 +65,32 @@ class Message(BaseModel):
     id: str = Field(default_factory=new_id)
     at: float = Field(default_factory=time.time)
     usage: Usage | None = None
+    _derived: dict[str, tuple[tuple[Any, ...], Any]] = PrivateAttr(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, as pydantic makes it
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields: what `derived` keeps is no part of the message."""
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def derived(self, name: str, make: Callable[[Message], T]) -> T:
+        """`make(self)`, made again only when the blocks changed since it was last made.
+
+        What is sent of a message (its encoding for a model's API, its size for the budget) is
+        asked for at every model call of a conversation, for every message; kept here, a call
+        encodes only what is new. A block is replaced, never changed in place, so comparing
+        the blocks by identity is enough."""
+        blocks = tuple(self.content)
+        kept = self._derived.get(name)
+        if kept is not None:
+            before, value = kept
+            if len(before) == len(blocks) and all(map(operator.is_, before, blocks)):
+                return value  # type: ignore[no-any-return]
+        made = make(self)
+        self._derived[name] = (blocks, made)
+        return made
 
     @property
     def text(self) -> str:

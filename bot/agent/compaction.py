@@ -28,8 +28,13 @@ TOOL_TEXT_LIMIT = 2000
 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
-    """About four characters a token: cheap, and close enough to steer a budget."""
-    return sum(len(m.model_dump_json(include=WIRE_FIELDS)) for m in messages) // 4
+    """About four characters a token: cheap, and close enough to steer a budget. Each
+    message's size is kept with it, so a model call measures only the messages it adds."""
+    return sum(m.derived("wire_size", _wire_size) for m in messages) // 4
+
+
+def _wire_size(message: Message) -> int:
+    return len(message.model_dump_json(include=WIRE_FIELDS))
 
 
 def estimate_text_tokens(*texts: str) -> int:

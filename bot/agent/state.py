@@ -88,6 +88,14 @@ class SessionState(BaseModel):
     unanswered: bool = False
     _written: WrittenContext | None = PrivateAttr(default=None)  # see `bot.state_store`
 
+    __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, as pydantic makes it
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields: what this process knows of Redis (`_written`) is no part of the state."""
+        if not isinstance(other, SessionState):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
     def unanswered_tool_uses(self) -> list[ToolUseBlock]:
         """Tool calls of the last assistant message that have no result yet (an interruption)."""
         if self.pending is not None or not self.messages:

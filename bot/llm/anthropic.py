@@ -3,10 +3,16 @@
 Breakpoints sit on the last tool, the last stable system part and the last message, so tools,
 system prompt and the conversation so far are read from the cache on the next call; the
 volatile parts of the prompt come after them.
+
+The body is encoded here and handed to the SDK as it is (`encode_body`): given the parameters,
+the SDK copies and walks every value of the request in Python before encoding it, which grew
+with the conversation; each message's JSON is kept with the message instead, so a call encodes
+only the messages it adds, and the last one, whose block carries the moving breakpoint.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -37,7 +43,14 @@ class AnthropicProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         try:
-            stream = await self._client.messages.create(**build_params(request), stream=True)
+            stream = await self._client.post(
+                "/v1/messages",
+                cast_to=anthropic.types.Message,
+                content=encode_body(request),
+                options={"headers": {"Content-Type": "application/json"}},
+                stream=True,
+                stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent],
+            )
             async with stream:
                 parser = _StreamParser()
                 async for event in stream:
@@ -53,11 +66,34 @@ class AnthropicProvider:
 
 def build_params(request: ModelRequest) -> dict[str, Any]:
     """The request body, with cache breakpoints on tools, system and conversation."""
-    params: dict[str, Any] = {
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "messages": [_message(m) for m in request.messages if _has_content(m)],
-    }
+    params = _head(request)
+    params["messages"] = [_message(m) for m in request.messages if _has_content(m)]
+    if params["messages"]:
+        params["messages"][-1]["content"][-1]["cache_control"] = CACHE
+    return params
+
+
+def encode_body(request: ModelRequest) -> bytes:
+    """`build_params` with `stream`, as JSON, from each message's kept encoding."""
+    encoded = [m.derived("anthropic", _encoded) for m in request.messages]
+    end = next((i for i in range(len(encoded) - 1, -1, -1) if encoded[i]), None)
+    parts = [each for each in encoded[:end] if each] if end is not None else []
+    if end is not None:  # the last message sent carries the conversation's breakpoint
+        last = _message(request.messages[end])
+        last["content"][-1]["cache_control"] = CACHE
+        parts.append(json.dumps(last))
+    rest = json.dumps({**_head(request), "stream": True})
+    return f'{{"messages":[{",".join(parts)}],{rest[1:]}'.encode()
+
+
+def _encoded(message: Message) -> str:
+    """The message's JSON, or "" for one with nothing to send."""
+    return json.dumps(_message(message)) if _has_content(message) else ""
+
+
+def _head(request: ModelRequest) -> dict[str, Any]:
+    """The body but its messages."""
+    params: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens}
     # The Messages API of this SDK takes no sampling parameters: a run's temperature is for
     # OpenAI-compatible models only, and the HTTP API refuses one for a Claude model.
     system: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in request.system]
@@ -73,8 +109,6 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
         ]
         tools[-1]["cache_control"] = CACHE
         params["tools"] = tools
-    if params["messages"]:
-        params["messages"][-1]["content"][-1]["cache_control"] = CACHE
     return params
 
 

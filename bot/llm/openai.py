@@ -2,6 +2,11 @@
 
 Parley's Anthropic-shaped messages are translated here: tool results become `tool` messages
 that directly follow the assistant message that asked for them, as the API demands.
+
+The body is encoded here and handed to the SDK as it is (`encode_body`): given the parameters,
+the SDK walks every value of the request in Python before encoding it, which grew with the
+conversation; each message's JSON is kept with the message instead, so a call encodes only the
+messages it adds.
 """
 
 from __future__ import annotations
@@ -37,15 +42,13 @@ class OpenAIProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         try:
-            params = build_params(request)
-            # The SDK walks every argument with typing introspection before sending it, which
-            # costs ~0.3 s per call on a long chat; `extra_body` is sent as it is.
-            stream = await self._client.chat.completions.create(
-                model=params.pop("model"),
-                messages=[],
+            stream = await self._client.post(
+                "/chat/completions",
+                cast_to=openai.types.chat.ChatCompletion,
+                content=encode_body(request),
+                options={"headers": {"Content-Type": "application/json"}},
                 stream=True,
-                stream_options={"include_usage": True},
-                extra_body=params,
+                stream_cls=openai.AsyncStream[openai.types.chat.ChatCompletionChunk],
             )
             parser = _StreamParser()
             async with stream:
@@ -65,18 +68,35 @@ class OpenAIProvider:
 
 
 def build_params(request: ModelRequest) -> dict[str, Any]:
-    limit = "max_completion_tokens" if REASONING_MODEL.match(request.model) else "max_tokens"
-    messages: list[dict[str, Any]] = []
-    system = "\n\n".join(part.text for part in request.system if part.text)
-    if system:
-        messages.append({"role": "system", "content": system})
+    messages = _system(request)
     for message in request.messages:
         messages.extend(_messages(message))
-    params: dict[str, Any] = {
-        "model": request.model,
-        "messages": messages,
-        limit: request.max_tokens,
-    }
+    return {"messages": messages, **_head(request)}
+
+
+def encode_body(request: ModelRequest) -> bytes:
+    """`build_params` with `stream` and the usage asked for, as JSON, from each message's
+    kept encoding."""
+    parts = [json.dumps(m) for m in _system(request)]
+    parts += [m.derived("openai", _encoded) for m in request.messages]
+    rest = json.dumps({**_head(request), "stream": True, "stream_options": {"include_usage": True}})
+    return f'{{"messages":[{",".join(p for p in parts if p)}],{rest[1:]}'.encode()
+
+
+def _encoded(message: Message) -> str:
+    """The API messages that `message` becomes, as JSON items of the list ("" for none)."""
+    return ",".join(json.dumps(each) for each in _messages(message))
+
+
+def _system(request: ModelRequest) -> list[dict[str, Any]]:
+    system = "\n\n".join(part.text for part in request.system if part.text)
+    return [{"role": "system", "content": system}] if system else []
+
+
+def _head(request: ModelRequest) -> dict[str, Any]:
+    """The body but its messages."""
+    limit = "max_completion_tokens" if REASONING_MODEL.match(request.model) else "max_tokens"
+    params: dict[str, Any] = {"model": request.model, limit: request.max_tokens}
     if request.temperature is not None:
         params["temperature"] = request.temperature
     if request.tools:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from bot.llm import anthropic as anthropic_wire
 from bot.llm import openai as openai_wire
 from bot.llm.base import ModelRequest, SystemPart, ToolSpec
@@ -85,3 +87,44 @@ def test_openai_tool_results_become_tool_messages_right_after_the_call() -> None
 def test_openai_reasoning_models_get_max_completion_tokens() -> None:
     params = openai_wire.build_params(request("o3-mini"))
     assert params["max_completion_tokens"] == 100 and "max_tokens" not in params
+
+
+def test_the_encoded_body_is_the_parameters_also_after_the_context_changes() -> None:
+    """The body is encoded from each message's kept JSON: a message changed in place (a user
+    message taking more blocks) or a block replaced (compaction blanking a tool output) is
+    sent as it is now, and the breakpoint moves to the new last message."""
+    for model, wire, extra in (
+        ("claude-x", anthropic_wire, {"stream": True}),
+        ("gpt-4o", openai_wire, {"stream": True, "stream_options": {"include_usage": True}}),
+    ):
+        sent = request(model)
+        sent.messages.insert(1, Message(role="assistant", content=[TextBlock(text="")]))
+        assert json.loads(wire.encode_body(sent)) == {**wire.build_params(sent), **extra}
+        sent.messages[-1].content.append(TextBlock(text="and 4+4?"))
+        sent.messages[2].content[1] = ToolUseBlock(id="t1", name="current_time")
+        assert json.loads(wire.encode_body(sent)) == {**wire.build_params(sent), **extra}
+        sent.messages.append(Message(role="assistant", content=[TextBlock(text="8")]))
+        body = json.loads(wire.encode_body(sent))
+        assert body == {**wire.build_params(sent), **extra}
+        assert "and 4+4?" in json.dumps(body) and "current_time" in json.dumps(body["messages"])
+
+
+def test_what_is_derived_from_a_message_is_made_again_only_when_its_blocks_change() -> None:
+    made: list[str] = []
+
+    def size(message: Message) -> int:
+        made.append(message.text)
+        return len(message.model_dump_json())
+
+    message = Message(role="user", content=[TextBlock(text="one")])
+    first = message.derived("size", size)
+    assert message.derived("size", size) == first and made == ["one"]
+    message.content.append(TextBlock(text="two"))
+    assert message.derived("size", size) > first and made == ["one", "one\ntwo"]
+    message.content[0] = TextBlock(text="uno")
+    message.derived("size", size)
+    del message.content[1:]
+    message.derived("size", size)
+    assert made == ["one", "one\ntwo", "uno\ntwo", "uno"]
+    copy = message.model_copy(deep=True)
+    assert copy == message and copy.derived("size", size) == message.derived("size", size)
