@@ -6,6 +6,7 @@ missed target is not a failure here. Four modules run at once: most of a quick r
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -40,7 +41,9 @@ def test_every_benchmark_runs_and_reports_its_figures(tmp_path: Path) -> None:
         assert f"=== {benchmark.name} ===" in done.stdout, benchmark.name
         for name in benchmark.expected:
             row = next(line for line in written.splitlines() if line.startswith(f"| {name} |"))
-            assert "—" not in row.split("|")[3], row
+            value = row.split(" | ")[2].split()[0]  # "| name | target | value unit | verdict |"
+            assert value != "—", f"not reported: {row}"
+            assert math.isfinite(float(value)), row
 
 
 def test_a_promised_figure_that_is_not_reported_is_a_missing_row(tmp_path: Path) -> None:
