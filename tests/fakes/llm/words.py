@@ -13,7 +13,7 @@ import re
 
 from tests.fakes.llm.script import Reply
 
-ASKED = re.compile(r"^(\d{1,6}) words(?: at (\d{1,5}) tokens/s)?$")
+ASKED = re.compile(r"\b(\d{1,6}) words(?: at (\d{1,5}) tokens/s)?$")
 CHARS_PER_TOKEN = 4
 TOKENS_PER_CHUNK = 4
 INSTANT_CHUNK = 1024  # characters: an instant reply arrives in a handful of deltas
@@ -34,7 +34,7 @@ def visible_text(words: int) -> str:
 
 def words_reply(asked: str) -> Reply | None:
     """The reply to a message asking for words, or None when `asked` does not."""
-    found = ASKED.match(asked)
+    found = ASKED.search(asked)
     if found is None:
         return None
     text = reply_text(int(found.group(1)))
