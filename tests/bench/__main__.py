@@ -1,13 +1,14 @@
-"""The benchmark suite: `python -m tests.bench [--quick] [--table FILE] [NAME ...]`.
+"""The benchmark suite: `python -m tests.bench [--quick] [--jobs N] [--table FILE] [NAME ...]`.
 
 Every module of tests/bench that defines a top-level `main` is a benchmark (found by reading
-the sources, so a module added later joins without being listed anywhere); they run one after
-another in alphabetical order, each as its own `python -m tests.bench.NAME` process, as
-`make bench` does. Each reports its figures with `tests.bench.table.report` into a results
-file of its own; the suite then prints the machine it ran on and one table: figure, target,
-result, pass or miss. A figure a module lists in `FIGURES` but did not report, or a module
-that failed, is a row marked "missing", and the suite exits with 1: the smoke run
-(`--quick`, few samples) checks that every benchmark works, never that a target was met.
+the sources, so a module added later joins without being listed anywhere); they run in
+alphabetical order, one after another (or `--jobs` at once, for the smoke run: figures taken
+side by side mix their loads), each as its own `python -m tests.bench.NAME` process. Each
+reports its figures with `tests.bench.table.report` into a results file of its own; the
+suite then prints the machine it ran on and one table: figure, target, result, pass or miss.
+A figure a module lists in `FIGURES` but did not report, or a module that failed, is a row
+marked "missing", and the suite exits with 1: the smoke run (`--quick`, few samples) checks
+that every benchmark works, never that a target was met.
 
 `--table FILE` also writes the machine and the table as Markdown: into FILE between the lines
 `<!-- bench-table -->` and `<!-- /bench-table -->` when it has them (docs/PERFORMANCE.md
