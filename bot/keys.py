@@ -44,6 +44,7 @@ Per session, all under the hash tag `{session}` so one script touches one slot
 - `fence`: counter that numbers lease tokens.
 - `state`: the agent's state between turns (JSON), but its context, which is in `context`.
 - `context`: list of the context's messages (JSON each), oldest first (`bot.state_store`).
+- `saved`: the version of the state last written, so its writer knows its copy is current.
 - `attempts:{envelope id}`: how often a worker tried the envelope (survives crashes).
 - `options`: hash of per-session settings chosen by a person (e.g. `model`).
 - `events`: stream of a turn's events for the HTTP API; the last 15 minutes' are kept.

@@ -64,10 +64,11 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
 # A state write (see `StateWrite`): keep the context's first `keep` items, append ARGV[n..],
-# replace the head. Refused (-2) before anything is written when the list is shorter than
-# `keep`: Redis lost what the writer believes is there, and it must write the whole state.
+# replace the head and the version. Refused (-2) before anything is written when the list is
+# shorter than `keep`: Redis lost what the writer believes is there, and it must write the
+# whole state.
 _WRITE_STATE = """
-local function write_state(state, context, head, keep, first)
+local function write_state(state, context, saved, head, keep, version, first)
   local have = redis.call('LLEN', context)
   if keep > have then return false end
   if keep == 0 then
@@ -79,14 +80,23 @@ local function write_state(state, context, head, keep, first)
     redis.call('RPUSH', context, unpack(ARGV, i, math.min(i + 999, #ARGV)))
   end
   redis.call('SET', state, head)
+  redis.call('SET', saved, version)
   return true
 end
+"""
+# The state, unless its version is still ARGV[1]: then the reader's copy is current.
+_LOAD_STATE = """
+local version = redis.call('GET', KEYS[3])
+if ARGV[1] ~= '' and version == ARGV[1] then return {1} end
+return {0, redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}
 """
 _SAVE = (
     _WRITE_STATE
     + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if not write_state(KEYS[2], KEYS[3], ARGV[2], tonumber(ARGV[3]), 4) then return -2 end
+if not write_state(KEYS[2], KEYS[3], KEYS[4], ARGV[2], tonumber(ARGV[3]), ARGV[4], 5) then
+  return -2
+end
 return 1
 """
 )
@@ -97,7 +107,9 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local head = redis.call('LINDEX', KEYS[2], 0)
 if not head or cjson.decode(head)['id'] ~= ARGV[3] then return -1 end
 if ARGV[4] ~= '' then
-  if not write_state(KEYS[3], KEYS[5], ARGV[4], tonumber(ARGV[5]), 6) then return -2 end
+  if not write_state(KEYS[3], KEYS[5], KEYS[6], ARGV[4], tonumber(ARGV[5]), ARGV[6], 7) then
+    return -2
+  end
 end
 redis.call('LTRIM', KEYS[2], tonumber(ARGV[2]), -1)
 redis.call('DEL', KEYS[4])
@@ -204,17 +216,20 @@ class StoredState:
 
     head: bytes
     context: list[bytes]
+    unchanged: bool = False  # nothing read: still the version the reader named
 
 
 @dataclass(frozen=True)
 class StateWrite:
     """One save of the state: the context's first `keep` items stay, `append` follows them,
     and `head` replaces the head. A turn's save appends its new messages and rewrites the
-    head, so what it sends does not grow with the conversation."""
+    head, so what it sends does not grow with the conversation. `version` names the state
+    written, so that its writer can tell later that nobody wrote since."""
 
     head: str
     keep: int = 0
     append: tuple[str, ...] = ()
+    version: str = ""
 
 
 class Mailbox:
@@ -226,6 +241,7 @@ class Mailbox:
         self._take = redis.register_script(_TAKE)
         self._extend = redis.register_script(_EXTEND)
         self._save = redis.register_script(_SAVE)
+        self._load_state = redis.register_script(_LOAD_STATE)
         self._commit = redis.register_script(_COMMIT)
         self._release_if_empty = redis.register_script(_RELEASE_IF_EMPTY)
         self._release = redis.register_script(_RELEASE)
@@ -294,20 +310,29 @@ class Mailbox:
                 keys.session(session, "lease"),
                 keys.session(session, "state"),
                 keys.session(session, "context"),
+                keys.session(session, "saved"),
             ],
-            args=[token, write.head, write.keep, *write.append],
+            args=[token, write.head, write.keep, write.version, *write.append],
         )
         if result == 0:
             raise LeaseLost(session)
         if result < 0:
             raise ContextMissing(session)
 
-    async def load_state(self, session: str) -> StoredState | None:
-        """The state's head and context items, read together; None when there is no head."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.get(keys.session(session, "state"))
-            pipe.lrange(keys.session(session, "context"), 0, -1)
-            head, context = await pipe.execute()
+    async def load_state(self, session: str, known: str = "") -> StoredState | None:
+        """The state's head and context items, read together; None when there is no head.
+        When the state is still version `known`, nothing is read (`unchanged`)."""
+        result = await self._load_state(
+            keys=[
+                keys.session(session, "state"),
+                keys.session(session, "context"),
+                keys.session(session, "saved"),
+            ],
+            args=[known],
+        )
+        if result[0] == 1:
+            return StoredState(b"", [], unchanged=True)
+        head, context = result[1], result[2]
         return StoredState(head, list(context)) if isinstance(head, bytes) else None
 
     async def commit(
@@ -318,7 +343,9 @@ class Mailbox:
         write: StateWrite | None = None,
     ) -> None:
         """Save the state and remove `envelopes` from the head, atomically, under the lease."""
-        state: list[str | int] = [""] if write is None else [write.head, write.keep, *write.append]
+        state: list[str | int] = (
+            [""] if write is None else [write.head, write.keep, write.version, *write.append]
+        )
         result = await self._commit(
             keys=[
                 keys.session(session, "lease"),
@@ -326,6 +353,7 @@ class Mailbox:
                 keys.session(session, "state"),
                 keys.session(session, f"attempts:{envelopes[0].id}"),
                 keys.session(session, "context"),
+                keys.session(session, "saved"),
             ],
             args=[token, len(envelopes), envelopes[0].id, *state],
         )

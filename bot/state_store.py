@@ -15,11 +15,21 @@ compaction shares no message with the saved one and is written anew.
 A state an older version saved whole under the head loads as it is, and its next save writes it
 in this form. A write refused because Redis holds less than it should (lost data) is made again
 in full.
+
+Loading the context is the other cost that grew with it: every message parsed at every turn.
+Each write names the state it wrote (a version, in Redis next to it), and the state a commit
+wrote stays in this process for the session's next turn: the next load asks Redis for the
+state only unless it is still that version, which it is whenever this worker ran the
+session's last turn. The copy is handed out once, and kept again only by the next commit, so
+a turn that failed half-way never leaves a changed copy behind. At most `KEPT` sessions are
+kept, the most recently committed.
 """
 
 from __future__ import annotations
 
 import operator
+import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from pydantic import TypeAdapter
@@ -31,15 +41,20 @@ from bot.messages import Message
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _HEAD = {"messages"}  # what the head leaves out: the context has its own key
+KEPT = 64  # sessions whose last committed state this process keeps for their next turn
 
 
 class StateStore:
     def __init__(self, mailbox: Mailbox) -> None:
         self.mailbox = mailbox
+        self._kept: OrderedDict[str, tuple[str, SessionState]] = OrderedDict()
 
     async def load(self, session: str) -> SessionState | None:
         """The session's state, or None when Redis holds none."""
-        stored = await self.mailbox.load_state(session)
+        version, kept = self._kept.pop(session, ("", None))
+        stored = await self.mailbox.load_state(session, version)
+        if stored is not None and stored.unchanged and kept is not None:
+            return kept
         return None if stored is None else decode(stored)
 
     async def save(self, session: str, token: str, state: SessionState) -> None:
@@ -63,6 +78,9 @@ class StateStore:
             write = changes(state, whole=True)
             await self.mailbox.commit(session, token, envelopes, write)
         written(state, write)
+        self._kept[session] = (write.version, state)
+        while len(self._kept) > KEPT:
+            self._kept.popitem(last=False)
 
 
 def decode(stored: StoredState) -> SessionState:
@@ -90,7 +108,7 @@ def changes(state: SessionState, *, whole: bool = False) -> StateWrite:
         if keep and messages[last].model_dump_json() != before.encoded[last]:
             keep = last  # the last message kept was changed in place
     fresh = tuple(message.model_dump_json() for message in messages[keep:])
-    return StateWrite(head=head, keep=keep, append=fresh)
+    return StateWrite(head=head, keep=keep, append=fresh, version=uuid.uuid4().hex)
 
 
 def written(state: SessionState, write: StateWrite) -> None:

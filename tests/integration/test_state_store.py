@@ -149,3 +149,35 @@ async def test_a_commit_writes_the_change_with_the_inbox(redis_client: Redis) ->
     assert await mailbox.pending(session) == 0
     loaded = await store.load(session)
     assert loaded is not None and loaded.model_dump() == state.model_dump()
+
+
+async def test_a_worker_reuses_its_committed_state_only_while_nobody_wrote_since(
+    redis_client: Redis,
+) -> None:
+    """The state a commit wrote serves the session's next turn in that worker; a state
+    another worker wrote since, or a copy a failed turn changed, is never used."""
+    mailbox = Mailbox(redis_client, _NoJobs())
+    one, two, session = StateStore(mailbox), StateStore(mailbox), "test:kept"
+
+    async def commit(store: StateStore, state: SessionState, n: int) -> None:
+        envelope = Envelope(id=f"e{n}", session=session, text="hi", sender=Sender(id="u"))
+        await mailbox.submit(envelope)
+        token = await mailbox.take_lease(session, ttl=30)
+        assert token is not None
+        await store.commit(session, token, [envelope], state)
+        assert await mailbox.release_if_empty(session, token)
+
+    state = SessionState(messages=[text("hi"), text("hello", "assistant")])
+    await commit(one, state, 1)
+    assert await one.load(session) is state  # nobody wrote since: the copy, nothing parsed
+    state.messages.append(text("changed by a turn that then failed"))
+    loaded = await one.load(session)  # the copy was handed out once: read from Redis
+    assert loaded is not None and loaded is not state and len(loaded.messages) == 2
+    await commit(one, loaded, 2)
+    other = await two.load(session)
+    assert other is not None
+    other.messages.append(text("written by another worker", "assistant"))
+    await commit(two, other, 3)
+    mine = await one.load(session)
+    assert mine is not None and mine is not loaded
+    assert mine.messages[-1].text == "written by another worker"
