@@ -13,7 +13,7 @@ After a warm-up (a tenth of the turns) the resident memory of every process is r
 Redis key is checked: it must expire, or belong to an owner that removes it (a session the
 API still knows, the deployment's few shared keys); any other is printed by pattern.
 `python -m tests.bench.soak [TURNS] [SESSIONS] [CLIENTS]` (20,000 turns over 2,000 sessions
-by default, about 15 minutes on two busy cores); PARLEY_BENCH_QUICK=1 runs 150 over 30.
+by default, about 15 minutes on two busy cores); PARLEY_BENCH_QUICK=1 runs 40 over 10.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ async def traffic(
 ) -> tuple[dict[str, int], dict[str, int], Tally]:
     """All the turns, `clients` at a time; the processes' sizes after warm-up and at the end."""
     tally = Tally()
-    warm = max(50, turns // 10)
+    warm = max(min(50, turns // 2), turns // 10)
     watchers = [asyncio.create_task(watcher(http, sessions, tally)) for _ in range(4)]
     try:
         plan = iter(range(warm))
@@ -197,23 +197,28 @@ def pattern(name: str) -> str:
     return re.sub(r"[0-9a-f]{8,}|\d+", "*", shape)
 
 
-async def ownerless(redis: Redis) -> tuple[int, Counter[str]]:
-    """Keys with neither an expiry nor an owner that removes them, by pattern; and all keys."""
+async def ownerless(redis: Redis) -> tuple[Counter[str], Counter[str]]:
+    """Every key by pattern and how it goes (`expires`, `owned`, `shared`); and the keys with
+    neither an expiry nor an owner that removes them, by pattern."""
     names = [k.decode() async for k in redis.scan_iter(count=1000)]
     async with redis.pipeline(transaction=False) as pipe:
         for name in names:
             pipe.ttl(name)
         ttls = await pipe.execute()
     known = {n.rsplit(":", 1)[1] for n in names if n.startswith(keys.http_session(""))}
+    families: Counter[str] = Counter()
     orphans: Counter[str] = Counter()
     for name, ttl in zip(names, ttls, strict=True):
         owned = OWNED_SESSION.match(name)
-        if ttl >= 0 or name in SHARED or name.startswith(keys.http_session("")):
-            continue
-        if owned is not None and owned.group(1) in known:
-            continue
-        orphans[pattern(name)] += 1
-    return len(names), orphans
+        if ttl >= 0:
+            families[f"{pattern(name)} (expires)"] += 1
+        elif name in SHARED:
+            families[f"{name} (shared)"] += 1
+        elif name.startswith(keys.http_session("")) or (owned and owned.group(1) in known):
+            families[f"{pattern(name)} (owned by its API session)"] += 1
+        else:
+            orphans[pattern(name)] += 1
+    return families, orphans
 
 
 @contextlib.asynccontextmanager
@@ -270,7 +275,7 @@ async def leading(redis_url: str, scheduler: asyncio.subprocess.Process) -> None
 
 def arguments() -> tuple[int, int, int]:
     given = [int(a) for a in sys.argv[1:4]]
-    default = [150, 30, 6] if QUICK else [20_000, 2_000, 16]
+    default = [40, 10, 4] if QUICK else [20_000, 2_000, 16]
     turns, sessions, clients = given + default[len(given) :]
     return turns, sessions, clients
 
@@ -294,19 +299,19 @@ async def main() -> None:
                     ]
                     warmed, ended, tally = await traffic(http, sessions, turns, clients, procs)
                     await quiet(redis, llm, tally.turns["remind"])
-                total, orphans = await ownerless(redis)
+                families, orphans = await ownerless(redis)
                 memory = int((await redis.info("memory"))["used_memory"])
         finally:
             await redis.aclose()
             server.stop()
-    summarise(warmed, ended, tally, total, orphans, memory)
+    summarise(warmed, ended, tally, families, orphans, memory)
 
 
 def summarise(
     warmed: dict[str, int],
     ended: dict[str, int],
     tally: Tally,
-    total: int,
+    families: Counter[str],
     orphans: Counter[str],
     memory: int,
 ) -> None:
@@ -315,7 +320,11 @@ def summarise(
     print("growth after warm-up: " + ", ".join(f"{n} {g:+.1f}%" for n, g in growth.items()))
     print(f"turns: {dict(tally.turns)}; event streams opened and left: {tally.watchers}")
     print(f"problems: {dict(tally.problems) or 'none'}")
-    print(f"Redis: {total} keys, {memory / MIB:.1f} MiB; without expiry or owner:")
+    total = sum(families.values()) + sum(orphans.values())
+    print(f"Redis: {total} keys, {memory / MIB:.1f} MiB:")
+    for shape, n in sorted(families.items()):
+        print(f"  {n:6}  {shape}")
+    print("without expiry or owner:")
     for shape, n in orphans.most_common():
         print(f"  {n:6}  {shape}")
     if not orphans:
