@@ -10,10 +10,10 @@ from __future__ import annotations
 import operator
 import time
 import uuid
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field
 
 from bot.llm.events import Usage
 
@@ -65,32 +65,6 @@ class Message(BaseModel):
     id: str = Field(default_factory=new_id)
     at: float = Field(default_factory=time.time)
     usage: Usage | None = None
-    _derived: dict[str, tuple[tuple[Any, ...], Any]] = PrivateAttr(default_factory=dict)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, as pydantic makes it
-
-    def __eq__(self, other: object) -> bool:
-        """Equal fields: what `derived` keeps is no part of the message."""
-        if not isinstance(other, Message):
-            return NotImplemented
-        return self.__dict__ == other.__dict__
-
-    def derived(self, name: str, make: Callable[[Message], T]) -> T:
-        """`make(self)`, made again only when the blocks changed since it was last made.
-
-        What is sent of a message (its encoding for a model's API, its size for the budget) is
-        asked for at every model call of a conversation, for every message; kept here, a call
-        encodes only what is new. A block is replaced, never changed in place, so comparing
-        the blocks by identity is enough."""
-        blocks = tuple(self.content)
-        kept = self._derived.get(name)
-        if kept is not None:
-            before, value = kept
-            if len(before) == len(blocks) and all(map(operator.is_, before, blocks)):
-                return value  # type: ignore[no-any-return]
-        made = make(self)
-        self._derived[name] = (blocks, made)
-        return made
 
     @property
     def text(self) -> str:
@@ -108,3 +82,39 @@ class Message(BaseModel):
     def starts_turn(self) -> bool:
         """A user message that carries no tool results opens a turn; compaction cuts only here."""
         return self.role == "user" and not self.tool_results
+
+
+class PerMessage(Generic[T]):
+    """A value made from each message of a context (its encoding for a model's API, its size
+    for the budget), kept from one call to the next.
+
+    Every model call of a conversation needs them for every message; kept, a call makes them
+    only for the messages it adds. The messages a context shares with the previous call are
+    found by identity, at C speed. A message is changed in place only while it is the last of
+    its context (a user message taking the next blocks, a failed turn taken out), so of the
+    messages shared only the last one is looked at more closely: its blocks, by identity,
+    since a block is replaced, never changed in place."""
+
+    def __init__(self, make: Callable[[Message], T]) -> None:
+        self.make = make
+        self._messages: list[Message] = []
+        self._blocks: list[tuple[Block, ...]] = []
+        self._values: list[T] = []
+
+    def values(self, messages: Sequence[Message]) -> list[T]:
+        """The value of each of `messages`, in order."""
+        limit = min(len(messages), len(self._messages))
+        same = list(map(operator.is_, messages[:limit], self._messages[:limit]))
+        keep = same.index(False) if False in same else limit
+        if keep and not _same(self._blocks[keep - 1], messages[keep - 1].content):
+            keep -= 1
+        fresh = messages[keep:]
+        del self._messages[keep:], self._blocks[keep:], self._values[keep:]
+        self._messages.extend(fresh)
+        self._blocks.extend(tuple(m.content) for m in fresh)
+        self._values.extend(self.make(m) for m in fresh)
+        return self._values
+
+
+def _same(blocks: tuple[Block, ...], now: Sequence[Block]) -> bool:
+    return len(blocks) == len(now) and all(map(operator.is_, blocks, now))

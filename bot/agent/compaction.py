@@ -15,7 +15,14 @@ from bot.llm.base import ModelRequest, Provider, SystemPart
 from bot.llm.errors import ProviderError
 from bot.llm.events import Reset, TextDelta
 from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
-from bot.messages import WIRE_FIELDS, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.messages import (
+    WIRE_FIELDS,
+    Message,
+    PerMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 SUMMARY_PREFIX = "Summary of the earlier conversation (older messages were condensed):\n"
 SUMMARISER = (
@@ -27,10 +34,17 @@ BLANKED = "[tool output removed to save space]"
 TOOL_TEXT_LIMIT = 2000
 
 
-def estimate_tokens(messages: Sequence[Message]) -> int:
-    """About four characters a token: cheap, and close enough to steer a budget. Each
-    message's size is kept with it, so a model call measures only the messages it adds."""
-    return sum(m.derived("wire_size", _wire_size) for m in messages) // 4
+def estimate_tokens(messages: Sequence[Message], sizes: PerMessage[int] | None = None) -> int:
+    """About four characters a token: cheap, and close enough to steer a budget. With
+    `sizes` kept from the previous call, only the messages added since are measured."""
+    if sizes is None:
+        return sum(map(_wire_size, messages)) // 4
+    return sum(sizes.values(messages)) // 4
+
+
+def context_sizes() -> PerMessage[int]:
+    """The sizes `estimate_tokens` keeps for one conversation."""
+    return PerMessage(_wire_size)
 
 
 def _wire_size(message: Message) -> int:
@@ -70,8 +84,10 @@ class Compactor:
         self.keep_turns = keep_turns
         self.max_tokens = max_tokens
 
-    def needed(self, messages: Sequence[Message], overhead: int) -> bool:
-        return overhead + estimate_tokens(messages) > self.budget
+    def needed(
+        self, messages: Sequence[Message], overhead: int, sizes: PerMessage[int] | None = None
+    ) -> bool:
+        return overhead + estimate_tokens(messages, sizes) > self.budget
 
     async def compact(self, messages: list[Message], overhead: int) -> Compaction | None:
         """A smaller context when `messages` plus `overhead` tokens exceed the budget."""

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from bot.agent import events as ev
 from bot.agent import failed_turn, output
-from bot.agent.compaction import Compactor, estimate_text_tokens
+from bot.agent.compaction import Compactor, context_sizes, estimate_text_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.model_call import ModelOutcome, call_model
 from bot.agent.plan import PlanExecution
@@ -332,7 +332,8 @@ class _Run:
             json.dumps([t.__dict__ for t in request.tools]),
         )
         compactor = self.deps.compactor
-        if not compactor.needed(self.state.messages, overhead):
+        sizes = self.state.per_message.setdefault("size", context_sizes())
+        if not compactor.needed(self.state.messages, overhead, sizes):
             return
         yield ev.StateChanged(layer="turn", state=ev.TurnState.COMPACTING)
         result = await compactor.compact(self.state.messages, overhead)
@@ -356,6 +357,7 @@ class _Run:
             tools=deps.tools.specs,
             max_tokens=deps.settings.max_tokens,
             temperature=self.config.temperature,
+            per_message=self.state.per_message,
         )
 
     def _notice(self, text: str) -> None:

@@ -7,7 +7,7 @@ the last step by whoever loads it next; a save writes what changed (`bot.state_s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
@@ -15,7 +15,7 @@ from bot.agent.events import PlanStep
 from bot.agent.failed_turn import ContextMark
 from bot.envelope import Sender
 from bot.llm.events import Usage
-from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.run_config import RunConfig
 from bot.store.runs import RunRecord
 from bot.trace.model import Trace
@@ -87,11 +87,19 @@ class SessionState(BaseModel):
     unrecorded: list[RunRecord] = Field(default_factory=list)
     unanswered: bool = False
     _written: WrittenContext | None = PrivateAttr(default=None)  # see `bot.state_store`
+    _per_message: dict[str, PerMessage[Any]] = PrivateAttr(default_factory=dict)
+
+    @property
+    def per_message(self) -> dict[str, PerMessage[Any]]:
+        """What is kept of the context's messages from one model call to the next: their
+        encodings for the API, their sizes for the budget (`bot.messages.PerMessage`)."""
+        return self._per_message
 
     __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, as pydantic makes it
 
     def __eq__(self, other: object) -> bool:
-        """Equal fields: what this process knows of Redis (`_written`) is no part of the state."""
+        """Equal fields: what this process keeps beside them (what Redis holds, what was
+        derived from the messages) is no part of the state."""
         if not isinstance(other, SessionState):
             return NotImplemented
         return self.__dict__ == other.__dict__

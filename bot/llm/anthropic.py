@@ -7,7 +7,8 @@ volatile parts of the prompt come after them.
 The body is encoded here and handed to the SDK as it is (`encode_body`): given the parameters,
 the SDK copies and walks every value of the request in Python before encoding it, which grew
 with the conversation; each message's JSON is kept with the message instead, so a call encodes
-only the messages it adds, and the last one, whose block carries the moving breakpoint.
+only the messages it adds (`ModelRequest.per_message`), and the last one, whose block carries
+the moving breakpoint.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import httpx2
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall, Usage
-from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
 
 CACHE = {"type": "ephemeral"}
 STOP_REASONS = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"}
@@ -75,7 +76,8 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
 
 def encode_body(request: ModelRequest) -> bytes:
     """`build_params` with `stream`, as JSON, from each message's kept encoding."""
-    encoded = [m.derived("anthropic", _encoded) for m in request.messages]
+    kept = request.per_message.setdefault("anthropic", PerMessage(_encoded))
+    encoded = kept.values(request.messages)
     end = next((i for i in range(len(encoded) - 1, -1, -1) if encoded[i]), None)
     parts = [each for each in encoded[:end] if each] if end is not None else []
     if end is not None:  # the last message sent carries the conversation's breakpoint

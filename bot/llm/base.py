@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.llm.events import ProviderEvent
-from bot.messages import Message
+from bot.messages import Message, PerMessage
 
 
 @dataclass(frozen=True)
@@ -29,12 +29,17 @@ class SystemPart:
 
 @dataclass(frozen=True)
 class ModelRequest:
+    """`per_message`: what a provider keeps of the conversation's messages from one call to
+    the next (their encodings, by provider); the loop passes the session's, so a call
+    encodes only the messages it adds."""
+
     model: str
     system: list[SystemPart]
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = 4096
     temperature: float | None = None  # None: the provider's default
+    per_message: dict[str, PerMessage[Any]] = field(default_factory=dict)
 
 
 class Provider(Protocol):

@@ -5,8 +5,8 @@ that directly follow the assistant message that asked for them, as the API deman
 
 The body is encoded here and handed to the SDK as it is (`encode_body`): given the parameters,
 the SDK walks every value of the request in Python before encoding it, which grew with the
-conversation; each message's JSON is kept with the message instead, so a call encodes only the
-messages it adds.
+conversation; each message's JSON is kept instead, so a call encodes only the messages it adds
+(`ModelRequest.per_message`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import openai
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall, Usage
-from bot.messages import Message
+from bot.messages import Message, PerMessage
 
 FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 # Reasoning models refuse `max_tokens` and want `max_completion_tokens` instead.
@@ -78,7 +78,7 @@ def encode_body(request: ModelRequest) -> bytes:
     """`build_params` with `stream` and the usage asked for, as JSON, from each message's
     kept encoding."""
     parts = [json.dumps(m) for m in _system(request)]
-    parts += [m.derived("openai", _encoded) for m in request.messages]
+    parts += request.per_message.setdefault("openai", PerMessage(_encoded)).values(request.messages)
     rest = json.dumps({**_head(request), "stream": True, "stream_options": {"include_usage": True}})
     return f'{{"messages":[{",".join(p for p in parts if p)}],{rest[1:]}'.encode()
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from bot.llm import anthropic as anthropic_wire
 from bot.llm import openai as openai_wire
 from bot.llm.base import ModelRequest, SystemPart, ToolSpec
-from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
 
 SCHEMA = {"type": "object", "properties": {"expression": {"type": "string"}}}
 
@@ -90,41 +91,58 @@ def test_openai_reasoning_models_get_max_completion_tokens() -> None:
 
 
 def test_the_encoded_body_is_the_parameters_also_after_the_context_changes() -> None:
-    """The body is encoded from each message's kept JSON: a message changed in place (a user
-    message taking more blocks) or a block replaced (compaction blanking a tool output) is
-    sent as it is now, and the breakpoint moves to the new last message."""
+    """The body is encoded from each message's kept JSON, and the same request's messages
+    change the way the loop changes them between calls: the last message takes more blocks
+    or has one replaced, messages are added, the context is compacted into new messages.
+    Each body is what the parameters say, breakpoint on the new last message included."""
     for model, wire, extra in (
         ("claude-x", anthropic_wire, {"stream": True}),
         ("gpt-4o", openai_wire, {"stream": True, "stream_options": {"include_usage": True}}),
     ):
         sent = request(model)
         sent.messages.insert(1, Message(role="assistant", content=[TextBlock(text="")]))
-        assert json.loads(wire.encode_body(sent)) == {**wire.build_params(sent), **extra}
+
+        def same(wire: Any = wire, sent: ModelRequest = sent, extra: Any = extra) -> None:
+            assert json.loads(wire.encode_body(sent)) == {**wire.build_params(sent), **extra}
+
+        same()
         sent.messages[-1].content.append(TextBlock(text="and 4+4?"))
-        sent.messages[2].content[1] = ToolUseBlock(id="t1", name="current_time")
-        assert json.loads(wire.encode_body(sent)) == {**wire.build_params(sent), **extra}
+        same()
+        sent.messages[-1].content[0] = ToolResultBlock(tool_use_id="t1", content="four")
+        same()
         sent.messages.append(Message(role="assistant", content=[TextBlock(text="8")]))
-        body = json.loads(wire.encode_body(sent))
-        assert body == {**wire.build_params(sent), **extra}
-        assert "and 4+4?" in json.dumps(body) and "current_time" in json.dumps(body["messages"])
+        same()
+        kept = [m.model_copy(deep=True) for m in sent.messages[-2:]]
+        kept[0].content[0] = ToolResultBlock(tool_use_id="t1", content="[removed]")
+        sent.messages[:] = kept
+        same()
+        assert "[removed]" in wire.encode_body(sent).decode()
 
 
-def test_what_is_derived_from_a_message_is_made_again_only_when_its_blocks_change() -> None:
+def test_what_is_kept_per_message_is_made_again_only_for_what_changed() -> None:
+    """Made once per message while the context only grows; again for the last message
+    changed in place, for a block replaced, for a context cut back and for a new context."""
     made: list[str] = []
 
-    def size(message: Message) -> int:
+    def text_of(message: Message) -> str:
         made.append(message.text)
-        return len(message.model_dump_json())
+        return message.text
 
-    message = Message(role="user", content=[TextBlock(text="one")])
-    first = message.derived("size", size)
-    assert message.derived("size", size) == first and made == ["one"]
-    message.content.append(TextBlock(text="two"))
-    assert message.derived("size", size) > first and made == ["one", "one\ntwo"]
-    message.content[0] = TextBlock(text="uno")
-    message.derived("size", size)
-    del message.content[1:]
-    message.derived("size", size)
-    assert made == ["one", "one\ntwo", "uno\ntwo", "uno"]
-    copy = message.model_copy(deep=True)
-    assert copy == message and copy.derived("size", size) == message.derived("size", size)
+    kept = PerMessage(text_of)
+    context = [Message(role="user", content=[TextBlock(text="one")])]
+    assert kept.values(context) == ["one"]
+    context.append(Message(role="assistant", content=[TextBlock(text="two")]))
+    assert kept.values(context) == ["one", "two"] and made == ["one", "two"]
+    context[-1].content.append(TextBlock(text="2"))  # the last message, changed in place
+    context.append(Message(role="user", content=[TextBlock(text="three")]))
+    assert kept.values(context) == ["one", "two\n2", "three"]
+    assert made == ["one", "two", "two\n2", "three"]
+    context[-1].content[0] = TextBlock(text="3")  # a block replaced
+    assert kept.values(context)[-1] == "3"
+    del context[1:]  # a failed turn taken out, back to the first message, which it cuts
+    context[0].content.append(TextBlock(text="uno"))
+    assert kept.values(context) == ["one\nuno"]
+    copies = [m.model_copy(deep=True) for m in context]  # compacted: new messages
+    made.clear()
+    assert kept.values(copies) == ["one\nuno"] and made == ["one\nuno"]
+    assert kept.values(copies) == ["one\nuno"] and made == ["one\nuno"]
