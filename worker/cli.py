@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 from collections.abc import Iterator
@@ -56,6 +57,23 @@ def _check_model(settings: Settings) -> Agent:
 
 
 @contextlib.contextmanager
+def _starting() -> Iterator[None]:
+    """No garbage collection while a process imports its modules and builds what it runs on.
+
+    A worker's imports leave some 230,000 objects (pydantic builds a class for each of the
+    Anthropic API's 1,400 types), none of them garbage, and the collector's 500 passes over
+    them while they pile up cost a seventh of the imports' CPU (0.3 s of 2.2 s). Afterwards
+    they are moved out of its sight for good (`gc.freeze`): later passes skip them too.
+    """
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+@contextlib.contextmanager
 def _database_errors() -> Iterator[None]:
     """A database (or, for `parley web`, a Redis) that cannot be reached: exit 1 with one
     line, not a traceback."""
@@ -102,7 +120,8 @@ def up() -> None:
 def web() -> None:
     """Serve the HTTP API and the web chat (PARLEY_HTTP_HOST:PARLEY_HTTP_PORT)."""
     settings = _settings()  # before the platforms' SDKs load: a mistake is said at once
-    from worker.web import run
+    with _starting():
+        from worker.web import run
 
     with _database_errors():
         try:
@@ -119,9 +138,10 @@ def worker() -> None:
 
     start()  # while the rest is imported
     settings = _settings()
-    from worker.jobs import serve
+    with _starting():
+        from worker.jobs import serve
 
-    _check_model(settings)
+        _check_model(settings)
     with _database_errors():
         try:
             asyncio.run(serve(settings))
@@ -134,7 +154,8 @@ def worker() -> None:
 def scheduler() -> None:
     """Run the scheduled tasks (reminders, recurring jobs); a second one stands by."""
     settings = _settings()
-    from worker.scheduler import serve
+    with _starting():
+        from worker.scheduler import serve
 
     with _database_errors():
         try:
