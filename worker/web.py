@@ -1,4 +1,8 @@
-"""`parley web`: the HTTP API, the web chat, and the ingress of each platform with a token."""
+"""`parley web`: the HTTP API, the web chat, and the ingress of each platform with a token.
+
+A platform's service, and with it its SDK (slack_bolt and slack_sdk, about a tenth of the
+web process's imports), is imported only when the platform has a token.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,7 @@ from aiohttp import web
 from adapters.http.api import PUBLIC, build_app
 from adapters.http.server import Runner
 from adapters.services import Services
-from adapters.slack.service import SlackService
 from adapters.startup import REFUSED, watch_refusals
-from adapters.telegram.service import TelegramService
 from adapters.tool_list import ToolCatalog
 from bot.config import ConfigError, Settings
 from bot.confirmations import Confirmations
@@ -53,10 +55,7 @@ async def make_app(settings: Settings) -> web.Application:
     )
     app = build_app(deps)
     watch_refusals(app)
-    if settings.telegram_bot_token is not None:
-        TelegramService(deps).mount(app, app[PUBLIC])
-    if settings.slack_bot_token is not None:
-        SlackService(deps).mount(app, app[PUBLIC])
+    _mount_platforms(app, deps)
 
     async def close(_: web.Application) -> None:
         await redis.aclose()
@@ -67,6 +66,19 @@ async def make_app(settings: Settings) -> web.Application:
     assert isinstance(pool, IdleClosingPool)
     app.cleanup_ctx.append(lambda _: closing_idle(pool))
     return app
+
+
+def _mount_platforms(app: web.Application, deps: Services) -> None:
+    """The ingress of each platform with a token; see the module docstring."""
+    settings = deps.settings
+    if settings.telegram_bot_token is not None:
+        from adapters.telegram.service import TelegramService  # noqa: PLC0415
+
+        TelegramService(deps).mount(app, app[PUBLIC])
+    if settings.slack_bot_token is not None:
+        from adapters.slack.service import SlackService  # noqa: PLC0415
+
+        SlackService(deps).mount(app, app[PUBLIC])
 
 
 def allow_open_files(settings: Settings) -> None:
