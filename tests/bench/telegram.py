@@ -120,10 +120,21 @@ async def first_visible(telegram: FakeTelegram, chat: TgChat, short: bool) -> fl
     telegram.send(chat, ANN, "short" if short else "streamed")
     begins = "Sure" if short else "Here"
     last = "tomorrow." if short else f"word{STREAMED_WORDS - 1}"
-    await telegram.wait_for(
-        lambda: bool(telegram.messages(chat)) and telegram.messages(chat)[-1].text.endswith(last),
-        within=120,
-    )
+    try:
+        await telegram.wait_for(
+            lambda: (
+                bool(telegram.messages(chat)) and telegram.messages(chat)[-1].text.endswith(last)
+            ),
+            within=120,
+        )
+    except AssertionError:
+        made = [
+            (c.method, c.ok, str(c.params.get("text", ""))[-40:]) for c in telegram.calls[before:]
+        ]
+        shown_now = [m.text[-40:] for m in telegram.messages(chat)]
+        raise RuntimeError(
+            f"no final reply in chat {chat.id}: shows {shown_now}; calls {made}"
+        ) from None
     shown = [
         c.at
         for c in telegram.calls[before:]
