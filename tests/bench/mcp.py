@@ -40,7 +40,7 @@ async def connected(redis: Redis) -> ServerStatus:
     deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline:
         status = (await mcp_status(redis)).get("toolbox")
-        if status is not None and status.state == "connected" and "echo" in status.tools:
+        if status is not None and status.state == "connected" and status.tools:
             return status
         await asyncio.sleep(0.01)
     raise RuntimeError(f"the toolbox server was not connected after {DEADLINE_S} s")
