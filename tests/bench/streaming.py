@@ -13,8 +13,8 @@ Two parts:
   in groups (a message edited in place), all at once: the Bot API calls each cost, by method;
 - 200 private chats asking for 500 words at the same moment: the share of calls answered 429.
 
-A reply is over when its turn ended (the session's inbox is empty and its lease released,
-which happens only after the reply's last update landed). Its final visible text is then
+A reply is over when its turn ended (the session's state saved, its inbox empty and its lease
+released, which happens only after the reply's last update landed). Its final visible text is then
 compared with the model's: the chat's messages must be exactly `render()` of the model's
 markdown (Parley's own cut into messages), and, checked without Parley's code, their words
 must be the model's words without the bold marks, in order, none lost or repeated.
@@ -69,28 +69,31 @@ def differs(telegram: FakeTelegram, asked: Asked) -> str | None:
     shown = [m.text for m in telegram.messages(asked.chat)]
     expected = [chunk.text for chunk in render(reply_text(asked.words))]
     if shown != expected:
-        return f"{len(shown)} messages, {len(expected)} expected; first shown {shown[:1]!r:.200}"
+        deleted = sum(m.deleted for m in telegram.sent.get(asked.chat.id, []))
+        return (
+            f"chat {asked.chat.id}: {len(shown)} messages ({deleted} more deleted), "
+            f"{len(expected)} expected; first shown {shown[:1]!r:.200}"
+        )
     if " ".join(shown).split() != visible_text(asked.words).split():
         return "the words shown are not the model's words"
     return None
 
 
-async def ended(redis: Redis, telegram: FakeTelegram, asked: Asked) -> bool:
-    """The chat's turn is over: something was posted, the inbox is empty, the lease free."""
+async def ended(redis: Redis, asked: Asked) -> bool:
+    """The chat's turn is over: its state was saved, its inbox is empty and its lease free.
+    Whether it showed anything is for `differs` to say: a reply never shown differs too."""
     session = f"tg:{asked.chat.id}"
-    if not telegram.messages(asked.chat):
-        return False
-    inbox, lease = keys.session(session, "inbox"), keys.session(session, "lease")
-    return not await redis.exists(inbox, lease)
+    state, inbox, lease = (keys.session(session, name) for name in ("state", "inbox", "lease"))
+    return await redis.exists(state) == 1 and not await redis.exists(inbox, lease)
 
 
-async def all_ended(redis: Redis, telegram: FakeTelegram, asked: list[Asked]) -> None:
+async def all_ended(redis: Redis, asked: list[Asked]) -> None:
     deadline = time.monotonic() + DEADLINE_S
     waiting = list(asked)
     while waiting:
         if time.monotonic() > deadline:
             raise RuntimeError(f"{len(waiting)} replies still going after {DEADLINE_S:.0f} s")
-        waiting = [a for a in waiting if not await ended(redis, telegram, a)]
+        waiting = [a for a in waiting if not await ended(redis, a)]
         await asyncio.sleep(0.1)
 
 
@@ -115,7 +118,7 @@ async def per_reply(redis: Redis, telegram: FakeTelegram) -> tuple[list[Figure],
     start = len(telegram.calls)
     for one in asked:
         ask(telegram, one)
-    await all_ended(redis, telegram, asked)
+    await all_ended(redis, asked)
     made = telegram.calls[start:]
     figures, wrong = [], 0
     for one in asked:
@@ -143,15 +146,18 @@ async def crowd(redis: Redis, telegram: FakeTelegram) -> tuple[Figure, int]:
     began = time.monotonic()
     for one in asked:
         ask(telegram, one)
-    await all_ended(redis, telegram, asked)
+    await all_ended(redis, asked)
     made = telegram.calls[start:]
     refused = telegram.floods - floods
     share = refused / len(made) * 100
     wrong = [p for a in asked if (p := differs(telegram, a)) is not None]
     methods = ", ".join(f"{m} {n}" for m, n in sorted(Counter(c.method for c in made).items()))
+    flooded = Counter(c.method for c in made if c.error and c.error.startswith("Too Many"))
+    by_method = ", ".join(f"{m} {n}" for m, n in sorted(flooded.items()))
     print(
         f"{CHATS} chats x {CROWD_WORDS} words: all ended after {time.monotonic() - began:.1f} s; "
-        f"{len(made)} calls ({methods}); {refused} answered 429 ({share:.2f}%), "
+        f"{len(made)} calls ({methods}); {refused} answered 429 ({share:.2f}%"
+        f"{'; ' + by_method if by_method else ''}), "
         f"{telegram.flood_violations - violations} made during a penalty; "
         f"{len(wrong)} replies differ{': ' + wrong[0] if wrong else ''}"
     )
