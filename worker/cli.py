@@ -106,13 +106,28 @@ def chat() -> None:
     raise typer.Exit(asyncio.run(main()))
 
 
+def _check_agent(settings: Settings) -> None:
+    """Exit 2 with one line if the model, its key or the tools are wrong, as `_check_model`
+    would, without building the agent: `parley up` runs none, and its worker imports the
+    provider's SDK (over a second of CPU) itself, so the processes start that much sooner."""
+    from bot.agent.build import configured_tools, tool_registry
+    from bot.llm.registry import check_provider, resolve_model
+
+    try:
+        check_provider(settings, resolve_model(settings.model))
+        tool_registry(configured_tools(settings))
+    except ConfigError as exc:
+        typer.echo(f"parley: configuration error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 @app.command()
 def up() -> None:
     """Run everything here: Redis (started if needed), a worker, the scheduler and the web chat."""
     from worker.up import up as run_all
 
     settings = _settings()
-    _check_model(settings)
+    _check_agent(settings)
     raise typer.Exit(run_all(settings))
 
 

@@ -96,25 +96,32 @@ def provider_class(name: str) -> ProviderClass:
     return cast(ProviderClass, getattr(importlib.import_module(module), attribute))
 
 
-def build_provider(settings: Settings, ref: ModelRef) -> Provider:
-    """The provider for `ref`, or a ConfigError naming the missing key."""
+def check_provider(settings: Settings, ref: ModelRef) -> None:
+    """A ConfigError naming the key `ref`'s provider needs and lacks; imports no SDK."""
     if ref.provider == "anthropic":
         if settings.anthropic_api_key is None:
             raise ConfigError(
                 f"ANTHROPIC_API_KEY: not set, and model {ref.model!r} needs it "
                 "(set it in the environment or in .env)"
             )
+    elif settings.openai_api_key is None and settings.openai_base_url is None:
+        raise ConfigError(
+            f"OPENAI_API_KEY: not set, and model {ref.model!r} needs it "
+            "(set it in the environment or in .env, or point OPENAI_BASE_URL at a local server)"
+        )
+
+
+def build_provider(settings: Settings, ref: ModelRef) -> Provider:
+    """The provider for `ref`, or a ConfigError naming the missing key."""
+    check_provider(settings, ref)
+    if ref.provider == "anthropic":
+        assert settings.anthropic_api_key is not None
         return provider_class("anthropic")(
             api_key=settings.anthropic_api_key.get_secret_value(),
             base_url=settings.anthropic_base_url,
             timeout=settings.llm_timeout,
         )
     key = settings.openai_api_key
-    if key is None and settings.openai_base_url is None:
-        raise ConfigError(
-            f"OPENAI_API_KEY: not set, and model {ref.model!r} needs it "
-            "(set it in the environment or in .env, or point OPENAI_BASE_URL at a local server)"
-        )
     # Local OpenAI-compatible servers (Ollama, llama.cpp) accept any key.
     return provider_class("openai")(
         api_key=key.get_secret_value() if key else "unused",
