@@ -8,7 +8,8 @@ post the next one. The web process submits to Redis; `parley worker` processes r
 and write their events; the web process relays them. A turn counts once its `completed` event
 arrived with exactly the text the model sent. The model is the fake model in a process of its
 own, answering each message at once (`tests.fakes.llm.words`); the record goes to PostgreSQL
-(several workers write it at once, as in production; SQLite where PostgreSQL is not installed).
+(several workers write it at once, as in production; SQLite where PostgreSQL is not installed,
+and in the smoke run, which starts faster).
 Redis runs with AOF, fsync every second, as `parley up` starts it.
 
 For comparison, the same turns are also submitted straight into the mailbox
