@@ -5,8 +5,9 @@ one SQLite file; the fake Anthropic API in this process. Clients of the HTTP API
 sessions at once, each message's reply read as server-sent events: plain questions, questions
 that make the model call the calculator, calls of a tool that waits for a person's approval
 (the client presses approve and follows the resumed turn), and reminders a few seconds ahead
-that the scheduler fires into their session. Other clients open a session's event stream and
-leave after a moment, again and again.
+that the scheduler fires into their session. Every fifth turn is a Telegram chat's instead
+(the fake Bot API in this process), its approval prompts pressed. Other clients open a
+session's event stream and leave after a moment, again and again.
 
 After a warm-up (a tenth of the turns) the resident memory of every process is read from
 /proc, and again at the end: each must be within 10% of its size after warm-up. Then every
@@ -41,11 +42,15 @@ from tests.bench.processes import environment
 from tests.bench.table import Figure, report
 from tests.fakes.llm import FakeLLM, Reply, ToolCallSpec
 from tests.fakes.llm.script import RecordedRequest
+from tests.fakes.tg import TOKEN as TELEGRAM_TOKEN
+from tests.fakes.tg import FakeTelegram, TgChat, TgUser
+from tests.fakes.tg.model import BotMessage
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.web_process import web_process
 
 QUICK = os.environ.get("PARLEY_BENCH_QUICK") == "1"
 TOKEN = "soak-api-token"
+ENDINGS = ("in it.", "of it.")  # how the brain's answers end
 KINDS = ("ask", "ask", "calc", "ask", "launch", "ask", "calc", "ask", "ask", "remind")
 REMINDER = "Time to stretch, reminder"
 DEADLINE_S = 300.0  # a loaded machine is slow, not broken
@@ -113,15 +118,56 @@ async def converse(http: httpx.AsyncClient, session: str, n: int, tally: Tally) 
         tally.problems["launch without approval prompt"] += 1
 
 
-async def client(
-    http: httpx.AsyncClient, plan: Iterator[int], sessions: list[str], tally: Tally
-) -> None:
+def answers(telegram: FakeTelegram, chat: TgChat) -> int:
+    """The chat's finished answers (a private chat's messages are posted whole)."""
+    return sum(m.text.endswith(ENDINGS) for m in telegram.messages(chat))
+
+
+def prompt_in(telegram: FakeTelegram, chat: TgChat) -> BotMessage | None:
+    return next((m for m in telegram.messages(chat) if m.reply_markup), None)
+
+
+async def chat_turn(telegram: FakeTelegram, person: TgUser, n: int, tally: Tally) -> None:
+    """A Telegram message, its approval pressed if it asks for one, until its answer."""
+    chat = telegram.private_chat(person)
+    kind = ("ask", "calc", "launch")[n // 5 % 3]
+    before = answers(telegram, chat)
+    telegram.send(chat, person, f"{'tell me about item' if kind == 'ask' else kind} {n}")
+    if kind == "launch":
+        await telegram.wait_for(lambda: prompt_in(telegram, chat) is not None, DEADLINE_S)
+        prompt = prompt_in(telegram, chat)
+        assert prompt is not None and prompt.reply_markup is not None
+        buttons = {
+            b["text"]: b["callback_data"] for r in prompt.reply_markup["inline_keyboard"] for b in r
+        }
+        telegram.press(chat, person, prompt.message_id, buttons["✅ Approve"])
+        await telegram.wait_for(lambda: prompt_in(telegram, chat) is None, DEADLINE_S)
+        tally.turns["telegram approved"] += 1
+    await telegram.wait_for(lambda: answers(telegram, chat) > before, DEADLINE_S)
+    tally.turns[f"telegram {kind}"] += 1
+
+
+@dataclass
+class People:
+    """Who the turns are for: API sessions, and Telegram's people in private chats."""
+
+    http: httpx.AsyncClient
+    sessions: list[str]
+    telegram: FakeTelegram
+    persons: list[TgUser]
+
+
+async def client(people: People, plan: Iterator[int], tally: Tally) -> None:
     for n in plan:
         try:
-            await converse(http, sessions[n % len(sessions)], n, tally)
-        except (httpx.HTTPError, RuntimeError) as exc:
+            if n % 5 == 2:  # the API keeps its launches (4) and reminders (9)
+                person = people.persons[n // 5 % len(people.persons)]
+                await chat_turn(people.telegram, person, n, tally)
+            else:
+                await converse(people.http, people.sessions[n % len(people.sessions)], n, tally)
+        except (httpx.HTTPError, RuntimeError, TimeoutError, AssertionError) as exc:
             tally.problems[type(exc).__name__] += 1
-            print(f"  turn {n}: {exc}", file=sys.stderr)
+            print(f"  turn {n}: {exc!r}", file=sys.stderr)
 
 
 async def watcher(http: httpx.AsyncClient, sessions: list[str], tally: Tally) -> None:
@@ -150,19 +196,20 @@ class Processes:
 
 
 async def traffic(
-    http: httpx.AsyncClient, sessions: list[str], turns: int, clients: int, procs: Processes
+    people: People, turns: int, clients: int, procs: Processes
 ) -> tuple[dict[str, int], dict[str, int], Tally]:
     """All the turns, `clients` at a time; the processes' sizes after warm-up and at the end."""
     tally = Tally()
     warm = max(min(50, turns // 2), turns // 10)
+    http, sessions = people.http, people.sessions
     watchers = [asyncio.create_task(watcher(http, sessions, tally)) for _ in range(4)]
     try:
         plan = iter(range(warm))
-        await asyncio.gather(*(client(http, plan, sessions, tally) for _ in range(clients)))
+        await asyncio.gather(*(client(people, plan, tally) for _ in range(clients)))
         warmed, started = procs.sizes(), time.monotonic()
         print(f"warmed up after {warm} turns: " + sizes_line(warmed))
         plan = iter(range(warm, turns))
-        await asyncio.gather(*(client(http, plan, sessions, tally) for _ in range(clients)))
+        await asyncio.gather(*(client(people, plan, tally) for _ in range(clients)))
         rate = (turns - warm) / (time.monotonic() - started)
         print(f"{turns} turns in all, {rate:.1f} a second after warm-up")
     finally:
@@ -189,6 +236,7 @@ async def quiet(redis: Redis, llm: FakeLLM, reminders: int) -> None:
 
 
 OWNED_SESSION = re.compile(r"^parley:\{http:([0-9a-f]+)\}:")
+CHAT_SESSION = re.compile(r"^parley:\{(tg|slack):[^}]+\}:")
 SHARED = {keys.ARMED_SET, keys.DEAD_LETTERS, keys.READY_STREAM, "arq:queue"}
 
 
@@ -210,21 +258,29 @@ async def ownerless(redis: Redis) -> tuple[Counter[str], Counter[str]]:
     orphans: Counter[str] = Counter()
     for name, ttl in zip(names, ttls, strict=True):
         owned = OWNED_SESSION.match(name)
+        if ttl == -2:  # gone between the scan and the question
+            continue
         if ttl >= 0:
             families[f"{pattern(name)} (expires)"] += 1
         elif name in SHARED:
             families[f"{name} (shared)"] += 1
         elif name.startswith(keys.http_session("")) or (owned and owned.group(1) in known):
             families[f"{pattern(name)} (owned by its API session)"] += 1
+        elif CHAT_SESSION.match(name):
+            families[f"{pattern(name)} (owned by its chat, until retention)"] += 1
         else:
             orphans[pattern(name)] += 1
     return families, orphans
 
 
 @contextlib.asynccontextmanager
-async def parley(tmp: str, redis_url: str, llm: FakeLLM) -> AsyncIterator[tuple[str, Processes]]:
+async def parley(
+    tmp: str, redis_url: str, llm: FakeLLM, telegram: FakeTelegram
+) -> AsyncIterator[tuple[str, Processes]]:
     """Web, two workers and the scheduler, each ready; stopped at the end."""
     extra = {
+        "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN,
+        "TELEGRAM_API_URL": telegram.base_url,
         "PARLEY_TOOL_MODULES": '["tests.support.tools"]',
         "PARLEY_USER_MESSAGES_PER_MINUTE": "1000000",
         "PARLEY_TASKS_PER_PERSON": "10000",
@@ -287,7 +343,11 @@ async def main() -> None:
         server.start()
         redis = Redis.from_url(server.url)
         try:
-            async with FakeLLM() as llm, parley(tmp, server.url, llm) as (base, procs):
+            async with (
+                FakeLLM() as llm,
+                FakeTelegram() as telegram,
+                parley(tmp, server.url, llm, telegram) as (base, procs),
+            ):
                 llm.responder = brain
                 auth = {"Authorization": f"Bearer {TOKEN}"}
                 limits = httpx.Limits(max_connections=clients + 8)
@@ -297,7 +357,9 @@ async def main() -> None:
                     sessions = [
                         (await http.post("/api/sessions")).json()["id"] for _ in range(count)
                     ]
-                    warmed, ended, tally = await traffic(http, sessions, turns, clients, procs)
+                    persons = [TgUser(id=5000 + i, first_name=f"P{i}") for i in range(count // 5)]
+                    people = People(http, sessions, telegram, persons or [TgUser(5000, "P")])
+                    warmed, ended, tally = await traffic(people, turns, clients, procs)
                     await quiet(redis, llm, tally.turns["remind"])
                 families, orphans = await ownerless(redis)
                 memory = int((await redis.info("memory"))["used_memory"])
