@@ -255,12 +255,14 @@ class SessionRunner:
         if (head.is_decision or resumed) and state.turn is not None and state.turn.person:
             update = {"sender": state.turn.person, "chat_kind": state.turn.chat_kind}
             asker = head.model_copy(update=update)  # the turn goes on as the person who asked
-        ctx = await tool_context(asker, self.deps.settings, self.deps.services)
         ids = tuple(envelope.id for envelope in group)
         mailbox = self.deps.mailbox
-        config = await run_config(head, state, mailbox, goes_on=head.is_decision or resumed)
-        chosen = await mailbox.option(head.session, "model") or preferred_model(ctx)
-        model = config.model or chosen
+        ctx, config, option = await asyncio.gather(  # at once: the person waits for them
+            tool_context(asker, self.deps.settings, self.deps.services),
+            run_config(head, state, mailbox, goes_on=head.is_decision or resumed),
+            mailbox.option(head.session, "model"),
+        )
+        model = config.model or option or preferred_model(ctx)
         if resumed:  # continue what a dead worker began
             return TurnRequest(ctx, envelope_ids=ids, model=model, config=config)
         tasks = ctx.services.tasks if ctx.services is not None else None

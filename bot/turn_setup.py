@@ -5,6 +5,7 @@ itself."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 
@@ -49,22 +50,25 @@ async def tool_context(
 
 async def prepared(request: TurnRequest, state: SessionState) -> TurnRequest:
     """`request` with what the database adds to it: the scope's memories, and the tools
-    its person always allows in its chat."""
-    return await with_grants(await with_memory(request, state))
+    its person always allows in its chat. Both are read at once, on connections of their
+    own: the turn's first event waits for them, and on a busy worker every read made after
+    another costs a turn of the event loop more."""
+    remembered, allowed = await asyncio.gather(with_memory(request, state), _allowed(request))
+    return remembered if allowed is None else dataclasses.replace(remembered, allowed=allowed)
 
 
-async def with_grants(request: TurnRequest) -> TurnRequest:
+async def _allowed(request: TurnRequest) -> tuple[str, ...] | None:
     """Read for every run, so a grant revoked with /permissions is gone from the next run
-    on, also in a turn that was waiting for an approval."""
+    on, also in a turn that was waiting for an approval; None if it cannot be read."""
     ctx = request.ctx
     if ctx.services is None:
-        return request
+        return None
     try:
         allowed = await ctx.services.grants.tools_of(ctx.user.id, chat_of(ctx.session_key))
     except Exception:
         log.warning("could not read what %s always allows", ctx.user.id, exc_info=True)
-        return request
-    return dataclasses.replace(request, allowed=tuple(allowed))
+        return None
+    return tuple(allowed)
 
 
 def preferred_model(ctx: ToolContext) -> str | None:

@@ -5,6 +5,7 @@ reliably."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -106,3 +107,34 @@ async def test_a_run_missed_while_the_file_was_read_only_is_caught_up(rig: Rig) 
 def _broken_engine() -> AsyncEngine:
     """A database that is not there (nothing listens on port 1)."""
     return create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
+
+
+async def test_a_turns_preferences_and_options_are_read_at_once(
+    redis_url: str, database_url: str, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the turn is set up with comes from SQL (the person's preferences) and Redis (the
+    chat's mode, the session's model); its first event waits for all of them, so they are
+    asked for together, not each after the last has answered."""
+    seen: list[str] = []
+
+    def watched(owner: object, name: str) -> None:
+        read = getattr(owner, name)
+
+        async def reading(*args: Any) -> Any:
+            seen.append(f"{name} asked")
+            try:
+                return await read(*args)
+            finally:
+                seen.append(f"{name} answered")
+
+        monkeypatch.setattr(owner, name, reading)
+
+    async with runner_rig(redis_url, database_url, fake_llm, services=True) as rig:
+        watched(rig.services.people, "preferences")
+        watched(rig.mailbox, "option")
+        rig.fake.enqueue(Reply(text="Hello Ann."))
+        await rig.mailbox.submit(said("hi, I am Ann", 1))
+        await rig.runner.take_turns(SESSION)
+        assert len(rig.fake.requests) == 1
+    assert seen.count("option asked") == 2  # the chat's mode and the session's model
+    assert seen.index("option asked") < seen.index("preferences answered"), seen

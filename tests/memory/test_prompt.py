@@ -22,6 +22,7 @@ from bot.store.engine import make_engine
 from bot.store.memory import Memories, Memory
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
+from bot.turn_setup import prepared
 
 ANN = Sender(id="tg:1", name="Ann")
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
@@ -129,3 +130,34 @@ async def test_a_scope_without_memories_costs_a_turn_one_read(
     state = SessionState()
     second = await with_memory(TurnRequest(turn, text="the red box?"), state)
     assert second.memory and len(statements) == 3  # the count, the search, the newest
+
+
+async def test_a_turns_memories_and_grants_are_read_at_once(
+    services: ToolServices, memories: Memories, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn's first event waits for these reads; one after the other, each would cost a
+    busy worker another round of its event loop."""
+    await memories.add("tg:1", "the red box is in the attic")
+    await services.grants.add("tg:1", "tg:1", ["shell"], "tg:1")
+    seen: list[str] = []
+
+    def watched(owner: object, name: str) -> None:
+        read = getattr(owner, name)
+
+        async def reading(*args: Any) -> Any:
+            seen.append(f"{name} asked")
+            try:
+                return await read(*args)
+            finally:
+                seen.append(f"{name} answered")
+
+        monkeypatch.setattr(owner, name, reading)
+
+    for name in ("version", "search", "recent"):
+        watched(memories, name)
+    watched(services.grants, "tools_of")
+    turn = ToolContext("tg:1", ANN, Settings(_env_file=None), services=services)
+    request = await prepared(TurnRequest(turn, text="the red box?"), SessionState())
+    assert request.allowed == ("shell",)
+    assert request.memory and "attic" in request.memory[0]
+    assert seen.index("tools_of asked") < seen.index("recent answered"), seen
