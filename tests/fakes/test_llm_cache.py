@@ -52,7 +52,8 @@ async def ask(
         api_key=ANTHROPIC_KEY, base_url=fake.anthropic_base_url, max_retries=0
     )
     try:
-        stream = await client.messages.create(
+        create: Any = client.messages.create  # the blocks are plain dicts here
+        stream = await create(
             model=model, max_tokens=10, system=system, messages=messages, stream=True
         )
         async with stream:
