@@ -191,22 +191,31 @@ def _arguments(known: list[Benchmark]) -> argparse.Namespace:
 
 
 def run_all(chosen: list[Benchmark], folder: Path, arguments: argparse.Namespace) -> list[Outcome]:
-    """Each benchmark, `--jobs` at a time, in the order given."""
+    """Each benchmark, `--jobs` at a time, in the order given. Interrupted, the modules still
+    running are stopped before the threads waiting on them are joined."""
     alone = arguments.jobs == 1
+    pool = ThreadPoolExecutor(arguments.jobs)
     try:
-        with ThreadPoolExecutor(arguments.jobs) as pool:
-            return list(
-                pool.map(
-                    lambda b: run(b, folder, arguments.quick, arguments.timeout, alone), chosen
-                )
-            )
+        return list(
+            pool.map(lambda b: run(b, folder, arguments.quick, arguments.timeout, alone), chosen)
+        )
     except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
         for process in list(RUNNING):
             _stop(process)
         raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM ends the suite as Ctrl-C does: the modules still running are stopped first
+    (each runs in a session of its own, so a signal to ours would not reach them)."""
+    raise SystemExit(128 + signum)
 
 
 def main() -> int:
+    signal.signal(signal.SIGTERM, _terminated)
     known = discover()
     arguments = _arguments(known)
     if arguments.list:
