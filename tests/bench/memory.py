@@ -69,7 +69,11 @@ async def start_worker(
     def failed() -> str | None:
         return None if proc.returncode is None else f"it exited with {proc.returncode}"
 
-    await announcements.wait(after, proc.pid, failed)
+    try:
+        await announcements.wait(after, proc.pid, failed)
+    except BaseException:  # pytest's Failed included: no worker is left behind
+        await stop(proc)
+        raise
     return proc
 
 
