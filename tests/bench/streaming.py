@@ -65,17 +65,21 @@ class Asked:
 
 
 def differs(telegram: FakeTelegram, asked: Asked) -> str | None:
-    """How the chat's final messages differ from the model's reply, or None if they do not."""
+    """How the chat's final messages differ from the model's reply (a kind, then the
+    chat's), or None if they do not."""
     shown = [m.text for m in telegram.messages(asked.chat)]
     expected = [chunk.text for chunk in render(reply_text(asked.words))]
     if shown != expected:
+        kind = "more messages" if len(shown) > len(expected) else "fewer messages"
+        if len(shown) == len(expected):
+            kind = "other text"
         deleted = sum(m.deleted for m in telegram.sent.get(asked.chat.id, []))
         return (
-            f"chat {asked.chat.id}: {len(shown)} messages ({deleted} more deleted), "
-            f"{len(expected)} expected; first shown {shown[:1]!r:.200}"
+            f"{kind}: chat {asked.chat.id}, {len(shown)} messages ({deleted} more deleted), "
+            f"{len(expected)} expected; the last shown {shown[-1:]!r:.120}"
         )
     if " ".join(shown).split() != visible_text(asked.words).split():
-        return "the words shown are not the model's words"
+        return "other words: the words shown are not the model's words"
     return None
 
 
@@ -151,6 +155,7 @@ async def crowd(redis: Redis, telegram: FakeTelegram) -> tuple[Figure, int]:
     refused = telegram.floods - floods
     share = refused / len(made) * 100
     wrong = [p for a in asked if (p := differs(telegram, a)) is not None]
+    kinds = ", ".join(f"{n} {kind}" for kind, n in Counter(p.split(":")[0] for p in wrong).items())
     methods = ", ".join(f"{m} {n}" for m, n in sorted(Counter(c.method for c in made).items()))
     flooded = Counter(c.method for c in made if c.error and c.error.startswith("Too Many"))
     by_method = ", ".join(f"{m} {n}" for m, n in sorted(flooded.items()))
@@ -159,7 +164,7 @@ async def crowd(redis: Redis, telegram: FakeTelegram) -> tuple[Figure, int]:
         f"{len(made)} calls ({methods}); {refused} answered 429 ({share:.2f}%"
         f"{'; ' + by_method if by_method else ''}), "
         f"{telegram.flood_violations - violations} made during a penalty; "
-        f"{len(wrong)} replies differ{': ' + wrong[0] if wrong else ''}"
+        f"{len(wrong)} replies differ{f' ({kinds}), as ' + wrong[0] if wrong else ''}"
     )
     return Figure(FIGURES[-2], share, "%", 1), len(wrong)
 
