@@ -1,8 +1,11 @@
-"""How fast the engine turns a message into the first visible text, on loopback.
+"""What one turn costs as the conversation grows, on loopback, with its state in a real Redis.
 
 The fake model APIs run in a separate process and answer at once, so the figures are Parley's
-own cost plus the SDK's: building the prompt, the request, parsing the stream, the loop's
-bookkeeping, as the context grows. Run with `make bench`.
+own cost plus the SDK's: building the prompt and the request, parsing the stream, the loop's
+bookkeeping, and the state's load, saves and commit in Redis the way a worker does them
+(`bot.session_runner`). A turn's work must not grow with the conversation: the figures compare
+the first turns with the last ones, count the bytes each turn sends to Redis, and weigh the
+session's keys at the end. `python -m tests.bench.engine [turns]`; `make bench` runs it.
 """
 
 from __future__ import annotations
@@ -10,21 +13,50 @@ from __future__ import annotations
 import asyncio
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+from redis.asyncio import Redis
+
+from bot import keys
 from bot.agent import events as ev
 from bot.agent.build import build_agent
-from bot.agent.loop import TurnRequest
+from bot.agent.loop import Agent, TurnRequest
 from bot.agent.state import SessionState
 from bot.config import Settings
-from bot.envelope import Sender
+from bot.envelope import Envelope, Sender
+from bot.mailbox import Mailbox
+from bot.state_store import StateStore
 from bot.tools.base import ToolContext
+from tests.bench.table import Figure, report
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
+from tests.support.redis_server import RedisServer
 
-TURNS = 200
+TURNS = 1000
+WINDOW = 50  # turns at each end whose medians are compared
 MODELS = {"anthropic": "claude-bench", "openai": "gpt-bench"}
+HOT_STATE_LIMIT = 64 * 1024
+
+
+class _NoJobs:
+    """The bench takes its turns itself; a wake-up job would have no worker to go to."""
+
+    async def enqueue_job(self, function: str, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+@dataclass
+class Case:
+    first: list[float] = field(default_factory=list)  # s to the first text
+    whole: list[float] = field(default_factory=list)  # s for the whole turn, Redis included
+    cpu: list[float] = field(default_factory=list)  # this process's CPU s per turn
+    sent: list[int] = field(default_factory=list)  # bytes Redis received per turn
+    hot_bytes: int = 0  # the session's keys in Redis after the last turn
 
 
 @asynccontextmanager
@@ -40,7 +72,43 @@ async def fake_server() -> AsyncIterator[str]:
         await proc.wait()
 
 
-async def measure(url: str, api: str, with_tool: bool) -> tuple[list[float], list[float]]:
+async def received(redis: Redis) -> int:
+    return int((await redis.info("stats"))["total_net_input_bytes"])
+
+
+STATE_KEYS = ("state", "context", "saved")  # the hot state; the rest is the mailbox's
+
+
+async def hot_bytes(redis: Redis, session: str) -> int:
+    """What the session's state takes in Redis, as MEMORY USAGE counts it."""
+    total = 0
+    for name in STATE_KEYS:
+        total += int(await redis.memory_usage(keys.session(session, name), samples=0) or 0)
+    return total
+
+
+async def turn(
+    agent: Agent, mailbox: Mailbox, store: StateStore, session: str, token: str, n: int, text: str
+) -> tuple[float | None, float]:
+    """One turn as a worker takes it: load the state, run, save after every step, commit."""
+    envelope = Envelope(id=f"{session}:{n}", session=session, text=text, sender=Sender(id="u"))
+    await mailbox.submit(envelope)
+    started, first = time.perf_counter(), None
+    state = await store.load(session) or SessionState()
+    ctx = ToolContext(session, Sender(id="bench"), agent.deps.settings)
+
+    async def checkpoint(current: SessionState) -> None:
+        await store.save(session, token, current)
+
+    request = TurnRequest(ctx, text=text, envelope_ids=(envelope.id,))
+    async for event in agent.run(state, request, checkpoint=checkpoint):
+        if isinstance(event, ev.TextDelta) and first is None:
+            first = time.perf_counter() - started
+    await store.commit(session, token, [envelope], state)
+    return first, time.perf_counter() - started
+
+
+async def measure(url: str, redis: Redis, api: str, with_tool: bool, turns: int) -> Case:
     settings = Settings(
         model=MODELS[api],
         anthropic_api_key=ANTHROPIC_KEY,
@@ -49,38 +117,86 @@ async def measure(url: str, api: str, with_tool: bool) -> tuple[list[float], lis
         openai_base_url=url + "/v1",
     )
     agent = build_agent(settings)
-    ctx = ToolContext("bench", Sender(id="bench"), settings)
-    state = SessionState()
-    first: list[float] = []
-    whole: list[float] = []
-    for n in range(TURNS):
+    mailbox = Mailbox(redis, _NoJobs())
+    store = StateStore(mailbox)
+    session = f"bench:{api}:{with_tool}"
+    token = await mailbox.take_lease(session, ttl=3600)
+    assert token is not None
+    case = Case()
+    for n in range(turns):
         text = f"what is {n} * 2" if with_tool else f"message number {n}"
-        started = time.perf_counter()
-        async for event in agent.run(state, TurnRequest(ctx, text=text)):
-            if isinstance(event, ev.TextDelta) and len(first) == n:
-                first.append(time.perf_counter() - started)
-        whole.append(time.perf_counter() - started)
+        before, cpu = await received(redis), time.process_time()
+        first, whole = await turn(agent, mailbox, store, session, token, n, text)
+        case.cpu.append(time.process_time() - cpu)
+        case.sent.append(await received(redis) - before)
+        case.first.append(first or whole)
+        case.whole.append(whole)
+    case.hot_bytes = await hot_bytes(redis, session)
     await agent.aclose()
-    return first, whole
+    return case
 
 
-def ms(values: list[float]) -> str:
-    return f"{statistics.median(values) * 1000:6.1f}"
+def median(values: list[float] | list[int]) -> float:
+    return float(statistics.median(values))
+
+
+def show(name: str, case: Case) -> None:
+    def pair(values: list[float], scale: float = 1000) -> str:
+        early, late = median(values[:WINDOW]) * scale, median(values[-WINDOW:]) * scale
+        return f"{early:6.1f} / {late:6.1f}"
+
+    sent = [float(s) for s in case.sent]
+    print(
+        f"{name:28} {pair(case.first)}  {pair(case.whole)}  {pair(case.cpu)}  "
+        f"{pair(sent, 1 / 1024)}  {case.hot_bytes / 1024:7.1f}"
+    )
+
+
+def figures(name: str, case: Case) -> list[Figure]:
+    """Late against early turns (the target: no growth), and the late turns' own figures."""
+    turns = len(case.cpu)
+    early, late = median(case.cpu[:WINDOW]), median(case.cpu[-WINDOW:])
+    sent_early, sent_late = median(case.sent[:WINDOW]), median(case.sent[-WINDOW:])
+    first = median(case.first[-WINDOW:]) * 1000
+    return [
+        Figure(f"engine {name}: CPU per turn, late/early", late / early, "×", 1.5),
+        Figure(f"engine {name}: CPU per turn after {turns} turns", late * 1000, "ms"),
+        Figure(f"engine {name}: first text after {turns} turns", first, "ms"),
+        Figure(
+            f"engine {name}: bytes to Redis per turn, late/early", sent_late / sent_early, "×", 1.5
+        ),
+        Figure(
+            f"engine {name}: Redis hot state after {turns} turns",
+            case.hot_bytes / 1024,
+            "KiB",
+            HOT_STATE_LIMIT / 1024,
+        ),
+    ]
 
 
 async def main() -> None:
-    print(f"engine on loopback, {TURNS} turns per case; medians in ms for the first and the")
-    print("last 20 turns (the context grows by one turn each time)")
-    print("case                         first text: early / late   whole turn: early / late")
-    async with fake_server() as url:
-        for api in ("anthropic", "openai"):
-            for with_tool in (False, True):
-                first, whole = await measure(url, api, with_tool)
-                name = api + (" + calculator call" if with_tool else "")
-                print(
-                    f"{name:28} {ms(first[:20])} / {ms(first[-20:])}          "
-                    f"{ms(whole[:20])} / {ms(whole[-20:])}"
-                )
+    turns = int(sys.argv[1]) if len(sys.argv) > 1 else TURNS
+    print(f"engine on loopback with Redis, {turns} turns per case; medians of the first and the")
+    print(f"last {WINDOW} turns (the context grows by one turn each time)")
+    print(
+        "case                         first text ms      whole turn ms      CPU ms/turn"
+        "        KiB to Redis/turn  hot KiB"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp), "--appendfsync", "everysec")
+        server.start()
+        redis = Redis.from_url(server.url)
+        try:
+            async with fake_server() as url:
+                for api in ("anthropic", "openai"):
+                    for with_tool in (False, True):
+                        case = await measure(url, redis, api, with_tool, turns)
+                        name = api + (" + calculator call" if with_tool else "")
+                        show(name, case)
+                        report(*figures(name, case))
+        finally:
+            await redis.aclose()
+            server.stop()
 
 
 if __name__ == "__main__":
