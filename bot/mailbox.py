@@ -177,6 +177,7 @@ for i = 1, #items, 2 do
   if wake then
     redis.call('ZADD', KEYS[1], 'XX', ARGV[2], session)
     woken[#woken + 1] = session
+    woken[#woken + 1] = redis.call('GET', ARGV[6] .. '{' .. session .. '}:armed') or ''
   end
 end
 return {page[1], woken, freed}
@@ -385,11 +386,16 @@ class Mailbox:
         """Free the leases of dead workers and wake their sessions; re-wake armed sessions that
         nobody holds and that have waited past `grace`. Returns the sessions woken.
 
+        A session is woken with its armed generation's job id: arq refuses it while that job
+        is still queued (a worker too busy to start it within `grace` gets no second one
+        to start), and takes it once the job is gone (run, or never enqueued).
+
         With `exclusive` > 0 at most one sweep starts per that many seconds across all
         workers: each runs a sweep loop, but one scan of the armed set per interval is enough.
         The armed set is read `page` sessions per Lua call, so Redis is never held long."""
         now = time.time()
-        cursor, woken, freed = "0", {}, []  # woken keeps order without repeats (ZSCAN may)
+        cursor, freed = "0", []
+        woken: dict[str, int | None] = {}  # keeps order without repeats (ZSCAN may repeat)
         while True:
             result = await self._sweep(
                 keys=[keys.ARMED_SET, keys.SWEEPER],
@@ -404,14 +410,16 @@ class Mailbox:
                 ],
             )
             cursor = text(result[0])
-            woken.update(dict.fromkeys(text(s) for s in result[1]))
+            pairs = [text(item) for item in result[1]]
+            for session, armed in zip(pairs[::2], pairs[1::2], strict=True):
+                woken[session] = int(armed) if armed else None
             freed += [text(s) for s in result[2]]
             if cursor == "0":
                 break
         if freed:
             log.warning("freed %d leases of workers that stopped: %s", len(freed), freed[:10])
-        for session in woken:
-            await self.wake(session)
+        for session, generation in woken.items():
+            await self.wake(session, generation)
         return list(woken)
 
     async def option(self, session: str, name: str) -> str | None:

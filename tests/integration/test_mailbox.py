@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from arq.connections import RedisSettings, create_pool
+from arq.constants import default_queue_name, job_key_prefix
 from redis.asyncio import Redis
 
 from bot import keys
@@ -106,7 +108,24 @@ async def test_sweep_wakes_armed_sessions_nobody_holds(box: Any) -> None:
     jobs.enqueued.clear()
     assert await mailbox.sweep(grace=60) == []  # too recent
     assert await mailbox.sweep(grace=0) == ["test:a"]
-    assert jobs.enqueued == [("drain", "test:a", None)]
+    assert jobs.enqueued == [("drain", "test:a", keys.drain_job_id("test:a", 1))]
+
+
+async def test_the_sweep_adds_no_second_job_while_the_first_is_queued(redis_url: str) -> None:
+    """A session whose drain job waits in arq's queue past the grace (busy workers) gets no
+    duplicate: the sweep's job has the same id, which arq refuses while the first is there."""
+    pool = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        mailbox = Mailbox(pool, pool)
+        await mailbox.submit(envelope(1, "test:queued"))
+        assert await mailbox.sweep(grace=0) == ["test:queued"]
+        assert await pool.zcard(default_queue_name) == 1
+        await pool.delete(job_key_prefix + keys.drain_job_id("test:queued", 1))
+        await pool.zrem(default_queue_name, keys.drain_job_id("test:queued", 1))
+        assert await mailbox.sweep(grace=0) == ["test:queued"]  # a lost job: woken again
+        assert await pool.zcard(default_queue_name) == 1
+    finally:
+        await pool.aclose()
 
 
 async def test_an_idle_session_is_forgotten_but_never_one_with_a_message_waiting(
