@@ -17,6 +17,10 @@ Three moments are timed from the exec:
 These machines are shared, so wall-clock figures swing with the load; the CPU seconds the
 worker had used when it took work (from /proc) are printed beside them as the steadier figure.
 
+`parley up` (what `make run` runs) is timed from its exec to the first reply shown, with the
+message waiting at the fake Bot API: its web, worker and scheduler all start at once on the
+two cores, so this is the cold start of a whole deployment on one machine.
+
 `parley web` is timed the same way, with Telegram configured and a person's message already
 waiting at the fake Bot API: from the exec to its first `getUpdates` (answered at once, with
 the message), and to the message taken (its session armed in Redis, ready for a worker).
@@ -55,7 +59,8 @@ ANN = TgUser(id=1001, first_name="Ann")
 # The targets: a worker takes work within 1.5 s of its exec; its reply shows a second later
 # at most (the platform's SDK loads meanwhile, see `adapters.loading`); `parley web` polls
 # Telegram within 2.5 s, where bots on python-telegram-bot take 2.0-2.4 s on these machines.
-TAKES_WORK_S, SHOWN_S, POLLS_S = 1.5, 2.5, 2.5
+# `parley up` starts three processes on two cores: its reply within 4 s of the exec.
+TAKES_WORK_S, SHOWN_S, POLLS_S, UP_SHOWN_S = 1.5, 2.5, 2.5, 4.0
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,27 @@ async def one_web_start(
     return WebStart(polls, takes, cpu)
 
 
+async def one_up(pool: ArqRedis, telegram: FakeTelegram, env: dict[str, str], run: int) -> float:
+    """Seconds from the exec of `parley up` to its first reply shown."""
+    await pool.flushall()
+    telegram.send(telegram.private_chat(ANN), ANN, f"hello {run}")
+    calls = len(telegram.calls)
+    start = time.monotonic()
+    up = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "worker", "up", env=env, stdout=asyncio.subprocess.DEVNULL
+    )
+    try:
+        while not any(c.method in SHOWING for c in telegram.calls[calls:]):
+            now = time.monotonic() - start
+            if now > DEADLINE_S or up.returncode is not None:
+                raise RuntimeError(f"run {run}: parley up did not reply within {now:.0f} s")
+            await asyncio.sleep(0.005)
+        return time.monotonic() - start
+    finally:
+        up.terminate()  # it stops its processes, and waits for them
+        await up.wait()
+
+
 def summary(label: str, values: list[float]) -> str:
     return (
         f"{label:12} min {min(values):5.2f} s   median {statistics.median(values):5.2f} s   "
@@ -193,11 +219,15 @@ async def main() -> None:
                 starts = [await one_start(pool, llm, telegram, env, n) for n in range(1, RUNS + 1)]
                 web_env = env | {"PARLEY_HTTP_PORT": str(free_port())}
                 webs = [await one_web_start(pool, telegram, web_env, n) for n in range(RUNS + 1)]
+                ups = [await one_up(pool, telegram, web_env, n) for n in range(RUNS)]
         finally:
             await pool.aclose()
             server.stop()
     print_worker(starts)
     print_web(webs[1:])  # the first compiled what only the web process imports
+    print(f"`parley up` with Anthropic + Telegram, {RUNS} starts, from exec:")
+    print(summary("reply shown", ups))
+    report(Figure("parley up: first reply shown, median", median(ups), "s", UP_SHOWN_S))
 
 
 def print_worker(starts: list[Start]) -> None:
