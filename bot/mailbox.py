@@ -38,6 +38,7 @@ from redis.asyncio import Redis
 from bot import keys
 from bot.envelope import Envelope
 from bot.redis_types import done, text
+from bot.saved_state import LOAD_STATE, WRITE_STATE, ContextMissing, StateWrite, StoredState
 
 log = logging.getLogger(__name__)
 DEAD_LETTER_LIMIT = 1000
@@ -63,35 +64,8 @@ _EXTEND = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
-# A state write (see `StateWrite`): keep the context's first `keep` items, append ARGV[n..],
-# replace the head and the version. Refused (-2) before anything is written when the list is
-# shorter than `keep`: Redis lost what the writer believes is there, and it must write the
-# whole state.
-_WRITE_STATE = """
-local function write_state(state, context, saved, head, keep, version, first)
-  local have = redis.call('LLEN', context)
-  if keep > have then return false end
-  if keep == 0 then
-    redis.call('DEL', context)
-  elseif keep < have then
-    redis.call('LTRIM', context, 0, keep - 1)
-  end
-  for i = first, #ARGV, 1000 do
-    redis.call('RPUSH', context, unpack(ARGV, i, math.min(i + 999, #ARGV)))
-  end
-  redis.call('SET', state, head)
-  redis.call('SET', saved, version)
-  return true
-end
-"""
-# The state, unless its version is still ARGV[1]: then the reader's copy is current.
-_LOAD_STATE = """
-local version = redis.call('GET', KEYS[3])
-if ARGV[1] ~= '' and version == ARGV[1] then return {1} end
-return {0, redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}
-"""
 _SAVE = (
-    _WRITE_STATE
+    WRITE_STATE
     + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if not write_state(KEYS[2], KEYS[3], KEYS[4], ARGV[2], tonumber(ARGV[3]), ARGV[4], 5) then
@@ -101,7 +75,7 @@ return 1
 """
 )
 _COMMIT = (
-    _WRITE_STATE
+    WRITE_STATE
     + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local head = redis.call('LINDEX', KEYS[2], 0)
@@ -204,35 +178,6 @@ class LeaseLost(Exception):
     """Another worker holds the session now; whatever this one was doing must stop."""
 
 
-class ContextMissing(Exception):
-    """A state write meant to keep more of the context than Redis holds (Redis lost some of
-    it): nothing was written, and the whole state must be written instead."""
-
-
-@dataclass(frozen=True)
-class StoredState:
-    """A session's state as Redis holds it: `head`, the state but its context, and the
-    context's messages, one item each. A state written whole (before the context had a key
-    of its own) is all in `head`, with no items."""
-
-    head: bytes
-    context: list[bytes]
-    unchanged: bool = False  # nothing read: still the version the reader named
-
-
-@dataclass(frozen=True)
-class StateWrite:
-    """One save of the state: the context's first `keep` items stay, `append` follows them,
-    and `head` replaces the head. A turn's save appends its new messages and rewrites the
-    head, so what it sends does not grow with the conversation. `version` names the state
-    written, so that its writer can tell later that nobody wrote since."""
-
-    head: str
-    keep: int = 0
-    append: tuple[str, ...] = ()
-    version: str = ""
-
-
 class Mailbox:
     def __init__(self, redis: Redis, jobs: Enqueuer, *, dedup_ttl: int = 86_400) -> None:
         self.redis = redis
@@ -242,7 +187,7 @@ class Mailbox:
         self._take = redis.register_script(_TAKE)
         self._extend = redis.register_script(_EXTEND)
         self._save = redis.register_script(_SAVE)
-        self._load_state = redis.register_script(_LOAD_STATE)
+        self._load_state = redis.register_script(LOAD_STATE)
         self._commit = redis.register_script(_COMMIT)
         self._release_if_empty = redis.register_script(_RELEASE_IF_EMPTY)
         self._release = redis.register_script(_RELEASE)

@@ -36,8 +36,9 @@ from pydantic import TypeAdapter
 
 from bot.agent.state import SessionState, WrittenContext
 from bot.envelope import Envelope
-from bot.mailbox import ContextMissing, Mailbox, StateWrite, StoredState
+from bot.mailbox import Mailbox
 from bot.messages import Message
+from bot.saved_state import ContextMissing, StateWrite, StoredState
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _HEAD = {"messages"}  # what the head leaves out: the context has its own key

@@ -12,7 +12,8 @@ from redis.asyncio import Redis
 from bot import keys
 from bot.envelope import Envelope, Sender
 from bot.liveness import Liveness
-from bot.mailbox import LeaseLost, Mailbox, StateWrite
+from bot.mailbox import LeaseLost, Mailbox
+from bot.saved_state import StateWrite
 from tests.support.redis_server import RedisServer
 
 

@@ -13,7 +13,8 @@ from redis.asyncio import Redis
 
 from bot import keys
 from bot.envelope import Envelope, Sender
-from bot.mailbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox, StateWrite
+from bot.mailbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox
+from bot.saved_state import StateWrite
 
 
 class Jobs:

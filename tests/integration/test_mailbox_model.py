@@ -22,7 +22,8 @@ from redis.asyncio import Redis
 
 from bot import keys
 from bot.envelope import Envelope, Sender
-from bot.mailbox import LeaseLost, Mailbox, StateWrite
+from bot.mailbox import LeaseLost, Mailbox
+from bot.saved_state import StateWrite
 
 SESSIONS = ("test:a", "test:b")
 WORKERS = (0, 1)
