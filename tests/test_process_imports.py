@@ -14,6 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.e2e  # fresh interpreters, `python -m worker up` among them
 ROOT = Path(__file__).resolve().parents[1]
 UNUSED = {"openai", "slack_sdk", "slack_bolt", "mcp", "trafilatura"}
 

@@ -11,6 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.e2e  # two fresh interpreters, each building every aiogram model
 ROOT = Path(__file__).resolve().parents[2]
 
 # Built on use, every model must resolve every name it refers to; then the JSON schemas of
