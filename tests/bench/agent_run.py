@@ -24,7 +24,14 @@ from pathlib import Path
 
 import httpx
 
-from tests.bench.processes import environment, fake_model, last_announcement, serving, workers_ready
+from tests.bench.processes import (
+    DEADLINE_S,
+    environment,
+    fake_model,
+    last_announcement,
+    serving,
+    workers_ready,
+)
 from tests.bench.table import Figure, percentile, report, samples
 from tests.support.redis_server import RedisServer, free_port
 
@@ -75,9 +82,16 @@ async def timed_streams(client: httpx.AsyncClient) -> tuple[list[float], list[fl
 
 async def calculator_ms(client: httpx.AsyncClient, run_id: str) -> float:
     """How long the run's calculator call took, from its trace (a helper process's round
-    trip: arguments pickled over, evaluated, the result back)."""
-    trace = (await client.get(f"/api/traces/{run_id}")).json()
-    nodes = trace.get("trace", trace)["nodes"]
+    trip: arguments pickled over, evaluated, the result back). The record is written after
+    the answer, so the trace is asked for until it is there."""
+    deadline = time.monotonic() + DEADLINE_S
+    while (answer := await client.get(f"/api/traces/{run_id}")).status_code != 200 or not (
+        answer.json().get("nodes")
+    ):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no trace of run {run_id}: {answer.text[:200]}")
+        await asyncio.sleep(0.05)
+    nodes = answer.json()["nodes"]
     call = next(n for n in nodes if n["kind"] == "tool_call" and n["name"] == "calculator")
     return float(call["ended_at"] - call["started_at"]) * 1000
 
