@@ -80,6 +80,8 @@ class Tally:
     turns: Counter[str] = field(default_factory=Counter)
     watchers: int = 0
     problems: Counter[str] = field(default_factory=Counter)
+    done: int = 0  # messages sent and answered (or given up on)
+    progress: asyncio.Event = field(default_factory=asyncio.Event)  # set at each of them
 
 
 async def events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, object]]]:
@@ -168,6 +170,19 @@ async def client(people: People, plan: Iterator[int], tally: Tally) -> None:
         except (httpx.HTTPError, RuntimeError, TimeoutError, AssertionError) as exc:
             tally.problems[type(exc).__name__] += 1
             print(f"  turn {n}: {exc!r}", file=sys.stderr)
+        tally.done += 1
+        tally.progress.set()
+
+
+async def trajectory(procs: Processes, tally: Tally, start: int, end: int) -> None:
+    """The processes' sizes at each tenth of the turns after warm-up: a plateau reached late
+    and a steady climb look alike at the end, not on the way."""
+    for tenth in range(1, 10):
+        mark = start + (end - start) * tenth // 10
+        while tally.done < mark:
+            tally.progress.clear()
+            await tally.progress.wait()
+        print(f"  after {mark:6} turns: " + sizes_line(procs.sizes()), flush=True)
 
 
 async def watcher(http: httpx.AsyncClient, sessions: list[str], tally: Tally) -> None:
@@ -209,6 +224,7 @@ async def traffic(
         warmed, started = procs.sizes(), time.monotonic()
         print(f"warmed up after {warm} turns: " + sizes_line(warmed))
         plan = iter(range(warm, turns))
+        watchers.append(asyncio.create_task(trajectory(procs, tally, warm, turns)))
         await asyncio.gather(*(client(people, plan, tally) for _ in range(clients)))
         rate = (turns - warm) / (time.monotonic() - started)
         print(f"{turns} turns in all, {rate:.1f} a second after warm-up")
@@ -241,7 +257,9 @@ SHARED = {keys.ARMED_SET, keys.DEAD_LETTERS, keys.READY_STREAM, "arq:queue"}
 
 
 def pattern(name: str) -> str:
+    """The key's family: its session, ids and numbers as placeholders."""
     shape = re.sub(r"\{[^}]*\}", "{session}", name)
+    shape = re.sub(r"(?<=:)(?=[\w-]*[\dA-Z_-])[\w-]{8,}(?=:|$)", "*", shape)
     return re.sub(r"[0-9a-f]{8,}|\d+", "*", shape)
 
 
