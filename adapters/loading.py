@@ -16,6 +16,7 @@ reach the real reply stream, unchanged, as soon as it is built. Once the egress 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 
@@ -77,6 +78,7 @@ class PendingReply:
 
     def __init__(self, egress: LoadingEgress, envelopes: Sequence[Envelope]) -> None:
         self._events: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        self._abandoned = False
         self._forwarding = asyncio.create_task(self._forward(egress, list(envelopes)))
 
     async def _forward(self, egress: LoadingEgress, envelopes: list[Envelope]) -> None:
@@ -85,13 +87,19 @@ class PendingReply:
             while (event := await self._events.get()) is not None:
                 await stream.send(event)
         finally:
-            await stream.close()
+            await stream.close(abandoned=self._abandoned)
 
     async def send(self, event: AgentEvent) -> None:
         if self._forwarding.done():
             await self._forwarding  # raises what stopped it
         self._events.put_nowait(event)
 
-    async def close(self) -> None:
+    async def close(self, *, abandoned: bool = False) -> None:
+        if abandoned:  # what is still queued is not shown: another worker shows the turn
+            self._abandoned = True
+            self._forwarding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._forwarding
+            return
         self._events.put_nowait(None)
         await self._forwarding

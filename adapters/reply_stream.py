@@ -169,7 +169,7 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
         if self._pump is None:
             self._pump = asyncio.create_task(self._run_pump())
 
-    async def close(self) -> None:
+    async def close(self, *, abandoned: bool = False) -> None:
         tasks = [task for task in (self._pump, *self._background) if task is not None]
         async with self._lock:  # an update in flight finishes first, so its message is known
             for task in tasks:
@@ -177,6 +177,8 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if abandoned:  # another worker carries the turn on, editing the same messages
+            return
         self.transcript.tool = ""
         try:
             await self._last_update()

@@ -16,7 +16,11 @@ class ReplyStream(Protocol):
 
     async def send(self, event: AgentEvent) -> None: ...
 
-    async def close(self) -> None: ...
+    async def close(self, *, abandoned: bool = False) -> None:
+        """The turn is over: show its last state. `abandoned`: the turn was stopped because
+        this worker no longer has it (its lease was lost, or it is shutting down and hands
+        the session over); show nothing more, since whoever carries the turn on shows it."""
+        ...
 
 
 class Egress(Protocol):

@@ -323,6 +323,7 @@ class SessionRunner:
         cancel = self._cancels[session] = asyncio.Event()
         stream = self.deps.egress.open(group)
         named = logs.RUN.set(run_id(session, head.id))
+        abandoned = False  # stopped from outside: the lease was lost, or the worker stops
         try:
             if resumed:
                 await stream.send(ev.TextReset(reason="the turn is resumed after a restart"))
@@ -334,9 +335,12 @@ class SessionRunner:
                     outgoing = await self._confirmation(head, state, event)
                 watch.see(event)
                 await stream.send(outgoing)
+        except asyncio.CancelledError:
+            abandoned = True
+            raise
         finally:
             self._cancels.pop(session, None)
-            await stream.close()
+            await stream.close(abandoned=abandoned)
             logs.RUN.reset(named)
         model = request.model or self.deps.agent.default_model
         if record := watch.record(group, _trigger(head, request), model, request.ctx.user.id):

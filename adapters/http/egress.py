@@ -55,7 +55,12 @@ class RedisEventStream:
             return
         await self._write([event])
 
-    async def close(self) -> None:
+    async def close(self, *, abandoned: bool = False) -> None:
+        if abandoned:  # the worker carrying the turn on writes it, after a reset
+            if self._flush is not None:
+                self._flush.cancel()
+            self._text.clear()
+            return
         await self._write([])
 
     async def _flush_soon(self) -> None:

@@ -23,6 +23,7 @@ class Recorded:
     envelopes: list[Envelope]
     events: list[ev.AgentEvent] = field(default_factory=list)
     closed: bool = False
+    abandoned: bool = False
     fail_on: int | None = None
 
     async def send(self, event: ev.AgentEvent) -> None:
@@ -30,8 +31,8 @@ class Recorded:
             raise ConnectionError("the platform is away")
         self.events.append(event)
 
-    async def close(self) -> None:
-        self.closed = True
+    async def close(self, *, abandoned: bool = False) -> None:
+        self.closed, self.abandoned = True, abandoned
 
 
 @dataclass
@@ -93,6 +94,22 @@ async def test_a_turn_opened_while_loading_reaches_the_platform_in_order() -> No
     assert egress.open([ENVELOPE]) is real.streams[1]  # loaded: nothing in between any more
     await egress.aclose()
     assert real.closed
+
+
+async def test_a_turn_abandoned_while_loading_shows_nothing() -> None:
+    """Its worker lost the session (or stops): what was queued for the platform is dropped,
+    since the worker that carries the turn on shows it."""
+    real = RecordingEgress()
+    gate, load = gated(real)
+    egress = LoadingEgress("telegram", load)
+    before, after = egress.open([ENVELOPE]), egress.open([ENVELOPE])
+    for event in EVENTS:
+        await before.send(event)
+    await before.close(abandoned=True)
+    gate.set()
+    await egress.ready()
+    await asyncio.wait_for(after.close(abandoned=True), 30)
+    assert real.streams == [] or all(s.abandoned and not s.events for s in real.streams)
 
 
 async def test_a_failing_platform_fails_the_turn_and_its_stream_is_closed() -> None:

@@ -185,6 +185,20 @@ async def test_updates_then_keep_the_pace_not_the_burst(redis_url: str) -> None:
     assert "".join(notes.shown.values()) == reply.transcript.body()
 
 
+async def test_an_abandoned_reply_shows_nothing_more(redis_url: str) -> None:
+    """A turn stopped because its worker lost the session: the worker carrying it on edits
+    the same messages, so this one must not post or edit after it."""
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Shown at once."))
+    await reply.close()  # as far as this reply goes: its first message is posted
+    again = await reply_for(redis_url, notes)
+    await again.send(ev.TextDelta(text=" More text, never shown by this worker."))
+    await again.close(abandoned=True)
+    assert notes.calls == [("post", notes.calls[0][1])]
+    assert list(notes.shown.values()) == ["Shown at once."]
+
+
 async def test_the_last_update_lands_through_rate_limits(redis_url: str) -> None:
     notes = Notes()
     reply = await reply_for(redis_url, notes)
