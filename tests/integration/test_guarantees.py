@@ -98,7 +98,7 @@ async def test_order_and_exclusion_across_workers(stack: Stack) -> None:
 
     await asyncio.gather(*(user(s) for s in range(SESSIONS)))
     await wait_until(lambda: sum(map(len, ledger.seen.values())) >= SESSIONS * MESSAGES, 60)
-    await asyncio.sleep(0.5)  # nothing more may arrive
+    await idle(stack.redis_url)  # every turn committed: nothing more may arrive
     assert ledger.violations == []
     assert dict(ledger.seen) == {str(s): list(range(MESSAGES)) for s in range(SESSIONS)}
     for s in range(SESSIONS):

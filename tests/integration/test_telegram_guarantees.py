@@ -6,7 +6,9 @@ import asyncio
 import time
 
 import pytest
+from redis.asyncio import Redis
 
+from bot import keys
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import TOKEN, TgUser
 from tests.integration.test_telegram_replies import ANN, replies
@@ -15,6 +17,19 @@ from tests.support.telegram import TelegramStack
 
 CUT = "This first attempt is cut off " * 4
 ANSWER = " ".join(f"Part {n} of the complete answer." for n in range(12))
+
+
+async def reply_ids_kept(redis_url: str, within: float = 60) -> None:
+    """Once a worker has kept a reply's message ids in Redis (`ReplyStore`)."""
+    redis = Redis.from_url(redis_url)
+    try:
+        async with asyncio.timeout(within):
+            while True:
+                if [key async for key in redis.scan_iter(keys.reply("tg", "*"))]:
+                    return
+                await asyncio.sleep(0.02)
+    finally:
+        await redis.aclose()
 
 
 async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
@@ -29,7 +44,7 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     group = tg_stack.tg.group("Crash")
     tg_stack.tg.send(group, ANN, "@parley_test_bot tell me")
     await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(group)), within=20)
-    await asyncio.sleep(0.3)  # past the moment the worker learns the message's id
+    await reply_ids_kept(tg_stack.redis_url)  # past the moment the worker keeps the id
     tg_stack.kill(first)
     await tg_stack.start_worker_process()
     shown = await replies(tg_stack, group)
