@@ -60,7 +60,11 @@ class TelegramCalls(PacedCalls):
         self.bot = bot
         self.chat_rate = settings.telegram_chat_rate
         self.group_rate = settings.telegram_group_rate
-        self.bot_scope = Scope("tg:bot", rate=settings.telegram_bot_rate, burst=30)
+        # Telegram allows the bot about a second's worth of calls at once; a third of it is
+        # left unused, so calls that reach it closer together than their tokens were taken
+        # (hundreds of chats at once, from several workers) still find room.
+        rate = settings.telegram_bot_rate
+        self.bot_scope = Scope("tg:bot", rate=rate, burst=max(1.0, rate * 2 / 3))
 
     def scopes(self, chat_id: int, *, draft: bool = False) -> list[Scope]:
         if draft:  # drafts are ephemeral previews with an allowance of their own
