@@ -131,6 +131,7 @@ class ProcessPool:
         self._count = 0  # idle and busy
         self._closed = False
         self._warming: set[asyncio.Task[None]] = set()
+        self._starting = 0  # helpers being warmed: a call waits for one, not starts its own
 
     @property
     def idle(self) -> list[int]:
@@ -162,7 +163,7 @@ class ProcessPool:
                 if helper.alive:
                     return helper
                 self._give_back(helper, healthy=False, replace=False)
-            if self._count < self.limit:
+            if self._count < self.limit and not self._starting:
                 self._count += 1
                 try:
                     return Helper(self.modules)
@@ -177,16 +178,25 @@ class ProcessPool:
             await asyncio.sleep(min(0.02, max(0.0, deadline - loop.time())))
 
     async def warm(self) -> None:
-        """Have one helper ready, its modules imported, unless one exists."""
+        """Have one helper ready, its modules imported, unless one exists. A call made
+        meanwhile waits for it: the helper is already importing, where a second one started
+        cold would take as long again, and on two cores longer."""
         if self._count:
             return
         self._count += 1
-        helper = Helper(self.modules)
+        self._starting += 1
         healthy = False
+        try:
+            helper = Helper(self.modules)
+        except BaseException:
+            self._count -= 1
+            self._starting -= 1
+            raise
         try:
             await helper.send(None)  # answered once its imports are done
             healthy = True
         finally:
+            self._starting -= 1
             self._give_back(helper, healthy, replace=False)  # a helper that cannot start
             # is not started again and again; the next call tries once more
 

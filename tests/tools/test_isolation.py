@@ -233,6 +233,21 @@ async def test_helpers_are_reused_and_fast_once_warm(
     assert len(pids) == 1
 
 
+@pytest.mark.e2e  # starts the tools' helper processes
+async def test_a_call_made_while_the_helper_warms_up_waits_for_it(
+    executor: ToolExecutor, ctx: ToolContext
+) -> None:
+    """A worker warms its helper when it starts; a message that arrives meanwhile is served by
+    that helper, not by a second one started cold beside it."""
+    warming = asyncio.create_task(executor.warm())
+    await asyncio.sleep(0)  # the warm-up has started its helper
+    first = await run_one(executor, ctx, call("process_id"))
+    await warming
+    again = await run_one(executor, ctx, call("process_id"))
+    assert not first.is_error and first.content == again.content
+    assert len(executor.runner.processes.idle) == 1
+
+
 @pytest.mark.parametrize(
     ("expression", "message"),
     [
