@@ -47,12 +47,12 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from bot.envelope import Envelope, Sender
 from bot.keys import ARMED_SET, WORKER_PREFIX
 from bot.mailbox import Mailbox
-from tests.bench.table import Figure, report
+from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.fakes.tg import TOKEN, FakeTelegram, TgUser
 from tests.support.redis_server import RedisServer, free_port
 
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else samples(5, 1)
 SHOWING = ("sendMessage", "sendMessageDraft")
 DEADLINE_S = 120.0  # generous: a loaded machine is slow, not broken
 ANN = TgUser(id=1001, first_name="Ann")
