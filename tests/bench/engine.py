@@ -33,7 +33,7 @@ from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
 from bot.state_store import StateStore
 from bot.tools.base import ToolContext
-from tests.bench.table import Figure, report
+from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
 from tests.support.redis_server import RedisServer
 
@@ -175,7 +175,7 @@ def figures(name: str, case: Case) -> list[Figure]:
 
 
 async def main() -> None:
-    turns = int(sys.argv[1]) if len(sys.argv) > 1 else TURNS
+    turns = int(sys.argv[1]) if len(sys.argv) > 1 else samples(TURNS, 2 * WINDOW)
     print(f"engine on loopback with Redis, {turns} turns per case; medians of the first and the")
     print(f"last {WINDOW} turns (the context grows by one turn each time)")
     print(
