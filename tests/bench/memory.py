@@ -83,14 +83,14 @@ async def stop(proc: asyncio.subprocess.Process) -> None:
     await asyncio.wait_for(proc.wait(), 60)
 
 
-def rss(pid: int) -> int:
-    """Resident bytes of `pid` and all its descendants (0 for one that is gone)."""
+def rss(pid: int, *, tree: bool = True) -> int:
+    """Resident bytes of `pid` and (with `tree`) all its descendants; 0 for one gone."""
     total = 0
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 total = int(line.split()[1]) * KIB
-        for task in Path(f"/proc/{pid}/task").iterdir():
+        for task in Path(f"/proc/{pid}/task").iterdir() if tree else []:
             children = (task / "children").read_text().split()
             total += sum(rss(int(child)) for child in children)
     except OSError:

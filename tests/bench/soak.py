@@ -10,7 +10,9 @@ that the scheduler fires into their session. Every fifth turn is a Telegram chat
 session's event stream and leave after a moment, again and again.
 
 After a warm-up (a tenth of the turns) the resident memory of every process is read from
-/proc, and again at the end: each must be within 10% of its size after warm-up. Then every
+/proc, at each further tenth, and at the end: each must be within 10% of its size after
+warm-up. A worker's own memory is what counts; the tool helpers it starts as calls overlap
+(up to PARLEY_TOOL_PROCESSES, about 40 MiB each) are shown apart. Then every
 Redis key is checked: it must expire, or belong to an owner that removes it (a session the
 API still knows, the deployment's few shared keys); any other is printed by pattern.
 `python -m tests.bench.soak [TURNS] [SESSIONS] [CLIENTS]` (20,000 turns over 2,000 sessions
@@ -204,9 +206,11 @@ class Processes:
     workers: list[asyncio.subprocess.Process]
     scheduler: asyncio.subprocess.Process
 
-    def sizes(self) -> dict[str, int]:
-        sizes = {"web": rss(self.web), "scheduler": rss(self.scheduler.pid)}
-        sizes |= {f"worker {i + 1}": rss(w.pid) for i, w in enumerate(self.workers)}
+    def sizes(self, *, tree: bool = False) -> dict[str, int]:
+        """Each process's resident memory; with `tree`, its children's too (a worker's tool
+        helpers, started as calls overlap, up to PARLEY_TOOL_PROCESSES: not growth)."""
+        sizes = {"web": rss(self.web, tree=tree), "scheduler": rss(self.scheduler.pid, tree=tree)}
+        sizes |= {f"worker {i + 1}": rss(w.pid, tree=tree) for i, w in enumerate(self.workers)}
         return sizes
 
 
@@ -228,6 +232,7 @@ async def traffic(
         await asyncio.gather(*(client(people, plan, tally) for _ in range(clients)))
         rate = (turns - warm) / (time.monotonic() - started)
         print(f"{turns} turns in all, {rate:.1f} a second after warm-up")
+        print("with their children:  " + sizes_line(procs.sizes(tree=True)))
     finally:
         for task in watchers:
             task.cancel()
