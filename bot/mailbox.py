@@ -140,7 +140,7 @@ for i = 1, #items, 2 do
   local token = redis.call('GET', lease)
   if token then
     local worker = string.match(token, '^%d+:(%x+):%x+$')
-    if worker and redis.call('EXISTS', ARGV[7] .. worker) == 0 then
+    if worker and worker ~= ARGV[8] and redis.call('EXISTS', ARGV[7] .. worker) == 0 then
       redis.call('DEL', lease)
       freed[#freed + 1] = session
       wake = true
@@ -327,13 +327,19 @@ class Mailbox:
         """Give the lease up with work left (shutdown, failure): someone else resumes it."""
         await self._release(keys=[keys.session(session, "lease")], args=[token])
 
-    async def sweep(self, grace: float, *, exclusive: float = 0, page: int = 500) -> list[str]:
+    async def sweep(
+        self, grace: float, *, exclusive: float = 0, page: int = 500, sweeper: str = ""
+    ) -> list[str]:
         """Free the leases of dead workers and wake their sessions; re-wake armed sessions that
         nobody holds and that have waited past `grace`. Returns the sessions woken.
 
         A session is woken with its armed generation's job id: arq refuses it while that job
         is still queued (a worker too busy to start it within `grace` gets no second one
         to start), and takes it once the job is gone (run, or never enqueued).
+
+        `sweeper` is the liveness id of the worker sweeping: it never frees its own leases,
+        since it is alive to sweep; its key lapsing only means its event loop fell behind
+        (hundreds of turns ending at once), and its turns go on.
 
         With `exclusive` > 0 at most one sweep starts per that many seconds across all
         workers: each runs a sweep loop, but one scan of the armed set per interval is enough.
@@ -352,6 +358,7 @@ class Mailbox:
                     page,
                     keys.SESSION_PREFIX,
                     keys.WORKER_PREFIX,
+                    sweeper,
                 ],
             )
             cursor = text(result[0])

@@ -182,7 +182,9 @@ async def _sweep(settings: Settings, mailbox: Mailbox, liveness: Liveness) -> No
         if not liveness.steady():
             continue  # until every live worker has had time to refresh its key again
         try:
-            await mailbox.sweep(grace=grace, exclusive=settings.sweep_interval * 0.9)
+            await mailbox.sweep(
+                grace=grace, exclusive=settings.sweep_interval * 0.9, sweeper=liveness.id
+            )
         except Exception:
             log.warning("sweep failed", exc_info=True)
 

@@ -159,3 +159,21 @@ async def test_the_sweep_over_a_thousand_armed_sessions_is_cheap(redis: Redis) -
         f"Redis busy {busy * 1000:.1f} ms per sweep on average"
     )
     assert max(timings) < 5  # generous: it is a few milliseconds
+
+
+async def test_a_worker_behind_on_its_key_keeps_its_leases_in_its_own_sweep(
+    redis: Redis,
+) -> None:
+    """Its key lapsed because its event loop fell behind, not because it died: sweeping, it
+    is plainly alive, so its own sweep leaves its turns running; another worker's sweep, which
+    cannot tell a stall from a death, frees them."""
+    mailbox = Mailbox(redis, Jobs())
+    behind, other = Liveness(redis, ttl=30), Liveness(redis, ttl=30)
+    await behind.start()
+    await other.start()
+    await mailbox.submit(envelope("test:busy"))
+    token = await mailbox.take_lease("test:busy", 30, worker=behind.id)
+    await redis.delete(behind.key)
+    assert await mailbox.sweep(grace=60, sweeper=behind.id) == []
+    assert await redis.get(keys.session("test:busy", "lease")) == str(token).encode()
+    assert await mailbox.sweep(grace=60, sweeper=other.id) == ["test:busy"]
