@@ -16,7 +16,13 @@ from bot.config import ConfigError
 
 DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 BUSY_TIMEOUT_S = 30
-POOL_SIZE, POOL_OVERFLOW = 5, 5  # PostgreSQL's, per process
+# The pool, per process: every connection it may open is kept open. A connection opened for
+# a moment (SQLAlchemy's "overflow") costs more CPU than the turn's reads it serves (for
+# PostgreSQL the TCP and TLS handshake, authentication, and each statement prepared again;
+# for SQLite a thread of its own and the file opened); under load a worker opened one for
+# most turns. A read that finds all of them busy waits
+# for one, which takes a millisecond or two. Half may write at once (`writers`).
+POOL_SIZE = 10
 
 
 def database_url(raw: str) -> URL:
@@ -54,12 +60,12 @@ def shown_url(url: URL) -> str:
 def make_engine(raw: str) -> AsyncEngine:
     url = database_url(raw)
     if url.get_backend_name() != "sqlite":
-        return create_async_engine(
-            url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW
-        )
+        return create_async_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=0)
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
+    engine = create_async_engine(
+        url, connect_args={"timeout": BUSY_TIMEOUT_S}, pool_size=POOL_SIZE, max_overflow=0
+    )
     event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine
 
@@ -68,8 +74,8 @@ def writers(engine: AsyncEngine) -> int:
     """How many of a process's pooled connections the record's writes may hold at once, so
     that a turn's reads always find one: SQLite writes one transaction at a time whoever
     asks (more writers would only wait for its lock, each holding a connection), PostgreSQL
-    gets as many as the pool keeps open, and its overflow is left to the reads."""
-    return 1 if engine.dialect.name == "sqlite" else POOL_SIZE
+    gets half of its pool, and the other half is left to the reads."""
+    return 1 if engine.dialect.name == "sqlite" else POOL_SIZE // 2
 
 
 def _sqlite_pragmas(connection: Any, record: Any) -> None:

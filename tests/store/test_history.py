@@ -15,7 +15,9 @@ from bot.llm.events import Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.store.database import Database
 from bot.store.engine import writers
+from bot.store.grants import Grants
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, RunRecord, SessionInfo
+from bot.store.memory import Memories
 from bot.store.people import People
 
 WHERE = SessionInfo("tg:1", "tg", "private", "hello")
@@ -174,6 +176,32 @@ async def test_records_at_once_leave_connections_for_the_reads_of_new_turns(db: 
     assert await count(db, RUNS) == RECORDS_AT_ONCE
     assert most <= writers(db.engine) + 1  # the records' few writers, and the read
     assert written_before_the_read < RECORDS_AT_ONCE // 4
+
+
+async def test_busy_turns_keep_to_the_connections_the_pool_opened(db: Database) -> None:
+    """Turns that overlap (each reads what it is prepared with, at once, then records) reuse
+    the connections the pool opened for the first of them: a connection opened and closed
+    for a moment costs more than the reads it serves."""
+    opened = 0
+
+    def connected(*_: object) -> None:
+        nonlocal opened
+        opened += 1
+
+    event.listen(db.engine.sync_engine, "connect", connected)
+    people, grants, memories = People(db.engine), Grants(db.engine), Memories(db.engine)
+
+    async def turn(n: int) -> None:
+        await asyncio.gather(
+            people.preferences("tg:42"), grants.tools_of("tg:42", "tg:1"), memories.version("tg:42")
+        )
+        await db.history.record(SessionState(messages=[user(f"{n}"), assistant("!")]), run(f"e{n}"))
+
+    await asyncio.gather(*(turn(n) for n in range(RECORDS_AT_ONCE)))
+    warm = opened
+    await asyncio.gather(*(turn(n) for n in range(RECORDS_AT_ONCE, 2 * RECORDS_AT_ONCE)))
+    assert await count(db, RUNS) == 2 * RECORDS_AT_ONCE
+    assert opened == warm
 
 
 async def test_a_record_reuses_its_compiled_statements(db: Database) -> None:
