@@ -10,7 +10,8 @@ is unavailable (a DM outside threads, a workspace without it) or stops working (
 expired during a long turn, a model call restarted and took text back), the reply continues
 by posting and editing messages with chat.update, starting from the text Slack already
 shows, so nothing is lost or shown twice. A reply longer than one message continues in new
-messages (see `pages`). While the model thinks or a tool runs, the thread's status says so.
+messages (see `pages`). While the model thinks or a tool runs, the thread's status says so,
+set beside the turn so that no model call or tool waits for it (`status`).
 
 A `plan_execute` turn's plan streams as Slack's task updates, in the stream that then carries
 the answer: each step is sent when it starts or ends. Where the reply is edited instead, the
@@ -33,6 +34,7 @@ from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
+from adapters.slack.status import ThreadStatus
 from bot.agent import events as ev
 from bot.ratelimit import Scope
 
@@ -74,6 +76,7 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
         self.appended = ""  # what the open stream holds (sent, or buffered to send again)
         self.committed = ""  # the body up to where streamed pages show it: it can only grow
         self.tasks: dict[int, tuple[str, str, str]] = {}  # a plan's steps as last streamed
+        self.status = ThreadStatus(calls, place)  # "is thinking…" under the thread
         self.transcript.plan_inline = not self.streaming
 
     def pace(self) -> float:
@@ -94,24 +97,19 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
         return not self.streaming  # a stream shows the tool as the thread's status
 
     async def started(self) -> None:
-        await self._thread_status(THINKING)
+        self.status.show(THINKING)  # beside the turn: the model is asked meanwhile
 
     async def tool_started(self, name: str) -> None:
-        await self._thread_status(f"is running {name}…")
+        self.status.show(f"is running {name}…")
 
     async def ended(self) -> None:
-        await self._thread_status("")
+        await self.status.settle("")
 
-    async def _thread_status(self, status: str) -> None:
-        """Slack's "is thinking…" under the thread; cosmetic, so only when the budget allows."""
-        if self.place.thread_ts is not None:
-            await self.calls.optional(
-                "assistant.threads.setStatus",
-                self.place.team,
-                channel_id=self.place.channel,
-                thread_ts=self.place.thread_ts,
-                status=status,
-            )
+    async def close(self, *, abandoned: bool = False) -> None:
+        try:
+            await super().close(abandoned=abandoned)
+        finally:
+            self.status.cancel()  # a normal close already settled it: nothing left to stop
 
     async def planned(self, event: ev.PlanUpdated) -> None:
         """Stream the steps that changed since the last update as task updates."""

@@ -52,6 +52,28 @@ async def test_a_mention_starts_a_thread_and_the_reply_streams_into_it(
     assert slack_stack.fake.requests[0].last_user_text().endswith("what is the answer?")
 
 
+async def test_the_reply_shows_while_slack_is_slow_to_set_the_thread_status(
+    slack_stack: SlackStack,
+) -> None:
+    """The thread's "is thinking…" is cosmetic: neither the model call nor the first words
+    wait for Slack to answer it, and the status still ends cleared, after it was set."""
+    fake, ann, general = await slack_stack.begin()
+    slow_status = fake.hold("assistant.threads.setStatus")
+    slack_stack.fake.enqueue(Reply(text="Paris, since 508."))
+    asked = await fake.say(ann, general, f"{MENTION} capital of France?")
+    try:
+        await fake.wait_for(
+            lambda: any(m.shown for m in fake.bot_messages(general.id, asked.ts)), within=20
+        )
+        assert fake.statuses == []  # not one status call was answered yet
+    finally:
+        slow_status.set()
+    (reply,) = await answered(slack_stack, general, asked.ts)
+    assert reply.shown == "Paris, since 508."
+    statuses = [s["status"] for s in fake.statuses if s["thread_ts"] == asked.ts]
+    assert statuses[0] == "is thinking…" and statuses[-1] == ""
+
+
 async def test_a_reply_in_the_thread_continues_the_session_without_a_mention(
     slack_stack: SlackStack,
 ) -> None:

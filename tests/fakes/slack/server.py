@@ -77,6 +77,7 @@ class FakeSlack(People):
         self.port = 0
         self._posts: dict[str, list[Posted]] = {}
         self._failures: list[tuple[str, ApiError]] = []
+        self._held: dict[str, asyncio.Event] = {}
         self._last: dict[str, Any] | None = None
         self._response_urls: dict[str, tuple[SlackUser, Posted]] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -96,6 +97,8 @@ class FakeSlack(People):
         self.base_url = f"http://127.0.0.1:{self.port}/api/"
 
     async def stop(self) -> None:
+        for gate in self._held.values():
+            gate.set()
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -143,6 +146,12 @@ class FakeSlack(People):
             retry_after = retry_after or 1
         failure = ApiError(error, status=status, retry_after=retry_after)
         self._failures += [(method, failure)] * count
+
+    def hold(self, method: str) -> asyncio.Event:
+        """Calls of `method` are answered only once the returned event is set: Slack slow to
+        answer them (each call is handled, and counted, when it is answered)."""
+        gate = self._held[method] = asyncio.Event()
+        return gate
 
     def messages(self, channel_id: str, thread_ts: str | None = None) -> list[Posted]:
         """Visible messages, oldest first: the channel's top level, or one thread's replies."""
@@ -257,6 +266,8 @@ class FakeSlack(People):
     async def _serve(self, request: web.Request) -> web.Response:
         name = request.match_info["method"]
         params = await params_of(request)
+        if name in self._held:
+            await self._held[name].wait()
         token = bearer(request) or str(params.pop("token", "") or "")
         try:
             handler = self.handlers.get(name)
