@@ -18,7 +18,8 @@ from pydantic import BaseModel
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS, TOKEN_COUNTS
+from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS
+from bot.store.record_statements import TOKEN_COUNTS
 from bot.store.schema import TaskRow
 from bot.store.sqlite_file import DatabaseFile
 

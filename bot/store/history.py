@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Table, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.agent.state import SessionState
@@ -33,19 +32,24 @@ from bot.messages import Message
 from bot.pricing import PriceTable
 from bot.store.engine import writers
 from bot.store.outcome import answered, status_of
+from bot.store.record_statements import (
+    MESSAGES,
+    RUNS,
+    SESSIONS,
+    TOKEN_COUNTS,
+    RecordStatements,
+    insert_of,
+    totals_parameters,
+)
 from bot.store.runs import RunRecord, SessionInfo, run_id
-from bot.store.schema import ConfirmationRow, MessageRow, RunRow, SessionRow
+from bot.store.schema import ConfirmationRow
 from bot.trace.metrics import measure
 
 __all__ = ["MESSAGES", "RUNS", "SESSIONS", "History", "RunRecord", "SessionInfo", "run_id"]
 log = logging.getLogger(__name__)
 RESTORE_LIMIT = 200
 MAX_UNRECORDED = 100
-SESSIONS: Table = SessionRow.__table__  # type: ignore[assignment]
-RUNS: Table = RunRow.__table__  # type: ignore[assignment]
-MESSAGES: Table = MessageRow.__table__  # type: ignore[assignment]
 CONFIRMATIONS: Table = ConfirmationRow.__table__  # type: ignore[assignment]
-TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 def _at(timestamp: float) -> datetime:
@@ -58,8 +62,7 @@ def _tokens(usage: Usage, cost: float | None) -> dict[str, Any]:
 
 def upsert(connection: AsyncConnection, table: Table) -> Any:
     """`INSERT … ON CONFLICT` in the connection's dialect (both speak it, differently)."""
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    return dialect.insert(table)
+    return insert_of(connection.dialect.name, table)
 
 
 class History:
@@ -67,6 +70,7 @@ class History:
         self.engine = engine
         self.prices = prices
         self._writers = asyncio.Semaphore(writers(engine))
+        self._statements = RecordStatements(engine.dialect.name)
 
     @contextlib.asynccontextmanager
     async def _writing(self) -> AsyncIterator[AsyncConnection]:
@@ -113,8 +117,7 @@ class History:
             "context_from": 0,
             **_tokens(Usage(), None),
         }
-        statement = upsert(db, SESSIONS).values(values)
-        await db.execute(statement.on_conflict_do_nothing(index_elements=["key"]))
+        await db.execute(self._statements.session, values)
 
     async def _run(self, db: AsyncConnection, run: RunRecord) -> None:
         status = status_of(run.finish_reason)
@@ -137,10 +140,7 @@ class History:
             **_tokens(run.usage, self.prices.cost(run.model, run.usage)),
             **_traced(run, answered(status)),
         }
-        statement = upsert(db, RUNS).values(values)
-        kept = {"id", "session_key", "started_at"}
-        changes = {k: statement.excluded[k] for k in values if k not in kept}
-        await db.execute(statement.on_conflict_do_update(index_elements=["id"], set_=changes))
+        await db.execute(self._statements.run(values), values)
 
     async def _messages(
         self,
@@ -160,18 +160,11 @@ class History:
             self._message_row(owner, m, new=i > 0 or not replace_first)
             for i, (m, owner) in enumerate(zip(fresh, owners, strict=True))
         ]
-        statement = upsert(db, MESSAGES)
         if replace_first:
-            first = statement.values(rows[0])
-            await db.execute(
-                first.on_conflict_do_update(
-                    index_elements=["id"],
-                    set_={"content": first.excluded.content, "text": first.excluded.text},
-                )
-            )
+            await db.execute(self._statements.grown_message, rows[0])
             rows = rows[1:]
         if rows:  # rows as parameters, not as a VALUES list: the statement compiles once
-            await db.execute(statement.on_conflict_do_nothing(index_elements=["id"]), rows)
+            await db.execute(self._statements.message, rows)
 
     def _message_row(self, run: RunRecord, message: Message, *, new: bool) -> dict[str, Any]:
         usage = message.usage or Usage()
@@ -193,25 +186,10 @@ class History:
 
     async def _totals(self, db: AsyncConnection, session: str, model: str) -> None:
         """Counts and sums from the session's rows, and the model it used last."""
-        runs = RUNS.c
-        of_runs = select(
-            func.count(),
-            *(func.coalesce(func.sum(runs[name]), 0) for name in TOKEN_COUNTS),
-            func.sum(runs.cost_usd),
-        ).where(runs.session_key == session)
-        count, tin, tout, tread, twrite, cost = (await db.execute(of_runs)).one()
-        messages = select(func.count()).where(MESSAGES.c.session_key == session)
-        await db.execute(
-            update(SESSIONS)
-            .where(SESSIONS.c.key == session)
-            .values(
-                model=model,
-                run_count=count,
-                message_count=messages.scalar_subquery(),
-                updated_at=datetime.now(UTC),
-                **_tokens(Usage(tin, tout, tread, twrite), cost),
-            )
-        )
+        statements = self._statements
+        sums = tuple((await db.execute(statements.run_totals, {"session": session})).one())
+        now = datetime.now(UTC)
+        await db.execute(statements.session_totals, totals_parameters(session, model, now, sums))
 
     async def reset(self, session: str) -> None:
         """After /new: a session rebuilt from SQL starts after the messages it has now."""

@@ -204,6 +204,25 @@ async def test_busy_turns_keep_to_the_connections_the_pool_opened(db: Database) 
     assert opened == warm
 
 
+async def test_a_record_builds_no_statement_anew(db: Database) -> None:
+    """A record executes statements built once, with its rows as parameters: building an
+    upsert (a proxy for each column's `excluded` value) and the cache key that finds its
+    compiled SQL cost more than running it, hundreds of times a second on a busy worker."""
+    executed: list[list[object]] = []
+
+    def executing(_c: object, statement: object, *_: object) -> None:
+        executed[-1].append(statement)
+
+    event.listen(db.engine.sync_engine, "before_execute", executing)
+    for n in range(3):
+        executed.append([])
+        state = SessionState(messages=[user(f"question {n}"), assistant(f"answer {n}")])
+        await db.history.record(state, run(f"e{n}", finish="end_turn" if n else "max_tokens"))
+    assert len(executed[1]) >= 4  # its session, run, messages and totals
+    assert [id(s) for s in executed[1]] == [id(s) for s in executed[2]]
+    assert [id(s) for s in executed[0]] == [id(s) for s in executed[1]]
+
+
 async def test_a_record_reuses_its_compiled_statements(db: Database) -> None:
     """Each record runs the same few statements; compiling one again for every run (as a
     VALUES list of rows would be) costs the worker CPU while other turns stream."""
