@@ -26,6 +26,7 @@ from bot.config import Settings
 from bot.confirmations import CallSummary, Confirmations
 from bot.egress import Egress
 from bot.envelope import Envelope
+from bot.lease_keeper import LeaseKeeper
 from bot.limits import Limits
 from bot.liveness import Liveness
 from bot.llm.events import Usage
@@ -88,59 +89,41 @@ class SessionRunner:
         if token is None:
             return
         logs.SESSION.set(session)  # this task's log lines name the session
-        worker = asyncio.current_task()
-        assert worker is not None
-        lost = asyncio.Event()
-        beat = asyncio.create_task(self._heartbeat(session, token, worker, lost))
+        holder = asyncio.current_task()
+        assert holder is not None
+        keeper = LeaseKeeper(mailbox, liveness, (session, token), self.lease_ttl, holder)
+        keeper.start()
         try:
             while True:
                 batch = await mailbox.peek(session, self.merge_limit)
                 if not batch:
+                    await keeper.stop()  # before the release: see `bot.lease_keeper`
                     released = await mailbox.release_if_empty(session, token)
                     if released is False:
+                        keeper.start()
                         continue
                     return
                 await self._handle(session, token, batch)
         except LeaseLost:
             log.warning("lease on %s lost; another worker continues it", session)
         except asyncio.CancelledError:
-            if not lost.is_set():
+            if not keeper.lost:
+                await keeper.stop()
                 await self._hand_over(session, token)
                 raise
             log.warning("lease on %s expired during a turn; stopped it", session)
         except Exception:
             log.exception("turn in %s failed; it will be retried", session)
+            await keeper.stop()
             await self._hand_over(session, token)
         finally:
-            beat.cancel()
+            await keeper.stop()
 
     async def _hand_over(self, session: str, token: str) -> None:
         """Give the lease back with work left and wake another worker to continue."""
         with contextlib.suppress(Exception):
             await self.deps.mailbox.release(session, token)
             await self.deps.mailbox.wake(session)
-
-    async def _heartbeat(
-        self, session: str, token: str, worker: asyncio.Task[None], lost: asyncio.Event
-    ) -> None:
-        """Extend the lease every third of its TTL, and at once when this worker finds its
-        liveness key lapsed (the sweep may have freed the lease while it was stalled): a lost
-        lease stops the turn before it streams more text next to its successor's."""
-        liveness = self.deps.liveness
-        while True:
-            if liveness is None:
-                await asyncio.sleep(self.lease_ttl / 3)
-            else:
-                await liveness.lapsed(within=self.lease_ttl / 3)
-            try:
-                kept = await self.deps.mailbox.extend(session, token, self.lease_ttl)
-            except Exception:
-                log.warning("heartbeat for %s failed", session, exc_info=True)
-                continue
-            if not kept:
-                lost.set()
-                worker.cancel()
-                return
 
     async def _handle(self, session: str, token: str, batch: list[Envelope]) -> None:
         mailbox = self.deps.mailbox

@@ -4,6 +4,7 @@ reliably."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -138,3 +139,31 @@ async def test_a_turns_preferences_and_options_are_read_at_once(
         assert len(rig.fake.requests) == 1
     assert seen.count("option asked") == 2  # the chat's mode and the session's model
     assert seen.index("option asked") < seen.index("preferences answered"), seen
+
+
+async def test_a_heartbeat_due_while_the_lease_is_let_go_stops_nothing(
+    redis_url: str,
+    database_url: str,
+    fake_llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The runner lets the lease go once the inbox is empty; a heartbeat that extends it
+    just after finds it gone. That is no lost lease: the runner ends as it meant to, and
+    does not take its own release for an expiry (which stopped the task, and on a hand-over
+    lost the wake-up of the next worker)."""
+    async with runner_rig(redis_url, database_url, fake_llm, lease_ttl=1) as rig:
+        release_if_empty = rig.mailbox.release_if_empty
+
+        async def slow_to_return(session: str, token: str) -> bool | None:
+            released = await release_if_empty(session, token)
+            await asyncio.sleep(1.5)  # past a heartbeat or more (every third of a second)
+            return released
+
+        monkeypatch.setattr(rig.mailbox, "release_if_empty", slow_to_return)
+        rig.fake.enqueue(Reply(text="Hello."))
+        await rig.mailbox.submit(said("hi", 1))
+        await rig.runner.take_turns(SESSION)
+        assert len(rig.fake.requests) == 1
+        assert await rig.mailbox.pending(SESSION) == 0
+        assert "expired during a turn" not in caplog.text
