@@ -139,6 +139,23 @@ class MessageRow(Tokens, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
 
 
+class ContextRow(Base):
+    """A message of a session's context that its hot state in Redis no longer holds: the
+    older part of a long context, in order, as the exact JSON the state had
+    (`bot.state_store`). `epoch` names one context (compaction and /new start another);
+    `fence` is the lease's number of the worker that wrote the row, so a worker that lost
+    the session never overwrites its successor's rows. No foreign key: a turn may move
+    messages here before the session's first run is recorded."""
+
+    __tablename__ = "context_messages"
+
+    session_key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    epoch: Mapped[str] = mapped_column(String(32), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    fence: Mapped[int] = mapped_column(BigInteger)
+    body: Mapped[str] = mapped_column(Text)
+
+
 class ConfirmationRow(Base):
     """Who was asked to approve which tool calls, and who decided what, when."""
 
