@@ -38,7 +38,7 @@ from redis.asyncio import Redis
 from bot import keys
 from bot.envelope import Envelope
 from bot.redis_types import done, text
-from bot.saved_state import LOAD_STATE, WRITE_STATE, ContextMissing, StateWrite, StoredState
+from bot.saved_state import WRITE_STATE, ContextMissing, RedisState, StateWrite, StoredState
 
 log = logging.getLogger(__name__)
 DEAD_LETTER_LIMIT = 1000
@@ -64,16 +64,6 @@ _EXTEND = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
-_SAVE = (
-    WRITE_STATE
-    + """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if not write_state(KEYS[2], KEYS[3], KEYS[4], ARGV[2], tonumber(ARGV[3]), ARGV[4], 5) then
-  return -2
-end
-return 1
-"""
-)
 _COMMIT = (
     WRITE_STATE
     + """
@@ -81,7 +71,8 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local head = redis.call('LINDEX', KEYS[2], 0)
 if not head or cjson.decode(head)['id'] ~= ARGV[3] then return -1 end
 if ARGV[4] ~= '' then
-  if not write_state(KEYS[3], KEYS[5], KEYS[6], ARGV[4], tonumber(ARGV[5]), ARGV[6], 7) then
+  local drop, keep = tonumber(ARGV[5]), tonumber(ARGV[6])
+  if not write_state(KEYS[3], KEYS[5], KEYS[6], ARGV[4], drop, keep, ARGV[7], 8) then
     return -2
   end
 end
@@ -186,8 +177,7 @@ class Mailbox:
         self._ingest = redis.register_script(_INGEST)
         self._take = redis.register_script(_TAKE)
         self._extend = redis.register_script(_EXTEND)
-        self._save = redis.register_script(_SAVE)
-        self._load_state = redis.register_script(LOAD_STATE)
+        self._state = RedisState(redis)
         self._commit = redis.register_script(_COMMIT)
         self._release_if_empty = redis.register_script(_RELEASE_IF_EMPTY)
         self._release = redis.register_script(_RELEASE)
@@ -251,35 +241,15 @@ class Mailbox:
 
     async def save_state(self, session: str, token: str, write: StateWrite) -> None:
         """Write the session's state only while holding its lease (the fence)."""
-        result = await self._save(
-            keys=[
-                keys.session(session, "lease"),
-                keys.session(session, "state"),
-                keys.session(session, "context"),
-                keys.session(session, "saved"),
-            ],
-            args=[token, write.head, write.keep, write.version, *write.append],
-        )
+        result = await self._state.save(session, token, write)
         if result == 0:
             raise LeaseLost(session)
         if result < 0:
             raise ContextMissing(session)
 
     async def load_state(self, session: str, known: str = "") -> StoredState | None:
-        """The state's head and context items, read together; None when there is no head.
-        When the state is still version `known`, nothing is read (`unchanged`)."""
-        result = await self._load_state(
-            keys=[
-                keys.session(session, "state"),
-                keys.session(session, "context"),
-                keys.session(session, "saved"),
-            ],
-            args=[known],
-        )
-        if result[0] == 1:
-            return StoredState(b"", [], unchanged=True)
-        head, context = result[1], result[2]
-        return StoredState(head, list(context)) if isinstance(head, bytes) else None
+        """The session's state as Redis holds it (`RedisState.load`)."""
+        return await self._state.load(session, known)
 
     async def commit(
         self,
@@ -289,9 +259,7 @@ class Mailbox:
         write: StateWrite | None = None,
     ) -> None:
         """Save the state and remove `envelopes` from the head, atomically, under the lease."""
-        state: list[str | int] = (
-            [""] if write is None else [write.head, write.keep, write.version, *write.append]
-        )
+        state: list[str | int] = [""] if write is None else write.args()
         result = await self._commit(
             keys=[
                 keys.session(session, "lease"),

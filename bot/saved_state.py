@@ -1,23 +1,32 @@
-"""How a session's state is laid out in Redis, for the mailbox's scripts that write it under
+"""How a session's state is laid out in Redis, and the scripts that read and write it under
 the lease: the head (the state but its context) in `state`, the context's messages one item
-each in `context`, and the version of the last write in `saved` (see `bot.state_store`)."""
+each in `context`, and the version of the last write in `saved` (see `bot.state_store`).
+
+A long context's older messages are not in `context` but in SQL (`bot.store.cold_context`);
+the head then begins with a marker, `{"cold": {"epoch": …, "count": N}, …}`, saying that the
+context's first N messages are there. The state itself never sees the marker."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# A state write (see `StateWrite`): keep the context's first `keep` items, append ARGV[n..],
-# replace the head and the version. Refused (-2) before anything is written when the list is
-# shorter than `keep`: Redis lost what the writer believes is there, and it must write the
-# whole state.
+from pydantic import BaseModel
+from redis.asyncio import Redis
+
+from bot import keys
+
+# A state write (see `StateWrite`): of the context's items, drop the first `drop`, keep
+# those before `keep`, append ARGV[first..]; replace the head and the version. Refused
+# (false) before anything is written when the list is shorter than `keep`: Redis lost what
+# the writer believes is there, and it must write the whole state.
 WRITE_STATE = """
-local function write_state(state, context, saved, head, keep, version, first)
+local function write_state(state, context, saved, head, drop, keep, version, first)
   local have = redis.call('LLEN', context)
   if keep > have then return false end
-  if keep == 0 then
+  if keep <= drop then
     redis.call('DEL', context)
-  elseif keep < have then
-    redis.call('LTRIM', context, 0, keep - 1)
+  elseif drop > 0 or keep < have then
+    redis.call('LTRIM', context, drop, keep - 1)
   end
   for i = first, #ARGV, 1000 do
     redis.call('RPUSH', context, unpack(ARGV, i, math.min(i + 999, #ARGV)))
@@ -27,8 +36,19 @@ local function write_state(state, context, saved, head, keep, version, first)
   return true
 end
 """
+_SAVE = (
+    WRITE_STATE
+    + """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local keep, drop = tonumber(ARGV[4]), tonumber(ARGV[3])
+if not write_state(KEYS[2], KEYS[3], KEYS[4], ARGV[2], drop, keep, ARGV[5], 6) then
+  return -2
+end
+return 1
+"""
+)
 # The state, unless its version is still ARGV[1]: then the reader's copy is current.
-LOAD_STATE = """
+_LOAD = """
 local version = redis.call('GET', KEYS[3])
 if ARGV[1] ~= '' and version == ARGV[1] then return {1} end
 return {0, redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}
@@ -38,6 +58,29 @@ return {0, redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}
 class ContextMissing(Exception):
     """A state write meant to keep more of the context than Redis holds (Redis lost some of
     it): nothing was written, and the whole state must be written instead."""
+
+
+class ColdMark(BaseModel):
+    """The context's first `count` messages are in SQL, under `epoch`."""
+
+    epoch: str
+    count: int
+
+
+class _Marked(BaseModel):
+    cold: ColdMark | None = None  # the rest of the head is the state's, read on its own
+
+
+def marked(head: str, mark: ColdMark | None) -> str:
+    """The head as written: the state's JSON, led by `mark` when there is one."""
+    if mark is None or mark.count == 0:
+        return head
+    return '{"cold":' + mark.model_dump_json() + "," + head[1:]
+
+
+def mark_of(head: bytes) -> ColdMark | None:
+    """The marker a head begins with, if any."""
+    return _Marked.model_validate_json(head).cold if head.startswith(b'{"cold"') else None
 
 
 @dataclass(frozen=True)
@@ -53,12 +96,46 @@ class StoredState:
 
 @dataclass(frozen=True)
 class StateWrite:
-    """One save of the state: the context's first `keep` items stay, `append` follows them,
-    and `head` replaces the head. A turn's save appends its new messages and rewrites the
-    head, so what it sends does not grow with the conversation. `version` names the state
-    written, so that its writer can tell later that nobody wrote since."""
+    """One save of the state: of the context's items, the first `drop` go (moved to SQL),
+    those before `keep` stay, `append` follows them, and `head` replaces the head. A turn's
+    save appends its new messages and rewrites the head, so what it sends does not grow
+    with the conversation. `version` names the state written, so that its writer can tell
+    later that nobody wrote since."""
 
     head: str
     keep: int = 0
     append: tuple[str, ...] = ()
     version: str = ""
+    drop: int = 0
+
+    def args(self) -> list[str | int]:
+        """The write as the scripts' arguments, from `head` on."""
+        return [self.head, self.drop, self.keep, self.version, *self.append]
+
+
+class RedisState:
+    """The scripts that read and write a state's keys (the commit's is the mailbox's)."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._save = redis.register_script(_SAVE)
+        self._load = redis.register_script(_LOAD)
+
+    async def save(self, session: str, token: str, write: StateWrite) -> int:
+        """1: written; 0: the lease is not `token`; -2: the context is shorter than `keep`."""
+        names = ("lease", "state", "context", "saved")
+        result = await self._save(
+            keys=[keys.session(session, name) for name in names], args=[token, *write.args()]
+        )
+        return int(result)
+
+    async def load(self, session: str, known: str = "") -> StoredState | None:
+        """The head and the context's items, read together; None when there is no head.
+        When the state is still version `known`, nothing is read (`unchanged`)."""
+        names = ("state", "context", "saved")
+        result = await self._load(
+            keys=[keys.session(session, name) for name in names], args=[known]
+        )
+        if result[0] == 1:
+            return StoredState(b"", [], unchanged=True)
+        head, context = result[1], result[2]
+        return StoredState(head, list(context)) if isinstance(head, bytes) else None

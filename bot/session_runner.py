@@ -32,7 +32,8 @@ from bot.liveness import Liveness
 from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
 from bot.run_watch import RunWatch, session_info
-from bot.state_store import StateStore
+from bot.state_store import StateStore, started_over
+from bot.store.cold_context import ColdContext
 from bot.store.history import History, RunRecord
 from bot.store.runs import run_id
 from bot.store.sqlite_file import DatabaseFileGone
@@ -64,7 +65,7 @@ class RunnerDeps:
 class SessionRunner:
     def __init__(self, deps: RunnerDeps) -> None:
         self.deps = deps
-        self.states = StateStore(deps.mailbox)
+        self.states = StateStore(deps.mailbox, ColdContext(deps.history.engine))
         s = deps.settings
         self.lease_ttl = s.lease_ttl
         self.max_attempts = s.max_attempts
@@ -195,7 +196,7 @@ class SessionRunner:
         await self._say(head, ev.TextDelta(text=FRESH_START), finish=ev.FinishReason.END_TURN)
         await self._quietly("forget the context of", head.session, self.deps.history.reset)
         # the record keeps the totals for /usage, also of runs it has yet to take
-        return SessionState(unrecorded=state.unrecorded)
+        return started_over(state)
 
     async def _decline_pending(self, state: SessionState, by: str) -> None:
         """A request nobody decided is declined when the conversation moves past it."""

@@ -1,4 +1,5 @@
-"""A session's state in Redis, written as it changes: a turn's save costs what the turn added.
+"""A session's state in Redis, written as it changes: a turn's save costs what the turn added,
+and what Redis holds stays small however long the conversation.
 
 The state is saved after every step of a turn (`bot.agent.loop`), and the context it holds
 grows with the conversation until compaction folds it. Written whole, each save re-encoded
@@ -12,6 +13,18 @@ that takes the next blocks, a failed turn taken out), so the messages before the
 written are compared by identity and only that last one by its encoding. A context replaced by
 compaction shares no message with the saved one and is written anew.
 
+Compaction starts only near the model's window (hundreds of kilobytes of JSON), so Redis
+keeps only the context's recent turns: once its items pass `BUDGET` bytes, the oldest whole
+turns move to SQL (`bot.store.cold_context`) until at most `LOW` bytes are left, the last turn
+always kept whatever its size. The head then begins with a marker naming how many messages are
+in SQL (`bot.saved_state.ColdMark`). The move is written to SQL first, then Redis trims them
+off and counts them in the marker, in one script under the lease: a worker dying between the
+two leaves Redis as it was, and the rows it wrote are read by nobody. A load that finds the
+marker reads those messages from SQL, as the exact JSON they were, so the context handed to
+the model is the same, byte for byte. A context replaced (compaction, /new) starts another
+epoch, and the replaced one's rows are deleted once Redis no longer names them. Without a
+database (`cold` is None), or while it refuses the move, Redis keeps the whole context.
+
 A state an older version saved whole under the head loads as it is, and its next save writes it
 in this form. A write refused because Redis holds less than it should (lost data) is made again
 in full.
@@ -22,15 +35,17 @@ wrote stays in this process for the session's next turn: the next load asks Redi
 state only unless it is still that version, which it is whenever this worker ran the
 session's last turn. The copy is handed out once, and kept again only by the next commit, so
 a turn that failed half-way never leaves a changed copy behind. At most `KEPT` sessions are
-kept, the most recently committed.
+kept, the most recently committed. Warm turns therefore read neither Redis's context nor SQL.
 """
 
 from __future__ import annotations
 
+import logging
 import operator
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import TypeAdapter
 
@@ -38,16 +53,31 @@ from bot.agent.state import SessionState, WrittenContext
 from bot.envelope import Envelope
 from bot.mailbox import Mailbox
 from bot.messages import Message
-from bot.saved_state import ContextMissing, StateWrite, StoredState
+from bot.saved_state import ColdMark, ContextMissing, StateWrite, StoredState, mark_of, marked
+from bot.store.cold_context import ColdContext, ColdContextMissing
 
+log = logging.getLogger(__name__)
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _HEAD = {"messages"}  # what the head leaves out: the context has its own key
 KEPT = 64  # sessions whose last committed state this process keeps for their next turn
+BUDGET = 48 * 1024  # bytes of context items in Redis past which the oldest turns move to SQL
+LOW = 32 * 1024  # what a move leaves in Redis, unless the last turn alone is larger
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One save: what Redis is sent, and what is stored once it succeeded. `replaced`: the
+    context had older messages in SQL and was replaced, so those rows go after the write."""
+
+    write: StateWrite
+    stored: WrittenContext
+    replaced: bool
 
 
 class StateStore:
-    def __init__(self, mailbox: Mailbox) -> None:
+    def __init__(self, mailbox: Mailbox, cold: ColdContext | None = None) -> None:
         self.mailbox = mailbox
+        self.cold = cold
         self._kept: OrderedDict[str, tuple[str, SessionState]] = OrderedDict()
 
     async def load(self, session: str) -> SessionState | None:
@@ -56,64 +86,156 @@ class StateStore:
         stored = await self.mailbox.load_state(session, version)
         if stored is not None and stored.unchanged and kept is not None:
             return kept
-        return None if stored is None else decode(stored)
+        if stored is None:
+            return None
+        mark = mark_of(stored.head)
+        older: list[str] = []
+        if mark is not None:
+            if self.cold is None:
+                raise ColdContextMissing(f"{session}: older messages in SQL, and no database")
+            older = await self.cold.read(session, mark.epoch, mark.count)
+        return decode(stored, older, mark)
 
     async def save(self, session: str, token: str, state: SessionState) -> None:
         """Write what changed since the last write, under the lease (`LeaseLost` if gone)."""
-        write = changes(state)
+        plan = await self._plan(session, token, state)
         try:
-            await self.mailbox.save_state(session, token, write)
+            await self.mailbox.save_state(session, token, plan.write)
         except ContextMissing:
-            write = changes(state, whole=True)
-            await self.mailbox.save_state(session, token, write)
-        written(state, write)
+            plan = await self._plan(session, token, state, whole=True)
+            await self.mailbox.save_state(session, token, plan.write)
+        await self._written(session, token, state, plan)
 
     async def commit(
         self, session: str, token: str, envelopes: Sequence[Envelope], state: SessionState
     ) -> None:
         """Save the state and remove `envelopes` from the inbox, in one step (`Mailbox.commit`)."""
-        write = changes(state)
+        plan = await self._plan(session, token, state)
         try:
-            await self.mailbox.commit(session, token, envelopes, write)
+            await self.mailbox.commit(session, token, envelopes, plan.write)
         except ContextMissing:
-            write = changes(state, whole=True)
-            await self.mailbox.commit(session, token, envelopes, write)
-        written(state, write)
-        self._kept[session] = (write.version, state)
+            plan = await self._plan(session, token, state, whole=True)
+            await self.mailbox.commit(session, token, envelopes, plan.write)
+        await self._written(session, token, state, plan)
+        self._kept[session] = (plan.write.version, state)
         while len(self._kept) > KEPT:
             self._kept.popitem(last=False)
 
+    async def _plan(
+        self, session: str, token: str, state: SessionState, *, whole: bool = False
+    ) -> _Plan:
+        """The save of `state`, with the turns that leave Redis already in SQL."""
+        before = state._written
+        keep = unchanged(state.messages, before)
+        encoded = (before.encoded[:keep] if before else []) + [
+            message.model_dump_json() for message in state.messages[keep:]
+        ]
+        sizes = (before.sizes[:keep] if before else []) + [len(e.encode()) for e in encoded[keep:]]
+        if before is not None and keep >= before.cold:
+            cold, epoch, replaced = before.cold, before.epoch, False
+        else:  # nothing stored yet, or a context whose older part changed: another epoch
+            cold, epoch, replaced = 0, "", before is not None and before.cold > 0
+        moved = cold if self.cold is None else cut(state.messages, sizes, cold)
+        if moved > cold:
+            epoch = epoch or uuid.uuid4().hex
+            moved = await self._move(session, token, (epoch, cold), encoded[cold:moved])
+        if whole or before is None or keep < before.cold:
+            items, drop = 0, 0  # Redis's list is written anew
+        else:
+            items = keep - before.cold
+            drop = min(moved - cold, items)
+        write = StateWrite(
+            head=marked(state.model_dump_json(exclude=_HEAD), ColdMark(epoch=epoch, count=moved)),
+            keep=items,
+            drop=drop,
+            append=tuple(encoded[max(moved, cold + items) :]),
+            version=uuid.uuid4().hex,
+        )
+        stored = WrittenContext(list(state.messages), encoded, sizes, moved, epoch)
+        return _Plan(write, stored, replaced)
 
-def decode(stored: StoredState) -> SessionState:
-    """The state of `stored`; one saved whole by an older version keeps its messages."""
+    async def _move(
+        self, session: str, token: str, where: tuple[str, int], bodies: list[str]
+    ) -> int:
+        """Put `bodies` in SQL after the `start` messages there; how many are there after."""
+        assert self.cold is not None
+        epoch, start = where
+        try:
+            await self.cold.put(session, epoch, start, bodies, fence_of(token))
+        except Exception:
+            log.warning("could not move older messages of %s to the database", session,
+                        exc_info=True)  # fmt: skip
+            return start
+        return start + len(bodies)
+
+    async def _written(self, session: str, token: str, state: SessionState, plan: _Plan) -> None:
+        """Remember what is stored now that the write succeeded; a replaced context's rows
+        in SQL are named by nothing any more, and go."""
+        state._written = plan.stored
+        if plan.replaced and self.cold is not None:
+            try:
+                await self.cold.drop_others(session, plan.stored.epoch, fence_of(token))
+            except Exception:
+                log.warning("could not delete the replaced context of %s", session,
+                            exc_info=True)  # fmt: skip
+
+
+def started_over(state: SessionState) -> SessionState:
+    """A new conversation in place of `state` (/new), keeping the runs the record has yet to
+    take. What is stored of the old context is carried over, so that its first save knows
+    to delete the old context's older part from SQL."""
+    fresh = SessionState(unrecorded=state.unrecorded)
+    fresh._written = state._written
+    return fresh
+
+
+def decode(
+    stored: StoredState, older: Sequence[str] = (), mark: ColdMark | None = None
+) -> SessionState:
+    """The state of `stored`, its context led by the `older` messages SQL holds; one saved
+    whole by an older version keeps its messages."""
     state = SessionState.model_validate_json(stored.head)
     if "messages" in state.model_fields_set:  # the whole state in the head
         return state
-    raw = [item.decode() for item in stored.context]
+    recent = [item.decode() for item in stored.context]
+    raw = [*older, *recent]
     state.messages = _MESSAGES.validate_json("[" + ",".join(raw) + "]")
-    state._written = WrittenContext(list(state.messages), raw)
+    sizes = [len(item.encode()) for item in older] + [len(item) for item in stored.context]
+    cold, epoch = (mark.count, mark.epoch) if mark is not None else (0, "")
+    state._written = WrittenContext(list(state.messages), raw, sizes, cold, epoch)
     return state
 
 
-def changes(state: SessionState, *, whole: bool = False) -> StateWrite:
-    """What to write so that Redis holds `state`: the head, and the context from the first
-    message that differs from what was written before (all of it with `whole`)."""
-    head = state.model_dump_json(exclude=_HEAD)
-    before = None if whole else state._written
-    messages, keep = state.messages, 0
-    if before is not None:
-        limit = min(len(before.messages), len(messages))
-        same = list(map(operator.is_, messages[:limit], before.messages[:limit]))
-        keep = same.index(False) if False in same else limit
-        last = keep - 1
-        if keep and messages[last].model_dump_json() != before.encoded[last]:
-            keep = last  # the last message kept was changed in place
-    fresh = tuple(message.model_dump_json() for message in messages[keep:])
-    return StateWrite(head=head, keep=keep, append=fresh, version=uuid.uuid4().hex)
+def unchanged(messages: list[Message], before: WrittenContext | None) -> int:
+    """How many of `messages`, from the first, are stored as they are now."""
+    if before is None:
+        return 0
+    limit = min(len(before.messages), len(messages))
+    same = list(map(operator.is_, messages[:limit], before.messages[:limit]))
+    keep = same.index(False) if False in same else limit
+    last = keep - 1
+    if keep and messages[last].model_dump_json() != before.encoded[last]:
+        keep = last  # the last message kept was changed in place
+    return keep
 
 
-def written(state: SessionState, write: StateWrite) -> None:
-    """Remember what Redis holds now that `write` succeeded."""
-    before = state._written
-    encoded = before.encoded[: write.keep] if before is not None else []
-    state._written = WrittenContext(list(state.messages), [*encoded, *write.append])
+def cut(messages: Sequence[Message], sizes: Sequence[int], cold: int) -> int:
+    """How many of the context's first messages should be in SQL, `cold` of them already:
+    none more while Redis's part is within `BUDGET`; else whole turns, oldest first, until
+    at most `LOW` bytes are left, but never the last turn."""
+    rest = sum(sizes[cold:])
+    if rest <= BUDGET:
+        return cold
+    point = cold
+    for index in range(cold + 1, len(messages)):
+        if messages[index].starts_turn:
+            rest -= sum(sizes[point:index])
+            point = index
+            if rest <= LOW:
+                break
+    return point
+
+
+def fence_of(token: str) -> int:
+    """The fence number a lease token begins with (`fence:worker:nonce`)."""
+    return int(token.split(":", 1)[0])

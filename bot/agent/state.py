@@ -61,11 +61,15 @@ class PendingConfirmation(BaseModel):
 
 @dataclass
 class WrittenContext:
-    """The context as Redis holds it, as far as this process knows: the messages it last
-    wrote or read, each with its JSON (`bot.state_store`)."""
+    """The context as it is stored, as far as this process knows: the messages it last
+    wrote or read, each with its JSON and that JSON's size in bytes; the first `cold` of
+    them are in SQL under `epoch`, the rest in Redis (`bot.state_store`)."""
 
     messages: list[Message]
     encoded: list[str]
+    sizes: list[int]
+    cold: int = 0
+    epoch: str = ""
 
 
 class SessionState(BaseModel):

@@ -2,10 +2,12 @@
 
 Deletion is explicit, table by table, rather than left to ON DELETE CASCADE: a privacy
 request must not depend on whether SQLite was told to enforce foreign keys. Deleting a
-session deletes every row kept for it: its messages, runs (with their traces), approvals
-and tasks. Retention deletes every row older than its window, in sessions still active as
-well as idle ones; their hot state in Redis and their workspace files are the caller's
-(`worker.jobs.prune`, `adapters.http.records`).
+session deletes every row kept for it: its messages, runs (with their traces), approvals,
+tasks, and the older part of its context (`bot.store.cold_context`). Retention deletes every
+row older than its window, in sessions still active as well as idle ones; an active
+session's context is its hot state, whose older part in SQL goes with the session; its hot
+state in Redis and its workspace files are the caller's (`worker.jobs.prune`,
+`adapters.http.records`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pydantic import BaseModel
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.store.cold_context import CONTEXT
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS
 from bot.store.record_statements import TOKEN_COUNTS
 from bot.store.schema import TaskRow
@@ -279,7 +282,7 @@ async def _recount(db: AsyncConnection, keys: list[str]) -> None:
 async def _delete(db: AsyncConnection, keys: list[str], *, tasks: bool = True) -> int:
     """Delete sessions in chunks (SQLite allows only so many bound values per statement),
     with their tasks unless `tasks` is False."""
-    tables = (MESSAGES, RUNS, CONFIRMATIONS, *((TASKS,) if tasks else ()))
+    tables = (MESSAGES, CONTEXT, RUNS, CONFIRMATIONS, *((TASKS,) if tasks else ()))
     deleted = 0
     for start in range(0, len(keys), CHUNK):
         chunk = keys[start : start + CHUNK]
