@@ -3,9 +3,11 @@
 The fake model APIs run in a separate process and answer at once, so the figures are Parley's
 own cost plus the SDK's: building the prompt and the request, parsing the stream, the loop's
 bookkeeping, and the state's load, saves and commit in Redis the way a worker does them
-(`bot.session_runner`). A turn's work must not grow with the conversation: the figures compare
-the first turns with the last ones, count the bytes each turn sends to Redis, and weigh the
-session's keys at the end. `python -m tests.bench.engine [turns]`; `make bench` runs it.
+(`bot.session_runner`), the older turns of a long context moved to SQLite. A turn's work must
+not grow with the conversation: the figures compare the first turns with the last ones, count
+the bytes each turn sends to Redis, and weigh the session's keys at the end; a load by a
+worker that kept no copy (Redis's recent turns and SQL's older ones) is timed last.
+`python -m tests.bench.engine [turns]`; `make bench` runs it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from bot.config import Settings
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
 from bot.state_store import StateStore
+from bot.store.cold_context import ColdContext
+from bot.store.database import open_database
 from bot.tools.base import ToolContext
 from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
@@ -56,6 +60,7 @@ class Case:
     whole: list[float] = field(default_factory=list)  # s for the whole turn, Redis included
     cpu: list[float] = field(default_factory=list)  # this process's CPU s per turn
     sent: list[int] = field(default_factory=list)  # bytes Redis received per turn
+    cold_load: float = 0.0  # CPU s of a load by a worker without the kept copy, at the end
     hot_bytes: int = 0  # the session's keys in Redis after the last turn
 
 
@@ -108,7 +113,9 @@ async def turn(
     return first, time.perf_counter() - started
 
 
-async def measure(url: str, redis: Redis, api: str, with_tool: bool, turns: int) -> Case:
+async def measure(
+    url: str, redis: Redis, cold: ColdContext, api: str, with_tool: bool, turns: int
+) -> Case:
     settings = Settings(
         model=MODELS[api],
         anthropic_api_key=ANTHROPIC_KEY,
@@ -118,7 +125,7 @@ async def measure(url: str, redis: Redis, api: str, with_tool: bool, turns: int)
     )
     agent = build_agent(settings)
     mailbox = Mailbox(redis, _NoJobs())
-    store = StateStore(mailbox)
+    store = StateStore(mailbox, cold)
     session = f"bench:{api}:{with_tool}"
     token = await mailbox.take_lease(session, ttl=3600)
     assert token is not None
@@ -132,6 +139,9 @@ async def measure(url: str, redis: Redis, api: str, with_tool: bool, turns: int)
         case.first.append(first or whole)
         case.whole.append(whole)
     case.hot_bytes = await hot_bytes(redis, session)
+    cpu = time.process_time()
+    assert await StateStore(mailbox, cold).load(session) == await store.load(session)
+    case.cold_load = time.process_time() - cpu  # both loads: the kept copy's costs nothing
     await agent.aclose()
     return case
 
@@ -148,7 +158,7 @@ def show(name: str, case: Case) -> None:
     sent = [float(s) for s in case.sent]
     print(
         f"{name:28} {pair(case.first)}  {pair(case.whole)}  {pair(case.cpu)}  "
-        f"{pair(sent, 1 / 1024)}  {case.hot_bytes / 1024:7.1f}"
+        f"{pair(sent, 1 / 1024)}  {case.hot_bytes / 1024:7.1f}  {case.cold_load * 1000:7.1f}"
     )
 
 
@@ -171,6 +181,9 @@ def figures(name: str, case: Case) -> list[Figure]:
             "KiB",
             HOT_STATE_LIMIT / 1024,
         ),
+        Figure(
+            f"engine {name}: CPU of a cold load after {turns} turns", case.cold_load * 1000, "ms"
+        ),
     ]
 
 
@@ -180,21 +193,25 @@ async def main() -> None:
     print(f"last {WINDOW} turns (the context grows by one turn each time)")
     print(
         "case                         first text ms      whole turn ms      CPU ms/turn"
-        "        KiB to Redis/turn  hot KiB"
+        "        KiB to Redis/turn  hot KiB  cold load CPU ms"
     )
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp), "--appendfsync", "everysec")
         server.start()
         redis = Redis.from_url(server.url)
+        url = f"sqlite+aiosqlite:///{tmp}/parley.db"
+        database = await open_database(Settings(_env_file=None, database_url=url))
+        cold = ColdContext(database.engine)
         try:
             async with fake_server() as url:
                 for api in ("anthropic", "openai"):
                     for with_tool in (False, True):
-                        case = await measure(url, redis, api, with_tool, turns)
+                        case = await measure(url, redis, cold, api, with_tool, turns)
                         name = api + (" + calculator call" if with_tool else "")
                         show(name, case)
                         report(*figures(name, case))
         finally:
+            await database.aclose()
             await redis.aclose()
             server.stop()
 
