@@ -290,6 +290,9 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
             "%s %s: the database is unavailable (%s)", request.method, request.path, problem
         )
         return unavailable("the database is unavailable; try again shortly")
+    except ConnectionResetError:  # the client left while its request was read: nothing taken
+        log.info("%s %s: the client left before its request was read", request.method, request.path)
+        return error(400, "the connection was closed")  # no one reads it; aiohttp logs access
     except Exception:
         if request.writer.output_size > 0:
             raise

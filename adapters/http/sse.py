@@ -57,7 +57,10 @@ async def relay(
             **(headers or {}),
         },
     )
-    await response.prepare(request)
+    try:
+        await response.prepare(request)
+    except ConnectionResetError:  # the client left first; what it sent was taken all the same
+        return response
     task = asyncio.current_task()
     if task is not None:
         request.app[STREAMS].add(task)

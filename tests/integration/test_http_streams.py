@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import signal
+import socket
+import struct
 import sys
 import time
 import uuid
@@ -359,3 +362,82 @@ async def numbers(lines: AsyncIterator[str], count: int) -> list[int]:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(read(), 30)
     return found
+
+
+async def post(base_url: str, session: str) -> asyncio.StreamWriter:
+    """POST a message to `session` on a connection of its own, which is returned unread."""
+    host, port = base_url.removeprefix("http://").split(":")
+    body = json.dumps({"text": "left at once"}).encode()
+    _, writer = await asyncio.open_connection(host, int(port))
+    writer.write(
+        f"POST /api/sessions/{session}/messages HTTP/1.1\r\nHost: {host}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    await writer.drain()
+    return writer
+
+
+async def blocked(redis: Redis) -> int:
+    return int((await redis.info("clients"))["blocked_clients"])
+
+
+async def test_a_client_gone_before_its_stream_began_has_its_message_answered(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client leaves while the server takes its message (Redis is paused for writes, so
+    the leaving lands right there): the message is taken and answered all the same, and the
+    stream it would have read is given up without an error in the log."""
+    stack.fake.responder = lambda request: Reply(text="Answer to " + request.last_user_text())
+    redis = Redis.from_url(stack.redis_url)
+    async with stack.client() as client, contextlib.AsyncExitStack() as cleanup:
+        cleanup.push_async_callback(redis.aclose)
+        session = await stack.session(client)
+        before = await blocked(redis)
+        await redis.execute_command("CLIENT", "PAUSE", "60000", "WRITE")
+        try:
+            writer = await post(stack.base_url, session)
+            await until(lambda: blocked_beyond(redis, before), 30)  # its message being queued
+            writer.close()
+        finally:
+            await redis.execute_command("CLIENT", "UNPAUSE")
+        await stack.start_worker()
+
+        async def answered() -> bool:
+            entries = await redis.xrange(keys.events(f"http:{session}"))
+            return any(b'"completed"' in fields[b"event"] for _, fields in entries)
+
+        await until(answered, 60)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
+async def blocked_beyond(redis: Redis, before: int) -> bool:
+    return await blocked(redis) > before
+
+
+async def test_a_client_that_resets_its_connection_is_no_error(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that posts a message and resets the connection at once may leave before the
+    server read it all: nothing is taken then (no answer was promised either), and the server
+    logs no error for it. A client leaving is not the server failing, and the log must not
+    grow with tracebacks of what clients do."""
+    stack.fake.responder = lambda request: Reply(text="Answer to " + request.last_user_text())
+    async with stack.client() as client:
+        left, stayed = await stack.session(client), await stack.session(client)
+        writer = await post(stack.base_url, left)
+        linger = struct.pack("ii", 1, 0)
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+        writer.close()  # a reset: what the server had not read yet is gone
+        await stack.start_worker()
+        async with client.stream(
+            "POST", f"/api/sessions/{stayed}/messages", json={"text": "stayed"}
+        ) as response:  # by then the request that was left has long been handled
+            assert texts(await read_events(response)).endswith("stayed")
+    redis = Redis.from_url(stack.redis_url)
+    try:
+        inbox = await redis.llen(keys.session(f"http:{left}", "inbox"))
+    finally:
+        await redis.aclose()
+    assert inbox == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
