@@ -4,9 +4,11 @@ the very bytes a warm worker sends, also after compaction (`bot.state_store`).""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +31,7 @@ from bot.store.database import open_database
 from tests.fakes.llm import FakeLLM, Reply
 from tests.fakes.llm.script import RecordedRequest
 from tests.support.runner import Rig, runner_rig
+from tests.support.stack import Stack, read_events, send, texts
 
 KIB = 1024
 LIMIT = 64 * KIB
@@ -200,3 +203,48 @@ async def test_a_worker_that_lost_the_session_between_sql_and_redis_changes_noth
         )
     finally:
         await database.aclose()
+
+
+async def test_a_long_session_whose_worker_is_killed_is_finished_cold_with_nothing_lost(
+    stack: Stack,
+) -> None:
+    """Default settings, real worker processes: a session whose older turns are in SQL, its
+    worker killed mid-reply. The worker that takes it over has no copy of it: it sends the
+    model every earlier question and answer once, and the new question once."""
+    stack.fake.responder = brain
+    first = await stack.start_worker_process()
+    async with stack.client() as client:
+        session = await stack.session(client)
+        for n in range(40):
+            await send(client, session, f"Question {n:03d}. {PADDING}")
+        gate = asyncio.Event()
+        stack.fake.enqueue(Reply(text="cut off by a crash " * 8, chunk_size=4, gate=gate,
+                                 gate_after=8))  # fmt: skip
+        asked = len(stack.fake.requests)
+        async with client.stream(
+            "POST", f"/api/sessions/{session}/messages", json={"text": "Question 040."}
+        ) as response:
+            reading = asyncio.create_task(read_events(response))
+            await wait_until(lambda: len(stack.fake.requests) > asked)
+            await stack.start_worker_process()
+            stack.kill(first)
+            events = await asyncio.wait_for(reading, 60)
+        gate.set()
+    assert texts(events).startswith("Answer to Question 040.")
+    sent = json.dumps(stack.fake.requests[-1].body["messages"])
+    for n in range(41):  # each question once, as its own text block, and each answer once
+        assert sent.count(f'"text": "Question {n:03d}.') == 1, n
+        assert sent.count(f"Answer to Question {n:03d}.") == (n < 40), n
+    redis = Redis.from_url(stack.redis_url)
+    try:
+        in_redis = await done(redis.llen(keys.session(f"http:{session}", "context")))
+    finally:
+        await redis.aclose()
+    assert in_redis < 40  # the older turns came from SQL
+
+
+async def wait_until(condition: Callable[[], bool], limit: float = 60) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, f"not reached within {limit} s"
+        await asyncio.sleep(0.02)
