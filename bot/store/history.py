@@ -333,13 +333,13 @@ def _from_turn_start(messages: list[Message]) -> list[Message]:
 
 
 def _traced(run: RunRecord, answered: bool) -> dict[str, Any]:
-    """The run's trace with its numbers, and its score alone, which the runs' aggregates
-    read; a run recorded before traces existed has neither. `answered` is False for a run
-    that ended without its answer."""
+    """The run's trace with its numbers, and its score and tool usage alone, which the runs'
+    aggregates read from an index (`schema.WINDOW_INDEX`); a run recorded before traces
+    existed has none of them. `answered` is False for a run that ended without its answer."""
     if run.trace is None:
-        return {"trace": None, "reliability": None}
+        return {"trace": None, "reliability": None, "tool_usage": None}
     latency = round((run.finished_at - run.started_at) * 1000)
     tokens = run.usage.input_tokens + run.usage.output_tokens
     metrics = measure(run.trace, latency_ms=latency, tokens=tokens, answered=answered)
     kept = {**run.trace.model_dump(), "metrics": metrics.model_dump()}
-    return {"trace": kept, "reliability": metrics.reliability}
+    return {"trace": kept, "reliability": metrics.reliability, "tool_usage": metrics.tool_usage}

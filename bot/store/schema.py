@@ -91,6 +91,19 @@ class SessionRow(Tokens, Base):
     context_from: Mapped[int] = mapped_column(RowId, default=0)
 
 
+# The runs of a window of time across sessions (the dashboard, `/api/metrics/*`) are read from
+# this index alone: it holds every column their counts, averages and filters read, so a
+# window of 100,000 runs never reads the table's rows, each with its trace (migration 0010).
+WINDOW_INDEX = "ix_runs_window"
+WINDOW_COLUMNS = (
+    "status", "latency_ms", "reliability", "finish_reason", "model", "trigger", "session_key",
+)  # fmt: skip
+# On SQLite, a second one holds what the tools' and errors' charts read (the tool usage and
+# the error message, unbounded texts a PostgreSQL index key may not hold; PostgreSQL reads
+# them from rows whose trace is stored apart, TOAST). Made by the migration, not modelled.
+OUTCOMES_INDEX = "ix_runs_outcomes"
+
+
 class RunRow(Tokens, Base):
     """One run of the agent: from a message (or a decision) to a final answer, a stop, or a
     pause for approval. A run resumed after a crash is the same row."""
@@ -98,7 +111,7 @@ class RunRow(Tokens, Base):
     __tablename__ = "runs"
     __table_args__ = (
         Index("ix_runs_session_started", "session_key", "started_at"),
-        Index("ix_runs_started", "started_at"),  # windows of time across sessions
+        Index(WINDOW_INDEX, "started_at", *WINDOW_COLUMNS),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -117,6 +130,11 @@ class RunRow(Tokens, Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     trace: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # `bot.trace`
     reliability: Mapped[int | None] = mapped_column(Integer, nullable=True)  # 0-100
+    # the trace's `metrics.tool_usage` ({name: calls}) again, small, for the tools chart; SQL
+    # NULL without a trace (not JSON's null, which PostgreSQL's json_each refuses)
+    tool_usage: Mapped[dict[str, int] | None] = mapped_column(
+        JSON(none_as_null=True), nullable=True
+    )
 
 
 class MessageRow(Tokens, Base):
@@ -273,4 +291,6 @@ def modelled(name: str | None, type_: str, parent_names: Any) -> bool:
     table = parent_names.get("table_name") if isinstance(parent_names, dict) else None
     if table == "memories" and type_ in ("column", "index"):
         return name not in (SEARCH_COLUMN, SEARCH_INDEX)
+    if table == "runs" and type_ == "index":
+        return name != OUTCOMES_INDEX
     return True

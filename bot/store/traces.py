@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, case, func, or_, select
+from sqlalchemy import ColumnElement, FromClause, Table, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.outcome import NOT_ENDED, RunStatus
@@ -38,6 +38,13 @@ class Match:
     model: str | None = None
     trigger: str | None = None
     text: str | None = None
+
+    @property
+    def source(self) -> FromClause:
+        """What the runs are read from: the runs alone unless a session's platform or title
+        is asked about. Every run has its session (a foreign key), so the join drops none,
+        and without it a window's numbers are read from the runs' index alone."""
+        return RUNS_AND_SESSIONS if self.platform is not None or self.text else RUNS
 
     def where(self, start: datetime, end: datetime) -> ColumnElement[bool]:
         """The condition on `RUNS_AND_SESSIONS` for runs that started in [start, end)."""
@@ -138,7 +145,8 @@ class Traces:
     async def window(
         self, start: datetime, end: datetime, offset: int, limit: int, match: Match | None = None
     ) -> Window:
-        within = (match or Match()).where(start, end)
+        match = match or Match()
+        within = match.where(start, end)
         totals = (
             select(
                 func.count(),
@@ -147,7 +155,7 @@ class Traces:
                 func.avg(RUNS.c.latency_ms),
                 func.avg(RUNS.c.reliability),
             )
-            .select_from(RUNS_AND_SESSIONS)
+            .select_from(match.source)
             .where(within)
         )
         page = (
@@ -176,7 +184,8 @@ class Traces:
         found: list[list[str]] = []
         async with self.engine.connect() as db:
             for column in (SESSIONS.c.platform, RUNS.c.model, RUNS.c.trigger, RUNS.c.status):
-                query = select(column).distinct().select_from(RUNS_AND_SESSIONS).where(within)
+                source = RUNS_AND_SESSIONS if column.table is SESSIONS else RUNS
+                query = select(column).distinct().select_from(source).where(within)
                 values = (await db.execute(query.where(column.isnot(None)))).scalars()
                 found.append(sorted(str(value) for value in values))
         return Facets(*found)
