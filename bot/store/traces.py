@@ -10,6 +10,7 @@ filtered list and its numbers always agree. The charts' numbers over time are in
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -179,13 +180,17 @@ class Traces:
         )
 
     async def facets(self, start: datetime, end: datetime) -> Facets:
-        """Each platform, model, trigger and status some run of [start, end) has, sorted."""
+        """Each platform, model, trigger and status some run of [start, end) has, sorted;
+        the four read at once, each on a pooled connection (on PostgreSQL each is a scan of
+        the window's rows, so the answer takes about one scan's time, not four)."""
         within = Match().where(start, end)
-        found: list[list[str]] = []
-        async with self.engine.connect() as db:
-            for column in (SESSIONS.c.platform, RUNS.c.model, RUNS.c.trigger, RUNS.c.status):
-                source = RUNS_AND_SESSIONS if column.table is SESSIONS else RUNS
-                query = select(column).distinct().select_from(source).where(within)
-                values = (await db.execute(query.where(column.isnot(None)))).scalars()
-                found.append(sorted(str(value) for value in values))
-        return Facets(*found)
+
+        async def values(column: ColumnElement[Any]) -> list[str]:
+            source = RUNS_AND_SESSIONS if column.table is SESSIONS else RUNS
+            query = select(column).distinct().select_from(source).where(within)
+            async with self.engine.connect() as db:
+                found = (await db.execute(query.where(column.isnot(None)))).scalars()
+                return sorted(str(value) for value in found)
+
+        columns = (SESSIONS.c.platform, RUNS.c.model, RUNS.c.trigger, RUNS.c.status)
+        return Facets(*await asyncio.gather(*(values(column) for column in columns)))
