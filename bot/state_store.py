@@ -23,7 +23,8 @@ two leaves Redis as it was, and the rows it wrote are read by nobody. A load tha
 marker reads those messages from SQL, as the exact JSON they were, so the context handed to
 the model is the same, byte for byte. A context replaced (compaction, /new) starts another
 epoch, and the replaced one's rows are deleted once Redis no longer names them. Without a
-database (`cold` is None), or while it refuses the move, Redis keeps the whole context.
+database (`cold` is None), or for `MOVE_PAUSE` after it refused a move, Redis keeps the whole
+context: the hot state is bounded while the database takes the moves.
 
 A state an older version saved whole under the head loads as it is, and its next save writes it
 in this form. A write refused because Redis holds less than it should (lost data) is made again
@@ -40,8 +41,10 @@ kept, the most recently committed. Warm turns therefore read neither Redis's con
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import operator
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -62,6 +65,8 @@ _HEAD = {"messages"}  # what the head leaves out: the context has its own key
 KEPT = 64  # sessions whose last committed state this process keeps for their next turn
 BUDGET = 48 * 1024  # bytes of context items in Redis past which the oldest turns move to SQL
 LOW = 32 * 1024  # what a move leaves in Redis, unless the last turn alone is larger
+MOVE_PAUSE = 30.0  # s without moves after the database refused one: saves do not wait on it
+READ_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0)  # s between reads of older messages that failed
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class StateStore:
         self.mailbox = mailbox
         self.cold = cold
         self._kept: OrderedDict[str, tuple[str, SessionState]] = OrderedDict()
+        self._moves_after = 0.0  # no move before then: the database refused the last one
 
     async def load(self, session: str) -> SessionState | None:
         """The session's state, or None when Redis holds none."""
@@ -89,12 +95,29 @@ class StateStore:
         if stored is None:
             return None
         mark = mark_of(stored.head)
-        older: list[str] = []
-        if mark is not None:
-            if self.cold is None:
-                raise ColdContextMissing(f"{session}: older messages in SQL, and no database")
-            older = await self.cold.read(session, mark.epoch, mark.count)
-        return decode(stored, older, mark)
+        older = [] if mark is None else await self._older(session, mark)
+        return decode(stored, older or [], mark if older is not None else None)
+
+    async def _older(self, session: str, mark: ColdMark) -> list[str] | None:
+        """The context's older messages from SQL. A database that does not answer is asked
+        again for a while (the turn waits, holding its lease), then the load fails and the
+        turn is retried. Rows that are gone for good (a database restored from an older
+        backup) cannot come back: the session goes on with Redis's recent turns (None)."""
+        if self.cold is None:
+            raise ColdContextMissing(f"{session}: older messages in SQL, and no database")
+        for pause in (*READ_PAUSES, None):
+            try:
+                return await self.cold.read(session, mark.epoch, mark.count)
+            except ColdContextMissing:
+                log.error("%s: its older messages are gone from the database; it goes on "
+                          "with its recent turns", session, exc_info=True)  # fmt: skip
+                return None
+            except Exception:
+                if pause is None:
+                    raise
+                log.warning("could not read the older messages of %s", session, exc_info=True)
+                await asyncio.sleep(pause)
+        raise AssertionError("unreachable")
 
     async def save(self, session: str, token: str, state: SessionState) -> None:
         """Write what changed since the last write, under the lease (`LeaseLost` if gone)."""
@@ -135,7 +158,8 @@ class StateStore:
             cold, epoch, replaced = before.cold, before.epoch, False
         else:  # nothing stored yet, or a context whose older part changed: another epoch
             cold, epoch, replaced = 0, "", before is not None and before.cold > 0
-        moved = cold if self.cold is None else cut(state.messages, sizes, cold)
+        movable = self.cold is not None and time.monotonic() >= self._moves_after
+        moved = cut(state.messages, sizes, cold) if movable else cold
         if moved > cold:
             epoch = epoch or uuid.uuid4().hex
             moved = await self._move(session, token, (epoch, cold), encoded[cold:moved])
@@ -163,8 +187,9 @@ class StateStore:
         try:
             await self.cold.put(session, epoch, start, bodies, fence_of(token))
         except Exception:
-            log.warning("could not move older messages of %s to the database", session,
-                        exc_info=True)  # fmt: skip
+            log.warning("could not move older messages of %s to the database; Redis keeps "
+                        "them for now", session, exc_info=True)  # fmt: skip
+            self._moves_after = time.monotonic() + MOVE_PAUSE
             return start
         return start + len(bodies)
 

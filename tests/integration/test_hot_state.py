@@ -10,11 +10,12 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from bot import keys
 from bot.agent.compaction import SUMMARISER
@@ -28,6 +29,7 @@ from bot.session_runner import SessionRunner
 from bot.state_store import StateStore
 from bot.store.cold_context import CONTEXT, ColdContext
 from bot.store.database import open_database
+from bot.store.engine import make_engine
 from tests.fakes.llm import FakeLLM, Reply
 from tests.fakes.llm.script import RecordedRequest
 from tests.support.runner import Rig, runner_rig
@@ -248,3 +250,54 @@ async def wait_until(condition: Callable[[], bool], limit: float = 60) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"not reached within {limit} s"
         await asyncio.sleep(0.02)
+
+
+async def test_a_database_that_refuses_the_move_leaves_the_context_in_redis(
+    redis_client: Redis, tmp_path: Path
+) -> None:
+    """Nothing is lost while the database is away: the saves go on, Redis keeps it all."""
+    engine = make_engine(f"sqlite+aiosqlite:///{tmp_path}/gone/parley.db")  # no such folder
+    mailbox, session = Mailbox(redis_client, _NoJobs()), "test:away"
+    try:
+        token = await mailbox.take_lease(session, ttl=30)
+        assert token is not None
+        store, state = StateStore(mailbox, ColdContext(engine)), SessionState()
+        for n in range(40):
+            state.messages += said(n, "ann")
+            await store.save(session, token, state)
+        loaded = await StateStore(mailbox, ColdContext(engine)).load(session)
+        assert loaded is not None and loaded.model_dump() == state.model_dump()
+        assert await done(redis_client.llen(keys.session(session, "context"))) == 80
+    finally:
+        await engine.dispose()
+
+
+async def test_older_messages_gone_for_good_leave_the_session_its_recent_turns(
+    redis_client: Redis, database_url: str
+) -> None:
+    """A database restored from an older backup lacks the rows Redis names: the session goes
+    on with the turns Redis has, rather than failing every message from then on."""
+    database = await open_database(Settings(_env_file=None, database_url=database_url))
+    mailbox, session = Mailbox(redis_client, _NoJobs()), "test:restored"
+    cold = ColdContext(database.engine)
+    try:
+        token = await mailbox.take_lease(session, ttl=30)
+        assert token is not None
+        store, state = StateStore(mailbox, cold), SessionState()
+        for n in range(40):
+            state.messages += said(n, "ann")
+            await store.save(session, token, state)
+        async with database.engine.begin() as db:
+            await db.execute(delete(CONTEXT))
+        loaded = await StateStore(mailbox, cold).load(session)
+        assert loaded is not None and 0 < len(loaded.messages) < 80
+        assert loaded.messages[0].starts_turn
+        assert [m.id for m in loaded.messages] == [
+            m.id for m in state.messages[-len(loaded.messages) :]
+        ]
+        loaded.messages += said(40, "ann")
+        await StateStore(mailbox, cold).save(session, token, loaded)
+        again = await StateStore(mailbox, cold).load(session)
+        assert again is not None and again.model_dump() == loaded.model_dump()
+    finally:
+        await database.aclose()
