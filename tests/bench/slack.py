@@ -7,14 +7,26 @@ worker processes, the real slack-bolt app and slack_sdk client. Nothing is sent 
 workers announced they are ready (`worker.ready`).
 
 The first visible text, with the model answering at once: from the event posted to the app
-to the moment the fake shows the reply's first words in a new DM (watched every millisecond),
-for a short reply and a streamed 300-word one, with one worker and then two. Targets: median
-under 25 ms, p99 under 100 ms. Run with `make bench`, or `python -m tests.bench.slack`.
+to the fake Slack's own timestamp of the call that first shows the reply's words, in a new
+DM with a person of its own, for a short reply and a streamed 300-word one, with one worker
+and then two, after one reply of each kind has warmed the worker up. Targets: median under
+25 ms, p99 under 100 ms.
+
+Those samples arrive the way first messages do: apart. Slack limits chat.postMessage per
+workspace (and Parley's budget keeps to a share of that: one every 250 ms steady, after a
+burst), and one bot token is one workspace, so a sample starts no sooner than one steady
+interval of that budget after the one before (`SPACING`): each first post finds its token
+and the figure is Parley's latency, never a wait for the budget. What people arriving
+faster than that budget cost is a figure of its own, not hidden: the same short replies sent
+back to back in the one workspace, each as soon as the one before has shown its final text
+(`back to back`), where once the budget's burst is spent every first post waits for its
+token. Run with `make bench`, or `python -m tests.bench.slack`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import statistics
 import tempfile
@@ -25,7 +37,9 @@ from pathlib import Path
 
 from aiohttp import web
 
+from adapters.slack.client import POST_PER_WORKSPACE
 from adapters.slack.service import EVENTS_PATH
+from bot.config import Settings
 from tests.bench.processes import start_workers, stop
 from tests.bench.table import Figure, percentile, quick, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, RecordedRequest, Reply
@@ -49,7 +63,12 @@ FIGURES = (
     "slack first visible, short, 2 workers: p99",
     "slack first visible, streamed, 2 workers: median",
     "slack first visible, streamed, 2 workers: p99",
+    "slack first visible, short, back to back in one workspace: median",
+    "slack first visible, short, back to back in one workspace: p99",
 )
+# One steady interval of the workspace's chat.postMessage budget at the default share.
+SPACING = 60 / (POST_PER_WORKSPACE * Settings.model_fields["slack_rate_share"].default)
+SHOWING = ("chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream")
 
 
 def reply_text(words: int = WORDS) -> str:
@@ -95,39 +114,72 @@ def instant(request: RecordedRequest) -> Reply:
 
 
 async def first_visible(slack: FakeSlack, user: User, short: bool) -> float:
-    """Milliseconds from the event posted to the reply's first words shown in a new DM;
-    once the final text is there, so the next sample starts on an idle worker."""
+    """Milliseconds from the event posted to the fake's own timestamp of the first call that
+    shows the reply's words, in `user`'s new DM; returned once the final text is there, so
+    the next sample starts on an idle worker."""
     where = slack.dm(user)
+    before = len(slack.calls)
     start = time.monotonic()
     await slack.say(user, where, "short" if short else "streamed")
-    shows = _shows_start(slack, where.id, "Sure" if short else "Here")
-    while not shows():
-        if time.monotonic() - start > 120:
-            raise RuntimeError("the reply never showed")
-        await asyncio.sleep(0.001)
-    took = (time.monotonic() - start) * 1000
     last = "tomorrow." if short else f"word{STREAMED_WORDS - 1}"
     await slack.wait_for(_shows(slack, where.id, None, last), within=120)
-    return took
-
-
-def _shows_start(slack: FakeSlack, channel: str, begins: str) -> Callable[[], bool]:
-    return lambda: any(m.shown.startswith(begins) for m in slack.bot_messages(channel, None))
+    begins = "Sure" if short else "Here"
+    shown = [
+        call.at
+        for call in slack.calls[before:]
+        if call.status == 200
+        and call.method in SHOWING
+        and call.params.get("channel") == where.id
+        and str(call.params.get("markdown_text", "")).startswith(begins)
+    ]
+    return (min(shown) - start) * 1000
 
 
 async def first_visibles(slack: FakeSlack, llm: FakeLLM, workers: int) -> None:
+    """Each case's samples, each started at least `SPACING` after the one before."""
     llm.responder = instant
     for kind in KINDS:
+        warm = slack.user(f"U0W{workers}{kind[:2].upper()}", f"w{workers}{kind}")
+        await first_visible(slack, warm, kind == "short")  # first uses are not a sample
         took = []
         for n in range(SAMPLES):
             user = slack.user(f"U0F{workers}{kind[:2].upper()}{n:03}", f"f{workers}{kind}{n}")
+            started = time.monotonic()
             took.append(await first_visible(slack, user, kind == "short"))
+            await asyncio.sleep(started + SPACING - time.monotonic())
         name = f"slack first visible, {kind}, {workers} worker{'s' * (workers > 1)}"
-        p99 = percentile(took, 0.99)
-        median = statistics.median(took)
-        print(f"{name}: median {median:5.1f} ms, p99 {p99:5.1f} ms ({SAMPLES} samples)")
-        report(Figure(f"{name}: median", median, "ms", 25), Figure(f"{name}: p99", p99, "ms", 100))
+        summarise(name, took, 25, 100, f"one at least every {SPACING * 1000:.0f} ms")
     llm.responder = None
+
+
+async def back_to_back(slack: FakeSlack, llm: FakeLLM) -> None:
+    """Short replies in new DMs of the one workspace, each sent as soon as the one before
+    shows its final text: faster than the workspace's chat.postMessage budget, whose burst
+    the first ones spend and whose steady rate the others then wait for."""
+    llm.responder = instant
+    took = []
+    for n in range(SAMPLES):
+        user = slack.user(f"U0K{n:03}", f"k{n}")
+        took.append(await first_visible(slack, user, short=True))
+    llm.responder = None
+    summarise("slack first visible, short, back to back in one workspace", took, None, None, "")
+
+
+def summarise(
+    name: str, took: list[float], median_limit: float | None, p99_limit: float | None, how: str
+) -> None:
+    """Print a case's figures with how its samples were sent, and report them (with their
+    targets, or none for a figure shown only so it is not hidden)."""
+    p99 = percentile(took, 0.99)
+    median = statistics.median(took)
+    print(
+        f"{name}: median {median:5.1f} ms, p99 {p99:5.1f} ms, max {max(took):5.1f} ms "
+        f"({len(took)} samples{', ' + how if how else ''})"
+    )
+    report(
+        Figure(f"{name}: median", median, "ms", median_limit),
+        Figure(f"{name}: p99", p99, "ms", p99_limit),
+    )
 
 
 async def many(slack: FakeSlack, llm: FakeLLM, count: int = 20) -> None:
@@ -175,6 +227,15 @@ def worker_env(redis_url: str, folder: str, llm: FakeLLM, slack: FakeSlack) -> d
     }
 
 
+def settle_collector() -> None:
+    """Move what this process built so far out of the garbage collector's sight, as `parley
+    web` does after its imports: the web app runs in this process, and a full collection
+    over every module imported here (some 200,000 objects, 120-150 ms on a loaded machine)
+    would otherwise stall its ingress and land on a sample as if it were Parley's latency."""
+    gc.collect()
+    gc.freeze()
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp))
@@ -189,9 +250,11 @@ async def main() -> None:
             workers: list[asyncio.subprocess.Process] = []
             try:
                 workers, _ = await start_workers(1, env, server.url)
+                settle_collector()
                 await first_visibles(slack, llm, 1)
                 workers += (await start_workers(1, env, server.url))[0]
                 await first_visibles(slack, llm, 2)
+                await back_to_back(slack, llm)
                 ann = slack.user("U0ANN", "ann")
                 await one(slack, llm, ann, slack.channel("C0WARM", "warm"), "warm-up")
                 await one(slack, llm, ann, slack.channel("C0GENERAL", "general"), "thread")
