@@ -175,7 +175,7 @@ async function load(first = false) {
     .then((page) => { if (current()) drawRuns(page); })
     .then(() => first && mark("parley:runs"));
   const charts = getJson(`/api/metrics/series?${query({ ...span, ...filters })}`)
-    .then((series) => { if (current()) drawCharts(series); })
+    .then((series) => (current() ? drawCharts(series) : null))
     .then(() => first && mark("parley:charts"));
   const choices = getJson(`/api/metrics/facets?${query(span)}`).then((f) => { if (current()) fillChoices(f); });
   try {
