@@ -105,7 +105,8 @@ class StateStore:
         backup) cannot come back: the session goes on with Redis's recent turns (None)."""
         if self.cold is None:
             raise ColdContextMissing(f"{session}: older messages in SQL, and no database")
-        for pause in (*READ_PAUSES, None):
+        pauses = iter(READ_PAUSES)
+        while True:
             try:
                 return await self.cold.read(session, mark.epoch, mark.count)
             except ColdContextMissing:
@@ -113,11 +114,11 @@ class StateStore:
                           "with its recent turns", session, exc_info=True)  # fmt: skip
                 return None
             except Exception:
+                pause = next(pauses, None)
                 if pause is None:
                     raise
                 log.warning("could not read the older messages of %s", session, exc_info=True)
                 await asyncio.sleep(pause)
-        raise AssertionError("unreachable")
 
     async def save(self, session: str, token: str, state: SessionState) -> None:
         """Write what changed since the last write, under the lease (`LeaseLost` if gone)."""
