@@ -63,8 +63,8 @@ log = logging.getLogger(__name__)
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _HEAD = {"messages"}  # what the head leaves out: the context has its own key
 KEPT = 64  # sessions whose last committed state this process keeps for their next turn
-BUDGET = 48 * 1024  # bytes of context items in Redis past which the oldest turns move to SQL
-LOW = 32 * 1024  # what a move leaves in Redis, unless the last turn alone is larger
+BUDGET = 40 * 1024  # bytes of context items in Redis past which the oldest turns move to SQL
+LOW = 24 * 1024  # what a move leaves in Redis, unless the last turn alone is larger
 MOVE_PAUSE = 30.0  # s without moves after the database refused one: saves do not wait on it
 READ_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0)  # s between reads of older messages that failed
 
