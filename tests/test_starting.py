@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
+from arq.connections import RedisSettings, create_pool
 
+from adapters.http.egress import HttpEgress
+from adapters.loading import LoadingEgress
+from bot import keys
+from bot.egress import Egress
+from bot.liveness import Liveness
 from worker.cli import _starting
+from worker.jobs import _say_ready
 
 
 @pytest.fixture(autouse=True)
@@ -35,3 +42,26 @@ def test_a_start_that_fails_gives_the_collector_back() -> None:
     with pytest.raises(RuntimeError), _starting():
         raise RuntimeError("configuration error")
     assert gc.isenabled()
+
+
+async def test_what_the_platforms_loaded_after_start_is_left_out_of_later_passes(
+    redis_url: str,
+) -> None:
+    """A platform's SDK loads in a thread after start-up (`adapters.loading`); once the
+    worker says it is ready, what the load made is out of the collector's sight too, so the
+    full collections of a busy worker do not go over it again and again."""
+    made: list[list[object]] = []
+
+    def load() -> Callable[[], Egress]:
+        made.extend([object()] for _ in range(50_000))  # an SDK's modules, classes, functions
+        return lambda: HttpEgress(pool)
+
+    pool = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        frozen = gc.get_freeze_count()
+        platforms = {"late": LoadingEgress("late", load)}
+        await _say_ready(pool, Liveness(pool, 3.0), platforms)
+        assert gc.get_freeze_count() >= frozen + len(made)
+        assert await pool.xlen(keys.READY_STREAM) == 1
+    finally:
+        await pool.aclose()
