@@ -301,3 +301,14 @@ async def test_older_messages_gone_for_good_leave_the_session_its_recent_turns(
         assert again is not None and again.model_dump() == loaded.model_dump()
     finally:
         await database.aclose()
+
+
+async def test_a_deleted_session_takes_the_older_part_of_its_context_with_it(rig: Rig) -> None:
+    """Deleting a session (and retention's deleting an idle one) deletes its rows in SQL,
+    the older messages of its context among them."""
+    session = "http:forgotten"
+    for n in range(30):
+        await turn(rig, rig.runner, session, n)
+    assert await epochs(rig, session)
+    assert await rig.database.archive.delete(session)
+    assert not await epochs(rig, session)
