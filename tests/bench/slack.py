@@ -26,7 +26,6 @@ token. Run with `make bench`, or `python -m tests.bench.slack`.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import statistics
 import tempfile
@@ -40,7 +39,7 @@ from aiohttp import web
 from adapters.slack.client import POST_PER_WORKSPACE
 from adapters.slack.service import EVENTS_PATH
 from bot.config import Settings
-from tests.bench.processes import start_workers, stop
+from tests.bench.processes import settle_collector, start_workers, stop
 from tests.bench.table import Figure, percentile, quick, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, RecordedRequest, Reply
 from tests.fakes.slack import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET, FakeSlack, SlackChannel
@@ -225,15 +224,6 @@ def worker_env(redis_url: str, folder: str, llm: FakeLLM, slack: FakeSlack) -> d
         "SLACK_API_URL": slack.base_url,
         "PARLEY_LOG_LEVEL": "WARNING",
     }
-
-
-def settle_collector() -> None:
-    """Move what this process built so far out of the garbage collector's sight, as `parley
-    web` does after its imports: the web app runs in this process, and a full collection
-    over every module imported here (some 200,000 objects, 120-150 ms on a loaded machine)
-    would otherwise stall its ingress and land on a sample as if it were Parley's latency."""
-    gc.collect()
-    gc.freeze()
 
 
 async def main() -> None:

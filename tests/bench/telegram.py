@@ -16,7 +16,6 @@ median under 25 ms, p99 under 100 ms. Run with `make bench`, or `python -m tests
 from __future__ import annotations
 
 import asyncio
-import gc
 import itertools
 import os
 import statistics
@@ -28,7 +27,7 @@ from pathlib import Path
 from aiohttp import web
 
 from bot.config import Settings
-from tests.bench.processes import start_workers, stop
+from tests.bench.processes import settle_collector, start_workers, stop
 from tests.bench.table import Figure, percentile, quick, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, RecordedRequest, Reply
 from tests.fakes.tg import TOKEN, FakeTelegram, TgChat, TgUser
@@ -182,15 +181,6 @@ def worker_env(redis_url: str, folder: str, llm: FakeLLM, telegram: FakeTelegram
         "TELEGRAM_API_URL": telegram.base_url,
         "PARLEY_LOG_LEVEL": "WARNING",
     }
-
-
-def settle_collector() -> None:
-    """Move what this process built so far out of the garbage collector's sight, as `parley
-    web` does after its imports: the web app runs in this process, and a full collection
-    over every module imported here (some 200,000 objects, 120-150 ms on a loaded machine)
-    would otherwise stall its ingress and land on a sample as if it were Parley's latency."""
-    gc.collect()
-    gc.freeze()
 
 
 async def main() -> None:
