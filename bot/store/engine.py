@@ -20,9 +20,11 @@ BUSY_TIMEOUT_S = 30
 # a moment (SQLAlchemy's "overflow") costs more CPU than the turn's reads it serves (for
 # PostgreSQL the TCP and TLS handshake, authentication, and each statement prepared again;
 # for SQLite a thread of its own and the file opened); under load a worker opened one for
-# most turns. A read that finds all of them busy waits
-# for one, which takes a millisecond or two. Half may write at once (`writers`).
+# most turns. A read that finds all of them busy waits for one, which takes a millisecond
+# or two. Half may write at once (`writers`). An in-memory SQLite database keeps SQLAlchemy's
+# single shared connection: another would be another, empty, database.
 POOL_SIZE = 10
+KEPT_OPEN = {"pool_size": POOL_SIZE, "max_overflow": 0}
 
 
 def database_url(raw: str) -> URL:
@@ -60,12 +62,12 @@ def shown_url(url: URL) -> str:
 def make_engine(raw: str) -> AsyncEngine:
     url = database_url(raw)
     if url.get_backend_name() != "sqlite":
-        return create_async_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=0)
+        return create_async_engine(url, pool_pre_ping=True, **KEPT_OPEN)
+    pool: dict[str, int] = {}
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(
-        url, connect_args={"timeout": BUSY_TIMEOUT_S}, pool_size=POOL_SIZE, max_overflow=0
-    )
+        pool = KEPT_OPEN
+    engine = create_async_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S}, **pool)
     event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine
 

@@ -7,14 +7,14 @@ import time
 from typing import Any
 
 import pytest
-from sqlalchemy import Table, event, func, select
+from sqlalchemy import Table, event, func, select, text
 
 from bot.agent.state import SessionState
 from bot.confirmations import CallSummary, Confirmation
 from bot.llm.events import Usage
 from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.store.database import Database
-from bot.store.engine import writers
+from bot.store.engine import make_engine, writers
 from bot.store.grants import Grants
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, RunRecord, SessionInfo
 from bot.store.memory import Memories
@@ -202,6 +202,21 @@ async def test_busy_turns_keep_to_the_connections_the_pool_opened(db: Database) 
     await asyncio.gather(*(turn(n) for n in range(RECORDS_AT_ONCE, 2 * RECORDS_AT_ONCE)))
     assert await count(db, RUNS) == 2 * RECORDS_AT_ONCE
     assert opened == warm
+
+
+@pytest.mark.parametrize("url", ["sqlite+aiosqlite:///:memory:", "sqlite+aiosqlite://"])
+async def test_an_in_memory_database_keeps_its_one_connection(url: str) -> None:
+    """The pool's size is for databases others can reach too; an in-memory SQLite database
+    keeps the one connection that holds it, and works."""
+    engine = make_engine(url)
+    try:
+        async with engine.begin() as db:
+            await db.execute(text("CREATE TABLE t (x INTEGER)"))
+            await db.execute(text("INSERT INTO t VALUES (1)"))
+        async with engine.connect() as db:
+            assert (await db.execute(text("SELECT x FROM t"))).scalar_one() == 1
+    finally:
+        await engine.dispose()
 
 
 async def test_a_record_builds_no_statement_anew(db: Database) -> None:
