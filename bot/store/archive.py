@@ -263,8 +263,8 @@ def _of_session(table: Table, *columns: Any) -> Any:
 
 
 async def _recount(db: AsyncConnection, keys: list[str]) -> None:
-    """The counts and usage of sessions that lost rows, from the rows they keep, as the
-    history computes them after each run."""
+    """The counts and usage of sessions that lost rows, from the rows they keep; the
+    history adds each run's to them from then on."""
     values = {
         "message_count": _of_session(MESSAGES, func.count()),
         "run_count": _of_session(RUNS, func.count()),

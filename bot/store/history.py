@@ -1,9 +1,11 @@
 """Writing each run to SQL as it ends, and rebuilding a session from SQL when Redis lost it.
 
 A record is idempotent: messages carry their own ids, a run's id comes from its session and
-first envelope, and a session's totals are recomputed from its runs rather than added to. A
+first envelope, and a session's totals add only what the database did not have (a run
+recorded again adds the difference from its earlier row, a message it had adds nothing). A
 turn resumed after a crash, or a record retried after the database was away, therefore
-writes each row once. A failed record is caught up by the next one: messages are written
+writes each row once and counts it once; and a record costs the same in a session's
+thousandth run as in its first. A failed record is caught up by the next one: messages are written
 from `state.recorded` on, and a run joins `state.unrecorded` before it is written and leaves
 it only once written, so runs missed while the database was away (unreachable, read-only,
 its file gone) are written too, and the session's totals still add up to its messages.
@@ -37,9 +39,9 @@ from bot.store.record_statements import (
     RUNS,
     SESSIONS,
     TOKEN_COUNTS,
+    Added,
     RecordStatements,
     insert_of,
-    totals_parameters,
 )
 from bot.store.runs import RunRecord, SessionInfo, run_id
 from bot.store.schema import ConfirmationRow
@@ -92,12 +94,17 @@ class History:
         runs = list(state.unrecorded)
         fresh, grown = _since(state.messages, state.recorded)
         last = runs[-1]
+        rows = [self._run_row(each) for each in runs]
         async with self._writing() as db:
             await self._session(db, runs[0].where, last.model)
-            for each in runs:
-                await self._run(db, each)
-            await self._messages(db, runs, fresh, replace_first=grown)
-            await self._totals(db, last.where.session, last.model)
+            earlier = await self._earlier(db, rows)
+            for row in rows:
+                await db.execute(self._statements.run(row), row)
+            messages = await self._messages(db, runs, fresh, replace_first=grown)
+            added = Added.of(rows, earlier, messages)
+            now = datetime.now(UTC)
+            totals = added.parameters(last.where.session, last.model, now)
+            await db.execute(self._statements.session_totals, totals)
         state.unrecorded = state.unrecorded[len(runs) :]
         if state.messages:
             state.recorded = state.messages[-1].id
@@ -119,10 +126,16 @@ class History:
         }
         await db.execute(self._statements.session, values)
 
-    async def _run(self, db: AsyncConnection, run: RunRecord) -> None:
+    async def _earlier(self, db: AsyncConnection, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """The rows of these runs already in the database, by id: a turn resumed after a
+        crash is recorded again, and the session counts it once."""
+        ids = {"ids": [row["id"] for row in rows]}
+        return {row.id: row for row in await db.execute(self._statements.recorded_runs, ids)}
+
+    def _run_row(self, run: RunRecord) -> dict[str, Any]:
         status = status_of(run.finish_reason)
         first = run.first_text_at
-        values = {
+        return {
             "id": run.id,
             "session_key": run.where.session,
             "envelope_ids": list(run.envelope_ids),
@@ -140,7 +153,6 @@ class History:
             **_tokens(run.usage, self.prices.cost(run.model, run.usage)),
             **_traced(run, answered(status)),
         }
-        await db.execute(self._statements.run(values), values)
 
     async def _messages(
         self,
@@ -149,12 +161,12 @@ class History:
         fresh: list[Message],
         *,
         replace_first: bool,
-    ) -> None:
+    ) -> int:
         """Insert `fresh`, each with the run that added it; the first may be the last one
         recorded before, grown since (new text merged into a trailing user message), so its
-        content is written again."""
+        content is written again. How many the session did not have yet."""
         if not fresh:
-            return
+            return 0
         owners = _owners(fresh, runs)
         rows = [
             self._message_row(owner, m, new=i > 0 or not replace_first)
@@ -163,8 +175,10 @@ class History:
         if replace_first:
             await db.execute(self._statements.grown_message, rows[0])
             rows = rows[1:]
-        if rows:  # rows as parameters, not as a VALUES list: the statement compiles once
-            await db.execute(self._statements.message, rows)
+        if not rows:
+            return 0
+        # rows as parameters, not as a VALUES list: the statement compiles once
+        return len((await db.execute(self._statements.message, rows)).all())
 
     def _message_row(self, run: RunRecord, message: Message, *, new: bool) -> dict[str, Any]:
         usage = message.usage or Usage()
@@ -183,13 +197,6 @@ class History:
             "created_at": _at(message.at),
             **_tokens(usage, cost),
         }
-
-    async def _totals(self, db: AsyncConnection, session: str, model: str) -> None:
-        """Counts and sums from the session's rows, and the model it used last."""
-        statements = self._statements
-        sums = tuple((await db.execute(statements.run_totals, {"session": session})).one())
-        now = datetime.now(UTC)
-        await db.execute(statements.session_totals, totals_parameters(session, model, now, sums))
 
     async def reset(self, session: str) -> None:
         """After /new: a session rebuilt from SQL starts after the messages it has now."""

@@ -12,10 +12,11 @@ PostgreSQL the statement prepared once per pooled connection.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import Integer, Table, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql import Executable
 
@@ -40,13 +41,14 @@ class RecordStatements:
     def __init__(self, dialect: str) -> None:
         self._dialect = dialect
         self.session = insert_of(dialect, SESSIONS).on_conflict_do_nothing(index_elements=["key"])
-        self.message = insert_of(dialect, MESSAGES).on_conflict_do_nothing(index_elements=["id"])
+        message = insert_of(dialect, MESSAGES).on_conflict_do_nothing(index_elements=["id"])
+        self.message = message.returning(MESSAGES.c.id)  # the ids it added, not those it had
         grown = insert_of(dialect, MESSAGES)
         self.grown_message = grown.on_conflict_do_update(
             index_elements=["id"],
             set_={"content": grown.excluded.content, "text": grown.excluded.text},
         )
-        self.run_totals = self._run_totals()
+        self.recorded_runs = self._recorded_runs()
         self.session_totals = self._session_totals()
         self._runs: dict[frozenset[str], Executable] = {}
 
@@ -63,43 +65,68 @@ class RecordStatements:
         return statement
 
     @staticmethod
-    def _run_totals() -> Executable:
-        """The session's run count and sums, from its runs (parameter `session`)."""
+    def _recorded_runs() -> Executable:
+        """What the runs about to be written counted when recorded before, if they were (a
+        turn resumed after a crash): their ids and `TOTALS` (parameter `ids`, a list)."""
         runs = RUNS.c
-        return select(
-            func.count(),
-            *(func.coalesce(func.sum(runs[name]), 0) for name in TOKEN_COUNTS),
-            func.sum(runs.cost_usd),
-        ).where(runs.session_key == bindparam("session"))
+        recorded: Any = bindparam("ids", expanding=True)
+        return select(runs.id, *(runs[name] for name in TOTALS)).where(runs.id.in_(recorded))
 
     @staticmethod
     def _session_totals() -> Executable:
-        """The session's row brought up to date: parameters `session`, `model`, `now`,
-        `run_count` and each of `TOTALS` prefixed with `total_`."""
-        messages = select(func.count()).where(MESSAGES.c.session_key == bindparam("session"))
-        sums = {name: bindparam(f"total_{name}", type_=SESSIONS.c[name].type) for name in TOTALS}
+        """The session's row brought up to date by adding what the record added, so that a
+        record costs the same in a session's thousandth turn as in its first: parameters
+        `session`, `new_model`, `now`, `runs_added`, `messages_added` and each of `TOTALS`
+        prefixed with `added_` (`added_cost_usd` None when no run had a price)."""
+        columns = SESSIONS.c
+        added = {name: bindparam(f"added_{name}", type_=columns[name].type) for name in TOTALS}
+        cost, more = columns.cost_usd, added["cost_usd"]
         return (
             update(SESSIONS)
-            .where(SESSIONS.c.key == bindparam("session"))
+            .where(columns.key == bindparam("session"))
             .values(
-                model=bindparam("new_model", type_=SESSIONS.c.model.type),
-                run_count=bindparam("run_count_now", type_=SESSIONS.c.run_count.type),
-                message_count=messages.scalar_subquery(),
-                updated_at=bindparam("now", type_=SESSIONS.c.updated_at.type),
-                **sums,
+                model=bindparam("new_model", type_=columns.model.type),
+                run_count=columns.run_count + bindparam("runs_added", type_=Integer()),
+                message_count=columns.message_count + bindparam("messages_added", type_=Integer()),
+                updated_at=bindparam("now", type_=columns.updated_at.type),
+                # no price known so far stays unknown, as SQL's SUM of NULLs is
+                cost_usd=func.coalesce(cost + more, cost, more),
+                **{name: columns[name] + added[name] for name in TOKEN_COUNTS},
             )
         )
 
 
-def totals_parameters(
-    session: str, model: str, now: datetime, sums: tuple[Any, ...]
-) -> dict[str, Any]:
-    """`session_totals`' parameters from `run_totals`' row."""
-    count, *totals = sums
-    return {
-        "session": session,
-        "new_model": model,
-        "run_count_now": count,
-        "now": now,
-        **{f"total_{name}": value for name, value in zip(TOTALS, totals, strict=True)},
-    }
+@dataclass(frozen=True)
+class Added:
+    """What one record added to its session: runs and messages new to the database, and the
+    runs' usage less what their earlier records of them counted."""
+
+    runs: int
+    messages: int
+    totals: dict[str, Any]
+
+    @classmethod
+    def of(cls, rows: list[dict[str, Any]], earlier: dict[str, Any], messages: int) -> Added:
+        """From the run rows written and `earlier`, the rows `recorded_runs` found by id."""
+        totals: dict[str, Any] = dict.fromkeys(TOKEN_COUNTS, 0)
+        cost: float | None = None
+        for row in rows:
+            before = earlier.get(row["id"])
+            for name in TOKEN_COUNTS:
+                totals[name] += row[name] - (getattr(before, name) if before else 0)
+            if row["cost_usd"] is not None:
+                was = before.cost_usd if before is not None else None
+                cost = (cost or 0.0) + row["cost_usd"] - (was or 0.0)
+        new = sum(1 for row in rows if row["id"] not in earlier)
+        return cls(new, messages, totals | {"cost_usd": cost})
+
+    def parameters(self, session: str, model: str, now: datetime) -> dict[str, Any]:
+        """`session_totals`' parameters."""
+        return {
+            "session": session,
+            "new_model": model,
+            "now": now,
+            "runs_added": self.runs,
+            "messages_added": self.messages,
+            **{f"added_{name}": value for name, value in self.totals.items()},
+        }

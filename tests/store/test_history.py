@@ -76,6 +76,42 @@ async def test_next_run_adds_only_its_own_messages_and_totals_add_up(db: Databas
     assert (info.runs, info.usage.input, info.usage.output) == (2, 1010, 201)
 
 
+async def test_a_run_recorded_again_with_more_usage_counts_the_difference(db: Database) -> None:
+    """A resumed turn records its run again with what it has used by its end: the session
+    counts the run once, at its newer usage, and its messages once."""
+    state = SessionState(messages=[user("hi"), assistant("hello")])
+    before = state.recorded
+    await db.history.record(state, run("e1"))
+    state.recorded = before
+    more = Usage(input_tokens=1500, output_tokens=300, cache_read_tokens=5000)
+    await db.history.record(state, run("e1", more))
+    state.messages += [user("again"), assistant("yes", Usage(input_tokens=7))]
+    await db.history.record(state, run("e2", Usage(input_tokens=7)))
+    info = await db.archive.session("tg:1")
+    assert info is not None and (info.runs, info.messages) == (2, 4)
+    assert (info.usage.input, info.usage.output, info.usage.cache_write) == (1507, 300, 0)
+    cost = (1500 * 3.0 + 300 * 15.0 + 5000 * 0.3 + 7 * 3.0) / 1e6
+    assert info.usage.cost_usd == pytest.approx(cost)
+
+
+async def test_a_record_reads_nothing_that_grows_with_the_session(db: Database) -> None:
+    """The session's totals are added to, not summed again from all its runs and messages:
+    a record costs the same in a session's thousandth run as in its first."""
+    read: list[str] = []
+
+    def executed(_c: object, _cur: object, sql: str, *_: object) -> None:
+        read.append(sql.lower())
+
+    state = SessionState()
+    event.listen(db.engine.sync_engine, "before_cursor_execute", executed)
+    for n in range(3):
+        state.messages += [user(f"question {n}"), assistant(f"answer {n}")]
+        await db.history.record(state, run(f"e{n}"))
+    assert read and not [sql for sql in read if "count(" in sql or "sum(" in sql]
+    info = await db.archive.session("tg:1")
+    assert info is not None and (info.runs, info.messages, info.usage.input) == (3, 6, 3000)
+
+
 async def test_a_trailing_user_message_that_grew_is_written_again(db: Database) -> None:
     call = ToolUseBlock(id="t1", name="calculator", input={"expression": "1+1"})
     result = ToolResultBlock(tool_use_id="t1", content="2")
