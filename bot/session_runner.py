@@ -40,7 +40,14 @@ from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 from bot.turn_groups import finished_group, merged_group, resumed_group
-from bot.turn_setup import preferred_model, prepared, run_config, tool_context
+from bot.turn_setup import (
+    TurnReads,
+    preferred_model,
+    prepared,
+    read_for,
+    run_config,
+    tool_context,
+)
 
 log = logging.getLogger(__name__)
 EXPIRED = "Not run: nobody approved it before the request expired."
@@ -147,9 +154,10 @@ class SessionRunner:
             state = await self._command(head, state)
             await states.commit(session, token, group, state)
             return
-        request = await self._request(group, state, resumed=bool(resumed))
-        if request is not None:
-            await self._run(session, token, group, state, await prepared(request, state))
+        asked = await self._request(group, state, resumed=bool(resumed))
+        if asked is not None:
+            request, reads = asked
+            await self._run(session, token, group, state, await prepared(request, state, reads))
         await states.commit(session, token, group, state)
 
     async def _state(self, session: str) -> SessionState:
@@ -233,7 +241,7 @@ class SessionRunner:
 
     async def _request(
         self, group: list[Envelope], state: SessionState, *, resumed: bool
-    ) -> TurnRequest | None:
+    ) -> tuple[TurnRequest, TurnReads] | None:
         head = group[0]
         asker = head
         if (head.is_decision or resumed) and state.turn is not None and state.turn.person:
@@ -241,14 +249,15 @@ class SessionRunner:
             asker = head.model_copy(update=update)  # the turn goes on as the person who asked
         ids = tuple(envelope.id for envelope in group)
         mailbox = self.deps.mailbox
-        ctx, config, option = await asyncio.gather(  # at once: the person waits for them
-            tool_context(asker, self.deps.settings, self.deps.services),
+        reads, config, option = await asyncio.gather(  # at once: the person waits for them
+            read_for(asker, self.deps.services),
             run_config(head, state, mailbox, goes_on=head.is_decision or resumed),
             mailbox.option(head.session, "model"),
         )
+        ctx = tool_context(asker, self.deps.settings, self.deps.services, reads.preferences)
         model = config.model or option or preferred_model(ctx)
         if resumed:  # continue what a dead worker began
-            return TurnRequest(ctx, envelope_ids=ids, model=model, config=config)
+            return TurnRequest(ctx, envelope_ids=ids, model=model, config=config), reads
         tasks = ctx.services.tasks if ctx.services is not None else None
         if head.kind == "scheduled" and tasks is not None and await tasks.called_off(head.id):
             return None  # it waited behind the message that cancelled its task
@@ -264,28 +273,32 @@ class SessionRunner:
             decisions = {call_id: bool(head.approve) for call_id in pending.waiting}
             if head.approve and head.remember:
                 names = {c.name for c in pending.calls if c.id in pending.waiting}
-                await self._grant(ctx, names, head.sender.id)
+                if await self._grant(ctx, names, head.sender.id):
+                    reads = reads.granting(names)
             note = EXPIRED if head.kind == "expiry" else "Denied by the user."
             return TurnRequest(
                 ctx, decisions=decisions, envelope_ids=ids, deny_note=note, model=model,
                 config=config,
-            )  # fmt: skip
+            ), reads  # fmt: skip
         await self._decline_pending(state, head.sender.id)
         text = "\n".join(envelope.text for envelope in group)
-        return TurnRequest(ctx, text=text, envelope_ids=ids, model=model, config=config)
+        return TurnRequest(ctx, text=text, envelope_ids=ids, model=model, config=config), reads
 
-    async def _grant(self, ctx: ToolContext, tools: set[str], by: str) -> None:
+    async def _grant(self, ctx: ToolContext, tools: set[str], by: str) -> bool:
         """Keep an "Always allow": the person who asked may run `tools` in this chat from now
-        on, this turn included. A database that cannot take it costs the grant, not the turn:
+        on, this turn included (True once kept). A database that cannot take it costs the
+        grant, not the turn:
         the approved calls still run, and the next time they are asked about again."""
         services = self.deps.services
         if services is None:
-            return
+            return False
         person, chat = ctx.user.id, chat_of(ctx.session_key)
         try:
             await services.grants.add(person, chat, tools, by)
         except Exception:
             log.warning("could not keep what %s allowed in %s", person, chat, exc_info=True)
+            return False
+        return True
 
     async def _run(
         self,

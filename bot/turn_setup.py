@@ -8,6 +8,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 from bot.agent.loop import TurnRequest
 from bot.agent.state import SessionState
@@ -16,26 +19,69 @@ from bot.config import Settings
 from bot.envelope import Envelope
 from bot.llm.registry import served_model
 from bot.mailbox import Mailbox
-from bot.memory.turn import with_memory
+from bot.memory.scope import scope_of
+from bot.memory.turn import MemoryCount, with_memory
 from bot.people.preferences import Preferences, may_prefer
 from bot.run_config import MODES, RunConfig
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
-async def tool_context(
-    head: Envelope, settings: Settings, services: ToolServices | None
+@dataclass(frozen=True)
+class TurnReads:
+    """What the database tells a turn before it runs: what its person chose, what they
+    always allow in the chat (None if it could not be read), and how many memories the
+    turn's scope has, with their version (None if they could not be read)."""
+
+    preferences: Preferences = field(default_factory=Preferences)
+    allowed: tuple[str, ...] | None = None
+    memories: MemoryCount | None = None
+
+    def granting(self, tools: Iterable[str]) -> TurnReads:
+        """These reads with `tools` allowed from now on (an "Always allow" just kept)."""
+        if self.allowed is None:
+            return self
+        return dataclasses.replace(self, allowed=tuple(sorted({*self.allowed, *tools})))
+
+
+async def read_for(asker: Envelope, services: ToolServices | None) -> TurnReads:
+    """Everything the turn reads from the database, at once, on connections of their own:
+    the turn's first event waits for them, and on a busy worker each read made after another
+    waits a whole round of the event loop more. A read that fails costs the turn its extra,
+    never the turn: the defaults, no grants, no memories."""
+    if services is None:
+        return TurnReads()
+    person = asker.sender.id
+    scope = scope_of(asker.chat_kind, person, asker.session)
+    preferences, allowed, memories = await asyncio.gather(
+        _softly(f"read the preferences of {person}", services.people.preferences(person)),
+        _softly(f"read what {person} always allows", _tools_of(services, asker)),
+        _softly(f"read the memories of {scope}", services.memories.version(scope)),
+    )
+    return TurnReads(preferences or Preferences(), allowed, memories)
+
+
+async def _tools_of(services: ToolServices, asker: Envelope) -> tuple[str, ...]:
+    """Read for every run, so a grant revoked with /permissions is gone from the next run
+    on, also in a turn that was waiting for an approval."""
+    return tuple(await services.grants.tools_of(asker.sender.id, chat_of(asker.session)))
+
+
+async def _softly(what: str, reading: Awaitable[T]) -> T | None:
+    try:
+        return await reading
+    except Exception:
+        log.warning("could not %s", what, exc_info=True)
+        return None
+
+
+def tool_context(
+    head: Envelope, settings: Settings, services: ToolServices | None, preferences: Preferences
 ) -> ToolContext:
-    """What the turn's tools know: the chat, the person, and what they chose (the defaults
-    when they chose nothing or the database is away)."""
-    preferences = Preferences()
-    if services is not None:
-        try:
-            preferences = await services.people.preferences(head.sender.id)
-        except Exception:
-            log.warning("could not read the preferences of %s", head.sender.id, exc_info=True)
+    """What the turn's tools know: the chat, the person, and what they chose."""
     return ToolContext(
         session_key=head.session,
         user=head.sender,
@@ -48,27 +94,13 @@ async def tool_context(
     )
 
 
-async def prepared(request: TurnRequest, state: SessionState) -> TurnRequest:
-    """`request` with what the database adds to it: the scope's memories, and the tools
-    its person always allows in its chat. Both are read at once, on connections of their
-    own: the turn's first event waits for them, and on a busy worker every read made after
-    another costs a turn of the event loop more."""
-    remembered, allowed = await asyncio.gather(with_memory(request, state), _allowed(request))
-    return remembered if allowed is None else dataclasses.replace(remembered, allowed=allowed)
-
-
-async def _allowed(request: TurnRequest) -> tuple[str, ...] | None:
-    """Read for every run, so a grant revoked with /permissions is gone from the next run
-    on, also in a turn that was waiting for an approval; None if it cannot be read."""
-    ctx = request.ctx
-    if ctx.services is None:
-        return None
-    try:
-        allowed = await ctx.services.grants.tools_of(ctx.user.id, chat_of(ctx.session_key))
-    except Exception:
-        log.warning("could not read what %s always allows", ctx.user.id, exc_info=True)
-        return None
-    return tuple(allowed)
+async def prepared(request: TurnRequest, state: SessionState, reads: TurnReads) -> TurnRequest:
+    """`request` with what the database adds to it: the scope's memories (chosen again only
+    when they changed), and the tools its person always allows in its chat."""
+    remembered = await with_memory(request, state, reads.memories)
+    if reads.allowed is None:
+        return remembered
+    return dataclasses.replace(remembered, allowed=reads.allowed)
 
 
 def preferred_model(ctx: ToolContext) -> str | None:

@@ -27,9 +27,15 @@ def _last_said(state: SessionState) -> str:
     return ""
 
 
-async def with_memory(request: TurnRequest, state: SessionState) -> TurnRequest:
-    """`request` with its scope's memories; without them if the database cannot be read,
-    since a turn is worth more than what it would remember.
+MemoryCount = tuple[int, str]  # how many memories a scope has, and their version
+
+
+async def with_memory(
+    request: TurnRequest, state: SessionState, counted: MemoryCount | None
+) -> TurnRequest:
+    """`request` with its scope's memories, given their count and version as the turn's
+    set-up read them (`Memories.version`); without them if they could not be read (None)
+    or cannot be now, since a turn is worth more than what it would remember.
 
     They are chosen again only when the scope's memories changed (a memory saved or
     forgotten, or a new scope after /new); otherwise the turn carries the same ones as the
@@ -37,13 +43,12 @@ async def with_memory(request: TurnRequest, state: SessionState) -> TurnRequest:
     stay the same from one message to the next. A scope without memories costs a turn one
     read, the count, and a new session most often has none."""
     services = request.ctx.services
-    if services is None:
+    if services is None or counted is None:
         return request
     scope = memory_scope(request.ctx)
     memories = services.memories
+    count, version = counted[0], f"{scope}@{counted[1]}"
     try:
-        count, version = await memories.version(scope)
-        version = f"{scope}@{version}"
         if version != state.memory_version and count == 0:
             state.memory, state.memory_version = [], version  # nothing to choose from
         elif version != state.memory_version:

@@ -14,15 +14,14 @@ from bot.agent.loop import TurnRequest
 from bot.agent.prompt import PromptBuilder
 from bot.agent.state import SessionState
 from bot.config import Settings
-from bot.envelope import Sender
+from bot.envelope import Envelope, Sender
 from bot.memory.prompt import BUDGET, within_budget
 from bot.memory.scope import memory_scope
-from bot.memory.turn import with_memory
 from bot.store.engine import make_engine
 from bot.store.memory import Memories, Memory
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
-from bot.turn_setup import prepared
+from bot.turn_setup import prepared, read_for, tool_context
 
 ANN = Sender(id="tg:1", name="Ann")
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
@@ -30,6 +29,14 @@ NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 
 def ctx(session: str, kind: str, user: Sender = ANN) -> ToolContext:
     return ToolContext(session, user, Settings(_env_file=None), chat_kind=kind)
+
+
+async def remembering(services: ToolServices, text: str, state: SessionState) -> TurnRequest:
+    """Ann's message in her private chat, prepared the way the session runner does it."""
+    asked = Envelope(id="e1", session="tg:1", text=text, sender=ANN, platform="tg")
+    reads = await read_for(asked, services)
+    turn = tool_context(asked, Settings(_env_file=None), services, reads.preferences)
+    return await prepared(TurnRequest(turn, text=text), state, reads)
 
 
 @pytest.mark.parametrize(
@@ -79,10 +86,9 @@ async def test_memories_that_cannot_be_read_leave_the_turn_without_them(
     try:
         never_used = Redis.from_url("redis://127.0.0.1:1")
         services = ToolServices.open(engine, never_used)
-        turn = ToolContext("tg:1", ANN, Settings(_env_file=None), services=services)
-        request = TurnRequest(turn, text="tea")
         with caplog.at_level(logging.WARNING):
-            assert await with_memory(request, SessionState()) is request
+            request = await remembering(services, "tea", SessionState())
+        assert (request.memory, request.allowed, request.ctx.preferences.model) == ((), (), None)
     finally:
         await engine.dispose()
     assert "could not read the memories of tg:1" in caplog.text
@@ -96,18 +102,17 @@ async def test_a_turn_carries_the_last_turns_memories_until_they_change(
     it the provider's cached conversation, at every message."""
     for n in range(25):
         await memories.add("tg:1", f"fact {n}: the {'blue' if n % 2 else 'red'} box")
-    turn = ToolContext("tg:1", ANN, Settings(_env_file=None), services=services)
     state = SessionState()
-    first = await with_memory(TurnRequest(turn, text="the red box?"), state)
-    second = await with_memory(TurnRequest(turn, text="and the blue one?"), state)
+    first = await remembering(services, "the red box?", state)
+    second = await remembering(services, "and the blue one?", state)
     assert first.memory and second.memory == first.memory
     await memories.add("tg:1", "fact 25: the green box")
-    third = await with_memory(TurnRequest(turn, text="and the green one?"), state)
+    third = await remembering(services, "and the green one?", state)
     assert any("green" in line for line in third.memory) and third.memory != first.memory
     assert len(await memories.forget("tg:1", "green")) == 1
-    fourth = await with_memory(TurnRequest(turn, text="and the green one?"), state)
+    fourth = await remembering(services, "and the green one?", state)
     assert not any("green" in line for line in fourth.memory)
-    fresh = await with_memory(TurnRequest(turn, text="the blue box?"), SessionState())  # /new
+    fresh = await remembering(services, "the blue box?", SessionState())  # /new
     assert fresh.memory != first.memory
 
 
@@ -122,23 +127,24 @@ async def test_a_scope_without_memories_costs_a_turn_one_read(
         statements.append(args[2])
 
     event.listen(memories.engine.sync_engine, "before_cursor_execute", executed)
-    turn = ToolContext("tg:1", ANN, Settings(_env_file=None), services=services)
-    first = await with_memory(TurnRequest(turn, text="the red box?"), SessionState())
-    assert (first.memory, len(statements)) == ((), 1)
+    first = await remembering(services, "the red box?", SessionState())
+    memory_reads = [sql for sql in statements if "memories" in sql]
+    assert (first.memory, len(memory_reads)) == ((), 1)
     await memories.add("tg:1", "the red box is in the attic")
     statements.clear()
-    state = SessionState()
-    second = await with_memory(TurnRequest(turn, text="the red box?"), state)
-    assert second.memory and len(statements) == 3  # the count, the search, the newest
+    second = await remembering(services, "the red box?", SessionState())
+    memory_reads = [sql for sql in statements if "memories" in sql]
+    assert second.memory and len(memory_reads) == 3  # the count, the search, the newest
 
 
-async def test_a_turns_memories_and_grants_are_read_at_once(
+async def test_a_turns_reads_are_made_at_once(
     services: ToolServices, memories: Memories, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The turn's first event waits for these reads; one after the other, each would cost a
     busy worker another round of its event loop."""
     await memories.add("tg:1", "the red box is in the attic")
     await services.grants.add("tg:1", "tg:1", ["shell"], "tg:1")
+    await services.people.set("tg:1", {"language": "Welsh"})
     seen: list[str] = []
 
     def watched(owner: object, name: str) -> None:
@@ -153,11 +159,11 @@ async def test_a_turns_memories_and_grants_are_read_at_once(
 
         monkeypatch.setattr(owner, name, reading)
 
-    for name in ("version", "search", "recent"):
-        watched(memories, name)
-    watched(services.grants, "tools_of")
-    turn = ToolContext("tg:1", ANN, Settings(_env_file=None), services=services)
-    request = await prepared(TurnRequest(turn, text="the red box?"), SessionState())
-    assert request.allowed == ("shell",)
+    for owner, name in ((memories, "version"), (services.grants, "tools_of")):
+        watched(owner, name)
+    watched(services.people, "preferences")
+    request = await remembering(services, "the red box?", SessionState())
+    assert request.allowed == ("shell",) and request.ctx.preferences.language == "Welsh"
     assert request.memory and "attic" in request.memory[0]
-    assert seen.index("tools_of asked") < seen.index("recent answered"), seen
+    answered = min(i for i, step in enumerate(seen) if step.endswith("answered"))
+    assert sorted(seen[:answered]) == ["preferences asked", "tools_of asked", "version asked"]
