@@ -3,7 +3,8 @@
 The fake model APIs run in a separate process and answer at once, so the figures are Parley's
 own cost plus the SDK's: building the prompt and the request, parsing the stream, the loop's
 bookkeeping, and the state's load, saves and commit in Redis the way a worker does them
-(`bot.session_runner`), the older turns of a long context moved to SQLite. A turn's work must
+(`bot.session_runner`), the older turns of a long context moved to SQLite, and the run's record
+(its row, its messages, the session's totals) written to SQLite after each turn. A turn's work must
 not grow with the conversation: the figures compare the first turns with the last ones, count
 the bytes each turn sends to Redis, and weigh the session's keys at the end; a load by a
 worker that kept no copy (Redis's recent turns and SQL's older ones) is timed last.
@@ -33,9 +34,11 @@ from bot.agent.state import SessionState
 from bot.config import Settings
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
+from bot.run_watch import RunWatch
 from bot.state_store import StateStore
 from bot.store.cold_context import ColdContext
 from bot.store.database import open_database
+from bot.store.history import History
 from bot.tools.base import ToolContext
 from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
@@ -58,6 +61,7 @@ class _NoJobs:
 class Case:
     first: list[float] = field(default_factory=list)  # s to the first text
     whole: list[float] = field(default_factory=list)  # s for the whole turn, Redis included
+    record: list[float] = field(default_factory=list)  # s of the run's record, in the whole
     cpu: list[float] = field(default_factory=list)  # this process's CPU s per turn
     sent: list[int] = field(default_factory=list)  # bytes Redis received per turn
     cold_load: float = 0.0  # CPU s of a load by a worker without the kept copy, at the end
@@ -92,29 +96,49 @@ async def hot_bytes(redis: Redis, session: str) -> int:
     return total
 
 
-async def turn(
-    agent: Agent, mailbox: Mailbox, store: StateStore, session: str, token: str, n: int, text: str
-) -> tuple[float | None, float]:
-    """One turn as a worker takes it: load the state, run, save after every step, commit."""
+@dataclass
+class Worker:
+    """What a worker's turn goes through, for one session it holds the lease of."""
+
+    agent: Agent
+    mailbox: Mailbox
+    store: StateStore
+    history: History
+    session: str
+    token: str
+
+
+async def turn(worker: Worker, n: int, text: str) -> tuple[float | None, float, float]:
+    """One turn as a worker takes it: load the state, run, save after every step, record
+    the run, commit."""
+    session, token, store = worker.session, worker.token, worker.store
     envelope = Envelope(id=f"{session}:{n}", session=session, text=text, sender=Sender(id="u"))
-    await mailbox.submit(envelope)
+    await worker.mailbox.submit(envelope)
     started, first = time.perf_counter(), None
     state = await store.load(session) or SessionState()
-    ctx = ToolContext(session, Sender(id="bench"), agent.deps.settings)
+    ctx = ToolContext(session, Sender(id="bench"), worker.agent.deps.settings)
+    watch = RunWatch.of(state, resumed=False)
 
     async def checkpoint(current: SessionState) -> None:
+        watch.keep(current)
         await store.save(session, token, current)
 
     request = TurnRequest(ctx, text=text, envelope_ids=(envelope.id,))
-    async for event in agent.run(state, request, checkpoint=checkpoint):
+    async for event in worker.agent.run(state, request, checkpoint=checkpoint):
+        watch.see(event)
         if isinstance(event, ev.TextDelta) and first is None:
             first = time.perf_counter() - started
+    record = watch.record([envelope], "message", worker.agent.deps.settings.model, "u")
+    assert record is not None
+    recording = time.perf_counter()
+    await worker.history.record(state, record)
+    recorded = time.perf_counter() - recording
     await store.commit(session, token, [envelope], state)
-    return first, time.perf_counter() - started
+    return first, time.perf_counter() - started, recorded
 
 
 async def measure(
-    url: str, redis: Redis, cold: ColdContext, api: str, with_tool: bool, turns: int
+    url: str, redis: Redis, history: History, api: str, with_tool: bool, turns: int
 ) -> Case:
     settings = Settings(
         model=MODELS[api],
@@ -125,19 +149,22 @@ async def measure(
     )
     agent = build_agent(settings)
     mailbox = Mailbox(redis, _NoJobs())
+    cold = ColdContext(history.engine)
     store = StateStore(mailbox, cold)
     session = f"bench:{api}:{with_tool}"
     token = await mailbox.take_lease(session, ttl=3600)
     assert token is not None
+    worker = Worker(agent, mailbox, store, history, session, token)
     case = Case()
     for n in range(turns):
         text = f"what is {n} * 2" if with_tool else f"message number {n}"
         before, cpu = await received(redis), time.process_time()
-        first, whole = await turn(agent, mailbox, store, session, token, n, text)
+        first, whole, record = await turn(worker, n, text)
         case.cpu.append(time.process_time() - cpu)
         case.sent.append(await received(redis) - before)
         case.first.append(first or whole)
         case.whole.append(whole)
+        case.record.append(record)
     case.hot_bytes = await hot_bytes(redis, session)
     cpu = time.process_time()
     loaded = await StateStore(mailbox, cold).load(session)  # another worker's: no kept copy
@@ -158,8 +185,9 @@ def show(name: str, case: Case) -> None:
 
     sent = [float(s) for s in case.sent]
     print(
-        f"{name:28} {pair(case.first)}  {pair(case.whole)}  {pair(case.cpu)}  "
-        f"{pair(sent, 1 / 1024)}  {case.hot_bytes / 1024:7.1f}  {case.cold_load * 1000:7.1f}"
+        f"{name:28} {pair(case.first)}  {pair(case.whole)}  {pair(case.record)}  "
+        f"{pair(case.cpu)}  {pair(sent, 1 / 1024)}  {case.hot_bytes / 1024:7.1f}  "
+        f"{case.cold_load * 1000:7.1f}"
     )
 
 
@@ -173,6 +201,12 @@ def figures(name: str, case: Case) -> list[Figure]:
         Figure(f"engine {name}: CPU per turn, late/early", late / early, "×", 1.5),
         Figure(f"engine {name}: CPU per turn after {turns} turns", late * 1000, "ms"),
         Figure(f"engine {name}: first text after {turns} turns", first, "ms"),
+        Figure(
+            f"engine {name}: a run's record, late/early",
+            median(case.record[-WINDOW:]) / median(case.record[:WINDOW]),
+            "×",
+            1.5,
+        ),
         Figure(
             f"engine {name}: bytes to Redis per turn, late/early", sent_late / sent_early, "×", 1.5
         ),
@@ -193,8 +227,8 @@ async def main() -> None:
     print(f"engine on loopback with Redis, {turns} turns per case; medians of the first and the")
     print(f"last {WINDOW} turns (the context grows by one turn each time)")
     print(
-        "case                         first text ms      whole turn ms      CPU ms/turn"
-        "        KiB to Redis/turn  hot KiB  cold load CPU ms"
+        "case                         first text ms      whole turn ms      record ms"
+        "          CPU ms/turn        KiB to Redis/turn  hot KiB  cold load CPU ms"
     )
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp), "--appendfsync", "everysec")
@@ -202,12 +236,11 @@ async def main() -> None:
         redis = Redis.from_url(server.url)
         url = f"sqlite+aiosqlite:///{tmp}/parley.db"
         database = await open_database(Settings(_env_file=None, database_url=url))
-        cold = ColdContext(database.engine)
         try:
             async with fake_server() as url:
                 for api in ("anthropic", "openai"):
                     for with_tool in (False, True):
-                        case = await measure(url, redis, cold, api, with_tool, turns)
+                        case = await measure(url, redis, database.history, api, with_tool, turns)
                         name = api + (" + calculator call" if with_tool else "")
                         show(name, case)
                         report(*figures(name, case))

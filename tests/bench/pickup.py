@@ -38,7 +38,8 @@ FIGURES = (
 )
 
 
-async def first_event_ms(mailbox: Mailbox, session: str, text: str) -> float:
+async def first_event_ms(mailbox: Mailbox, session: str, text: str) -> tuple[float, float]:
+    """When the message was submitted (epoch s), and the ms to its turn's first event."""
     events = keys.session(session, "events")
     submitted = time.time()
     await mailbox.submit(
@@ -49,12 +50,16 @@ async def first_event_ms(mailbox: Mailbox, session: str, text: str) -> float:
     while True:
         first = await mailbox.redis.xrange(events, count=1)
         if first:
-            return int(first[0][0].decode().split("-")[0]) - submitted * 1000
+            return submitted, int(first[0][0].decode().split("-")[0]) - submitted * 1000
         await asyncio.sleep(0.002)
 
 
-async def sample(mailbox: Mailbox, label: str, tag: str, name: str) -> None:
-    values = [await first_event_ms(mailbox, f"bench:{tag}:{n}", "hello") for n in range(SAMPLES)]
+Sample = tuple[float, float]  # submitted at (epoch s), ms to the first event
+
+
+async def sample(mailbox: Mailbox, label: str, tag: str, name: str) -> list[Sample]:
+    taken = [await first_event_ms(mailbox, f"bench:{tag}:{n}", "hello") for n in range(SAMPLES)]
+    values = [ms for _, ms in taken]
     p99 = percentile(values, 0.99)
     print(
         f"{label:34} p50 {statistics.median(values):6.1f} ms   "
@@ -64,6 +69,35 @@ async def sample(mailbox: Mailbox, label: str, tag: str, name: str) -> None:
         Figure(f"{name}: median", statistics.median(values), "ms"),
         Figure(f"{name}: p99", p99, "ms", TARGET_MS),
     )
+    return taken
+
+
+async def long_turn_ends(pool: ArqRedis, count: int) -> list[float]:
+    """When each long turn's last event was written (epoch s), once all have ended."""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        pipe = pool.pipeline(transaction=False)
+        for n in range(count):
+            pipe.exists(keys.session(f"bench:long:{n}", "lease"))
+        if sum(await pipe.execute()) == 0:
+            break
+        await asyncio.sleep(0.1)
+    pipe = pool.pipeline(transaction=False)
+    for n in range(count):
+        pipe.xrevrange(keys.session(f"bench:long:{n}", "events"), count=1)
+    return [int(last[0][0].decode().split("-")[0]) / 1000 for last in await pipe.execute() if last]
+
+
+def show_slowest(taken: list[Sample], ends: list[float], shown: int = 5) -> None:
+    """The slowest samples beside how many long turns ended while each waited: the tail
+    under load is where the long turns, begun together, end together."""
+    print(f"the {shown} slowest samples under load, and the long turns that ended meanwhile:")
+    for submitted, ms in sorted(taken, key=lambda each: each[1], reverse=True)[:shown]:
+        ended = sum(1 for end in ends if submitted <= end <= submitted + ms / 1000)
+        print(f"  {ms:7.1f} ms   {ended:3} of {len(ends)} ended")
+    first, last = min(ends), max(ends)
+    during = sum(1 for submitted, _ in taken if first <= submitted <= last)
+    print(f"  the long turns ended over {last - first:.2f} s, while {during} samples were taken")
 
 
 async def long_turns_begun(pool: ArqRedis, count: int) -> None:
@@ -106,12 +140,8 @@ async def main() -> None:
             await submit_long_turns(mailbox, LONG_TURNS)
             await long_turns_begun(pool, LONG_TURNS)
             label = f"with {LONG_TURNS} long turns streaming"
-            await sample(mailbox, label, "busy", "pick-up under long turns")
-            pipe = pool.pipeline(transaction=False)
-            for n in range(LONG_TURNS):
-                pipe.exists(keys.session(f"bench:long:{n}", "lease"))
-            running = sum(await pipe.execute())
-            print(f"(long turns still holding their session while sampling: {running})")
+            taken = await sample(mailbox, label, "busy", "pick-up under long turns")
+            show_slowest(taken, await long_turn_ends(pool, LONG_TURNS))
         finally:
             await stop([*workers, fake])
             await pool.aclose()
