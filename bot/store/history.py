@@ -172,13 +172,13 @@ class History:
             self._message_row(owner, m, new=i > 0 or not replace_first)
             for i, (m, owner) in enumerate(zip(fresh, owners, strict=True))
         ]
-        if replace_first:
-            await db.execute(self._statements.grown_message, rows[0])
-            rows = rows[1:]
-        if not rows:
-            return 0
         # rows as parameters, not as a VALUES list: the statement compiles once
-        return len((await db.execute(self._statements.message, rows)).all())
+        added = {row.id for row in await db.execute(self._statements.message, rows)}
+        first = rows[0]
+        if replace_first and first["id"] not in added:  # it was there: it may have grown
+            grown = {"grown_id": first["id"], "grown_content": first["content"]}
+            await db.execute(self._statements.grown_message, grown | {"grown_text": first["text"]})
+        return len(added)
 
     def _message_row(self, run: RunRecord, message: Message, *, new: bool) -> dict[str, Any]:
         usage = message.usage or Usage()

@@ -43,10 +43,13 @@ class RecordStatements:
         self.session = insert_of(dialect, SESSIONS).on_conflict_do_nothing(index_elements=["key"])
         message = insert_of(dialect, MESSAGES).on_conflict_do_nothing(index_elements=["id"])
         self.message = message.returning(MESSAGES.c.id)  # the ids it added, not those it had
-        grown = insert_of(dialect, MESSAGES)
-        self.grown_message = grown.on_conflict_do_update(
-            index_elements=["id"],
-            set_={"content": grown.excluded.content, "text": grown.excluded.text},
+        self.grown_message = (  # the last message recorded, grown since: its text again
+            update(MESSAGES)
+            .where(MESSAGES.c.id == bindparam("grown_id"))
+            .values(
+                content=bindparam("grown_content", type_=MESSAGES.c.content.type),
+                text=bindparam("grown_text", type_=MESSAGES.c.text.type),
+            )
         )
         self.recorded_runs = self._recorded_runs()
         self.session_totals = self._session_totals()
