@@ -17,12 +17,12 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TextIO
 
-from bot.agent import events as ev
 from bot.agent.loop import Agent, TurnRequest
-from bot.agent.state import SessionState
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.tools.base import ToolContext
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 
 Ask = Callable[[str], Awaitable[str | None]]
 RESULT_PREVIEW = 300

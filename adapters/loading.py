@@ -20,10 +20,10 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 
-from bot.agent.events import AgentEvent
 from bot.confirmations import Confirmation
 from bot.egress import Egress, ReplyStream
 from bot.envelope import Envelope
+from bot.vocabulary.events import AgentEvent
 
 log = logging.getLogger(__name__)
 

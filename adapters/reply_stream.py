@@ -41,8 +41,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 from adapters.pacing import PacedCalls, Slot
 from adapters.replies import ReplyStore
 from adapters.transcript import Transcript
-from bot.agent import events as ev
 from bot.ratelimit import Scope
+from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)
 Calls = TypeVar("Calls", bound=PacedCalls)

@@ -8,7 +8,7 @@ comes first, as a checklist redrawn whenever a step starts or ends.
 
 from __future__ import annotations
 
-from bot.agent import events as ev
+from bot.vocabulary import events as ev
 
 MARKS = {"pending": "⬜", "running": "⏳", "done": "✅", "failed": "❌", "skipped": "⏭"}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from bot.agent.events import AgentEvent
 from bot.confirmations import Confirmation
 from bot.envelope import Envelope
+from bot.vocabulary.events import AgentEvent
 
 
 class ReplyStream(Protocol):

@@ -26,7 +26,7 @@ from redis.asyncio import Redis
 from bot import keys
 from bot.config import Settings
 from bot.redis_types import done, text
-from bot.store.runs import RunRecord
+from bot.vocabulary.runs import RunRecord
 
 WINDOW_MS = 60_000
 DAY_TTL = 2 * 86_400  # a day's tokens outlive it, so a turn ending after midnight finds it

@@ -42,7 +42,7 @@ from redis.exceptions import RedisError
 from bot import keys
 from bot.backlog import Backlog, backlog
 from bot.redis_types import done
-from bot.store.runs import RunRecord
+from bot.vocabulary.runs import RunRecord
 
 log = logging.getLogger(__name__)
 disable_created_metrics()  # type: ignore[no-untyped-call]  # `_created` samples cannot be added up across processes

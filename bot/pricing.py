@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.llm.events import Usage
+from bot.vocabulary.usage import Usage
 
 
 class Price(BaseModel):

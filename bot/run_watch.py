@@ -7,11 +7,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.agent import events as ev
-from bot.agent.state import SessionState
 from bot.envelope import Envelope
 from bot.store.history import RunRecord, SessionInfo
 from bot.trace.builder import TraceBuilder
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 
 
 def session_info(head: Envelope) -> SessionInfo:

@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import logs, metrics
-from bot.agent import events as ev
 from bot.agent.loop import Agent, TurnRequest
-from bot.agent.state import SessionState
 from bot.chats import chat_of
 from bot.config import Settings
 from bot.confirmations import CallSummary, Confirmations
@@ -29,13 +27,11 @@ from bot.envelope import Envelope
 from bot.lease_keeper import LeaseKeeper
 from bot.limits import Limits
 from bot.liveness import Liveness
-from bot.llm.events import Usage
 from bot.mailbox import LeaseLost, Mailbox
 from bot.run_watch import RunWatch, session_info
 from bot.state_store import StateStore, started_over
 from bot.store.cold_context import ColdContext
 from bot.store.history import History, RunRecord
-from bot.store.runs import run_id
 from bot.store.sqlite_file import DatabaseFileGone
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
@@ -48,6 +44,10 @@ from bot.turn_setup import (
     run_config,
     tool_context,
 )
+from bot.vocabulary import events as ev
+from bot.vocabulary.runs import run_id
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 
 log = logging.getLogger(__name__)
 EXPIRED = "Not run: nobody approved it before the request expired."

@@ -52,12 +52,12 @@ from dataclasses import dataclass
 
 from pydantic import TypeAdapter
 
-from bot.agent.state import SessionState, WrittenContext
 from bot.envelope import Envelope
 from bot.mailbox import Mailbox
-from bot.messages import Message
 from bot.saved_state import ColdMark, ContextMissing, StateWrite, StoredState, mark_of, marked
 from bot.store.cold_context import ColdContext, ColdContextMissing
+from bot.vocabulary.messages import Message
+from bot.vocabulary.state import SessionState, WrittenContext
 
 log = logging.getLogger(__name__)
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])

@@ -8,8 +8,8 @@ half done (`resumed_group`: continue it).
 
 from __future__ import annotations
 
-from bot.agent.state import SessionState
 from bot.envelope import Envelope
+from bot.vocabulary.state import SessionState
 
 
 def finished_group(batch: list[Envelope], state: SessionState) -> list[Envelope]:

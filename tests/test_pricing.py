@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.llm.events import Usage
 from bot.pricing import Price, PriceTable
+from bot.vocabulary.usage import Usage
 
 TABLE = PriceTable()
 

@@ -33,7 +33,7 @@ from bot.envelope import MAX_TEXT, Envelope
 from bot.redis_types import done
 from bot.run_config import RunConfig
 from bot.store.outcome import RunStatus, status_of
-from bot.store.runs import run_id
+from bot.vocabulary.runs import run_id
 
 SLACK_S = 120  # beyond the run's own timeout: waiting for a worker to take it, approvals aside
 WAIT_S = 15.0  # how long one read of the run's stream waits

@@ -22,9 +22,9 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from bot import keys
-from bot.agent.events import AgentEvent, TextDelta
 from bot.confirmations import Confirmation
 from bot.envelope import Envelope
+from bot.vocabulary.events import AgentEvent, TextDelta
 
 STREAM_LENGTH = 2000
 # Longer than an approval waits by default (10 minutes) and a turn runs (3), so a client that

@@ -16,7 +16,7 @@ from typing import Any
 
 from adapters.approvals import arguments_json, outcome_line, shown_arguments
 from adapters.decisions import Choice
-from bot.agent.events import PendingCall
+from bot.vocabulary.events import PendingCall
 
 ACTIONS: dict[str, Choice] = {
     "parley_approve": "approve",

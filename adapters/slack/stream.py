@@ -35,8 +35,8 @@ from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
 from adapters.slack.status import ThreadStatus
-from bot.agent import events as ev
 from bot.ratelimit import Scope
+from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)
 THINKING = "is thinking…"

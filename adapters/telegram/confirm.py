@@ -17,7 +17,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from adapters.approvals import outcome_line, shown_arguments
 from adapters.decisions import Choice
 from adapters.telegram.render import utf16_len
-from bot.agent.events import PendingCall
+from bot.vocabulary.events import PendingCall
 
 CALLBACK = re.compile(r"^cf:([A-Za-z0-9_-]{1,32}):([ydr])$")
 ARGS_LIMIT = 3_500  # what the calls of one prompt may show, within a message's 4,096

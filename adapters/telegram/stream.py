@@ -35,8 +35,8 @@ from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, plain, render
-from bot.agent import events as ev
 from bot.ratelimit import Scope
+from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.5

@@ -15,7 +15,7 @@ from bot.llm.base import ModelRequest, Provider, SystemPart
 from bot.llm.errors import ProviderError
 from bot.llm.events import Reset, TextDelta
 from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
-from bot.messages import (
+from bot.vocabulary.messages import (
     WIRE_FIELDS,
     Message,
     PerMessage,

@@ -10,9 +10,8 @@ an unknown model). The message stays, and the next message's turn is asked to an
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
-from bot.messages import Message
+from bot.vocabulary.messages import Message
+from bot.vocabulary.state import ContextMark
 
 DROPPED = (
     "The model's API refused this request ({error}), so I left your message out of our "
@@ -30,14 +29,6 @@ ANSWER_BOTH = (
     "(Parley: the message above could not be answered because the model's API failed for "
     "a moment. Answer it as well as the message below.)"
 )
-
-
-class ContextMark(BaseModel):
-    """Where a turn's content begins: the message its first user content went into, and how
-    many blocks that message had before (a message merged into a trailing one)."""
-
-    message: str
-    blocks: int
 
 
 def mark_after(messages: list[Message], added: int) -> ContextMark:

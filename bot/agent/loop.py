@@ -13,24 +13,24 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from bot.agent import events as ev
 from bot.agent import failed_turn, output
 from bot.agent.compaction import Compactor, context_sizes, estimate_text_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.model_call import ModelOutcome, call_model
 from bot.agent.plan import PlanExecution
 from bot.agent.prompt import PromptBuilder
-from bot.agent.state import SessionState, TurnProgress
 from bot.agent.step import Step, StepEnd
 from bot.agent.tool_step import CANCELLED, ToolStep
 from bot.config import PolicyRule, Settings
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.retry import RetryPolicy, Sleep
-from bot.messages import Message, TextBlock, ToolUseBlock
 from bot.run_config import RunConfig
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
+from bot.vocabulary import events as ev
+from bot.vocabulary.messages import Message, TextBlock, ToolUseBlock
+from bot.vocabulary.state import SessionState, TurnProgress
 
 Checkpoint = Callable[[SessionState], Awaitable[None]]
 ANSWER_SHOWN = 2000  # characters of a judged answer its validation event carries

@@ -6,12 +6,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from bot.agent import events as ev
 from bot.agent.cancel import until_cancelled
 from bot.llm import events as llm
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.errors import ProviderError
 from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
+from bot.vocabulary import events as ev
+from bot.vocabulary.usage import Usage
 
 
 @dataclass
@@ -23,7 +24,7 @@ class ModelOutcome:
 
     parts: list[str] = field(default_factory=list)
     calls: list[llm.ToolCall] = field(default_factory=list)
-    usage: llm.Usage = field(default_factory=llm.Usage)
+    usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     error: str | None = None
     rejected: bool = False
@@ -35,7 +36,7 @@ class ModelOutcome:
     def reset(self) -> None:
         self.parts.clear()
         self.calls.clear()
-        self.usage = llm.Usage()
+        self.usage = Usage()
 
 
 async def call_model(
@@ -63,7 +64,7 @@ async def call_model(
                 yield ev.TextDelta(text=event.text)
             elif isinstance(event, llm.ToolCall):
                 outcome.calls.append(event)
-            elif isinstance(event, llm.Usage):
+            elif isinstance(event, Usage):
                 outcome.usage = event
             elif isinstance(event, llm.Finished):
                 outcome.finish_reason = event.reason

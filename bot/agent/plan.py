@@ -15,12 +15,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from bot.agent import events as ev
 from bot.agent.output import check, instruction
-from bot.agent.state import SessionState, TurnProgress
 from bot.agent.step import Step, StepEnd
-from bot.messages import TextBlock
 from bot.run_config import RunConfig
+from bot.vocabulary import events as ev
+from bot.vocabulary.messages import TextBlock
+from bot.vocabulary.state import SessionState, TurnProgress
 
 MAX_STEPS = 8
 MAX_REVISIONS = 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from bot.agent import events as ev
+from bot.vocabulary import events as ev
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,14 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.agent import events as ev
 from bot.agent.cancel import wait_all_or_cancel
-from bot.agent.state import PendingConfirmation, SessionState, TurnProgress
 from bot.agent.step import Step, StepEnd
-from bot.messages import ToolResultBlock, ToolUseBlock
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome, cache_key
 from bot.tools.policy import Caller, Policy
+from bot.vocabulary import events as ev
+from bot.vocabulary.messages import ToolResultBlock, ToolUseBlock
+from bot.vocabulary.state import PendingConfirmation, SessionState, TurnProgress
 
 REPEAT_WARN = 3
 CANCELLED = "Cancelled by the user before it finished."

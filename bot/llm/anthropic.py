@@ -22,8 +22,9 @@ import httpx2
 
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
-from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall, Usage
-from bot.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall
+from bot.vocabulary.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.vocabulary.usage import Usage
 
 CACHE = {"type": "ephemeral"}
 STOP_REASONS = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"}

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.llm.events import ProviderEvent
-from bot.messages import Message, PerMessage
+from bot.vocabulary.messages import Message, PerMessage
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.vocabulary.usage import Usage
+
 
 @dataclass(frozen=True)
 class TextDelta:
@@ -34,27 +36,6 @@ class ToolCall:
         if not isinstance(arguments, dict):
             return cls(call_id, name, {}, raw, "arguments must be a JSON object")
         return cls(call_id, name, arguments, raw)
-
-
-@dataclass(frozen=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-        )
-
-    @property
-    def prompt_tokens(self) -> int:
-        """All input the model read, cached or not."""
-        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
 @dataclass(frozen=True)

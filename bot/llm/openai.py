@@ -21,8 +21,9 @@ import openai
 
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
-from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall, Usage
-from bot.messages import Message, PerMessage
+from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall
+from bot.vocabulary.messages import Message, PerMessage
+from bot.vocabulary.usage import Usage
 
 FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 # Reasoning models refuse `max_tokens` and want `max_completion_tokens` instead.

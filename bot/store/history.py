@@ -27,10 +27,7 @@ from typing import Any
 from sqlalchemy import Table, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.agent.state import SessionState
 from bot.confirmations import Confirmation
-from bot.llm.events import Usage
-from bot.messages import Message
 from bot.pricing import PriceTable
 from bot.store.engine import writers
 from bot.store.outcome import answered, status_of
@@ -43,9 +40,12 @@ from bot.store.record_statements import (
     RecordStatements,
     insert_of,
 )
-from bot.store.runs import RunRecord, SessionInfo, run_id
 from bot.store.schema import ConfirmationRow
 from bot.trace.metrics import measure
+from bot.vocabulary.messages import Message
+from bot.vocabulary.runs import RunRecord, SessionInfo, run_id
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 
 __all__ = ["MESSAGES", "RUNS", "SESSIONS", "History", "RunRecord", "SessionInfo", "run_id"]
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from bot.agent.events import FinishReason
+from bot.vocabulary.events import FinishReason
 
 
 class RunStatus(StrEnum):

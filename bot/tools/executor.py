@@ -28,10 +28,10 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from bot.messages import ToolUseBlock
 from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, ToolRegistry
 from bot.tools.isolation import ToolRunner
 from bot.tools.untrusted import mark
+from bot.vocabulary.messages import ToolUseBlock
 
 log = logging.getLogger(__name__)
 RETRIES = 2  # more tries of a read-only call that failed for a while

@@ -23,11 +23,11 @@ import mcp_types as types
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.memory.tools import memory_tools
-from bot.messages import ToolUseBlock
 from bot.people.tools import people_tools
 from bot.tasks.tools import task_tools
 from bot.tools.base import Tool, ToolContext
 from bot.tools.executor import ToolExecutor
+from bot.vocabulary.messages import ToolUseBlock
 
 WORKER_ONLY = frozenset(t.name for t in [*task_tools(), *memory_tools(), *people_tools()])
 MCP_USER = Sender(id="mcp", name="MCP client")

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.agent import events as ev
-from bot.trace.model import EdgeType, Status, Trace, TraceEdge, TraceNode
+from bot.vocabulary import events as ev
+from bot.vocabulary.trace import EdgeType, Status, Trace, TraceEdge, TraceNode
 
 MAX_NODES = 500
 PREVIEW = 200  # characters of a tool call's arguments kept in its node

@@ -24,7 +24,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
-from bot.trace.model import Trace
+from bot.vocabulary.trace import Trace
 
 STEPS = ("model_call", "tool_call")
 RETRY_PENALTY = 5

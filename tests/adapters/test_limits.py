@@ -17,8 +17,8 @@ from adapters.usage import limits_text
 from bot import keys
 from bot.config import Settings
 from bot.limits import DAY_TTL, Limits, day, duration, until_midnight
-from bot.llm.events import Usage
-from bot.store.runs import RunRecord, SessionInfo
+from bot.vocabulary.runs import RunRecord, SessionInfo
+from bot.vocabulary.usage import Usage
 
 WAIT = re.compile(r"you can write again in (\d+) s\.$")
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 import pytest
 
 from adapters.loading import LoadingEgress, PendingReply
-from bot.agent import events as ev
 from bot.confirmations import Confirmation
 from bot.egress import Egress
 from bot.envelope import Envelope, Sender
+from bot.vocabulary import events as ev
 
 
 @dataclass

@@ -10,7 +10,7 @@ from slack_sdk.models.blocks import Block
 
 from adapters.slack import confirm
 from adapters.slack.ingress import clean
-from bot.agent.events import PendingCall
+from bot.vocabulary.events import PendingCall
 
 
 def valid(blocks: list[dict[str, Any]]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from adapters.telegram import confirm
-from bot.agent.events import PendingCall
+from bot.vocabulary.events import PendingCall
 
 
 def _pre_blocks(prompt: confirm.Prompt) -> list[str]:

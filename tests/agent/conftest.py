@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from bot.agent import events as ev
 from bot.agent.build import build_agent
 from bot.agent.loop import Agent, TurnRequest
-from bot.agent.state import SessionState
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.run_config import RunConfig
 from bot.tools.base import Tool, ToolContext
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY, FakeLLM
 
 MODELS = {"anthropic": "claude-test", "openai": "gpt-test"}

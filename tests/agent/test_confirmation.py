@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from bot.agent import events as ev
-from bot.agent.state import SessionState
 from bot.config import PolicyRule
 from bot.tools.base import ToolContext, tool
 from bot.tools.builtin import builtin_tools
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type
 from tests.fakes.llm import FakeLLM, Reply, ToolCallSpec
 

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.agent import events as ev
 from bot.agent.compaction import SUMMARY_PREFIX
 from bot.agent.loop import Agent
-from bot.agent.state import SessionState
 from bot.tools.builtin import builtin_tools
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, make_settings, of_type
 from tests.fakes.llm import Fail, FakeLLM, RecordedRequest, Reply, ToolCallSpec
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from bot.agent import events as ev
 from bot.agent.failed_turn import ANSWER_BOTH
-from bot.agent.state import SessionState
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type
 from tests.fakes.llm import Fail, FakeLLM, Reply, ToolCallSpec
 

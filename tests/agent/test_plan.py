@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from bot.agent import events as ev
 from bot.agent.plan import ANSWER, PLANNING
-from bot.agent.state import SessionState
 from bot.run_config import RunConfig
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type, shown_text
 from tests.fakes.llm import FakeLLM, Reply, ToolCallSpec
 

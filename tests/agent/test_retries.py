@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.agent import events as ev
-from bot.agent.state import SessionState
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, Sleeps, collect, completed, of_type, shown_text
 from tests.fakes.llm import Fail, FakeLLM, Reply
 

@@ -8,10 +8,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from bot.agent import events as ev
 from bot.agent.output import check
-from bot.agent.state import SessionState
 from bot.run_config import RetryConfig, RunConfig
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type, shown_text
 from tests.fakes.llm import Fail, FakeLLM, Reply, ToolCallSpec
 

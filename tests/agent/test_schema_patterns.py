@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bot.agent import events as ev
 from bot.agent.output import check
-from bot.agent.state import SessionState
 from bot.run_config import RunConfig
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type
 from tests.fakes.llm import FakeLLM, Reply
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.agent import events as ev
-from bot.agent.state import SessionState
-from bot.messages import ToolResultBlock
 from bot.tools.base import ToolContext, tool
 from bot.tools.builtin import builtin_tools
+from bot.vocabulary import events as ev
+from bot.vocabulary.messages import ToolResultBlock
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type, shown_text
 from tests.fakes.llm import FakeLLM, Reply, ToolCallSpec
 

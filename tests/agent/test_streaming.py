@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.agent import events as ev
-from bot.agent.state import SessionState
-from bot.messages import ToolResultBlock
+from bot.vocabulary import events as ev
+from bot.vocabulary.messages import ToolResultBlock
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type, shown_text
 from tests.fakes.llm import FakeLLM, Reply, ToolCallSpec
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.agent import events as ev
 from bot.agent.deadline import TOOL_NOTE
-from bot.agent.state import SessionState
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type, shown_text
 from tests.agent.test_stops import assert_every_tool_use_answered, wait_forever
 from tests.fakes.llm import FakeLLM, Reply, ToolCallSpec

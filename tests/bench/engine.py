@@ -27,10 +27,8 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot import keys
-from bot.agent import events as ev
 from bot.agent.build import build_agent
 from bot.agent.loop import Agent, TurnRequest
-from bot.agent.state import SessionState
 from bot.config import Settings
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
@@ -40,6 +38,8 @@ from bot.store.cold_context import ColdContext
 from bot.store.database import open_database
 from bot.store.history import History
 from bot.tools.base import ToolContext
+from bot.vocabulary import events as ev
+from bot.vocabulary.state import SessionState
 from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
 from tests.support.redis_server import RedisServer

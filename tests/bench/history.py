@@ -14,12 +14,12 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bot.agent.state import SessionState
 from bot.config import Settings
-from bot.llm.events import Usage
-from bot.messages import Message, TextBlock
 from bot.store.database import Database, open_database
 from bot.store.history import RunRecord, SessionInfo
+from bot.vocabulary.messages import Message, TextBlock
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 from tests.bench.table import Figure, percentile, report, samples
 from tests.support.postgres_server import PostgresServer, find_bindir
 

@@ -14,15 +14,15 @@ import sys
 import tempfile
 import time
 
-from bot.agent import events as ev
-from bot.agent.state import SessionState
 from bot.config import Settings
-from bot.llm.events import Usage
-from bot.messages import Message, TextBlock
 from bot.store.database import open_database
 from bot.store.people import People
-from bot.store.runs import RunRecord, SessionInfo
 from bot.trace.builder import TraceBuilder
+from bot.vocabulary import events as ev
+from bot.vocabulary.messages import Message, TextBlock
+from bot.vocabulary.runs import RunRecord, SessionInfo
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 from tests.bench.table import Figure, percentile, report, samples
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else samples(150, 20)

@@ -21,15 +21,15 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.agent import events as ev
-from bot.agent.state import SessionState
 from bot.config import Settings
-from bot.llm.events import Usage
 from bot.store.database import open_database
-from bot.store.runs import RunRecord, SessionInfo
 from bot.store.traces import Traces
 from bot.trace.builder import TraceBuilder
 from bot.trace.graph import layout
+from bot.vocabulary import events as ev
+from bot.vocabulary.runs import RunRecord, SessionInfo
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 from tests.bench.table import Figure, percentile, report, samples
 
 RUNS = samples(1_000, 50)

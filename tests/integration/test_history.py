@@ -16,13 +16,13 @@ from aiohttp import web
 from redis.asyncio import Redis
 from sqlalchemy import update
 
-from bot.agent.state import SessionState
-from bot.llm.events import Usage
-from bot.messages import Message, TextBlock
 from bot.store.database import Database, open_database
 from bot.store.history import SESSIONS, RunRecord, SessionInfo
 from bot.tools.workspace import write_file
 from bot.tools.workspace_paths import session_dirname
+from bot.vocabulary.messages import Message, TextBlock
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.integration.test_confirmations import decide
 from tests.support.redis_server import free_port

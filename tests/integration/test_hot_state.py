@@ -19,17 +19,17 @@ from sqlalchemy import delete, select
 
 from bot import keys
 from bot.agent.compaction import SUMMARISER
-from bot.agent.state import SessionState
 from bot.config import Settings
 from bot.envelope import Envelope, Sender
 from bot.mailbox import LeaseLost, Mailbox
-from bot.messages import Message, TextBlock
 from bot.redis_types import done
 from bot.session_runner import SessionRunner
 from bot.state_store import StateStore
 from bot.store.cold_context import CONTEXT, ColdContext
 from bot.store.database import open_database
 from bot.store.engine import make_engine
+from bot.vocabulary.messages import Message, TextBlock
+from bot.vocabulary.state import SessionState
 from tests.fakes.llm import FakeLLM, Reply
 from tests.fakes.llm.script import RecordedRequest
 from tests.support.runner import Rig, runner_rig

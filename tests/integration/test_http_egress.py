@@ -10,8 +10,8 @@ from redis.asyncio import Redis
 
 from adapters.http.egress import RETAIN_S, HttpEgress
 from bot import keys
-from bot.agent import events as ev
 from bot.envelope import Envelope, Sender
+from bot.vocabulary import events as ev
 
 
 async def entries(redis: Redis, session: str) -> list[dict[str, object]]:

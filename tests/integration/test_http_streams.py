@@ -24,8 +24,8 @@ from redis.asyncio import Redis
 
 from adapters.http.egress import HttpEgress
 from bot import keys
-from bot.agent import events as ev
 from bot.envelope import Envelope, Sender
+from bot.vocabulary import events as ev
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.stack import Stack, read_events, stack_env, texts, web_settings

@@ -19,9 +19,9 @@ from redis.asyncio import Redis
 from adapters.pacing import PacedCalls
 from adapters.replies import ReplyStore
 from adapters.reply_stream import Edit, StreamedReply
-from bot.agent import events as ev
-from bot.llm.events import Usage
 from bot.ratelimit import RateBudget, Scope
+from bot.vocabulary import events as ev
+from bot.vocabulary.usage import Usage
 
 LIMIT = 40
 RATE = 2.0  # updates a second: a pace of half a second

@@ -13,12 +13,12 @@ from redis.asyncio import Redis
 
 from bot import keys
 from bot.agent import failed_turn
-from bot.agent.state import SessionState, TurnProgress
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox
-from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.redis_types import done
 from bot.state_store import StateStore
+from bot.vocabulary.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.vocabulary.state import SessionState, TurnProgress
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.runner import Rig, runner_rig
 

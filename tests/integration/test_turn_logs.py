@@ -9,7 +9,7 @@ import logging
 
 from bot import logs
 from bot.envelope import Envelope, Sender
-from bot.store.runs import run_id
+from bot.vocabulary.runs import run_id
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply, ToolCallSpec
 from tests.support.runner import runner_rig
 

@@ -8,7 +8,7 @@ from typing import Any
 from bot.llm import anthropic as anthropic_wire
 from bot.llm import openai as openai_wire
 from bot.llm.base import ModelRequest, SystemPart, ToolSpec
-from bot.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.vocabulary.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
 
 SCHEMA = {"type": "object", "properties": {"expression": {"type": "string"}}}
 

@@ -19,9 +19,9 @@ from bot.config import Settings
 from bot.envelope import Sender
 from bot.mcp.config import McpConfig, parse_mcp_config
 from bot.mcp.source import McpServers
-from bot.messages import ToolUseBlock
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome
+from bot.vocabulary.messages import ToolUseBlock
 from tests.support.redis_server import free_port
 
 TOOLBOX = Path(__file__).parent / "servers" / "toolbox.py"

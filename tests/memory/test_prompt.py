@@ -12,7 +12,6 @@ from sqlalchemy import event
 
 from bot.agent.loop import TurnRequest
 from bot.agent.prompt import PromptBuilder
-from bot.agent.state import SessionState
 from bot.config import Settings
 from bot.envelope import Envelope, Sender
 from bot.memory.prompt import BUDGET, within_budget
@@ -22,6 +21,7 @@ from bot.store.memory import Memories, Memory
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 from bot.turn_setup import prepared, read_for, tool_context
+from bot.vocabulary.state import SessionState
 
 ANN = Sender(id="tg:1", name="Ann")
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)

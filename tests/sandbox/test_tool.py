@@ -11,10 +11,10 @@ import pytest
 
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.messages import ToolUseBlock
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.catalog import standard_tools
 from bot.tools.executor import ToolExecutor
+from bot.vocabulary.messages import ToolUseBlock
 
 pytestmark = pytest.mark.e2e
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -10,16 +10,16 @@ from datetime import UTC, datetime, timedelta
 from redis.asyncio import Redis
 from sqlalchemy import ColumnElement, Table, func, select, update
 
-from bot.agent.state import SessionState
 from bot.confirmations import CallSummary, Confirmation
 from bot.envelope import Sender
-from bot.llm.events import Usage
-from bot.messages import Message, TextBlock
 from bot.store.database import Database
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS, RunRecord, SessionInfo
 from bot.tasks.book import TASKS, NewTask, TaskBook
 from bot.tasks.model import Target
 from bot.tasks.schedule import parse_when
+from bot.vocabulary.messages import Message, TextBlock
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 
 ANN = Sender(id="tg:1", name="Ann")
 LONG_AGO = datetime.now(UTC) - timedelta(days=40)

@@ -10,12 +10,12 @@ from sqlalchemy import event, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.agent.state import SessionState
-from bot.llm.events import Usage
 from bot.store import history
 from bot.store.database import Database
 from bot.store.engine import make_engine
 from bot.store.history import RUNS
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 from tests.store.test_history import assistant, run, user
 
 SMALL = Usage(input_tokens=10, output_tokens=1)

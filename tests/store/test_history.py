@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from sqlalchemy import Table, event, func, select, text
 
-from bot.agent.state import SessionState
 from bot.confirmations import CallSummary, Confirmation
-from bot.llm.events import Usage
-from bot.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.store.database import Database
 from bot.store.engine import make_engine, writers
 from bot.store.grants import Grants
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, RunRecord, SessionInfo
 from bot.store.memory import Memories
 from bot.store.people import People
+from bot.vocabulary.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 
 WHERE = SessionInfo("tg:1", "tg", "private", "hello")
 USAGE = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=5000, cache_write_tokens=300)

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from sqlalchemy import event, inspect, select
 
-from bot.agent.state import SessionState
 from bot.config import Settings
 from bot.store import migrate
 from bot.store.database import Database, open_database
@@ -24,6 +23,7 @@ from bot.store.engine import make_engine
 from bot.store.outcome import NOT_ENDED, UNANSWERED, RunStatus
 from bot.store.series import LATENCY_BINS_MS, RunSeries, Series, Slice
 from bot.store.traces import RUNS, SESSIONS, Match, Traces
+from bot.vocabulary.state import SessionState
 from tests.support.runs import Seed, record, record_of
 
 NOON = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)

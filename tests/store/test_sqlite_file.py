@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.state import SessionState
 from bot.config import Settings
 from bot.store.database import Database, open_database
 from bot.store.sqlite_file import DatabaseFileGone
+from bot.vocabulary.state import SessionState
 from tests.store.test_history import assistant, run, user
 
 

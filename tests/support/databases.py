@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from bot.config import Settings
-from bot.messages import ToolUseBlock
 from bot.store.database import Database, open_database
 from bot.tools.base import ToolContext
 from bot.tools.executor import ToolExecutor, ToolOutcome
+from bot.vocabulary.messages import ToolUseBlock
 from tests.support.stack import database_for
 
 

@@ -8,12 +8,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.agent import events as ev
-from bot.agent.state import SessionState
-from bot.llm.events import Usage
 from bot.store.history import History
-from bot.store.runs import RunRecord, SessionInfo
 from bot.trace.builder import TraceBuilder
+from bot.vocabulary import events as ev
+from bot.vocabulary.runs import RunRecord, SessionInfo
+from bot.vocabulary.state import SessionState
+from bot.vocabulary.usage import Usage
 
 
 @dataclass(frozen=True)

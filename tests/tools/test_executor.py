@@ -9,10 +9,10 @@ import pytest
 
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.messages import ToolUseBlock
 from bot.tools.base import ToolContext, ToolError, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor
+from bot.vocabulary.messages import ToolUseBlock
 
 CALLS: list[str] = []
 

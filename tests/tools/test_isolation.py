@@ -15,10 +15,10 @@ import pytest
 
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.messages import ToolUseBlock
 from bot.tools.base import ToolContext, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
+from bot.vocabulary.messages import ToolUseBlock
 
 T = TypeVar("T")
 GATES: dict[str, threading.Event] = {}

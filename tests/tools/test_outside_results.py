@@ -9,10 +9,10 @@ import pytest
 
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.messages import ToolUseBlock
 from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, ToolRegistry, tool
 from bot.tools.executor import RETRIES, ToolExecutor
 from bot.tools.untrusted import TAG
+from bot.vocabulary.messages import ToolUseBlock
 
 ATTEMPTS: list[str] = []
 WAITS: list[float] = []

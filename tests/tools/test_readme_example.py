@@ -23,10 +23,10 @@ import pytest
 
 from bot.agent.build import load_tool_modules
 from bot.config import Settings
-from bot.messages import ToolUseBlock
 from bot.tools import Sender, Tool, ToolContext
 from bot.tools.base import ToolRegistry
 from bot.tools.executor import ToolExecutor
+from bot.vocabulary.messages import ToolUseBlock
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from bot.config import Settings
-from bot.messages import ToolUseBlock
 from bot.tools import workspace
 from bot.tools.base import ToolContext, ToolError, ToolRegistry
 from bot.tools.catalog import standard_tools
@@ -20,6 +19,7 @@ from bot.tools.policy import Policy
 from bot.tools.untrusted import TAG
 from bot.tools.workspace import MAX_ENTRIES, list_files, read_file, workspace_tools, write_file
 from bot.tools.workspace_io import TEMP_PREFIX, usage
+from bot.vocabulary.messages import ToolUseBlock
 from tests.tools.workspace_support import call, context, home
 
 MIB = 1_048_576

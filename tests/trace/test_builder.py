@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import itertools
 
-from bot.agent import events as ev
-from bot.llm.events import Usage
 from bot.trace.builder import MAX_NODES, TEXT_PREVIEW, TraceBuilder
 from bot.trace.graph import COLUMN, ROW, layout
 from bot.trace.metrics import measure, score
+from bot.vocabulary import events as ev
+from bot.vocabulary.usage import Usage
 
 
 def built(*events: ev.AgentEvent) -> TraceBuilder:

@@ -10,11 +10,11 @@ import pytest
 
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.messages import ToolUseBlock
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.catalog import standard_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
 from bot.tools.web.tools import web_fetch, web_search
+from bot.vocabulary.messages import ToolUseBlock
 from tests.fakes.search import HITS, KEY, FakeSearch, Kind
 
 pytestmark = pytest.mark.e2e

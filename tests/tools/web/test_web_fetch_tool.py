@@ -8,10 +8,10 @@ import pytest
 
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.messages import ToolUseBlock
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome
 from bot.tools.web.tools import web_fetch
+from bot.vocabulary.messages import ToolUseBlock
 from tests.tools.web.servers import PageServer, Trap
 
 pytestmark = pytest.mark.e2e

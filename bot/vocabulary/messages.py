@@ -15,7 +15,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from bot.llm.events import Usage
+from bot.vocabulary.usage import Usage
 
 # What a provider sees of a message; the rest is Parley's own bookkeeping.
 WIRE_FIELDS = {"role", "content"}

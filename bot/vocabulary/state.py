@@ -11,14 +11,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from bot.agent.events import PlanStep
-from bot.agent.failed_turn import ContextMark
 from bot.envelope import Sender
-from bot.llm.events import Usage
-from bot.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.run_config import RunConfig
-from bot.store.runs import RunRecord
-from bot.trace.model import Trace
+from bot.vocabulary.events import PlanStep
+from bot.vocabulary.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.vocabulary.runs import RunRecord
+from bot.vocabulary.trace import Trace
+from bot.vocabulary.usage import Usage
+
+
+class ContextMark(BaseModel):
+    """Where a turn's content begins: the message its first user content went into, and how
+    many blocks that message had before (a message merged into a trailing one)."""
+
+    message: str
+    blocks: int
 
 
 class TurnProgress(BaseModel):
@@ -96,7 +103,7 @@ class SessionState(BaseModel):
     @property
     def per_message(self) -> dict[str, PerMessage[Any]]:
         """What is kept of the context's messages from one model call to the next: their
-        encodings for the API, their sizes for the budget (`bot.messages.PerMessage`)."""
+        encodings for the API, their sizes for the budget (`bot.vocabulary.messages.PerMessage`)."""
         return self._per_message
 
     __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, as pydantic makes it

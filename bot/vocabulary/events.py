@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from bot.llm.events import Usage
+from bot.vocabulary.usage import Usage
 
 
 class TurnState(StrEnum):

@@ -7,8 +7,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.llm.events import Usage
-from bot.trace.model import Trace
+from bot.vocabulary.trace import Trace
+from bot.vocabulary.usage import Usage
 
 RUN_IDS = uuid.UUID("5d1c7c55-5f0e-4a43-9a57-7061726c6579")
 
