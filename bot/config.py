@@ -226,6 +226,7 @@ class Settings(BaseSettings):
         """Each configured task names a known zone and recurs, no more often than
         PARLEY_TASK_MIN_INTERVAL allows (as for a task made by a person or the API); names
         are unique."""
+        # apscheduler's triggers are imported only where tasks are configured
         from bot.tasks.schedule import WhenError, check_frequency, parse_when  # noqa: PLC0415
 
         names = [task.name for task in value]
@@ -279,11 +280,12 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _database_url(cls, value: str) -> str:
-        from bot.store.engine import database_url  # noqa: PLC0415 (engine imports this module)
+        # sqlalchemy is imported only where a database is named
+        from bot.database_url import BadDatabaseUrl, database_url  # noqa: PLC0415
 
         try:
             database_url(value)
-        except ConfigError as exc:
+        except BadDatabaseUrl as exc:
             raise ValueError(str(exc).removeprefix("DATABASE_URL: ")) from None
         return value
 

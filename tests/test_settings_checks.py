@@ -65,7 +65,7 @@ def test_a_bad_database_url_is_one_line_without_its_password(
 
 
 def test_a_known_driver_is_taken_and_made_the_async_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bot.store.engine import database_url
+    from bot.database_url import database_url
 
     assert str(database_url("postgresql+psycopg2://u@h:5432/d")) == (
         "postgresql+asyncpg://u@h:5432/d"

@@ -216,14 +216,15 @@ def migrate(
     down: bool = typer.Option(False, "--down", help="Downgrade to REVISION instead."),
 ) -> None:
     """Bring the database (DATABASE_URL) up to date; every process also does this on start."""
+    from bot.database_url import BadDatabaseUrl, database_url
     from bot.store import migrate as migrations
     from bot.store.database import upgrade
-    from bot.store.engine import database_url, shown_url
+    from bot.store.engine import shown_url
 
     settings = _settings()
     try:
         url = shown_url(database_url(settings.database_url))
-    except ConfigError as exc:
+    except BadDatabaseUrl as exc:
         typer.echo(f"parley: configuration error: {exc}", err=True)
         raise typer.Exit(2) from None
 

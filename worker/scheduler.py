@@ -87,7 +87,12 @@ async def _lead(
     await book.replace_config(configured, datetime.now(UTC))
     pubsub = redis.pubsub()
     await pubsub.subscribe(keys.TASKS_CHANNEL)
-    clock = TaskScheduler(settings, book, Mailbox(redis, redis).submit)
+    clock = TaskScheduler(
+        book,
+        Mailbox(redis, redis).submit,
+        grace=settings.task_grace,
+        is_admin=settings.is_admin,
+    )
     lost = asyncio.Event()
     helpers = [
         asyncio.create_task(_keep(lease, settings.scheduler_lease, lost)),

@@ -10,10 +10,11 @@ from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.config import Settings
+from bot.database_url import database_url
 from bot.pricing import PriceTable
 from bot.store import revision as schema
 from bot.store.archive import Archive
-from bot.store.engine import database_url, make_engine, shown_url
+from bot.store.engine import make_engine, shown_url
 from bot.store.history import History
 from bot.store.sqlite_file import DatabaseFileGone, watch_file
 

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import NoSuchModuleError
+from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot.config import ConfigError
+from bot.database_url import BadDatabaseUrl, database_url
 
-DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 BUSY_TIMEOUT_S = 30
 # The pool, per process: every connection it may open is kept open. A connection opened for
 # a moment (SQLAlchemy's "overflow") costs more CPU than the turn's reads it serves (for
@@ -27,40 +26,16 @@ POOL_SIZE = 10
 KEPT_OPEN = {"pool_size": POOL_SIZE, "max_overflow": 0}
 
 
-def database_url(raw: str) -> URL:
-    """The URL with its async driver: `postgresql://…` and `sqlite:///…` are accepted too, and
-    so is another driver SQLAlchemy knows (`postgresql+psycopg2://`), replaced. A driver it
-    does not know, or a port no socket has, is a mistake said now in one line, not found by
-    the first connection deep inside the driver. No message repeats the URL (its password)."""
-    try:
-        url = make_url(raw)
-    except Exception:
-        raise ConfigError("DATABASE_URL: not a database URL") from None
-    backend = url.get_backend_name()
-    if backend == "postgres":
-        backend = "postgresql"
-    if backend not in DRIVERS:
-        raise ConfigError(f"DATABASE_URL: {backend!r} is not supported (use sqlite or postgresql)")
-    if "+" in url.drivername and url.drivername != DRIVERS[backend]:
-        try:
-            url.get_dialect()
-        except NoSuchModuleError:
-            raise ConfigError(
-                f"DATABASE_URL: no driver {url.get_driver_name()!r} for {backend} "
-                f"(write {backend}:// or {DRIVERS[backend]}://)"
-            ) from None
-    if url.port is not None and not 1 <= url.port <= 65535:
-        raise ConfigError("DATABASE_URL: the port must be a number from 1 to 65535")
-    return url.set(drivername=DRIVERS[backend])
-
-
 def shown_url(url: URL) -> str:
     """For logs and errors: never the password."""
     return url.render_as_string(hide_password=True)
 
 
 def make_engine(raw: str) -> AsyncEngine:
-    url = database_url(raw)
+    try:
+        url = database_url(raw)
+    except BadDatabaseUrl as exc:  # the settings refuse it first; a caller may not have them
+        raise ConfigError(str(exc)) from None
     if url.get_backend_name() != "sqlite":
         return create_async_engine(url, pool_pre_ping=True, **KEPT_OPEN)
     pool: dict[str, int] = {}

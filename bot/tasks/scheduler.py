@@ -30,7 +30,6 @@ from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from redis.exceptions import RedisError
 
-from bot.config import Settings
 from bot.envelope import Envelope
 from bot.tasks.book import TaskBook
 from bot.tasks.model import Task
@@ -76,8 +75,13 @@ class _Runs(BaseExecutor):  # type: ignore[misc]
 
 
 class TaskScheduler:
-    def __init__(self, settings: Settings, book: TaskBook, submit: Submit) -> None:
-        self.settings = settings
+    def __init__(
+        self, book: TaskBook, submit: Submit, *, grace: float, is_admin: Callable[[str], bool]
+    ) -> None:
+        """`grace`: how late (s) a missed run may still start (PARLEY_TASK_GRACE);
+        `is_admin`: whether a task's creator is an admin now (PARLEY_ADMINS)."""
+        self.grace = grace
+        self.is_admin = is_admin
         self.book = book
         self.submit = submit
         self._known: dict[int, Task] = {}
@@ -117,7 +121,7 @@ class TaskScheduler:
         if known is not None and _definition(known) == _definition(task):
             return
         first = task.next_run_at or datetime.now(UTC)
-        grace = None if task.if_missed == "run_once" else max(1, round(self.settings.task_grace))
+        grace = None if task.if_missed == "run_once" else max(1, round(self.grace))
         self._clock.add_job(
             self._noop,
             trigger=task.schedule.trigger(),
@@ -146,9 +150,7 @@ class TaskScheduler:
         task = await self._current(task_id)
         if task is None:
             return
-        sender = task.creator.model_copy(
-            update={"is_admin": self.settings.is_admin(task.creator.id)}
-        )
+        sender = task.creator.model_copy(update={"is_admin": self.is_admin(task.creator.id)})
         envelope = task.envelope(run_at).model_copy(update={"sender": sender})
         await self._send(envelope)
         log.info("task %s: sent its run due %s", task_id, run_at.isoformat())
