@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.people.preferences import NAMES, Name, Preferences, chosen_model, clean
+from bot.people.preferences import chosen_model, clean
 from bot.store.people import People
+from bot.vocabulary.preferences import NAMES, Name, Preferences
 
 USAGE = (
     "Change one with /preferences language Portuguese, /preferences instruction answer "

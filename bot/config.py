@@ -227,7 +227,7 @@ class Settings(BaseSettings):
         PARLEY_TASK_MIN_INTERVAL allows (as for a task made by a person or the API); names
         are unique."""
         # apscheduler's triggers are imported only where tasks are configured
-        from bot.tasks.schedule import WhenError, check_frequency, parse_when  # noqa: PLC0415
+        from bot.vocabulary.schedule import WhenError, check_frequency, parse_when  # noqa: PLC0415
 
         names = [task.name for task in value]
         if len(set(names)) != len(names):

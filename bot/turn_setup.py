@@ -20,11 +20,12 @@ from bot.llm.registry import served_model
 from bot.mailbox import Mailbox
 from bot.memory.prompt import within_budget
 from bot.memory.scope import memory_scope, scope_of
-from bot.people.preferences import Preferences, may_prefer
+from bot.people.preferences import may_prefer
 from bot.run_config import MODES, RunConfig
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 from bot.vocabulary.messages import TextBlock
+from bot.vocabulary.preferences import Preferences
 from bot.vocabulary.state import SessionState
 
 log = logging.getLogger(__name__)

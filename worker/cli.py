@@ -47,7 +47,7 @@ def _settings() -> Settings:
 
 def _check_model(settings: Settings) -> Agent:
     """The agent, or exit 2 with one line if the model or its key is wrong."""
-    from bot.agent.build import build_agent
+    from bot.assembly.agent import build_agent
 
     try:
         return build_agent(settings)
@@ -110,7 +110,7 @@ def _check_agent(settings: Settings) -> None:
     """Exit 2 with one line if the model, its key or the tools are wrong, as `_check_model`
     would, without building the agent: `parley up` runs none, and its worker imports the
     provider's SDK (over a second of CPU) itself, so the processes start that much sooner."""
-    from bot.agent.build import configured_tools, tool_registry
+    from bot.assembly.agent import configured_tools, tool_registry
     from bot.llm.registry import check_provider, resolve_model
 
     try:

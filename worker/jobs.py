@@ -24,8 +24,8 @@ from adapters.egresses import configured_egresses
 from adapters.http.egress import HttpEgress
 from adapters.loading import LoadingEgress
 from bot import keys, metrics
-from bot.agent.build import build_agent
 from bot.agent.loop import Agent
+from bot.assembly.agent import build_agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.egress import Egress, PlatformEgress

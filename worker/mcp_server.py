@@ -5,7 +5,7 @@ Over stdio the client started us, so it needs no token; stdout is the protocol's
 print cannot break a message). The server stops when stdin closes, once it has answered every
 request it read, or at once on SIGTERM/SIGINT, and takes its helper processes down with it.
 
-The tools and how a call runs are `bot.tools.offered`'s; this module only wires them to
+The tools and how a call runs are `bot.assembly.offered`'s; this module only wires them to
 the SDK's low-level server, whose handlers take a ready JSON schema and one generic call.
 """
 
@@ -22,10 +22,10 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from bot import __version__
-from bot.agent.build import configured_tools, tool_executor, tool_registry
+from bot.assembly.agent import configured_tools, tool_executor, tool_registry
+from bot.assembly.offered import OfferedTools, offered_tools
 from bot.config import Settings
 from bot.tools.executor import ToolExecutor
-from bot.tools.offered import OfferedTools, offered_tools
 from worker.mcp_stdin import Unanswered, pipe_stdin
 from worker.signals import stop_on_signals
 

@@ -33,8 +33,8 @@ from bot.mailbox import Mailbox
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR
-from bot.tasks.schedule import parse_when
 from bot.tasks.scheduler import TaskScheduler
+from bot.vocabulary.schedule import parse_when
 from bot.zones import known_zone
 from worker.redis_pool import open_pool
 from worker.signals import stop_on_signals

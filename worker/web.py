@@ -17,6 +17,7 @@ from adapters.http.server import Runner
 from adapters.services import Services
 from adapters.startup import REFUSED, watch_refusals
 from adapters.tool_list import ToolCatalog
+from bot.assembly.catalog import standard_tools
 from bot.config import ConfigError, Settings
 from bot.confirmations import Confirmations
 from bot.mailbox import Mailbox
@@ -27,7 +28,6 @@ from bot.store.people import People
 from bot.store.traces import Traces
 from bot.tasks.book import TaskBook
 from bot.tools.base import ToolRegistry
-from bot.tools.catalog import standard_tools
 from worker.persistence import check_persistence
 from worker.redis_pool import IdleClosingPool, closing_idle, open_pool
 from worker.signals import stop_on_signals

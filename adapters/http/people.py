@@ -20,9 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from adapters.http.common import error, read_body, refusal
 from adapters.services import Services
 from bot.llm.registry import served_model
-from bot.people.preferences import NAMES, Name, Preferences, clean
+from bot.people.preferences import clean
 from bot.store.grants import Grant
 from bot.store.memory import Memory
+from bot.vocabulary.preferences import NAMES, Name, Preferences
 
 # ASCII only, `platform:` then the platform's own id: nothing a database or a log would misread.
 PERSON_ID = re.compile(r"[a-z]{1,16}:[A-Za-z0-9_.@:+-]{1,180}")

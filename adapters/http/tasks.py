@@ -28,7 +28,7 @@ from adapters.targets import UnknownSession, target_of
 from bot.run_config import RunConfig
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target, Task
-from bot.tasks.schedule import MAX_WHEN, Schedule, WhenError, check_frequency, parse_when
+from bot.vocabulary.schedule import MAX_WHEN, Schedule, WhenError, check_frequency, parse_when
 from bot.zones import known_zone
 
 MAX_LIMIT = 100

@@ -16,16 +16,13 @@ import os
 import socket
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot import keys
 from bot.redis_types import done, text
-
-if TYPE_CHECKING:  # the MCP SDK, which a process that only reads the status does without
-    from bot.mcp.source import McpServers
 
 log = logging.getLogger(__name__)
 REFRESH = 10.0
@@ -58,7 +55,16 @@ async def write_status(redis: Redis, key: str, status: Mapping[str, ServerStatus
         await pipe.execute()
 
 
-async def publish(redis: Redis, servers: McpServers, key: str, every: float = REFRESH) -> None:
+class Observed(Protocol):
+    """What `publish` watches (the worker's `McpServers`): their states, and an event set
+    whenever one changes. Named here, not imported: the servers' module imports this one."""
+
+    changed: asyncio.Event
+
+    def status(self) -> dict[str, ServerStatus]: ...
+
+
+async def publish(redis: Redis, servers: Observed, key: str, every: float = REFRESH) -> None:
     """Write `servers`' state now, on every change, and every `every` seconds; until
     cancelled, when the key is removed."""
     try:

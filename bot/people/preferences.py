@@ -11,16 +11,13 @@ the tool contract imports this module, and a worker's start-up is measured.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
 
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.llm.registry import served_model
+from bot.vocabulary.preferences import Name
 from bot.zones import known_zone
 
-Name = Literal["timezone", "language", "model", "instruction"]
-NAMES: tuple[Name, ...] = ("timezone", "language", "model", "instruction")
 MAX_LANGUAGE = 64
 MAX_INSTRUCTION = 500
 MAX_MODEL = 200
@@ -28,16 +25,6 @@ MAX_MODEL = 200
 # Portuguese") or a BCP 47 tag ("pt-BR", "zh-Hant"): letters, spaces, hyphens, apostrophes.
 _LANGUAGE = re.compile(r"[^\W\d_](?:[^\W\d_]|[ '-])*")
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]*")
-
-
-@dataclass(frozen=True)
-class Preferences:
-    """None: not chosen, the deployment's default applies."""
-
-    timezone: str | None = None
-    language: str | None = None
-    model: str | None = None
-    instruction: str | None = None
 
 
 def clean(name: Name, value: str) -> str | None:

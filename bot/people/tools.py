@@ -13,8 +13,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bot.people.preferences import MAX_INSTRUCTION, Name, Preferences, chosen_model, clean
+from bot.people.preferences import MAX_INSTRUCTION, chosen_model, clean
 from bot.tools.base import Tool, ToolContext, ToolError, tool
+from bot.vocabulary.preferences import Name, Preferences
 
 CLEAR = "Empty text clears it; leave it out to keep it as it is."
 

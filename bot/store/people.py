@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.people.preferences import Name, Preferences
 from bot.store.history import upsert
 from bot.store.schema import PersonRow
+from bot.vocabulary.preferences import Name, Preferences
 from bot.zones import known_zone
 
 PEOPLE: Table = PersonRow.__table__  # type: ignore[assignment]

@@ -227,7 +227,7 @@ class TaskRow(Base):
     """A scheduled task: a prompt the scheduler turns into an envelope of kind `scheduled` at
     each run time, answered where the task was made (`session`, `platform`, `reply_to`).
 
-    `kind` and `spec` are the schedule (`bot.tasks.schedule.Schedule`); `next_run_at` is kept
+    `kind` and `spec` are the schedule (`bot.vocabulary.schedule.Schedule`); `next_run_at` is kept
     by the scheduler after every run, so a run missed while no scheduler ran is noticed at the
     next start and handled by `if_missed`. A task from the configuration has a `name`."""
 

@@ -24,7 +24,7 @@ from bot.envelope import Sender
 from bot.run_config import RunConfig
 from bot.store.schema import TaskRow
 from bot.tasks.model import CONFIG_CREATOR, IfMissed, Status, Target, Task, task_of_run
-from bot.tasks.schedule import Schedule
+from bot.vocabulary.schedule import Schedule
 
 log = logging.getLogger(__name__)
 TASKS: Table = TaskRow.__table__  # type: ignore[assignment]

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.envelope import Envelope, Sender
 from bot.run_config import RunConfig
-from bot.tasks.schedule import Schedule
+from bot.vocabulary.schedule import Schedule
 
 MAX_PROMPT = 4000
 Status = Literal["active", "done", "cancelled", "missed"]

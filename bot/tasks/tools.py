@@ -17,9 +17,9 @@ from pydantic import Field
 
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target
-from bot.tasks.schedule import MAX_WHEN, WhenError, check_frequency, parse_when
 from bot.tools.base import Tool, ToolContext, ToolError, tool
 from bot.tools.services import ToolServices
+from bot.vocabulary.schedule import MAX_WHEN, WhenError, check_frequency, parse_when
 from bot.zones import known_zone
 
 log = logging.getLogger(__name__)

@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.llm.base import ToolSpec
-from bot.people.preferences import Preferences
+from bot.vocabulary.preferences import Preferences
 
 if TYPE_CHECKING:
     from bot.tools.services import ToolServices

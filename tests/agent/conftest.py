@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.agent.build import build_agent
 from bot.agent.loop import Agent, TurnRequest
+from bot.assembly.agent import build_agent
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.run_config import RunConfig

@@ -108,7 +108,7 @@ async def caching_llm() -> AsyncIterator[FakeLLM]:
 
 
 async def test_multi_turn_chat_reads_mostly_from_cache(caching_llm: FakeLLM) -> None:
-    from bot.agent.build import build_agent
+    from bot.assembly.agent import build_agent
 
     built = build_agent(make_settings(caching_llm, "anthropic"))
     minutes = iter(range(0, 10_000, 7))  # each model call happens 7 minutes after the last

@@ -27,8 +27,8 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot import keys
-from bot.agent.build import build_agent
 from bot.agent.loop import Agent, TurnRequest
+from bot.assembly.agent import build_agent
 from bot.config import Settings
 from bot.envelope import Envelope, Sender
 from bot.mailbox import Mailbox

@@ -36,7 +36,7 @@ from bot.redis_types import done
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import Target
-from bot.tasks.schedule import Schedule
+from bot.vocabulary.schedule import Schedule
 from tests.bench.processes import DEADLINE_S
 from tests.bench.table import Figure, percentile, report, samples
 from tests.support.redis_server import RedisServer

@@ -16,7 +16,7 @@ from bot.envelope import Envelope, Sender
 from bot.store.history import RUNS
 from bot.tasks.book import NewTask
 from bot.tasks.model import Target, Task
-from bot.tasks.schedule import parse_when
+from bot.vocabulary.schedule import parse_when
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.runner import Rig, runner_rig
 

@@ -24,7 +24,7 @@ from bot.redis_types import done
 from bot.store.database import Database, open_database
 from bot.tasks.book import TASKS, NewTask, TaskBook
 from bot.tasks.model import IfMissed, Target, Task
-from bot.tasks.schedule import Schedule
+from bot.vocabulary.schedule import Schedule
 from tests.support.redis_server import RedisServer
 from tests.support.schedulers import Schedulers
 from tests.support.stack import ROOT

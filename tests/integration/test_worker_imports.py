@@ -30,7 +30,7 @@ import asyncio, json, sys
 from redis.asyncio import Redis
 import worker.jobs
 from adapters.egresses import configured_egresses
-from bot.agent.build import build_agent
+from bot.assembly.agent import build_agent
 from bot.config import load_settings
 from bot.store.database import open_database
 

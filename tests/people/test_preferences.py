@@ -8,9 +8,10 @@ import pytest
 from bot.agent.prompt import preferred
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.people.preferences import Preferences, chosen_model, clean
+from bot.people.preferences import chosen_model, clean
 from bot.tools.base import ToolContext
 from bot.turn_setup import preferred_model
+from bot.vocabulary.preferences import Preferences
 
 SETTINGS = Settings(_env_file=None, model="claude-sonnet-4-5", user_models=["claude-haiku-4-5"])
 ANN = Sender(id="tg:1", name="Ann")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.assembly.catalog import standard_tools
 from bot.config import Settings
 from bot.envelope import Sender
 from bot.tools.base import ToolContext, ToolRegistry
-from bot.tools.catalog import standard_tools
 from bot.tools.executor import ToolExecutor
 from bot.vocabulary.messages import ToolUseBlock
 
@@ -80,7 +80,7 @@ LIST_TOOLS = textwrap.dedent(
     import logging
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
     from bot.config import Settings
-    from bot.tools.catalog import standard_tools
+    from bot.assembly.catalog import standard_tools
     print(sorted(t.name for t in standard_tools(Settings())))
     print(sorted(t.name for t in standard_tools(Settings())))
     """

@@ -16,8 +16,8 @@ from bot.store.database import Database
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS, RunRecord, SessionInfo
 from bot.tasks.book import TASKS, NewTask, TaskBook
 from bot.tasks.model import Target
-from bot.tasks.schedule import parse_when
 from bot.vocabulary.messages import Message, TextBlock
+from bot.vocabulary.schedule import parse_when
 from bot.vocabulary.state import SessionState
 from bot.vocabulary.usage import Usage
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from bot.people.preferences import Preferences
 from bot.store.database import Database
 from bot.store.people import PEOPLE, People
+from bot.vocabulary.preferences import Preferences
 
 
 async def test_preferences_are_set_and_cleared_one_by_one(db: Database) -> None:

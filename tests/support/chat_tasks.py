@@ -16,7 +16,7 @@ from bot.envelope import Sender
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import Target, Task
-from bot.tasks.schedule import parse_when
+from bot.vocabulary.schedule import parse_when
 from tests.support.stack import Stack, web_settings
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from arq.connections import RedisSettings, create_pool
 
 from adapters.http.egress import HttpEgress
-from bot.agent.build import build_agent
+from bot.assembly.agent import build_agent
 from bot.config import Settings
 from bot.confirmations import Confirmations
 from bot.egress import PlatformEgress

@@ -21,7 +21,7 @@ from bot.run_config import RunConfig
 from bot.store.schema import TaskRow
 from bot.tasks.book import NewTask, TaskBook, TaskRefused
 from bot.tasks.model import CONFIG_CREATOR, Target
-from bot.tasks.schedule import parse_when
+from bot.vocabulary.schedule import parse_when
 
 LISBON = zoneinfo.ZoneInfo("Europe/Lisbon")
 NOW = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ from itertools import pairwise
 import pytest
 
 from bot.config import Settings
-from bot.tasks.schedule import (
+from bot.vocabulary.schedule import (
     Schedule,
     WhenError,
     check_frequency,

@@ -14,18 +14,18 @@ from pydantic import ValidationError
 
 from bot.config import Settings
 from bot.envelope import Sender
-from bot.people.preferences import Preferences
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR, Target
-from bot.tasks.schedule import parse_when
 from bot.tasks.tools import task_tools
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
 from bot.tools.services import ToolServices
+from bot.vocabulary.preferences import Preferences
+from bot.vocabulary.schedule import parse_when
 from tests.support.databases import call
 
 ANN = Sender(id="tg:1", name="Ann")

@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from bot.assembly.catalog import standard_tools
+from bot.assembly.offered import OfferedTools, describe, offered_tools
 from bot.config import Settings
 from bot.sandbox.probe import unavailable
 from bot.tools.base import ToolContext, ToolRegistry, tool
-from bot.tools.catalog import standard_tools
 from bot.tools.executor import ToolExecutor
-from bot.tools.offered import OfferedTools, describe, offered_tools
 
 
 @tool(read_only=True, isolation="loop")

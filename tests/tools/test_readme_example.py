@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
-from bot.agent.build import load_tool_modules
+from bot.assembly.agent import load_tool_modules
 from bot.config import Settings
 from bot.tools import Sender, Tool, ToolContext
 from bot.tools.base import ToolRegistry

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.assembly.catalog import standard_tools
 from bot.config import Settings
 from bot.tools import workspace
 from bot.tools.base import ToolContext, ToolError, ToolRegistry
-from bot.tools.catalog import standard_tools
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
 from bot.tools.untrusted import TAG
