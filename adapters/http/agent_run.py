@@ -23,11 +23,12 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from adapters.http.common import USER, api_sender, read_body, refusal
+from adapters.http.common import USER, api_sender
 from adapters.http.run_checks import config_problems
 from adapters.http.sse import relay, stream_position
 from adapters.http.streams import Listener, Slot, StreamHub, StreamInterrupted
 from adapters.services import Services
+from adapters.web_input import read_body, refusal
 from bot import keys
 from bot.envelope import MAX_TEXT, Envelope
 from bot.redis_types import done

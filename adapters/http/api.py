@@ -27,12 +27,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
 from adapters.http import agent_run, pages, people, sessions, tasks, traces
-from adapters.http.common import USER, api_sender, error, read_body, refusal
+from adapters.http.common import USER, api_sender
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
 from adapters.http.streams import Slot, StreamHub, reader_connection
 from adapters.services import Services
+from adapters.web_input import error, read_body, refusal
 from bot import keys, metrics
 from bot.config import Settings
 from bot.confirmations import Status

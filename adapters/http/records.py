@@ -14,8 +14,8 @@ import logging
 
 from aiohttp import web
 
-from adapters.http.common import error, query_number
 from adapters.services import Services
+from adapters.web_input import error, query_number
 from bot import keys
 from bot.chats import chat_of
 from bot.tools.workspace_upkeep import remove_workspace

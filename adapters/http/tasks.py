@@ -21,10 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from adapters.egresses import PLATFORMS
 from adapters.http import sessions
-from adapters.http.common import api_sender, error, query_number, read_body, refusal
+from adapters.http.common import api_sender
 from adapters.http.run_checks import config_problems
 from adapters.services import Services
 from adapters.targets import UnknownSession, target_of
+from adapters.web_input import error, query_number, read_body, refusal
 from bot.run_config import RunConfig
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target, Task

@@ -25,13 +25,13 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.access import Gate
-from adapters.http.common import error
 from adapters.services import Services
 from adapters.slack.client import SlackCalls, error_of, make_client
 from adapters.slack.deps import IngressDeps
 from adapters.slack.ingress import register
 from adapters.slack.requests import check_shape, listener_failed, signed_text
 from adapters.startup import refuse
+from adapters.web_input import error
 from bot.config import ConfigError
 from bot.ratelimit import RateBudget
 

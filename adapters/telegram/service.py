@@ -31,13 +31,13 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 
 from adapters.access import Gate
-from adapters.http.common import read_json
 from adapters.services import Services
 from adapters.startup import refuse
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.commands import menu
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.ingress import dispatcher
+from adapters.web_input import read_json
 from bot.config import ConfigError, Settings
 from bot.ratelimit import RateBudget
 

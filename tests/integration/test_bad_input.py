@@ -19,8 +19,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from redis.asyncio import Redis
 
 from adapters.http.api import json_errors
-from adapters.http.common import nesting
 from adapters.slack.service import EVENTS_PATH
+from adapters.web_input import nesting
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import BOT_USER_ID, SIGNING_SECRET, FakeSlack, events
 from tests.fakes.slack.delivery import signature

@@ -1,0 +1,92 @@
+"""How every HTTP request's input is read, the API's and the platform webhooks' alike, and the
+one shape of an error answer.
+
+Every JSON body is read by `parse_json`: its size is bounded by the app's `client_max_size`
+before it is read, and its nesting is counted on the raw bytes before it is parsed, so a
+body of thousands of `[` is refused with a 400 instead of taking the parser's recursion down
+with a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import accumulate
+from typing import Any, TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
+
+MAX_DEPTH = 32  # far more than any request or platform update nests
+# A closed JSON string, and text whose every string is closed; possessive, so matching never
+# backtracks: one pass over the bytes, whatever they are.
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_CLOSED = re.compile(rb'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
+# ASCII digits only: `str.isdigit` and `int` also take "²" and "٣".
+WHOLE_NUMBER = re.compile(r"[0-9]{1,10}")
+Body = TypeVar("Body", bound=BaseModel)
+
+
+def error(code: int, message: str, **extra: Any) -> web.Response:
+    """Every error is JSON with an `error` text a person can act on."""
+    return web.json_response({"error": message, **extra}, status=code)
+
+
+def refusal(
+    exception: type[web.HTTPException],
+    message: str,
+    *,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> web.HTTPException:
+    """An HTTP error to raise from deep in a handler, with the same JSON body as `error`."""
+    body = json.dumps({"error": message, **extra})
+    return exception(text=body, content_type="application/json", headers=headers)
+
+
+def nesting(raw: bytes) -> int | None:
+    """How deep arrays and objects nest in `raw`, counted without parsing it (brackets in
+    strings do not count); None when a string is never closed, which no JSON text has."""
+    if _CLOSED.fullmatch(raw) is None:
+        return None
+    skeleton = _STRING.sub(b"", raw).translate(None, _NOT_STRUCTURE)
+    return max(accumulate(map(_STEP.__getitem__, skeleton)), default=0)
+
+
+def parse_json(raw: bytes | str, what: str = "the body") -> Any:
+    """`raw` parsed, or a JSON 400 that says why not."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    depth = nesting(data)
+    if depth is not None and depth > MAX_DEPTH:
+        raise refusal(web.HTTPBadRequest, f"{what} nests deeper than {MAX_DEPTH} levels")
+    try:
+        if depth is None:
+            raise ValueError("unclosed string")
+        return json.loads(data)
+    except ValueError:
+        raise refusal(web.HTTPBadRequest, f"{what} is not valid JSON") from None
+
+
+async def read_json(request: web.Request) -> Any:
+    """The request's JSON body; more than the app's `client_max_size` is refused (413)."""
+    return parse_json(await request.read())
+
+
+async def read_body(request: web.Request, model: type[Body]) -> Body:
+    """The request's JSON body as `model`, or a 422 listing each problem with its field."""
+    data = await read_json(request)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = [f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()]
+        raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems) from None
+
+
+def query_number(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    """The query parameter `name`, a whole number from `low` to `high`, or a 400 saying so."""
+    raw = request.query.get(name, str(default))
+    if not WHOLE_NUMBER.fullmatch(raw) or not low <= int(raw) <= high:
+        raise refusal(web.HTTPBadRequest, f"{name} must be a whole number from {low} to {high}")
+    return int(raw)
