@@ -140,12 +140,31 @@ async def test_an_expired_prompt_waits_for_the_load() -> None:
 
 
 async def test_a_worker_stopping_while_loading_closes_cleanly() -> None:
+    """The import thread cannot be stopped; what it returns after the worker stopped must
+    build nothing, or a client would be left open behind the closed worker."""
     real = RecordingEgress()
-    gate, load = gated(real)
+    loading, gate, returned = threading.Event(), threading.Event(), threading.Event()
+    built: list[Egress] = []
+
+    def build() -> Egress:
+        built.append(real)
+        return real
+
+    def load() -> Callable[[], Egress]:
+        loading.set()
+        gate.wait(30)
+        returned.set()
+        return build
+
     egress = LoadingEgress("telegram", load)
+    assert await asyncio.to_thread(loading.wait, 30), "the import thread never began"
     await egress.aclose()
     gate.set()
-    assert not real.closed  # never built, so nothing to close
+    assert await asyncio.to_thread(returned.wait, 30), "the import thread never ended"
+    # A round trip through a thread of our own: the loop has by now run what the import
+    # thread's end set going, the build included, had it not been called off.
+    await asyncio.to_thread(lambda: None)
+    assert built == [] or real.closed
 
 
 async def test_a_platform_that_cannot_load_fails_its_turns_not_the_worker() -> None:
