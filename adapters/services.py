@@ -3,6 +3,7 @@ built once by `parley web` (the worker's counterpart is `bot.session_runner.Runn
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
@@ -17,6 +18,7 @@ from bot.store.memory import Memories
 from bot.store.people import People
 from bot.store.traces import Traces
 from bot.tasks.book import TaskBook
+from bot.tasks.model import Target
 
 
 @dataclass(frozen=True)
@@ -32,3 +34,6 @@ class Services:
     grants: Grants
     traces: Traces
     tools: ToolCatalog
+    # Where a task for a session key is answered, or a ValueError saying why nowhere
+    # (`adapters.targets.answered_target`): given, so the HTTP API imports no platform.
+    target_of: Callable[[str], Target]

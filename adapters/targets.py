@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 
+from adapters.egresses import PLATFORMS
 from adapters.slack import place as slack
 from adapters.telegram import place as telegram
+from bot.config import Settings
 from bot.tasks.model import Target
 
 _TG = re.compile(r"tg:(-?[0-9]{1,20})(?::([0-9]{1,12}))?")
@@ -57,3 +59,18 @@ def target_of(session: str) -> Target:
         f"Unknown session {session[:80]!r}: use tg:CHAT_ID, tg:CHAT_ID:TOPIC_ID, "
         "slack:TEAM:CHANNEL, slack:TEAM:CHANNEL:THREAD_TS or http:SESSION_ID."
     )
+
+
+def answered_target(session: str, settings: Settings) -> Target:
+    """Where the runs of a task for `session` are answered, if this deployment answers
+    there: a ValueError whose text says why not (`UnknownSession`, or the platform has no
+    bot token here). The HTTP API is given this function rather than importing the
+    platforms' modules (`adapters.services.Services.target_of`)."""
+    target = target_of(session)
+    platform = next((p for p in PLATFORMS if p.name == target.platform), None)
+    if platform is not None and not platform.configured(settings):
+        raise ValueError(
+            f"{target.platform} is not configured in this Parley (no bot token), "
+            "so nothing could answer the task's runs"
+        )
+    return target

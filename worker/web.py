@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+from functools import partial
 
 from aiohttp import web
 
@@ -16,6 +17,7 @@ from adapters.http.api import PUBLIC, build_app
 from adapters.http.server import Runner
 from adapters.services import Services
 from adapters.startup import REFUSED, watch_refusals
+from adapters.targets import answered_target
 from adapters.tool_list import ToolCatalog
 from bot.assembly.catalog import standard_tools
 from bot.config import ConfigError, Settings
@@ -52,6 +54,7 @@ async def make_app(settings: Settings) -> web.Application:
         grants=Grants(database.engine),
         traces=Traces(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings)).specs),
+        target_of=partial(answered_target, settings=settings),
     )
     app = build_app(deps)
     watch_refusals(app)

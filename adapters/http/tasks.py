@@ -19,12 +19,10 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from adapters.egresses import PLATFORMS
 from adapters.http import sessions
 from adapters.http.common import api_sender
 from adapters.http.run_checks import config_problems
 from adapters.services import Services
-from adapters.targets import UnknownSession, target_of
 from adapters.web_input import error, query_number, read_body, refusal
 from bot.run_config import RunConfig
 from bot.tasks.book import NewTask, TaskRefused
@@ -209,16 +207,9 @@ class TaskRoutes:
         self, request: web.Request, session: str, problems: list[str]
     ) -> Target | None:
         try:
-            target = target_of(session)
-        except UnknownSession as exc:
+            target = self.services.target_of(session)
+        except ValueError as exc:
             problems.append(f"session: {exc}")
-            return None
-        unanswered = [p for p in PLATFORMS if p.name == target.platform]
-        if unanswered and not unanswered[0].configured(self.services.settings):
-            problems.append(
-                f"session: {target.platform} is not configured in this Parley (no bot token), "
-                "so nothing could answer the task's runs"
-            )
             return None
         if target.platform == "http":
             session_id = session.removeprefix("http:")
