@@ -183,7 +183,7 @@ class SessionRunner:
         record = RunRecord(
             where=session_info(head),
             envelope_ids=[head.id],
-            trigger="skipped",
+            trigger=ev.Trigger.SKIPPED,
             sender=head.sender.id,
             model=self.deps.agent.default_model,
             finish_reason=ev.FinishReason.POISONED,
@@ -385,13 +385,13 @@ class SessionRunner:
             await stream.close()
 
 
-def _trigger(head: Envelope, request: TurnRequest) -> str:
+def _trigger(head: Envelope, request: TurnRequest) -> ev.Trigger:
     if head.kind == "scheduled" and request.text is not None:
-        return "scheduled"
+        return ev.Trigger.SCHEDULED
     if head.run is not None and request.text is not None:
-        return "api"
+        return ev.Trigger.API
     if request.text is not None:
-        return "message"
+        return ev.Trigger.MESSAGE
     if request.decisions is None:
-        return "resume"
-    return "decision"  # a person's or the expiry's: the record has one trigger for both
+        return ev.Trigger.RESUME
+    return ev.Trigger.DECISION  # a person's or the expiry's: the record has one for both

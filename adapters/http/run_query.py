@@ -23,6 +23,7 @@ from aiohttp import web
 from adapters.web_input import refusal
 from bot.store.outcome import RunStatus
 from bot.store.traces import Match
+from bot.vocabulary.events import Trigger
 
 WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,15})?(Z|[+-][0-9]{2}:?[0-9]{2})?")
 DEFAULT_WINDOW = timedelta(days=1)
@@ -30,7 +31,7 @@ WINDOW = ("start", "end")
 FILTERS = ("outcome", "platform", "model", "trigger", "q")
 OUTCOMES = {"ok" if s == RunStatus.COMPLETED else str(s): str(s) for s in RunStatus}
 PLATFORMS = ("telegram", "slack", "http", "console")
-TRIGGERS = ("message", "decision", "resume", "scheduled", "skipped")
+TRIGGERS = tuple(Trigger)
 MAX_TEXT = 200  # a model's name and a title are at most this long in the record
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 

@@ -36,6 +36,18 @@ class CallState(StrEnum):
     RETRYING = "retrying"
 
 
+class Trigger(StrEnum):
+    """What started a run (`RunRecord.trigger`, kept in the run's row; the runs' list and
+    the dashboard filter on it)."""
+
+    MESSAGE = "message"  # a person's message, or several merged into one turn
+    API = "api"  # an HTTP API run: a message that carries its own run config
+    SCHEDULED = "scheduled"  # a run of a scheduled task
+    DECISION = "decision"  # an approval decided, by a person or by its expiry
+    RESUME = "resume"  # a turn a stopped worker left half done, carried on
+    SKIPPED = "skipped"  # a message given up on after failing too often
+
+
 class FinishReason(StrEnum):
     """Why a run ended (`Completed.finish_reason`, kept in the run's record).
 

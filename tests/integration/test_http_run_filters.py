@@ -43,6 +43,25 @@ async def runs(client: httpx.AsyncClient, **params: str) -> dict[str, Any]:
     return dict(response.json())
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_runs_of_every_trigger_can_be_listed(stack: Stack, database_url: str) -> None:
+    """Every trigger a run is recorded with is one the list takes: API runs, too."""
+    seeds = [
+        Seed("http:" + "a" * 32, "http", "From the API", f"e{n}", started_at=AT + 60 * n,
+             trigger=trigger)
+        for n, trigger in enumerate(("api", "message", "decision", "resume", "skipped"))
+    ]  # fmt: skip
+    database = await open_database(Settings(_env_file=None, database_url=database_url))
+    try:
+        ids = await record(database.history, *seeds)
+    finally:
+        await database.aclose()
+    async with stack.client() as client:
+        for run_id, seed in zip(ids, seeds, strict=True):
+            listed = await runs(client, trigger=seed.trigger)
+            assert [r["id"] for r in listed["items"]] == [run_id], seed.trigger
+
+
 @pytest.mark.parametrize("database_url", ["sqlite", "postgresql"], indirect=True)
 async def test_runs_are_filtered_and_their_aggregates_follow(
     stack: Stack, database_url: str
