@@ -287,8 +287,8 @@ class SessionRunner:
     async def _grant(self, ctx: ToolContext, tools: set[str], by: str) -> bool:
         """Keep an "Always allow": the person who asked may run `tools` in this chat from now
         on, this turn included (True once kept). A database that cannot take it costs the
-        grant, not the turn:
-        the approved calls still run, and the next time they are asked about again."""
+        grant, not the turn: the approved calls still run, and are asked about again next
+        time."""
         services = self.deps.services
         if services is None:
             return False

@@ -91,6 +91,9 @@ async def long_turn_ends(pool: ArqRedis, count: int) -> list[float]:
 def show_slowest(taken: list[Sample], ends: list[float], shown: int = 5) -> None:
     """The slowest samples beside how many long turns ended while each waited: the tail
     under load is where the long turns, begun together, end together."""
+    if not ends:  # their event streams were gone: nothing to set the samples beside
+        print("no long turn's end was found; the slowest samples are not shown beside them")
+        return
     print(f"the {shown} slowest samples under load, and the long turns that ended meanwhile:")
     for submitted, ms in sorted(taken, key=lambda each: each[1], reverse=True)[:shown]:
         ended = sum(1 for end in ends if submitted <= end <= submitted + ms / 1000)
