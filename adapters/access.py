@@ -7,7 +7,7 @@ is told why at no model cost, with the id to give the owner, and then not again 
 writing should not make the bot repeat itself. Being added to the allowlist takes effect at
 once; the memory only silences refusals.
 
-A person let in may still be over their limits (`bot.limits`): `take_message` is asked just
+A person let in may still be over their limits (`bot.people.limits`): `take_message` is asked just
 before a message is submitted, never for commands or button presses, and says so once per
 window, for the same reason.
 """
@@ -20,10 +20,10 @@ from functools import cached_property
 
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.config import Settings
-from bot.envelope import MAX_TEXT
-from bot.limits import Limits
+from bot.config.settings import Settings
+from bot.people.limits import Limits
+from bot.redis import keys
+from bot.vocabulary.envelope import MAX_TEXT
 
 log = logging.getLogger(__name__)
 REFUSAL = "Sorry, this assistant is private. Ask its owner to add you: your id is {id}."

@@ -13,9 +13,9 @@ from typing import Any, Generic, TypeVar
 
 from adapters.pacing import PacedCalls
 from adapters.replies import ReplyStore
-from bot.confirmations import Confirmation, Status
-from bot.egress import ReplyStream
-from bot.envelope import Envelope
+from bot.redis.confirmations import Confirmation, Status
+from bot.session.egress import ReplyStream
+from bot.vocabulary.envelope import Envelope
 
 Calls = TypeVar("Calls", bound=PacedCalls)
 

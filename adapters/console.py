@@ -18,10 +18,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TextIO
 
 from bot.agent.loop import Agent, TurnRequest
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import ToolContext
 from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.state import SessionState
 
 Ask = Callable[[str], Awaitable[str | None]]

@@ -1,6 +1,6 @@
 """Deciding a press of an approval button, the same on every platform.
 
-The first decision wins in Redis (see `bot.confirmations`); only the person who asked or an
+The first decision wins in Redis (see `bot.redis.confirmations`); only the person who asked or an
 admin may decide, anyone else is told so and changes nothing. A decision goes into the
 session's mailbox, so the turn resumes in order with the other messages; its envelope id is
 the dedup key, so a press delivered again (the platform retries because Redis failed after
@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.confirmations import Confirmation, Confirmations, Status
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.redis.confirmations import Confirmation, Confirmations, Status
+from bot.vocabulary.envelope import Envelope, Sender
 
 Choice = Literal["approve", "deny", "remember"]
 FORBIDDEN = "Only the person who asked, or an admin, can decide this."

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Protocol, cast
 from redis.asyncio import Redis
 
 from adapters.loading import LoadingEgress
-from bot.config import Settings
-from bot.egress import Egress
+from bot.config.settings import Settings
+from bot.session.egress import Egress
 
 
 class EgressBuilder(Protocol):

@@ -20,9 +20,9 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 
-from bot.confirmations import Confirmation
-from bot.egress import Egress, ReplyStream
-from bot.envelope import Envelope
+from bot.redis.confirmations import Confirmation
+from bot.session.egress import Egress, ReplyStream
+from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.events import AgentEvent
 
 log = logging.getLogger(__name__)

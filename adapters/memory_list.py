@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from adapters.access import Gate, refusal
 from adapters.item_list import ItemButtons, Listing
-from bot.envelope import Sender
 from bot.memory.scope import is_private
 from bot.store.memory import Memories, Memory
+from bot.vocabulary.envelope import Sender
 
 PRIVATE_HEADER = "What I remember about you (newest first):"
 CHAT_HEADER = "What I remember in this chat (newest first):"

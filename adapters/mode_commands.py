@@ -3,14 +3,14 @@
 `direct` (the default) answers in one loop of model and tool calls; `plan` (the agent mode
 `plan_execute`) first writes a plan, carries its steps out one by one with the plan shown as
 a checklist, and then answers: slower and dearer, better for tasks of several parts. The
-mode belongs to the chat (every topic and thread in it, `bot.chats.chat_of`); in a group
+mode belongs to the chat (every topic and thread in it, `bot.vocabulary.chats.chat_of`); in a group
 only an admin may change it, since it changes everyone's replies and cost.
 """
 
 from __future__ import annotations
 
-from bot.chats import chat_of
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.vocabulary.chats import chat_of
 
 NAMES = {
     "direct": "react",

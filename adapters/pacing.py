@@ -12,7 +12,7 @@ that must land, and raised at once otherwise.
 A platform's calls subclass `PacedCalls` and say only what differs: which exception is a
 rate limit (and for how long), which ones are worth trying again, how to name a failure.
 
-Every call is counted here (`bot.metrics`), by platform, method and outcome: each request
+Every call is counted here (`bot.telemetry.metrics`), by platform, method and outcome: each request
 made by its answer (ok, rate_limited, error), each call skipped for the budget as dropped.
 The time a call waited for its tokens, a platform's retry_after included, is observed once
 per call that waits for them (one that must land, or a streamed update's pump).
@@ -28,8 +28,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
-from bot import metrics
-from bot.ratelimit import RateBudget, Scope
+from bot.redis.ratelimit import RateBudget, Scope
+from bot.telemetry import metrics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

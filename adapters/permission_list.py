@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from adapters.item_list import ItemButtons, Listing
-from bot.envelope import Sender
 from bot.store.grants import Grant, Grants
+from bot.vocabulary.envelope import Sender
 
 OWN_HEADER = "Tools you always allow in this chat:"
 ALL_HEADER = "Tools people always allow in this chat:"

@@ -10,10 +10,10 @@ Values follow the rules of the `set_preferences` tool and the API
 
 from __future__ import annotations
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.people.preferences import chosen_model, clean
 from bot.store.people import People
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import NAMES, Name, Preferences
 
 USAGE = (

@@ -5,7 +5,7 @@
 - Where an approval prompt is, by confirmation id: when it expires, the prompt is updated.
 
 Each platform keeps its own ids (Telegram's integers, Slack's timestamps) under its own keys
-(`bot.keys`).
+(`bot.redis.keys`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 
 KEEP = 7 * 86_400
 

@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from adapters.pacing import PacedCalls, Slot
 from adapters.replies import ReplyStore
 from adapters.transcript import Transcript
-from bot.ratelimit import Scope
+from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """The web process's shared services: what the HTTP API and every platform's ingress use,
-built once by `parley web` (the worker's counterpart is `bot.session_runner.RunnerDeps`)."""
+built once by `parley web` (the worker's counterpart is `bot.session.runner.RunnerDeps`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 from adapters.tool_list import ToolCatalog
-from bot.config import Settings
-from bot.confirmations import Confirmations
-from bot.mailbox import Mailbox
+from bot.config.settings import Settings
+from bot.mailbox.inbox import Mailbox
+from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
 from bot.store.grants import Grants
 from bot.store.memory import Memories

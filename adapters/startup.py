@@ -12,7 +12,7 @@ import asyncio
 
 from aiohttp import web
 
-from bot.config import ConfigError
+from bot.config.settings import ConfigError
 
 REFUSED = web.AppKey("refused_configuration", asyncio.Future[ConfigError])
 

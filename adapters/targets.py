@@ -18,7 +18,7 @@ import re
 from adapters.egresses import PLATFORMS
 from adapters.slack import place as slack
 from adapters.telegram import place as telegram
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.tasks.model import Target
 
 _TG = re.compile(r"tg:(-?[0-9]{1,20})(?::([0-9]{1,12}))?")

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from adapters.item_list import ItemButtons, Listing
-from bot.envelope import Sender
 from bot.tasks.book import TaskBook
 from bot.tasks.model import Task
+from bot.vocabulary.envelope import Sender
 
 HEADER = "Scheduled tasks in this chat:"
 EMPTY = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.limits import Standing, duration
+from bot.people.limits import Standing, duration
 from bot.store.archive import Tokens
 
 

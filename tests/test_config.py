@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import ConfigError, load_settings
+from bot.config.settings import ConfigError, load_settings
 from tests.support.redis_server import free_port
 
 

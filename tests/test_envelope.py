@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.envelope import Envelope, Sender
+from bot.vocabulary.envelope import Envelope, Sender
 
 
 def test_an_expiry_queued_by_an_older_worker_is_still_an_expiry() -> None:

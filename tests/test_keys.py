@@ -1,4 +1,4 @@
-"""Every Redis key is named in `bot/keys.py`: no other module spells out a `parley:` key or
+"""Every Redis key is named in `bot/redis/keys.py`: no other module spells out a `parley:` key or
 builds one from the prefix, so the list in its docstring is the whole list."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bot", "adapters", "worker")
-OWNER = Path("bot/keys.py")
+OWNER = Path("bot/redis/keys.py")
 PREFIXES = {"PREFIX", "SESSION_PREFIX", "WORKER_PREFIX"}
 KEY = re.compile(r"^parley:\S")  # "parley: configuration error" is a message, not a key
 # Not a key: the sender id that marked an expired approval before envelopes had a kind.
@@ -28,7 +28,10 @@ def key_spellings(source: str) -> list[str]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if KEY.match(node.value) and node.value not in NOT_KEYS:
                 found.append(f"line {node.lineno}: {node.value!r}")
-        elif isinstance(node, ast.ImportFrom) and node.module in {"bot.keys", "bot.mailbox"}:
+        elif isinstance(node, ast.ImportFrom) and node.module in {
+            "bot.redis.keys",
+            "bot.mailbox.inbox",
+        }:
             found += [
                 f"line {node.lineno}: imports {a.name}" for a in node.names if a.name in PREFIXES
             ]
@@ -52,8 +55,8 @@ def test_only_bot_keys_names_redis_keys() -> None:
 
 def test_the_scan_sees_each_way_of_spelling_a_key() -> None:
     source = """
-from bot.keys import PREFIX
-from bot import keys
+from bot.redis.keys import PREFIX
+from bot.redis import keys
 a = "parley:armed"
 b = f"parley:{{{session}}}:inbox"
 c = f"{keys.PREFIX}:rate:{name}"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from bot import logs
-from bot.config import Settings
+from bot.config.settings import Settings
+from bot.telemetry import logs
 
 TOKEN = "123456:AAH-very-secret-bot-token"
 SETTINGS = Settings(
@@ -84,7 +84,8 @@ def test_json_lines_carry_the_turn_they_were_logged_in() -> None:
 def test_a_process_logs_json_when_told_to(tmp_path: Path) -> None:
     """Run where no .env is, so only the environment below counts."""
     program = (
-        "import logging; from bot import logs; from bot.config import load_settings; "
+        "import logging; from bot.telemetry import logs; "
+        "from bot.config.settings import load_settings; "
         "logs.configure(load_settings()); logging.getLogger('parley.test').warning('hello %s', "
         "'tok-" + "x" * 20 + "')"
     )

@@ -6,8 +6,8 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot import metrics
-from bot.backlog import Backlog
+from bot.mailbox.backlog import Backlog
+from bot.telemetry import metrics
 
 
 def snapshot(tools: dict[str, int], waits: list[float]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.pricing import Price, PriceTable
+from bot.config.pricing import Price, PriceTable
 from bot.vocabulary.usage import Usage
 
 TABLE = PriceTable()

@@ -10,8 +10,8 @@ from typing import Union, get_args, get_origin
 
 import pytest
 
-from bot.config import ConfigError, Settings, env_name, load_settings
-from bot.settings_warnings import broad_networks, unknown_variables
+from bot.config.settings import ConfigError, Settings, env_name, load_settings
+from bot.config.warnings import broad_networks, unknown_variables
 from tests.test_config import SECRET, TASK, run_parley
 
 
@@ -65,7 +65,7 @@ def test_a_bad_database_url_is_one_line_without_its_password(
 
 
 def test_a_known_driver_is_taken_and_made_the_async_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bot.database_url import database_url
+    from bot.config.database_url import database_url
 
     assert str(database_url("postgresql+psycopg2://u@h:5432/d")) == (
         "postgresql+asyncpg://u@h:5432/d"

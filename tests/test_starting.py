@@ -10,9 +10,9 @@ from arq.connections import RedisSettings, create_pool
 
 from adapters.http.egress import HttpEgress
 from adapters.loading import LoadingEgress
-from bot import keys
-from bot.egress import Egress
-from bot.liveness import Liveness
+from bot.mailbox.liveness import Liveness
+from bot.redis import keys
+from bot.session.egress import Egress
 from worker.cli import _starting
 from worker.jobs import _say_ready
 

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bot import __version__, logs
-from bot.config import ConfigError, Settings, load_settings
-from bot.settings_warnings import WARNED, settings_warnings
+from bot import __version__
+from bot.config.settings import ConfigError, Settings, load_settings
+from bot.config.warnings import WARNED, settings_warnings
+from bot.telemetry import logs
 
 if TYPE_CHECKING:
     from bot.agent.loop import Agent
@@ -32,7 +33,7 @@ app = typer.Typer(
 
 def _settings() -> Settings:
     """The settings, or exit 2 with one line naming the bad variable; what they allow but
-    was hardly meant is a warning line each (`bot.settings_warnings`)."""
+    was hardly meant is a warning line each (`bot.config.warnings`)."""
     try:
         settings = load_settings()
     except ConfigError as exc:
@@ -216,7 +217,7 @@ def migrate(
     down: bool = typer.Option(False, "--down", help="Downgrade to REVISION instead."),
 ) -> None:
     """Bring the database (DATABASE_URL) up to date; every process also does this on start."""
-    from bot.database_url import BadDatabaseUrl, database_url
+    from bot.config.database_url import BadDatabaseUrl, database_url
     from bot.store import migrate as migrations
     from bot.store.database import upgrade
     from bot.store.engine import shown_url

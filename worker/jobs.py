@@ -23,23 +23,24 @@ from arq.worker import Worker, func
 from adapters.egresses import configured_egresses
 from adapters.http.egress import HttpEgress
 from adapters.loading import LoadingEgress
-from bot import keys, metrics
 from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
-from bot.config import Settings
-from bot.confirmations import Confirmations
-from bot.egress import Egress, PlatformEgress
-from bot.envelope import Envelope, Sender
-from bot.limits import Limits
-from bot.liveness import Liveness
-from bot.mailbox import Mailbox
+from bot.config.settings import Settings
+from bot.mailbox.inbox import Mailbox
+from bot.mailbox.liveness import Liveness
 from bot.mcp.config import load_mcp_config
 from bot.mcp.status import publish, worker_key
-from bot.session_runner import RunnerDeps, SessionRunner
+from bot.people.limits import Limits
+from bot.redis import keys
+from bot.redis.confirmations import Confirmations
+from bot.session.egress import Egress, PlatformEgress
+from bot.session.runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
+from bot.telemetry import metrics
 from bot.tools.services import ToolServices
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
+from bot.vocabulary.envelope import Envelope, Sender
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals

@@ -25,7 +25,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bot.config import ConfigError, Settings
+from bot.config.settings import ConfigError, Settings
 from worker.signals import stop_on_signals
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from mcp.server.stdio import stdio_server
 from bot import __version__
 from bot.assembly.agent import configured_tools, tool_executor, tool_registry
 from bot.assembly.offered import OfferedTools, offered_tools
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.tools.executor import ToolExecutor
 from worker.mcp_stdin import Unanswered, pipe_stdin
 from worker.signals import stop_on_signals

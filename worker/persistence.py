@@ -12,7 +12,7 @@ import logging
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot.redis_types import done, text
+from bot.redis.results import done, text
 
 log = logging.getLogger(__name__)
 

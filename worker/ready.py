@@ -17,7 +17,7 @@ import socket
 from redis.asyncio import Redis
 from redis.typing import EncodableT, FieldT
 
-from bot.keys import READY_STREAM
+from bot.redis.keys import READY_STREAM
 
 KEPT = 1000  # entries: one per start, so only the recent starts matter
 

@@ -20,7 +20,7 @@ from redis.asyncio import BlockingConnectionPool
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import RedisError
 
-from bot.config import Settings
+from bot.config.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """`parley scheduler`: runs the scheduled tasks; start two for a standby.
 
 APScheduler 3 cannot share its jobs between processes, so one scheduler leads at a time under
-a Redis leader lease (`bot.leader`); the others stand by, trying to take the lease every
+a Redis leader lease (`bot.redis.leader`); the others stand by, trying to take the lease every
 second, and one takes over within the lease's TTL (PARLEY_SCHEDULER_LEASE) of the leader's
 death, or at once when it stops cleanly and lets go. A run sent twice around a takeover has one
 envelope id, which the mailbox's dedup drops (`bot.tasks.scheduler`).
@@ -24,18 +24,18 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from adapters.targets import UnknownSession, target_of
-from bot import keys
-from bot.config import ConfigError, ConfiguredTask, Settings
-from bot.envelope import Sender
-from bot.leader import LeaderLease
+from bot.config.settings import ConfigError, ConfiguredTask, Settings
+from bot.config.zones import known_zone
 from bot.llm.registry import served_model
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.redis import keys
+from bot.redis.leader import LeaderLease
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR
 from bot.tasks.scheduler import TaskScheduler
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
-from bot.zones import known_zone
 from worker.redis_pool import open_pool
 from worker.signals import stop_on_signals
 

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 import redis
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from worker.redis_pool import shown_url
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}

@@ -20,9 +20,9 @@ from adapters.startup import REFUSED, watch_refusals
 from adapters.targets import answered_target
 from adapters.tool_list import ToolCatalog
 from bot.assembly.catalog import standard_tools
-from bot.config import ConfigError, Settings
-from bot.confirmations import Confirmations
-from bot.mailbox import Mailbox
+from bot.config.settings import ConfigError, Settings
+from bot.mailbox.inbox import Mailbox
+from bot.redis.confirmations import Confirmations
 from bot.store.database import open_database
 from bot.store.grants import Grants
 from bot.store.memory import Memories

@@ -29,11 +29,11 @@ from adapters.http.sse import relay, stream_position
 from adapters.http.streams import Listener, Slot, StreamHub, StreamInterrupted
 from adapters.services import Services
 from adapters.web_input import read_body, refusal
-from bot import keys
-from bot.envelope import MAX_TEXT, Envelope
-from bot.redis_types import done
-from bot.run_config import RunConfig
+from bot.redis import keys
+from bot.redis.results import done
 from bot.store.outcome import RunStatus, status_of
+from bot.vocabulary.envelope import MAX_TEXT, Envelope
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.runs import run_id
 
 SLACK_S = 120  # beyond the run's own timeout: waiting for a worker to take it, approvals aside

@@ -34,13 +34,14 @@ from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_positio
 from adapters.http.streams import Slot, StreamHub, reader_connection
 from adapters.services import Services
 from adapters.web_input import error, read_body, refusal
-from bot import keys, metrics
-from bot.config import Settings
-from bot.confirmations import Status
-from bot.envelope import MAX_TEXT, Envelope
+from bot.config.settings import Settings
 from bot.llm.registry import served_model
-from bot.run_config import Mode
+from bot.redis import keys
+from bot.redis.confirmations import Status
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
+from bot.telemetry import metrics
+from bot.vocabulary.envelope import MAX_TEXT, Envelope
+from bot.vocabulary.run_config import Mode
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -222,7 +223,8 @@ class Api:
 
     async def metrics(self, request: web.Request) -> web.Response:
         """The deployment's Prometheus metrics: every live process's, added up (see
-        `bot.metrics`), and the mailboxes' backlog read now; behind the API token like the API."""
+        `bot.telemetry.metrics`), and the mailboxes' backlog read now; behind the API token
+        like the API."""
         body = await metrics.exposition(self.deps.redis)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.envelope import Sender
+from bot.vocabulary.envelope import Sender
 
 USER = web.RequestKey("user", str)  # who asks: http:token, http:local, or http:public
 

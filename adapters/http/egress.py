@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from bot import keys
-from bot.confirmations import Confirmation
-from bot.envelope import Envelope
+from bot.redis import keys
+from bot.redis.confirmations import Confirmation
+from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.events import AgentEvent, TextDelta
 
 STREAM_LENGTH = 2000

@@ -16,9 +16,9 @@ from aiohttp import web
 
 from adapters.services import Services
 from adapters.web_input import error, query_number
-from bot import keys
-from bot.chats import chat_of
+from bot.redis import keys
 from bot.tools.workspace_upkeep import remove_workspace
+from bot.vocabulary.chats import chat_of
 
 log = logging.getLogger(__name__)
 MAX_LIMIT = 100

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from adapters.services import Services
 from bot.llm.registry import resolve_model, served_model
-from bot.run_config import RunConfig
+from bot.vocabulary.run_config import RunConfig
 
 
 async def config_problems(services: Services, config: RunConfig) -> tuple[RunConfig, list[str]]:

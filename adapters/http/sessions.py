@@ -12,7 +12,7 @@ import re
 import time
 
 from adapters.services import Services
-from bot import keys
+from bot.redis import keys
 
 SESSION_ID = re.compile(r"[0-9a-f]{32}")
 

@@ -17,8 +17,8 @@ from aiohttp import web
 from redis.asyncio import Redis
 
 from adapters.http.streams import INTERRUPTED, Listener, Slot, StreamHub, StreamInterrupted
-from bot import keys
-from bot.redis_types import done
+from bot.redis import keys
+from bot.redis.results import done
 
 STREAMS = web.AppKey("streams", weakref.WeakSet[asyncio.Task[object]])
 HUB = web.AppKey("stream_hub", StreamHub)

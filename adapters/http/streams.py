@@ -26,8 +26,8 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot import keys
-from bot.redis_types import done
+from bot.redis import keys
+from bot.redis.results import done
 
 log = logging.getLogger(__name__)
 

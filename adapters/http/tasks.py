@@ -24,11 +24,11 @@ from adapters.http.common import api_sender
 from adapters.http.run_checks import config_problems
 from adapters.services import Services
 from adapters.web_input import error, query_number, read_body, refusal
-from bot.run_config import RunConfig
+from bot.config.zones import known_zone
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target, Task
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.schedule import MAX_WHEN, Schedule, WhenError, check_frequency, parse_when
-from bot.zones import known_zone
 
 MAX_LIMIT = 100
 MAX_SESSION = 300

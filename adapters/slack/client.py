@@ -23,8 +23,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.pacing import PacedCalls, Slot
-from bot.config import ConfigError, Settings
-from bot.ratelimit import RateBudget, Scope
+from bot.config.settings import ConfigError, Settings
+from bot.redis.ratelimit import RateBudget, Scope
 
 T = TypeVar("T")
 

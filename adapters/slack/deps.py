@@ -19,9 +19,9 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from adapters.access import Gate
 from adapters.slack.client import SlackCalls
 from adapters.tool_list import ToolCatalog
-from bot.config import Settings
-from bot.confirmations import Confirmations
-from bot.mailbox import Mailbox
+from bot.config.settings import Settings
+from bot.mailbox.inbox import Mailbox
+from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
 from bot.store.grants import Grants
 from bot.store.memory import Memories

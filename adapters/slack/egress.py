@@ -13,10 +13,10 @@ from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, make_client
 from adapters.slack.place import Place
 from adapters.slack.stream import SlackReply
-from bot.config import Settings
-from bot.confirmations import Status
-from bot.envelope import Envelope
-from bot.ratelimit import RateBudget
+from bot.config.settings import Settings
+from bot.redis.confirmations import Status
+from bot.redis.ratelimit import RateBudget
+from bot.vocabulary.envelope import Envelope
 
 
 class SlackEgress(ChatEgress[SlackCalls]):

@@ -36,8 +36,8 @@ from adapters.slack.presses import on_press
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
 from adapters.slack.task_list import on_tasks
-from bot import keys
-from bot.envelope import Envelope
+from bot.redis import keys
+from bot.vocabulary.envelope import Envelope
 
 EMPTY = "Ask me something after the mention, e.g. `@{name} what can you do?`"
 THREAD_MEMORY = 30 * 86_400

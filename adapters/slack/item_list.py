@@ -39,7 +39,8 @@ class ListPress:
 
     @property
     def chat(self) -> str:
-        """The chat's key: the channel or DM, its threads included (`bot.chats.chat_of`)."""
+        """The chat's key: the channel or DM, its threads included
+        (`bot.vocabulary.chats.chat_of`)."""
         return f"{PLATFORM}:{self.team}:{self.channel}"
 
 

@@ -19,7 +19,7 @@ from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section
 from adapters.slack.place import PLATFORM, person, sender_of
-from bot.envelope import Sender
+from bot.vocabulary.envelope import Sender
 
 log = logging.getLogger(__name__)
 ACTION = "parley_permission_revoke"

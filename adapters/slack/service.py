@@ -32,8 +32,8 @@ from adapters.slack.ingress import register
 from adapters.slack.requests import check_shape, listener_failed, signed_text
 from adapters.startup import refuse
 from adapters.web_input import error
-from bot.config import ConfigError
-from bot.ratelimit import RateBudget
+from bot.config.settings import ConfigError
+from bot.redis.ratelimit import RateBudget
 
 log = logging.getLogger(__name__)
 # bolt reads SLACK_BOT_TOKEN itself and warns that the client's token wins: it is the same one.

@@ -35,7 +35,7 @@ from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
 from adapters.slack.status import ThreadStatus
-from bot.ratelimit import Scope
+from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section
 from adapters.slack.place import PLATFORM, person, sender_of
-from bot.envelope import Sender
+from bot.vocabulary.envelope import Sender
 
 ACTION = "parley_task_cancel"
 HEADER_BLOCK = "parley_tasks"

@@ -24,8 +24,8 @@ from aiogram.exceptions import (
 from aiogram.methods import TelegramMethod
 
 from adapters.pacing import PacedCalls, Slot
-from bot.config import ConfigError, Settings
-from bot.ratelimit import RateBudget, Scope
+from bot.config.settings import ConfigError, Settings
+from bot.redis.ratelimit import RateBudget, Scope
 
 T = TypeVar("T")
 NOT_MODIFIED = "message is not modified"

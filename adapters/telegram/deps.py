@@ -21,15 +21,15 @@ from adapters.access import Gate
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import PLATFORM, place_of, sender_of
 from adapters.tool_list import ToolCatalog
-from bot.config import Settings
-from bot.confirmations import Confirmations
-from bot.envelope import Envelope
-from bot.mailbox import Mailbox
+from bot.config.settings import Settings
+from bot.mailbox.inbox import Mailbox
+from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
+from bot.vocabulary.envelope import Envelope
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.place import Place
 from adapters.telegram.stream import TelegramReply
-from bot.config import Settings
-from bot.confirmations import Status
-from bot.envelope import Envelope
-from bot.ratelimit import RateBudget
+from bot.config.settings import Settings
+from bot.redis.confirmations import Status
+from bot.redis.ratelimit import RateBudget
+from bot.vocabulary.envelope import Envelope
 
 
 class TelegramEgress(ChatEgress[TelegramCalls]):

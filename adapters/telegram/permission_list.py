@@ -33,7 +33,8 @@ def router() -> Router:
 
 
 def chat_of(chat_id: int) -> str:
-    """The chat's key (`bot.chats.chat_of` of any of its sessions): its topics share it."""
+    """The chat's key (`bot.vocabulary.chats.chat_of` of any of its sessions): its topics
+    share it."""
     return f"tg:{chat_id}"
 
 

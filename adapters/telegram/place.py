@@ -11,8 +11,8 @@ from typing import Any
 from aiogram.types import Message, User
 from pydantic import BaseModel
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
+from bot.vocabulary.envelope import Sender
 
 PLATFORM = "telegram"
 

@@ -38,8 +38,8 @@ from adapters.telegram.commands import menu
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.ingress import dispatcher
 from adapters.web_input import read_json
-from bot.config import ConfigError, Settings
-from bot.ratelimit import RateBudget
+from bot.config.settings import ConfigError, Settings
+from bot.redis.ratelimit import RateBudget
 
 log = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"

@@ -35,7 +35,7 @@ from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, plain, render
-from bot.ratelimit import Scope
+from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.limits import duration
+from bot.people.limits import duration
 
 TOOL_NOTE = "Stopped: the turn ran out of time before it finished."
 

@@ -21,15 +21,15 @@ from bot.agent.plan import PlanExecution
 from bot.agent.prompt import PromptBuilder
 from bot.agent.step import Step, StepEnd
 from bot.agent.tool_step import CANCELLED, ToolStep
-from bot.config import PolicyRule, Settings
+from bot.config.settings import PolicyRule, Settings
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.retry import RetryPolicy, Sleep
-from bot.run_config import RunConfig
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
 from bot.vocabulary import events as ev
 from bot.vocabulary.messages import Message, TextBlock, ToolUseBlock
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState, TurnProgress
 
 Checkpoint = Callable[[SessionState], Awaitable[None]]

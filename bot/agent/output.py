@@ -6,7 +6,8 @@ the answer is read leniently (the whole text, else its first fenced block, else 
 from its first brace or bracket to the last) and checked strictly. The errors handed back
 to the model name where each problem is (`$.items[2].price`), a bounded number of them, so
 a repair prompt stays small whatever the answer was. The schema's patterns are matched by
-RE2, in linear time (`bot.json_schema`): a pattern such as `^(a+)+$` cannot stall the worker.
+RE2, in linear time (`bot.vocabulary.json_schema`): a pattern such as `^(a+)+$` cannot stall
+the worker.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from bot.json_schema import PatternError, validator
+from bot.vocabulary.json_schema import PatternError, validator
 
 MAX_ERRORS = 10
 MAX_ERROR_TEXT = 300

@@ -17,9 +17,9 @@ from typing import Any, Protocol
 
 from bot.agent.output import check, instruction
 from bot.agent.step import Step, StepEnd
-from bot.run_config import RunConfig
 from bot.vocabulary import events as ev
 from bot.vocabulary.messages import TextBlock
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState, TurnProgress
 
 MAX_STEPS = 8

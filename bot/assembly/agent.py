@@ -10,7 +10,7 @@ from bot.agent.compaction import Compactor
 from bot.agent.loop import Agent, AgentDeps
 from bot.agent.prompt import PromptBuilder, load_bootstrap
 from bot.assembly.catalog import standard_tools
-from bot.config import ConfigError, Settings
+from bot.config.settings import ConfigError, Settings
 from bot.llm.base import Provider
 from bot.llm.registry import build_provider, context_window, resolve_model
 from bot.llm.retry import RetryPolicy, Sleep

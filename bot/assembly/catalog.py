@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.memory.tools import memory_tools
 from bot.people.tools import people_tools
 from bot.sandbox.probe import unavailable

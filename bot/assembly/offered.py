@@ -20,13 +20,13 @@ from typing import Any
 
 import mcp_types as types
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.memory.tools import memory_tools
 from bot.people.tools import people_tools
 from bot.tasks.tools import task_tools
 from bot.tools.base import Tool, ToolContext
 from bot.tools.executor import ToolExecutor
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 
 WORKER_ONLY = frozenset(t.name for t in [*task_tools(), *memory_tools(), *people_tools()])

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
-from bot.config import ConfigError, Settings
+from bot.config.settings import ConfigError, Settings
 from bot.llm.base import Provider
 
 

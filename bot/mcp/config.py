@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
-from bot.config import ConfigError, Settings
+from bot.config.settings import ConfigError, Settings
 
 VARIABLE = "PARLEY_MCP_CONFIG"
 DEFAULT_FILE = Path("mcp.json")

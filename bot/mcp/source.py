@@ -18,7 +18,7 @@ import contextlib
 import logging
 from collections.abc import Mapping
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.mcp.config import McpConfig
 from bot.mcp.server import McpServer
 from bot.mcp.status import ServerStatus

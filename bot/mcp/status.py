@@ -21,8 +21,8 @@ from typing import Any, Literal, Protocol
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot import keys
-from bot.redis_types import done, text
+from bot.redis import keys
+from bot.redis.results import done, text
 
 log = logging.getLogger(__name__)
 REFRESH = 10.0

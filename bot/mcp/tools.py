@@ -3,7 +3,7 @@
 The server's input schema is given to the model as is, and the model's arguments are
 checked against it with `jsonschema` before the call, so a wrong call is answered at once
 with what is wrong, without a round trip. Its patterns are matched by RE2 in linear time
-(`bot.json_schema.lenient`): arguments the model wrote never stall the worker. The result
+(`bot.vocabulary.json_schema.lenient`): arguments the model wrote never stall the worker. The result
 is always `untrusted` (another program wrote it), and the call is never `read_only`: a
 server's hints are its own claim, and a retried call could act twice. Whether a call needs
 approval follows the server's `trust`.
@@ -28,9 +28,9 @@ from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
-from bot.json_schema import lenient
 from bot.mcp.config import TOOL_NAME_LIMIT, ServerConfig
 from bot.tools.base import NAME, Tool, ToolContext
+from bot.vocabulary.json_schema import lenient
 
 log = logging.getLogger(__name__)
 Call = Callable[[str, dict[str, Any]], Awaitable[str]]

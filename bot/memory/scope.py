@@ -9,8 +9,8 @@ in a private chat. A chat's topics and threads share the chat's memories.
 
 from __future__ import annotations
 
-from bot.chats import chat_of
 from bot.tools.base import ToolContext
+from bot.vocabulary.chats import chat_of
 
 CHAT_PREFIX = "chat:"
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
+from bot.config.zones import known_zone
 from bot.llm.registry import served_model
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import Name
-from bot.zones import known_zone
 
 MAX_LANGUAGE = 64
 MAX_INSTRUCTION = 500

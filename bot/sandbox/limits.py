@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.config import Settings
+    from bot.config.settings import Settings
 
 PROCESSES = 64  # tasks of the sandbox's user, threads included: a fork bomb stops here
 OPEN_FILES = 256

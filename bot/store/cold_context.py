@@ -1,7 +1,7 @@
 """The older part of long contexts, in SQL, so a session's hot state in Redis stays small.
 
 A context is sent whole to the model at every call, but only its recent turns change: the
-state store keeps those in Redis and moves older whole turns here (`bot.state_store`), as
+state store keeps those in Redis and moves older whole turns here (`bot.session.states`), as
 the exact JSON the state held, so a worker that loads the session cold rebuilds the very
 context, byte for byte. Rows are keyed by session, `epoch` (one context: compaction or /new
 starts another) and position. A row is written before Redis's marker counts it, so a worker

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.config import Settings
-from bot.database_url import database_url
-from bot.pricing import PriceTable
+from bot.config.database_url import database_url
+from bot.config.pricing import PriceTable
+from bot.config.settings import Settings
 from bot.store import revision as schema
 from bot.store.archive import Archive
 from bot.store.engine import make_engine, shown_url

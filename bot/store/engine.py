@@ -11,8 +11,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from bot.config import ConfigError
-from bot.database_url import BadDatabaseUrl, database_url
+from bot.config.database_url import BadDatabaseUrl, database_url
+from bot.config.settings import ConfigError
 
 BUSY_TIMEOUT_S = 30
 # The pool, per process: every connection it may open is kept open. A connection opened for

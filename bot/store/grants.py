@@ -1,7 +1,7 @@
 """The tools a person allowed for good in a chat: a press of "Always allow" on an approval.
 
-A grant is for one person in one chat (`bot.chats.chat_of`: a forum topic or a Slack thread
-shares its chat's), so a group member's press never spares another member the question, and
+A grant is for one person in one chat (`bot.vocabulary.chats.chat_of`: a forum topic or a Slack
+thread shares its chat's), so a group member's press never spares another member the question, and
 a tool allowed in one chat is still asked about in the next. Grants outlive `/new` and
 restarts; people see and revoke theirs with `/permissions`, operators through the API. The
 operator's policy still comes first: a grant never overrides a `deny` (`Policy.with_rules`).

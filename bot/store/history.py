@@ -27,8 +27,8 @@ from typing import Any
 from sqlalchemy import Table, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.confirmations import Confirmation
-from bot.pricing import PriceTable
+from bot.config.pricing import PriceTable
+from bot.redis.confirmations import Confirmation
 from bot.store.engine import writers
 from bot.store.outcome import answered, status_of
 from bot.store.record_statements import (

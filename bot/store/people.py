@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.config.zones import known_zone
 from bot.store.history import upsert
 from bot.store.schema import PersonRow
 from bot.vocabulary.preferences import Name, Preferences
-from bot.zones import known_zone
 
 PEOPLE: Table = PersonRow.__table__  # type: ignore[assignment]
 

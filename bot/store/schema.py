@@ -160,7 +160,7 @@ class MessageRow(Tokens, Base):
 class ContextRow(Base):
     """A message of a session's context that its hot state in Redis no longer holds: the
     older part of a long context, in order, as the exact JSON the state had
-    (`bot.state_store`). `epoch` names one context (compaction and /new start another);
+    (`bot.session.states`). `epoch` names one context (compaction and /new start another);
     `fence` is the lease's number of the worker that wrote the row, so a worker that lost
     the session never overwrites its successor's rows. No foreign key: a turn may move
     messages here before the session's first run is recorded."""
@@ -208,9 +208,9 @@ class PersonRow(Base):
 
 
 class GrantRow(Base):
-    """A tool `person` may run without being asked in `chat` (`bot.chats.chat_of`: a chat's
-    topics and threads share its grants), from a press of "Always allow"; `granted_by` is who
-    pressed it (the person, or an admin deciding for them)."""
+    """A tool `person` may run without being asked in `chat` (`bot.vocabulary.chats.chat_of`:
+    a chat's topics and threads share its grants), from a press of "Always allow";
+    `granted_by` is who pressed it (the person, or an admin deciding for them)."""
 
     __tablename__ = "grants"
     __table_args__ = (UniqueConstraint("person", "chat", "tool"),)

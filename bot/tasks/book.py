@@ -19,11 +19,11 @@ from redis.asyncio import Redis
 from sqlalchemy import Table, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot import keys
-from bot.envelope import Sender
-from bot.run_config import RunConfig
+from bot.redis import keys
 from bot.store.schema import TaskRow
 from bot.tasks.model import CONFIG_CREATOR, IfMissed, Status, Target, Task, task_of_run
+from bot.vocabulary.envelope import Sender
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.schedule import Schedule
 
 log = logging.getLogger(__name__)

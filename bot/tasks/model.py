@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.envelope import Envelope, Sender
-from bot.run_config import RunConfig
+from bot.vocabulary.envelope import Envelope, Sender
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.schedule import Schedule
 
 MAX_PROMPT = 4000

@@ -30,9 +30,9 @@ from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from redis.exceptions import RedisError
 
-from bot.envelope import Envelope
 from bot.tasks.book import TaskBook
 from bot.tasks.model import Task
+from bot.vocabulary.envelope import Envelope
 
 log = logging.getLogger(__name__)
 Submit = Callable[[Envelope], Awaitable[Any]]

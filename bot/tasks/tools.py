@@ -15,12 +15,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from bot.config.zones import known_zone
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target
 from bot.tools.base import Tool, ToolContext, ToolError, tool
 from bot.tools.services import ToolServices
 from bot.vocabulary.schedule import MAX_WHEN, WhenError, check_frequency, parse_when
-from bot.zones import known_zone
 
 log = logging.getLogger(__name__)
 WHEN = (

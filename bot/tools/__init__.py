@@ -8,7 +8,7 @@ executor, the registry, where tools run) is Parley's own and may change between 
 The README's "Writing a tool" has a complete example.
 """
 
-from bot.envelope import Sender
 from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, tool
+from bot.vocabulary.envelope import Sender
 
 __all__ = ["Sender", "TemporaryFailure", "Tool", "ToolContext", "ToolError", "tool"]

@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_type_hints, overlo
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.llm.base import ToolSpec
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import Preferences
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from typing import Annotated
 
 from pydantic import Field
 
+from bot.config.zones import known_zone
 from bot.tools import Tool, ToolContext, ToolError, tool
 from bot.tools.calculator import CalculatorError, evaluate, render
-from bot.zones import known_zone
 
 
 @tool(read_only=True, isolation="loop")

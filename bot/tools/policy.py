@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-from bot.config import PolicyRule
+from bot.config.settings import PolicyRule
 from bot.tools.base import Tool, ToolContext
 
 Action = Literal["allow", "deny", "ask"]

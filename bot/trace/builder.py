@@ -45,7 +45,7 @@ def preview(arguments: dict[str, Any], secrets: Sequence[str] = ()) -> str:
 
 
 class TraceBuilder:
-    """`secrets` are the deployment's (`bot.logs.secrets_of`), taken out of every text a
+    """`secrets` are the deployment's (`bot.telemetry.logs.secrets_of`), taken out of every text a
     node keeps."""
 
     def __init__(self, clock: Callable[[], float] = time.time, secrets: Sequence[str] = ()) -> None:

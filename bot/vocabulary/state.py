@@ -1,7 +1,7 @@
 """A session's agent state: everything needed to continue it in another process.
 
 It is saved after every step of a turn, so a turn interrupted anywhere can be picked up from
-the last step by whoever loads it next; a save writes what changed (`bot.state_store`).
+the last step by whoever loads it next; a save writes what changed (`bot.session.states`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from bot.envelope import Sender
-from bot.run_config import RunConfig
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.events import PlanStep
 from bot.vocabulary.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.runs import RunRecord
 from bot.vocabulary.trace import Trace
 from bot.vocabulary.usage import Usage
@@ -70,7 +70,7 @@ class PendingConfirmation(BaseModel):
 class WrittenContext:
     """The context as it is stored, as far as this process knows: the messages it last
     wrote or read, each with its JSON and that JSON's size in bytes; the first `cold` of
-    them are in SQL under `epoch`, the rest in Redis (`bot.state_store`)."""
+    them are in SQL under `epoch`, the rest in Redis (`bot.session.states`)."""
 
     messages: list[Message]
     encoded: list[str]
@@ -97,7 +97,7 @@ class SessionState(BaseModel):
     recorded: str | None = None
     unrecorded: list[RunRecord] = Field(default_factory=list)
     unanswered: bool = False
-    _written: WrittenContext | None = PrivateAttr(default=None)  # see `bot.state_store`
+    _written: WrittenContext | None = PrivateAttr(default=None)  # see `bot.session.states`
     _per_message: dict[str, PerMessage[Any]] = PrivateAttr(default_factory=dict)
 
     @property

@@ -8,9 +8,9 @@ import pytest
 from redis.asyncio import Redis
 
 from adapters.access import ONCE, REFUSAL_MEMORY, Gate, too_long
-from bot import keys
-from bot.config import Settings
-from bot.envelope import MAX_TEXT
+from bot.config.settings import Settings
+from bot.redis import keys
+from bot.vocabulary.envelope import MAX_TEXT
 
 
 @pytest.fixture

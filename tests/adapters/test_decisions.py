@@ -10,9 +10,9 @@ import pytest
 from redis.asyncio import Redis
 
 from adapters.decisions import FORBIDDEN, Choice, Press, PromptState, decide
-from bot.confirmations import CallSummary, Confirmation, Confirmations
-from bot.envelope import Sender
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.redis.confirmations import CallSummary, Confirmation, Confirmations
+from bot.vocabulary.envelope import Sender
 
 ANN = Sender(id="tg:1", name="Ann")
 BOB = Sender(id="tg:2", name="Bob")

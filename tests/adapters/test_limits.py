@@ -14,9 +14,9 @@ from redis.asyncio import Redis
 
 from adapters.access import Gate
 from adapters.usage import limits_text
-from bot import keys
-from bot.config import Settings
-from bot.limits import DAY_TTL, Limits, day, duration, until_midnight
+from bot.config.settings import Settings
+from bot.people.limits import DAY_TTL, Limits, day, duration, until_midnight
+from bot.redis import keys
 from bot.vocabulary.runs import RunRecord, SessionInfo
 from bot.vocabulary.usage import Usage
 

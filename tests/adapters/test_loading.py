@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 import pytest
 
 from adapters.loading import LoadingEgress, PendingReply
-from bot.confirmations import Confirmation
-from bot.egress import Egress
-from bot.envelope import Envelope, Sender
+from bot.redis.confirmations import Confirmation
+from bot.session.egress import Egress
 from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Envelope, Sender
 
 
 @dataclass

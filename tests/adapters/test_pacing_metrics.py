@@ -11,8 +11,8 @@ import pytest
 from redis.asyncio import Redis
 
 from adapters.pacing import PacedCalls, Slot
-from bot import metrics
-from bot.ratelimit import RateBudget, Scope
+from bot.redis.ratelimit import RateBudget, Scope
+from bot.telemetry import metrics
 
 PLATFORM = "test-platform"
 

@@ -10,8 +10,8 @@ import pytest
 
 from adapters import item_list, task_list
 from adapters.targets import target_of
-from bot.envelope import Sender
 from bot.tasks.model import Task
+from bot.vocabulary.envelope import Sender
 from tests.support.chat_tasks import task_as_stored
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

@@ -9,11 +9,11 @@ import pytest
 
 from bot.agent.loop import Agent, TurnRequest
 from bot.assembly.agent import build_agent
-from bot.config import Settings
-from bot.envelope import Sender
-from bot.run_config import RunConfig
+from bot.config.settings import Settings
 from bot.tools.base import Tool, ToolContext
 from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Sender
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY, FakeLLM
 

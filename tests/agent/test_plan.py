@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from bot.agent.plan import ANSWER, PLANNING
-from bot.run_config import RunConfig
 from bot.vocabulary import events as ev
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type, shown_text
 from tests.fakes.llm import FakeLLM, Reply, ToolCallSpec

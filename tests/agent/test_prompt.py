@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.agent.prompt import PromptBuilder, load_bootstrap
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import ToolContext
+from bot.vocabulary.envelope import Sender
 
 
 def test_defaults_ship_and_override_replaces_by_name(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from bot.agent.output import check
-from bot.run_config import RetryConfig, RunConfig
 from bot.vocabulary import events as ev
+from bot.vocabulary.run_config import RetryConfig, RunConfig
 from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type, shown_text
 from tests.fakes.llm import Fail, FakeLLM, Reply, ToolCallSpec

@@ -14,8 +14,8 @@ import pytest
 from pydantic import ValidationError
 
 from bot.agent.output import check
-from bot.run_config import RunConfig
 from bot.vocabulary import events as ev
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type
 from tests.fakes.llm import FakeLLM, Reply

@@ -20,11 +20,11 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.backlog import backlog
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
-from bot.redis_types import done
+from bot.mailbox.backlog import backlog
+from bot.mailbox.inbox import Mailbox
+from bot.redis import keys
+from bot.redis.results import done
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.bench.table import Figure, quick, report, samples
 from tests.support.redis_server import RedisServer
 

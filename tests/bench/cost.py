@@ -27,8 +27,8 @@ from pathlib import Path
 
 from arq.connections import RedisSettings, create_pool
 
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.bench.memory import answered, start_worker, stop
 from tests.bench.table import Figure, report
 from tests.fakes.llm import FakeLLM, Reply, ToolCallSpec

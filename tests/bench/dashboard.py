@@ -35,7 +35,7 @@ import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.store.database import open_database
 from tests.bench.processes import serving
 from tests.bench.table import Figure, report, samples

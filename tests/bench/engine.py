@@ -3,7 +3,7 @@
 The fake model APIs run in a separate process and answer at once, so the figures are Parley's
 own cost plus the SDK's: building the prompt and the request, parsing the stream, the loop's
 bookkeeping, and the state's load, saves and commit in Redis the way a worker does them
-(`bot.session_runner`), the older turns of a long context moved to SQLite, and the run's record
+(`bot.session.runner`), the older turns of a long context moved to SQLite, and the run's record
 (its row, its messages, the session's totals) written to SQLite after each turn. A turn's work must
 not grow with the conversation: the figures compare the first turns with the last ones, count
 the bytes each turn sends to Redis, and weigh the session's keys at the end; a load by a
@@ -26,19 +26,19 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bot import keys
 from bot.agent.loop import Agent, TurnRequest
 from bot.assembly.agent import build_agent
-from bot.config import Settings
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
-from bot.run_watch import RunWatch
-from bot.state_store import StateStore
+from bot.config.settings import Settings
+from bot.mailbox.inbox import Mailbox
+from bot.redis import keys
+from bot.session.states import StateStore
+from bot.session.watch import RunWatch
 from bot.store.cold_context import ColdContext
 from bot.store.database import open_database
 from bot.store.history import History
 from bot.tools.base import ToolContext
 from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.state import SessionState
 from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY

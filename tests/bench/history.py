@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.store.database import Database, open_database
 from bot.store.history import RunRecord, SessionInfo
 from bot.vocabulary.messages import Message, TextBlock

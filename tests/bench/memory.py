@@ -25,9 +25,9 @@ from pathlib import Path
 from arq.connections import RedisSettings, create_pool
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.redis import keys
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.bench.processes import environment
 from tests.bench.table import Figure, report
 from tests.fakes.llm import FakeLLM, Reply

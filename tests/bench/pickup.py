@@ -20,9 +20,9 @@ from pathlib import Path
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from bot import keys
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.redis import keys
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.bench.processes import DEADLINE_S, environment, fake_model, start_workers, stop
 from tests.bench.table import Figure, percentile, report, samples
 from tests.support.redis_server import RedisServer

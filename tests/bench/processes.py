@@ -1,6 +1,6 @@
 """Parley's processes for the benchmarks: the fake model in a process of its own, and waits on
 real readiness signals, never fixed sleeps: `parley web` answering /healthz, and workers
-announcing themselves on the ready stream (`worker.ready`, `bot.keys.READY_STREAM`), which
+announcing themselves on the ready stream (`worker.ready`, `bot.redis.keys.READY_STREAM`), which
 they do once their platforms are loaded. A benchmark that sampled before that would put a
 worker's start-up into its figures."""
 
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import httpx
 from redis.asyncio import Redis
 
-from bot.keys import READY_STREAM
+from bot.redis.keys import READY_STREAM
 from tests.fakes.llm import ANTHROPIC_KEY
 
 DEADLINE_S = 60  # a busy machine starts processes slowly

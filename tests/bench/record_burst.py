@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.store.database import open_database
 from bot.store.people import People
 from bot.trace.builder import TraceBuilder

@@ -14,7 +14,7 @@ import statistics
 import sys
 import time
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.sandbox.limits import SandboxLimits
 from bot.sandbox.probe import unavailable
 from bot.sandbox.runner import interpreter, run_program

@@ -29,13 +29,13 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.config import load_settings
-from bot.envelope import Envelope, Sender
-from bot.redis_types import done
+from bot.config.settings import load_settings
+from bot.redis import keys
+from bot.redis.results import done
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import Target
+from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.schedule import Schedule
 from tests.bench.processes import DEADLINE_S
 from tests.bench.table import Figure, percentile, report, samples

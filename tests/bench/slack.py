@@ -38,7 +38,7 @@ from aiohttp import web
 
 from adapters.slack.client import POST_PER_WORKSPACE
 from adapters.slack.service import EVENTS_PATH
-from bot.config import Settings
+from bot.config.settings import Settings
 from tests.bench.processes import settle_collector, start_workers, stop
 from tests.bench.table import Figure, percentile, quick, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, RecordedRequest, Reply

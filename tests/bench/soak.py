@@ -38,7 +38,7 @@ from pathlib import Path
 import httpx
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 from tests.bench.memory import MIB, rss, start_worker, stop
 from tests.bench.processes import environment
 from tests.bench.table import Figure, report

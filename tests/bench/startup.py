@@ -44,9 +44,9 @@ from pathlib import Path
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from bot.envelope import Envelope, Sender
-from bot.keys import ARMED_SET, WORKER_PREFIX
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.redis.keys import ARMED_SET, WORKER_PREFIX
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply
 from tests.fakes.tg import TOKEN, FakeTelegram, TgUser

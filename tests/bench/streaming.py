@@ -35,7 +35,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from adapters.telegram.render import render
-from bot import keys
+from bot.redis import keys
 from tests.bench.processes import environment, fake_model, serving
 from tests.bench.table import Figure, quick, report, samples
 from tests.fakes.llm.words import reply_text, visible_text

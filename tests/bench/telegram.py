@@ -26,7 +26,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from tests.bench.processes import settle_collector, start_workers, stop
 from tests.bench.table import Figure, percentile, quick, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, RecordedRequest, Reply

@@ -49,9 +49,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bot import keys
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.redis import keys
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.bench.processes import environment, fake_model, serving
 from tests.bench.table import Figure, quick, report, samples
 from tests.fakes.llm.words import reply_text

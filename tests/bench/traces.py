@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.store.database import open_database
 from bot.store.traces import Traces
 from bot.trace.builder import TraceBuilder

@@ -18,7 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.store.database import open_database
 from tests.fakes.llm import Fail, Reply, ToolCallSpec
 from tests.support.browser import screenshot, severe_logs, wait_for

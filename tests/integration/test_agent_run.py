@@ -13,7 +13,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack
 

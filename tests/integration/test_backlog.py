@@ -11,10 +11,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
-from bot import metrics
-from bot.backlog import Backlog, backlog
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
+from bot.mailbox.backlog import Backlog, backlog
+from bot.mailbox.inbox import Mailbox
+from bot.telemetry import metrics
+from bot.vocabulary.envelope import Envelope, Sender
 
 
 class Jobs:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from bot.confirmations import CallSummary, Confirmations
+from bot.redis.confirmations import CallSummary, Confirmations
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
 

@@ -13,10 +13,10 @@ import httpx
 import pytest
 from arq.connections import RedisSettings, create_pool
 
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
-from bot.redis_types import done
-from bot.state_store import StateStore
+from bot.mailbox.inbox import Mailbox
+from bot.redis.results import done
+from bot.session.states import StateStore
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack, idle, read_events, send, texts

@@ -1,6 +1,6 @@
 """A long session's hot state in Redis stays under 64 KiB, while the model is sent the whole
 context: the older turns are read back from SQL by a worker that loads the session cold, as
-the very bytes a warm worker sends, also after compaction (`bot.state_store`)."""
+the very bytes a warm worker sends, also after compaction (`bot.session.states`)."""
 
 from __future__ import annotations
 
@@ -17,17 +17,17 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import delete, select
 
-from bot import keys
 from bot.agent.compaction import SUMMARISER
-from bot.config import Settings
-from bot.envelope import Envelope, Sender
-from bot.mailbox import LeaseLost, Mailbox
-from bot.redis_types import done
-from bot.session_runner import SessionRunner
-from bot.state_store import StateStore
+from bot.config.settings import Settings
+from bot.mailbox.inbox import LeaseLost, Mailbox
+from bot.redis import keys
+from bot.redis.results import done
+from bot.session.runner import SessionRunner
+from bot.session.states import StateStore
 from bot.store.cold_context import CONTEXT, ColdContext
 from bot.store.database import open_database
 from bot.store.engine import make_engine
+from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.state import SessionState
 from tests.fakes.llm import FakeLLM, Reply

@@ -9,9 +9,9 @@ import time
 from redis.asyncio import Redis
 
 from adapters.http.egress import RETAIN_S, HttpEgress
-from bot import keys
-from bot.envelope import Envelope, Sender
+from bot.redis import keys
 from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Envelope, Sender
 
 
 async def entries(redis: Redis, session: str) -> list[dict[str, object]]:

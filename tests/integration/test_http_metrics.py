@@ -10,7 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
-from bot import metrics
+from bot.telemetry import metrics
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack, send
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.store.database import open_database
 from tests.support.runs import Seed, record
 from tests.support.stack import Stack

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 from tests.fakes.llm import Reply
 from tests.support.stack import Stack, send, texts
 

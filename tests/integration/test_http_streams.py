@@ -23,9 +23,9 @@ from aiohttp import web
 from redis.asyncio import Redis
 
 from adapters.http.egress import HttpEgress
-from bot import keys
-from bot.envelope import Envelope, Sender
+from bot.redis import keys
 from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.stack import Stack, read_events, stack_env, texts, web_settings

@@ -14,7 +14,7 @@ import yarl
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
-from bot import keys
+from bot.redis import keys
 from tests.integration.test_bad_input import DEEP, clean_log
 from tests.support.stack import Stack
 

@@ -14,11 +14,11 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.envelope import Sender
+from bot.redis import keys
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR, Target
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
 from tests.support.stack import Stack, web_settings
 

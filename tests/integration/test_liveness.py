@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.envelope import Envelope, Sender
-from bot.liveness import Liveness
-from bot.mailbox import LeaseLost, Mailbox
-from bot.saved_state import StateWrite
+from bot.mailbox.inbox import LeaseLost, Mailbox
+from bot.mailbox.liveness import Liveness
+from bot.mailbox.saved_state import StateWrite
+from bot.redis import keys
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.support.redis_server import RedisServer
 
 

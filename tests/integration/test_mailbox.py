@@ -11,10 +11,10 @@ from arq.connections import RedisSettings, create_pool
 from arq.constants import default_queue_name, job_key_prefix
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.envelope import Envelope, Sender
-from bot.mailbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox
-from bot.saved_state import StateWrite
+from bot.mailbox.inbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox
+from bot.mailbox.saved_state import StateWrite
+from bot.redis import keys
+from bot.vocabulary.envelope import Envelope, Sender
 
 
 class Jobs:

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.envelope import Envelope, Sender
-from bot.mailbox import LeaseLost, Mailbox
-from bot.saved_state import StateWrite
+from bot.mailbox.inbox import LeaseLost, Mailbox
+from bot.mailbox.saved_state import StateWrite
+from bot.redis import keys
+from bot.vocabulary.envelope import Envelope, Sender
 
 SESSIONS = ("test:a", "test:b")
 WORKERS = (0, 1)

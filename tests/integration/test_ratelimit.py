@@ -7,7 +7,7 @@ import time
 
 from redis.asyncio import Redis
 
-from bot.ratelimit import RateBudget, Scope
+from bot.redis.ratelimit import RateBudget, Scope
 
 
 async def test_concurrent_callers_share_one_budget(redis_url: str) -> None:

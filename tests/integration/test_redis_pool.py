@@ -15,8 +15,8 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from bot.config import Settings
-from bot.redis_types import done
+from bot.config.settings import Settings
+from bot.redis.results import done
 from tests.fakes.llm import FakeLLM
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.stack import stack_env

@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from adapters.pacing import PacedCalls
 from adapters.replies import ReplyStore
 from adapters.reply_stream import Edit, StreamedReply
-from bot.ratelimit import RateBudget, Scope
+from bot.redis.ratelimit import RateBudget, Scope
 from bot.vocabulary import events as ev
 from bot.vocabulary.usage import Usage
 

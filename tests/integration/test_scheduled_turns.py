@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bot.envelope import Envelope, Sender
 from bot.store.history import RUNS
 from bot.tasks.book import NewTask
 from bot.tasks.model import Target, Task
+from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.schedule import parse_when
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.runner import Rig, runner_rig

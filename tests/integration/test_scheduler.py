@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.config import load_settings
-from bot.envelope import Envelope, Sender
-from bot.redis_types import done
+from bot.config.settings import load_settings
+from bot.redis import keys
+from bot.redis.results import done
 from bot.store.database import Database, open_database
 from bot.tasks.book import TASKS, NewTask, TaskBook
 from bot.tasks.model import IfMissed, Target, Task
+from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.schedule import Schedule
 from tests.support.redis_server import RedisServer
 from tests.support.schedulers import Schedulers

@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from bot import keys
-from bot.envelope import Envelope, Sender
-from bot.redis_types import done
+from bot.redis import keys
+from bot.redis.results import done
 from bot.store.history import RUNS
+from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.runner import Rig, runner_rig
 

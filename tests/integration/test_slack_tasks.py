@@ -9,9 +9,9 @@ import pytest
 
 from adapters.slack.task_list import ACTION
 from adapters.task_list import EMPTY, MALFORMED
-from bot.envelope import Sender
 from bot.tasks.book import TaskBook
 from bot.tasks.model import CONFIG_CREATOR
+from bot.vocabulary.envelope import Sender
 from tests.fakes.slack import FakeSlack, Posted, SlackChannel, SlackUser
 from tests.fakes.slack.model import TEAM_ID
 from tests.support.chat_tasks import add_task, task_book

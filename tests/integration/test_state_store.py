@@ -1,4 +1,4 @@
-"""A session's state in Redis (`bot.state_store`): a turn's save sends what the turn added,
+"""A session's state in Redis (`bot.session.states`): a turn's save sends what the turn added,
 whatever the conversation's length, and what is loaded is what was saved, after any change
 the loop makes to the context; a state saved whole by an older version still loads."""
 
@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from bot import keys
 from bot.agent import failed_turn
-from bot.envelope import Envelope, Sender
-from bot.mailbox import Mailbox
-from bot.redis_types import done
-from bot.state_store import StateStore
+from bot.mailbox.inbox import Mailbox
+from bot.redis import keys
+from bot.redis.results import done
+from bot.session.states import StateStore
+from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.vocabulary.state import SessionState, TurnProgress
 from tests.fakes.llm import FakeLLM, Reply

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis
 
-from bot.confirmations import Confirmations
+from bot.redis.confirmations import Confirmations
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import BotMessage, TgChat, TgUser
 from tests.integration.test_telegram_replies import ANN, BOB, replies

@@ -8,7 +8,7 @@ import time
 import pytest
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import TOKEN, TgUser
 from tests.integration.test_telegram_replies import ANN, replies

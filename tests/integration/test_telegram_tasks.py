@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from adapters.task_list import EMPTY, MALFORMED
-from bot.envelope import Sender
 from bot.tasks.book import TaskBook
 from bot.tasks.model import CONFIG_CREATOR
+from bot.vocabulary.envelope import Sender
 from tests.fakes.tg import BotMessage, TgChat, TgUser
 from tests.integration.test_telegram_approvals import ADMIN, answer_to, buttons
 from tests.integration.test_telegram_replies import ANN, BOB

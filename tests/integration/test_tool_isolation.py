@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
 

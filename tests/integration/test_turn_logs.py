@@ -7,8 +7,8 @@ import io
 import json
 import logging
 
-from bot import logs
-from bot.envelope import Envelope, Sender
+from bot.telemetry import logs
+from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.runs import run_id
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply, ToolCallSpec
 from tests.support.runner import runner_rig

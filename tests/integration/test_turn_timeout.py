@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from tests.fakes.llm import Reply
 from tests.integration.test_telegram_replies import ANN, replies
 from tests.support.telegram import TelegramStack

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_server import free_port
 from tests.support.stack import read_events, stack_env, texts

@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from bot import keys
+from bot.redis import keys
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import wait_for, wait_for_text
 from tests.support.chat_page import current_session, idle, run, say, script, tool_cards

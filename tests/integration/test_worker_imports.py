@@ -31,7 +31,7 @@ from redis.asyncio import Redis
 import worker.jobs
 from adapters.egresses import configured_egresses
 from bot.assembly.agent import build_agent
-from bot.config import load_settings
+from bot.config.settings import load_settings
 from bot.store.database import open_database
 
 async def main():

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config import ConfigError, Settings
+from bot.config.settings import ConfigError, Settings
 from bot.llm.registry import ModelRef, context_window, resolve_model
 
 

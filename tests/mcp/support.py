@@ -15,12 +15,12 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.mcp.config import McpConfig, parse_mcp_config
 from bot.mcp.source import McpServers
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 from tests.support.redis_server import free_port
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import ConfigError, Settings
+from bot.config.settings import ConfigError, Settings
 from bot.mcp.config import load_mcp_config, parse_mcp_config
 
 GOOD = {"command": "server-files", "args": ["/srv"]}

@@ -10,8 +10,8 @@ import time
 import pytest
 from redis.asyncio import Redis
 
-from bot import keys
 from bot.mcp.status import TTL, ServerStatus, mcp_status, publish, worker_key, write_status
+from bot.redis import keys
 from tests.mcp.support import offered, running, toolbox, until
 
 pytestmark = pytest.mark.e2e

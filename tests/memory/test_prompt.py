@@ -12,15 +12,15 @@ from sqlalchemy import event
 
 from bot.agent.loop import TurnRequest
 from bot.agent.prompt import PromptBuilder
-from bot.config import Settings
-from bot.envelope import Envelope, Sender
+from bot.config.settings import Settings
 from bot.memory.prompt import BUDGET, within_budget
 from bot.memory.scope import memory_scope
+from bot.session.turn import prepared, read_for, tool_context
 from bot.store.engine import make_engine
 from bot.store.memory import Memories, Memory
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
-from bot.turn_setup import prepared, read_for, tool_context
+from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.state import SessionState
 
 ANN = Sender(id="tg:1", name="Ann")

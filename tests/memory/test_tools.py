@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.memory.tools import memory_tools
 from bot.store.memory import MAX_PER_SCOPE, Memories
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.services import ToolServices
+from bot.vocabulary.envelope import Sender
 from tests.support.databases import call
 
 ANN = Sender(id="tg:1", name="Ann")

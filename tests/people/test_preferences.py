@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from bot.agent.prompt import preferred
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.people.preferences import chosen_model, clean
+from bot.session.turn import preferred_model
 from bot.tools.base import ToolContext
-from bot.turn_setup import preferred_model
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import Preferences
 
 SETTINGS = Settings(_env_file=None, model="claude-sonnet-4-5", user_models=["claude-haiku-4-5"])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.people.tools import set_preferences
 from bot.store.database import Database
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.services import ToolServices
+from bot.vocabulary.envelope import Sender
 from tests.support.databases import call
 
 SETTINGS = Settings(_env_file=None, model="claude-sonnet-4-5", user_models=["claude-haiku-4-5"])

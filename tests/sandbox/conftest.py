@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.sandbox.limits import SandboxLimits
 from bot.sandbox.probe import unavailable
 

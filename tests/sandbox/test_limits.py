@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.sandbox import runner
 from bot.sandbox.limits import RunPlan, SandboxLimits
 from bot.sandbox.report import describe

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from bot.assembly.catalog import standard_tools
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 
 pytestmark = pytest.mark.e2e
@@ -79,7 +79,7 @@ LIST_TOOLS = textwrap.dedent(
     """
     import logging
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
-    from bot.config import Settings
+    from bot.config.settings import Settings
     from bot.assembly.catalog import standard_tools
     print(sorted(t.name for t in standard_tools(Settings())))
     print(sorted(t.name for t in standard_tools(Settings())))

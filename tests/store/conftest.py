@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Settings
-from bot.pricing import Price
+from bot.config.pricing import Price
+from bot.config.settings import Settings
 from bot.store.database import Database, open_database
 from tests.support.stack import database_for
 

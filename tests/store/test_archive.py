@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 from redis.asyncio import Redis
 from sqlalchemy import ColumnElement, Table, func, select, update
 
-from bot.confirmations import CallSummary, Confirmation
-from bot.envelope import Sender
+from bot.redis.confirmations import CallSummary, Confirmation
 from bot.store.database import Database
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS, RunRecord, SessionInfo
 from bot.tasks.book import TASKS, NewTask, TaskBook
 from bot.tasks.model import Target
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.schedule import parse_when
 from bot.vocabulary.state import SessionState

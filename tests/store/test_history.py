@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Table, event, func, select, text
 
-from bot.confirmations import CallSummary, Confirmation
+from bot.redis.confirmations import CallSummary, Confirmation
 from bot.store.database import Database
 from bot.store.engine import make_engine, writers
 from bot.store.grants import Grants

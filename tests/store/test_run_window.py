@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, inspect, select
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.store import migrate
 from bot.store.database import Database, open_database
 from bot.store.engine import make_engine

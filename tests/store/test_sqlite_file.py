@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.store.database import Database, open_database
 from bot.store.sqlite_file import DatabaseFileGone
 from bot.vocabulary.state import SessionState

@@ -12,10 +12,10 @@ from typing import Any
 from redis.asyncio import Redis
 
 from adapters.targets import target_of
-from bot.envelope import Sender
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import Target, Task
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
 from tests.support.stack import Stack, web_settings
 

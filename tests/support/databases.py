@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.store.database import Database, open_database
 from bot.tools.base import ToolContext
 from bot.tools.executor import ToolExecutor, ToolOutcome

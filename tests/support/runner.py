@@ -14,11 +14,11 @@ from arq.connections import RedisSettings, create_pool
 
 from adapters.http.egress import HttpEgress
 from bot.assembly.agent import build_agent
-from bot.config import Settings
-from bot.confirmations import Confirmations
-from bot.egress import PlatformEgress
-from bot.mailbox import Mailbox
-from bot.session_runner import RunnerDeps, SessionRunner
+from bot.config.settings import Settings
+from bot.mailbox.inbox import Mailbox
+from bot.redis.confirmations import Confirmations
+from bot.session.egress import PlatformEgress
+from bot.session.runner import RunnerDeps, SessionRunner
 from bot.store.database import Database, open_database
 from bot.tools.services import ToolServices
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM

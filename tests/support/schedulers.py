@@ -1,5 +1,5 @@
 """`parley scheduler` processes for tests, and which of them leads (the lease's token names
-the host and process id, see `bot.leader`)."""
+the host and process id, see `bot.redis.leader`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 
 LEAD_WITHIN_S = 60.0
 

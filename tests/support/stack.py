@@ -21,7 +21,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 
 from adapters.http.server import Runner
-from bot.config import Settings
+from bot.config.settings import Settings
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.workers import Announcements, InProcessWorker

@@ -4,7 +4,7 @@ Most tests run a worker in their own event loop: `worker.jobs.run_until`, exactl
 `parley worker` runs, on the same Redis, database and fakes, without the seconds a new
 interpreter spends importing everything. Tests about processes (kill -9, SIGTERM, SIGSTOP,
 a tool that ends its process, the worker's own log) start `python -m worker worker` instead.
-Either way a worker is ready once it announced itself on `bot.keys.READY_STREAM`, which
+Either way a worker is ready once it announced itself on `bot.redis.keys.READY_STREAM`, which
 it does just before its arq worker polls: the tests block on that entry, never on a log line.
 """
 
@@ -21,8 +21,8 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.config import Settings
-from bot.keys import READY_STREAM
+from bot.config.settings import Settings
+from bot.redis.keys import READY_STREAM
 from worker.jobs import run_until
 
 # Generous: on a busy machine a new process can take many seconds to import the worker.

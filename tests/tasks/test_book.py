@@ -14,13 +14,13 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from sqlalchemy import update
 
-from bot import keys
-from bot.config import Settings
-from bot.envelope import Sender
-from bot.run_config import RunConfig
+from bot.config.settings import Settings
+from bot.redis import keys
 from bot.store.schema import TaskRow
 from bot.tasks.book import NewTask, TaskBook, TaskRefused
 from bot.tasks.model import CONFIG_CREATOR, Target
+from bot.vocabulary.envelope import Sender
+from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.schedule import parse_when
 
 LISBON = zoneinfo.ZoneInfo("Europe/Lisbon")

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.config import ConfigError, ConfiguredTask, Settings
-from bot.run_config import RunConfig
+from bot.config.settings import ConfigError, ConfiguredTask, Settings
+from bot.vocabulary.run_config import RunConfig
 from worker.scheduler import configured_tasks
 
 NOW = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)

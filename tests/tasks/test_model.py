@@ -5,8 +5,8 @@ from __future__ import annotations
 import zoneinfo
 from datetime import UTC, datetime, timedelta
 
-from bot.envelope import Sender
 from bot.tasks.model import Target, Task
+from bot.vocabulary.envelope import Sender
 from tests.support.chat_tasks import task_as_stored
 
 LISBON = zoneinfo.ZoneInfo("Europe/Lisbon")

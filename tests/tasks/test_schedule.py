@@ -9,7 +9,7 @@ from itertools import pairwise
 
 import pytest
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.vocabulary.schedule import (
     Schedule,
     WhenError,

@@ -12,8 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
@@ -24,6 +23,7 @@ from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
 from bot.tools.services import ToolServices
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import Preferences
 from bot.vocabulary.schedule import parse_when
 from tests.support.databases import call

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolError, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 
 CALLS: list[str] = []

@@ -13,11 +13,11 @@ from typing import TypeVar
 
 import pytest
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 
 T = TypeVar("T")

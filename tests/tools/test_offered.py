@@ -8,7 +8,7 @@ import pytest
 
 from bot.assembly.catalog import standard_tools
 from bot.assembly.offered import OfferedTools, describe, offered_tools
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.sandbox.probe import unavailable
 from bot.tools.base import ToolContext, ToolRegistry, tool
 from bot.tools.executor import ToolExecutor

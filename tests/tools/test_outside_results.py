@@ -7,11 +7,11 @@ from collections.abc import Mapping
 
 import pytest
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, ToolRegistry, tool
 from bot.tools.executor import RETRIES, ToolExecutor
 from bot.tools.untrusted import TAG
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 
 ATTEMPTS: list[str] = []

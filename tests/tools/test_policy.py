@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bot.config import PolicyRule, Settings
-from bot.envelope import Sender
+from bot.config.settings import PolicyRule, Settings
 from bot.tools.base import ToolContext, tool
 from bot.tools.builtin import calculator
 from bot.tools.policy import Caller, Policy
+from bot.vocabulary.envelope import Sender
 
 
 @tool(sensitive=True)

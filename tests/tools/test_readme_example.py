@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from bot.assembly.agent import load_tool_modules
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.tools import Sender, Tool, ToolContext
 from bot.tools.base import ToolRegistry
 from bot.tools.executor import ToolExecutor

@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
+from bot.vocabulary.envelope import Sender
 
 
 @tool(sensitive=True, timeout=5)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.assembly.catalog import standard_tools
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.tools import workspace
 from bot.tools.base import ToolContext, ToolError, ToolRegistry
 from bot.tools.executor import ToolExecutor

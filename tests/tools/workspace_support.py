@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import Tool, ToolContext
 from bot.tools.workspace_paths import session_dirname
+from bot.vocabulary.envelope import Sender
 
 SESSION = "tg:-100123:45"
 OTHER = "slack:T1:C2:1700.1"

@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 import httpcore
 import httpx
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.tools.base import TemporaryFailure, ToolError
 from bot.tools.web.guard import Allowlist, Guard, Resolver, system_resolver
 from bot.tools.web.page import Page, refuse_unreadable

@@ -23,7 +23,7 @@ import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.config import ConfigError
+from bot.config.settings import ConfigError
 from bot.tools.base import ToolError
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.tools.base import TemporaryFailure, ToolError
 
 BRAVE_URL = "https://api.search.brave.com"

@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.tools.base import Tool, ToolContext, ToolError, tool
 from bot.tools.web.guard import Allowlist
 

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterable
 import httpcore
 import pytest
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.tools.base import TemporaryFailure, ToolError
 from bot.tools.web.extract import render
 from bot.tools.web.fetch import Fetcher

@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from bot.config import ConfigError
+from bot.config.settings import ConfigError
 from bot.tools.web.guard import Allowlist, Guard, Refused, normalize_host, parse_ipv4
 
 REFUSED = [

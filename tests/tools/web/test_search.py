@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from bot.assembly.catalog import standard_tools
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome
 from bot.tools.web.tools import web_fetch, web_search
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 from tests.fakes.search import HITS, KEY, FakeSearch, Kind
 

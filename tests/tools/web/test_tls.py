@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from bot.config import Settings
+from bot.config.settings import Settings
 from bot.tools.base import ToolError
 from bot.tools.web.fetch import Fetcher
 from tests.tools.web.test_fetch import PUBLIC, Relay, resolving

@@ -6,11 +6,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.config import Settings
-from bot.envelope import Sender
+from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome
 from bot.tools.web.tools import web_fetch
+from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 from tests.tools.web.servers import PageServer, Trap
 

@@ -1,4 +1,4 @@
-"""A scheduled task may keep how its runs are to be made (`bot.run_config.RunConfig`: an
+"""A scheduled task may keep how its runs are to be made (`bot.vocabulary.run_config.RunConfig`: an
 output schema, a mode, a model), as JSON beside it.
 
 Revision ID: 0006

@@ -1,4 +1,4 @@
-"""The older part of a long session's context, moved out of Redis (`bot.state_store`).
+"""The older part of a long session's context, moved out of Redis (`bot.session.states`).
 
 Revision ID: 0009
 Revises: 0008

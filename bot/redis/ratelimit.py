@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 
 # All buckets are checked first and only then charged, so a call refused by one scope takes
 # nothing from the others. Time comes from Redis, so the workers' clocks do not matter.

@@ -23,9 +23,9 @@ from typing import Literal
 
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.config import Settings
-from bot.redis_types import done, text
+from bot.config.settings import Settings
+from bot.redis import keys
+from bot.redis.results import done, text
 from bot.vocabulary.runs import RunRecord
 
 WINDOW_MS = 60_000

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 
 Status = Literal["pending", "approved", "denied", "expired", "declined"]
 Outcome = Literal["ok", "unknown", "expired", "decided", "forbidden"]

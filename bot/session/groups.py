@@ -8,7 +8,7 @@ half done (`resumed_group`: continue it).
 
 from __future__ import annotations
 
-from bot.envelope import Envelope
+from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.state import SessionState
 
 

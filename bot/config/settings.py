@@ -28,9 +28,9 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
-from bot.pricing import Price
-from bot.run_config import RunConfig
-from bot.zones import known_zone
+from bot.config.pricing import Price
+from bot.config.zones import known_zone
+from bot.vocabulary.run_config import RunConfig
 
 ENV_PREFIX = "PARLEY_"
 YEAR_S = 365 * 24 * 3600  # longer than any wait, timeout or interval: a mistake, or infinity
@@ -65,7 +65,7 @@ class ConfiguredTask(BaseModel):
     `{"name": "digest", "when": "0 9 * * 1-5", "session": "slack:T1:C2", "prompt": "..."}`.
     `when` is a cron expression or an interval (`every 2 hours`); `session` is where the runs
     are answered (`tg:CHAT`, `tg:CHAT:TOPIC`, `slack:TEAM:CHANNEL`, or an HTTP session);
-    `config` how they are made (`bot.run_config.RunConfig`, as for an API run)."""
+    `config` how they are made (`bot.vocabulary.run_config.RunConfig`, as for an API run)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -281,7 +281,7 @@ class Settings(BaseSettings):
     @classmethod
     def _database_url(cls, value: str) -> str:
         # sqlalchemy is imported only where a database is named
-        from bot.database_url import BadDatabaseUrl, database_url  # noqa: PLC0415
+        from bot.config.database_url import BadDatabaseUrl, database_url  # noqa: PLC0415
 
         try:
             database_url(value)

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from bot.config import Settings
+from bot.config.settings import Settings
 
 SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar("session", default=None)
 RUN: contextvars.ContextVar[str | None] = contextvars.ContextVar("run", default=None)

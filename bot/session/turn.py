@@ -13,19 +13,19 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from bot.agent.loop import TurnRequest
-from bot.chats import chat_of
-from bot.config import Settings
-from bot.envelope import Envelope
+from bot.config.settings import Settings
 from bot.llm.registry import served_model
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
 from bot.memory.prompt import within_budget
 from bot.memory.scope import memory_scope, scope_of
 from bot.people.preferences import may_prefer
-from bot.run_config import MODES, RunConfig
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
+from bot.vocabulary.chats import chat_of
+from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.messages import TextBlock
 from bot.vocabulary.preferences import Preferences
+from bot.vocabulary.run_config import MODES, RunConfig
 from bot.vocabulary.state import SessionState
 
 log = logging.getLogger(__name__)

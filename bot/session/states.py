@@ -17,7 +17,7 @@ Compaction starts only near the model's window (hundreds of kilobytes of JSON), 
 keeps only the context's recent turns: once its items pass `BUDGET` bytes, the oldest whole
 turns move to SQL (`bot.store.cold_context`) until at most `LOW` bytes are left, the last turn
 always kept whatever its size. The head then begins with a marker naming how many messages are
-in SQL (`bot.saved_state.ColdMark`). The move is written to SQL first, then Redis trims them
+in SQL (`bot.mailbox.saved_state.ColdMark`). The move is written to SQL first, then Redis trims them
 off and counts them in the marker, in one script under the lease: a worker dying between the
 two leaves Redis as it was, and the rows it wrote are read by nobody. A load that finds the
 marker reads those messages from SQL, as the exact JSON they were, so the context handed to
@@ -52,10 +52,17 @@ from dataclasses import dataclass
 
 from pydantic import TypeAdapter
 
-from bot.envelope import Envelope
-from bot.mailbox import Mailbox
-from bot.saved_state import ColdMark, ContextMissing, StateWrite, StoredState, mark_of, marked
+from bot.mailbox.inbox import Mailbox
+from bot.mailbox.saved_state import (
+    ColdMark,
+    ContextMissing,
+    StateWrite,
+    StoredState,
+    mark_of,
+    marked,
+)
 from bot.store.cold_context import ColdContext, ColdContextMissing
+from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.messages import Message
 from bot.vocabulary.state import SessionState, WrittenContext
 

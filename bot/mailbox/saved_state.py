@@ -1,6 +1,6 @@
 """How a session's state is laid out in Redis, and the scripts that read and write it under
 the lease: the head (the state but its context) in `state`, the context's messages one item
-each in `context`, and the version of the last write in `saved` (see `bot.state_store`).
+each in `context`, and the version of the last write in `saved` (see `bot.session.states`).
 
 A long context's older messages are not in `context` but in SQL (`bot.store.cold_context`);
 the head then begins with a marker, `{"cold": {"epoch": …, "count": N}, …}`, saying that the
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 
 # A state write (see `StateWrite`): of the context's items, drop the first `drop`, keep
 # those before `keep`, append ARGV[first..]; replace the head and the version. Refused

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bot.run_config import RunConfig
+from bot.vocabulary.run_config import RunConfig
 
 MAX_TEXT = 32_000
 # The sender id that marked an expiry before envelopes had the kind `expiry`.

@@ -39,9 +39,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot import keys
-from bot.backlog import Backlog, backlog
-from bot.redis_types import done
+from bot.mailbox.backlog import Backlog, backlog
+from bot.redis import keys
+from bot.redis.results import done
 from bot.vocabulary.runs import RunRecord
 
 log = logging.getLogger(__name__)

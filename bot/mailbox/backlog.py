@@ -2,7 +2,7 @@
 
 The mailbox keeps no global count of envelopes, and one kept beside the inboxes could drift
 (a session forgotten, a Redis restored), so the figure is derived from what the mailbox
-already guarantees: every session with a non-empty inbox is in the armed set (`bot.mailbox`
+already guarantees: every session with a non-empty inbox is in the armed set (`bot.mailbox.inbox`
 arms a session in the same script that appends to its inbox, and disarms it only in the one
 that finds its inbox empty). Reading it costs one LLEN and one EXISTS per armed session,
 never a scan of the keyspace: idle sessions, however many, cost nothing. The armed set is
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.redis_types import text
+from bot.redis import keys
+from bot.redis.results import text
 
 # One page of the armed set: for each session with envelopes waiting, its name, how many
 # wait, and whether a worker holds it (1) or not (0). Names come back so that a session

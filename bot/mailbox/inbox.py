@@ -10,9 +10,10 @@ check, so a message that arrives during release always finds the session unarmed
 a new job.
 
 A dead holder is noticed in seconds, not after the lease's TTL: the token names the worker
-that took it, each worker keeps a short-lived liveness key (`bot.liveness`), and the sweep, one
-Lua call per page of the armed set, deletes a lease whose worker key is gone (the check and the
-delete are one atomic step, so a worker that is alive keeps its lease) and wakes the session.
+that took it, each worker keeps a short-lived liveness key (`bot.mailbox.liveness`), and the
+sweep, one Lua call per page of the armed set, deletes a lease whose worker key is gone (the
+check and the delete are one atomic step, so a worker that is alive keeps its lease) and wakes
+the session.
 The same sweep re-wakes armed sessions nobody holds (a lost wake-up). The lease's own TTL stays
 as the backstop for tokens that name no worker. A holder that was only paused and wakes up
 after its lease was freed is fenced out: its token no longer matches, so every save, commit and
@@ -35,10 +36,10 @@ from typing import Any, Protocol
 
 from redis.asyncio import Redis
 
-from bot import keys
-from bot.envelope import Envelope
-from bot.redis_types import done, text
-from bot.saved_state import WRITE_STATE, ContextMissing, RedisState, StateWrite, StoredState
+from bot.mailbox.saved_state import WRITE_STATE, ContextMissing, RedisState, StateWrite, StoredState
+from bot.redis import keys
+from bot.redis.results import done, text
+from bot.vocabulary.envelope import Envelope
 
 log = logging.getLogger(__name__)
 DEAD_LETTER_LIMIT = 1000
@@ -224,7 +225,7 @@ class Mailbox:
 
     async def take_lease(self, session: str, ttl: float, *, worker: str = "") -> str | None:
         """The lease, or None if someone holds it. A token naming `worker` (its liveness id,
-        see `bot.liveness`) is freed by the sweep soon after that worker's key lapses; one
+        see `bot.mailbox.liveness`) is freed by the sweep soon after that worker's key lapses; one
         with no worker only ends with its TTL."""
         nonce = uuid.uuid4().hex
         tail = f"{worker}:{nonce}" if worker else nonce

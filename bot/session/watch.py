@@ -7,10 +7,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.envelope import Envelope
 from bot.store.history import RunRecord, SessionInfo
 from bot.trace.builder import TraceBuilder
 from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.state import SessionState
 
 

@@ -4,7 +4,7 @@ A lease lives 30 s (PARLEY_LEASE_TTL) so that a turn renews it rarely, but a wor
 mid-reply would then leave its session frozen that long. So each lease token names the worker
 that took it, and each worker keeps one key, `parley:worker:{id}`, alive with a short TTL
 (PARLEY_LIVENESS_TTL, 3 s), refreshed every third of it. When the key lapses the sweep frees
-the worker's leases and wakes the sessions (see `bot.mailbox`): a running worker takes one
+the worker's leases and wakes the sessions (see `bot.mailbox.inbox`): a running worker takes one
 within about liveness TTL + sweep interval. One key per worker rather than a short lease per
 session: the refresh costs one command a second however many turns the worker runs, and the
 long lease TTL stays as the backstop.
@@ -32,7 +32,7 @@ import uuid
 
 from redis.asyncio import Redis
 
-from bot import keys
+from bot.redis import keys
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,8 @@ An API run carries one in its envelope (`POST /api/agent/run`), a scheduled task
 one, and a chat may set its mode. Every field left out keeps the deployment's setting.
 The schema is checked here, when the run is asked for, so a run never starts with a schema
 it cannot apply: it must be a valid JSON Schema, of bounded size and nesting, whose patterns
-RE2 can match (`bot.json_schema`). Every field takes only its own JSON type (`true` is not a
+RE2 can match (`bot.vocabulary.json_schema`). Every field takes only its own JSON
+type (`true` is not a
 step count, `"2"` not a number of repairs; a whole number is a temperature), so a caller's
 mistake is refused, naming the field, rather than read as something it did not mean.
 """
@@ -18,7 +19,7 @@ from typing import Any, Literal
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.json_schema import check_schema
+from bot.vocabulary.json_schema import check_schema
 
 Mode = Literal["react", "plan_execute"]
 MODES: tuple[Mode, ...] = ("react", "plan_execute")

@@ -24,7 +24,7 @@ from pathlib import Path
 from dotenv import dotenv_values
 from pydantic import AliasChoices
 
-from bot.config import ENV_PREFIX, Settings
+from bot.config.settings import ENV_PREFIX, Settings
 
 WARNED = "_PARLEY_SETTINGS_WARNED"
 ENV_FILE = Path(str(Settings.model_config.get("env_file")))  # where Settings reads it

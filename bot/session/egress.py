@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from bot.confirmations import Confirmation
-from bot.envelope import Envelope
+from bot.redis.confirmations import Confirmation
+from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.events import AgentEvent
 
 

@@ -45,7 +45,7 @@ Per session, all under the hash tag `{session}` so one script touches one slot
 - `state`: the agent's state between turns (JSON), but its context, which is in `context`;
   led by a marker `{"cold": …}` when the context's older messages are in SQL.
 - `context`: list of the context's recent messages (JSON each), oldest first; a long
-  context's older turns are in SQL (`bot.state_store`).
+  context's older turns are in SQL (`bot.session.states`).
 - `saved`: the version of the state last written, so its writer knows its copy is current.
 - `attempts:{envelope id}`: how often a worker tried the envelope (survives crashes).
 - `options`: hash of per-session settings chosen by a person (e.g. `model`).

@@ -17,26 +17,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot import logs, metrics
 from bot.agent.loop import Agent, TurnRequest
-from bot.chats import chat_of
-from bot.config import Settings
-from bot.confirmations import CallSummary, Confirmations
-from bot.egress import Egress
-from bot.envelope import Envelope
-from bot.lease_keeper import LeaseKeeper
-from bot.limits import Limits
-from bot.liveness import Liveness
-from bot.mailbox import LeaseLost, Mailbox
-from bot.run_watch import RunWatch, session_info
-from bot.state_store import StateStore, started_over
-from bot.store.cold_context import ColdContext
-from bot.store.history import History, RunRecord
-from bot.store.sqlite_file import DatabaseFileGone
-from bot.tools.base import ToolContext
-from bot.tools.services import ToolServices
-from bot.turn_groups import finished_group, merged_group, resumed_group
-from bot.turn_setup import (
+from bot.config.settings import Settings
+from bot.mailbox.inbox import LeaseLost, Mailbox
+from bot.mailbox.liveness import Liveness
+from bot.people.limits import Limits
+from bot.redis.confirmations import CallSummary, Confirmations
+from bot.session.egress import Egress
+from bot.session.groups import finished_group, merged_group, resumed_group
+from bot.session.lease import LeaseKeeper
+from bot.session.states import StateStore, started_over
+from bot.session.turn import (
     TurnReads,
     preferred_model,
     prepared,
@@ -44,7 +35,16 @@ from bot.turn_setup import (
     run_config,
     tool_context,
 )
+from bot.session.watch import RunWatch, session_info
+from bot.store.cold_context import ColdContext
+from bot.store.history import History, RunRecord
+from bot.store.sqlite_file import DatabaseFileGone
+from bot.telemetry import logs, metrics
+from bot.tools.base import ToolContext
+from bot.tools.services import ToolServices
 from bot.vocabulary import events as ev
+from bot.vocabulary.chats import chat_of
+from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.runs import run_id
 from bot.vocabulary.state import SessionState
 from bot.vocabulary.usage import Usage
@@ -105,7 +105,7 @@ class SessionRunner:
             while True:
                 batch = await mailbox.peek(session, self.merge_limit)
                 if not batch:
-                    await keeper.stop()  # before the release: see `bot.lease_keeper`
+                    await keeper.stop()  # before the release: see `bot.session.lease`
                     released = await mailbox.release_if_empty(session, token)
                     if released is False:
                         keeper.start()

@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from bot.liveness import Liveness
-from bot.mailbox import Mailbox
+from bot.mailbox.inbox import Mailbox
+from bot.mailbox.liveness import Liveness
 
 log = logging.getLogger(__name__)
 

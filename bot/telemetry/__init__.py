@@ -1,0 +1,1 @@
+"""What a process tells its operators: log lines and Prometheus metrics."""
