@@ -17,7 +17,7 @@ from typing import Literal
 
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmation, Confirmations, Status
-from bot.vocabulary.envelope import Envelope, Sender
+from bot.vocabulary.envelope import Envelope, Sender, decision_id
 
 Choice = Literal["approve", "deny", "remember"]
 FORBIDDEN = "Only the person who asked, or an admin, can decide this."
@@ -117,7 +117,7 @@ def decision(
     """The decision for the session's mailbox; its id is the dedup key, so a press delivered
     twice, or queued again after a failure, resumes the turn once."""
     return Envelope(
-        id=f"decision:{confirmation.id}",
+        id=decision_id(confirmation.id),
         session=confirmation.session,
         kind="decision",
         sender=person,

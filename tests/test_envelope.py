@@ -1,10 +1,18 @@
-"""Envelopes wait in Redis across worker upgrades, so each shape ever queued must still read."""
+"""Envelopes wait in Redis across worker upgrades, so each shape ever queued must still read;
+the ids Parley makes for them are its dedup keys."""
 
 from __future__ import annotations
 
 import json
 
-from bot.vocabulary.envelope import Envelope, Sender
+from bot.vocabulary.envelope import (
+    Envelope,
+    Sender,
+    decision_id,
+    expiry_id,
+    task_of_run,
+    task_run_id,
+)
 
 
 def test_an_expiry_queued_by_an_older_worker_is_still_an_expiry() -> None:
@@ -30,3 +38,11 @@ def test_an_expiry_and_a_decision_keep_their_kinds_through_redis() -> None:
 def test_a_message_is_no_decision() -> None:
     envelope = Envelope(id="m1", session="tg:1", text="hi", sender=Sender(id="tg:7"))
     assert not envelope.is_decision and envelope.is_plain
+
+
+def test_a_task_run_id_names_its_task_and_nothing_else_does() -> None:
+    run = task_run_id(42, 1_790_000_000.4)
+    assert run == "task:42:1790000000"
+    assert task_of_run(run) == 42
+    for other in (decision_id("c1"), expiry_id("c1"), "task:42", "task:٤٢:1", "task:x:1"):
+        assert task_of_run(other) is None, other

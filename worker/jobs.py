@@ -40,7 +40,7 @@ from bot.store.database import Database, open_database
 from bot.telemetry import metrics
 from bot.tools.services import ToolServices
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
-from bot.vocabulary.envelope import Envelope, Sender
+from bot.vocabulary.envelope import Envelope, Sender, expiry_id
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
@@ -125,7 +125,7 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
         log.warning("could not show that %s expired", confirmation_id, exc_info=True)
     await supervisor.mailbox.submit(
         Envelope(
-            id=f"expire:{confirmation_id}",
+            id=expiry_id(confirmation_id),
             session=confirmation.session,
             kind="expiry",
             sender=Sender(id=EXPIRY_SENDER),

@@ -40,7 +40,7 @@ from bot.redis import keys
 from bot.redis.confirmations import Status
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 from bot.telemetry import metrics
-from bot.vocabulary.envelope import MAX_TEXT, Envelope
+from bot.vocabulary.envelope import MAX_TEXT, Envelope, decision_id
 from bot.vocabulary.run_config import Mode
 
 log = logging.getLogger(__name__)
@@ -204,7 +204,7 @@ class Api:
                 status=current.status if current else None,
             )
         envelope = Envelope(
-            id=f"decision:{confirmation_id}",
+            id=decision_id(confirmation_id),
             session=confirmation.session,
             kind="decision",
             sender=api_sender(request),

@@ -21,8 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.redis import keys
 from bot.store.schema import TaskRow
-from bot.tasks.model import CONFIG_CREATOR, IfMissed, Status, Target, Task, task_of_run
-from bot.vocabulary.envelope import Sender
+from bot.tasks.model import CONFIG_CREATOR, IfMissed, Status, Target, Task
+from bot.vocabulary.envelope import Sender, task_of_run
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.schedule import Schedule
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.vocabulary.envelope import Envelope, Sender
+from bot.vocabulary.envelope import Envelope, Sender, task_run_id
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.schedule import Schedule
 
@@ -18,7 +17,6 @@ Status = Literal["active", "done", "cancelled", "missed"]
 # "skip" runs it late only within the grace period (PARLEY_TASK_GRACE), "run_once" runs it
 # once whatever its age (several missed runs of a recurring task make one).
 IfMissed = Literal["skip", "run_once"]
-_RUN_ID = re.compile(r"task:([0-9]{1,19}):-?[0-9]{1,20}")
 # Who made the configuration's tasks; a person's id never looks like this.
 CONFIG_CREATOR = "config"
 
@@ -72,7 +70,7 @@ class Task(BaseModel):
     def run_id(self, run_at: datetime) -> str:
         """The envelope id of the run due at `run_at`: the same in every scheduler, so a run
         fired twice during a takeover is one message to the mailbox."""
-        return f"task:{self.id}:{run_at.timestamp():.0f}"
+        return task_run_id(self.id, run_at.timestamp())
 
     def envelope(self, run_at: datetime) -> Envelope:
         """The message a run sends to the task's session, from the task's creator."""
@@ -114,12 +112,6 @@ class Task(BaseModel):
             f"Task {self.id} {kind}, in the time zone {self.schedule.zone}. "
             f"Next runs: {shown}. Prompt: {self.prompt}"
         )
-
-
-def task_of_run(run_id: str) -> int | None:
-    """The task whose run `run_id` (`Task.run_id`) names, or None if it names none."""
-    match = _RUN_ID.fullmatch(run_id)
-    return int(match[1]) if match else None
 
 
 def moment(when: datetime) -> str:

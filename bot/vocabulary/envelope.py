@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Literal
 
@@ -12,6 +13,7 @@ from bot.vocabulary.run_config import RunConfig
 MAX_TEXT = 32_000
 # The sender id that marked an expiry before envelopes had the kind `expiry`.
 OLD_EXPIRY_SENDER = "parley:timeout"
+_TASK_RUN = re.compile(r"task:([0-9]{1,19}):-?[0-9]{1,20}")
 
 
 class Sender(BaseModel):
@@ -72,3 +74,29 @@ class Envelope(BaseModel):
     def is_plain(self) -> bool:
         """A text message that may be merged with the ones right after it."""
         return self.kind == "message" and self.run is None
+
+
+# Envelope ids that are not the platform's own. Each is the mailbox's dedup key, so it must
+# be the same wherever the envelope is made: a press delivered twice, an expiry fired by two
+# workers, or a task's run fired twice during a scheduler's takeover, is one envelope.
+
+
+def decision_id(confirmation_id: str) -> str:
+    """The id of a person's decision on a confirmation."""
+    return f"decision:{confirmation_id}"
+
+
+def expiry_id(confirmation_id: str) -> str:
+    """The id of a confirmation's expiry."""
+    return f"expire:{confirmation_id}"
+
+
+def task_run_id(task_id: int, due: float) -> str:
+    """The id of a task's run due at the Unix time `due`."""
+    return f"task:{task_id}:{due:.0f}"
+
+
+def task_of_run(envelope_id: str) -> int | None:
+    """The task whose run `envelope_id` (`task_run_id`) is, or None if it is none's."""
+    match = _TASK_RUN.fullmatch(envelope_id)
+    return int(match[1]) if match else None
