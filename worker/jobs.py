@@ -33,12 +33,12 @@ from bot.mcp.status import publish, worker_key
 from bot.people.limits import Limits
 from bot.redis import keys
 from bot.redis.confirmations import Confirmations
+from bot.session.deps import RunnerDeps, SessionStores
 from bot.session.egress import Egress, PlatformEgress
-from bot.session.runner import RunnerDeps, SessionRunner
+from bot.session.runner import SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
 from bot.telemetry import metrics
-from bot.tools.services import ToolServices
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
 from worker.persistence import check_persistence
@@ -165,7 +165,7 @@ async def prune(ctx: dict[str, Any]) -> int:
 
 # The jobs a worker runs; their names are kept in Redis with every queued job.
 JOBS = [
-    func(wake_session, name=keys.DRAIN_JOB, max_tries=3),
+    func(wake_session, name=keys.WAKE_SESSION_JOB, max_tries=3),
     func(expire_confirmation, name=keys.EXPIRY_JOB, max_tries=3),
 ]
 WAKE_GRACE = 5.0
@@ -262,7 +262,7 @@ def _supervisor(
             history=database.history,
             liveness=liveness,
             limits=Limits(redis, settings),
-            services=ToolServices.open(database.engine, redis),
+            stores=SessionStores.open(database.engine, redis),
         )
     )
     limit = asyncio.Semaphore(settings.worker_sessions)

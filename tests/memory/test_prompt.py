@@ -15,7 +15,9 @@ from bot.agent.prompt import PromptBuilder
 from bot.config.settings import Settings
 from bot.memory.prompt import BUDGET, within_budget
 from bot.memory.scope import memory_scope
-from bot.session.turn import prepared, read_for, tool_context
+from bot.session.deps import SessionStores
+from bot.session.reads import prepared, read_for
+from bot.session.turn import tool_context
 from bot.store.engine import make_engine
 from bot.store.memory import Memories, Memory
 from bot.tools.base import ToolContext
@@ -34,9 +36,10 @@ def ctx(session: str, kind: str, user: Sender = ANN) -> ToolContext:
 async def remembering(services: ToolServices, text: str, state: SessionState) -> TurnRequest:
     """Ann's message in her private chat, prepared the way the session runner does it."""
     asked = Envelope(id="e1", session="tg:1", text=text, sender=ANN, platform="tg")
-    reads = await read_for(asked, services)
+    stores = SessionStores(services.people, services.memories, services.grants, services.tasks)
+    reads = await read_for(asked, stores)
     turn = tool_context(asked, Settings(_env_file=None), services, reads.preferences)
-    return await prepared(TurnRequest(turn, text=text), state, reads)
+    return await prepared(TurnRequest(turn, text=text), state, reads, stores.memories)
 
 
 @pytest.mark.parametrize(
