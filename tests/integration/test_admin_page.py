@@ -24,6 +24,7 @@ from tests.fakes.llm import Fail, Reply, ToolCallSpec
 from tests.support.browser import screenshot, severe_logs, wait_for
 from tests.support.runs import Seed, record
 from tests.support.stack import Stack, send
+from tests.support.waiting import until
 
 CHARTS = ("chart-success", "chart-latency", "chart-tools", "chart-errors", "chart-reliability")
 TOKEN = "a-dashboard-token"
@@ -31,11 +32,11 @@ TOKEN = "a-dashboard-token"
 
 async def recorded(client: httpx.AsyncClient, session: str, runs: int) -> None:
     """Wait for the session's record to hold `runs` runs: a run is written after its reply."""
-    async with asyncio.timeout(60):
-        while True:
-            if (await client.get(f"/api/sessions/{session}")).json().get("runs") == runs:
-                return
-            await asyncio.sleep(0.05)
+
+    async def written() -> bool:
+        return bool((await client.get(f"/api/sessions/{session}")).json().get("runs") == runs)
+
+    await until(written, f"{runs} runs of {session} recorded")
 
 
 def rows(browser: WebDriver) -> list[str]:

@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from bot.redis import keys
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack
+from tests.support.waiting import until
 
 SCHEMA = {
     "type": "object",
@@ -27,12 +28,14 @@ SCHEMA = {
 
 async def traced(client: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
     """The run's trace, once the worker has written its record (after its stream ended)."""
-    async with asyncio.timeout(30):
-        while True:
-            found = await client.get(f"/api/traces/{run_id}")
-            if found.status_code != 404:
-                break
-            await asyncio.sleep(0.05)
+    answers: list[httpx.Response] = []
+
+    async def written() -> bool:
+        answers.append(await client.get(f"/api/traces/{run_id}"))
+        return answers[-1].status_code != 404
+
+    await until(written, f"the trace of {run_id}")
+    found = answers[-1]
     assert found.status_code == 200, found.text
     trace: dict[str, Any] = found.json()
     return trace
@@ -40,11 +43,7 @@ async def traced(client: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
 
 async def asked(stack: Stack, calls: int) -> None:
     """Once the model has been called `calls` times."""
-    async with asyncio.timeout(30):
-        while True:
-            if len(stack.fake.requests) >= calls:
-                return
-            await asyncio.sleep(0.02)
+    await until(lambda: len(stack.fake.requests) >= calls, f"{calls} model calls", every=0.02)
 
 
 def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from bot.redis.confirmations import CallSummary, Confirmations
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
+from tests.support.waiting import until
 
 LAUNCH = ToolCallSpec("launch", {"target": "rocket"})
 
@@ -72,10 +73,7 @@ async def test_expiry_denies_and_a_late_press_changes_nothing(stack: Stack) -> N
     async with stack.client() as client:
         _, asked = await ask(stack, client)
         stack.fake.enqueue(Reply(text="It expired."))
-        for _ in range(100):
-            if len(stack.fake.requests) == 2:
-                break
-            await asyncio.sleep(0.1)
+        await until(lambda: len(stack.fake.requests) == 2, "the expiry told to the model")
         late = await client.post(
             f"/api/confirmations/{asked['confirmation_id']}", json={"decision": "approve"}
         )

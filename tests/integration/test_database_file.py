@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bot.store.database import open_database
-from tests.integration.test_guarantees import wait_until
 from tests.integration.test_history import echo
 from tests.support.stack import Stack, idle, send, texts, web_settings
+from tests.support.waiting import until
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ async def test_a_data_directory_deleted_under_a_worker_is_reported_and_caught_up
         await idle(stack.redis_url)
         assert (await client.get("/healthz")).status_code == 200
         shutil.rmtree(data)
-        waited = await wait_until(lambda: f"{file} is gone" in log.read_text(), limit=30)
+        waited = await until(lambda: f"{file} is gone" in log.read_text(), "the deletion reported")
         print(f"\nthe worker reported the deleted file after {waited:.2f} s")
         health = await client.get("/healthz")
         records = await client.get("/api/sessions")  # the record is away: come back later

@@ -20,6 +20,7 @@ from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack, idle, read_events, send, texts
+from tests.support.waiting import until
 
 SESSIONS, MESSAGES = 8, 6
 
@@ -57,22 +58,13 @@ async def mailbox_for(stack: Stack) -> tuple[Mailbox, Any]:
     return Mailbox(pool, pool), pool
 
 
-async def wait_until(condition: Any, limit: float) -> float:
-    started = time.monotonic()
-    while not condition():
-        if time.monotonic() - started > limit:
-            raise AssertionError(f"not reached within {limit} s")
-        await asyncio.sleep(0.05)
-    return time.monotonic() - started
-
-
 async def drained(mailbox: Mailbox, session: str) -> None:
     """Wait for the inbox to empty: a turn commits only after its reply has streamed."""
-    for _ in range(100):
-        if await mailbox.pending(session) == 0:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{session} still has {await mailbox.pending(session)} waiting")
+
+    async def empty() -> bool:
+        return await mailbox.pending(session) == 0
+
+    await until(empty, f"{session}'s inbox emptied")
 
 
 @pytest.mark.parametrize(
@@ -97,7 +89,10 @@ async def test_order_and_exclusion_across_workers(stack: Stack) -> None:
             await asyncio.sleep(0.01 * (s % 3))
 
     await asyncio.gather(*(user(s) for s in range(SESSIONS)))
-    await wait_until(lambda: sum(map(len, ledger.seen.values())) >= SESSIONS * MESSAGES, 60)
+    await until(
+        lambda: sum(map(len, ledger.seen.values())) >= SESSIONS * MESSAGES,
+        "every message seen by the model",
+    )
     await idle(stack.redis_url)  # every turn committed: nothing more may arrive
     assert ledger.violations == []
     assert dict(ledger.seen) == {str(s): list(range(MESSAGES)) for s in range(SESSIONS)}
@@ -130,7 +125,7 @@ async def test_worker_killed_mid_stream_another_finishes_the_reply(stack: Stack)
             "POST", f"/api/sessions/{session}/messages", json={"text": "tell me"}
         ) as response:
             reading = asyncio.create_task(read_events(response))
-            await wait_until(lambda: len(stack.fake.requests) == 1, 10)
+            await until(lambda: len(stack.fake.requests) == 1, "the model called")
             await (
                 stack.start_worker_process()
             )  # standing by, as in production: its start is not timed
@@ -201,12 +196,12 @@ async def test_worker_killed_mid_tool_call_does_not_repeat_it(stack: Stack) -> N
 
 async def traced_run(client: httpx.AsyncClient, session: str) -> dict[str, Any]:
     """The trace of the session's last run, once its record is written."""
-    async with asyncio.timeout(30):
-        while True:
-            detail = (await client.get(f"/api/sessions/{session}")).json()
-            if detail.get("runs"):
-                break
-            await asyncio.sleep(0.05)
+
+    async def recorded() -> bool:
+        return bool((await client.get(f"/api/sessions/{session}")).json().get("runs"))
+
+    await until(recorded, f"a run of {session} recorded")
+    detail = (await client.get(f"/api/sessions/{session}")).json()
     run_id = detail["recent"][-1]["run_id"]
     found: dict[str, Any] = (await client.get(f"/api/traces/{run_id}")).json()
     return found
@@ -223,8 +218,9 @@ async def test_lost_wake_up_is_recovered_by_the_sweep(stack: Stack) -> None:
 
     mailbox = Mailbox(pool, Dropped())
     await mailbox.submit(message("lost-1", "test:lost", "anyone?"))
-    took = await wait_until(lambda: len(stack.fake.requests) == 1, 15)
+    took = await until(lambda: len(stack.fake.requests) == 1, "the sweep picking the session up")
     print(f"\nsession with no drain job picked up by the sweep after {took:.1f} s")
+    assert took < 15  # the sweep runs every second
     await drained(mailbox, "test:lost")
     await pool.aclose()
 
@@ -241,7 +237,7 @@ async def test_stop_ends_the_running_turn_at_once(stack: Stack) -> None:
             "POST", f"/api/sessions/{session}/messages", json={"text": "story"}
         ) as response:
             reading = asyncio.create_task(read_events(response))
-            await wait_until(lambda: len(stack.fake.requests) == 1, 10)
+            await until(lambda: len(stack.fake.requests) == 1, "the model called")
             await asyncio.sleep(0.3)
             stopped = time.monotonic()
             answer = await client.post(f"/api/sessions/{session}/stop")
@@ -312,7 +308,7 @@ async def test_redis_restart_loses_nothing_accepted(
     def seen() -> str:
         return "".join(r.last_user_text() for r in stack.fake.requests)
 
-    await wait_until(lambda: all(f"m{n:02}" in seen() for n in range(10)), 60)
+    await until(lambda: all(f"m{n:02}" in seen() for n in range(10)), "all ten messages seen")
     await drained(mailbox, "test:r")
     await pool.aclose()
 
@@ -326,11 +322,11 @@ async def test_sigterm_hands_the_turn_over_at_once(stack: Stack) -> None:
     )
     mailbox, pool = await mailbox_for(stack)
     await mailbox.submit(message("t1", "test:term", "go"))
-    await wait_until(lambda: len(stack.fake.requests) == 1, 10)
+    await until(lambda: len(stack.fake.requests) == 1, "the model called")
     await stack.start_worker_process()
     terminated = time.monotonic()
     stack.kill(first, signal.SIGTERM)
-    took = await wait_until(lambda: len(stack.fake.requests) == 2, 10)
+    took = await until(lambda: len(stack.fake.requests) == 2, "the turn restarted elsewhere")
     gate.set()
     assert await asyncio.wait_for(first.wait(), 10) == 0
     print(
@@ -356,20 +352,24 @@ async def test_a_paused_holder_cannot_commit_after_losing_its_lease(stack: Stack
     )
     mailbox, pool = await mailbox_for(stack)
     await mailbox.submit(message("z1", "test:zombie", "first"))
-    await wait_until(lambda: len(stack.fake.requests) == 1, 10)
+    await until(lambda: len(stack.fake.requests) == 1, "the model called")
     await stack.start_worker_process()  # standing by: its start is not timed
     stack.kill(zombie, signal.SIGSTOP)  # paused past its liveness TTL, like a long VM stall
     stopped = time.monotonic()
-    await wait_until(lambda: len(stack.fake.requests) == 2, 20)
+    await until(lambda: len(stack.fake.requests) == 2, "the paused holder replaced")
     print(f"\nSIGSTOPped holder replaced {time.monotonic() - stopped:.1f} s after the stop")
     await mailbox.submit(message("z2", "test:zombie", "second"))
-    await wait_until(lambda: len(stack.fake.requests) == 3, 20)
+    await until(lambda: len(stack.fake.requests) == 3, "the second message answered")
     stack.kill(zombie, signal.SIGCONT)
     woke, log = time.monotonic(), stack.tmp / "worker-0.log"
     # its next liveness beat finds the key lapsed, and the turn stops without waiting for
     # the lease heartbeat (every 10 s) or for its stream to end
-    await wait_until(lambda: b"expired during a turn; stopped it" in log.read_bytes(), 5)
+    stopping = await until(
+        lambda: b"expired during a turn; stopped it" in log.read_bytes(),
+        "the woken holder stopping",
+    )
     print(f"the woken holder stopped its turn {time.monotonic() - woke:.1f} s after SIGCONT")
+    assert stopping < 5  # its liveness beat told it, well before the lease's heartbeat
     gate.set()  # the zombie's model stream could now finish; its writes must all be refused
     await asyncio.sleep(2)
     state = await StateStore(mailbox).load("test:zombie")

@@ -27,7 +27,7 @@ from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.integration.test_confirmations import decide
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, idle, send, texts, web_settings
-from tests.support.tasks import until
+from tests.support.waiting import until
 from tests.tools.workspace_support import call, context
 from worker.web import make_app
 
@@ -216,7 +216,7 @@ async def test_retention_removes_everything_older_than_its_window_on_a_worker(
         old_file = keep(stack, "tg:new", "notes/old.md", at=LONG_AGO)
         new_file = keep(stack, "tg:new", "notes/new.md")
         await stack.start_worker()  # prunes as it starts, then hourly
-        await until(lambda: pruned(database, redis, stack), "the retention pass", within=60)
+        await until(lambda: pruned(database, redis, stack), "the retention pass")
         active = await database.archive.session("tg:new")
         assert await database.archive.session("tg:old") is None
         assert not await redis.exists("parley:{tg:old}:state")

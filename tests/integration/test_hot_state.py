@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from tests.fakes.llm import FakeLLM, Reply
 from tests.fakes.llm.script import RecordedRequest
 from tests.support.runner import Rig, runner_rig
 from tests.support.stack import Stack, read_events, send, texts
+from tests.support.waiting import until
 
 KIB = 1024
 LIMIT = 64 * KIB
@@ -227,7 +227,7 @@ async def test_a_long_session_whose_worker_is_killed_is_finished_cold_with_nothi
             "POST", f"/api/sessions/{session}/messages", json={"text": "Question 040."}
         ) as response:
             reading = asyncio.create_task(read_events(response))
-            await wait_until(lambda: len(stack.fake.requests) > asked)
+            await until(lambda: len(stack.fake.requests) > asked, "the last question asked")
             await stack.start_worker_process()
             stack.kill(first)
             events = await asyncio.wait_for(reading, 60)
@@ -243,13 +243,6 @@ async def test_a_long_session_whose_worker_is_killed_is_finished_cold_with_nothi
     finally:
         await redis.aclose()
     assert in_redis < 40  # the older turns came from SQL
-
-
-async def wait_until(condition: Callable[[], bool], limit: float = 60) -> None:
-    deadline = time.monotonic() + limit
-    while not condition():
-        assert time.monotonic() < deadline, f"not reached within {limit} s"
-        await asyncio.sleep(0.02)
 
 
 async def test_a_database_that_refuses_the_move_leaves_the_context_in_redis(

@@ -4,8 +4,6 @@ live snapshot. Behind the API token like the API."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
@@ -13,6 +11,7 @@ from redis.asyncio import Redis
 from bot.telemetry import metrics
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack, send
+from tests.support.waiting import until
 
 TOKEN = "metrics-token"
 
@@ -38,12 +37,13 @@ async def test_a_worker_processs_counts_reach_the_web_processs_metrics(stack: St
         session = await stack.session(client)
         await send(client, session, "what is 6*7?")
         redis = Redis.from_url(stack.redis_url)
-        async with asyncio.timeout(60):  # the worker's next snapshot, within 5 s
-            while True:
-                published = await metrics.snapshots(redis)
-                if published and value(published[0], "parley_turns_total") >= 1:
-                    break
-                await asyncio.sleep(0.2)
+        published: list[str] = []
+
+        async def snapshot() -> bool:  # the worker's next one, within 5 s
+            published[:] = await metrics.snapshots(redis)
+            return bool(published) and value(published[0], "parley_turns_total") >= 1
+
+        await until(snapshot, "the worker's snapshot counting the turn", every=0.2)
         answer = await client.get("/metrics")
         shown = answer.text
         await redis.aclose()

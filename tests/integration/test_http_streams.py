@@ -12,7 +12,7 @@ import struct
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.stack import Stack, read_events, stack_env, texts, web_settings
+from tests.support.waiting import until
 from worker.web import make_app
 
 CLIENTS = 2000
@@ -39,16 +40,6 @@ async def connected(redis: Redis) -> int:
     """Clients Redis has open, not counting the one asking."""
     info = await redis.info("clients")
     return int(info["connected_clients"]) - 1
-
-
-async def until(check: Callable[[], Awaitable[bool]], limit: float) -> float:
-    """Seconds until `check` holds; fails after `limit`."""
-    started = time.monotonic()
-    while not await check():
-        if time.monotonic() - started > limit:
-            raise AssertionError(f"not within {limit} s")
-        await asyncio.sleep(0.1)
-    return time.monotonic() - started
 
 
 @pytest.fixture
@@ -80,7 +71,7 @@ async def web_process(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[tuple[
             return proc.returncode is not None
 
     try:
-        await until(healthy, 120)
+        await until(healthy, "`parley web` answering /healthz", within=120)
         assert proc.returncode is None, (tmp_path / "web.log").read_text()
         yield base, server
     finally:
@@ -144,7 +135,9 @@ async def test_idle_streams_share_a_bounded_set_of_redis_connections(
         for response in responses:
             response.close()
         await client.close()
-    left = await until(lambda: below(redis, baseline), 150)
+    left = await until(
+        lambda: below(redis, baseline), "the streams' connections closed", within=150
+    )
     after = await connected(redis)
     await redis.aclose()
     print(
@@ -190,7 +183,7 @@ async def test_streamed_replies_share_the_reader(stack: Stack) -> None:
                 return await read_events(response)
 
         replies = asyncio.gather(*(ask(s) for s in sessions))
-        await until(lambda: asyncio.sleep(0, opened == count), 60)
+        await until(lambda: opened == count, f"{count} replies streaming")
         with_streams = 0
         for _ in range(20):  # the most over a second, while every stream waits for its reply
             with_streams = max(with_streams, await connected(redis))
@@ -231,7 +224,7 @@ async def test_streams_beyond_the_cap_get_503_and_nothing_is_queued(stack: Stack
             async with client.stream("GET", url) as again:
                 return again.status_code == 200
 
-        await until(free_again, 30)
+        await until(free_again, "the ended streams' places given back")
 
 
 async def test_a_cut_stream_ends_with_an_error_to_resume_from(
@@ -397,7 +390,7 @@ async def test_a_client_gone_before_its_stream_began_has_its_message_answered(
         await redis.execute_command("CLIENT", "PAUSE", "60000", "WRITE")
         try:
             writer = await post(stack.base_url, session)
-            await until(lambda: blocked_beyond(redis, before), 30)  # its message being queued
+            await until(lambda: blocked_beyond(redis, before), "the message being queued")
             writer.close()
         finally:
             await redis.execute_command("CLIENT", "UNPAUSE")
@@ -407,7 +400,7 @@ async def test_a_client_gone_before_its_stream_began_has_its_message_answered(
             entries = await redis.xrange(keys.events(f"http:{session}"))
             return any(b'"completed"' in fields[b"event"] for _, fields in entries)
 
-        await until(answered, 60)
+        await until(answered, "the message answered")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
 
 

@@ -21,6 +21,7 @@ from bot.tasks.model import CONFIG_CREATOR, Target
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
 from tests.support.stack import Stack, web_settings
+from tests.support.waiting import WITHIN
 
 TOKEN = "s3cret-token"
 WEEKDAYS_AT_9 = "0 9 * * 1-5"
@@ -59,8 +60,8 @@ async def announcements(redis_url: str) -> AsyncIterator[asyncio.Queue[str]]:
         await redis.aclose()
 
 
-async def heard_id(heard: asyncio.Queue[str], task_id: int, within: float = 20) -> None:
-    async with asyncio.timeout(within):
+async def heard_id(heard: asyncio.Queue[str], task_id: int) -> None:
+    async with asyncio.timeout(WITHIN):
         while (await heard.get()) != str(task_id):
             pass
 

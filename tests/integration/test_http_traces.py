@@ -3,7 +3,6 @@ calls, tool calls and retries, its graph ready to draw, and a window's aggregate
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,17 +10,20 @@ import httpx
 
 from tests.fakes.llm import Fail, Reply, ToolCallSpec
 from tests.support.stack import Stack, send
+from tests.support.waiting import until
 
 
 async def recorded(client: httpx.AsyncClient, session: str, runs: int) -> str:
     """The newest run's id, once the session's record has `runs` runs: the worker writes a
     run's record after its reply has been streamed."""
-    async with asyncio.timeout(30):
-        while True:
-            detail = (await client.get(f"/api/sessions/{session}")).json()
-            if detail.get("runs") == runs:
-                return str(detail["recent"][-1]["run_id"])
-            await asyncio.sleep(0.05)
+    detail: dict[str, Any] = {}
+
+    async def written() -> bool:
+        detail.update((await client.get(f"/api/sessions/{session}")).json())
+        return bool(detail.get("runs") == runs)
+
+    await until(written, f"{runs} runs of {session} recorded")
+    return str(detail["recent"][-1]["run_id"])
 
 
 def kinds(trace: dict[str, Any]) -> list[tuple[str, str, str]]:

@@ -7,7 +7,6 @@ waited reach the web process's `/metrics`."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable
 
@@ -18,6 +17,7 @@ from tests.fakes.llm import RecordedRequest, Reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.tg import FakeTelegram, TgUser
 from tests.support.stack import Stack
+from tests.support.waiting import until
 
 ANN = TgUser(id=1001, first_name="Ann", username="ann")
 BOB = TgUser(id=1002, first_name="Bob", username="bob")
@@ -37,22 +37,20 @@ def value(text: str, name: str, **labels: str) -> float:
 
 
 async def metrics_until(
-    client: httpx.AsyncClient, ready: Callable[[str], bool], within: float = 60
+    client: httpx.AsyncClient, ready: Callable[[str], bool], what: Callable[[str], object]
 ) -> str:
-    """`/metrics` once `ready` holds for it; after `within` s (generous, for a busy machine)
-    the last one read, for the test's assertions to say what is missing."""
-    shown = ""
-    try:
-        async with asyncio.timeout(within):
-            while True:
-                answer = await client.get("/metrics")
-                assert answer.status_code == 200, answer.text
-                shown = answer.text
-                if ready(shown):
-                    return shown
-                await asyncio.sleep(0.2)
-    except TimeoutError:
-        return shown
+    """`/metrics` once `ready` holds for it; if it never does, the failure says `what` of
+    the last one read."""
+    shown = [""]
+
+    async def holds() -> bool:
+        answer = await client.get("/metrics")
+        assert answer.status_code == 200, answer.text
+        shown[0] = answer.text
+        return ready(shown[0])
+
+    await until(holds, lambda: f"/metrics showing it: {what(shown[0])}", every=0.2)
+    return shown[0]
 
 
 def missing(shown: str, chats: int) -> list[str]:
@@ -92,7 +90,11 @@ async def test_the_backlog_drains_and_platform_calls_reach_metrics(
     dm = slack.dm(ann)
     await slack.say(ann, dm, "hello")
     async with platforms.client() as client:
-        queued = await metrics_until(client, lambda shown: value(shown, "parley_queue_depth") >= 5)
+        queued = await metrics_until(
+            client,
+            lambda shown: value(shown, "parley_queue_depth") >= 5,
+            lambda shown: f"a queue depth of 5, not {value(shown, 'parley_queue_depth')}",
+        )
         assert value(queued, "parley_queue_depth") == 5  # no worker runs: all five wait
         assert value(queued, "parley_sessions_waiting") == 3
         assert value(queued, "parley_sessions_running") == 0
@@ -101,10 +103,14 @@ async def test_the_backlog_drains_and_platform_calls_reach_metrics(
         tg.fail_next("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)
         slack.fail_next("chat.postMessage", status=429, retry_after=1)
         await platforms.start_worker_process()
-        await tg.wait_for(lambda: all(tg.messages(chat) for chat in chats), within=60)
-        await slack.wait_for(lambda: bool(slack.bot_messages(dm.id)), within=60)
+        await tg.wait_for(lambda: all(tg.messages(chat) for chat in chats))
+        await slack.wait_for(lambda: bool(slack.bot_messages(dm.id)))
 
-        shown = await metrics_until(client, lambda shown: not missing(shown, len(chats)))
+        shown = await metrics_until(
+            client,
+            lambda shown: not missing(shown, len(chats)),
+            lambda shown: f"nothing missing, not {missing(shown, len(chats))}",
+        )
     assert missing(shown, len(chats)) == []
     methods = re.findall(r'method="([^"]*)"', shown)
     assert methods and all(re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", m) for m in methods)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from redis.asyncio import Redis
 from tests.fakes.llm import FakeLLM
 from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack, stack_env, web_settings
+from tests.support.waiting import until
 from worker.persistence import check_persistence
 from worker.web import make_app
 
@@ -72,10 +72,7 @@ async def test_web_and_worker_warn_at_start_when_redis_persists_nothing(
     await stack.start_worker_process()
     log = tmp_path / "worker-0.log"
     try:
-        for _ in range(600):
-            if b"Redis persists nothing" in log.read_bytes():
-                break
-            await asyncio.sleep(0.1)
+        await until(lambda: b"Redis persists nothing" in log.read_bytes(), "the worker's warning")
         assert log.read_text().count("WARNING worker.persistence: Redis persists nothing") == 1
     finally:
         await stack.stop()

@@ -4,11 +4,9 @@ for a Redis that starts late."""
 from __future__ import annotations
 
 import asyncio
-import inspect
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -20,6 +18,7 @@ from bot.redis.results import done
 from tests.fakes.llm import FakeLLM
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.stack import stack_env
+from tests.support.waiting import until
 from worker.redis_pool import IdleClosingPool, RedisUnavailable, open_pool
 
 
@@ -68,7 +67,7 @@ async def test_parley_web_waits_for_a_redis_that_starts_late(
             sys.executable, "-m", "worker", "web", env=env, cwd=tmp_path, stdout=out, stderr=out
         )
     try:
-        await until(lambda: "not ready" in log.read_text(), 60)
+        await until(lambda: "not ready" in log.read_text(), "`parley web` saying it waits")
         assert proc.returncode is None and "Traceback" not in log.read_text()
         await asyncio.to_thread(server.start)
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
@@ -79,7 +78,7 @@ async def test_parley_web_waits_for_a_redis_that_starts_late(
                 except httpx.TransportError:
                     return False
 
-            await until(healthy, 90)
+            await until(healthy, "`parley web` serving once Redis is up", within=90)
     finally:
         proc.send_signal(signal.SIGTERM)
         await asyncio.wait_for(proc.wait(), 60)
@@ -94,17 +93,3 @@ async def test_a_redis_that_never_answers_is_one_line_without_its_password() -> 
     line = str(refused.value)
     assert line.startswith("no Redis at redis://:***@127.0.0.1:") and "\n" not in line
     assert "hunter2" not in line
-
-
-async def until(check: Callable[[], bool | Awaitable[bool]], limit: float) -> None:
-    """Wait until `check()` is true (it may be a coroutine function); fail after `limit`."""
-    started = time.monotonic()
-    while True:
-        result = check()
-        if inspect.isawaitable(result):
-            result = await result
-        if result:
-            return
-        if time.monotonic() - started > limit:
-            raise AssertionError(f"not within {limit} s")
-        await asyncio.sleep(0.1)

@@ -12,6 +12,7 @@ import httpx
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.integration.test_agent_run import asked
 from tests.support.stack import Stack
+from tests.support.waiting import until
 
 SUM = ToolCallSpec("calculator", {"expression": "1+1"})
 
@@ -37,12 +38,14 @@ async def stopped_in_a_session(stack: Stack, client: httpx.AsyncClient, calls: i
 
 async def recorded(client: httpx.AsyncClient, runs: int) -> dict[str, Any]:
     """The window's numbers once the worker has written `runs` runs."""
-    async with asyncio.timeout(60):
-        while True:
-            window: dict[str, Any] = (await client.get("/api/metrics/runs")).json()
-            if window["total"] >= runs:
-                return window
-            await asyncio.sleep(0.05)
+    window: dict[str, Any] = {}
+
+    async def written() -> bool:
+        window.update((await client.get("/api/metrics/runs")).json())
+        return bool(window["total"] >= runs)
+
+    await until(written, f"{runs} runs in the window")
+    return window
 
 
 async def test_only_the_run_that_answered_is_a_success(stack: Stack) -> None:

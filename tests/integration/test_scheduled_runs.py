@@ -14,12 +14,13 @@ import pytest
 
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import TgChat
-from tests.integration.test_scheduled_replies import RUN_WITHIN, leading
+from tests.integration.test_scheduled_replies import leading
 from tests.integration.test_telegram_approvals import buttons
 from tests.integration.test_telegram_replies import ANN, BOB
 from tests.support.stack import idle
-from tests.support.tasks import RUNS, TASKS, Brain, database_of, results, rows, until
+from tests.support.tasks import RUNS, TASKS, Brain, database_of, results, rows
 from tests.support.telegram import TelegramStack
+from tests.support.waiting import until
 
 EVERY = {"PARLEY_TASK_MIN_INTERVAL": "1"}
 PING = ToolCallSpec("schedule_task", {"prompt": "Ping Ann", "when": "every 2 seconds"})
@@ -56,19 +57,19 @@ async def test_an_interval_task_fires_repeatedly_and_never_after_it_is_cancelled
         tg, database = tg_stack.tg, database_of(tg_stack.env)
         ann, bob = tg.private_chat(ANN), tg.private_chat(BOB)
         tg.send(bob, BOB, "tick every 2 seconds")
-        await tg.wait_for(at_least(tg_stack, bob, "Tick", 1), RUN_WITHIN)
+        await tg.wait_for(at_least(tg_stack, bob, "Tick", 1))
         tg.send(ann, ANN, "ping me every 2 seconds")
-        await tg.wait_for(at_least(tg_stack, ann, "Ping", 3), RUN_WITHIN)
+        await tg.wait_for(at_least(tg_stack, ann, "Ping", 3))
         tg.send(ann, ANN, "stop the pings")
-        await until(lambda: results(tg_stack.fake.requests, "cancel_task"), "the cancel", 30)
+        await until(lambda: results(tg_stack.fake.requests, "cancel_task"), "the cancel")
         assert results(tg_stack.fake.requests, "cancel_task") == [
             "Cancelled task 2; it will not run again."
         ]
-        await tg.wait_for(lambda: any("All set." in m.text for m in tg.messages(ann)), 30)
+        await tg.wait_for(lambda: any("All set." in m.text for m in tg.messages(ann)))
         (cancelled,) = await rows(database, TASKS, id=2)
         assert (cancelled.status, cancelled.ended_by) == ("cancelled", "tg:1001")
         ticks = len(numbered(tg_stack, bob, "Tick"))
-        await tg.wait_for(at_least(tg_stack, bob, "Tick", ticks + 3), RUN_WITHIN)  # ~6 s on
+        await tg.wait_for(at_least(tg_stack, bob, "Tick", ticks + 3))  # ~6 s on
         await idle(tg_stack.redis_url)
         shown = [m.text for m in tg.messages(ann)]
         assert "All set." in shown[-1], f"a run after the cancel: {shown}"
@@ -92,7 +93,7 @@ async def approval_prompt(stack: TelegramStack, chat: TgChat) -> None:
     brain.after_run_calls = "The launch is settled."
     stack.fake.responder = brain
     stack.tg.send(chat, ANN, "@parley_test_bot launch later")
-    await stack.tg.wait_for(lambda: any(m.reply_markup for m in stack.tg.messages(chat)), 30)
+    await stack.tg.wait_for(lambda: any(m.reply_markup for m in stack.tg.messages(chat)))
 
 
 @pytest.mark.parametrize("tg_stack", [{"PARLEY_CONFIRMATION_TTL": "5"}], indirect=True)
@@ -112,8 +113,8 @@ async def test_a_run_waits_for_approval_and_nobody_deciding_denies_it_in_the_cha
             shown = next(m for m in tg.messages(group) if m.message_id == prompt.message_id)
             return shown.reply_markup is None and "Expired" in shown.text
 
-        await tg.wait_for(expired, RUN_WITHIN)
-        await tg.wait_for(lambda: tg.messages(group)[-1].text == "The launch is settled.", 30)
+        await tg.wait_for(expired)
+        await tg.wait_for(lambda: tg.messages(group)[-1].text == "The launch is settled.")
         await idle(tg_stack.redis_url)
         (denied,) = results(tg_stack.fake.requests, "launch")
         assert "launched" not in denied and "expired" in denied.lower(), denied
@@ -133,7 +134,7 @@ async def test_a_run_waiting_for_approval_goes_on_when_the_creator_approves(
         await approval_prompt(tg_stack, group)
         (prompt,) = [m for m in tg.messages(group) if m.reply_markup]
         tg.press(group, ANN, prompt.message_id, buttons(prompt)["✅ Approve"])
-        await tg.wait_for(lambda: tg.messages(group)[-1].text == "The launch is settled.", 30)
+        await tg.wait_for(lambda: tg.messages(group)[-1].text == "The launch is settled.")
         await idle(tg_stack.redis_url)
         assert results(tg_stack.fake.requests, "launch") == ["launched rocket"]
 
@@ -142,7 +143,7 @@ async def test_a_run_waiting_for_approval_goes_on_when_the_creator_approves(
 
         # The web edits the prompt once the decision is queued, paced by the group's budget
         # that the turn's reply spends too: the reply may well come first.
-        await tg.wait_for(lambda: prompt_now().endswith("✅ Approved by Ann"), 30)
+        await tg.wait_for(lambda: prompt_now().endswith("✅ Approved by Ann"))
         shown = next(m for m in tg.messages(group) if m.message_id == prompt.message_id)
         assert shown.reply_markup is None
     finally:

@@ -19,8 +19,7 @@ from tests.support.chat_tasks import add_task, task_book
 from tests.support.schedulers import Schedulers
 from tests.support.stack import Stack, idle
 from tests.support.telegram import TelegramStack
-
-WAIT_S = 60.0
+from tests.support.waiting import WITHIN, until
 
 
 def answering_runs(recorded: RecordedRequest) -> Reply:
@@ -47,15 +46,6 @@ async def http_schedulers(stack: Stack) -> AsyncIterator[Schedulers]:
         yield running
     finally:
         await running.stop()
-
-
-async def until(check: Any, what: str, within: float = WAIT_S) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError(f"not within {within} s: {what}")
-        await asyncio.sleep(0.05)
 
 
 async def test_a_recurring_task_stops_at_a_press_of_its_cancel_button(
@@ -115,7 +105,7 @@ async def test_a_task_made_through_the_api_posts_its_run_in_the_http_session(
 async def _events_until_completed(client: httpx.AsyncClient, session: str) -> list[dict[str, Any]]:
     """The session's event stream from now until a turn completes."""
     events: list[dict[str, Any]] = []
-    async with asyncio.timeout(WAIT_S):
+    async with asyncio.timeout(WITHIN):
         async with client.stream("GET", f"/api/sessions/{session}/events") as response:
             assert response.status_code == 200
             async for line in response.aiter_lines():
@@ -158,9 +148,13 @@ async def test_a_task_with_an_output_schema_has_its_runs_answers_checked(
 
 
 async def _recorded_run(client: httpx.AsyncClient, session: str) -> str:
-    async with asyncio.timeout(WAIT_S):
-        while True:
-            detail = (await client.get(f"/api/sessions/{session}")).json()
-            if detail.get("runs"):
-                return str(detail["recent"][-1]["run_id"])
-            await asyncio.sleep(0.05)
+    """The id of the session's last run, once the runs table has one."""
+
+    async def recorded() -> dict[str, Any] | None:
+        detail: dict[str, Any] = (await client.get(f"/api/sessions/{session}")).json()
+        return detail if detail.get("runs") else None
+
+    await until(recorded, f"a run of {session} recorded")
+    detail = await recorded()
+    assert detail is not None
+    return str(detail["recent"][-1]["run_id"])

@@ -8,7 +8,7 @@ import asyncio
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
@@ -28,10 +28,10 @@ from bot.vocabulary.schedule import Schedule
 from tests.support.redis_server import RedisServer
 from tests.support.schedulers import Schedulers
 from tests.support.stack import ROOT
+from tests.support.waiting import until
 from worker.scheduler import RELOAD_EVERY_S
 
 ANN = Sender(id="tg:42", name="Ann")
-WAIT_S = 60.0
 
 
 @dataclass
@@ -70,16 +70,9 @@ class Scene:
     async def runs(self, task: Task) -> list[str]:
         return [envelope.id for envelope in await self.envelopes(task)]
 
-    async def until(
-        self, what: str, check: Callable[[], Awaitable[bool]], within: float = WAIT_S
-    ) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + within
-        while not await check():
-            if loop.time() > deadline:
-                logs = "\n".join(self.schedulers.log(p) for p in self.schedulers.processes)
-                raise AssertionError(f"not within {within} s: {what}\n{logs}")
-            await asyncio.sleep(0.1)
+    def told(self, what: str) -> Callable[[], str]:
+        """`what`, and the schedulers' logs, for a test that waited in vain."""
+        return lambda: "\n".join([what, *map(self.schedulers.log, self.schedulers.processes)])
 
 
 @pytest.fixture
@@ -130,7 +123,7 @@ async def test_one_scheduler_of_two_sends_each_run_and_the_standby_takes_over(sc
     async def three_runs() -> bool:
         return len(await scene.runs(task)) >= 3
 
-    await scene.until("three runs", three_runs)
+    await until(three_runs, scene.told("three runs"))
     assert sent_lines(scene.schedulers.log(standby), task) == []  # one scheduler ran them
     before = await scene.runs(task)
     leader.send_signal(signal.SIGKILL)
@@ -140,7 +133,7 @@ async def test_one_scheduler_of_two_sends_each_run_and_the_standby_takes_over(sc
     async def three_more() -> bool:
         return len(sent_lines(scene.schedulers.log(standby), task)) >= 3
 
-    await scene.until("three runs sent by the standby", three_more)
+    await until(three_more, scene.told("three runs sent by the standby"))
     runs = await scene.runs(task)
     assert runs[: len(before)] == before
     assert len(runs) == len(set(runs))  # each run once, also around the takeover
@@ -164,7 +157,7 @@ async def test_a_leader_stopped_cleanly_hands_over_within_a_second_or_two(scene:
     async def ran() -> bool:
         return len(await scene.runs(task)) == 1
 
-    await scene.until("the standby sends the run", ran)
+    await until(ran, scene.told("the standby sends the run"))
     (run,) = await scene.envelopes(task)
     # sent at its time: the new leader applied the task's announcement, rather than finding
     # it at its periodic reload of the table, some 27 s late here
@@ -193,7 +186,7 @@ async def test_runs_missed_while_no_scheduler_ran_follow_each_tasks_policy(scene
         ]
         return all(t is not None and (t.runs + t.missed) >= 1 for t in tasks)
 
-    await scene.until("every missed run handled", settled)
+    await until(settled, scene.told("every missed run handled"))
     assert await scene.runs(skipped) == []
     assert await scene.runs(made_up) == [made_up.run_id(long_ago)]
     assert await scene.runs(late) == [late.run_id(lately)]

@@ -52,7 +52,7 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
         Reply(text="The complete answer, once."),
     )
     asked = await fake.say(ann, general, f"{MENTION} tell me")
-    await fake.wait_for(lambda: bool(fake.bot_messages(general.id, asked.ts)), within=20)
+    await fake.wait_for(lambda: bool(fake.bot_messages(general.id, asked.ts)))
     await asyncio.sleep(0.3)  # past the moment the worker stored the message's ts
     slack_stack.kill(first)
     await slack_stack.start_worker_process()

@@ -67,7 +67,7 @@ async def press(
     answered with."""
     notes = len(fake.ephemerals)
     await fake.press(user, message, action, value=value, check=check)
-    await fake.wait_for(lambda: len(fake.ephemerals) > notes, 20)
+    await fake.wait_for(lambda: len(fake.ephemerals) > notes)
     (note,) = fake.ephemerals[notes:]
     assert note["user"] == user.id and note["channel"] == message.channel
     return str(note["text"])
@@ -78,7 +78,7 @@ async def forget(fake: FakeSlack, user: SlackUser, message: Posted, value: str) 
     no note is needed."""
     notes, edits = len(fake.ephemerals), message.edits
     await fake.press(user, message, ACTION, value=value)
-    await fake.wait_for(lambda: message.edits > edits, 20)
+    await fake.wait_for(lambda: message.edits > edits)
     assert fake.ephemerals[notes:] == []
 
 
@@ -119,7 +119,7 @@ async def test_in_a_dm_only_the_person_sees_their_memories_and_forgets_one(
 
         again = await press(fake, ann, stale, str(coffee.id))
         assert again == f"Memory #{coffee.id} is already gone."
-        await fake.wait_for(lambda: stale.edits > 0, 20)  # that client's list says so too
+        await fake.wait_for(lambda: stale.edits > 0)  # that client's list says so too
         assert f"#{coffee.id} forgotten" in block_text(stale)
         assert await texts(memories, BOBS) == ["Bob cycles to work"]
 

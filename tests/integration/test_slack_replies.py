@@ -29,7 +29,7 @@ async def answered(
     def ready() -> bool:
         return len(fake.bot_messages(channel.id, thread_ts)) >= count
 
-    await fake.wait_for(ready, within=30)
+    await fake.wait_for(ready)
     await idle(stack.redis_url)
     return fake.bot_messages(channel.id, thread_ts)
 
@@ -62,9 +62,7 @@ async def test_the_reply_shows_while_slack_is_slow_to_set_the_thread_status(
     slack_stack.fake.enqueue(Reply(text="Paris, since 508."))
     asked = await fake.say(ann, general, f"{MENTION} capital of France?")
     try:
-        await fake.wait_for(
-            lambda: any(m.shown for m in fake.bot_messages(general.id, asked.ts)), within=20
-        )
+        await fake.wait_for(lambda: any(m.shown for m in fake.bot_messages(general.id, asked.ts)))
         assert fake.statuses == []  # not one status call was answered yet
     finally:
         slow_status.set()

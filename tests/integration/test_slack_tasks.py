@@ -35,7 +35,7 @@ async def listed(fake: FakeSlack, user: SlackUser, channel: SlackChannel) -> Pos
     before = len(fake.bot_messages(channel.id))
     status, answer = await fake.command(user, channel, "/tasks")
     assert status == 200 and answer == "", answer
-    await fake.wait_for(lambda: len(fake.bot_messages(channel.id)) > before, within=20)
+    await fake.wait_for(lambda: len(fake.bot_messages(channel.id)) > before)
     return fake.bot_messages(channel.id)[-1]
 
 
@@ -59,7 +59,7 @@ async def press(
     """`user` presses Cancel carrying `value`; the private note they were answered with."""
     before = len(fake.ephemerals)
     await fake.press(user, message, ACTION, value=value, check=check)
-    await fake.wait_for(lambda: len(fake.ephemerals) > before, within=20)
+    await fake.wait_for(lambda: len(fake.ephemerals) > before)
     (note,) = fake.ephemerals[before:]
     assert note["user"] == user.id and note["channel"] == message.channel
     return str(note["text"])
@@ -107,7 +107,7 @@ async def test_the_creator_cancels_and_the_list_shows_it(slack_stack: SlackStack
         assert note == f"Cancelled task {first.id}."
         assert await status_of(book, first.id) == "cancelled"
         assert await status_of(book, second.id) == "active"
-        await fake.wait_for(lambda: shown.edits > 0, within=20)
+        await fake.wait_for(lambda: shown.edits > 0)
         assert f"#{first.id} cancelled by <@{ann.id}>: check the backups" in block_text(shown)
         assert f"#{second.id} (every 2 hours" in block_text(shown)
         assert set(cancel_buttons(shown)) == {str(second.id)}
@@ -129,7 +129,7 @@ async def test_another_person_is_refused_and_an_admin_may_cancel(slack_stack: Sl
         ended = await book.get(task.id)
         assert ended is not None and ended.status == "cancelled"
         assert ended.ended_by == "slack:U0ADA"
-        await fake.wait_for(lambda: shown.edits > 0, within=20)
+        await fake.wait_for(lambda: shown.edits > 0)
         assert cancel_buttons(shown) == {}
         assert f"cancelled by <@{ada.id}>" in block_text(shown)
 

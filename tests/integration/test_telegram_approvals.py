@@ -23,7 +23,7 @@ async def prompt_in(stack: TelegramStack, chat: TgChat, user: TgUser = ANN) -> B
     def prompted() -> bool:
         return any(m.reply_markup for m in stack.tg.messages(chat))
 
-    await stack.tg.wait_for(prompted, within=20)
+    await stack.tg.wait_for(prompted)
     (prompt,) = [m for m in stack.tg.messages(chat) if m.reply_markup]
     return prompt
 
@@ -82,7 +82,7 @@ async def test_only_the_requester_or_an_admin_may_decide(tg_stack: TelegramStack
     group = tg_stack.tg.group("Ops")
     prompt = await prompt_in(tg_stack, group)
     query = tg_stack.tg.press(group, BOB, prompt.message_id, buttons(prompt)["✅ Approve"])
-    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.callback_answers), within=10)
+    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.callback_answers))
     answer = answer_to(tg_stack, query)
     assert answer["show_alert"] is True
     assert "Only the person who asked" in str(answer["text"])
@@ -123,7 +123,7 @@ async def test_an_expired_request_loses_its_buttons_and_a_late_press_changes_not
         message = tg_stack.tg.messages(chat)[1]
         return message.reply_markup is None and "Expired" in message.text
 
-    await tg_stack.tg.wait_for(expired, within=20)
+    await tg_stack.tg.wait_for(expired)
     shown = await replies(tg_stack, chat, 3)
     assert shown[-1] == "It expired, so I did not launch."
     query = tg_stack.tg.press(chat, ANN, prompt.message_id, late, check=False)

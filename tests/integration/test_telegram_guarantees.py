@@ -14,20 +14,21 @@ from tests.fakes.tg import TOKEN, TgUser
 from tests.integration.test_telegram_replies import ANN, replies
 from tests.support.stack import idle, lease_tokens
 from tests.support.telegram import TelegramStack
+from tests.support.waiting import until
 
 CUT = "This first attempt is cut off " * 4
 ANSWER = " ".join(f"Part {n} of the complete answer." for n in range(12))
 
 
-async def reply_ids_kept(redis_url: str, within: float = 60) -> None:
+async def reply_ids_kept(redis_url: str) -> None:
     """Once a worker has kept a reply's message ids in Redis (`ReplyStore`)."""
     redis = Redis.from_url(redis_url)
+
+    async def kept() -> bool:
+        return bool([key async for key in redis.scan_iter(keys.reply("tg", "*"))])
+
     try:
-        async with asyncio.timeout(within):
-            while True:
-                if [key async for key in redis.scan_iter(keys.reply("tg", "*"))]:
-                    return
-                await asyncio.sleep(0.02)
+        await until(kept, "a reply's message ids kept in Redis", every=0.02)
     finally:
         await redis.aclose()
 
@@ -43,7 +44,7 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     )
     group = tg_stack.tg.group("Crash")
     tg_stack.tg.send(group, ANN, "@parley_test_bot tell me")
-    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(group)), within=20)
+    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(group)))
     await reply_ids_kept(tg_stack.redis_url)  # past the moment the worker keeps the id
     tg_stack.kill(first)
     await tg_stack.start_worker_process()
@@ -71,17 +72,19 @@ async def test_a_killed_worker_is_replaced_within_seconds_by_a_running_one(
     )
     group = tg.group("Takeover")
     tg.send(group, ANN, "@parley_test_bot tell me")
-    await tg.wait_for(lambda: bool(tg.messages(group)), within=20)
+    await tg.wait_for(lambda: bool(tg.messages(group)))
     standby = await tg_stack.start_worker_process()  # running and idle before the kill
     await asyncio.sleep(0.3)  # past the moment the worker learns the message's id
     ((session, token),) = (await lease_tokens(tg_stack.redis_url)).items()
     tg_stack.kill(first)
     killed = time.monotonic()
-    while (taker := (await lease_tokens(tg_stack.redis_url)).get(session, token)) == token:
-        assert time.monotonic() - killed < 10, "no running worker took the session over"
-        await asyncio.sleep(0.05)
-    takeover = time.monotonic() - killed
-    await tg.wait_for(lambda: [m.text for m in tg.messages(group)] == [ANSWER], within=30)
+
+    async def taken_over() -> bool:
+        return (await lease_tokens(tg_stack.redis_url)).get(session, token) != token
+
+    takeover = await until(taken_over, "a running worker taking the session over")
+    taker = (await lease_tokens(tg_stack.redis_url))[session]
+    await tg.wait_for(lambda: [m.text for m in tg.messages(group)] == [ANSWER])
     complete = time.monotonic() - killed
     await idle(tg_stack.redis_url)
     gate.set()

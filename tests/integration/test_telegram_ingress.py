@@ -20,7 +20,7 @@ EVE = TgUser(id=666, first_name="Eve", username="eve")
 async def test_commands_are_in_the_menu_and_help_answers_at_once(
     tg_stack: TelegramStack,
 ) -> None:
-    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.commands), within=10)
+    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.commands))
     names = [c["command"] for c in tg_stack.tg.commands]
     assert names == [
         "start", "help", "new", "stop", "usage", "model", "mode", "tasks", "memory", "permissions",
@@ -122,7 +122,7 @@ async def test_stop_ends_the_reply_in_progress(tg_stack: TelegramStack) -> None:
     )
     group = tg_stack.tg.group("Stop")
     tg_stack.tg.send(group, ANN, "@parley_test_bot long story please")
-    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(group)), within=20)
+    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(group)))
     tg_stack.tg.send(group, ANN, "/stop")
     (shown,) = await replies(tg_stack, group)
     gate.set()
@@ -137,7 +137,7 @@ async def test_the_drafts_stop_button_stops_the_turn(tg_stack: TelegramStack) ->
     tg_stack.fake.enqueue(Reply(text="word " * 200, chunk_size=10, gate=gate, gate_after=10))
     chat = tg_stack.tg.private_chat(ANN)
     tg_stack.tg.send(chat, ANN, "talk")
-    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.drafts), within=20)
+    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.drafts))
     tg_stack.tg.stop_generation(chat, tg_stack.tg.drafts[-1].draft_id)
     (shown,) = await replies(tg_stack, chat)
     gate.set()
@@ -149,7 +149,7 @@ async def test_webhook_needs_the_secret_and_answers_duplicates_once(
     tg_stack: TelegramStack,
 ) -> None:
     await tg_stack.start_worker()
-    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.webhook), within=10)
+    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.webhook))
     assert tg_stack.tg.webhook["url"] == tg_stack.webhook_url
     tg_stack.fake.responder = lambda request: Reply(text="once")
     chat = tg_stack.tg.private_chat(ANN)

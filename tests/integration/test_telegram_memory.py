@@ -16,7 +16,6 @@ from tests.support.telegram import TelegramStack
 
 REMEMBER = ToolCallSpec("remember", {"fact": "Ann likes green tea"})
 FORGET = ToolCallSpec("forget", {"what": "green tea"})
-WITHIN = 30.0  # for a turn's answer, on a busy machine
 
 
 async def ask(stack: TelegramStack, chat: TgChat, user: TgUser, text: str) -> list[RecordedRequest]:
@@ -24,7 +23,7 @@ async def ask(stack: TelegramStack, chat: TgChat, user: TgUser, text: str) -> li
     before, asked = len(stack.tg.messages(chat)), len(stack.fake.requests)
     stack.tg.send(chat, user, text)
     answered: Callable[[], bool] = lambda: len(stack.tg.messages(chat)) > before  # noqa: E731
-    await stack.tg.wait_for(answered, WITHIN)
+    await stack.tg.wait_for(answered)
     await idle(stack.redis_url)
     return stack.fake.requests[asked:]
 

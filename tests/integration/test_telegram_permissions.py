@@ -30,15 +30,13 @@ async def always_allow(stack: TelegramStack, chat: TgChat) -> None:
     prompt = await prompt_in(stack, chat)
     stack.fake.enqueue(Reply(text="Launched."))
     stack.tg.press(chat, ANN, prompt.message_id, buttons(prompt)["Always allow in this chat"])
-    await stack.tg.wait_for(lambda: stack.tg.messages(chat)[-1].text == "Launched.", within=20)
+    await stack.tg.wait_for(lambda: stack.tg.messages(chat)[-1].text == "Launched.")
 
 
 async def launched_unasked(stack: TelegramStack, chat: TgChat, said: str) -> None:
     stack.fake.enqueue(Reply(tool_calls=[LAUNCH]), Reply(text=f"{said}: launched."))
     stack.tg.send(chat, ANN, f"@parley_test_bot {said}")
-    await stack.tg.wait_for(
-        lambda: stack.tg.messages(chat)[-1].text == f"{said}: launched.", within=20
-    )
+    await stack.tg.wait_for(lambda: stack.tg.messages(chat)[-1].text == f"{said}: launched.")
     assert prompts(stack, chat) == 0
 
 
@@ -102,6 +100,6 @@ async def test_an_operators_deny_beats_a_grant(tg_stack: TelegramStack) -> None:
         await grants.add(ANNS, ANNS, ["launch"], ANNS)
     tg_stack.fake.enqueue(Reply(tool_calls=[LAUNCH]), Reply(text="I may not."))
     tg_stack.tg.send(chat, ANN, "launch it")
-    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(chat)), within=20)
+    await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(chat)))
     ((_, result),) = tg_stack.fake.requests[1].tool_results()
     assert result == "Not run: the policy does not allow launch here."

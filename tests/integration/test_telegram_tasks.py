@@ -29,7 +29,7 @@ async def listed(
     """Send `command` in `chat` (or its topic); the bot's answer."""
     before = len(stack.tg.messages(chat))
     stack.tg.send(chat, user, command, thread_id=thread_id)
-    await stack.tg.wait_for(lambda: len(stack.tg.messages(chat)) > before, within=20)
+    await stack.tg.wait_for(lambda: len(stack.tg.messages(chat)) > before)
     return stack.tg.messages(chat)[-1]
 
 
@@ -37,7 +37,7 @@ async def press(stack: TelegramStack, chat: TgChat, user: TgUser, message: int, 
     """Press `data` on `message` (present or not); the text the press was answered with."""
     query = stack.tg.press(chat, user, message, data, check=False)
     answered = stack.tg.callback_answers
-    await stack.tg.wait_for(lambda: any(a["callback_query_id"] == query for a in answered), 20)
+    await stack.tg.wait_for(lambda: any(a["callback_query_id"] == query for a in answered))
     return str(answer_to(stack, query)["text"])
 
 

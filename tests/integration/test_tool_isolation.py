@@ -19,6 +19,7 @@ from redis.asyncio import Redis
 from bot.redis import keys
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
+from tests.support.waiting import WITHIN, until
 
 RUNAWAY = "round(1, -10**1000)"
 
@@ -78,9 +79,14 @@ async def test_a_tool_blocked_for_good_stalls_nothing(
             answered_b = time.monotonic() - asked
 
             tokens: list[str | None] = []
-            while not any(e["type"] == "tool_call_result" for e in events_a):
+
+            async def answered() -> bool:
+                if any(e["type"] == "tool_call_result" for e in events_a):
+                    return True
                 tokens.append(await redis.get(lease))  # the whole time the tool runs
-                await asyncio.sleep(0.2)
+                return False
+
+            await until(answered, "the tool's result", within=limit + WITHIN, every=0.2)
             await asyncio.wait_for(reading, 30)
     ended = time.monotonic() - tool_started
     await redis.aclose()

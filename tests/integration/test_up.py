@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -16,6 +15,7 @@ from bot.redis import keys
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_server import free_port
 from tests.support.stack import read_events, stack_env, texts
+from tests.support.waiting import until
 
 
 async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: Path) -> None:
@@ -36,14 +36,15 @@ async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: P
     base = f"http://127.0.0.1:{http_port}"
     try:
         async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-            deadline = time.monotonic() + 90  # a busy machine starts three processes slowly
-            while time.monotonic() < deadline:
+
+            async def healthy() -> bool:
                 try:
-                    if (await client.get("/healthz")).status_code == 200:
-                        break
+                    return (await client.get("/healthz")).status_code == 200
                 except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.1)
+                    return False
+
+            # a busy machine starts three processes slowly
+            await until(healthy, "`parley up` answering /healthz", within=90)
             page = await client.get("/")
             assert page.status_code == 200 and "<title>Parley</title>" in page.text
             session = (await client.post("/api/sessions")).json()["id"]
@@ -55,9 +56,11 @@ async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: P
         assert (tmp_path / "data" / "redis" / "appendonlydir").is_dir()
         assert (tmp_path / "data" / "parley.db").is_file()  # the default record, migrated
         async with Redis(port=redis_port) as redis:
-            while await redis.get(keys.SCHEDULER_LEADER) is None:
-                assert time.monotonic() < deadline, "no scheduler leads under parley up"
-                await asyncio.sleep(0.1)
+
+            async def led() -> bool:
+                return await redis.get(keys.SCHEDULER_LEADER) is not None
+
+            await until(led, "a scheduler leading under parley up")
     finally:
         proc.send_signal(signal.SIGTERM)
         output, _ = await asyncio.wait_for(proc.communicate(), 60)

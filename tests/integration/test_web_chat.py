@@ -96,7 +96,7 @@ async def test_chat_page_shows_the_turn_going_on_after_an_expiry(
     await say(browser, "2+2?")
     card = await wait_for(browser, ask_card, "the approval card")
     assert card["args"] == [{"expression": "2+2"}] and card["buttons"] == ["Approve", "Deny"]
-    await wait_for_text(browser, "Nobody approved, so I did not calculate.", limit=40)
+    await wait_for_text(browser, "Nobody approved, so I did not calculate.")
     card = await wait_for(browser, settled_card, "the decision")
     assert card["outcome"] == "Expired." and card["buttons"] == []  # cannot be pressed any more
     [call] = await run(browser, tool_cards, browser)
@@ -220,7 +220,7 @@ async def test_chat_page_resumes_a_stream_cut_by_a_redis_restart(
     await wait_for(browser, lambda b: bot_texts(b) and bot_texts(b)[-1], "the first words")
 
     await run(browser, server.stop)
-    await wait_for_text(browser, "reconnecting", limit=60)
+    await wait_for_text(browser, "reconnecting")
     await run(browser, server.start)
     gate.set()
     replies = await wait_for(browser, finished, "the whole reply after the restart", limit=90)

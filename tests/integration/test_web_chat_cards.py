@@ -19,6 +19,7 @@ from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import wait_for, wait_for_text
 from tests.support.chat_page import current_session, idle, run, say, script, tool_cards
 from tests.support.stack import Stack
+from tests.support.waiting import until
 
 TOOK = re.compile(r"in (<1 ms|\d+ ms|\d+\.\d\d s)")
 
@@ -177,15 +178,16 @@ async def test_a_plan_execute_turn_shows_its_plan_above_the_answer(
     await wait_for_text(browser, "Hello.")
     session = await run(browser, current_session, browser)
     await run(browser, browser.find_element(By.ID, "plan-first").click)  # "Plan first"
-    async with stack.client() as client, asyncio.timeout(20):
-        while True:
+    async with stack.client() as client:
+
+        async def planning() -> bool:
             detail = (await client.get(f"/api/sessions/{session}")).json()
-            if detail["mode"] == "plan_execute":
-                break
-            await asyncio.sleep(0.05)
+            return bool(detail["mode"] == "plan_execute")
+
+        await until(planning, "the session in plan mode")
 
     await say(browser, "what is twice the number?")
-    shown = await wait_for(browser, showing("1/2 done"), "the first step done", limit=30)
+    shown = await wait_for(browser, showing("1/2 done"), "the first step done")
     assert [s[:2] for s in shown["steps"]] == [
         ["Find the number", "done"],
         ["Double it", "running"],

@@ -3,11 +3,10 @@ conversations to switch between, a new chat, and deleting one."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from typing import Any
 
+import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
@@ -15,19 +14,20 @@ from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import severe_logs, wait_for, wait_for_text
 from tests.support.chat_page import current_session, idle, run, say, script, shown
 from tests.support.stack import Stack
+from tests.support.waiting import until
 
 
-async def recorded(stack: Stack, session: str, count: int, limit: float = 30) -> dict[str, Any]:
+async def recorded(stack: Stack, session: str, count: int) -> dict[str, Any]:
     """The session's record once it holds `count` messages: what a reload reads."""
     async with stack.client() as client:
-        deadline = time.monotonic() + limit
-        while True:
-            response = await client.get(f"/api/sessions/{session}")
-            if response.status_code == 200 and len(response.json()["recent"]) >= count:
-                return dict(response.json())
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{session} not recorded: {response.text}")
-            await asyncio.sleep(0.1)
+        answers: list[httpx.Response] = []
+
+        async def written() -> bool:
+            answers.append(response := await client.get(f"/api/sessions/{session}"))
+            return response.status_code == 200 and len(response.json()["recent"]) >= count
+
+        await until(written, lambda: f"{session} recorded: {answers[-1].text}", every=0.1)
+        return dict(answers[-1].json())
 
 
 def page_state(browser: WebDriver) -> dict[str, Any]:

@@ -4,8 +4,6 @@ goes back to the queue, for a worker that has some."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 
 import pytest
 from arq.constants import default_queue_name
@@ -13,32 +11,26 @@ from redis.asyncio import Redis
 
 from tests.fakes.llm import Reply
 from tests.support.stack import Stack, send, texts
+from tests.support.waiting import WITHIN, until
 
 pytestmark = pytest.mark.e2e
 
-# Generous for a busy machine; the sweep, which would re-wake a forgotten session after a
-# few seconds, is kept out of it (an hour), so only the wake-up itself can bring the answer.
-WITHIN = 60
+# The sweep, which would re-wake a forgotten session after a few seconds, is kept out of it
+# (an hour), so only the wake-up itself can bring the answer.
 HOUR = "3600"
 
 
 async def queued(redis_url: str, count: int) -> None:
     """Once `count` jobs wait in arq's queue."""
     redis = Redis.from_url(redis_url)
-    deadline = time.monotonic() + WITHIN
     try:
-        while await redis.zcard(default_queue_name) < count:
-            assert time.monotonic() < deadline, f"{count} jobs were never queued"
-            await asyncio.sleep(0.02)
+
+        async def enough() -> bool:
+            return int(await redis.zcard(default_queue_name)) >= count
+
+        await until(enough, f"{count} jobs queued", every=0.02)
     finally:
         await redis.aclose()
-
-
-async def until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WITHIN
-    while not condition():
-        assert time.monotonic() < deadline, f"never: {what}"
-        await asyncio.sleep(0.02)
 
 
 @pytest.mark.parametrize(
