@@ -98,7 +98,7 @@ def build_agent(
             model=ref.model,
             tools=registry,
             executor=executor,
-            policy=Policy(settings.policy),
+            policy=Policy(settings.policy, settings.allowed_users),
             prompt=PromptBuilder(load_bootstrap(settings.bootstrap_dir)),
             compactor=compactor,
             retry=retry,

@@ -14,11 +14,10 @@ from typing import TypeVar
 
 from bot.agent.loop import TurnRequest
 from bot.config.settings import Settings
-from bot.llm.registry import served_model
 from bot.mailbox.inbox import Mailbox
 from bot.memory.prompt import within_budget
 from bot.memory.scope import memory_scope, scope_of
-from bot.people.preferences import may_prefer
+from bot.people.preferences import ModelChoices
 from bot.tools.base import ToolContext
 from bot.tools.services import ToolServices
 from bot.vocabulary.chats import chat_of
@@ -111,12 +110,11 @@ async def prepared(request: TurnRequest, state: SessionState, reads: TurnReads) 
 def preferred_model(ctx: ToolContext) -> str | None:
     """The model the person prefers, if they still may (the operator may have changed
     PARLEY_USER_MODELS since) and this deployment serves it; else None, and the chat's or
-    the default model answers."""
-    wanted, settings = ctx.preferences.model, ctx.settings
+    the default model answers. An admin, as their sender was stamped, may prefer any."""
+    wanted, models = ctx.preferences.model, ModelChoices.of(ctx.settings)
     if wanted is None:
         return None
-    admin = ctx.user.is_admin or settings.is_admin(ctx.user.id)
-    return served_model(settings, wanted) if may_prefer(settings, wanted, admin) else None
+    return models.served(wanted) if models.may_prefer(wanted, ctx.user.is_admin) else None
 
 
 async def run_config(
