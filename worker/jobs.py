@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 from arq.connections import ArqRedis, RedisSettings
 from arq.cron import cron
 from arq.worker import Worker, func
+from redis.asyncio import Redis
 
 from adapters.egresses import configured_egresses
 from adapters.http.egress import HttpEgress
 from adapters.loading import LoadingEgress
 from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
+from bot.assembly.stores import Stores
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
@@ -38,7 +40,6 @@ from bot.session.runner import RunnerDeps, SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
 from bot.telemetry import metrics
-from bot.tools.services import ToolServices
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
 from worker.persistence import check_persistence
@@ -239,6 +240,7 @@ def _supervisor(
     redis: ArqRedis,
     agent: Agent,
     database: Database,
+    stores: Stores,
     liveness: Liveness,
     platforms: Mapping[str, Egress],
 ) -> Supervisor:
@@ -262,7 +264,7 @@ def _supervisor(
             history=database.history,
             liveness=liveness,
             limits=Limits(redis, settings),
-            services=ToolServices.open(database.engine, redis),
+            services=stores,
         )
     )
     limit = asyncio.Semaphore(settings.worker_sessions)
@@ -274,8 +276,13 @@ def _supervisor(
 def build_worker(
     settings: Settings, database: Database, servers: McpServers | None = None
 ) -> Worker:
-    """`servers`: the worker's MCP servers, whose tools the agent offers too."""
-    agent = build_agent(settings)
+    """`servers`: the worker's MCP servers, whose tools the agent offers too. The stores
+    are built before Redis is connected, like the agent whose tools are built on them, so
+    the task book announces new tasks on a client of its own, which connects when a task
+    is made."""
+    announcer = Redis.from_url(settings.redis_url)
+    stores = Stores.open(database.engine, announcer)
+    agent = build_agent(settings, stores=stores)
     if servers is not None:
         agent.deps.tools.add_source(servers)
     background: list[asyncio.Task[None]] = []
@@ -288,7 +295,7 @@ def build_worker(
         await check_persistence(redis)
         platforms = configured_egresses(settings, redis)  # loading from now on
         supervisor = ctx["supervisor"] = _supervisor(
-            settings, redis, agent, database, liveness, platforms
+            settings, redis, agent, database, stores, liveness, platforms
         )
         supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
         if servers is not None:
@@ -318,6 +325,8 @@ def build_worker(
             await liveness.stop()
         with contextlib.suppress(Exception):
             await agent.aclose()
+        with contextlib.suppress(Exception):
+            await announcer.aclose()
 
     worker = Worker(
         functions=JOBS,

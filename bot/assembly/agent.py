@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from bot.agent.compaction import Compactor
 from bot.agent.loop import Agent, AgentDeps
 from bot.agent.prompt import PromptBuilder, load_bootstrap
-from bot.assembly.catalog import standard_tools
+from bot.assembly.catalog import DATABASE_TOOLS, standard_tools
+from bot.assembly.stores import Stores
 from bot.config.settings import ConfigError, Settings
 from bot.llm.base import Provider
 from bot.llm.registry import build_provider, context_window, resolve_model
@@ -39,9 +40,15 @@ def load_tool_modules(names: Iterable[str]) -> list[Tool]:
     return found
 
 
-def configured_tools(settings: Settings) -> list[Tool]:
-    """Parley's own tools and those of `PARLEY_TOOL_MODULES`."""
-    return [*standard_tools(settings), *load_tool_modules(settings.tool_modules)]
+def configured_tools(settings: Settings, stores: Stores | None = None) -> list[Tool]:
+    """Parley's own tools and those of `PARLEY_TOOL_MODULES`. A module's tool may not take
+    the name of one of Parley's, also of one not offered here for want of `stores`: the
+    same modules must load in every process."""
+    extra = load_tool_modules(settings.tool_modules)
+    for item in extra:
+        if item.name in DATABASE_TOOLS:
+            raise ConfigError(f"PARLEY_TOOL_MODULES: tool {item.name!r} is registered twice")
+    return [*standard_tools(settings, stores), *extra]
 
 
 def tool_registry(tools: Iterable[Tool]) -> ToolRegistry:
@@ -66,14 +73,16 @@ def tool_executor(settings: Settings, registry: ToolRegistry) -> ToolExecutor:
 def build_agent(
     settings: Settings,
     *,
+    stores: Stores | None = None,
     tools: Iterable[Tool] | None = None,
     provider: Provider | None = None,
     sleep: Sleep = asyncio.sleep,
 ) -> Agent:
-    """The agent for `settings`; raises ConfigError for an unknown model or a missing key."""
+    """The agent for `settings`, with the tools that reach the database where there are
+    `stores` (a worker's); raises ConfigError for an unknown model or a missing key."""
     ref = resolve_model(settings.model)
     provider = provider or build_provider(settings, ref)
-    registry = tool_registry(configured_tools(settings) if tools is None else tools)
+    registry = tool_registry(configured_tools(settings, stores) if tools is None else tools)
     retry = RetryPolicy(
         attempts=settings.llm_attempts,
         backoff_base=settings.llm_backoff_base,

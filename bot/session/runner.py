@@ -27,6 +27,7 @@ from bot.session.egress import Egress
 from bot.session.groups import finished_group, merged_group, resumed_group
 from bot.session.lease import LeaseKeeper
 from bot.session.states import StateStore, started_over
+from bot.session.stores import TurnStores
 from bot.session.turn import (
     TurnReads,
     preferred_model,
@@ -41,7 +42,6 @@ from bot.store.history import History, RunRecord
 from bot.store.sqlite_file import DatabaseFileGone
 from bot.telemetry import logs, metrics
 from bot.tools.base import ToolContext
-from bot.tools.services import ToolServices
 from bot.vocabulary import events as ev
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
@@ -65,7 +65,7 @@ class RunnerDeps:
     schedule_expiry: Callable[[str, float], Awaitable[None]]
     history: History
     liveness: Liveness | None = None  # None: leases end only by their TTL (tools, tests)
-    services: ToolServices | None = None  # what tools on the loop reach the database with
+    services: TurnStores | None = None  # None: turns read and keep nothing in the database
     limits: Limits | None = None  # None: turns count against no daily budget (tests)
 
 
@@ -157,7 +157,13 @@ class SessionRunner:
         asked = await self._request(group, state, resumed=bool(resumed))
         if asked is not None:
             request, reads = asked
-            await self._run(session, token, group, state, await prepared(request, state, reads))
+            await self._run(
+                session,
+                token,
+                group,
+                state,
+                await prepared(request, state, reads, self.deps.services),
+            )
         await states.commit(session, token, group, state)
 
     async def _state(self, session: str) -> SessionState:
@@ -254,11 +260,11 @@ class SessionRunner:
             run_config(head, state, mailbox, goes_on=head.is_decision or resumed),
             mailbox.option(head.session, "model"),
         )
-        ctx = tool_context(asker, self.deps.settings, self.deps.services, reads.preferences)
-        model = config.model or option or preferred_model(ctx)
+        ctx = tool_context(asker, self.deps.settings, reads.preferences)
+        model = config.model or option or preferred_model(ctx, self.deps.settings)
         if resumed:  # continue what a dead worker began
             return TurnRequest(ctx, envelope_ids=ids, model=model, config=config), reads
-        tasks = ctx.services.tasks if ctx.services is not None else None
+        tasks = self.deps.services.tasks if self.deps.services is not None else None
         if head.kind == "scheduled" and tasks is not None and await tasks.called_off(head.id):
             return None  # it waited behind the message that cancelled its task
         if head.is_decision:

@@ -18,8 +18,9 @@ from bot.mailbox.inbox import Mailbox
 from bot.memory.prompt import within_budget
 from bot.memory.scope import memory_scope, scope_of
 from bot.people.preferences import ModelChoices
+from bot.session.stores import TurnStores
 from bot.tools.base import ToolContext
-from bot.tools.services import ToolServices
+from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.messages import TextBlock
@@ -51,7 +52,7 @@ class TurnReads:
         return dataclasses.replace(self, allowed=tuple(sorted({*self.allowed, *tools})))
 
 
-async def read_for(asker: Envelope, services: ToolServices | None) -> TurnReads:
+async def read_for(asker: Envelope, services: TurnStores | None) -> TurnReads:
     """Everything the turn reads from the database, at once, on connections of their own:
     the turn's first event waits for them, and on a busy worker each read made after another
     waits a whole round of the event loop more. A read that fails costs the turn its extra,
@@ -68,7 +69,7 @@ async def read_for(asker: Envelope, services: ToolServices | None) -> TurnReads:
     return TurnReads(preferences or Preferences(), allowed, memories)
 
 
-async def _tools_of(services: ToolServices, asker: Envelope) -> tuple[str, ...]:
+async def _tools_of(services: TurnStores, asker: Envelope) -> tuple[str, ...]:
     """Read for every run, so a grant revoked with /permissions is gone from the next run
     on, also in a turn that was waiting for an approval."""
     return tuple(await services.grants.tools_of(asker.sender.id, chat_of(asker.session)))
@@ -82,36 +83,38 @@ async def _softly(what: str, reading: Awaitable[T]) -> T | None:
         return None
 
 
-def tool_context(
-    head: Envelope, settings: Settings, services: ToolServices | None, preferences: Preferences
-) -> ToolContext:
-    """What the turn's tools know: the chat, the person, and what they chose."""
+def tool_context(head: Envelope, settings: Settings, preferences: Preferences) -> ToolContext:
+    """What the turn's tools know: the chat, the person and what they chose, and the
+    session's workspace; of the settings only the default time zone, and of the database
+    nothing (a tool that needs a store is built with it)."""
     return ToolContext(
         session_key=head.session,
         user=head.sender,
-        settings=settings,
         platform=head.platform,
         chat_kind=head.chat_kind,
         reply_to=head.reply_to,
         preferences=preferences,
-        services=services,
+        default_timezone=settings.timezone,
+        workspace=workspace_of(settings.workspace_dir, head.session),
     )
 
 
-async def prepared(request: TurnRequest, state: SessionState, reads: TurnReads) -> TurnRequest:
+async def prepared(
+    request: TurnRequest, state: SessionState, reads: TurnReads, services: TurnStores | None
+) -> TurnRequest:
     """`request` with what the database adds to it: the scope's memories (chosen again only
     when they changed), and the tools its person always allows in its chat."""
-    remembered = await with_memory(request, state, reads.memories)
+    remembered = await with_memory(request, state, reads.memories, services)
     if reads.allowed is None:
         return remembered
     return dataclasses.replace(remembered, allowed=reads.allowed)
 
 
-def preferred_model(ctx: ToolContext) -> str | None:
+def preferred_model(ctx: ToolContext, settings: Settings) -> str | None:
     """The model the person prefers, if they still may (the operator may have changed
-    PARLEY_USER_MODELS since) and this deployment serves it; else None, and the chat's or
-    the default model answers. An admin, as their sender was stamped, may prefer any."""
-    wanted, models = ctx.preferences.model, ModelChoices.of(ctx.settings)
+    PARLEY_USER_MODELS since; an admin, as their sender was stamped, may prefer any) and
+    this deployment serves it; else None, and the chat's or the default model answers."""
+    wanted, models = ctx.preferences.model, ModelChoices.of(settings)
     if wanted is None:
         return None
     return models.served(wanted) if models.may_prefer(wanted, ctx.user.is_admin) else None
@@ -141,7 +144,10 @@ def _last_said(state: SessionState) -> str:
 
 
 async def with_memory(
-    request: TurnRequest, state: SessionState, counted: MemoryCount | None
+    request: TurnRequest,
+    state: SessionState,
+    counted: MemoryCount | None,
+    services: TurnStores | None,
 ) -> TurnRequest:
     """`request` with its scope's memories, given their count and version as the turn's
     set-up read them (`Memories.version`); without them if they could not be read (None)
@@ -152,7 +158,6 @@ async def with_memory(
     last, so the system prompt, and the provider's cache of the conversation behind it,
     stay the same from one message to the next. A scope without memories costs a turn one
     read, the count, and a new session most often has none."""
-    services = request.ctx.services
     if services is None or counted is None:
         return request
     scope = memory_scope(request.ctx)

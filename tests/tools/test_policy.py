@@ -75,7 +75,7 @@ def caller(person: str, chat_kind: str = "private", **settings: Any) -> Caller:
     it (`is_admin` from PARLEY_ADMINS), the policy built with the settings' users."""
     configured = Settings(_env_file=None, **settings)
     sender = Sender(id=person, is_admin=configured.is_admin(person))
-    ctx = ToolContext("tg:1", sender, configured, chat_kind=chat_kind)
+    ctx = ToolContext("tg:1", sender, chat_kind=chat_kind)
     return Policy(configured.policy, configured.allowed_users).caller(ctx)
 
 
@@ -94,9 +94,9 @@ def test_an_admin_is_whom_their_sender_says() -> None:
     """Where the message came in, the sender was stamped; the policy reads no admin list."""
     listed = Settings(_env_file=None, admins=["tg:1"], allowed_users=["tg:2"])
     policy = Policy(listed.policy, listed.allowed_users)  # as a worker builds it
-    unstamped = ToolContext("tg:1", Sender(id="tg:1"), listed)
+    unstamped = ToolContext("tg:1", Sender(id="tg:1"))
     assert policy.caller(unstamped).role == "guest"  # PARLEY_ADMINS is read at intake only
-    stamped = ToolContext("tg:1", Sender(id="tg:3", is_admin=True), listed)
+    stamped = ToolContext("tg:1", Sender(id="tg:3", is_admin=True))
     assert policy.caller(stamped).role == "admin"
     allowed = policy.with_rules([PolicyRule(action="allow", tool="shell")])
     assert allowed.caller(unstamped).role == "guest"  # the users go with its rules

@@ -21,11 +21,10 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
-from bot.assembly.agent import load_tool_modules
+from bot.assembly.agent import load_tool_modules, tool_executor
 from bot.config.settings import Settings
 from bot.tools import Sender, Tool, ToolContext
 from bot.tools.base import ToolRegistry
-from bot.tools.executor import ToolExecutor
 from bot.vocabulary.messages import ToolUseBlock
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
@@ -68,9 +67,7 @@ def load_example(example_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str
 
 def context(zone: str) -> ToolContext:
     return ToolContext(
-        session_key="http:s1",
-        user=Sender(id="http:local", name="web"),
-        settings=Settings(_env_file=None, timezone=zone),
+        session_key="http:s1", user=Sender(id="http:local", name="web"), default_timezone=zone
     )
 
 
@@ -92,8 +89,7 @@ async def test_the_example_runs_through_the_executor(
     assert sorted(tools) == ["days_until", "save_note"]
     assert tools["days_until"].isolation == "loop" and tools["days_until"].read_only
     assert tools["save_note"].isolation == "thread" and tools["save_note"].sensitive
-    registry = ToolRegistry(tools.values())
-    executor = ToolExecutor(registry, timeout=30, concurrency=4, output_limit=4000)
+    executor = tool_executor(Settings(_env_file=None), ToolRegistry(tools.values()))
     target = today_in(EAST) + timedelta(days=10)
     ask = {"day": target.isoformat()}
     before = {zone: today_in(zone) for zone in (EAST, WEST)}

@@ -1,7 +1,10 @@
-"""What tools reach beyond their call with: the database's tasks, people, memories and grants.
+"""The database's stores a worker works with, opened once per worker: the task book, the
+people's preferences, the memories and the grants.
 
-Passed in the `ToolContext` to tools that run on the worker's loop (`isolation="loop"`),
-whose connections these are; a tool in a thread or a helper process gets none.
+A worker's turns read them before they run (`bot.session.turn`), and Parley's own tools that
+reach the database are built on them (`bot.assembly.catalog`); no tool is handed the bundle,
+each gets the store it works on. Where there is none (`parley mcp`, `parley chat`), those
+tools are not offered at all.
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ from bot.tasks.book import TaskBook
 
 
 @dataclass(frozen=True)
-class ToolServices:
+class Stores:
     tasks: TaskBook
     people: People
     memories: Memories
     grants: Grants
 
     @classmethod
-    def open(cls, engine: AsyncEngine, redis: Redis) -> ToolServices:
+    def open(cls, engine: AsyncEngine, redis: Redis) -> Stores:
         """All of them on one database (and Redis, where tasks are announced)."""
         return cls(TaskBook(engine, redis), People(engine), Memories(engine), Grants(engine))
