@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 from collections.abc import Iterable
 
 from bot.agent.compaction import Compactor
@@ -11,6 +12,7 @@ from bot.agent.loop import Agent, AgentDeps
 from bot.agent.prompt import PromptBuilder, load_bootstrap
 from bot.assembly.catalog import DATABASE_TOOLS, standard_tools
 from bot.assembly.stores import Stores
+from bot.assembly.tool_settings import tool_config, unclaimed
 from bot.config.settings import ConfigError, Settings
 from bot.llm.base import Provider
 from bot.llm.registry import build_provider, context_window, resolve_model
@@ -18,6 +20,9 @@ from bot.llm.retry import RetryPolicy, Sleep
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
+
+log = logging.getLogger(__name__)
+_SAID: set[str] = set()  # the lines about the tools' settings this process said already
 
 
 def load_tool_modules(names: Iterable[str]) -> list[Tool]:
@@ -59,7 +64,14 @@ def tool_registry(tools: Iterable[Tool]) -> ToolRegistry:
 
 
 def tool_executor(settings: Settings, registry: ToolRegistry) -> ToolExecutor:
-    """The executor over `registry`, with the settings' limits, threads and processes."""
+    """The executor over `registry`, with the settings' limits, threads and processes, and
+    the tools' own settings (`PARLEY_TOOL_<NAME>_<KEY>`) read now, once. One that no tool
+    here claims is said, once a process, as the settings' own mistakes are."""
+    config = tool_config()
+    for line in unclaimed(config, registry.names):
+        if line not in _SAID:
+            _SAID.add(line)
+            log.warning(line)
     return ToolExecutor(
         registry,
         timeout=settings.tool_timeout,
@@ -67,6 +79,7 @@ def tool_executor(settings: Settings, registry: ToolRegistry) -> ToolExecutor:
         output_limit=settings.tool_output_limit,
         threads=settings.tool_threads,
         processes=settings.tool_processes,
+        config=config,
     )
 
 

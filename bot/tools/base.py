@@ -67,10 +67,11 @@ class ToolContext:
 
     Who asks (`user`) and where (the chat, its platform and kind; `reply_to` is where the
     conversation's replies go, opaque, so a tool can leave work that answers here later),
-    what the person chose (`preferences`, their time zone among them), and the session's
-    `workspace` folder (None where it has none). Parley's settings and stores are not here:
-    a tool that needs some is built with what it needs, so a context holds no secret and
-    pickles as it is (a call in a helper process)."""
+    what the person chose (`preferences`, their time zone among them), the session's
+    `workspace` folder (None where it has none), and the tool's own settings (`config`: the
+    operator's `PARLEY_TOOL_<NAME>_<KEY>` variables, keys lower-cased). Parley's settings and
+    stores are not here: a tool that needs them is built with what it needs, so a context
+    holds no secret but the tool's own and pickles as it is (a call in a helper process)."""
 
     session_key: str
     user: Sender  # who is talking
@@ -80,6 +81,7 @@ class ToolContext:
     preferences: Preferences = field(default_factory=Preferences)
     default_timezone: str = "UTC"  # the deployment's (PARLEY_TIMEZONE)
     workspace: Path | None = None
+    config: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold a key
 
     @property
     def chat(self) -> str:

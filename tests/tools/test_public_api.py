@@ -54,6 +54,7 @@ CONTEXT = [
     "preferences",
     "default_timezone",
     "workspace",
+    "config",
 ]
 
 

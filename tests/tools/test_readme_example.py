@@ -83,13 +83,16 @@ def today_in(zone: str) -> date:
 async def test_the_example_runs_through_the_executor(
     example_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    notes = tmp_path / "notes.txt"
-    monkeypatch.setenv("NOTES_FILE", str(notes))
+    notes = tmp_path / "team-notes.txt"
+    monkeypatch.chdir(tmp_path)  # where the default notes.txt would go, with no .env
+    monkeypatch.setenv("PARLEY_TOOL_SAVE_NOTE_FILE", str(notes))
     tools = load_example(example_dir, monkeypatch)
     assert sorted(tools) == ["days_until", "save_note"]
     assert tools["days_until"].isolation == "loop" and tools["days_until"].read_only
     assert tools["save_note"].isolation == "thread" and tools["save_note"].sensitive
+    # built as a worker builds its executor, which reads the tools' settings as it is built
     executor = tool_executor(Settings(_env_file=None), ToolRegistry(tools.values()))
+    monkeypatch.delenv("PARLEY_TOOL_SAVE_NOTE_FILE")
     target = today_in(EAST) + timedelta(days=10)
     ask = {"day": target.isoformat()}
     before = {zone: today_in(zone) for zone in (EAST, WEST)}
@@ -116,6 +119,7 @@ async def test_the_example_runs_through_the_executor(
     assert refused.is_error and "is not a date" in refused.content
     assert (saved.is_error, saved.content) == (False, "Saved.")
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d http:local: buy milk\n", notes.read_text())
+    assert not (tmp_path / "notes.txt").exists()  # the file its setting names, not the default
 
 
 async def count_days(stack: Stack, client: httpx.AsyncClient) -> None:
@@ -166,7 +170,7 @@ async def test_the_example_runs_in_a_worker_as_the_readme_loads_it(
     stack.env |= {
         "PYTHONPATH": os.pathsep.join([str(example_dir), stack.env["PYTHONPATH"]]),
         "PARLEY_TOOL_MODULES": f'["{MODULE}"]',
-        "NOTES_FILE": str(notes),
+        "PARLEY_TOOL_SAVE_NOTE_FILE": str(notes),
     }
     await (
         stack.start_worker_process()
