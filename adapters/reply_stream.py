@@ -21,65 +21,135 @@ instead of posting the reply a second time; when its text now needs fewer messag
 extra ones are deleted by the last update. An approval prompt is posted after the text so
 far has landed, and where it is is remembered, so it can show its outcome later.
 
-A platform subclasses `StreamedReply` with its wire calls (`post`, `edit`, `delete`,
-`post_prompt`), its rendering and limits (`show`, which splits the text into messages and
-calls `ensure` for each) and its pace (`pace`, `scopes`); see the hooks' docstrings.
+The pump is composed, and calls downward only: `StreamedReply` (the pump) asks the
+platform's `Surface` to show the transcript; the surface renders it and splits it into
+messages, which it makes show through the shared `Messages` (edit, post, the crash-safe ids),
+which calls the platform's `Wire`. No layer calls back into the one above it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Coroutine
-from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, Protocol
 
 from adapters.pacing import PacedCalls, Slot
-from adapters.replies import ReplyStore
+from adapters.reply_messages import Messages
 from adapters.transcript import Transcript
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)
-Calls = TypeVar("Calls", bound=PacedCalls)
-Id = TypeVar("Id")
-Content = TypeVar("Content")
 
 
-@dataclass
-class Posted(Generic[Id, Content]):
-    """A message of the reply: its platform id, and what it shows."""
-
-    id: Id
-    content: Content | None  # None: posted by an earlier worker, content unknown
-
-
-class Edit(enum.Enum):
-    """How an edit of a posted message went."""
-
-    LANDED = "landed"
-    SKIPPED = "skipped"  # an intermediate update found no room in the budget
-    GONE = "gone"  # the message was deleted by someone: post it again
-
-
-class StreamedReply(ABC, Generic[Calls, Id, Content]):
-    """A `ReplyStream` for one turn on a chat platform; see the module docstring."""
+class Surface(Protocol):
+    """What a platform shows a reply with; the pump calls it, it never calls the pump. It is
+    built with the reply's `Transcript` and `Messages`, which it reads and writes."""
 
     # Platform failures that retrying the turn will not change (the chat is gone).
-    undeliverable: ClassVar[tuple[type[Exception], ...]] = ()
+    undeliverable: tuple[type[Exception], ...]
 
-    def __init__(self, calls: Calls, store: ReplyStore, key: str, where: str) -> None:
+    def pace(self) -> float:
+        """Seconds between two intermediate updates."""
+        ...
+
+    def scopes(self) -> list[Scope]:
+        """The budget scopes of the next update's first call; the pump takes its token."""
+        ...
+
+    def shows_tool(self) -> bool:
+        """Whether updates show the running tool inline (a platform with a status may not)."""
+        ...
+
+    async def show(self, *, must_land: bool, slot: Slot | None) -> None:
+        """Make the reply's messages show the transcript: render it, split it into messages
+        within the platform's limits, and `ensure` each (then `drop_extra` when it must
+        land). Return early once a call that may be skipped was skipped."""
+        ...
+
+    async def post_prompt(
+        self, event: ev.ConfirmationRequired, expires_in: float
+    ) -> dict[str, Any] | None:
+        """Post an approval prompt; what to remember about it, or None if it was not posted."""
+        ...
+
+    def beside(self) -> Coroutine[Any, Any, None] | None:
+        """Work to run beside the turn until the reply closes (a typing indicator)."""
+        ...
+
+    async def started(self) -> None:
+        """The turn's first event: start showing that the bot is busy."""
+        ...
+
+    async def tool_started(self, name: str) -> None:
+        """A tool began to run."""
+        ...
+
+    async def planned(self, event: ev.PlanUpdated, lock: asyncio.Lock) -> None:
+        """A `plan_execute` turn's plan changed; the transcript shows it inline unless the
+        platform streams it (under `lock`, the one updates are shown under)."""
+        ...
+
+    async def resumed(self) -> None:
+        """The first update found messages an earlier worker posted for this reply."""
+        ...
+
+    async def ended(self) -> None:
+        """The last update landed, in a turn that had `started`: stop showing it is busy."""
+        ...
+
+    async def closed(self) -> None:
+        """The reply is closed, whatever happened: let go of what the surface holds."""
+        ...
+
+
+class QuietSurface:
+    """The hooks a surface may leave as they are: nothing beside, nothing to show for them."""
+
+    def shows_tool(self) -> bool:
+        return True
+
+    def beside(self) -> Coroutine[Any, Any, None] | None:
+        return None
+
+    async def started(self) -> None:
+        return None
+
+    async def tool_started(self, name: str) -> None:
+        return None
+
+    async def planned(self, event: ev.PlanUpdated, lock: asyncio.Lock) -> None:
+        return None
+
+    async def resumed(self) -> None:
+        return None
+
+    async def ended(self) -> None:
+        return None
+
+    async def closed(self) -> None:
+        return None
+
+
+class StreamedReply:
+    """A `ReplyStream` for one turn on a chat platform: the pump (see the module docstring)."""
+
+    def __init__(
+        self,
+        calls: PacedCalls,
+        surface: Surface,
+        messages: Messages[Any, Any],
+        transcript: Transcript,
+        where: str,
+    ) -> None:
         self.calls = calls
-        self.store = store
-        self.key = key  # the turn's first envelope: where the reply's message ids are kept
+        self.surface = surface
+        self.messages = messages
+        self.transcript = transcript
         self.where = where  # the session, for the log
-        self.transcript = Transcript()
-        self.posted: list[Posted[Id, Content]] | None = None  # loaded by the first update
-        self.slot: Slot | None = None  # the pump's token for the update being shown
         self._dirty = asyncio.Event()
         self._started = False
         self._ended = False  # the turn is over: only the last update is still to come
@@ -87,78 +157,18 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
         self._background: list[asyncio.Task[None]] = []
         self._lock = asyncio.Lock()
 
-    # --- what a platform provides -----------------------------------------------------------
-
-    @abstractmethod
-    def pace(self) -> float:
-        """Seconds between two intermediate updates."""
-
-    @abstractmethod
-    def scopes(self) -> list[Scope]:
-        """The budget scopes of the next update's first call; the pump takes its token."""
-
-    @abstractmethod
-    def message_id(self, stored: Any) -> Id:
-        """A message id as `ReplyStore` gives it back (JSON)."""
-
-    @abstractmethod
-    async def show(self, *, must_land: bool) -> None:
-        """Make the reply's messages show the transcript: render it, split it into messages
-        within the platform's limits, and `ensure` each (then `drop_extra` when it must
-        land). Return early once a call that may be skipped was skipped."""
-
-    @abstractmethod
-    async def edit(self, message_id: Id, content: Content, *, must_land: bool) -> Edit:
-        """Make a posted message show `content`."""
-
-    @abstractmethod
-    async def post(self, index: int, content: Content, *, must_land: bool) -> Id | None:
-        """Post message `index` of the reply; None when it was skipped for the budget."""
-
-    @abstractmethod
-    async def delete(self, message_id: Id) -> None:
-        """Delete a message the reply no longer needs; failures are only logged."""
-
-    @abstractmethod
-    async def post_prompt(
-        self, event: ev.ConfirmationRequired, expires_in: float
-    ) -> dict[str, Any] | None:
-        """Post an approval prompt; what to remember about it, or None if it was not posted."""
-
-    def shows_tool(self) -> bool:
-        """Whether updates show the running tool inline (a platform with a status may not)."""
-        return True
-
-    async def started(self) -> None:
-        """The turn's first event: start showing that the bot is busy."""
-
-    async def tool_started(self, name: str) -> None:
-        """A tool began to run."""
-
-    async def planned(self, event: ev.PlanUpdated) -> None:
-        """A `plan_execute` turn's plan changed; by default the transcript shows it inline,
-        as a checklist above the answer."""
-
-    async def resumed(self) -> None:
-        """The first update found messages an earlier worker posted for this reply."""
-
-    async def ended(self) -> None:
-        """The last update landed, in a turn that had `started`: stop showing it is busy."""
-
-    # --- events -----------------------------------------------------------------------------
-
     async def send(self, event: ev.AgentEvent) -> None:
         if not self._started:
             self._started = True
-            await self.started()
+            await self._start()
         if isinstance(event, ev.Completed):
             self._ended = True
         before = self._visible()
         self.transcript.apply(event)
         if isinstance(event, ev.ToolCallStart):
-            await self.tool_started(event.name)
+            await self.surface.tool_started(event.name)
         elif isinstance(event, ev.PlanUpdated):
-            await self.planned(event)
+            await self.surface.planned(event, self._lock)
         elif isinstance(event, ev.ConfirmationRequired):
             await self._last_update()
             await self._ask(event)
@@ -170,6 +180,12 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
             self._pump = asyncio.create_task(self._run_pump())
 
     async def close(self, *, abandoned: bool = False) -> None:
+        try:
+            await self._close(abandoned=abandoned)
+        finally:
+            await self.surface.closed()
+
+    async def _close(self, *, abandoned: bool) -> None:
         tasks = [task for task in (self._pump, *self._background) if task is not None]
         async with self._lock:  # an update in flight finishes first, so its message is known
             for task in tasks:
@@ -182,18 +198,18 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
         self.transcript.tool = ""
         try:
             await self._last_update()
-        except self.undeliverable as exc:
+        except self.surface.undeliverable as exc:
             log.warning("cannot deliver the reply in %s: %s", self.where, self.calls.reason(exc))
 
-    def in_background(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run `work` (a typing indicator) until the reply closes."""
-        self._background.append(asyncio.create_task(work))
+    async def _start(self) -> None:
+        work = self.surface.beside()
+        if work is not None:
+            self._background.append(asyncio.create_task(work))
+        await self.surface.started()
 
     def _visible(self) -> tuple[str, str]:
         """What an update would show: the text, and the running tool where it is inline."""
-        return self.transcript.body(), self.transcript.tool if self.shows_tool() else ""
-
-    # --- pacing -----------------------------------------------------------------------------
+        return self.transcript.body(), self.transcript.tool if self.surface.shows_tool() else ""
 
     async def _run_pump(self) -> None:
         """Show the first text at once, then the newest text once a pace (see the module
@@ -204,89 +220,34 @@ class StreamedReply(ABC, Generic[Calls, Id, Content]):
             await asyncio.sleep(due - time.monotonic())
             if self._ended:
                 return
-            scopes = self.scopes()
+            scopes = self.surface.scopes()
             await self.calls.take(scopes)
             if self._ended:
                 return
             self._dirty.clear()
             try:
                 async with self._lock:
-                    self.slot = Slot(scopes)
-                    await self._update(must_land=False)
+                    await self._update(must_land=False, slot=Slot(scopes))
             except Exception as exc:  # an intermediate update; the last one reports failures
                 log.warning("streaming update in %s failed: %s", self.where, exc)
-            finally:
-                self.slot = None
-            due = time.monotonic() + self.pace()  # from when it was shown, not asked for
+            due = time.monotonic() + self.surface.pace()  # from when it was shown
 
     async def _last_update(self) -> None:
         async with self._lock:
-            await self._update(must_land=True)
+            await self._update(must_land=True, slot=None)
         if self._started:
-            await self.ended()
+            await self.surface.ended()
 
-    async def _update(self, *, must_land: bool) -> None:
-        await self.load_posted()
-        await self.show(must_land=must_land)
-
-    async def load_posted(self) -> list[Posted[Id, Content]]:
-        """The reply's messages, read once: those an earlier worker posted, if any."""
-        if self.posted is None:
-            self.posted = [
-                Posted(self.message_id(i), None) for i in await self.store.load(self.key)
-            ]
-            if self.posted:
-                await self.resumed()
-        return self.posted
+    async def _update(self, *, must_land: bool, slot: Slot | None) -> None:
+        if await self.messages.load():
+            await self.surface.resumed()
+        await self.surface.show(must_land=must_land, slot=slot)
 
     async def _ask(self, event: ev.ConfirmationRequired) -> None:
         """Post the approval prompt with its buttons, and remember where it is."""
         if event.confirmation_id is None:
             return
         expires_in = (event.expires_at or time.time()) - time.time()
-        remembered = await self.post_prompt(event, expires_in)
+        remembered = await self.surface.post_prompt(event, expires_in)
         if remembered is not None:
-            await self.store.save_prompt(event.confirmation_id, remembered)
-
-    # --- the reply's messages ---------------------------------------------------------------
-
-    async def ensure(self, index: int, content: Content, *, must_land: bool) -> bool:
-        """Make message `index` of the reply show `content`: edit it, or post it if new.
-
-        False when an update that may be skipped was skipped and nothing was posted."""
-        posted = self.posted
-        assert posted is not None
-        if index < len(posted):
-            if posted[index].content == content:
-                return True
-            edit = await self.edit(posted[index].id, content, must_land=must_land)
-            if edit is Edit.LANDED:
-                posted[index].content = content
-                return True
-            if edit is Edit.SKIPPED:
-                return False
-            del posted[index:]  # gone (deleted by someone): post it again
-        message_id = await self.post(index, content, must_land=must_land)
-        if message_id is None:
-            return False
-        await self.add(message_id, content)
-        return True
-
-    async def add(self, message_id: Id, content: Content | None) -> None:
-        """A message the reply just posted; remembered at once, before anything else."""
-        assert self.posted is not None
-        self.posted.append(Posted(message_id, content))
-        await self.remember()
-
-    async def remember(self) -> None:
-        assert self.posted is not None
-        await self.store.save(self.key, [message.id for message in self.posted])
-
-    async def drop_extra(self, count: int) -> None:
-        """A reply that got shorter after a restart: remove what it no longer says."""
-        assert self.posted is not None
-        for extra in self.posted[count:]:
-            await self.delete(extra.id)
-        if len(self.posted) > count:
-            del self.posted[count:]
-            await self.remember()
+            await self.messages.store.save_prompt(event.confirmation_id, remembered)

@@ -26,7 +26,7 @@ from adapters.http.egress import HttpEgress
 from adapters.loading import LoadingEgress
 from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
-from bot.assembly.stores import Stores
+from bot.assembly.stores import ToolStores
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
@@ -35,8 +35,9 @@ from bot.mcp.status import publish, worker_key
 from bot.people.limits import Limits
 from bot.redis import keys
 from bot.redis.confirmations import Confirmations
+from bot.session.deps import RunnerDeps, SessionStores
 from bot.session.egress import Egress, PlatformEgress
-from bot.session.runner import RunnerDeps, SessionRunner
+from bot.session.runner import SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
 from bot.telemetry import metrics
@@ -166,7 +167,7 @@ async def prune(ctx: dict[str, Any]) -> int:
 
 # The jobs a worker runs; their names are kept in Redis with every queued job.
 JOBS = [
-    func(wake_session, name=keys.DRAIN_JOB, max_tries=3),
+    func(wake_session, name=keys.WAKE_SESSION_JOB, max_tries=3),
     func(expire_confirmation, name=keys.EXPIRY_JOB, max_tries=3),
 ]
 WAKE_GRACE = 5.0
@@ -240,7 +241,6 @@ def _supervisor(
     redis: ArqRedis,
     agent: Agent,
     database: Database,
-    stores: Stores,
     liveness: Liveness,
     platforms: Mapping[str, Egress],
 ) -> Supervisor:
@@ -264,7 +264,7 @@ def _supervisor(
             history=database.history,
             liveness=liveness,
             limits=Limits(redis, settings),
-            services=stores,
+            stores=SessionStores.open(database.engine, redis),
         )
     )
     limit = asyncio.Semaphore(settings.worker_sessions)
@@ -276,13 +276,12 @@ def _supervisor(
 def build_worker(
     settings: Settings, database: Database, servers: McpServers | None = None
 ) -> Worker:
-    """`servers`: the worker's MCP servers, whose tools the agent offers too. The stores
-    are built before Redis is connected, like the agent whose tools are built on them, so
-    the task book announces new tasks on a client of its own, which connects when a task
+    """`servers`: the worker's MCP servers, whose tools the agent offers too. The agent's
+    tools are built before Redis is connected, those on the database's stores included, so
+    their task book announces new tasks on a client of its own, which connects when a task
     is made."""
     announcer = Redis.from_url(settings.redis_url)
-    stores = Stores.open(database.engine, announcer)
-    agent = build_agent(settings, stores=stores)
+    agent = build_agent(settings, stores=ToolStores.open(database.engine, announcer))
     if servers is not None:
         agent.deps.tools.add_source(servers)
     background: list[asyncio.Task[None]] = []
@@ -295,7 +294,7 @@ def build_worker(
         await check_persistence(redis)
         platforms = configured_egresses(settings, redis)  # loading from now on
         supervisor = ctx["supervisor"] = _supervisor(
-            settings, redis, agent, database, stores, liveness, platforms
+            settings, redis, agent, database, liveness, platforms
         )
         supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
         if servers is not None:

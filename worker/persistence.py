@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 RISK = (
     'Redis persists nothing (appendonly no, save ""): a Redis restart loses accepted '
     "messages, the turns in progress and every session's state. Turn on AOF (appendonly yes) "
-    "or RDB snapshots (save); see 'Redis must persist' in the README"
+    "or RDB snapshots (save); see 'Redis must persist' in docs/OPERATIONS.md"
 )
 
 

@@ -20,11 +20,12 @@ from adapters.startup import REFUSED, watch_refusals
 from adapters.targets import answered_target
 from adapters.tool_list import ToolCatalog
 from bot.assembly.catalog import standard_tools
-from bot.assembly.stores import Stores
+from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
 from bot.store.database import open_database
+from bot.store.grants import Grants
 from bot.store.traces import Traces
 from bot.tools.base import ToolRegistry
 from worker.persistence import check_persistence
@@ -39,7 +40,7 @@ async def make_app(settings: Settings) -> web.Application:
     database = await open_database(settings)
     redis = await open_pool(settings)
     await check_persistence(redis)
-    stores = Stores.open(database.engine, redis)
+    stores = ToolStores.open(database.engine, redis)
     deps = Services(
         settings=settings,
         redis=redis,
@@ -49,7 +50,7 @@ async def make_app(settings: Settings) -> web.Application:
         tasks=stores.tasks,
         memories=stores.memories,
         people=stores.people,
-        grants=stores.grants,
+        grants=Grants(database.engine),
         traces=Traces(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
         target_of=partial(answered_target, settings=settings),

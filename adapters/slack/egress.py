@@ -9,10 +9,11 @@ from redis.asyncio import Redis
 
 from adapters.chat_egress import ChatEgress
 from adapters.replies import ReplyStore
+from adapters.reply_stream import StreamedReply
 from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, make_client
 from adapters.slack.place import Place
-from adapters.slack.stream import SlackReply
+from adapters.slack.stream import slack_reply
 from bot.config.settings import Settings
 from bot.redis.confirmations import Status
 from bot.redis.ratelimit import RateBudget
@@ -20,9 +21,9 @@ from bot.vocabulary.envelope import Envelope
 
 
 class SlackEgress(ChatEgress[SlackCalls]):
-    def open(self, envelopes: Sequence[Envelope]) -> SlackReply:
+    def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
         head = envelopes[0]
-        return SlackReply(self.calls, self.store, Place.from_reply_to(head.reply_to), head.id)
+        return slack_reply(self.calls, self.store, Place.from_reply_to(head.reply_to), head.id)
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         await self.calls.quietly(

@@ -1,7 +1,8 @@
 """One streamed reply in Slack: a chat stream in threads, a message edited in place elsewhere.
 
 The pump, the pacing, the last update that must land and the crash-safe message ids are
-shared by every platform (adapters/reply_stream.py); this module holds what is Slack's.
+shared by every platform (`adapters.reply_stream`, `adapters.reply_messages`); this module
+holds Slack's surface, how a reply shows, and `adapters.slack.wire` its calls.
 Updates keep the pace of the method the next one calls, at Parley's share of its tier.
 
 In a thread the reply streams with Slack's chat streaming methods through slack_sdk's
@@ -20,6 +21,7 @@ plan is a checklist above the answer, as on other platforms.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from typing import Any
@@ -28,13 +30,17 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.messages.chunk import TaskUpdateChunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
+from adapters.pacing import Slot
 from adapters.replies import ReplyStore
-from adapters.reply_stream import Edit, StreamedReply
+from adapters.reply_messages import Messages
+from adapters.reply_stream import QuietSurface, StreamedReply
 from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
 from adapters.slack.status import ThreadStatus
+from adapters.slack.wire import SlackWire
+from adapters.transcript import Transcript
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
@@ -61,14 +67,26 @@ def task_chunk(step: ev.PlanStep) -> TaskUpdateChunk:
     )
 
 
-class SlackReply(StreamedReply[SlackCalls, str, str]):
-    """A `ReplyStream` for one turn; see the module docstring."""
+def slack_reply(calls: SlackCalls, store: ReplyStore, place: Place, key: str) -> StreamedReply:
+    """The reply to the turn whose first envelope is `key`, in `place`."""
+    transcript = Transcript()
+    messages: Messages[str, str] = Messages(SlackWire(calls, place), store, key)
+    surface = SlackSurface(calls, place, messages, transcript)
+    return StreamedReply(calls, surface, messages, transcript, place.session)
 
-    undeliverable = (SlackApiError,)
 
-    def __init__(self, calls: SlackCalls, store: ReplyStore, place: Place, key: str) -> None:
-        super().__init__(calls, store, key, place.session)
+class SlackSurface(QuietSurface):
+    """How a reply shows in Slack: streamed in threads, edited messages elsewhere."""
+
+    undeliverable: tuple[type[Exception], ...] = (SlackApiError,)
+
+    def __init__(
+        self, calls: SlackCalls, place: Place, messages: Messages[str, str], transcript: Transcript
+    ) -> None:
+        self.calls = calls
         self.place = place
+        self.messages = messages
+        self.transcript = transcript
         self.streaming = place.thread_ts is not None
         self.pager = Pager()
         self.stream: AsyncChatStream | None = None
@@ -88,10 +106,7 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
     def _next_method(self) -> str:
         if self.streaming:
             return "chat.appendStream" if self.stream and self.stream.ts else "chat.startStream"
-        return "chat.update" if self.posted else "chat.postMessage"
-
-    def message_id(self, stored: Any) -> str:
-        return str(stored)
+        return "chat.update" if self.messages.posted else "chat.postMessage"
 
     def shows_tool(self) -> bool:
         return not self.streaming  # a stream shows the tool as the thread's status
@@ -105,13 +120,10 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
     async def ended(self) -> None:
         await self.status.settle("")
 
-    async def close(self, *, abandoned: bool = False) -> None:
-        try:
-            await super().close(abandoned=abandoned)
-        finally:
-            self.status.cancel()  # a normal close already settled it: nothing left to stop
+    async def closed(self) -> None:
+        self.status.cancel()  # a normal close already settled it: nothing left to stop
 
-    async def planned(self, event: ev.PlanUpdated) -> None:
+    async def planned(self, event: ev.PlanUpdated, lock: asyncio.Lock) -> None:
         """Stream the steps that changed since the last update as task updates."""
         changed = [
             step
@@ -120,8 +132,9 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
         ]
         if not self.streaming or not changed:
             return
-        async with self._lock:
-            await self.load_posted()
+        async with lock:
+            if await self.messages.load():
+                await self.resumed()
             if self.streaming and await self._send_tasks([task_chunk(s) for s in changed]):
                 self.tasks.update({s.id: (s.title, s.status, s.result) for s in changed})
 
@@ -143,7 +156,7 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
             await self._leave_stream(exc)
             return False
         if starting and stream.ts is not None:
-            await self.add(stream.ts, self.appended)
+            await self.messages.add(stream.ts, self.appended)
         return True
 
     async def _open_stream(self) -> AsyncChatStream:
@@ -159,34 +172,35 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
     async def resumed(self) -> None:
         """Messages an earlier worker posted for this reply are edited from now on, never
         streamed; a stream it left open is stopped first."""
-        assert self.posted
+        posted = self.messages.posted
+        assert posted
         self.streaming = False
         self.transcript.plan_inline = True
         await self.calls.quietly(
-            "chat.stopStream", self.place.team, channel=self.place.channel, ts=self.posted[-1].id
+            "chat.stopStream", self.place.team, channel=self.place.channel, ts=posted[-1].id
         )
 
-    async def show(self, *, must_land: bool) -> None:
+    async def show(self, *, must_land: bool, slot: Slot | None) -> None:
         text = self.transcript.body()
         if not text:
             return
         if self.streaming and not text.startswith(self.committed):
             await self._leave_stream()  # a restarted model call took text back
         if self.streaming:
-            await self._stream(text, must_land=must_land)
+            await self._stream(text, must_land=must_land, slot=slot)
             if self.streaming:
                 return
-        await self._edit_pages(text, must_land=must_land)
+        await self._edit_pages(text, must_land=must_land, slot=slot)
 
     # --- streaming --------------------------------------------------------------------------
 
-    async def _stream(self, text: str, *, must_land: bool) -> None:
+    async def _stream(self, text: str, *, must_land: bool, slot: Slot | None) -> None:
         pager = self.pager
         pager.cut(text, len(self.committed))
         while self.index < len(pager.pages) - 1:  # the page was cut: end it, go on in a new one
             end = pager.pages[self.index].end
             assert end is not None
-            if not await self._append(pager.text(text, self.index), text[:end], must_land=True):
+            if not await self._append(pager.text(text, self.index), text[:end], True, slot):
                 return
             if not await self._stop():
                 return
@@ -194,10 +208,10 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
             self.appended = ""
         upto = pager.visible(text, complete=must_land)  # the last update has all the text
         page = pager.text(text, self.index, upto)
-        if await self._append(page, text[:upto], must_land=must_land) and must_land:
+        if await self._append(page, text[:upto], must_land, slot) and must_land:
             await self._stop()
 
-    async def _append(self, page: str, committed: str, *, must_land: bool) -> bool:
+    async def _append(self, page: str, committed: str, must_land: bool, slot: Slot | None) -> bool:
         """Make the open stream show `page`; False if streaming ended (edit from now on)."""
         delta = page[len(self.appended) :]
         if not delta:
@@ -217,7 +231,7 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
         method = "chat.startStream" if starting else "chat.appendStream"
         try:
             done = await self.calls.run(
-                method, self.place.team, request, must_land=must_land, slot=self.slot
+                method, self.place.team, request, must_land=must_land, slot=slot
             )
         except SlackApiError as exc:
             await self._leave_stream(exc)
@@ -226,7 +240,7 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
             self.appended = page
             self.committed = committed
         if done is not None and starting and stream.ts is not None:
-            await self.add(stream.ts, self.appended)
+            await self.messages.add(stream.ts, self.appended)
         return True
 
     async def _stop(self) -> bool:
@@ -243,9 +257,8 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
 
     def _close_page(self) -> None:
         """The page's stream ended; `appended` stays, it is what the message shows."""
-        assert self.posted is not None
         if self.stream is not None and self.stream.ts is not None:
-            self.posted[-1].content = self.appended
+            self.messages.posted[-1].content = self.appended
         self.stream = None
 
     async def _leave_stream(self, exc: SlackApiError | None = None) -> None:
@@ -260,58 +273,25 @@ class SlackReply(StreamedReply[SlackCalls, str, str]):
                 )
         self.streaming = False
         self.transcript.plan_inline = True
-        if self.posted and self.stream is not None and self.stream.ts is not None:
-            self.posted[-1].content = None  # what it holds is uncertain: edit it to be sure
+        posted = self.messages.posted
+        if posted and self.stream is not None and self.stream.ts is not None:
+            posted[-1].content = None  # what it holds is uncertain: edit it to be sure
         self.stream = None
         self.appended = ""
 
     # --- editing ----------------------------------------------------------------------------
 
-    async def _edit_pages(self, text: str, *, must_land: bool) -> None:
+    async def _edit_pages(self, text: str, *, must_land: bool, slot: Slot | None) -> None:
         pager = Pager()
         pager.cut(text, 0)
         pages = [pager.text(text, index) for index in range(len(pager.pages))]
         if not must_land and self.transcript.tool:
             pages[-1] += f"\n\n_🔧 {self.transcript.tool}…_"
         for index, page in enumerate(pages):
-            if not await self.ensure(index, page, must_land=must_land):
+            if not await self.messages.ensure(index, page, must_land=must_land, slot=slot):
                 return  # skipped for now (budget): the next update starts again from here
         if must_land:
-            await self.drop_extra(len(pages))
-
-    async def edit(self, message_id: str, content: str, *, must_land: bool) -> Edit:
-        try:
-            done = await self.calls.call(
-                "chat.update",
-                self.place.team,
-                must_land=must_land,
-                slot=self.slot,
-                channel=self.place.channel,
-                ts=message_id,
-                markdown_text=content,
-            )
-        except SlackApiError as exc:
-            if error_of(exc) != "message_not_found":
-                raise
-            return Edit.GONE
-        return Edit.SKIPPED if done is None else Edit.LANDED
-
-    async def post(self, index: int, content: str, *, must_land: bool) -> str | None:
-        posted = await self.calls.call(
-            "chat.postMessage",
-            self.place.team,
-            must_land=must_land,
-            slot=self.slot,
-            channel=self.place.channel,
-            thread_ts=self.place.thread_ts,
-            markdown_text=content,
-        )
-        return str(posted["ts"]) if posted is not None else None
-
-    async def delete(self, message_id: str) -> None:
-        await self.calls.quietly(
-            "chat.delete", self.place.team, channel=self.place.channel, ts=message_id
-        )
+            await self.messages.drop_extra(len(pages))
 
     # --- the approval prompt ----------------------------------------------------------------
 

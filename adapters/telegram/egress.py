@@ -11,10 +11,11 @@ from redis.asyncio import Redis
 
 from adapters.chat_egress import ChatEgress
 from adapters.replies import ReplyStore
+from adapters.reply_stream import StreamedReply
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.place import Place
-from adapters.telegram.stream import TelegramReply
+from adapters.telegram.stream import telegram_reply
 from bot.config.settings import Settings
 from bot.redis.confirmations import Status
 from bot.redis.ratelimit import RateBudget
@@ -22,9 +23,9 @@ from bot.vocabulary.envelope import Envelope
 
 
 class TelegramEgress(ChatEgress[TelegramCalls]):
-    def open(self, envelopes: Sequence[Envelope]) -> TelegramReply:
+    def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
         head = envelopes[0]
-        return TelegramReply(self.calls, self.store, Place.from_reply_to(head.reply_to), head.id)
+        return telegram_reply(self.calls, self.store, Place.from_reply_to(head.reply_to), head.id)
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         chat_id, message_id = int(prompt["chat_id"]), int(prompt["message_id"])

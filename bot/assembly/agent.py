@@ -11,7 +11,7 @@ from bot.agent.compaction import Compactor
 from bot.agent.loop import Agent, AgentDeps
 from bot.agent.prompt import PromptBuilder, load_bootstrap
 from bot.assembly.catalog import DATABASE_TOOLS, standard_tools
-from bot.assembly.stores import Stores
+from bot.assembly.stores import ToolStores
 from bot.assembly.tool_settings import tool_config, unclaimed
 from bot.config.settings import ConfigError, Settings
 from bot.llm.base import Provider
@@ -45,7 +45,7 @@ def load_tool_modules(names: Iterable[str]) -> list[Tool]:
     return found
 
 
-def configured_tools(settings: Settings, stores: Stores | None = None) -> list[Tool]:
+def configured_tools(settings: Settings, stores: ToolStores | None = None) -> list[Tool]:
     """Parley's own tools and those of `PARLEY_TOOL_MODULES`. A module's tool may not take
     the name of one of Parley's, also of one not offered here for want of `stores`: the
     same modules must load in every process."""
@@ -86,7 +86,7 @@ def tool_executor(settings: Settings, registry: ToolRegistry) -> ToolExecutor:
 def build_agent(
     settings: Settings,
     *,
-    stores: Stores | None = None,
+    stores: ToolStores | None = None,
     tools: Iterable[Tool] | None = None,
     provider: Provider | None = None,
     sleep: Sleep = asyncio.sleep,

@@ -11,7 +11,7 @@ model calls it.
 
 from __future__ import annotations
 
-from bot.assembly.stores import Stores
+from bot.assembly.stores import ToolStores
 from bot.assembly.tool_settings import (
     fetch_limits,
     sandbox_limits,
@@ -45,7 +45,7 @@ DATABASE_TOOLS = (
 )
 
 
-def database_tools(settings: Settings, stores: Stores) -> list[Tool]:
+def database_tools(settings: Settings, stores: ToolStores) -> list[Tool]:
     """The scheduled-task, memory and preference tools, each on the store it works on."""
     return [
         *task_tools(stores.tasks, stores.people, task_rules(settings)),
@@ -61,7 +61,7 @@ def sandbox_tools(settings: Settings) -> list[Tool]:
     return [python_tool(*sandbox_limits(settings))]
 
 
-def standard_tools(settings: Settings, stores: Stores | None = None) -> list[Tool]:
+def standard_tools(settings: Settings, stores: ToolStores | None = None) -> list[Tool]:
     return [
         *builtin_tools(),
         *(database_tools(settings, stores) if stores is not None else []),

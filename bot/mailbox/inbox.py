@@ -211,8 +211,8 @@ class Mailbox:
         only at its next poll, tens of milliseconds on average, so its id is published too
         and an idle worker starts it on the spot (see `keys.JOBS_CHANNEL`). Spurious jobs
         are harmless, the lease decides who works."""
-        job_id = keys.drain_job_id(session, generation) if generation is not None else None
-        job = await self.jobs.enqueue_job(keys.DRAIN_JOB, session, _job_id=job_id)
+        job_id = keys.wake_job_id(session, generation) if generation is not None else None
+        job = await self.jobs.enqueue_job(keys.WAKE_SESSION_JOB, session, _job_id=job_id)
         if job is not None:  # None: that generation's job is queued and was rung for already
             await done(self.redis.publish(keys.JOBS_CHANNEL, job.job_id))
 

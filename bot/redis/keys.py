@@ -62,12 +62,12 @@ Per platform (`tg`, `slack`, `http`):
 - `parley:http:session:{id}`: an HTTP session's owner and creation time.
 - `parley:web:{instance}:wake`: a web process's own stream, written to wake its reader.
 
-The arq job `drain` (`DRAIN_JOB`) wakes a worker for a session; its id
-(`drain:{session}:{generation}`) lets arq drop a second wake-up for the same generation. The
-arq job `expire_confirmation` (`EXPIRY_JOB`), deferred to a confirmation's expiry, denies it if
-nobody decided. Every new drain job's id is also published on `parley:jobs` (`JOBS_CHANNEL`):
-workers with room start it at once instead of at their next poll of arq's queue, which stays
-the backstop for a publication nobody heard.
+The arq job `drain` (`WAKE_SESSION_JOB`, run by `worker.jobs.wake_session`) wakes a worker
+for a session; its id (`drain:{session}:{generation}`) lets arq drop a second wake-up for the
+same generation. The arq job `expire_confirmation` (`EXPIRY_JOB`), deferred to a
+confirmation's expiry, denies it if nobody decided. Every new wake-up job's id is also
+published on `parley:jobs` (`JOBS_CHANNEL`): workers with room start it at once instead of at
+their next poll of arq's queue, which stays the backstop for a publication nobody heard.
 """
 
 from __future__ import annotations
@@ -89,12 +89,13 @@ METRICS_MATCH = f"{METRICS_PREFIX}*"
 # What every session key starts with; the sweep's script builds lease keys from it.
 SESSION_PREFIX = f"{PREFIX}:"
 
-DRAIN_JOB = "drain"
+# The wake-up job's name on the wire is still `drain`: jobs queued by an older version run.
+WAKE_SESSION_JOB = "drain"
 EXPIRY_JOB = "expire_confirmation"
 
 
-def drain_job_id(session: str, generation: int) -> str:
-    return f"{DRAIN_JOB}:{session}:{generation}"
+def wake_job_id(session: str, generation: int) -> str:
+    return f"{WAKE_SESSION_JOB}:{session}:{generation}"
 
 
 def session(session_id: str, name: str) -> str:

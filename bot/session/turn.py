@@ -1,86 +1,83 @@
-"""What a turn is prepared with before it runs: who it is for, what they chose (their model
-among it), what their conversation remembers, what they always allow. All of it is read from
-the database, and a database that cannot be read costs the turn these extras, never the turn
-itself."""
+"""What a turn is: who asked, where, how it runs, with which model, what it remembers and
+what it may run without asking, decided in one place from the envelopes that make it, and
+returned as one request for the agent (or none: the turn has nothing left to do)."""
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import logging
-from collections.abc import Awaitable, Iterable
-from dataclasses import dataclass, field
-from typing import TypeVar
+from dataclasses import dataclass
 
 from bot.agent.loop import TurnRequest
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
-from bot.memory.prompt import within_budget
-from bot.memory.scope import memory_scope, scope_of
 from bot.people.preferences import ModelChoices
-from bot.session.stores import TurnStores
+from bot.session.decisions import Decisions
+from bot.session.deps import SessionStores
+from bot.session.reads import prepared, read_for
 from bot.tools.base import ToolContext
 from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
-from bot.vocabulary.messages import TextBlock
 from bot.vocabulary.preferences import Preferences
 from bot.vocabulary.run_config import MODES, RunConfig
 from bot.vocabulary.state import SessionState
 
-log = logging.getLogger(__name__)
-T = TypeVar("T")
-RELEVANT = 10  # memories matching the message, at most
-RECENT = 10  # the newest memories, at most
-MemoryCount = tuple[int, str]  # how many memories a scope has, and their version
-
 
 @dataclass(frozen=True)
-class TurnReads:
-    """What the database tells a turn before it runs: what its person chose, what they
-    always allow in the chat (None if it could not be read), and how many memories the
-    turn's scope has, with their version (None if they could not be read)."""
+class Turns:
+    settings: Settings
+    mailbox: Mailbox
+    decisions: Decisions
+    stores: SessionStores | None
 
-    preferences: Preferences = field(default_factory=Preferences)
-    allowed: tuple[str, ...] | None = None
-    memories: MemoryCount | None = None
+    async def request(
+        self, group: list[Envelope], state: SessionState, *, resumed: bool
+    ) -> TurnRequest | None:
+        """The request for the turn `group` makes: a new message, a decision on calls that
+        wait, or (`resumed`) the turn a dead worker began; None when there is nothing to
+        run (a decision that came too late, a scheduled run whose task was called off)."""
+        head = group[0]
+        goes_on = head.is_decision or resumed
+        asker = _asker(head, state) if goes_on else head
+        reads, config, option = await asyncio.gather(  # at once: the person waits for them
+            read_for(asker, self.stores),
+            run_config(head, state, self.mailbox, goes_on=goes_on),
+            self.mailbox.option(head.session, "model"),
+        )
+        ctx = tool_context(asker, self.settings, reads.preferences)
+        model = config.model or option or preferred_model(ctx, self.settings)
+        ids = tuple(envelope.id for envelope in group)
+        request = TurnRequest(ctx, envelope_ids=ids, model=model, config=config)
+        if head.is_decision and not resumed:
+            decided = await self.decisions.decide(head, state, ctx.user.id)
+            if decided is None:
+                return None  # decided too late: the turn has moved on
+            if decided.granted:
+                reads = reads.granting(decided.granted)
+            request = TurnRequest(
+                ctx, decisions=decided.decisions, deny_note=decided.note, envelope_ids=ids,
+                model=model, config=config,
+            )  # fmt: skip
+        elif not resumed:
+            if head.kind == "scheduled" and await self._called_off(head):
+                return None  # it waited behind the message that cancelled its task
+            await self.decisions.decline_pending(state, head.sender.id)
+            text = "\n".join(envelope.text for envelope in group)
+            request = TurnRequest(ctx, text=text, envelope_ids=ids, model=model, config=config)
+        memories = self.stores.memories if self.stores is not None else None
+        return await prepared(request, state, reads, memories)
 
-    def granting(self, tools: Iterable[str]) -> TurnReads:
-        """These reads with `tools` allowed from now on (an "Always allow" just kept)."""
-        if self.allowed is None:
-            return self
-        return dataclasses.replace(self, allowed=tuple(sorted({*self.allowed, *tools})))
+    async def _called_off(self, head: Envelope) -> bool:
+        return self.stores is not None and await self.stores.tasks.called_off(head.id)
 
 
-async def read_for(asker: Envelope, services: TurnStores | None) -> TurnReads:
-    """Everything the turn reads from the database, at once, on connections of their own:
-    the turn's first event waits for them, and on a busy worker each read made after another
-    waits a whole round of the event loop more. A read that fails costs the turn its extra,
-    never the turn: the defaults, no grants, no memories."""
-    if services is None:
-        return TurnReads()
-    person = asker.sender.id
-    scope = scope_of(asker.chat_kind, person, asker.session)
-    preferences, allowed, memories = await asyncio.gather(
-        _softly(f"read the preferences of {person}", services.people.preferences(person)),
-        _softly(f"read what {person} always allows", _tools_of(services, asker)),
-        _softly(f"read the memories of {scope}", services.memories.version(scope)),
-    )
-    return TurnReads(preferences or Preferences(), allowed, memories)
-
-
-async def _tools_of(services: TurnStores, asker: Envelope) -> tuple[str, ...]:
-    """Read for every run, so a grant revoked with /permissions is gone from the next run
-    on, also in a turn that was waiting for an approval."""
-    return tuple(await services.grants.tools_of(asker.sender.id, chat_of(asker.session)))
-
-
-async def _softly(what: str, reading: Awaitable[T]) -> T | None:
-    try:
-        return await reading
-    except Exception:
-        log.warning("could not %s", what, exc_info=True)
-        return None
+def _asker(head: Envelope, state: SessionState) -> Envelope:
+    """The envelope as the person who asked: a decision or a resumed turn goes on as them,
+    whoever pressed the button."""
+    turn = state.turn
+    if turn is None or not turn.person:
+        return head
+    return head.model_copy(update={"sender": turn.person, "chat_kind": turn.chat_kind})
 
 
 def tool_context(head: Envelope, settings: Settings, preferences: Preferences) -> ToolContext:
@@ -97,17 +94,6 @@ def tool_context(head: Envelope, settings: Settings, preferences: Preferences) -
         default_timezone=settings.timezone,
         workspace=workspace_of(settings.workspace_dir, head.session),
     )
-
-
-async def prepared(
-    request: TurnRequest, state: SessionState, reads: TurnReads, services: TurnStores | None
-) -> TurnRequest:
-    """`request` with what the database adds to it: the scope's memories (chosen again only
-    when they changed), and the tools its person always allows in its chat."""
-    remembered = await with_memory(request, state, reads.memories, services)
-    if reads.allowed is None:
-        return remembered
-    return dataclasses.replace(remembered, allowed=reads.allowed)
 
 
 def preferred_model(ctx: ToolContext, settings: Settings) -> str | None:
@@ -131,47 +117,3 @@ async def run_config(
         return state.turn.config or RunConfig()
     mode = await mailbox.option(chat_of(head.session), "mode")
     return RunConfig(mode=mode) if mode in MODES and mode != "react" else RunConfig()
-
-
-def _last_said(state: SessionState) -> str:
-    """What the person said last, for a turn resumed or decided on without a new message."""
-    for message in reversed(state.messages):
-        if message.role == "user":
-            said = [b.text for b in message.content if isinstance(b, TextBlock)]
-            if said:
-                return "\n".join(said)
-    return ""
-
-
-async def with_memory(
-    request: TurnRequest,
-    state: SessionState,
-    counted: MemoryCount | None,
-    services: TurnStores | None,
-) -> TurnRequest:
-    """`request` with its scope's memories, given their count and version as the turn's
-    set-up read them (`Memories.version`); without them if they could not be read (None)
-    or cannot be now, since a turn is worth more than what it would remember.
-
-    They are chosen again only when the scope's memories changed (a memory saved or
-    forgotten, or a new scope after /new); otherwise the turn carries the same ones as the
-    last, so the system prompt, and the provider's cache of the conversation behind it,
-    stay the same from one message to the next. A scope without memories costs a turn one
-    read, the count, and a new session most often has none."""
-    if services is None or counted is None:
-        return request
-    scope = memory_scope(request.ctx)
-    memories = services.memories
-    count, version = counted[0], f"{scope}@{counted[1]}"
-    try:
-        if version != state.memory_version and count == 0:
-            state.memory, state.memory_version = [], version  # nothing to choose from
-        elif version != state.memory_version:
-            query = request.text if request.text is not None else _last_said(state)
-            relevant = await memories.search(scope, query, RELEVANT)
-            recent = await memories.recent(scope, RECENT)
-            state.memory, state.memory_version = within_budget(relevant, recent), version
-    except Exception:
-        log.warning("could not read the memories of %s", scope, exc_info=True)
-        return request
-    return dataclasses.replace(request, memory=tuple(state.memory))

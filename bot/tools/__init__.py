@@ -5,7 +5,7 @@
 A tool module defines `@tool` functions and lists them in `TOOLS`. These names are the promise
 made to those modules and are pinned by a test; everything else under `bot.tools` (the
 executor, the registry, where tools run) is Parley's own and may change between releases.
-The README's "Writing a tool" has a complete example.
+"Writing a tool" in docs/TOOLS.md has a complete example.
 """
 
 from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, tool

@@ -5,10 +5,12 @@ fences and their info strings, link targets, list, quote and task markers. Raw H
 syntax here: in a chat `<angle>` means those seven characters. The parser is asked directly
 (pyromark, the one the converter uses), so the property does not depend on this test's idea
 of markdown; it is asked about the text with every `<` escaped, which is how a parser without
-raw HTML reads it.
+raw HTML reads it, except the `<` that opens a link's `<destination>`, which is link syntax.
 """
 
 from __future__ import annotations
+
+import re
 
 import pyromark
 import pytest
@@ -25,6 +27,8 @@ OPTIONS = (
     | pyromark.Options.ENABLE_MATH
 )
 CONTENT = ("Text", "Code")  # what the model wrote, as opposed to syntax
+# A `<`, and what may stand before it in a link's `](  <destination>`.
+ANGLE = re.compile(r"(\]\([ \n]*)?<")
 
 
 def shown(markdown: str, *, final: bool = True) -> str:
@@ -34,9 +38,11 @@ def shown(markdown: str, *, final: bool = True) -> str:
 
 def content(markdown: str) -> str:
     """The characters a CommonMark parser does not read as syntax, in order, when `<` never
-    opens HTML. (Inside code the escape itself is text, but a backslash is never compared.)"""
+    opens HTML (`[](<)` is text, `[](<a>)` a link: the `<` there is not escaped). Inside
+    code the escape itself is text, but a backslash is never compared."""
     parts = []
-    for payload in pyromark.events(markdown.replace("<", "\\<"), options=OPTIONS):
+    escaped = ANGLE.sub(lambda m: m[0] if m[1] else "\\<", markdown)
+    for payload in pyromark.events(escaped, options=OPTIONS):
         if isinstance(payload, dict):
             found: dict[str, object] = dict(payload)
             parts += [str(found[kind]) for kind in CONTENT if kind in found]
@@ -110,3 +116,13 @@ def test_markdown_syntax_around_html_still_formats() -> None:
     (chunk,) = render("**bold <tag>** and <https://example.com>")
     assert chunk.text == "bold <tag> and https://example.com"
     assert [e["type"] for e in chunk.entities] == ["bold", "text_link"]
+
+
+@pytest.mark.parametrize("markdown", ["[](<)", "x [](<) y", "[a](<b>)", "[a]( <b>) <c>"])
+def test_a_link_destination_in_angle_brackets_keeps_its_text(markdown: str) -> None:
+    """An unclosed `<destination>` is no link, so all of it shows; a closed one is a link."""
+
+    def visible(text: str) -> str:
+        return "".join(char for char in text if not char.isspace())
+
+    assert visible(shown(markdown)) == visible(content(markdown))

@@ -109,7 +109,7 @@ async def test_sweep_wakes_armed_sessions_nobody_holds(box: Any) -> None:
     jobs.enqueued.clear()
     assert await mailbox.sweep(grace=60) == []  # too recent
     assert await mailbox.sweep(grace=0) == ["test:a"]
-    assert jobs.enqueued == [("drain", "test:a", keys.drain_job_id("test:a", 1))]
+    assert jobs.enqueued == [("drain", "test:a", keys.wake_job_id("test:a", 1))]
 
 
 async def test_the_sweep_adds_no_second_job_while_the_first_is_queued(redis_url: str) -> None:
@@ -121,8 +121,8 @@ async def test_the_sweep_adds_no_second_job_while_the_first_is_queued(redis_url:
         await mailbox.submit(envelope(1, "test:queued"))
         assert await mailbox.sweep(grace=0) == ["test:queued"]
         assert await pool.zcard(default_queue_name) == 1
-        await pool.delete(job_key_prefix + keys.drain_job_id("test:queued", 1))
-        await pool.zrem(default_queue_name, keys.drain_job_id("test:queued", 1))
+        await pool.delete(job_key_prefix + keys.wake_job_id("test:queued", 1))
+        await pool.zrem(default_queue_name, keys.wake_job_id("test:queued", 1))
         assert await mailbox.sweep(grace=0) == ["test:queued"]  # a lost job: woken again
         assert await pool.zcard(default_queue_name) == 1
     finally:

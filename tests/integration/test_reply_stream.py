@@ -1,9 +1,9 @@
 """The streamed reply every chat platform shares, on a real Redis, through a platform of notes.
 
 `Notes` is the smallest platform there is: numbered messages of `LIMIT` characters that can be
-posted, edited and deleted. It implements only what a platform must (wire calls, limits,
-pace), so these tests show what the shared pump, pacing and message ids guarantee by
-themselves, whatever the platform.
+posted, edited and deleted. It implements only what a platform must (a `Wire` for its calls,
+a `Surface` for its limits and pace), so these tests show what the shared pump, pacing and
+message ids guarantee by themselves, whatever the platform.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from adapters.pacing import PacedCalls
+from adapters.pacing import PacedCalls, Slot
 from adapters.replies import ReplyStore
-from adapters.reply_stream import Edit, StreamedReply
+from adapters.reply_messages import Edit, Messages
+from adapters.reply_stream import QuietSurface, StreamedReply
+from adapters.transcript import Transcript
 from bot.redis.ratelimit import RateBudget, Scope
 from bot.vocabulary import events as ev
 from bot.vocabulary.usage import Usage
@@ -84,54 +86,81 @@ class NoteCalls(PacedCalls):
         return exc.seconds if isinstance(exc, RateLimited) else None
 
 
-class NoteReply(StreamedReply[NoteCalls, int, str]):
-    def __init__(self, calls: NoteCalls, store: ReplyStore, notes: Notes, key: str) -> None:
-        super().__init__(calls, store, key, "notes")
+class NoteWire:
+    """The wire calls on numbered notes, each paced by the shared budget."""
+
+    def __init__(self, calls: NoteCalls, notes: Notes) -> None:
+        self.calls = calls
         self.notes = notes
+
+    def message_id(self, stored: Any) -> int:
+        return int(stored)
+
+    async def edit(
+        self, message_id: int, content: str, *, must_land: bool, slot: Slot | None
+    ) -> Edit:
+        edited = await self.paced(lambda: self.notes.edit(message_id, content), must_land, slot)
+        return Edit.SKIPPED if edited is None else Edit.LANDED
+
+    async def post(
+        self, index: int, content: str, *, must_land: bool, slot: Slot | None
+    ) -> int | None:
+        return await self.paced(lambda: self.notes.post(content), must_land, slot)
+
+    async def delete(self, message_id: int) -> None:
+        scopes = [self.calls.scope]
+        await self.calls.paced_quietly(lambda: self.notes.delete(message_id), scopes, "x")
+
+    async def paced(
+        self, request: Callable[[], Awaitable[int]], must_land: bool, slot: Slot | None = None
+    ) -> int | None:
+        scopes = [self.calls.scope]
+        return await self.calls.paced(request, scopes, must_land=must_land, slot=slot)
+
+
+class NoteSurface(QuietSurface):
+    """Pages of `LIMIT` characters at the budget's pace."""
+
+    undeliverable: tuple[type[Exception], ...] = ()
+
+    def __init__(self, wire: NoteWire, messages: Messages[int, str], transcript: Transcript):
+        self.wire = wire
+        self.messages = messages
+        self.transcript = transcript
 
     def pace(self) -> float:
         return 1 / RATE
 
     def scopes(self) -> list[Scope]:
-        return [self.calls.scope]
+        return [self.wire.calls.scope]
 
-    def message_id(self, stored: Any) -> int:
-        return int(stored)
-
-    async def show(self, *, must_land: bool) -> None:
+    async def show(self, *, must_land: bool, slot: Slot | None) -> None:
         text = self.transcript.body()
         if not text:
             return
         pages = [text[i : i + LIMIT] for i in range(0, len(text), LIMIT)]
         for index, page in enumerate(pages):
-            if not await self.ensure(index, page, must_land=must_land):
+            if not await self.messages.ensure(index, page, must_land=must_land, slot=slot):
                 return
         if must_land:
-            await self.drop_extra(len(pages))
-
-    async def edit(self, message_id: int, content: str, *, must_land: bool) -> Edit:
-        edited = await self._paced(lambda: self.notes.edit(message_id, content), must_land)
-        return Edit.SKIPPED if edited is None else Edit.LANDED
-
-    async def post(self, index: int, content: str, *, must_land: bool) -> int | None:
-        return await self._paced(lambda: self.notes.post(content), must_land)
-
-    async def delete(self, message_id: int) -> None:
-        await self.calls.paced_quietly(lambda: self.notes.delete(message_id), self.scopes(), "x")
+            await self.messages.drop_extra(len(pages))
 
     async def post_prompt(
         self, event: ev.ConfirmationRequired, expires_in: float
     ) -> dict[str, Any] | None:
-        message_id = await self._paced(lambda: self.notes.post("Allow?"), must_land=True)
+        message_id = await self.wire.paced(lambda: self.wire.notes.post("Allow?"), True)
         return None if message_id is None else {"id": message_id}
 
-    async def _paced(self, request: Callable[[], Awaitable[int]], must_land: bool) -> int | None:
-        return await self.calls.paced(request, self.scopes(), must_land=must_land, slot=self.slot)
 
-
-async def reply_for(redis_url: str, notes: Notes, key: str = "envelope-1") -> NoteReply:
+async def reply_for(redis_url: str, notes: Notes, key: str = "envelope-1") -> StreamedReply:
     redis = Redis.from_url(redis_url)
-    return NoteReply(NoteCalls(RateBudget(redis)), ReplyStore(redis, "notes"), notes, key)
+    calls = NoteCalls(RateBudget(redis))
+    wire = NoteWire(calls, notes)
+    transcript = Transcript()
+    messages: Messages[int, str] = Messages(wire, ReplyStore(redis, "notes"), key)
+    return StreamedReply(
+        calls, NoteSurface(wire, messages, transcript), messages, transcript, "notes"
+    )
 
 
 def completed() -> ev.Completed:
@@ -239,6 +268,6 @@ async def test_an_approval_prompt_is_posted_after_the_text_and_remembered(
         )
     )
     assert list(notes.shown.values()) == ["Let me check.", "Allow?"]
-    remembered = await reply.store.load_prompt("c-1")
+    remembered = await reply.messages.store.load_prompt("c-1")
     assert remembered == {"id": max(notes.shown)}
     await reply.close()

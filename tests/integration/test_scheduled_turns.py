@@ -42,7 +42,7 @@ async def a_task(rig: Rig, prompt: str) -> Task:
     now = datetime.now(UTC)
     schedule = parse_when("every 2 hours", zoneinfo.ZoneInfo("Europe/Lisbon"), now)
     target = Target(session=SESSION, platform="http")
-    return await rig.services.tasks.add(
+    return await rig.stores.tasks.add(
         NewTask(target, ANN, prompt, "every 2 hours", schedule), max_active=20, now=now
     )
 
@@ -97,7 +97,7 @@ async def test_a_person_s_own_zone_is_in_their_next_turn(rig: Rig) -> None:
     await rig.mailbox.submit(said("what time is it?", 1))
     await rig.runner.take_turns(SESSION)
     assert f"time zone {OPERATOR_ZONE}." in _system(rig.fake.requests[0].body)
-    await rig.services.people.set_timezone(ANN.id, zoneinfo.ZoneInfo("Asia/Tokyo"))
+    await rig.stores.people.set_timezone(ANN.id, zoneinfo.ZoneInfo("Asia/Tokyo"))
     await rig.mailbox.submit(said("and now?", 2))
     await rig.runner.take_turns(SESSION)
     assert "time zone Asia/Tokyo." in _system(rig.fake.requests[1].body)
@@ -109,16 +109,16 @@ async def test_a_person_s_own_zone_is_in_their_next_turn(rig: Rig) -> None:
 
 
 async def test_a_zone_the_database_cannot_give_falls_back_to_parley_timezone(rig: Rig) -> None:
-    await rig.services.people.set_timezone(ANN.id, zoneinfo.ZoneInfo("Asia/Tokyo"))
-    working = rig.services.people.engine
-    rig.services.people.engine = create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
+    await rig.stores.people.set_timezone(ANN.id, zoneinfo.ZoneInfo("Asia/Tokyo"))
+    working = rig.stores.people.engine
+    rig.stores.people.engine = create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
     try:
         rig.fake.enqueue(Reply(text="Still here."))
         await rig.mailbox.submit(said("hi", 1))
         await rig.runner.take_turns(SESSION)
     finally:
-        await rig.services.people.engine.dispose()
-        rig.services.people.engine = working
+        await rig.stores.people.engine.dispose()
+        rig.stores.people.engine = working
     assert len(rig.fake.requests) == 1
     assert f"time zone {OPERATOR_ZONE}." in _system(rig.fake.requests[0].body)
     assert await runs(rig) == [("message", ANN.id, ["m1"])]

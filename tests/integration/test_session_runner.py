@@ -131,7 +131,7 @@ async def test_a_turns_preferences_and_options_are_read_at_once(
         monkeypatch.setattr(owner, name, reading)
 
     async with runner_rig(redis_url, database_url, fake_llm, services=True) as rig:
-        watched(rig.services.people, "preferences")
+        watched(rig.stores.people, "preferences")
         watched(rig.mailbox, "option")
         rig.fake.enqueue(Reply(text="Hello Ann."))
         await rig.mailbox.submit(said("hi, I am Ann", 1))

@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from bot.session.runner import FRESH_START
+from bot.session.commands import FRESH_START
 from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
 from tests.integration.test_telegram_replies import ANN, BOB, replies, said

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis
 
-from bot.assembly.stores import Stores
+from bot.session.deps import SessionStores
 from bot.store.database import Database
 from bot.store.grants import Grants
 from bot.store.memory import Memories
@@ -20,6 +20,6 @@ def memories(db: Database) -> Memories:
 
 
 @pytest.fixture
-def services(db: Database, redis_client: Redis, memories: Memories) -> Stores:
+def services(db: Database, redis_client: Redis, memories: Memories) -> SessionStores:
     tasks, people, grants = TaskBook(db.engine, redis_client), People(db.engine), Grants(db.engine)
-    return Stores(tasks, people, memories, grants)
+    return SessionStores(people, memories, grants, tasks)

@@ -12,11 +12,12 @@ from sqlalchemy import event
 
 from bot.agent.loop import TurnRequest
 from bot.agent.prompt import PromptBuilder
-from bot.assembly.stores import Stores
 from bot.config.settings import Settings
 from bot.memory.prompt import BUDGET, within_budget
 from bot.memory.scope import memory_scope
-from bot.session.turn import prepared, read_for, tool_context
+from bot.session.deps import SessionStores
+from bot.session.reads import prepared, read_for
+from bot.session.turn import tool_context
 from bot.store.engine import make_engine
 from bot.store.memory import Memories, Memory
 from bot.tools.base import ToolContext
@@ -31,12 +32,12 @@ def ctx(session: str, kind: str, user: Sender = ANN) -> ToolContext:
     return ToolContext(session, user, chat_kind=kind)
 
 
-async def remembering(services: Stores, text: str, state: SessionState) -> TurnRequest:
+async def remembering(stores: SessionStores, text: str, state: SessionState) -> TurnRequest:
     """Ann's message in her private chat, prepared the way the session runner does it."""
     asked = Envelope(id="e1", session="tg:1", text=text, sender=ANN, platform="tg")
-    reads = await read_for(asked, services)
+    reads = await read_for(asked, stores)
     turn = tool_context(asked, Settings(_env_file=None), reads.preferences)
-    return await prepared(TurnRequest(turn, text=text), state, reads, services)
+    return await prepared(TurnRequest(turn, text=text), state, reads, stores.memories)
 
 
 @pytest.mark.parametrize(
@@ -85,7 +86,7 @@ async def test_memories_that_cannot_be_read_leave_the_turn_without_them(
     engine = make_engine("postgresql://parley:hunter2@127.0.0.1:1/parley")
     try:
         never_used = Redis.from_url("redis://127.0.0.1:1")
-        services = Stores.open(engine, never_used)
+        services = SessionStores.open(engine, never_used)
         with caplog.at_level(logging.WARNING):
             request = await remembering(services, "tea", SessionState())
         assert (request.memory, request.allowed, request.ctx.preferences.model) == ((), (), None)
@@ -96,7 +97,7 @@ async def test_memories_that_cannot_be_read_leave_the_turn_without_them(
 
 
 async def test_a_turn_carries_the_last_turns_memories_until_they_change(
-    services: Stores, memories: Memories
+    services: SessionStores, memories: Memories
 ) -> None:
     """Chosen again per message, the relevant ones would change the system prompt, and with
     it the provider's cached conversation, at every message."""
@@ -117,7 +118,7 @@ async def test_a_turn_carries_the_last_turns_memories_until_they_change(
 
 
 async def test_a_scope_without_memories_costs_a_turn_one_read(
-    services: Stores, memories: Memories
+    services: SessionStores, memories: Memories
 ) -> None:
     """A new session's first turn is prepared while its person waits for the first word;
     with nothing to choose from, it does not search and list an empty scope as well."""
@@ -138,7 +139,7 @@ async def test_a_scope_without_memories_costs_a_turn_one_read(
 
 
 async def test_a_turns_reads_are_made_at_once(
-    services: Stores, memories: Memories, monkeypatch: pytest.MonkeyPatch
+    services: SessionStores, memories: Memories, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The turn's first event waits for these reads; one after the other, each would cost a
     busy worker another round of its event loop."""

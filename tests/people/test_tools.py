@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from bot.assembly.stores import Stores
+from bot.assembly.stores import ToolStores
 from bot.config.settings import Settings
 from bot.people.preferences import ModelChoices
 from bot.people.tools import people_tools
@@ -18,7 +18,7 @@ SETTINGS = Settings(_env_file=None, model="claude-sonnet-4-5", user_models=["cla
 
 
 async def test_the_tool_sets_checks_and_clears(db: Database) -> None:
-    services = Stores.open(db.engine, Redis.from_url("redis://127.0.0.1:1"))
+    services = ToolStores.open(db.engine, Redis.from_url("redis://127.0.0.1:1"))
     ctx = ToolContext("tg:1", Sender(id="tg:1", name="Ann"))
     registry = ToolRegistry(people_tools(services.people, ModelChoices.of(SETTINGS)))
     executor = ToolExecutor(registry, timeout=20, concurrency=2, output_limit=16_000)

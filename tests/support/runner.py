@@ -14,12 +14,13 @@ from arq.connections import RedisSettings, create_pool
 
 from adapters.http.egress import HttpEgress
 from bot.assembly.agent import build_agent
-from bot.assembly.stores import Stores
+from bot.assembly.stores import ToolStores
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
+from bot.session.deps import RunnerDeps, SessionStores
 from bot.session.egress import PlatformEgress
-from bot.session.runner import RunnerDeps, SessionRunner
+from bot.session.runner import SessionRunner
 from bot.store.database import Database, open_database
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 
@@ -30,7 +31,7 @@ class Rig:
     mailbox: Mailbox
     database: Database
     fake: FakeLLM
-    services: Stores
+    stores: SessionStores  # the runner's own, when it was given them
 
 
 async def no_expiry(confirmation_id: str, ttl: float) -> None:
@@ -55,14 +56,15 @@ async def runner_rig(
     pool = await create_pool(RedisSettings.from_dsn(redis_url))
     database = await open_database(configured)
     mailbox = Mailbox(pool, pool)
-    tools = Stores.open(database.engine, pool)
+    stores = SessionStores.open(database.engine, pool)
+    tools = ToolStores(stores.tasks, stores.people, stores.memories)
     agent = build_agent(configured, stores=tools if services else None)
     deps = RunnerDeps(
         configured, mailbox, agent, PlatformEgress(HttpEgress(pool), {}), Confirmations(pool),
-        no_expiry, database.history, services=tools if services else None,
+        no_expiry, database.history, stores=stores if services else None,
     )  # fmt: skip
     try:
-        yield Rig(SessionRunner(deps), mailbox, database, fake, tools)
+        yield Rig(SessionRunner(deps), mailbox, database, fake, stores)
     finally:
         await agent.aclose()
         await database.aclose()

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from bot.assembly.agent import configured_tools
 from bot.assembly.catalog import DATABASE_TOOLS, standard_tools
-from bot.assembly.stores import Stores
+from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
 from bot.store.engine import make_engine
 
@@ -19,12 +19,14 @@ SETTINGS = Settings(_env_file=None)
 
 
 @pytest.fixture
-def stores() -> Stores:
+def stores() -> ToolStores:
     """Stores as a worker opens them; building tools on them connects to nothing."""
-    return Stores.open(make_engine("sqlite+aiosqlite://"), Redis.from_url("redis://127.0.0.1:1"))
+    return ToolStores.open(
+        make_engine("sqlite+aiosqlite://"), Redis.from_url("redis://127.0.0.1:1")
+    )
 
 
-def test_the_database_s_tools_come_with_the_stores_and_only_with_them(stores: Stores) -> None:
+def test_the_database_s_tools_come_with_the_stores_and_only_with_them(stores: ToolStores) -> None:
     without = [t.name for t in standard_tools(SETTINGS)]
     built = [t.name for t in standard_tools(SETTINGS, stores)]
     assert [name for name in built if name not in without] == list(DATABASE_TOOLS)

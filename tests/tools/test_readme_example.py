@@ -1,7 +1,7 @@
-"""The README's "Writing a tool" example, run exactly as it is written there.
+"""The "Writing a tool" example of docs/TOOLS.md, run exactly as it is written there.
 
 Its one python block is saved as `mytools.py` in a folder of its own and loaded the way the
-README says: by Parley's own loader, and by a worker process given that folder on PYTHONPATH
+page says: by Parley's own loader, and by a worker process given that folder on PYTHONPATH
 and the module in PARLEY_TOOL_MODULES. If the example stops working, or stops matching what
 it says about itself (loop or thread, sensitive or not), these tests fail.
 """
@@ -29,16 +29,22 @@ from bot.vocabulary.messages import ToolUseBlock
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+TOOLS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "TOOLS.md"
 MODULE = "mytools"
 # A day apart at every hour: UTC+14 and UTC-11, so a tool that ignored the user's zone shows.
 EAST, WEST = "Pacific/Kiritimati", "Pacific/Pago_Pago"
 
 
+def writing_a_tool() -> str:
+    """The "Writing a tool" section of docs/TOOLS.md, up to the next section."""
+    parts = TOOLS_PAGE.read_text(encoding="utf-8").split("\n## Writing a tool\n", 1)
+    assert len(parts) == 2, f"{TOOLS_PAGE} has a section '## Writing a tool'"
+    return parts[1].split("\n## ", 1)[0]
+
+
 def example_source() -> str:
-    """The one python block of the README's "Writing a tool" section."""
-    section = README.read_text(encoding="utf-8").split("\n## Writing a tool\n", 1)[1]
-    section = section.split("\n## ", 1)[0]
+    """The one python block of the "Writing a tool" section."""
+    section = writing_a_tool()
     blocks = re.findall(r"^```python\n(.*?)^```$", section, flags=re.DOTALL | re.MULTILINE)
     assert len(blocks) == 1, "the section shows one complete python example"
     return str(blocks[0])
@@ -54,8 +60,8 @@ def example_dir(tmp_path: Path) -> Iterator[Path]:
     sys.modules.pop(MODULE, None)
 
 
-def test_the_readme_loads_the_module_it_shows() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_page_loads_the_module_it_shows() -> None:
+    text = writing_a_tool()
     assert f"{MODULE}.py" in text
     assert f"PYTHONPATH=/srv/parley-tools PARLEY_TOOL_MODULES='[\"{MODULE}\"]'" in text
 
@@ -162,11 +168,11 @@ async def save_a_note(stack: Stack, client: httpx.AsyncClient, notes: Path) -> N
 
 
 @pytest.mark.parametrize("stack", [{"PARLEY_TIMEZONE": EAST}], indirect=True)
-async def test_the_example_runs_in_a_worker_as_the_readme_loads_it(
+async def test_the_example_runs_in_a_worker_as_the_page_loads_it(
     stack: Stack, example_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     notes = tmp_path / "notes.txt"
-    # A worker reads its environment when it starts: set up as the README says, before it does.
+    # A worker reads its environment when it starts: set up as the page says, before it does.
     stack.env |= {
         "PYTHONPATH": os.pathsep.join([str(example_dir), stack.env["PYTHONPATH"]]),
         "PARLEY_TOOL_MODULES": f'["{MODULE}"]',
@@ -174,7 +180,7 @@ async def test_the_example_runs_in_a_worker_as_the_readme_loads_it(
     }
     await (
         stack.start_worker_process()
-    )  # a process, as the README starts it: PYTHONPATH finds the module
+    )  # a process, as the page starts it: PYTHONPATH finds the module
     async with stack.client() as client:
         await count_days(stack, client)
         await save_a_note(stack, client, notes)

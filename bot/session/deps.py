@@ -1,0 +1,53 @@
+"""What a worker gives its session runner: one typed object, built once per process."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.agent.loop import Agent
+from bot.config.settings import Settings
+from bot.mailbox.inbox import Mailbox
+from bot.mailbox.liveness import Liveness
+from bot.people.limits import Limits
+from bot.redis.confirmations import Confirmations
+from bot.session.egress import Egress
+from bot.store.grants import Grants
+from bot.store.history import History
+from bot.store.memory import Memories
+from bot.store.people import People
+from bot.tasks.book import TaskBook
+
+
+@dataclass(frozen=True)
+class SessionStores:
+    """The database's stores a turn is decided with: what its person chose and always
+    allows, what its scope remembers, and the task book (a scheduled run whose task was
+    called off while it waited is not run). The runner's own, on the worker's loop."""
+
+    people: People
+    memories: Memories
+    grants: Grants
+    tasks: TaskBook
+
+    @classmethod
+    def open(cls, engine: AsyncEngine, redis: Redis) -> SessionStores:
+        """All of them on one database (and Redis, where tasks are announced)."""
+        return cls(People(engine), Memories(engine), Grants(engine), TaskBook(engine, redis))
+
+
+@dataclass(frozen=True)
+class RunnerDeps:
+    settings: Settings
+    mailbox: Mailbox
+    agent: Agent
+    egress: Egress
+    confirmations: Confirmations
+    schedule_expiry: Callable[[str, float], Awaitable[None]]  # an expiry job after the TTL
+    history: History
+    liveness: Liveness | None = None  # None: leases end only by their TTL (tools, tests)
+    stores: SessionStores | None = None  # None: turns without preferences, memories, grants
+    limits: Limits | None = None  # None: turns count against no daily budget (tests)

@@ -1,0 +1,71 @@
+"""A turn's run, played: the agent's events go to the chat as they come, the calls it stops
+at become confirmations, and the watch turns the events into the run's record."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from bot.agent.loop import Agent, TurnRequest
+from bot.session.decisions import Decisions
+from bot.session.egress import Egress
+from bot.session.record import Recorder, trigger
+from bot.session.watch import RunWatch
+from bot.telemetry import logs
+from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.runs import run_id
+from bot.vocabulary.state import SessionState
+
+Save = Callable[[SessionState], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Player:
+    agent: Agent
+    egress: Egress
+    decisions: Decisions
+    recorder: Recorder
+    secrets: Sequence[str]  # kept out of the runs' traces
+
+    async def play(
+        self,
+        group: list[Envelope],
+        state: SessionState,
+        request: TurnRequest,
+        *,
+        save: Save,
+        cancel: asyncio.Event,
+    ) -> None:
+        """Run `request` to its end (or until `cancel` is set), saving the state through
+        `save` at each checkpoint; a run that completed is recorded."""
+        head = group[0]
+        resumed = request.text is None and request.decisions is None
+        watch = RunWatch.of(state, resumed=resumed, secrets=self.secrets)
+
+        async def checkpoint(current: SessionState) -> None:
+            watch.keep(current)
+            await save(current)
+
+        stream = self.egress.open(group)
+        named = logs.RUN.set(run_id(head.session, head.id))
+        abandoned = False  # stopped from outside: the lease was lost, or the worker stops
+        try:
+            if resumed:
+                await stream.send(ev.TextReset(reason="the turn is resumed after a restart"))
+            async for event in self.agent.run(state, request, cancel=cancel, checkpoint=checkpoint):
+                outgoing = event
+                if isinstance(event, ev.ConfirmationRequired):
+                    outgoing = await self.decisions.ask(head, state, event)
+                watch.see(event)
+                await stream.send(outgoing)
+        except asyncio.CancelledError:
+            abandoned = True
+            raise
+        finally:
+            await stream.close(abandoned=abandoned)
+            logs.RUN.reset(named)
+        model = request.model or self.agent.default_model
+        if record := watch.record(group, trigger(head, request), model, request.ctx.user.id):
+            await self.recorder.finished(state, record)

@@ -1,0 +1,131 @@
+"""What the database tells a turn before it runs: what its person chose (their model among
+it), what they always allow in the chat, and what their conversation remembers. A database
+that cannot be read costs the turn these extras, never the turn itself."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from bot.agent.loop import TurnRequest
+from bot.memory.prompt import within_budget
+from bot.memory.scope import memory_scope, scope_of
+from bot.session.deps import SessionStores
+from bot.store.memory import Memories
+from bot.vocabulary.chats import chat_of
+from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.messages import TextBlock
+from bot.vocabulary.preferences import Preferences
+from bot.vocabulary.state import SessionState
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+RELEVANT = 10  # memories matching the message, at most
+RECENT = 10  # the newest memories, at most
+MemoryCount = tuple[int, str]  # how many memories a scope has, and their version
+
+
+@dataclass(frozen=True)
+class TurnReads:
+    """What the database tells a turn before it runs: what its person chose, what they
+    always allow in the chat (None if it could not be read), and how many memories the
+    turn's scope has, with their version (None if they could not be read)."""
+
+    preferences: Preferences = field(default_factory=Preferences)
+    allowed: tuple[str, ...] | None = None
+    memories: MemoryCount | None = None
+
+    def granting(self, tools: Iterable[str]) -> TurnReads:
+        """These reads with `tools` allowed from now on (an "Always allow" just kept)."""
+        if self.allowed is None:
+            return self
+        return dataclasses.replace(self, allowed=tuple(sorted({*self.allowed, *tools})))
+
+
+async def read_for(asker: Envelope, stores: SessionStores | None) -> TurnReads:
+    """Everything the turn reads from the database, at once, on connections of their own:
+    the turn's first event waits for them, and on a busy worker each read made after another
+    waits a whole round of the event loop more. A read that fails costs the turn its extra,
+    never the turn: the defaults, no grants, no memories."""
+    if stores is None:
+        return TurnReads()
+    person = asker.sender.id
+    scope = scope_of(asker.chat_kind, person, asker.session)
+    preferences, allowed, memories = await asyncio.gather(
+        _softly(f"read the preferences of {person}", stores.people.preferences(person)),
+        _softly(f"read what {person} always allows", _tools_of(stores, asker)),
+        _softly(f"read the memories of {scope}", stores.memories.version(scope)),
+    )
+    return TurnReads(preferences or Preferences(), allowed, memories)
+
+
+async def _tools_of(stores: SessionStores, asker: Envelope) -> tuple[str, ...]:
+    """Read for every run, so a grant revoked with /permissions is gone from the next run
+    on, also in a turn that was waiting for an approval."""
+    return tuple(await stores.grants.tools_of(asker.sender.id, chat_of(asker.session)))
+
+
+async def _softly(what: str, reading: Awaitable[T]) -> T | None:
+    try:
+        return await reading
+    except Exception:
+        log.warning("could not %s", what, exc_info=True)
+        return None
+
+
+async def prepared(
+    request: TurnRequest, state: SessionState, reads: TurnReads, memories: Memories | None
+) -> TurnRequest:
+    """`request` with what the database adds to it: the scope's memories (chosen again only
+    when they changed), and the tools its person always allows in its chat."""
+    remembered = await with_memory(request, state, reads.memories, memories)
+    if reads.allowed is None:
+        return remembered
+    return dataclasses.replace(remembered, allowed=reads.allowed)
+
+
+def _last_said(state: SessionState) -> str:
+    """What the person said last, for a turn resumed or decided on without a new message."""
+    for message in reversed(state.messages):
+        if message.role == "user":
+            said = [b.text for b in message.content if isinstance(b, TextBlock)]
+            if said:
+                return "\n".join(said)
+    return ""
+
+
+async def with_memory(
+    request: TurnRequest,
+    state: SessionState,
+    counted: MemoryCount | None,
+    memories: Memories | None,
+) -> TurnRequest:
+    """`request` with its scope's memories, given their count and version as the turn's
+    set-up read them (`Memories.version`); without them if they could not be read (None)
+    or cannot be now, since a turn is worth more than what it would remember.
+
+    They are chosen again only when the scope's memories changed (a memory saved or
+    forgotten, or a new scope after /new); otherwise the turn carries the same ones as the
+    last, so the system prompt, and the provider's cache of the conversation behind it,
+    stay the same from one message to the next. A scope without memories costs a turn one
+    read, the count, and a new session most often has none."""
+    if memories is None or counted is None:
+        return request
+    scope = memory_scope(request.ctx)
+    count, version = counted[0], f"{scope}@{counted[1]}"
+    try:
+        if version != state.memory_version and count == 0:
+            state.memory, state.memory_version = [], version  # nothing to choose from
+        elif version != state.memory_version:
+            query = request.text if request.text is not None else _last_said(state)
+            relevant = await memories.search(scope, query, RELEVANT)
+            recent = await memories.recent(scope, RECENT)
+            state.memory, state.memory_version = within_budget(relevant, recent), version
+    except Exception:
+        log.warning("could not read the memories of %s", scope, exc_info=True)
+        return request
+    return dataclasses.replace(request, memory=tuple(state.memory))

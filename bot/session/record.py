@@ -1,0 +1,65 @@
+"""What a turn leaves in the durable record: its run, its tokens against the person's day,
+its metrics. The reply was given either way, so a write that fails is logged, never raised:
+the database may be away, and the turn must still be committed."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from bot.agent.loop import TurnRequest
+from bot.people.limits import Limits
+from bot.store.history import History
+from bot.store.sqlite_file import DatabaseFileGone
+from bot.telemetry import metrics
+from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.runs import RunRecord
+from bot.vocabulary.state import SessionState
+
+log = logging.getLogger(__name__)
+
+
+async def quietly(what: str, subject: Any, write: Callable[[Any], Awaitable[None]]) -> None:
+    """A write to the record that must not fail the turn."""
+    try:
+        await write(subject)
+    except DatabaseFileGone as exc:  # logged as an error once, where it was noticed
+        log.warning("could not %s %s: %s", what, getattr(subject, "id", subject), exc)
+    except Exception:
+        log.exception("could not %s %s", what, getattr(subject, "id", subject))
+
+
+@dataclass(frozen=True)
+class Recorder:
+    history: History
+    limits: Limits | None
+    tools: Collection[str]  # the registered tool names, the only ones metrics label
+
+    async def record(self, state: SessionState, record: RunRecord) -> None:
+        """A run the database missed waits in `state.unrecorded`, and the next record writes
+        it with the messages since `state.recorded`. Its tokens count against the person's
+        day, once per turn."""
+        await quietly("record run", record, lambda r: self.history.record(state, r))
+        if self.limits is not None:
+            await quietly("count the tokens of", record, self.limits.charge_turn)
+
+    async def finished(self, state: SessionState, record: RunRecord) -> None:
+        """A run that completed: counted in the metrics, then recorded."""
+        metrics.observe_run(record, self.tools)
+        await self.record(state, record)
+
+
+def trigger(head: Envelope, request: TurnRequest) -> ev.Trigger:
+    """What started the run, as the record and the metrics name it."""
+    if head.kind == "scheduled" and request.text is not None:
+        return ev.Trigger.SCHEDULED
+    if head.run is not None and request.text is not None:
+        return ev.Trigger.API
+    if request.text is not None:
+        return ev.Trigger.MESSAGE
+    if request.decisions is None:
+        return ev.Trigger.RESUME
+    return ev.Trigger.DECISION  # a person's or the expiry's: the record has one for both
