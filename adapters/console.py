@@ -20,11 +20,13 @@ from typing import TextIO
 from bot.agent.loop import Agent, TurnRequest
 from bot.config.settings import Settings
 from bot.tools.base import ToolContext
+from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.state import SessionState
 
 Ask = Callable[[str], Awaitable[str | None]]
+SESSION = "console:local"
 RESULT_PREVIEW = 300
 
 
@@ -64,11 +66,12 @@ class ConsoleChat:
         self.ask = ask or self._ask_terminal
         user = getpass.getuser()
         self.ctx = ToolContext(
-            session_key="console:local",
+            session_key=SESSION,
             user=Sender(id=f"console:{user}", name=user, is_admin=True),
-            settings=settings,
             platform="console",
             chat_kind="private",
+            default_timezone=settings.timezone,
+            workspace=workspace_of(settings.workspace_dir, SESSION),
         )
         self.state = SessionState()
 

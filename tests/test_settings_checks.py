@@ -11,7 +11,7 @@ from typing import Union, get_args, get_origin
 import pytest
 
 from bot.config.settings import ConfigError, Settings, env_name, load_settings
-from bot.config.warnings import broad_networks, unknown_variables
+from bot.config.warnings import broad_networks, unclaimed_variables, unknown_variables
 from tests.test_config import SECRET, TASK, run_parley
 
 
@@ -115,6 +115,21 @@ def test_an_unknown_parley_variable_is_named_with_the_closest_setting(tmp_path: 
         "it is ignored",
     ]
     assert unknown_variables({}, tmp_path / "absent.env") == []
+
+
+def test_a_tool_s_own_setting_is_left_to_where_the_tools_are_known(tmp_path: Path) -> None:
+    """`PARLEY_TOOL_<NAME>_<KEY>` may be any tool's, so the settings' check says nothing of
+    it; one too short to be a tool's is still a mistyped setting."""
+    environ = {"PARLEY_TOOL_SAVE_NOTE_FILE": "/srv/notes.txt", "PARLEY_TOOL_TIMOUT": "5"}
+    assert unknown_variables(environ, tmp_path / "absent.env") == [
+        "PARLEY_TOOL_TIMOUT is not a setting (did you mean PARLEY_TOOL_TIMEOUT?); it is ignored"
+    ]
+    names = [*environ, "PARLEY_TOOL_OUTPUT_LIMT", "PARLEY_TOOL_WEATHER_KEY", "PARLEY_TOOL_THREADS"]
+    claimed = ("PARLEY_TOOL_SAVE_NOTE_", "PARLEY_TOOL_WEATHER_")
+    assert unclaimed_variables(names, lambda name: name.startswith(claimed)) == [
+        "PARLEY_TOOL_OUTPUT_LIMT is not a setting nor a tool's (did you mean "
+        "PARLEY_TOOL_OUTPUT_LIMIT?); it is ignored"
+    ]
 
 
 def test_fetch_entries_that_open_the_machine_or_every_private_range_are_named() -> None:

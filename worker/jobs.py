@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 from arq.connections import ArqRedis, RedisSettings
 from arq.cron import cron
 from arq.worker import Worker, func
+from redis.asyncio import Redis
 
 from adapters.egresses import configured_egresses
 from adapters.http.egress import HttpEgress
 from adapters.loading import LoadingEgress
 from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
+from bot.assembly.stores import ToolStores
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
@@ -274,8 +276,12 @@ def _supervisor(
 def build_worker(
     settings: Settings, database: Database, servers: McpServers | None = None
 ) -> Worker:
-    """`servers`: the worker's MCP servers, whose tools the agent offers too."""
-    agent = build_agent(settings)
+    """`servers`: the worker's MCP servers, whose tools the agent offers too. The agent's
+    tools are built before Redis is connected, those on the database's stores included, so
+    their task book announces new tasks on a client of its own, which connects when a task
+    is made."""
+    announcer = Redis.from_url(settings.redis_url)
+    agent = build_agent(settings, stores=ToolStores.open(database.engine, announcer))
     if servers is not None:
         agent.deps.tools.add_source(servers)
     background: list[asyncio.Task[None]] = []
@@ -318,6 +324,8 @@ def build_worker(
             await liveness.stop()
         with contextlib.suppress(Exception):
             await agent.aclose()
+        with contextlib.suppress(Exception):
+            await announcer.aclose()
 
     worker = Worker(
         functions=JOBS,

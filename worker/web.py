@@ -20,15 +20,13 @@ from adapters.startup import REFUSED, watch_refusals
 from adapters.targets import answered_target
 from adapters.tool_list import ToolCatalog
 from bot.assembly.catalog import standard_tools
+from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
 from bot.store.database import open_database
 from bot.store.grants import Grants
-from bot.store.memory import Memories
-from bot.store.people import People
 from bot.store.traces import Traces
-from bot.tasks.book import TaskBook
 from bot.tools.base import ToolRegistry
 from worker.persistence import check_persistence
 from worker.redis_pool import IdleClosingPool, closing_idle, open_pool
@@ -42,18 +40,19 @@ async def make_app(settings: Settings) -> web.Application:
     database = await open_database(settings)
     redis = await open_pool(settings)
     await check_persistence(redis)
+    stores = ToolStores.open(database.engine, redis)
     deps = Services(
         settings=settings,
         redis=redis,
         mailbox=Mailbox(redis, redis),
         confirmations=Confirmations(redis),
         archive=database.archive,
-        tasks=TaskBook(database.engine, redis),
-        memories=Memories(database.engine),
-        people=People(database.engine),
+        tasks=stores.tasks,
+        memories=stores.memories,
+        people=stores.people,
         grants=Grants(database.engine),
         traces=Traces(database.engine),
-        tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings)).specs),
+        tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
         target_of=partial(answered_target, settings=settings),
     )
     app = build_app(deps)

@@ -15,7 +15,7 @@ from bot.agent.cancel import wait_all_or_cancel
 from bot.agent.step import Step, StepEnd
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome, cache_key
-from bot.tools.policy import Caller, Policy
+from bot.tools.policy import Policy
 from bot.vocabulary import events as ev
 from bot.vocabulary.messages import ToolResultBlock, ToolUseBlock
 from bot.vocabulary.state import PendingConfirmation, SessionState, TurnProgress
@@ -60,7 +60,7 @@ class ToolStep:
         self.policy = policy
         self.state = state
         self.ctx = ctx
-        self.caller = Caller.of(ctx)
+        self.caller = policy.caller(ctx)
         self.cancel = cancel
         self.save = save
         self.stopped = stopped

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 from collections.abc import Iterable
 
 from bot.agent.compaction import Compactor
 from bot.agent.loop import Agent, AgentDeps
 from bot.agent.prompt import PromptBuilder, load_bootstrap
-from bot.assembly.catalog import standard_tools
+from bot.assembly.catalog import DATABASE_TOOLS, standard_tools
+from bot.assembly.stores import ToolStores
+from bot.assembly.tool_settings import tool_config, unclaimed
 from bot.config.settings import ConfigError, Settings
 from bot.llm.base import Provider
 from bot.llm.registry import build_provider, context_window, resolve_model
@@ -17,6 +20,9 @@ from bot.llm.retry import RetryPolicy, Sleep
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
+
+log = logging.getLogger(__name__)
+_SAID: set[str] = set()  # the lines about the tools' settings this process said already
 
 
 def load_tool_modules(names: Iterable[str]) -> list[Tool]:
@@ -39,9 +45,15 @@ def load_tool_modules(names: Iterable[str]) -> list[Tool]:
     return found
 
 
-def configured_tools(settings: Settings) -> list[Tool]:
-    """Parley's own tools and those of `PARLEY_TOOL_MODULES`."""
-    return [*standard_tools(settings), *load_tool_modules(settings.tool_modules)]
+def configured_tools(settings: Settings, stores: ToolStores | None = None) -> list[Tool]:
+    """Parley's own tools and those of `PARLEY_TOOL_MODULES`. A module's tool may not take
+    the name of one of Parley's, also of one not offered here for want of `stores`: the
+    same modules must load in every process."""
+    extra = load_tool_modules(settings.tool_modules)
+    for item in extra:
+        if item.name in DATABASE_TOOLS:
+            raise ConfigError(f"PARLEY_TOOL_MODULES: tool {item.name!r} is registered twice")
+    return [*standard_tools(settings, stores), *extra]
 
 
 def tool_registry(tools: Iterable[Tool]) -> ToolRegistry:
@@ -52,7 +64,14 @@ def tool_registry(tools: Iterable[Tool]) -> ToolRegistry:
 
 
 def tool_executor(settings: Settings, registry: ToolRegistry) -> ToolExecutor:
-    """The executor over `registry`, with the settings' limits, threads and processes."""
+    """The executor over `registry`, with the settings' limits, threads and processes, and
+    the tools' own settings (`PARLEY_TOOL_<NAME>_<KEY>`) read now, once. One that no tool
+    here claims is said, once a process, as the settings' own mistakes are."""
+    config = tool_config()
+    for line in unclaimed(config, registry.names):
+        if line not in _SAID:
+            _SAID.add(line)
+            log.warning(line)
     return ToolExecutor(
         registry,
         timeout=settings.tool_timeout,
@@ -60,20 +79,23 @@ def tool_executor(settings: Settings, registry: ToolRegistry) -> ToolExecutor:
         output_limit=settings.tool_output_limit,
         threads=settings.tool_threads,
         processes=settings.tool_processes,
+        config=config,
     )
 
 
 def build_agent(
     settings: Settings,
     *,
+    stores: ToolStores | None = None,
     tools: Iterable[Tool] | None = None,
     provider: Provider | None = None,
     sleep: Sleep = asyncio.sleep,
 ) -> Agent:
-    """The agent for `settings`; raises ConfigError for an unknown model or a missing key."""
+    """The agent for `settings`, with the tools that reach the database where there are
+    `stores` (a worker's); raises ConfigError for an unknown model or a missing key."""
     ref = resolve_model(settings.model)
     provider = provider or build_provider(settings, ref)
-    registry = tool_registry(configured_tools(settings) if tools is None else tools)
+    registry = tool_registry(configured_tools(settings, stores) if tools is None else tools)
     retry = RetryPolicy(
         attempts=settings.llm_attempts,
         backoff_base=settings.llm_backoff_base,
@@ -98,7 +120,7 @@ def build_agent(
             model=ref.model,
             tools=registry,
             executor=executor,
-            policy=Policy(settings.policy),
+            policy=Policy(settings.policy, settings.allowed_users),
             prompt=PromptBuilder(load_bootstrap(settings.bootstrap_dir)),
             compactor=compactor,
             retry=retry,

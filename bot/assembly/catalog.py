@@ -1,42 +1,71 @@
-"""Parley's own tools, as these settings offer them.
+"""Parley's own tools, as these settings and stores offer them.
 
 One list for every process that names tools: the worker's agent, the API's `/api/tools`, and
-`parley mcp`, which serves them to other MCP clients. A tool that needs something the
-operator did not configure (a search backend), or the machine cannot provide (the sandbox
-of `run_python`), is left out here, rather than failing when the model calls it.
+`parley mcp`, which serves them to other MCP clients. Each tool is built with what it needs
+and nothing more (`bot.assembly.tool_settings`): a store, a few limits, a key. A tool that
+needs something the operator did not configure (a search backend), the machine cannot
+provide (the sandbox of `run_python`), or the process does not have (the database's stores:
+`parley mcp` and `parley chat` have none) is left out here, rather than failing when the
+model calls it.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from bot.assembly.stores import ToolStores
+from bot.assembly.tool_settings import (
+    fetch_limits,
+    sandbox_limits,
+    search_service,
+    task_rules,
+    workspace_limits,
+)
 from bot.config.settings import Settings
 from bot.memory.tools import memory_tools
+from bot.people.preferences import ModelChoices
 from bot.people.tools import people_tools
 from bot.sandbox.probe import unavailable
 from bot.tasks.tools import task_tools
 from bot.tools.base import Tool
 from bot.tools.builtin import builtin_tools
-from bot.tools.python import EXTRA_SECONDS, run_python
+from bot.tools.python import python_tool
 from bot.tools.web.tools import web_tools
 from bot.tools.workspace import workspace_tools
 
+# The tools built on the database's stores, offered only where there are stores; their
+# names stay Parley's everywhere, so a tool module cannot take one where they are absent.
+DATABASE_TOOLS = (
+    "schedule_task",
+    "list_tasks",
+    "cancel_task",
+    "set_timezone",
+    "remember",
+    "forget",
+    "recall",
+    "set_preferences",
+)
+
+
+def database_tools(settings: Settings, stores: ToolStores) -> list[Tool]:
+    """The scheduled-task, memory and preference tools, each on the store it works on."""
+    return [
+        *task_tools(stores.tasks, stores.people, task_rules(settings)),
+        *memory_tools(stores.memories),
+        *people_tools(stores.people, ModelChoices.of(settings)),
+    ]
+
 
 def sandbox_tools(settings: Settings) -> list[Tool]:
-    """`run_python` where the sandbox works, with a timeout that outlasts the sandbox's."""
+    """`run_python` where the sandbox works."""
     if unavailable() is not None:
         return []
-    timeout = max(settings.tool_timeout, settings.sandbox_timeout + EXTRA_SECONDS)
-    return [replace(run_python, timeout=timeout)]
+    return [python_tool(*sandbox_limits(settings))]
 
 
-def standard_tools(settings: Settings) -> list[Tool]:
+def standard_tools(settings: Settings, stores: ToolStores | None = None) -> list[Tool]:
     return [
         *builtin_tools(),
-        *task_tools(),
-        *memory_tools(),
-        *people_tools(),
-        *web_tools(settings),
-        *workspace_tools(),
+        *(database_tools(settings, stores) if stores is not None else []),
+        *web_tools(fetch_limits(settings), search_service(settings)),
+        *workspace_tools(workspace_limits(settings)),
         *sandbox_tools(settings),
     ]

@@ -1,10 +1,10 @@
 """Parley's tools as an MCP server offers them to other clients (Claude Desktop, IDEs, agents).
 
-Which tools: the agent's own, less those that only work inside a worker (the scheduled-task,
-memory and preference tools reach its database through `ctx.services`, which nothing outside
-a worker has), and less the sensitive ones unless the operator opts in: an MCP client asks its own
-user before a call, but whether a code sandbox or file writes leave this machine at all is
-the operator's choice.
+Which tools: the agent's own as a process without the database's stores has them (the
+scheduled-task, memory and preference tools are built on a worker's stores, so they are not
+built here at all), less the sensitive ones unless the operator opts in: an MCP client asks
+its own user before a call, but whether a code sandbox or file writes leave this machine at
+all is the operator's choice.
 
 A call runs through the same `ToolExecutor` as the agent's calls, so validation, timeouts,
 isolation and output limits hold the same; whatever goes wrong comes back as a result with
@@ -21,21 +21,18 @@ from typing import Any
 import mcp_types as types
 
 from bot.config.settings import Settings
-from bot.memory.tools import memory_tools
-from bot.people.tools import people_tools
-from bot.tasks.tools import task_tools
 from bot.tools.base import Tool, ToolContext
 from bot.tools.executor import ToolExecutor
+from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 
-WORKER_ONLY = frozenset(t.name for t in [*task_tools(), *memory_tools(), *people_tools()])
 MCP_USER = Sender(id="mcp", name="MCP client")
 
 
 def offered_tools(tools: Iterable[Tool], *, sensitive: bool) -> list[Tool]:
-    """The tools an MCP client may call: not the worker's own, sensitive ones on request."""
-    return [t for t in tools if t.name not in WORKER_ONLY and (sensitive or not t.sensitive)]
+    """The tools an MCP client may call: sensitive ones on request."""
+    return [t for t in tools if sensitive or not t.sensitive]
 
 
 def describe(item: Tool) -> types.Tool:
@@ -67,8 +64,13 @@ class OfferedTools:
         return types.ListToolsResult(tools=[describe(t) for t in self.executor.registry])
 
     def context(self, session_key: str) -> ToolContext:
+        """A client's session has a workspace of its own, as a chat's does."""
         return ToolContext(
-            session_key=session_key, user=MCP_USER, settings=self.settings, platform="mcp"
+            session_key=session_key,
+            user=MCP_USER,
+            platform="mcp",
+            default_timezone=self.settings.timezone,
+            workspace=workspace_of(self.settings.workspace_dir, session_key),
         )
 
     async def call(

@@ -33,6 +33,7 @@ from bot.config.zones import known_zone
 from bot.vocabulary.run_config import RunConfig
 
 ENV_PREFIX = "PARLEY_"
+TOOL_PREFIX = ENV_PREFIX + "TOOL_"  # also the tools' own settings (`bot.tools.config`)
 YEAR_S = 365 * 24 * 3600  # longer than any wait, timeout or interval: a mistake, or infinity
 
 

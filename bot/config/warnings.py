@@ -4,7 +4,9 @@ process starts, and the process goes on.
 - A `PARLEY_` variable that no setting reads, in the environment or in `.env`. Settings
   ignore what they do not know, so a typo (`PARLEY_MAX_ITERATONS`) would leave the default
   in force without a word; the line names the closest setting (difflib). Values are never
-  shown: the variable may hold a secret.
+  shown: the variable may hold a secret. One shaped like a tool's own setting
+  (`PARLEY_TOOL_<NAME>_<KEY>`) is left to the process that builds the tools, which knows
+  their names and says it only if no tool there claims it (`unclaimed_variables`).
 - A `PARLEY_FETCH_ALLOW_HOSTS` entry that opens `web_fetch` to the machine itself (its
   loopback, the unspecified address, `localhost`), to a cloud metadata service, or to more
   than one private range at once (`0.0.0.0/0`, `::/0`). An allowed network is trusted whole, so such
@@ -18,13 +20,13 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from dotenv import dotenv_values
 from pydantic import AliasChoices
 
-from bot.config.settings import ENV_PREFIX, Settings
+from bot.config.settings import ENV_PREFIX, TOOL_PREFIX, Settings
 
 WARNED = "_PARLEY_SETTINGS_WARNED"
 ENV_FILE = Path(str(Settings.model_config.get("env_file")))  # where Settings reads it
@@ -62,28 +64,48 @@ def known_variables() -> list[str]:
     return names
 
 
-def _unknown(name: str, known: list[str], where: str) -> str:
+def _unknown(name: str, known: list[str], where: str, what: str = "a setting") -> str:
     """The line for `name`; compared without the prefix every candidate shares, which would
     make any two names look alike."""
     tails = {n.removeprefix(ENV_PREFIX): n for n in known}
     closest = difflib.get_close_matches(name.upper().removeprefix(ENV_PREFIX), list(tails), n=1)
     hint = f" (did you mean {tails[closest[0]]}?)" if closest else ""
-    return f"{name}{where} is not a setting{hint}; it is ignored"
+    return f"{name}{where} is not {what}{hint}; it is ignored"
+
+
+def tool_shaped(name: str) -> bool:
+    """Whether `name` may be a tool's own setting: `PARLEY_TOOL_<NAME>_<KEY>`."""
+    rest = name.upper().removeprefix(TOOL_PREFIX)
+    return rest != name.upper() and "_" in rest.strip("_")
 
 
 def unknown_variables(environ: Mapping[str, str], env_file: Path | None) -> list[str]:
-    """A line for each `PARLEY_` variable no setting reads: the environment's, then the
-    `.env` file's not also in the environment."""
+    """A line for each `PARLEY_` variable no setting reads and no tool may: the
+    environment's, then the `.env` file's not also in the environment."""
     known = known_variables()
-    ours = sorted(name for name in environ if name.upper().startswith(ENV_PREFIX))
-    lines = [_unknown(name, known, "") for name in ours if name.upper() not in known]
+
+    def unknown(name: str) -> bool:
+        upper = name.upper()
+        return upper.startswith(ENV_PREFIX) and upper not in known and not tool_shaped(upper)
+
+    lines = [_unknown(name, known, "") for name in sorted(environ) if unknown(name)]
     if env_file is not None and env_file.is_file():
         seen = {name.upper() for name in environ}
         for name in sorted(dotenv_values(env_file)):
-            upper = name.upper()
-            if upper.startswith(ENV_PREFIX) and upper not in known and upper not in seen:
+            if unknown(name) and name.upper() not in seen:
                 lines.append(_unknown(name, known, f" (in {env_file.name})"))
     return lines
+
+
+def unclaimed_variables(names: Iterable[str], claimed: Callable[[str], bool]) -> list[str]:
+    """A line for each variable shaped like a tool's own setting (`PARLEY_TOOL_<NAME>_<KEY>`)
+    that neither a setting reads nor a tool claims, given where the tools are known."""
+    known = known_variables()
+    return [
+        _unknown(name, known, "", "a setting nor a tool's")
+        for name in sorted(names)
+        if tool_shaped(name) and name.upper() not in known and not claimed(name.upper())
+    ]
 
 
 def _sentinels() -> dict[str, list[ipaddress.IPv4Address | ipaddress.IPv6Address]]:

@@ -1,8 +1,8 @@
 """The tools of long-term memory: `remember`, `forget` and `recall`.
 
-They run on the worker's loop (its database connections, through `ctx.services`) and work on
-the conversation's scope (`bot.memory.scope`): the person's own memories in a private chat,
-the chat's in a group.
+They are built with the store they work on (`memory_tools`) and run on the worker's loop,
+whose database connections the store's are. They work on the conversation's scope
+(`bot.memory.scope`): the person's own memories in a private chat, the chat's in a group.
 """
 
 from __future__ import annotations
@@ -20,89 +20,95 @@ NUMBER = re.compile(r"#?([1-9][0-9]{0,17})")  # a memory's number, as the prompt
 RECALL_LIMIT = 20
 
 
-def _memories(ctx: ToolContext) -> Memories:
-    return ctx.needs_services("Long-term memories").memories
-
-
 def _listed(found: list[Memory]) -> str:
     return "; ".join(memory.line() for memory in found)
 
 
-@tool(isolation="loop")
-async def remember(
-    ctx: ToolContext,
-    fact: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=MAX_TEXT,
-            description="The fact, short and self-contained, written about the person "
-            "('Ann takes her coffee black', 'The team deploys on Thursdays')",
-        ),
-    ],
-) -> str:
-    """Keep a fact in long-term memory: it stays across /new and restarts, and comes back
-    in your instructions under "What you remember". Use it only for what the person asked
-    you to remember, or clearly wants kept (a preference, a name, a standing instruction);
-    never for passing details or anything they did not mean to share. In a group chat the
-    memory belongs to the chat, in a private chat to the person. When it is saved, tell them
-    ("Saved to memory: …")."""
-    try:
-        memory, new = await _memories(ctx).add(memory_scope(ctx), fact)
-    except MemoryRefused as exc:
-        raise ToolError(str(exc)) from None
-    if not new:
-        return f"Already in memory: {memory.line()}"
-    return f"Saved to memory: {memory.line()}"
+def memory_tools(memories: Memories) -> list[Tool]:
+    """`remember`, `forget` and `recall`, on `memories`."""
+    return [_remember(memories), _forget(memories), _recall(memories)]
 
 
-@tool(isolation="loop")
-async def forget(
-    ctx: ToolContext,
-    what: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=MAX_TEXT,
-            description="The memory's number ('12' or '#12'), or words that every memory to "
-            "forget contains ('green tea')",
-        ),
-    ],
-) -> str:
-    """Remove memories the person wants forgotten, by number or by their words. Tell the
-    person what was removed."""
-    number = NUMBER.fullmatch(what.strip())
-    try:
-        gone = await _memories(ctx).forget(memory_scope(ctx), int(number[1]) if number else what)
-    except MemoryRefused as exc:
-        raise ToolError(str(exc)) from None
-    if not gone:
-        return f"Nothing in memory matches {what[:80]!r}; recall shows what is kept."
-    return f"Forgot: {_listed(gone)}"
+def _remember(memories: Memories) -> Tool:
+    @tool(isolation="loop")
+    async def remember(
+        ctx: ToolContext,
+        fact: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_TEXT,
+                description="The fact, short and self-contained, written about the person "
+                "('Ann takes her coffee black', 'The team deploys on Thursdays')",
+            ),
+        ],
+    ) -> str:
+        """Keep a fact in long-term memory: it stays across /new and restarts, and comes back
+        in your instructions under "What you remember". Use it only for what the person asked
+        you to remember, or clearly wants kept (a preference, a name, a standing instruction);
+        never for passing details or anything they did not mean to share. In a group chat the
+        memory belongs to the chat, in a private chat to the person. When it is saved, tell them
+        ("Saved to memory: …")."""
+        try:
+            memory, new = await memories.add(memory_scope(ctx), fact)
+        except MemoryRefused as exc:
+            raise ToolError(str(exc)) from None
+        if not new:
+            return f"Already in memory: {memory.line()}"
+        return f"Saved to memory: {memory.line()}"
+
+    return remember
 
 
-@tool(read_only=True, isolation="loop")
-async def recall(
-    ctx: ToolContext,
-    query: Annotated[
-        str,
-        Field(
-            max_length=MAX_TEXT,
-            description="Words to look for; empty for the most recent memories",
-        ),
-    ] = "",
-) -> str:
-    """Search long-term memory (the best matches first), beyond what your instructions
-    already show under "What you remember"."""
-    memories, scope = _memories(ctx), memory_scope(ctx)
-    if query.strip():
-        found = await memories.search(scope, query, RECALL_LIMIT)
-    else:
-        found = await memories.recent(scope, RECALL_LIMIT)
-    if not found:
-        return "Nothing in memory matches." if query.strip() else "Memory is empty."
-    return "\n".join(memory.line() for memory in found)
+def _forget(memories: Memories) -> Tool:
+    @tool(isolation="loop")
+    async def forget(
+        ctx: ToolContext,
+        what: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_TEXT,
+                description="The memory's number ('12' or '#12'), or words that every memory to "
+                "forget contains ('green tea')",
+            ),
+        ],
+    ) -> str:
+        """Remove memories the person wants forgotten, by number or by their words. Tell the
+        person what was removed."""
+        number = NUMBER.fullmatch(what.strip())
+        try:
+            gone = await memories.forget(memory_scope(ctx), int(number[1]) if number else what)
+        except MemoryRefused as exc:
+            raise ToolError(str(exc)) from None
+        if not gone:
+            return f"Nothing in memory matches {what[:80]!r}; recall shows what is kept."
+        return f"Forgot: {_listed(gone)}"
+
+    return forget
 
 
-def memory_tools() -> list[Tool]:
-    return [remember, forget, recall]
+def _recall(memories: Memories) -> Tool:
+    @tool(read_only=True, isolation="loop")
+    async def recall(
+        ctx: ToolContext,
+        query: Annotated[
+            str,
+            Field(
+                max_length=MAX_TEXT,
+                description="Words to look for; empty for the most recent memories",
+            ),
+        ] = "",
+    ) -> str:
+        """Search long-term memory (the best matches first), beyond what your instructions
+        already show under "What you remember"."""
+        scope = memory_scope(ctx)
+        if query.strip():
+            found = await memories.search(scope, query, RECALL_LIMIT)
+        else:
+            found = await memories.recent(scope, RECALL_LIMIT)
+        if not found:
+            return "Nothing in memory matches." if query.strip() else "Memory is empty."
+        return "\n".join(memory.line() for memory in found)
+
+    return recall

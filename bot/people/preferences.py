@@ -11,10 +11,11 @@ the tool contract imports this module, and a worker's start-up is measured.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from bot.config.settings import Settings
 from bot.config.zones import known_zone
-from bot.llm.registry import served_model
+from bot.llm.registry import served_beside
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import Name
 
@@ -53,26 +54,46 @@ def clean(name: Name, value: str) -> str | None:
     return text
 
 
-def may_prefer(settings: Settings, model: str, is_admin: bool) -> bool:
-    """Whether a person may choose `model`: one the operator lists in PARLEY_USER_MODELS,
-    and for an admin any model (the provider is checked where it is chosen)."""
-    return is_admin or model in settings.user_models
+@dataclass(frozen=True)
+class ModelChoices:
+    """The models people may choose (PARLEY_USER_MODELS; an admin any) on this deployment,
+    whose provider is PARLEY_MODEL's: all the settings that choosing a model needs, so that
+    what checks a choice (the preference tool) is built with these and nothing more. An
+    admin is whoever's `Sender` says so, as stamped where their message came in."""
 
+    allowed: tuple[str, ...]
+    default: str  # PARLEY_MODEL: a choice must be served by its provider
 
-def choices(settings: Settings) -> str:
-    """The models people may choose, as a sentence."""
-    if not settings.user_models:
-        return "Only an admin may choose a model here."
-    return "You may choose: " + ", ".join(settings.user_models) + "."
+    @classmethod
+    def of(cls, settings: Settings) -> ModelChoices:
+        return cls(tuple(settings.user_models), settings.model)
+
+    def may_prefer(self, model: str, is_admin: bool) -> bool:
+        """Whether a person may choose `model`: one the operator lists, and for an admin any
+        model (the provider is checked where it is chosen)."""
+        return is_admin or model in self.allowed
+
+    def sentence(self) -> str:
+        """The models people may choose, as a sentence."""
+        if not self.allowed:
+            return "Only an admin may choose a model here."
+        return "You may choose: " + ", ".join(self.allowed) + "."
+
+    def served(self, wanted: str) -> str | None:
+        """The model `wanted` names, if this deployment serves it."""
+        return served_beside(self.default, wanted)
+
+    def chosen(self, person: Sender, wanted: str) -> str:
+        """The model `wanted` names, if `person` may choose it and this deployment serves
+        it; else ValueError with a sentence that says what they may choose."""
+        if not self.may_prefer(wanted, person.is_admin):
+            raise ValueError(f"{wanted} is not a model you may choose. {self.sentence()}")
+        served = self.served(wanted)
+        if served is None:
+            raise ValueError(f"This deployment's API does not serve {wanted}.")
+        return served
 
 
 def chosen_model(settings: Settings, person: Sender, wanted: str) -> str:
-    """The model `wanted` names, if `person` may choose it and this deployment serves it;
-    else ValueError with a sentence that says what they may choose."""
-    admin = person.is_admin or settings.is_admin(person.id)
-    if not may_prefer(settings, wanted, admin):
-        raise ValueError(f"{wanted} is not a model you may choose. {choices(settings)}")
-    served = served_model(settings, wanted)
-    if served is None:
-        raise ValueError(f"This deployment's API does not serve {wanted}.")
-    return served
+    """`ModelChoices.chosen` under `settings`."""
+    return ModelChoices.of(settings).chosen(person, wanted)

@@ -31,7 +31,6 @@ from bot.session.states import StateStore
 from bot.session.turn import Turns
 from bot.store.cold_context import ColdContext
 from bot.telemetry import logs, metrics
-from bot.tools.services import ToolServices
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.state import SessionState
 
@@ -52,10 +51,7 @@ class SessionRunner:
             deps.confirmations, deps.history, grants, deps.schedule_expiry, s.confirmation_ttl
         )
         recorder = Recorder(deps.history, deps.limits, deps.agent.deps.tools.names)
-        tools = None if stores is None else ToolServices(
-            stores.tasks, stores.people, stores.memories, stores.grants
-        )  # fmt: skip
-        self.turns = Turns(s, deps.mailbox, decisions, stores, tools)
+        self.turns = Turns(s, deps.mailbox, decisions, stores)
         self.commands = Commands(
             deps.mailbox, deps.egress, decisions, recorder, deps.agent.default_model
         )

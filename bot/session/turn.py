@@ -9,14 +9,13 @@ from dataclasses import dataclass
 
 from bot.agent.loop import TurnRequest
 from bot.config.settings import Settings
-from bot.llm.registry import served_model
 from bot.mailbox.inbox import Mailbox
-from bot.people.preferences import may_prefer
+from bot.people.preferences import ModelChoices
 from bot.session.decisions import Decisions
 from bot.session.deps import SessionStores
 from bot.session.reads import prepared, read_for
 from bot.tools.base import ToolContext
-from bot.tools.services import ToolServices
+from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.preferences import Preferences
@@ -30,7 +29,6 @@ class Turns:
     mailbox: Mailbox
     decisions: Decisions
     stores: SessionStores | None
-    tool_services: ToolServices | None  # what tools on the worker's loop reach
 
     async def request(
         self, group: list[Envelope], state: SessionState, *, resumed: bool
@@ -46,8 +44,8 @@ class Turns:
             run_config(head, state, self.mailbox, goes_on=goes_on),
             self.mailbox.option(head.session, "model"),
         )
-        ctx = tool_context(asker, self.settings, self.tool_services, reads.preferences)
-        model = config.model or option or preferred_model(ctx)
+        ctx = tool_context(asker, self.settings, reads.preferences)
+        model = config.model or option or preferred_model(ctx, self.settings)
         ids = tuple(envelope.id for envelope in group)
         request = TurnRequest(ctx, envelope_ids=ids, model=model, config=config)
         if head.is_decision and not resumed:
@@ -82,31 +80,30 @@ def _asker(head: Envelope, state: SessionState) -> Envelope:
     return head.model_copy(update={"sender": turn.person, "chat_kind": turn.chat_kind})
 
 
-def tool_context(
-    head: Envelope, settings: Settings, services: ToolServices | None, preferences: Preferences
-) -> ToolContext:
-    """What the turn's tools know: the chat, the person, and what they chose."""
+def tool_context(head: Envelope, settings: Settings, preferences: Preferences) -> ToolContext:
+    """What the turn's tools know: the chat, the person and what they chose, and the
+    session's workspace; of the settings only the default time zone, and of the database
+    nothing (a tool that needs a store is built with it)."""
     return ToolContext(
         session_key=head.session,
         user=head.sender,
-        settings=settings,
         platform=head.platform,
         chat_kind=head.chat_kind,
         reply_to=head.reply_to,
         preferences=preferences,
-        services=services,
+        default_timezone=settings.timezone,
+        workspace=workspace_of(settings.workspace_dir, head.session),
     )
 
 
-def preferred_model(ctx: ToolContext) -> str | None:
+def preferred_model(ctx: ToolContext, settings: Settings) -> str | None:
     """The model the person prefers, if they still may (the operator may have changed
-    PARLEY_USER_MODELS since) and this deployment serves it; else None, and the chat's or
-    the default model answers."""
-    wanted, settings = ctx.preferences.model, ctx.settings
+    PARLEY_USER_MODELS since; an admin, as their sender was stamped, may prefer any) and
+    this deployment serves it; else None, and the chat's or the default model answers."""
+    wanted, models = ctx.preferences.model, ModelChoices.of(settings)
     if wanted is None:
         return None
-    admin = ctx.user.is_admin or settings.is_admin(ctx.user.id)
-    return served_model(settings, wanted) if may_prefer(settings, wanted, admin) else None
+    return models.served(wanted) if models.may_prefer(wanted, ctx.user.is_admin) else None
 
 
 async def run_config(

@@ -6,7 +6,9 @@ async def current_time(ctx: ToolContext, timezone: Annotated[str, Field(descript
     \"\"\"The docstring is what the model reads about the tool.\"\"\"
 ```
 The first parameter is always the `ToolContext`; every other parameter becomes a field of a
-pydantic model that validates the model's arguments. Tools hold no state of their own.
+pydantic model that validates the model's arguments. Tools keep nothing between calls; one
+that needs more than its call (a store, a limit, an API key) is made by a factory that takes
+just that and closes over it, so no tool is handed what another one needs.
 
 A tool may be `async def` or plain `def`, and it says where it runs (`isolation`), because a
 tool must never stall the worker: one event loop serves every session of a worker process
@@ -32,19 +34,17 @@ import json
 import re
 import zoneinfo
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, Protocol, get_type_hints, overload
+from pathlib import Path
+from typing import Any, Literal, Protocol, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from bot.config.settings import Settings
 from bot.llm.base import ToolSpec
+from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import Preferences
-
-if TYPE_CHECKING:
-    from bot.tools.services import ToolServices
 
 ToolFunction = Callable[..., Any]
 Isolation = Literal["thread", "process", "loop"]
@@ -63,37 +63,35 @@ class TemporaryFailure(ToolError):
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Everything a tool may know about the call; passed in, never looked up globally.
+    """What a tool may know about its call, and nothing more: passed in, never looked up.
 
-    `reply_to` is where the conversation's replies go (the adapter's, opaque), so a tool can
-    leave work that answers here later (a scheduled task). `preferences` are what the person
-    chose (their time zone among them). `services` reach the database; only tools on the
-    worker's loop get them."""
+    Who asks (`user`) and where (the chat, its platform and kind; `reply_to` is where the
+    conversation's replies go, opaque, so a tool can leave work that answers here later),
+    what the person chose (`preferences`, their time zone among them), the session's
+    `workspace` folder (None where it has none), and the tool's own settings (`config`: the
+    operator's `PARLEY_TOOL_<NAME>_<KEY>` variables, keys lower-cased). Parley's settings and
+    stores are not here: a tool that needs them is built with what it needs, so a context
+    holds no secret but the tool's own and pickles as it is (a call in a helper process)."""
 
     session_key: str
     user: Sender  # who is talking
-    settings: Settings
     platform: str = "console"
     chat_kind: str = "private"
     reply_to: Mapping[str, Any] = field(default_factory=dict)
     preferences: Preferences = field(default_factory=Preferences)
-    services: ToolServices | None = field(default=None, compare=False, repr=False)
+    default_timezone: str = "UTC"  # the deployment's (PARLEY_TIMEZONE)
+    workspace: Path | None = None
+    config: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold a key
+
+    @property
+    def chat(self) -> str:
+        """The chat the session is in: its topics and threads share it."""
+        return chat_of(self.session_key)
 
     @property
     def timezone(self) -> zoneinfo.ZoneInfo:
-        """The person's own time zone, else PARLEY_TIMEZONE."""
-        return zoneinfo.ZoneInfo(self.preferences.timezone or self.settings.timezone)
-
-    def needs_services(self, what: str) -> ToolServices:
-        """The database's services, for a tool that cannot work without them; `what` names
-        the feature in the error a tool run elsewhere (a helper process, `parley mcp`) gets."""
-        if self.services is None:
-            raise ToolError(f"{what} need Parley's worker and database; not available here.")
-        return self.services
-
-    def portable(self) -> ToolContext:
-        """This context without its services, to be pickled for a helper process."""
-        return replace(self, services=None)
+        """The person's own time zone, else the deployment's."""
+        return zoneinfo.ZoneInfo(self.preferences.timezone or self.default_timezone)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ValidationError
 from tenacity import (
@@ -29,6 +29,7 @@ from tenacity import (
 )
 
 from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, ToolRegistry
+from bot.tools.config import ToolConfig
 from bot.tools.isolation import ToolRunner
 from bot.tools.untrusted import mark
 from bot.vocabulary.messages import ToolUseBlock
@@ -72,8 +73,11 @@ class ToolExecutor:
         processes: int = 2,
         backoff: float = 0.5,
         sleep: Sleep = asyncio.sleep,
+        config: ToolConfig | None = None,
     ) -> None:
+        """`config`: the tools' own settings, read once at start; each call gets its tool's."""
         self.registry = registry
+        self.config = (config or ToolConfig()).among(registry.names)
         self.timeout = timeout
         self.output_limit = output_limit
         self.backoff = backoff  # the first wait before a read-only call is tried again
@@ -146,6 +150,7 @@ class ToolExecutor:
         if tool.read_only and key in cache:
             return cache[key], False, True
         timeout = tool.timeout or self.timeout
+        ctx = replace(ctx, config=self.config.of(tool.name))
         try:
             deadline = asyncio.get_running_loop().time() + timeout
             output = await self._attempts(tool, ctx, arguments, deadline)

@@ -53,10 +53,9 @@ class ToolRunner:
         if tool.isolation == "loop":
             async with asyncio.timeout_at(deadline):
                 return await tool(ctx, arguments)
-        # the services' connections belong to this loop: a thread or a process gets none
-        if tool.isolation == "process":
-            return await self.processes.run(tool, ctx.portable(), dict(arguments), deadline)
-        return await self.threads.run(tool, ctx.portable(), arguments, deadline)
+        if tool.isolation == "process":  # the context pickles as it is
+            return await self.processes.run(tool, ctx, dict(arguments), deadline)
+        return await self.threads.run(tool, ctx, arguments, deadline)
 
     async def aclose(self) -> None:
         await self.processes.aclose()

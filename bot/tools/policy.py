@@ -5,12 +5,17 @@ A rule matches on a glob of the tool name and, optionally, globs of argument val
 id, and the kind of chat (`{"action": "deny", "tool": "run_python", "role": "guest"}`). When
 no rule matches, a tool marked sensitive asks and any other tool is allowed. A rule that
 names a role, a person or a kind of chat never matches a call whose caller is not known.
+
+A caller's role comes from their `Sender`, whose `is_admin` was stamped where the message
+came in (the platform, from PARLEY_ADMINS; the scheduler, when a task fires), and from the
+list of users the policy is built with (PARLEY_ALLOWED_USERS): the policy never reads the
+settings per call, and the tools' context carries none.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Literal
@@ -37,12 +42,13 @@ class Caller:
     chat: Literal["private", "group"]
 
     @classmethod
-    def of(cls, ctx: ToolContext) -> Caller:
-        settings, person = ctx.settings, ctx.user.id
+    def of(cls, ctx: ToolContext, users: Collection[str] = ()) -> Caller:
+        """`users`: the people who are users rather than guests; everyone while empty."""
+        person = ctx.user.id
         role: Role = "guest"
-        if ctx.user.is_admin or settings.is_admin(person):
+        if ctx.user.is_admin:
             role = "admin"
-        elif settings.is_user(person):
+        elif not users or person in users:
             role = "user"
         return cls(role, person, "private" if ctx.chat_kind == "private" else "group")
 
@@ -69,8 +75,14 @@ def matches(
 
 
 class Policy:
-    def __init__(self, rules: Iterable[PolicyRule] = ()) -> None:
+    def __init__(self, rules: Iterable[PolicyRule] = (), users: Collection[str] = ()) -> None:
+        """`rules`: PARLEY_POLICY; `users`: PARLEY_ALLOWED_USERS (see `Caller.of`)."""
         self.rules = list(rules)
+        self.users = frozenset(users)
+
+    def caller(self, ctx: ToolContext) -> Caller:
+        """Who the calls of `ctx` are for, as this policy's rules see them."""
+        return Caller.of(ctx, self.users)
 
     def with_rules(self, first: Iterable[PolicyRule]) -> Policy:
         """This policy with `first` checked before its own rules (e.g. "always allow here"),
@@ -78,7 +90,7 @@ class Policy:
         (for a guest in a chat where a user allowed a tool, say)."""
         denials = [rule for rule in self.rules if rule.action == "deny"]
         rest = [rule for rule in self.rules if rule.action != "deny"]
-        return Policy([*denials, *first, *rest])
+        return Policy([*denials, *first, *rest], self.users)
 
     def decide(
         self,

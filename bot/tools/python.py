@@ -3,7 +3,8 @@
 Anyone who can talk to the bot can make it run code here, so the tool is sensitive (a
 person approves each call unless the policy says otherwise) and is offered only where the
 machine provides the whole sandbox (`bot.sandbox.probe`). It runs on the worker's loop: the
-program is a separate process, watched without blocking.
+program is a separate process, watched without blocking. It is built with the sandbox's
+limits (`python_tool`), the operator's PARLEY_SANDBOX_* settings.
 """
 
 from __future__ import annotations
@@ -15,34 +16,39 @@ from pydantic import Field
 from bot.sandbox.limits import SandboxLimits
 from bot.sandbox.report import describe
 from bot.sandbox.runner import SandboxError, run_program
-from bot.tools.base import ToolContext, ToolError, tool
+from bot.tools.base import Tool, ToolContext, ToolError, tool
 
 MAX_PROGRAM = 100_000  # characters: a program, not a data dump (a workspace file is for that)
 EXTRA_SECONDS = 10.0  # the executor's timeout leaves the sandbox time to stop and report
 
 
-@tool(sensitive=True, isolation="loop")
-async def run_python(
-    ctx: ToolContext,
-    code: Annotated[
-        str,
-        Field(
-            description="A complete Python 3 program; print what you want to see",
-            max_length=MAX_PROGRAM,
-        ),
-    ],
-) -> str:
-    """Run a Python 3 program in an isolated sandbox and return its exit code and what it
-    printed (stdout and stderr together). Only the standard library is available; there
-    is no network at all and no files from earlier runs: each run starts in an empty
-    working directory (its HOME, deleted afterwards) where it may write small files. The
-    run is stopped at its CPU time, memory, wall-clock and output limits, which the result
-    names when one was reached. Use it to compute, parse or check things exactly."""
-    if not code.strip():
-        raise ToolError("The program is empty; send the Python source to run.")
-    limits = SandboxLimits.from_settings(ctx.settings)
-    try:
-        outcome = await run_program(code, limits)
-    except SandboxError as exc:
-        raise ToolError(f"The sandbox could not run the program: {exc}") from None
-    return describe(outcome, limits)
+def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
+    """`run_python` with the sandbox's `limits`, and a `timeout` for the whole call that
+    outlasts the sandbox's own (`EXTRA_SECONDS`)."""
+
+    @tool(sensitive=True, isolation="loop", timeout=timeout)
+    async def run_python(
+        ctx: ToolContext,
+        code: Annotated[
+            str,
+            Field(
+                description="A complete Python 3 program; print what you want to see",
+                max_length=MAX_PROGRAM,
+            ),
+        ],
+    ) -> str:
+        """Run a Python 3 program in an isolated sandbox and return its exit code and what it
+        printed (stdout and stderr together). Only the standard library is available; there
+        is no network at all and no files from earlier runs: each run starts in an empty
+        working directory (its HOME, deleted afterwards) where it may write small files. The
+        run is stopped at its CPU time, memory, wall-clock and output limits, which the result
+        names when one was reached. Use it to compute, parse or check things exactly."""
+        if not code.strip():
+            raise ToolError("The program is empty; send the Python source to run.")
+        try:
+            outcome = await run_program(code, limits)
+        except SandboxError as exc:
+            raise ToolError(f"The sandbox could not run the program: {exc}") from None
+        return describe(outcome, limits)
+
+    return run_python

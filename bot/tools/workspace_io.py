@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.tools.base import ToolError
-from bot.tools.workspace_paths import make_workspace, session_dirname
+from bot.tools.workspace_paths import make_workspace
 
 WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 TEMP_PREFIX = ".parley-write-"
@@ -41,15 +41,15 @@ def locked(root_fd: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def writable(base: Path, session_key: str) -> Iterator[int]:
+def writable(folder: Path) -> Iterator[int]:
     """The session's workspace, made if need be, under its write lock. Retention removes a
     workspace it left empty, holding the lock: one removed (or renamed away) while this
     waited is made again, so that a write is never lost in a directory no path leads to."""
     while True:
-        root = make_workspace(base, session_key)
+        root = make_workspace(folder)
         try:
             fcntl.flock(root, fcntl.LOCK_EX)
-            if _still_there(base / session_dirname(session_key), root):
+            if _still_there(folder, root):
                 break
         except BaseException:
             os.close(root)

@@ -105,16 +105,22 @@ def refusal(dir_fd: int, name: str, where: str, exc: OSError) -> ToolError:
     return ToolError(f"Cannot open {where}: {exc.strerror}.")
 
 
-def workspace_root(base: Path, session_key: str) -> int | None:
-    """An fd of the session's workspace directory, or None while it does not exist.
-    `base` is the operator's PARLEY_WORKSPACE_DIR and may itself be a link (a mounted
+def workspace_of(base: Path, session_key: str) -> Path:
+    """Where the session's workspace is (whether it exists yet or not): its directory in
+    `base`, the operator's PARLEY_WORKSPACE_DIR."""
+    return base / session_dirname(session_key)
+
+
+def workspace_root(folder: Path) -> int | None:
+    """An fd of the workspace `folder` (`workspace_of`), or None while it does not exist.
+    Its parent, the operator's PARLEY_WORKSPACE_DIR, may itself be a link (a mounted
     volume); the session's directory in it may not."""
     try:
-        base_fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        base_fd = os.open(folder.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     try:
-        name = session_dirname(session_key)
+        name = folder.name
         return (
             open_dir(base_fd, name, "the workspace", create=False)
             if _exists(base_fd, name)
@@ -124,12 +130,12 @@ def workspace_root(base: Path, session_key: str) -> int | None:
         os.close(base_fd)
 
 
-def make_workspace(base: Path, session_key: str) -> int:
+def make_workspace(folder: Path) -> int:
     """`workspace_root`, made (mode 0700) if it does not exist yet: on a first write."""
-    os.makedirs(base, mode=0o700, exist_ok=True)
-    base_fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    os.makedirs(folder.parent, mode=0o700, exist_ok=True)
+    base_fd = os.open(folder.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        return open_dir(base_fd, session_dirname(session_key), "the workspace", create=True)
+        return open_dir(base_fd, folder.name, "the workspace", create=True)
     finally:
         os.close(base_fd)
 

@@ -66,7 +66,11 @@ async def make_agent(fake_llm: FakeLLM, api: str, sleeps: Sleeps) -> AsyncIterat
 
 
 def context(agent: Agent, user: str = "console:ann") -> ToolContext:
-    return ToolContext("test:session", Sender(id=user, name="Ann"), agent.deps.settings)
+    return ToolContext(
+        "test:session",
+        Sender(id=user, name="Ann"),
+        default_timezone=agent.deps.settings.timezone,
+    )
 
 
 async def collect(

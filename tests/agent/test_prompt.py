@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from bot.agent.prompt import PromptBuilder, load_bootstrap
-from bot.config.settings import Settings
 from bot.tools.base import ToolContext
 from bot.vocabulary.envelope import Sender
 
@@ -27,9 +26,9 @@ def test_system_prompt_names_platform_chat_and_date() -> None:
     ctx = ToolContext(
         "tg:1",
         Sender(id="tg:1", name="Ann"),
-        Settings(timezone="Asia/Tokyo"),
         platform="telegram",
         chat_kind="group",
+        default_timezone="Asia/Tokyo",
     )
     builder = PromptBuilder("BOOT")
     now = datetime(2026, 11, 22, 20, 30, tzinfo=UTC)  # already Monday in Tokyo

@@ -116,7 +116,8 @@ async def turn(worker: Worker, n: int, text: str) -> tuple[float | None, float, 
     await worker.mailbox.submit(envelope)
     started, first = time.perf_counter(), None
     state = await store.load(session) or SessionState()
-    ctx = ToolContext(session, Sender(id="bench"), worker.agent.deps.settings)
+    zone = worker.agent.deps.settings.timezone
+    ctx = ToolContext(session, Sender(id="bench"), default_timezone=zone)
     watch = RunWatch.of(state, resumed=False)
 
     async def checkpoint(current: SessionState) -> None:

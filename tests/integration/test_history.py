@@ -18,7 +18,6 @@ from sqlalchemy import update
 
 from bot.store.database import Database, open_database
 from bot.store.history import SESSIONS, RunRecord, SessionInfo
-from bot.tools.workspace import write_file
 from bot.tools.workspace_paths import session_dirname
 from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.state import SessionState
@@ -28,7 +27,7 @@ from tests.integration.test_confirmations import decide
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, idle, send, texts, web_settings
 from tests.support.waiting import until
-from tests.tools.workspace_support import call, context
+from tests.tools.workspace_support import call, context, write_file
 from worker.web import make_app
 
 PRICED = {"PARLEY_PRICES": json.dumps({"claude-test": {

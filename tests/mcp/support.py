@@ -69,7 +69,7 @@ def executor(servers: McpServers) -> ToolExecutor:
 
 
 async def call(runner: ToolExecutor, name: str, **arguments: Any) -> ToolOutcome:
-    ctx = ToolContext(session_key="test", user=Sender(id="tg:1"), settings=SETTINGS)
+    ctx = ToolContext(session_key="test", user=Sender(id="tg:1"))
     return await runner.run_one(ToolUseBlock(id="call-1", name=name, input=arguments), ctx, {})
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis
 
+from bot.session.deps import SessionStores
 from bot.store.database import Database
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
-from bot.tools.services import ToolServices
 from tests.support.databases import each_database, opened  # noqa: F401 (fixtures)
 
 
@@ -20,6 +20,6 @@ def memories(db: Database) -> Memories:
 
 
 @pytest.fixture
-def services(db: Database, redis_client: Redis, memories: Memories) -> ToolServices:
+def services(db: Database, redis_client: Redis, memories: Memories) -> SessionStores:
     tasks, people, grants = TaskBook(db.engine, redis_client), People(db.engine), Grants(db.engine)
-    return ToolServices(tasks, people, memories, grants)
+    return SessionStores(people, memories, grants, tasks)

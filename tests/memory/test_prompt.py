@@ -21,7 +21,6 @@ from bot.session.turn import tool_context
 from bot.store.engine import make_engine
 from bot.store.memory import Memories, Memory
 from bot.tools.base import ToolContext
-from bot.tools.services import ToolServices
 from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.state import SessionState
 
@@ -30,15 +29,14 @@ NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 
 
 def ctx(session: str, kind: str, user: Sender = ANN) -> ToolContext:
-    return ToolContext(session, user, Settings(_env_file=None), chat_kind=kind)
+    return ToolContext(session, user, chat_kind=kind)
 
 
-async def remembering(services: ToolServices, text: str, state: SessionState) -> TurnRequest:
+async def remembering(stores: SessionStores, text: str, state: SessionState) -> TurnRequest:
     """Ann's message in her private chat, prepared the way the session runner does it."""
     asked = Envelope(id="e1", session="tg:1", text=text, sender=ANN, platform="tg")
-    stores = SessionStores(services.people, services.memories, services.grants, services.tasks)
     reads = await read_for(asked, stores)
-    turn = tool_context(asked, Settings(_env_file=None), services, reads.preferences)
+    turn = tool_context(asked, Settings(_env_file=None), reads.preferences)
     return await prepared(TurnRequest(turn, text=text), state, reads, stores.memories)
 
 
@@ -88,7 +86,7 @@ async def test_memories_that_cannot_be_read_leave_the_turn_without_them(
     engine = make_engine("postgresql://parley:hunter2@127.0.0.1:1/parley")
     try:
         never_used = Redis.from_url("redis://127.0.0.1:1")
-        services = ToolServices.open(engine, never_used)
+        services = SessionStores.open(engine, never_used)
         with caplog.at_level(logging.WARNING):
             request = await remembering(services, "tea", SessionState())
         assert (request.memory, request.allowed, request.ctx.preferences.model) == ((), (), None)
@@ -99,7 +97,7 @@ async def test_memories_that_cannot_be_read_leave_the_turn_without_them(
 
 
 async def test_a_turn_carries_the_last_turns_memories_until_they_change(
-    services: ToolServices, memories: Memories
+    services: SessionStores, memories: Memories
 ) -> None:
     """Chosen again per message, the relevant ones would change the system prompt, and with
     it the provider's cached conversation, at every message."""
@@ -120,7 +118,7 @@ async def test_a_turn_carries_the_last_turns_memories_until_they_change(
 
 
 async def test_a_scope_without_memories_costs_a_turn_one_read(
-    services: ToolServices, memories: Memories
+    services: SessionStores, memories: Memories
 ) -> None:
     """A new session's first turn is prepared while its person waits for the first word;
     with nothing to choose from, it does not search and list an empty scope as well."""
@@ -141,7 +139,7 @@ async def test_a_scope_without_memories_costs_a_turn_one_read(
 
 
 async def test_a_turns_reads_are_made_at_once(
-    services: ToolServices, memories: Memories, monkeypatch: pytest.MonkeyPatch
+    services: SessionStores, memories: Memories, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The turn's first event waits for these reads; one after the other, each would cost a
     busy worker another round of its event loop."""

@@ -3,16 +3,14 @@ database's memories, in the scope the conversation is in."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
+from bot.assembly.catalog import standard_tools
 from bot.config.settings import Settings
 from bot.memory.tools import memory_tools
 from bot.store.memory import MAX_PER_SCOPE, Memories
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
-from bot.tools.services import ToolServices
 from bot.vocabulary.envelope import Sender
 from tests.support.databases import call
 
@@ -21,26 +19,19 @@ BOB = Sender(id="tg:2", name="Bob")
 
 
 @pytest.fixture
-def executor() -> ToolExecutor:
-    registry = ToolRegistry(memory_tools())
+def executor(memories: Memories) -> ToolExecutor:
+    registry = ToolRegistry(memory_tools(memories))
     return ToolExecutor(registry, timeout=30, concurrency=4, output_limit=10_000)
 
 
-def context(services: ToolServices | None, user: Sender, session: str, kind: str) -> ToolContext:
-    return ToolContext(
-        session_key=session,
-        user=user,
-        settings=Settings(_env_file=None),
-        platform="telegram",
-        chat_kind=kind,
-        services=services,
-    )
+def context(user: Sender, session: str, kind: str) -> ToolContext:
+    return ToolContext(session_key=session, user=user, platform="telegram", chat_kind=kind)
 
 
 async def test_remember_recall_and_forget_in_a_private_chat(
-    executor: ToolExecutor, services: ToolServices, memories: Memories
+    executor: ToolExecutor, memories: Memories
 ) -> None:
-    ann = context(services, ANN, "tg:1", "private")
+    ann = context(ANN, "tg:1", "private")
     saved = await call(executor, ann, "remember", fact="Ann likes green tea")
     assert (saved.is_error, saved.content) == (False, "Saved to memory: #1 Ann likes green tea")
     again = await call(executor, ann, "remember", fact="Ann likes  green tea")
@@ -64,11 +55,11 @@ async def test_remember_recall_and_forget_in_a_private_chat(
 
 
 async def test_a_group_s_memories_and_a_person_s_never_meet(
-    executor: ToolExecutor, services: ToolServices, memories: Memories
+    executor: ToolExecutor, memories: Memories
 ) -> None:
-    private = context(services, ANN, "tg:1", "private")
-    topic = context(services, ANN, "tg:-100:7", "topic")
-    other_topic = context(services, BOB, "tg:-100:8", "topic")
+    private = context(ANN, "tg:1", "private")
+    topic = context(ANN, "tg:-100:7", "topic")
+    other_topic = context(BOB, "tg:-100:8", "topic")
     await call(executor, private, "remember", fact="Ann likes green tea")
     await call(executor, topic, "remember", fact="The team drinks black tea")
     assert (await call(executor, topic, "recall", query="tea")).content == (
@@ -80,7 +71,7 @@ async def test_a_group_s_memories_and_a_person_s_never_meet(
     assert (await call(executor, private, "recall", query="tea")).content == (
         "#1 Ann likes green tea"
     )
-    bob = context(services, BOB, "tg:2", "private")
+    bob = context(BOB, "tg:2", "private")
     assert (await call(executor, bob, "recall", query="tea")).content == (
         "Nothing in memory matches."
     )
@@ -90,10 +81,8 @@ async def test_a_group_s_memories_and_a_person_s_never_meet(
     assert [m.text for m in await memories.all("chat:tg:-100")] == ["The team drinks black tea"]
 
 
-async def test_bad_input_is_answered_in_one_line(
-    executor: ToolExecutor, services: ToolServices
-) -> None:
-    ann = context(services, ANN, "tg:1", "private")
+async def test_bad_input_is_answered_in_one_line(executor: ToolExecutor) -> None:
+    ann = context(ANN, "tg:1", "private")
     long = await call(executor, ann, "remember", fact="x" * 501)
     assert (long.is_error, long.content) == (
         True,
@@ -111,10 +100,8 @@ async def test_bad_input_is_answered_in_one_line(
     )
 
 
-async def test_the_cap_is_told_to_the_model(
-    executor: ToolExecutor, services: ToolServices, memories: Memories
-) -> None:
-    ann = context(services, ANN, "tg:1", "private")
+async def test_the_cap_is_told_to_the_model(executor: ToolExecutor, memories: Memories) -> None:
+    ann = context(ANN, "tg:1", "private")
     for n in range(MAX_PER_SCOPE):
         await memories.add(ANN.id, f"fact {n}")
     full = await call(executor, ann, "remember", fact="one more")
@@ -124,14 +111,14 @@ async def test_the_cap_is_told_to_the_model(
     )
 
 
-async def test_without_services_the_tools_say_so(
-    executor: ToolExecutor, services: ToolServices
-) -> None:
-    console = replace(context(services, ANN, "tg:1", "private"), services=None)
+async def test_without_the_database_s_stores_the_tools_are_not_offered() -> None:
+    """`parley chat` and `parley mcp` have no stores: the model is not offered the tools, and
+    a call of one anyway is answered as a call of a tool that does not exist."""
+    registry = ToolRegistry(standard_tools(Settings(_env_file=None)))
+    console = ToolExecutor(registry, timeout=30, concurrency=4, output_limit=10_000)
     calls: dict[str, dict[str, object]] = {"remember": {"fact": "x"}, "forget": {"what": "1"}}
+    assert not {*calls, "recall"} & {spec.name for spec in registry.specs}
     for name, arguments in {**calls, "recall": {}}.items():
-        outcome = await call(executor, console, name, **arguments)
-        assert (outcome.is_error, outcome.content) == (
-            True,
-            "Long-term memories need Parley's worker and database; not available here.",
-        ), name
+        outcome = await call(console, context(ANN, "tg:1", "private"), name, **arguments)
+        assert outcome.is_error, name
+        assert outcome.content.startswith(f"Unknown tool {name!r}. Available tools: "), name

@@ -64,17 +64,30 @@ def test_people_choose_among_the_operators_models_and_admins_any_served() -> Non
         chosen_model(Settings(_env_file=None), ANN, "claude-haiku-4-5")
 
 
-def context(person: Sender, chosen: Preferences, settings: Settings = SETTINGS) -> ToolContext:
-    return ToolContext("tg:1", person, settings, preferences=chosen)
+def test_an_admin_is_whom_their_sender_says() -> None:
+    """The platform stamps `is_admin` when the message comes in (from PARLEY_ADMINS), the
+    scheduler when a task fires; past that, the list is not read again."""
+    listed = Settings(_env_file=None, admins=[ANN.id])
+    with pytest.raises(ValueError, match="Only an admin may choose"):
+        chosen_model(listed, ANN, "claude-opus-4-1")
+    stamped = ANN.model_copy(update={"is_admin": True})
+    assert chosen_model(listed, stamped, "claude-opus-4-1") == "claude-opus-4-1"
+    opus = context(ANN, Preferences(model="claude-opus-4-1"))
+    assert preferred_model(opus, listed) is None
+    assert preferred_model(context(stamped, opus.preferences), listed) == "claude-opus-4-1"
+
+
+def context(person: Sender, chosen: Preferences) -> ToolContext:
+    return ToolContext("tg:1", person, preferences=chosen)
 
 
 def test_a_preferred_model_applies_while_it_is_allowed() -> None:
     haiku = Preferences(model="claude-haiku-4-5")
-    assert preferred_model(context(ANN, haiku)) == "claude-haiku-4-5"
-    assert preferred_model(context(ANN, Preferences())) is None
+    assert preferred_model(context(ANN, haiku), SETTINGS) == "claude-haiku-4-5"
+    assert preferred_model(context(ANN, Preferences()), SETTINGS) is None
     no_longer = Settings(_env_file=None, model="claude-sonnet-4-5")
-    assert preferred_model(context(ANN, haiku, no_longer)) is None  # the list changed
-    assert preferred_model(context(ADA, haiku, no_longer)) == "claude-haiku-4-5"
+    assert preferred_model(context(ANN, haiku), no_longer) is None  # the list changed
+    assert preferred_model(context(ADA, haiku), no_longer) == "claude-haiku-4-5"
 
 
 def test_the_prompt_carries_the_persons_language_and_instruction() -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
+from bot.assembly.stores import ToolStores
 from bot.config.settings import Settings
-from bot.people.tools import set_preferences
+from bot.people.preferences import ModelChoices
+from bot.people.tools import people_tools
 from bot.store.database import Database
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
-from bot.tools.services import ToolServices
 from bot.vocabulary.envelope import Sender
 from tests.support.databases import call
 
@@ -17,9 +18,9 @@ SETTINGS = Settings(_env_file=None, model="claude-sonnet-4-5", user_models=["cla
 
 
 async def test_the_tool_sets_checks_and_clears(db: Database) -> None:
-    services = ToolServices.open(db.engine, Redis.from_url("redis://127.0.0.1:1"))
-    ctx = ToolContext("tg:1", Sender(id="tg:1", name="Ann"), SETTINGS, services=services)
-    registry = ToolRegistry([set_preferences])
+    services = ToolStores.open(db.engine, Redis.from_url("redis://127.0.0.1:1"))
+    ctx = ToolContext("tg:1", Sender(id="tg:1", name="Ann"))
+    registry = ToolRegistry(people_tools(services.people, ModelChoices.of(SETTINGS)))
     executor = ToolExecutor(registry, timeout=20, concurrency=2, output_limit=16_000)
     done = await call(
         executor, ctx, "set_preferences", language="Portuguese", model="claude-haiku-4-5"

@@ -33,7 +33,7 @@ def executor() -> ToolExecutor:
 
 @pytest.fixture
 def ctx() -> ToolContext:
-    return ToolContext("console:t", Sender(id="console:t"), Settings())
+    return ToolContext("console:t", Sender(id="console:t"))
 
 
 def call(code: str) -> ToolUseBlock:

@@ -1,7 +1,7 @@
 """A session runner in the test's own process, as a worker builds one: a real mailbox in
-Redis, the agent against the fake model, the record (and the tools' services) in a real
-database. For the tests that set up crash windows by hand, where a killed process could not
-hit them reliably."""
+Redis, the agent against the fake model, the record (and the stores the turns read and the
+tools are built on) in a real database. For the tests that set up crash windows by hand,
+where a killed process could not hit them reliably."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from arq.connections import RedisSettings, create_pool
 
 from adapters.http.egress import HttpEgress
 from bot.assembly.agent import build_agent
+from bot.assembly.stores import ToolStores
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
@@ -42,7 +43,7 @@ async def runner_rig(
     redis_url: str, database_url: str, fake: FakeLLM, *, services: bool = False, **settings: Any
 ) -> AsyncIterator[Rig]:
     """The rig; with `services`, the runner's turns reach the database's tasks, people,
-    memories and grants, as a worker's do."""
+    memories and grants, and its agent has the tools built on them, as a worker's do."""
     configured = Settings(
         _env_file=None,
         model="claude-test",
@@ -55,8 +56,9 @@ async def runner_rig(
     pool = await create_pool(RedisSettings.from_dsn(redis_url))
     database = await open_database(configured)
     mailbox = Mailbox(pool, pool)
-    agent = build_agent(configured)
     stores = SessionStores.open(database.engine, pool)
+    tools = ToolStores(stores.tasks, stores.people, stores.memories)
+    agent = build_agent(configured, stores=tools if services else None)
     deps = RunnerDeps(
         configured, mailbox, agent, PlatformEgress(HttpEgress(pool), {}), Confirmations(pool),
         no_expiry, database.history, stores=stores if services else None,

@@ -12,17 +12,16 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
+from bot.assembly.catalog import standard_tools
+from bot.assembly.tool_settings import task_rules
 from bot.config.settings import Settings
-from bot.store.grants import Grants
-from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR, Target
-from bot.tasks.tools import task_tools
+from bot.tasks.tools import TaskRules, task_tools
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
-from bot.tools.services import ToolServices
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import Preferences
 from bot.vocabulary.schedule import parse_when
@@ -37,22 +36,24 @@ RUN = re.compile(
 )
 
 
-@pytest.fixture
-def executor() -> ToolExecutor:
-    registry = ToolRegistry([*builtin_tools(), *task_tools()])
+def tools_on(book: TaskBook, people: People, rules: TaskRules) -> ToolExecutor:
+    registry = ToolRegistry([*builtin_tools(), *task_tools(book, people, rules)])
     return ToolExecutor(registry, timeout=30, concurrency=4, output_limit=10_000)
 
 
 @pytest.fixture
-def ctx(book: TaskBook, people: People) -> ToolContext:
+def executor(book: TaskBook, people: People) -> ToolExecutor:
+    return tools_on(book, people, task_rules(Settings(_env_file=None)))
+
+
+@pytest.fixture
+def ctx() -> ToolContext:
     return ToolContext(
         session_key="tg:-100:7",
         user=ANN,
-        settings=Settings(_env_file=None),
         platform="telegram",
         chat_kind="supergroup",
         reply_to=TOPIC,
-        services=ToolServices(book, people, Memories(book.engine), Grants(book.engine)),
     )
 
 
@@ -123,11 +124,11 @@ async def test_schedule_task_refuses_what_it_cannot_run(
 
 
 async def test_the_per_person_limit_is_the_tool_s_answer(
-    executor: ToolExecutor, ctx: ToolContext, book: TaskBook
+    ctx: ToolContext, book: TaskBook, people: People
 ) -> None:
-    small = replace(ctx, settings=Settings(_env_file=None, tasks_per_person=1))
-    assert not (await call(executor, small, "schedule_task", prompt="a", when="in 1h")).is_error
-    outcome = await call(executor, small, "schedule_task", prompt="b", when="in 1h")
+    small = tools_on(book, people, task_rules(Settings(_env_file=None, tasks_per_person=1)))
+    assert not (await call(small, ctx, "schedule_task", prompt="a", when="in 1h")).is_error
+    outcome = await call(small, ctx, "schedule_task", prompt="b", when="in 1h")
     assert outcome.is_error and outcome.content.startswith("You have 1 active tasks, the most")
 
 
@@ -209,20 +210,22 @@ async def test_set_timezone_refuses_unknown_zones(
     assert await people.timezone(ANN.id) is None
 
 
-async def test_without_services_the_tools_say_so(executor: ToolExecutor, ctx: ToolContext) -> None:
-    console = replace(ctx, services=None)
+async def test_without_the_database_s_stores_the_tools_are_not_offered(ctx: ToolContext) -> None:
+    """`parley chat` and `parley mcp` have no stores: the model is not offered the tools, and
+    a call of one anyway is answered as a call of a tool that does not exist."""
+    registry = ToolRegistry(standard_tools(Settings(_env_file=None)))
+    console = ToolExecutor(registry, timeout=30, concurrency=4, output_limit=10_000)
     calls: Mapping[str, dict[str, object]] = {
         "schedule_task": {"prompt": "x", "when": "in 1 hour"},
         "list_tasks": {},
         "cancel_task": {"task_id": 1},
         "set_timezone": {"timezone": "Europe/Lisbon"},
     }
+    assert not set(calls) & {spec.name for spec in registry.specs}
     for name, arguments in calls.items():
-        outcome = await call(executor, console, name, **arguments)
-        assert (outcome.is_error, outcome.content) == (
-            True,
-            "Scheduled tasks need Parley's worker and database; not available here.",
-        ), name
+        outcome = await call(console, ctx, name, **arguments)
+        assert outcome.is_error, name
+        assert outcome.content.startswith(f"Unknown tool {name!r}. Available tools: "), name
 
 
 @pytest.mark.parametrize("zone", ["Europe", "zone.tab", "posixrules", "right/UTC", "localtime"])

@@ -7,7 +7,6 @@ import time
 
 import pytest
 
-from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolError, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor
@@ -57,7 +56,7 @@ def executor() -> ToolExecutor:
 
 @pytest.fixture
 def ctx() -> ToolContext:
-    return ToolContext("console:t", Sender(id="console:t"), Settings())
+    return ToolContext("console:t", Sender(id="console:t"))
 
 
 def call(name: str, **arguments: object) -> ToolUseBlock:

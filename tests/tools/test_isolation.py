@@ -13,7 +13,6 @@ from typing import TypeVar
 
 import pytest
 
-from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
@@ -65,7 +64,7 @@ TOOLS = [*builtin_tools(), block_thread, block_in_async, hold_the_gil, process_i
 
 @pytest.fixture
 def ctx() -> ToolContext:
-    return ToolContext("console:t", Sender(id="console:t"), Settings(_env_file=None))
+    return ToolContext("console:t", Sender(id="console:t"))
 
 
 @pytest.fixture

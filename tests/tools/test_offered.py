@@ -12,12 +12,13 @@ from bot.config.settings import Settings
 from bot.sandbox.probe import unavailable
 from bot.tools.base import ToolContext, ToolRegistry, tool
 from bot.tools.executor import ToolExecutor
+from bot.tools.workspace_paths import workspace_of
 
 
 @tool(read_only=True, isolation="loop")
 async def whoami(ctx: ToolContext) -> str:
     """Who the call is for, as the tool sees it."""
-    return f"{ctx.session_key} {ctx.user.id} {ctx.platform} {ctx.services is None}"
+    return f"{ctx.session_key} {ctx.user.id} {ctx.platform} {ctx.workspace}"
 
 
 @tool(sensitive=True)
@@ -41,7 +42,8 @@ async def offered() -> AsyncIterator[OfferedTools]:
     await executor.aclose()
 
 
-def test_the_worker_s_own_tools_are_never_offered_and_sensitive_ones_on_request() -> None:
+def test_the_database_s_tools_are_not_there_and_sensitive_ones_come_on_request() -> None:
+    """`parley mcp` has no stores, so the tools built on them are not built at all."""
     tools = [*standard_tools(Settings(_env_file=None)), erase]
     plain = [t.name for t in offered_tools(tools, sensitive=False)]
     opted = [t.name for t in offered_tools(tools, sensitive=True)]
@@ -69,12 +71,13 @@ def test_the_hints_follow_what_parley_knows_of_a_tool() -> None:
     assert erasing.input_schema["required"] == ["path"]
 
 
-async def test_a_call_runs_for_the_mcp_client_without_worker_services(
+async def test_a_call_runs_for_the_mcp_client_in_its_session_s_workspace(
     offered: OfferedTools,
 ) -> None:
     result = await offered.call("mcp:http:ide", "whoami", None)
     assert not result.is_error
-    assert result.content[0].text == "mcp:http:ide mcp mcp True"  # type: ignore[union-attr]
+    folder = workspace_of(Settings(_env_file=None).workspace_dir, "mcp:http:ide")
+    assert result.content[0].text == f"mcp:http:ide mcp mcp {folder}"  # type: ignore[union-attr]
 
 
 async def test_output_is_cut_and_marked_as_from_outside_as_for_the_model(

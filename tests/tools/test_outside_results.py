@@ -7,7 +7,6 @@ from collections.abc import Mapping
 
 import pytest
 
-from bot.config.settings import Settings
 from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, ToolRegistry, tool
 from bot.tools.executor import RETRIES, ToolExecutor
 from bot.tools.untrusted import TAG
@@ -63,7 +62,7 @@ def executor(*tools: Tool) -> ToolExecutor:
 
 
 def ctx() -> ToolContext:
-    return ToolContext("console:t", Sender(id="console:t"), Settings())
+    return ToolContext("console:t", Sender(id="console:t"))
 
 
 def call(name: str, **arguments: object) -> ToolUseBlock:

@@ -71,10 +71,12 @@ def test_a_rule_may_forbid_remembering_its_approval() -> None:
 
 
 def caller(person: str, chat_kind: str = "private", **settings: Any) -> Caller:
-    ctx = ToolContext(
-        "tg:1", Sender(id=person), Settings(_env_file=None, **settings), chat_kind=chat_kind
-    )
-    return Caller.of(ctx)
+    """The caller as a worker's policy sees them: their sender stamped as a platform stamps
+    it (`is_admin` from PARLEY_ADMINS), the policy built with the settings' users."""
+    configured = Settings(_env_file=None, **settings)
+    sender = Sender(id=person, is_admin=configured.is_admin(person))
+    ctx = ToolContext("tg:1", sender, chat_kind=chat_kind)
+    return Policy(configured.policy, configured.allowed_users).caller(ctx)
 
 
 def test_roles_follow_admins_the_allowlist_and_guests() -> None:
@@ -86,6 +88,19 @@ def test_roles_follow_admins_the_allowlist_and_guests() -> None:
     assert caller("tg:3", chat_kind="topic").chat == "group"
     assert Settings(_env_file=None, **listed).may_use("tg:3")
     assert not Settings(_env_file=None, allowed_users=["tg:2"]).may_use("tg:3")
+
+
+def test_an_admin_is_whom_their_sender_says() -> None:
+    """Where the message came in, the sender was stamped; the policy reads no admin list."""
+    listed = Settings(_env_file=None, admins=["tg:1"], allowed_users=["tg:2"])
+    policy = Policy(listed.policy, listed.allowed_users)  # as a worker builds it
+    unstamped = ToolContext("tg:1", Sender(id="tg:1"))
+    assert policy.caller(unstamped).role == "guest"  # PARLEY_ADMINS is read at intake only
+    stamped = ToolContext("tg:1", Sender(id="tg:3", is_admin=True))
+    assert policy.caller(stamped).role == "admin"
+    allowed = policy.with_rules([PolicyRule(action="allow", tool="shell")])
+    assert allowed.caller(unstamped).role == "guest"  # the users go with its rules
+    assert Caller.of(unstamped).role == "user"  # no users named: everyone is one
 
 
 def test_rules_match_on_role_person_and_chat() -> None:

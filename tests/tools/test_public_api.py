@@ -3,11 +3,13 @@
 Adding or removing a name is a decision about what Parley promises its tool authors, and
 this test makes that decision deliberate. Each exported object must also say it lives in a
 public module, from which it can be imported again: that is the path tracebacks, reprs and
-pickles (a tool that runs in a helper process) use, so it must not be a private one.
+pickles (a tool that runs in a helper process) use, so it must not be a private one. The
+context's fields are pinned the same way: what a tool may know is part of the promise.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import types
 
@@ -39,3 +41,22 @@ def test_each_export_lives_in_a_public_module_it_can_be_imported_from() -> None:
         assert not private, f"{name} says it lives in the private module {module}"
         found = getattr(importlib.import_module(module), exported.__qualname__)
         assert found is exported, f"{module}.{exported.__qualname__} is not bot.tools.{name}"
+
+
+# What a tool is told about its call. A field more is a promise to tool authors, and
+# whatever it holds reaches every tool, theirs included: add one only on purpose.
+CONTEXT = [
+    "session_key",
+    "user",
+    "platform",
+    "chat_kind",
+    "reply_to",
+    "preferences",
+    "default_timezone",
+    "workspace",
+    "config",
+]
+
+
+def test_the_context_s_fields_are_pinned() -> None:
+    assert [f.name for f in dataclasses.fields(bot.tools.ToolContext)] == CONTEXT

@@ -21,11 +21,10 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
-from bot.assembly.agent import load_tool_modules
+from bot.assembly.agent import load_tool_modules, tool_executor
 from bot.config.settings import Settings
 from bot.tools import Sender, Tool, ToolContext
 from bot.tools.base import ToolRegistry
-from bot.tools.executor import ToolExecutor
 from bot.vocabulary.messages import ToolUseBlock
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
@@ -74,9 +73,7 @@ def load_example(example_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str
 
 def context(zone: str) -> ToolContext:
     return ToolContext(
-        session_key="http:s1",
-        user=Sender(id="http:local", name="web"),
-        settings=Settings(_env_file=None, timezone=zone),
+        session_key="http:s1", user=Sender(id="http:local", name="web"), default_timezone=zone
     )
 
 
@@ -92,14 +89,16 @@ def today_in(zone: str) -> date:
 async def test_the_example_runs_through_the_executor(
     example_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    notes = tmp_path / "notes.txt"
-    monkeypatch.setenv("NOTES_FILE", str(notes))
+    notes = tmp_path / "team-notes.txt"
+    monkeypatch.chdir(tmp_path)  # where the default notes.txt would go, with no .env
+    monkeypatch.setenv("PARLEY_TOOL_SAVE_NOTE_FILE", str(notes))
     tools = load_example(example_dir, monkeypatch)
     assert sorted(tools) == ["days_until", "save_note"]
     assert tools["days_until"].isolation == "loop" and tools["days_until"].read_only
     assert tools["save_note"].isolation == "thread" and tools["save_note"].sensitive
-    registry = ToolRegistry(tools.values())
-    executor = ToolExecutor(registry, timeout=30, concurrency=4, output_limit=4000)
+    # built as a worker builds its executor, which reads the tools' settings as it is built
+    executor = tool_executor(Settings(_env_file=None), ToolRegistry(tools.values()))
+    monkeypatch.delenv("PARLEY_TOOL_SAVE_NOTE_FILE")
     target = today_in(EAST) + timedelta(days=10)
     ask = {"day": target.isoformat()}
     before = {zone: today_in(zone) for zone in (EAST, WEST)}
@@ -126,6 +125,7 @@ async def test_the_example_runs_through_the_executor(
     assert refused.is_error and "is not a date" in refused.content
     assert (saved.is_error, saved.content) == (False, "Saved.")
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d http:local: buy milk\n", notes.read_text())
+    assert not (tmp_path / "notes.txt").exists()  # the file its setting names, not the default
 
 
 async def count_days(stack: Stack, client: httpx.AsyncClient) -> None:
@@ -176,7 +176,7 @@ async def test_the_example_runs_in_a_worker_as_the_page_loads_it(
     stack.env |= {
         "PYTHONPATH": os.pathsep.join([str(example_dir), stack.env["PYTHONPATH"]]),
         "PARLEY_TOOL_MODULES": f'["{MODULE}"]',
-        "NOTES_FILE": str(notes),
+        "PARLEY_TOOL_SAVE_NOTE_FILE": str(notes),
     }
     await (
         stack.start_worker_process()

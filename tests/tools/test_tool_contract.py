@@ -7,7 +7,6 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field
 
-from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolRegistry, tool
 from bot.tools.builtin import builtin_tools
 from bot.vocabulary.envelope import Sender
@@ -40,7 +39,7 @@ def test_schema_comes_from_the_signature() -> None:
 
 
 async def test_call_gets_the_context_and_serialises_non_text_results() -> None:
-    ctx = ToolContext("s1", Sender(id="tg:7", name="Ann"), Settings())
+    ctx = ToolContext("s1", Sender(id="tg:7", name="Ann"))
     args = send_email.arguments.model_validate({"to": "a@b.c", "subject": "hi"})
     assert await send_email(ctx, args) == (
         '{"to": "a@b.c", "subject": "hi", "by": "tg:7", "priority": "low", "n": 1}'

@@ -14,9 +14,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.tools.base import ToolContext, ToolError
-from bot.tools.workspace import list_files, read_file, write_file
 from bot.tools.workspace_paths import MAX_DIRNAME, session_dirname
-from tests.tools.workspace_support import OTHER, SESSION, call, context, home
+from bot.vocabulary.envelope import Sender
+from tests.tools.workspace_support import (
+    OTHER,
+    SESSION,
+    call,
+    context,
+    home,
+    list_files,
+    read_file,
+    write_file,
+)
 
 SECRET = "the secret outside"
 
@@ -222,3 +231,13 @@ def test_missing_files_and_directories_get_clear_answers(ctx: ToolContext) -> No
     refused(lambda: call(write_file, ctx, path="dir", content="x"), "dir is a directory")
     refused(lambda: call(read_file, ctx, path="dir/file.txt/x"), "dir/file.txt is a file")
     refused(lambda: call(list_files, ctx, path="dir/file.txt"), "dir/file.txt is a file")
+
+
+def test_a_call_without_a_workspace_is_refused() -> None:
+    """A context that names no workspace folder (one a tool author made for a test, say)
+    reaches no directory at all, not some default one."""
+    nowhere = ToolContext(SESSION, Sender(id="tg:42"))
+    no_workspace = "^This conversation has no workspace"
+    refused(lambda: call(read_file, nowhere, path="a.txt"), no_workspace)
+    refused(lambda: call(write_file, nowhere, path="a.txt", content="x"), no_workspace)
+    refused(lambda: call(list_files, nowhere), no_workspace)

@@ -17,10 +17,18 @@ from bot.tools.base import ToolContext, ToolError, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
 from bot.tools.untrusted import TAG
-from bot.tools.workspace import MAX_ENTRIES, list_files, read_file, workspace_tools, write_file
+from bot.tools.workspace import MAX_ENTRIES
 from bot.tools.workspace_io import TEMP_PREFIX, usage
 from bot.vocabulary.messages import ToolUseBlock
-from tests.tools.workspace_support import call, context, home
+from tests.tools.workspace_support import (
+    built,
+    call,
+    context,
+    home,
+    list_files,
+    read_file,
+    write_file,
+)
 
 MIB = 1_048_576
 
@@ -35,7 +43,7 @@ def files_in(folder: Path) -> list[str]:
 
 
 def test_the_default_quota_holds_to_the_byte(ctx: ToolContext) -> None:
-    assert ctx.settings.workspace_quota_mb == Settings().workspace_quota_mb == 50
+    assert Settings().workspace_quota_mb == 50  # `write_file`'s quota, as the worker builds it
     call(write_file, ctx, path="notes.txt", content="")
     with (home(ctx) / "big.bin").open("wb") as big:  # sparse: no 50 MB written
         big.truncate(50 * MIB - 5)
@@ -57,13 +65,14 @@ def test_the_default_quota_holds_to_the_byte(ctx: ToolContext) -> None:
 
 
 def test_the_quota_counts_the_whole_workspace_in_bytes(tmp_path: Path) -> None:
-    ctx = context(tmp_path, workspace_quota_mb=1 / 1024)  # 1,024 bytes
-    call(write_file, ctx, path="a/one.txt", content="é" * 500)  # 1,000 bytes of UTF-8
-    call(write_file, ctx, path="b/c/two.txt", content="x" * 24)
+    ctx, small = context(tmp_path), built(workspace_quota_mb=1 / 1024)  # 1,024 bytes
+    write = small["write_file"]
+    call(write, ctx, path="a/one.txt", content="é" * 500)  # 1,000 bytes of UTF-8
+    call(write, ctx, path="b/c/two.txt", content="x" * 24)
     with pytest.raises(ToolError, match=r"1,025 bytes of 1,024 allowed \(1,024 used now\)"):
-        call(write_file, ctx, path="three.txt", content="y")
-    call(write_file, ctx, path="b/c/two.txt", content="z" * 24)
-    assert "1,024 bytes of 1,024 bytes" in call(list_files, ctx)
+        call(write, ctx, path="three.txt", content="y")
+    call(write, ctx, path="b/c/two.txt", content="z" * 24)
+    assert "1,024 bytes of 1,024 bytes" in call(small["list_files"], ctx)
 
 
 def test_append_adds_to_the_end(ctx: ToolContext) -> None:
@@ -119,9 +128,9 @@ def test_long_files_are_read_in_windows_of_whole_characters(ctx: ToolContext) ->
 
 
 def test_reads_are_bounded_by_the_output_limit(tmp_path: Path) -> None:
-    ctx = context(tmp_path, tool_output_limit=2000)
+    ctx = context(tmp_path)
     call(write_file, ctx, path="big.txt", content="a" * 10_000)
-    answer = call(read_file, ctx, path="big.txt", limit=1_000_000)
+    answer = call(built(tool_output_limit=2000)["read_file"], ctx, path="big.txt", limit=1_000_000)
     assert answer.endswith("[bytes 0 to 1,600 of 10,000 shown; more: read_file with offset=1600]")
     assert len(answer) < 2000
 
@@ -188,7 +197,7 @@ def test_the_tools_are_offered_and_write_file_asks_first() -> None:
 
 async def test_the_executor_runs_them_off_the_loop(ctx: ToolContext) -> None:
     executor = ToolExecutor(
-        ToolRegistry(workspace_tools()), timeout=30, concurrency=4, output_limit=16_000
+        ToolRegistry(built().values()), timeout=30, concurrency=4, output_limit=16_000
     )
     calls = [
         ToolUseBlock(id="w", name="write_file", input={"path": "n.md", "content": "hi"}),
@@ -222,7 +231,7 @@ async def test_writes_at_once_cannot_share_the_last_room(
     writes that each fit alone, only one fits. To give a race every chance, the first write
     to count the workspace waits there for a second one to count it too: with the lock, none
     can arrive, and it goes on after a short wait."""
-    ctx = context(tmp_path, workspace_quota_mb=1 / 1024)  # 1,024 bytes
+    ctx = context(tmp_path)
     counting = threading.Semaphore(0)
     first = threading.Lock()
 
@@ -235,9 +244,8 @@ async def test_writes_at_once_cannot_share_the_last_room(
         return total
 
     monkeypatch.setattr(workspace, "usage", rendezvous)
-    executor = ToolExecutor(
-        ToolRegistry(workspace_tools()), timeout=60, concurrency=8, output_limit=16_000
-    )
+    small = built(workspace_quota_mb=1 / 1024).values()  # 1,024 bytes
+    executor = ToolExecutor(ToolRegistry(small), timeout=60, concurrency=8, output_limit=16_000)
     content = "x" * 600
     calls = [
         ToolUseBlock(id=f"w{n}", name="write_file", input={"path": f"{n}.txt", "content": content})

@@ -14,9 +14,16 @@ from pathlib import Path
 import pytest
 
 from bot.tools.base import ToolContext
-from bot.tools.workspace import read_file, write_file
 from bot.tools.workspace_upkeep import TRASH_PREFIX, prune_workspaces, remove_workspace
-from tests.tools.workspace_support import OTHER, SESSION, call, context, home
+from tests.tools.workspace_support import (
+    OTHER,
+    SESSION,
+    call,
+    context,
+    home,
+    read_file,
+    write_file,
+)
 
 LONG_AGO = time.time() - 40 * 86_400
 WINDOW = timedelta(days=30)

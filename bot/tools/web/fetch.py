@@ -18,9 +18,9 @@ from urllib.parse import urljoin, urlsplit
 import httpcore
 import httpx
 
-from bot.config.settings import Settings
 from bot.tools.base import TemporaryFailure, ToolError
-from bot.tools.web.guard import Allowlist, Guard, Resolver, system_resolver
+from bot.tools.web.config import FetchLimits
+from bot.tools.web.guard import Guard, Resolver, system_resolver
 from bot.tools.web.page import Page, refuse_unreadable
 from bot.tools.web.pinning import PinnedBackend, PinnedTransport
 
@@ -63,20 +63,20 @@ def checked_url(url: str, guard: Guard) -> httpx.URL:
 
 
 class Fetcher:
-    """One fetch under one settings' limits. `resolver`, `network` and `ssl_context` are
-    seams for tests: how names are resolved, what opens the TCP connection to a checked
-    address, and which certificates are trusted."""
+    """One fetch within `limits`. `resolver`, `network` and `ssl_context` are seams for
+    tests: how names are resolved, what opens the TCP connection to a checked address, and
+    which certificates are trusted."""
 
     def __init__(
         self,
-        settings: Settings,
+        limits: FetchLimits,
         *,
         resolver: Resolver = system_resolver,
         network: httpcore.AsyncNetworkBackend | None = None,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        self.settings = settings
-        self.guard = Guard(Allowlist.parse(settings.fetch_allow_hosts), resolver)
+        self.limits = limits
+        self.guard = Guard(limits.allowlist, resolver)
         self.network = network
         self.ssl_context = ssl_context
 
@@ -85,11 +85,11 @@ class Fetcher:
         another try (network errors, timeouts, 502/503/504), ToolError for the rest."""
         transport = PinnedTransport(PinnedBackend(self.guard, self.network), self.ssl_context)
         try:
-            async with asyncio.timeout(self.settings.fetch_timeout):
+            async with asyncio.timeout(self.limits.timeout):
                 return await self._follow(transport, checked_url(url, self.guard))
         except TimeoutError:
             raise TemporaryFailure(
-                f"Fetching {loggable(url)} took longer than {self.settings.fetch_timeout:g} s."
+                f"Fetching {loggable(url)} took longer than {self.limits.timeout:g} s."
             ) from None
         except httpx.ConnectError as exc:
             if "CERTIFICATE_VERIFY_FAILED" in str(exc):  # another try would fail the same way
@@ -103,7 +103,7 @@ class Fetcher:
 
     async def _follow(self, transport: PinnedTransport, url: httpx.URL) -> Page:
         seen = {str(url)}
-        for _ in range(self.settings.fetch_max_redirects + 1):
+        for _ in range(self.limits.max_redirects + 1):
             response = await self._get(transport, url)
             try:
                 target = redirect_target(response, url)
@@ -117,12 +117,11 @@ class Fetcher:
             seen.add(str(following))
             url = following
         raise ToolError(
-            f"Too many redirects (more than {self.settings.fetch_max_redirects}) "
-            f"from {loggable(str(url))}."
+            f"Too many redirects (more than {self.limits.max_redirects}) from {loggable(str(url))}."
         )
 
     async def _get(self, transport: PinnedTransport, url: httpx.URL) -> httpx.Response:
-        timeout = self.settings.fetch_timeout
+        timeout = self.limits.timeout
         request = httpx.Request(
             "GET",
             url,
@@ -151,7 +150,7 @@ class Fetcher:
             raise ToolError(f"{where} answered {status} without somewhere to go.")
         media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         refuse_unreadable(media_type, where)
-        body, cut = await read_limited(response, self.settings.fetch_max_bytes)
+        body, cut = await read_limited(response, self.limits.max_bytes)
         return Page(str(url), media_type, response.charset_encoding, body, cut)
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
 
-from bot.config.settings import Settings
 from bot.tools.base import TemporaryFailure, ToolError
+from bot.tools.web.config import SearchService
 
 BRAVE_URL = "https://api.search.brave.com"
 TAVILY_URL = "https://api.tavily.com"
@@ -101,7 +101,7 @@ class SearxngBackend:
 @dataclass(frozen=True)
 class BraveBackend:
     base_url: str
-    key: str
+    key: str = field(repr=False)
     name: str = "Brave Search"
 
     async def search(self, client: httpx.AsyncClient, query: str, count: int) -> list[Result]:
@@ -120,7 +120,7 @@ class BraveBackend:
 @dataclass(frozen=True)
 class TavilyBackend:
     base_url: str
-    key: str
+    key: str = field(repr=False)
     name: str = "Tavily"
 
     async def search(self, client: httpx.AsyncClient, query: str, count: int) -> list[Result]:
@@ -136,17 +136,17 @@ class TavilyBackend:
         ]
 
 
-def backend_for(settings: Settings) -> SearchBackend | None:
-    """The configured backend, or None when search is not set up (the settings make sure a
+def backend_for(service: SearchService) -> SearchBackend | None:
+    """The service's backend, or None when it lacks what it needs (the settings make sure a
     configured one has its address or key)."""
-    key = settings.search_api_key.get_secret_value() if settings.search_api_key else ""
-    match settings.search_backend:
-        case "searxng" if settings.search_url:
-            return SearxngBackend(settings.search_url)
+    key = service.key.get_secret_value() if service.key else ""
+    match service.backend:
+        case "searxng" if service.url:
+            return SearxngBackend(service.url)
         case "brave" if key:
-            return BraveBackend(settings.search_url or BRAVE_URL, key)
+            return BraveBackend(service.url or BRAVE_URL, key)
         case "tavily" if key:
-            return TavilyBackend(settings.search_url or TAVILY_URL, key)
+            return TavilyBackend(service.url or TAVILY_URL, key)
     return None
 
 
@@ -162,13 +162,13 @@ def numbered(results: list[Result], query: str) -> str:
     return "\n\n".join(blocks)
 
 
-async def search(settings: Settings, backend: SearchBackend, query: str) -> str:
+async def search(service: SearchService, backend: SearchBackend, query: str) -> str:
     """The numbered results of `query`; network failures are TemporaryFailure, so the
     executor tries again."""
-    timeout = httpx.Timeout(settings.fetch_timeout)
+    timeout = httpx.Timeout(service.timeout)
     try:
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
-            results = await backend.search(client, query, settings.search_results)
+            results = await backend.search(client, query, service.results)
     except httpx.TimeoutException:
         raise TemporaryFailure(f"{backend.name} did not answer in time.") from None
     except httpx.TransportError as exc:

@@ -9,12 +9,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 import httpcore
 import pytest
 
+from bot.assembly.tool_settings import fetch_limits
 from bot.config.settings import Settings
 from bot.tools.base import TemporaryFailure, ToolError
+from bot.tools.web.config import FetchLimits
 from bot.tools.web.extract import render
 from bot.tools.web.fetch import Fetcher
 from bot.tools.web.guard import Refused, Resolver
@@ -38,6 +41,11 @@ async def trap() -> AsyncIterator[Trap]:
         yield server
 
 
+def limits(**settings: Any) -> FetchLimits:
+    """`web_fetch`'s limits as a worker builds them from these settings."""
+    return fetch_limits(Settings(_env_file=None, **settings))
+
+
 def resolving(*answers: list[str]) -> tuple[list[str], Resolver]:
     """A resolver giving `answers` in turn (the last one from then on), and its log."""
     asked: list[str] = []
@@ -55,7 +63,7 @@ def resolving(*answers: list[str]) -> tuple[list[str], Resolver]:
 )
 async def test_loopback_in_any_spelling_is_never_connected_to(trap: Trap, host: str) -> None:
     with pytest.raises(Refused, match="Refused: "):
-        await Fetcher(Settings()).fetch(f"http://{host}:{trap.port}/admin")
+        await Fetcher(limits()).fetch(f"http://{host}:{trap.port}/admin")
     assert trap.hits == []
 
 
@@ -64,14 +72,14 @@ async def test_ipv6_loopback_is_never_connected_to() -> None:
     async with Trap("::1") as six:
         for url in (f"http://[::1]:{six.port}/", f"http://[0:0:0:0:0:0:0:1]:{six.port}/"):
             with pytest.raises(Refused, match="loopback"):
-                await Fetcher(Settings()).fetch(url)
+                await Fetcher(limits()).fetch(url)
         assert six.hits == []
 
 
 async def test_a_name_that_resolves_to_a_private_address_is_refused(trap: Trap) -> None:
     asked, resolver = resolving(["127.0.0.1"])
     with pytest.raises(Refused, match=r"intranet.example \(127.0.0.1\) is loopback"):
-        await Fetcher(Settings(), resolver=resolver).fetch(f"http://intranet.example:{trap.port}/")
+        await Fetcher(limits(), resolver=resolver).fetch(f"http://intranet.example:{trap.port}/")
     assert asked == ["intranet.example"]
     assert trap.hits == []
 
@@ -107,7 +115,7 @@ async def test_dns_rebinding_cannot_switch_the_address_after_the_check(trap: Tra
     async with PageServer("127.0.0.2", trap.port) as public:
         asked, resolver = resolving([PUBLIC], ["127.0.0.1"])
         relay = Relay()
-        fetcher = Fetcher(Settings(), resolver=resolver, network=relay)
+        fetcher = Fetcher(limits(), resolver=resolver, network=relay)
         page = await fetcher.fetch(f"http://rebind.example:{trap.port}/text")
         assert page.body == b"plain words\nsecond line"
         assert public.counts == {"/text": 1}
@@ -125,7 +133,7 @@ async def test_a_redirect_from_an_allowed_server_to_a_private_one_is_refused(
     async with Trap("127.0.0.2") as private:
         pages.redirect_to = f"http://{target}:{private.port}/secret"
         with pytest.raises(Refused, match="Refused: "):
-            await Fetcher(Settings(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/away")
+            await Fetcher(limits(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/away")
         assert pages.counts == {"/away": 1}
         assert private.hits == []
 
@@ -133,11 +141,11 @@ async def test_a_redirect_from_an_allowed_server_to_a_private_one_is_refused(
 async def test_a_redirect_to_another_scheme_is_refused(pages: PageServer) -> None:
     pages.redirect_to = "file:///etc/passwd"
     with pytest.raises(ToolError, match="Only http and https"):
-        await Fetcher(Settings(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/away")
+        await Fetcher(limits(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/away")
 
 
 async def test_redirect_loops_and_long_chains_stop(pages: PageServer) -> None:
-    fetcher = Fetcher(Settings(fetch_allow_hosts=LOCAL))
+    fetcher = Fetcher(limits(fetch_allow_hosts=LOCAL))
     with pytest.raises(ToolError, match="redirects in a loop"):
         await fetcher.fetch(f"{pages.url}/loop/a")
     assert pages.counts == {"/loop/a": 1, "/loop/b": 1}
@@ -152,7 +160,7 @@ async def test_redirect_loops_and_long_chains_stop(pages: PageServer) -> None:
 
 
 async def test_a_huge_page_is_cut_at_the_byte_limit(pages: PageServer) -> None:
-    page = await Fetcher(Settings(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/huge")
+    page = await Fetcher(limits(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/huge")
     assert page.cut
     assert len(page.body) == Settings().fetch_max_bytes == 2_000_000
     assert render(page).endswith("[cut: the page is longer than 2,000,000 bytes, which were read]")
@@ -161,14 +169,14 @@ async def test_a_huge_page_is_cut_at_the_byte_limit(pages: PageServer) -> None:
 async def test_a_slow_page_times_out_as_a_temporary_failure(pages: PageServer) -> None:
     started = time.monotonic()
     with pytest.raises(TemporaryFailure, match="took longer than 1 s"):
-        await Fetcher(Settings(fetch_allow_hosts=LOCAL, fetch_timeout=1)).fetch(f"{pages.url}/slow")
+        await Fetcher(limits(fetch_allow_hosts=LOCAL, fetch_timeout=1)).fetch(f"{pages.url}/slow")
     assert time.monotonic() - started < 20
 
 
 @pytest.mark.slow  # waits out the default
 async def test_the_default_timeout_ends_a_slow_page_at_15_s(pages: PageServer) -> None:
     with pytest.raises(TemporaryFailure, match="took longer than 15 s"):
-        await Fetcher(Settings(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/slow")
+        await Fetcher(limits(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/slow")
 
 
 @pytest.mark.parametrize(("path", "kind"), [("/image", "image/png"), ("/pdf", "application/pdf")])
@@ -176,19 +184,19 @@ async def test_other_content_types_are_refused_by_name(
     pages: PageServer, path: str, kind: str
 ) -> None:
     with pytest.raises(ToolError, match=f"is {kind}, not a web page") as refused:
-        await Fetcher(Settings(fetch_allow_hosts=LOCAL)).fetch(pages.url + path)
+        await Fetcher(limits(fetch_allow_hosts=LOCAL)).fetch(pages.url + path)
     assert not isinstance(refused.value, TemporaryFailure)
 
 
 async def test_text_and_json_come_back_as_they_are(pages: PageServer) -> None:
-    fetcher = Fetcher(Settings(fetch_allow_hosts=LOCAL))
+    fetcher = Fetcher(limits(fetch_allow_hosts=LOCAL))
     text = render(await fetcher.fetch(f"{pages.url}/text"))
     assert text == f"URL: {pages.url}/text\n\nplain words\nsecond line"
     assert render(await fetcher.fetch(f"{pages.url}/json")).endswith('\n\n{"answer": 42}')
 
 
 async def test_statuses_say_whether_to_try_again(pages: PageServer) -> None:
-    fetcher = Fetcher(Settings(fetch_allow_hosts=LOCAL))
+    fetcher = Fetcher(limits(fetch_allow_hosts=LOCAL))
     for code in (502, 503, 504):
         with pytest.raises(TemporaryFailure, match=f"answered {code}"):
             await fetcher.fetch(f"{pages.url}/status/{code}")
@@ -202,14 +210,14 @@ async def test_a_closed_port_is_a_temporary_failure(trap: Trap) -> None:
     port = trap.port
     await trap.__aexit__(None, None, None)
     with pytest.raises(TemporaryFailure, match="Could not connect"):
-        await Fetcher(Settings(fetch_allow_hosts=LOCAL)).fetch(f"http://127.0.0.1:{port}/")
+        await Fetcher(limits(fetch_allow_hosts=LOCAL)).fetch(f"http://127.0.0.1:{port}/")
     async with Trap("127.0.0.1"):  # the fixture closes one more
         pass
 
 
 async def test_the_allowlist_lets_a_named_host_through(pages: PageServer) -> None:
     _, resolver = resolving(["127.0.0.1"])
-    fetcher = Fetcher(Settings(fetch_allow_hosts=["wiki.corp.example"]), resolver=resolver)
+    fetcher = Fetcher(limits(fetch_allow_hosts=["wiki.corp.example"]), resolver=resolver)
     page = await fetcher.fetch(f"http://wiki.corp.example:{pages.port}/text")
     assert page.body == b"plain words\nsecond line"
     with pytest.raises(Refused):
@@ -229,7 +237,7 @@ async def test_the_allowlist_lets_a_named_host_through(pages: PageServer) -> Non
 )
 async def test_bad_urls_get_one_clear_line(url: str, message: str) -> None:
     with pytest.raises(ToolError, match=message) as refused:
-        await Fetcher(Settings()).fetch(url)
+        await Fetcher(limits()).fetch(url)
     assert "hunter2" not in str(refused.value)
     assert "\n" not in str(refused.value)
 
@@ -238,7 +246,7 @@ async def test_query_strings_stay_out_of_logs_and_errors(
     pages: PageServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    fetcher = Fetcher(Settings(fetch_allow_hosts=LOCAL))
+    fetcher = Fetcher(limits(fetch_allow_hosts=LOCAL))
     with pytest.raises(ToolError) as failed:
         await fetcher.fetch(f"{pages.url}/status/404?token=hunter2")
     with pytest.raises(TemporaryFailure) as busy:

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from bot.assembly.catalog import standard_tools
+from bot.assembly.tool_settings import fetch_limits, search_service
 from bot.config.settings import Settings
-from bot.tools.base import ToolContext, ToolRegistry
+from bot.tools.base import Tool, ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome
-from bot.tools.web.tools import web_fetch, web_search
+from bot.tools.web.tools import web_tools
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 from tests.fakes.search import HITS, KEY, FakeSearch, Kind
@@ -25,11 +26,17 @@ def settings(kind: Kind, base_url: str, **more: Any) -> Settings:
     return Settings(search_backend=kind, search_url=base_url, **key, **more)
 
 
+def web(settings: Settings) -> dict[str, Tool]:
+    """The web tools as a worker builds them from `settings`, by name."""
+    return {t.name: t for t in web_tools(fetch_limits(settings), search_service(settings))}
+
+
 async def run(settings: Settings, query: str = "tidal power") -> ToolOutcome:
+    search = web(settings)["web_search"]
     executor = ToolExecutor(
-        ToolRegistry([web_search]), timeout=20, concurrency=2, output_limit=16_000, backoff=0.01
+        ToolRegistry([search]), timeout=20, concurrency=2, output_limit=16_000, backoff=0.01
     )
-    ctx = ToolContext("console:t", Sender(id="console:t"), settings)
+    ctx = ToolContext("console:t", Sender(id="console:t"))
     call = ToolUseBlock(id="s1", name="web_search", input={"query": query})
     [outcome] = await executor.run_all([call], ctx, {})
     return outcome
@@ -110,5 +117,6 @@ def test_search_is_offered_only_when_a_backend_is_configured() -> None:
     assert "web_fetch" in names and "web_search" not in names
     configured = standard_tools(settings("brave", "http://127.0.0.1:9"))
     assert {"web_fetch", "web_search"} <= {t.name for t in configured}
-    assert web_fetch.read_only and web_fetch.untrusted
-    assert web_search.read_only and web_search.untrusted
+    tools = web(settings("brave", "http://127.0.0.1:9"))
+    assert tools["web_fetch"].read_only and tools["web_fetch"].untrusted
+    assert tools["web_search"].read_only and tools["web_search"].untrusted

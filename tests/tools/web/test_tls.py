@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from bot.assembly.tool_settings import fetch_limits
 from bot.config.settings import Settings
 from bot.tools.base import ToolError
 from bot.tools.web.fetch import Fetcher
@@ -78,7 +79,7 @@ async def test_tls_is_checked_for_the_name_on_the_pinned_address(
     try:
         _, resolver = resolving([PUBLIC])
         fetcher = Fetcher(
-            Settings(), resolver=resolver, network=Relay(), ssl_context=client_context
+            fetch_limits(Settings()), resolver=resolver, network=Relay(), ssl_context=client_context
         )
         page_ = await fetcher.fetch(f"https://secure.example:{port}/")
         assert page_.body == b"over TLS"

@@ -6,10 +6,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from bot.assembly.tool_settings import fetch_limits
 from bot.config.settings import Settings
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome
-from bot.tools.web.tools import web_fetch
+from bot.tools.web.tools import web_tools
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 from tests.tools.web.servers import PageServer, Trap
@@ -18,10 +19,11 @@ pytestmark = pytest.mark.e2e
 
 
 async def fetch(url: str, settings: Settings) -> ToolOutcome:
+    tools = web_tools(fetch_limits(settings), None)  # as a worker builds it from `settings`
     executor = ToolExecutor(
-        ToolRegistry([web_fetch]), timeout=30, concurrency=2, output_limit=16_000, backoff=0.01
+        ToolRegistry(tools), timeout=30, concurrency=2, output_limit=16_000, backoff=0.01
     )
-    ctx = ToolContext("console:t", Sender(id="console:t"), settings)
+    ctx = ToolContext("console:t", Sender(id="console:t"))
     [outcome] = await executor.run_all(
         [ToolUseBlock(id="f1", name="web_fetch", input={"url": url})], ctx, {}
     )

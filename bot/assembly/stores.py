@@ -1,0 +1,32 @@
+"""The database's stores Parley's own tools are built on: the task book, the people's
+preferences, the memories.
+
+A process that has them (a worker, and `parley web` for its list of tools) builds the
+scheduled-task, memory and preference tools on them (`bot.assembly.catalog`); no tool is
+handed the bundle, each gets the store it works on. Where there are none (`parley mcp`,
+`parley chat`), those tools are not offered at all. A worker's turns read their own
+(`bot.session.deps.SessionStores`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.store.memory import Memories
+from bot.store.people import People
+from bot.tasks.book import TaskBook
+
+
+@dataclass(frozen=True)
+class ToolStores:
+    tasks: TaskBook
+    people: People
+    memories: Memories
+
+    @classmethod
+    def open(cls, engine: AsyncEngine, redis: Redis) -> ToolStores:
+        """All of them on one database (and Redis, where tasks are announced)."""
+        return cls(TaskBook(engine, redis), People(engine), Memories(engine))
