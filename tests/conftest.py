@@ -9,6 +9,8 @@ marked `e2e` by hand because they run `python -m worker ...`. `pytest -m "not e2
 
 from __future__ import annotations
 
+import os
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -39,11 +41,46 @@ def end_to_end(item: pytest.Item) -> bool:
     return callspec is not None and callspec.params.get("database_url") == "postgresql"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the end-to-end tests, and start the long ones first: with several pytest
-    workers, a long test (marked `slow`) picked up last would keep the whole run waiting
-    on it alone."""
+def seconds(item: pytest.Item) -> float:
+    """What a test marked `slow(SECONDS)` takes at least (it waits out a default); 0 if
+    it is not marked."""
+    marker = item.get_closest_marker("slow")
+    return float(marker.args[0]) if marker is not None and marker.args else 0.0
+
+
+def heads_of_chunks(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """`items` reordered so each slow test starts as soon as the run does, on a pytest worker
+    of its own as long as there are workers enough.
+
+    xdist's `worksteal` hands each of its `workers` an equal contiguous chunk of the items in
+    order, and a worker that runs out steals from the end of another's chunk. A slow test is
+    therefore put at the head of a chunk: the longest first, each to the chunk whose slow
+    tests add up to the least (a test left in the middle of a chunk would start late, and
+    two long ones in one chunk would run one after the other)."""
+    slow = sorted((item for item in items if seconds(item)), key=seconds, reverse=True)
+    if not slow:
+        return items
+    rest = [item for item in items if not seconds(item)]
+    heads: list[list[pytest.Item]] = [[] for _ in range(max(1, workers))]
+    for item in slow:
+        min(heads, key=lambda head: sum(map(seconds, head))).append(item)
+    ordered: list[pytest.Item] = []
+    for n, head in enumerate(heads):
+        # the sizes worksteal gives: what is left, split evenly among the workers left
+        size = (len(items) - len(ordered)) // (len(heads) - n)
+        ordered += head + rest[: max(0, size - len(head))]
+        del rest[: max(0, size - len(head))]
+    return ordered + rest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None]:
+    """Mark the end-to-end tests before `-m` selects by them; once it has, start the long
+    tests first (`heads_of_chunks`): a long test (marked `slow`) picked up late would keep the
+    whole run waiting on it alone."""
     for item in items:
         if end_to_end(item) and not item.get_closest_marker("e2e"):
             item.add_marker(pytest.mark.e2e)
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable sort
+    yield
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    items[:] = heads_of_chunks(items, workers)

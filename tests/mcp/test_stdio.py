@@ -92,7 +92,7 @@ async def test_the_per_server_timeout_ends_a_slow_call_and_the_session_goes_on()
         assert servers.status()["box"].state == "connected"
 
 
-@pytest.mark.slow  # waits out the default
+@pytest.mark.slow(30)  # waits out the default
 async def test_a_server_without_a_timeout_of_its_own_has_the_default_tool_timeout() -> None:
     async with running({"box": toolbox()}) as servers:
         await until(offered(servers, "box__wait"), "the toolbox")

@@ -81,7 +81,7 @@ async def web_process(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[tuple[
 
 
 @pytest.mark.timeout(300)  # the pool's default idle timeout (60 s) is waited out
-@pytest.mark.slow
+@pytest.mark.slow(60)
 async def test_idle_streams_share_a_bounded_set_of_redis_connections(
     web_process: tuple[str, RedisServer],
 ) -> None:

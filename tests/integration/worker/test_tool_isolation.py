@@ -38,7 +38,7 @@ def brain(blocker: str) -> Any:
     return answer
 
 
-@pytest.mark.slow  # waits out tool timeouts, the default 30 s among them
+@pytest.mark.slow(30)  # waits out tool timeouts, the default 30 s among them
 @pytest.mark.parametrize(
     ("stack", "blocker", "limit"),
     [

@@ -18,7 +18,7 @@ DEFAULT = Settings.model_fields["turn_timeout"].default
 ENDING = "I stopped here: a reply may take 3 min at most, and this one ran out of time."
 
 
-@pytest.mark.slow  # waits out the default timeout
+@pytest.mark.slow(180)  # waits out the default timeout
 @pytest.mark.timeout(480)  # the default timeout, and time to start and answer again
 async def test_a_slow_reply_is_stopped_at_the_default_timeout(tg_stack: TelegramStack) -> None:
     assert DEFAULT == 180

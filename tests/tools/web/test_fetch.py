@@ -173,7 +173,7 @@ async def test_a_slow_page_times_out_as_a_temporary_failure(pages: PageServer) -
     assert time.monotonic() - started < 20
 
 
-@pytest.mark.slow  # waits out the default
+@pytest.mark.slow(15)  # waits out the default
 async def test_the_default_timeout_ends_a_slow_page_at_15_s(pages: PageServer) -> None:
     with pytest.raises(TemporaryFailure, match="took longer than 15 s"):
         await Fetcher(limits(fetch_allow_hosts=LOCAL)).fetch(f"{pages.url}/slow")
