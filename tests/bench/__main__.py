@@ -103,8 +103,8 @@ def _imported_figures(name: str) -> tuple[str, ...]:
     return tuple(json.loads(said.stdout.splitlines()[-1]))
 
 
-def discover(folder: Path = HERE) -> list[Benchmark]:
-    """The modules of `folder` with a top-level `main`, by name."""
+def names(folder: Path = HERE) -> list[str]:
+    """The modules of `folder` with a top-level `main`: the benchmarks' names, in order."""
     found = []
     for path in sorted(folder.glob("*.py")):
         if path.name.startswith("_"):
@@ -112,8 +112,19 @@ def discover(folder: Path = HERE) -> list[Benchmark]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         functions = (ast.FunctionDef, ast.AsyncFunctionDef)
         if any(isinstance(node, functions) and node.name == "main" for node in tree.body):
-            found.append(Benchmark(path.stem, _expected(tree, path.stem)))
+            found.append(path.stem)
     return found
+
+
+def benchmark(name: str, folder: Path = HERE) -> Benchmark:
+    """The benchmark `name` of `folder`, with the figures it promises."""
+    tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+    return Benchmark(name, _expected(tree, name))
+
+
+def discover(folder: Path = HERE) -> list[Benchmark]:
+    """The modules of `folder` with a top-level `main`, by name."""
+    return [benchmark(name, folder) for name in names(folder)]
 
 
 def run(benchmark: Benchmark, folder: Path, quick: bool, timeout: float, alone: bool) -> Outcome:
