@@ -46,22 +46,35 @@ print(json.dumps({"unbuilt": unbuilt, "failed": failed, "schemas": schemas}, def
 """
 
 
-def describe(how: str) -> dict[str, object]:
-    proc = subprocess.run(
-        [sys.executable, "-c", DESCRIBE, how],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,  # two imports of aiogram and every validator built: slow on a busy machine
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    described: dict[str, object] = json.loads(proc.stdout)
+def describe(*hows: str) -> list[dict[str, object]]:
+    """What each fresh interpreter says, the two run side by side."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", DESCRIBE, how],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for how in hows
+    ]
+    described: list[dict[str, object]] = []
+    try:
+        for proc in procs:
+            # an import of aiogram and every validator built: slow on a busy machine
+            out, err = proc.communicate(timeout=240)
+            assert proc.returncode == 0, err
+            described.append(json.loads(out))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     return described
 
 
 def test_aiogram_types_are_built_on_use_and_the_same_as_aiogram_builds_them() -> None:
-    deferred, eager = describe("deferred"), describe("eager")
+    deferred, eager = describe("deferred", "eager")
 
     unbuilt = deferred["unbuilt"]
     assert isinstance(unbuilt, list)

@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 
 from adapters.http.server import Runner
 from bot.config.settings import Settings
+from bot.redis import keys
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.waiting import until
@@ -179,6 +180,20 @@ async def idle(redis_url: str) -> None:
 
     try:
         await until(quiet, "no lease held and no reply armed")
+    finally:
+        await redis.aclose()
+
+
+async def reply_ids_kept(redis_url: str, platform: str) -> None:
+    """Once a worker has kept a reply's message ids in Redis (`adapters/replies.py`): a
+    worker killed after it resumes the reply in the same message."""
+    redis = Redis.from_url(redis_url)
+
+    async def kept() -> bool:
+        return bool([key async for key in redis.scan_iter(keys.reply(platform, "*"))])
+
+    try:
+        await until(kept, f"a {platform} reply's message ids kept in Redis", every=0.02)
     finally:
         await redis.aclose()
 

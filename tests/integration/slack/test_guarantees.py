@@ -11,6 +11,7 @@ from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.slack import BOT_TOKEN
 from tests.integration.slack.test_replies import MENTION, answered
 from tests.support.slack import SlackStack
+from tests.support.stack import reply_ids_kept
 
 
 async def test_retried_and_duplicated_events_are_answered_once(slack_stack: SlackStack) -> None:
@@ -53,7 +54,7 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     )
     asked = await fake.say(ann, general, f"{MENTION} tell me")
     await fake.wait_for(lambda: bool(fake.bot_messages(general.id, asked.ts)))
-    await asyncio.sleep(0.3)  # past the moment the worker stored the message's ts
+    await reply_ids_kept(slack_stack.redis_url, "slack")  # past the moment the ts is kept
     slack_stack.kill(first)
     await slack_stack.start_worker_process()
     replies = await answered(slack_stack, general, asked.ts)

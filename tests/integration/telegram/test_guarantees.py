@@ -6,31 +6,16 @@ import asyncio
 import time
 
 import pytest
-from redis.asyncio import Redis
 
-from bot.redis import keys
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import TOKEN, TgUser
 from tests.integration.telegram.test_replies import ANN, replies
-from tests.support.stack import idle, lease_tokens
+from tests.support.stack import idle, lease_tokens, reply_ids_kept
 from tests.support.telegram import TelegramStack
 from tests.support.waiting import until
 
 CUT = "This first attempt is cut off " * 4
 ANSWER = " ".join(f"Part {n} of the complete answer." for n in range(12))
-
-
-async def reply_ids_kept(redis_url: str) -> None:
-    """Once a worker has kept a reply's message ids in Redis (`ReplyStore`)."""
-    redis = Redis.from_url(redis_url)
-
-    async def kept() -> bool:
-        return bool([key async for key in redis.scan_iter(keys.reply("tg", "*"))])
-
-    try:
-        await until(kept, "a reply's message ids kept in Redis", every=0.02)
-    finally:
-        await redis.aclose()
 
 
 async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
@@ -45,7 +30,7 @@ async def test_a_reply_resumed_after_a_crash_edits_the_same_message(
     group = tg_stack.tg.group("Crash")
     tg_stack.tg.send(group, ANN, "@parley_test_bot tell me")
     await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.messages(group)))
-    await reply_ids_kept(tg_stack.redis_url)  # past the moment the worker keeps the id
+    await reply_ids_kept(tg_stack.redis_url, "tg")  # past the moment the worker keeps the id
     tg_stack.kill(first)
     await tg_stack.start_worker_process()
     shown = await replies(tg_stack, group)
@@ -74,7 +59,7 @@ async def test_a_killed_worker_is_replaced_within_seconds_by_a_running_one(
     tg.send(group, ANN, "@parley_test_bot tell me")
     await tg.wait_for(lambda: bool(tg.messages(group)))
     standby = await tg_stack.start_worker_process()  # running and idle before the kill
-    await asyncio.sleep(0.3)  # past the moment the worker learns the message's id
+    await reply_ids_kept(tg_stack.redis_url, "tg")  # past the moment the worker keeps the id
     ((session, token),) = (await lease_tokens(tg_stack.redis_url)).items()
     tg_stack.kill(first)
     killed = time.monotonic()

@@ -7,6 +7,7 @@ import re
 import signal
 import time
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -20,7 +21,7 @@ from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack, idle, read_events, send, texts
-from tests.support.waiting import until
+from tests.support.waiting import WITHIN, until
 
 SESSIONS, MESSAGES = 8, 6
 
@@ -56,6 +57,16 @@ def message(envelope_id: str, session: str, text: str) -> Envelope:
 async def mailbox_for(stack: Stack) -> tuple[Mailbox, Any]:
     pool = await create_pool(RedisSettings.from_dsn(stack.redis_url))
     return Mailbox(pool, pool), pool
+
+
+def text_to(streaming: asyncio.Event) -> Callable[[dict[str, Any]], Awaitable[None]]:
+    """An `on_event` for `read_events` that sets `streaming` at the reply's first text."""
+
+    async def seen(event: dict[str, Any]) -> None:
+        if event["type"] == "text_delta":
+            streaming.set()
+
+    return seen
 
 
 async def drained(mailbox: Mailbox, session: str) -> None:
@@ -124,12 +135,13 @@ async def test_worker_killed_mid_stream_another_finishes_the_reply(stack: Stack)
         async with client.stream(
             "POST", f"/api/sessions/{session}/messages", json={"text": "tell me"}
         ) as response:
-            reading = asyncio.create_task(read_events(response))
+            streaming = asyncio.Event()
+            reading = asyncio.create_task(read_events(response, text_to(streaming)))
             await until(lambda: len(stack.fake.requests) == 1, "the model called")
             await (
                 stack.start_worker_process()
             )  # standing by, as in production: its start is not timed
-            await asyncio.sleep(0.3)
+            await asyncio.wait_for(streaming.wait(), WITHIN)  # the client has seen some text
             stack.kill(first)
             killed = time.monotonic()
             events = await asyncio.wait_for(reading, 30)
@@ -236,9 +248,9 @@ async def test_stop_ends_the_running_turn_at_once(stack: Stack) -> None:
         async with client.stream(
             "POST", f"/api/sessions/{session}/messages", json={"text": "story"}
         ) as response:
-            reading = asyncio.create_task(read_events(response))
-            await until(lambda: len(stack.fake.requests) == 1, "the model called")
-            await asyncio.sleep(0.3)
+            streaming = asyncio.Event()
+            reading = asyncio.create_task(read_events(response, text_to(streaming)))
+            await asyncio.wait_for(streaming.wait(), WITHIN)  # the client has seen some text
             stopped = time.monotonic()
             answer = await client.post(f"/api/sessions/{session}/stop")
             events = await asyncio.wait_for(reading, 10)
