@@ -8,8 +8,10 @@ import contextlib
 import json
 import os
 import signal
+import sqlite3
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,6 +24,7 @@ from redis.asyncio import Redis
 from adapters.http.server import Runner
 from bot.config.settings import Settings
 from bot.redis import keys
+from bot.store.database import upgrade
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.waiting import until
@@ -254,10 +257,30 @@ def database_for(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> s
     return f"sqlite+aiosqlite:///{tmp_path}/parley.db"
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file whose schema is at its head, made once per pytest worker."""
+    path = tmp_path_factory.mktemp("schema") / "parley.db"
+    with ThreadPoolExecutor(1) as thread:  # a loop of its own, whatever the caller runs
+        thread.submit(asyncio.run, upgrade(f"sqlite+aiosqlite:///{path}")).result()
+    return path
+
+
 @pytest.fixture
-def database_url(tmp_path: Path, request: pytest.FixtureRequest) -> str:
-    """SQLite unless parametrised indirectly with "postgresql"."""
-    return database_for(getattr(request, "param", "sqlite"), tmp_path, request)
+def database_url(tmp_path: Path, request: pytest.FixtureRequest, migrated_sqlite: Path) -> str:
+    """SQLite unless parametrised indirectly with "postgresql". The SQLite file starts as a
+    copy of `migrated_sqlite`: the processes a test starts find the schema up to date, as
+    every start of Parley's but the first does, instead of each test migrating a file of its
+    own (tests/store/test_migrations.py migrates from an empty one)."""
+    kind = getattr(request, "param", "sqlite")
+    url = database_for(kind, tmp_path, request)
+    if kind == "sqlite":
+        with (
+            contextlib.closing(sqlite3.connect(migrated_sqlite)) as source,
+            contextlib.closing(sqlite3.connect(tmp_path / "parley.db")) as copy,
+        ):
+            source.backup(copy)
+    return url
 
 
 @pytest.fixture
