@@ -5,8 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import queue
+import signal
 import socket
-from collections.abc import AsyncIterator
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +28,7 @@ from tests.mcp_server.support import (
     INITIALIZE,
     TOKEN,
     headers,
+    mcp_env,
     served_url,
     sse_result,
     start,
@@ -44,6 +51,47 @@ async def http_server(tmp_path: Path, *args: str, **env: str) -> AsyncIterator[s
         took = await stop(proc)
     assert proc.returncode == 0
     assert took < 15, f"{took:.1f} s to stop"
+
+
+@pytest.fixture(scope="module")
+def serving(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One `parley mcp --http --port 0` for the tests that only send it requests, each in a
+    session of its own; its URL. Stopped by SIGTERM when the module's tests are done, and
+    checked to exit 0 then (`http_server` checks the same for a server of a test's own)."""
+    cwd = tmp_path_factory.mktemp("mcp-http")
+    command = [sys.executable, "-m", "worker", "mcp", "--http", "--port", "0"]
+    proc = subprocess.Popen(
+        command,
+        env=mcp_env(PARLEY_API_TOKEN=TOKEN),
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    stderr = proc.stderr
+    assert stderr is not None
+
+    def read() -> None:  # to the end, so a server that logs never waits on a full pipe
+        for line in stderr:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        while "serving MCP at " not in (line := lines.get(timeout=DEADLINE)):
+            assert proc.poll() is None, "parley mcp --http exited before it served"
+        yield line.split("serving MCP at ", 1)[1].strip()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(DEADLINE)
+        finally:
+            if proc.returncode is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    assert proc.returncode == 0
 
 
 def call(name: str, arguments: dict[str, Any], id_: int = 2) -> dict[str, Any]:
@@ -87,14 +135,15 @@ async def test_the_sdk_client_with_the_token_lists_and_calls_tools(tmp_path: Pat
     [None, "Bearer wrong-token", f"Bearer {TOKEN}x", f"Basic {TOKEN}", "Bearer", TOKEN],
 )
 async def test_without_the_right_token_nothing_runs(
-    tmp_path: Path, authorization: str | None
+    serving: str, tmp_path: Path, authorization: str | None
 ) -> None:
     """A tool call in a live session, sent without the token, with a wrong one or in
     another scheme, is refused with 401 and writes nothing; with the token it writes."""
     target = tmp_path / "written.txt"
     write = call("slow_write", {"path": str(target), "seconds": 0})
     sent = {} if authorization is None else {"Authorization": authorization}
-    async with http_server(tmp_path) as url, httpx.AsyncClient(timeout=DEADLINE) as client:
+    url = serving
+    async with httpx.AsyncClient(timeout=DEADLINE) as client:
         session = await open_session(client, url)
         refused = await client.post(url, json=write, headers=headers(None, session) | sent)
         fresh = await client.post(url, json=INITIALIZE, headers=headers(None) | sent)
@@ -109,11 +158,13 @@ async def test_without_the_right_token_nothing_runs(
     assert target.read_text() == "written\n"
 
 
-async def test_a_body_past_the_limit_is_refused(tmp_path: Path) -> None:
+async def test_a_body_past_the_limit_is_refused(serving: str) -> None:
     big = call("calculator", {"expression": "1+" * 600_000 + "1"})
-    async with http_server(tmp_path) as url, httpx.AsyncClient(timeout=DEADLINE) as client:
-        session = await open_session(client, url)
-        answer = await client.post(url, content=json.dumps(big), headers=headers(TOKEN, session))
+    async with httpx.AsyncClient(timeout=DEADLINE) as client:
+        session = await open_session(client, serving)
+        answer = await client.post(
+            serving, content=json.dumps(big), headers=headers(TOKEN, session)
+        )
     assert answer.status_code == 413
 
 
