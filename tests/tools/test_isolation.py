@@ -258,5 +258,5 @@ async def test_the_calculator_answers_runaway_expressions_with_an_error(
     outcome, gap = await ticking(run_one(executor, ctx, call("calculator", expression=expression)))
     assert outcome.is_error
     assert outcome.content == f"Cannot evaluate {expression!r}: {message}"
-    assert outcome.duration < 5 and gap < 1.0
+    assert outcome.duration < 10 and gap < 1.0  # refused, not stopped at the timeout (10 s)
     assert not caplog.records  # a clear error for the model, not a logged traceback
