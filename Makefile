@@ -5,12 +5,15 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.local/bin:$(PATH)
 UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 PYTEST_ARGS ?=
-# End-to-end tests spend most of their time waiting (timers, rate limits, processes, the
-# network): four at a time keep two cores busy, where two left them half idle. Each pytest
-# worker starts its own Redis and PostgreSQL.
+# The whole suite in one pytest run, end-to-end and unit tests side by side: the end-to-end
+# ones spend most of their time waiting (timers, rate limits, processes starting, the
+# network), and the unit ones use the cores meanwhile; the long ones start first, each on a
+# pytest worker of its own (see tests/conftest.py). Four workers keep two cores busy. Each
+# worker starts its own Redis and PostgreSQL when a test of its needs them.
 PYTEST_WORKERS ?= 4
-# The unit part: the tests that start no process and no server (see tests/conftest.py), on
-# two pytest workers: each spends a third of its time importing the SDKs, one core each.
+# The unit part alone (make test-unit): the tests that start no process and no server (see
+# tests/conftest.py), on two pytest workers: each spends a third of its time importing the
+# SDKs, one core each.
 UNIT := -n 2 -m "not e2e"
 
 .PHONY: run test test-unit lint sync clean bench system-run system-test assets dist
@@ -74,10 +77,8 @@ lint: sync
 	$(UV) run --frozen mypy
 	$(UV) run --frozen lint-imports
 
-# The unit part first, in seconds, stopping at the first failure; then the end-to-end part.
 test: lint system-test assets
-	$(UV) run --frozen pytest -x $(UNIT) $(PYTEST_ARGS)
-	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist worksteal -m e2e $(PYTEST_ARGS)
+	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 test-unit: sync assets
 	$(UV) run --frozen pytest $(UNIT) $(PYTEST_ARGS)
