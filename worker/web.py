@@ -13,12 +13,12 @@ from functools import partial
 
 from aiohttp import web
 
+from adapters.chat.tool_list import ToolCatalog
 from adapters.http.api import PUBLIC, build_app
 from adapters.http.server import Runner
-from adapters.services import Services
-from adapters.startup import REFUSED, watch_refusals
-from adapters.targets import answered_target
-from adapters.tool_list import ToolCatalog
+from adapters.platforms.targets import answered_target
+from adapters.web.services import Services
+from adapters.web.startup import REFUSED, watch_refusals
 from bot.assembly.catalog import standard_tools
 from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings

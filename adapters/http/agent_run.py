@@ -27,8 +27,8 @@ from adapters.http.common import USER, api_sender
 from adapters.http.run_checks import config_problems
 from adapters.http.sse import relay, stream_position
 from adapters.http.streams import Listener, Slot, StreamHub, StreamInterrupted
-from adapters.services import Services
-from adapters.web_input import read_body, refusal
+from adapters.web.input import read_body, refusal
+from adapters.web.services import Services
 from bot.redis import keys
 from bot.redis.results import done
 from bot.store.outcome import RunStatus, status_of

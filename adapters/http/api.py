@@ -32,8 +32,8 @@ from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
 from adapters.http.streams import Slot, StreamHub, reader_connection
-from adapters.services import Services
-from adapters.web_input import error, read_body, refusal
+from adapters.web.input import error, read_body, refusal
+from adapters.web.services import Services
 from bot.config.settings import Settings
 from bot.llm.registry import served_model
 from bot.redis import keys

@@ -14,8 +14,8 @@ import logging
 
 from aiohttp import web
 
-from adapters.services import Services
-from adapters.web_input import error, query_number
+from adapters.web.input import error, query_number
+from adapters.web.services import Services
 from bot.redis import keys
 from bot.tools.workspace_upkeep import remove_workspace
 from bot.vocabulary.chats import chat_of

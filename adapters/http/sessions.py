@@ -11,7 +11,7 @@ import json
 import re
 import time
 
-from adapters.services import Services
+from adapters.web.services import Services
 from bot.redis import keys
 
 SESSION_ID = re.compile(r"[0-9a-f]{32}")

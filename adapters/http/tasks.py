@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from adapters.http import sessions
 from adapters.http.common import api_sender
 from adapters.http.run_checks import config_problems
-from adapters.services import Services
-from adapters.web_input import error, query_number, read_body, refusal
+from adapters.web.input import error, query_number, read_body, refusal
+from adapters.web.services import Services
 from bot.config.zones import known_zone
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target, Task

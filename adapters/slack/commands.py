@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters import mode_commands
-from adapters.access import refusal
-from adapters.preference_commands import answer
+from adapters.chat import mode_commands
+from adapters.chat.access import refusal
+from adapters.chat.preference_commands import answer
+from adapters.chat.usage import limits_text, usage_text
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.place import PLATFORM, person, sender_of
-from adapters.usage import limits_text, usage_text
 
 
 async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

@@ -16,9 +16,9 @@ from typing import Any
 from redis.asyncio import Redis
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from adapters.access import Gate
+from adapters.chat.access import Gate
+from adapters.chat.tool_list import ToolCatalog
 from adapters.slack.client import SlackCalls
-from adapters.tool_list import ToolCatalog
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations

@@ -21,7 +21,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from adapters.access import too_long
+from adapters.chat.access import too_long
 from adapters.slack.commands import on_mode, on_preferences, on_tools, on_usage
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider

@@ -9,7 +9,7 @@ an ephemeral message without the message: the list is redrawn from the database 
 press, with the forgotten memory's line in its place, and replaces the original through the
 press's `response_url`. Whose memories a DM's list holds comes from that block_id and must be
 the presser's; a channel's may be forgotten by anyone let in. What is said is shared with
-Telegram (`adapters.memory_list`), escaped with `literal` so a memory shows as written.
+Telegram (`adapters.chat.memory_list`), escaped with `literal` so a memory shows as written.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import logging
 import re
 from typing import Any
 
-from adapters import item_list, memory_list
-from adapters.access import refusal
+from adapters.chat import item_list, memory_list
+from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section

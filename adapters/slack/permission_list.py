@@ -5,7 +5,7 @@ The list is the slash command's own answer, which Slack shows to the requester o
 sends a press of such a message without the message, so after a press the list is redrawn
 from the database for the presser, with the revoked grant's line in its place, and replaces
 the original through the press's `response_url`. What is said is shared with Telegram
-(`adapters.permission_list`).
+(`adapters.chat.permission_list`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from adapters import item_list, permission_list
-from adapters.access import refusal
+from adapters.chat import item_list, permission_list
+from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section

@@ -1,6 +1,6 @@
 """Presses of the approval buttons in Slack: acknowledged at once, shown to everyone.
 
-The decision itself is shared by every platform (`adapters.decisions`) and is queued before
+The decision itself is shared by every platform (`adapters.chat.decisions`) and is queued before
 Slack gets its answer; here is only how Slack shows it, in the background: an ephemeral note
 for a press that changed nothing, and the prompt updated to say what was decided and by whom.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.decisions import Press, PromptState, decide
+from adapters.chat.decisions import Press, PromptState, decide
 from adapters.slack import confirm
 from adapters.slack.deps import IngressDeps
 from adapters.slack.place import PLATFORM, sender_of

@@ -6,7 +6,7 @@ its buttons and everyone sees what was cancelled; with no tasks, the short answe
 and so is the list, without buttons, where the bot may not post (a channel it is not in).
 A press is acknowledged at once; the presser gets a private note, and the list is updated: the
 task's section says it ended and loses its button. What is said is shared with Telegram
-(`adapters.task_list`).
+(`adapters.chat.task_list`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from adapters import item_list, task_list
-from adapters.access import refusal
+from adapters.chat import item_list, task_list
+from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section

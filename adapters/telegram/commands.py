@@ -16,10 +16,10 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
-from adapters import mode_commands, preference_commands
+from adapters.chat import mode_commands, preference_commands
+from adapters.chat.usage import limits_text, usage_text
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, place_of, sender_of
-from adapters.usage import limits_text, usage_text
 from bot.llm.registry import served_model
 
 MENU = {

@@ -17,10 +17,10 @@ from aiogram.methods import SendMessage
 from aiogram.types import InlineKeyboardMarkup, ReplyParameters, Update, User
 from aiogram.types import Message as TgMessage
 
-from adapters.access import Gate
+from adapters.chat.access import Gate
+from adapters.chat.tool_list import ToolCatalog
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import PLATFORM, place_of, sender_of
-from adapters.tool_list import ToolCatalog
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations

@@ -8,7 +8,7 @@ A press is answered at once (the callback query's text, an alert for a press tha
 nothing) and the list is edited: the memory's line says it was forgotten and its button goes,
 the others stay. Whose memories a pressed list holds comes from the chat it is in (a private
 chat's id is its person's), never from the presser. What is said is shared with Slack
-(`adapters.memory_list`).
+(`adapters.chat.memory_list`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from aiogram.filters import Command
 from aiogram.types import CallbackQuery, Chat
 from aiogram.types import Message as TgMessage
 
-from adapters import item_list, memory_list
+from adapters.chat import item_list, memory_list
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.item_list import answer, keyboard, replace_item
 from adapters.telegram.place import place_of, sender_of

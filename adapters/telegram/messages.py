@@ -12,7 +12,7 @@ from aiogram.enums import ChatType, MessageEntityType
 from aiogram.types import Message as TgMessage
 from aiogram.types import MessageGenerationStopped, Update
 
-from adapters.access import too_long
+from adapters.chat.access import too_long
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place
 

@@ -4,7 +4,7 @@ tools everyone does), a Revoke button each.
 A press is answered at once (an alert for a press that changed nothing) and the list is
 edited: the grant's line says it was revoked and its button goes, the others stay. The chat a
 pressed list is about is the chat it is in, never anything the button says. What is said is
-shared with Slack (`adapters.permission_list`); sent without a parse mode, so a tool's name
+shared with Slack (`adapters.chat.permission_list`); sent without a parse mode, so a tool's name
 shows as it is.
 """
 
@@ -15,7 +15,7 @@ from aiogram.filters import Command
 from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
 
-from adapters import item_list, permission_list
+from adapters.chat import item_list, permission_list
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.item_list import answer, keyboard, replace_item
 from adapters.telegram.place import sender_of

@@ -4,7 +4,7 @@ Either way an update is confirmed only after its handler submitted it: polling a
 offset past an update once the handler returned, and the webhook answers 200 only then (a
 500 makes Telegram deliver it again). The webhook checks Telegram's secret header on every
 request before reading anything else. Telegram out of reach is waited for; a token or webhook
-URL it refuses stops `parley web` (adapters/startup.py).
+URL it refuses stops `parley web` (adapters/web/startup.py).
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ from aiohttp import web
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 
-from adapters.access import Gate
-from adapters.services import Services
-from adapters.startup import refuse
+from adapters.chat.access import Gate
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.commands import menu
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.ingress import dispatcher
-from adapters.web_input import read_json
+from adapters.web.input import read_json
+from adapters.web.services import Services
+from adapters.web.startup import refuse
 from bot.config.settings import ConfigError, Settings
 from bot.redis.ratelimit import RateBudget
 

@@ -3,7 +3,7 @@
 The list covers the whole chat (`tg:CHAT`), its forum topics included, wherever in it it was
 asked. A press is answered at once (the callback query's text, an alert for a press that
 changed nothing) and the list is edited: the task's line says it ended and its button goes,
-the others stay. What is said is shared with Slack (`adapters.task_list`).
+the others stay. What is said is shared with Slack (`adapters.chat.task_list`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from aiogram.filters import Command
 from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
 
-from adapters import task_list
+from adapters.chat import task_list
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.item_list import answer, keyboard, replace_item
 from adapters.telegram.place import sender_of

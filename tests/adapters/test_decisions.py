@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from adapters.decisions import FORBIDDEN, Choice, Press, PromptState, decide
+from adapters.chat.decisions import FORBIDDEN, Choice, Press, PromptState, decide
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import CallSummary, Confirmation, Confirmations
 from bot.vocabulary.envelope import Sender

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from adapters.egresses import PLATFORMS
+from adapters.platforms.egresses import PLATFORMS
 from adapters.slack import place as slack
 from adapters.telegram import place as telegram
 from bot.config.settings import Settings
@@ -65,7 +65,7 @@ def answered_target(session: str, settings: Settings) -> Target:
     """Where the runs of a task for `session` are answered, if this deployment answers
     there: a ValueError whose text says why not (`UnknownSession`, or the platform has no
     bot token here). The HTTP API is given this function rather than importing the
-    platforms' modules (`adapters.services.Services.target_of`)."""
+    platforms' modules (`adapters.web.services.Services.target_of`)."""
     target = target_of(session)
     platform = next((p for p in PLATFORMS if p.name == target.platform), None)
     if platform is not None and not platform.configured(settings):

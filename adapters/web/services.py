@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from adapters.tool_list import ToolCatalog
+from adapters.chat.tool_list import ToolCatalog
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
@@ -35,5 +35,5 @@ class Services:
     traces: Traces
     tools: ToolCatalog
     # Where a task for a session key is answered, or a ValueError saying why nowhere
-    # (`adapters.targets.answered_target`): given, so the HTTP API imports no platform.
+    # (`adapters.platforms.targets.answered_target`): given, so the HTTP API imports no platform.
     target_of: Callable[[str], Target]
