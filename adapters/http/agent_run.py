@@ -86,7 +86,7 @@ class Outcome:
 
 class AgentRuns:
     def __init__(self, services: Services, hub: StreamHub) -> None:
-        self.deps = services
+        self.services = services
         self.hub = hub
 
     async def run(self, request: web.Request) -> web.StreamResponse:
@@ -117,12 +117,12 @@ class AgentRuns:
             finally:
                 if not keep:  # the run ended, or its client left: the next one is new
                     ours = f"{session.removeprefix('http:')} {envelope_id}"
-                    await done(self.deps.redis.eval(_RELEASE, 1, dedup, ours))
+                    await done(self.services.redis.eval(_RELEASE, 1, dedup, ours))
         return _answer(session, envelope_id, outcome, joined)
 
     async def _checked(self, config: RunConfig) -> RunConfig:
         """The config with its model resolved, or a 422 naming what this deployment lacks."""
-        config, problems = await config_problems(self.deps, config)
+        config, problems = await config_problems(self.services, config)
         if problems:
             raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems)
         return config
@@ -132,9 +132,9 @@ class AgentRuns:
     ) -> tuple[str, str, str, bool]:
         """The run to follow: (session, envelope id, stream position, joined an identical one
         already running)."""
-        redis = self.deps.redis
+        redis = self.services.redis
         session_id, envelope_id = uuid.uuid4().hex, f"run-{uuid.uuid4().hex}"
-        ttl = round((config.timeout or self.deps.settings.turn_timeout) + SLACK_S)
+        ttl = round((config.timeout or self.services.settings.turn_timeout) + SLACK_S)
         ours = f"{session_id} {envelope_id}"
         if not await redis.set(dedup, ours, nx=True, ex=ttl):
             running = await redis.get(dedup)
@@ -151,7 +151,7 @@ class AgentRuns:
         try:
             await redis.set(keys.http_session(session_id), json.dumps(record))
             since = await stream_position(redis, session)
-            await self.deps.mailbox.submit(envelope)
+            await self.services.mailbox.submit(envelope)
         except BaseException:  # never queued: no identical request may wait for it
             with contextlib.suppress(Exception):
                 await done(redis.eval(_RELEASE, 1, dedup, ours))
@@ -165,7 +165,7 @@ class AgentRuns:
         stream cut short is a 503: the same request follows the same run again."""
         session, envelope_id, since = run
         outcome = Outcome()
-        limit = (config.timeout or self.deps.settings.turn_timeout) + SLACK_S
+        limit = (config.timeout or self.services.settings.turn_timeout) + SLACK_S
         started = time.monotonic()
 
         def gone() -> bool:

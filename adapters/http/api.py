@@ -92,8 +92,8 @@ def _message_id(request: web.Request) -> str:
 
 
 class Api:
-    def __init__(self, deps: Services, hub: StreamHub) -> None:
-        self.deps = deps
+    def __init__(self, services: Services, hub: StreamHub) -> None:
+        self.services = services
         self.hub = hub
 
     def _reserve(self) -> Slot:
@@ -113,9 +113,9 @@ class Api:
         default, PARLEY_MODEL, answers) and the mode (`{"mode": "plan_execute"}`)."""
         body = await read_body(request, SessionIn) if request.body_exists else SessionIn()
         wanted = body.model
-        model = self.deps.settings.model
+        model = self.services.settings.model
         if wanted is not None:
-            served = served_model(self.deps.settings, wanted)
+            served = served_model(self.services.settings, wanted)
             if served is None:
                 problem = f"model: this deployment's API does not serve {wanted!r}"
                 raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[problem])
@@ -123,10 +123,10 @@ class Api:
         session_id = uuid.uuid4().hex
         record = {"owner": request[USER], "created_at": time.time()}
         if wanted is not None:
-            await self.deps.mailbox.set_option(f"http:{session_id}", "model", model)
+            await self.services.mailbox.set_option(f"http:{session_id}", "model", model)
         if body.mode is not None:
             await self._set_mode(f"http:{session_id}", body.mode)
-        await self.deps.redis.set(keys.http_session(session_id), json.dumps(record))
+        await self.services.redis.set(keys.http_session(session_id), json.dumps(record))
         answer = {"id": session_id, "model": model, "mode": body.mode or "react"}
         return web.json_response(answer, status=201)
 
@@ -139,12 +139,12 @@ class Api:
 
     async def _set_mode(self, session: str, mode: Mode) -> None:
         """The chat's mode, kept where `/mode` keeps a Telegram or Slack chat's."""
-        await self.deps.mailbox.set_option(session, "mode", None if mode == "react" else mode)
+        await self.services.mailbox.set_option(session, "mode", None if mode == "react" else mode)
 
     async def _known(self, request: web.Request) -> str:
         """The session's key, or 404 for an id this API never made."""
         session_id = request.match_info["session_id"]
-        if await sessions.known(self.deps, session_id, request[USER]):
+        if await sessions.known(self.services, session_id, request[USER]):
             return f"http:{session_id}"
         raise refusal(web.HTTPNotFound, "unknown session")
 
@@ -159,8 +159,8 @@ class Api:
             platform="http",
         )
         with self._reserve() as slot:
-            since = await stream_position(self.deps.redis, session)
-            submitted = await self.deps.mailbox.submit(envelope)
+            since = await stream_position(self.services.redis, session)
+            submitted = await self.services.mailbox.submit(envelope)
             if submitted.duplicate:
                 return error(409, "this message was already received", id=envelope.id)
             return await relay(request, slot, session, envelope.id, since)
@@ -171,12 +171,12 @@ class Api:
         with self._reserve() as slot:
             since = request.headers.get("Last-Event-ID", "")
             if not EVENT_ID.match(since):
-                since = await stream_position(self.deps.redis, session)
+                since = await stream_position(self.services.redis, session)
             return await relay(request, slot, session, None, since)
 
     async def stop(self, request: web.Request) -> web.Response:
         session = await self._known(request)
-        reached = await self.deps.redis.publish(keys.CANCEL_CHANNEL, session)
+        reached = await self.services.redis.publish(keys.CANCEL_CHANNEL, session)
         return web.json_response({"stop": "sent", "workers": reached}, status=202)
 
     async def decide(self, request: web.Request) -> web.StreamResponse:
@@ -189,7 +189,7 @@ class Api:
     async def _decide(
         self, request: web.Request, confirmation_id: str, body: DecisionIn, slot: Slot | None
     ) -> web.StreamResponse:
-        confirmations = self.deps.confirmations
+        confirmations = self.services.confirmations
         confirmation = await confirmations.get(confirmation_id)
         if confirmation is None:
             return error(404, "unknown confirmation")
@@ -212,28 +212,28 @@ class Api:
             confirmation_id=confirmation_id,
             approve=status == "approved",
         )
-        since = await stream_position(self.deps.redis, confirmation.session)
-        await self.deps.mailbox.submit(envelope)
+        since = await stream_position(self.services.redis, confirmation.session)
+        await self.services.mailbox.submit(envelope)
         if slot is not None:
             return await relay(request, slot, confirmation.session, envelope.id, since)
         return web.json_response({"status": status}, status=202)
 
     async def tools(self, request: web.Request) -> web.Response:
-        return web.json_response(await self.deps.tools.as_json())
+        return web.json_response(await self.services.tools.as_json())
 
     async def metrics(self, request: web.Request) -> web.Response:
         """The deployment's Prometheus metrics: every live process's, added up (see
         `bot.telemetry.metrics`), and the mailboxes' backlog read now; behind the API token
         like the API."""
-        body = await metrics.exposition(self.deps.redis)
+        body = await metrics.exposition(self.services.redis)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def health(self, request: web.Request) -> web.Response:
         try:
-            await self.deps.redis.ping()
+            await self.services.redis.ping()
         except Exception:
             return error(503, "redis unreachable")
-        if (problem := self.deps.archive.problem()) is not None:
+        if (problem := self.services.archive.problem()) is not None:
             return error(503, problem)
         return web.json_response({"status": "ok"})
 
@@ -310,21 +310,21 @@ def unavailable(reason: str) -> web.Response:
     return answer
 
 
-def build_app(deps: Services) -> web.Application:
+def build_app(services: Services) -> web.Application:
     app = web.Application(
         client_max_size=MAX_BODY,
-        middlewares=[json_errors, auth_middleware(deps.settings)],
+        middlewares=[json_errors, auth_middleware(services.settings)],
         handler_args=LIMITS,
     )
     app[STREAMS] = weakref.WeakSet()
     app[PUBLIC] = set()  # the pages hold no data; they ask for the token their calls carry
-    settings = deps.settings
+    settings = services.settings
     app[HUB] = StreamHub(
-        deps.redis, lambda: reader_connection(settings.redis_url), settings.max_streams
+        services.redis, lambda: reader_connection(settings.redis_url), settings.max_streams
     )
     app.on_shutdown.append(close_streams)
-    api = Api(deps, app[HUB])
-    records = Records(deps)
+    api = Api(services, app[HUB])
+    records = Records(services)
     pages.mount(app, app[PUBLIC])
     app.router.add_get("/healthz", api.health)
     app.router.add_get("/metrics", api.metrics)
@@ -339,8 +339,8 @@ def build_app(deps: Services) -> web.Application:
     app.router.add_get("/api/sessions/{session_id}/events", api.events)
     app.router.add_post("/api/sessions/{session_id}/stop", api.stop)
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
-    tasks.mount(app, deps)
-    people.mount(app, deps)
-    traces.mount(app, deps)
-    agent_run.mount(app, deps, app[HUB])
+    tasks.mount(app, services)
+    people.mount(app, services)
+    traces.mount(app, services)
+    agent_run.mount(app, services, app[HUB])
     return app

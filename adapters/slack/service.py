@@ -59,8 +59,8 @@ def refusal(exc: SlackApiError, variable: str) -> ConfigError | None:
 class SlackService:
     """Owns the bolt app and its Web API client for the lifetime of the web app."""
 
-    def __init__(self, core: Services) -> None:
-        settings, redis = core.settings, core.redis
+    def __init__(self, services: Services) -> None:
+        settings, redis = services.settings, services.redis
         socket = settings.slack_app_token is not None  # else Settings ensured a secret
         self.settings = settings
         self.client = make_client(settings)
@@ -78,14 +78,14 @@ class SlackService:
             calls=calls,
             gate=Gate(settings, redis),
             redis=redis,
-            mailbox=core.mailbox,
-            confirmations=core.confirmations,
-            archive=core.archive,
-            tasks=core.tasks,
-            memories=core.memories,
-            people=core.people,
-            grants=core.grants,
-            tools=core.tools,
+            mailbox=services.mailbox,
+            confirmations=services.confirmations,
+            archive=services.archive,
+            tasks=services.tasks,
+            memories=services.memories,
+            people=services.people,
+            grants=services.grants,
+            tools=services.tools,
         )
         register(self.app, self.deps)
         self.app.error(listener_failed)

@@ -72,10 +72,10 @@ def webhook_secret(settings: Settings) -> str:
 class TelegramService:
     """Owns the Bot and the dispatcher for the lifetime of the web app."""
 
-    def __init__(self, core: Services) -> None:
-        self.core = core
-        self.settings = settings = core.settings
-        self.redis = core.redis
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.settings = settings = services.settings
+        self.redis = services.redis
         self.bot: Bot = make_bot(settings)
         self.dispatcher: Dispatcher | None = None
         self.secret = webhook_secret(settings)
@@ -155,14 +155,14 @@ class TelegramService:
             me=me,
             calls=TelegramCalls(self.bot, budget, self.settings),
             gate=Gate(self.settings, self.redis),
-            mailbox=self.core.mailbox,
-            confirmations=self.core.confirmations,
-            archive=self.core.archive,
-            tasks=self.core.tasks,
-            memories=self.core.memories,
-            people=self.core.people,
-            grants=self.core.grants,
-            tools=self.core.tools,
+            mailbox=self.services.mailbox,
+            confirmations=self.services.confirmations,
+            archive=self.services.archive,
+            tasks=self.services.tasks,
+            memories=self.services.memories,
+            people=self.services.people,
+            grants=self.services.grants,
+            tools=self.services.tools,
         )
         self.dispatcher = dispatcher(deps)
         log.info("Telegram bot @%s ready (%s)", me.username, self._mode())

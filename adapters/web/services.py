@@ -1,5 +1,8 @@
 """The web process's shared services: what the HTTP API and every platform's ingress use,
-built once by `parley web` (the worker's counterpart is `bot.session.runner.RunnerDeps`)."""
+built once by `parley web` (the worker's counterpart is `bot.session.deps.RunnerDeps`).
+
+Wherever it is passed or kept it is called `services`; a platform's own `deps` is the typed
+object its listeners are given (`adapters.telegram.deps`, `adapters.slack.deps`), made from it."""
 
 from __future__ import annotations
 
