@@ -26,7 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
-from adapters.http import agent_run, pages, people, sessions, tasks, traces
+from adapters.http import agent_run, pages, people, place, sessions, tasks, traces
 from adapters.http.common import USER, api_sender
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
@@ -120,12 +120,13 @@ class Api:
                 problem = f"model: this deployment's API does not serve {wanted!r}"
                 raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[problem])
             model = served
-        session_id = uuid.uuid4().hex
+        session_id = place.new_session_id()
+        session = place.session_key(session_id)
         record = {"owner": request[USER], "created_at": time.time()}
         if wanted is not None:
-            await self.services.mailbox.set_option(f"http:{session_id}", "model", model)
+            await self.services.mailbox.set_option(session, "model", model)
         if body.mode is not None:
-            await self._set_mode(f"http:{session_id}", body.mode)
+            await self._set_mode(session, body.mode)
         await self.services.redis.set(keys.http_session(session_id), json.dumps(record))
         answer = {"id": session_id, "model": model, "mode": body.mode or "react"}
         return web.json_response(answer, status=201)
@@ -135,7 +136,7 @@ class Api:
         session = await self._known(request)
         body: SessionChange = await read_body(request, SessionChange)
         await self._set_mode(session, body.mode)
-        return web.json_response({"id": session.removeprefix("http:"), "mode": body.mode})
+        return web.json_response({"id": place.session_id(session), "mode": body.mode})
 
     async def _set_mode(self, session: str, mode: Mode) -> None:
         """The chat's mode, kept where `/mode` keeps a Telegram or Slack chat's."""
@@ -145,7 +146,7 @@ class Api:
         """The session's key, or 404 for an id this API never made."""
         session_id = request.match_info["session_id"]
         if await sessions.known(self.services, session_id, request[USER]):
-            return f"http:{session_id}"
+            return place.session_key(session_id)
         raise refusal(web.HTTPNotFound, "unknown session")
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
@@ -156,7 +157,7 @@ class Api:
             session=session,
             text=body.text,
             sender=api_sender(request),
-            platform="http",
+            platform=place.PLATFORM,
         )
         with self._reserve() as slot:
             since = await stream_position(self.services.redis, session)
@@ -208,7 +209,7 @@ class Api:
             session=confirmation.session,
             kind="decision",
             sender=api_sender(request),
-            platform="http",
+            platform=place.PLATFORM,
             confirmation_id=confirmation_id,
             approve=status == "approved",
         )
@@ -245,17 +246,17 @@ def auth_middleware(settings: Settings) -> Any:
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
         path, resource = request.path, request.match_info.route.resource
         if path == "/healthz" or path in request.app[PUBLIC] or isinstance(resource, StaticFiles):
-            request[USER] = "http:public"
+            request[USER] = place.PUBLIC
             return await handler(request)
         if token is not None:
             if not _bearer_matches(request.headers.get("Authorization", ""), token):
                 return error(401, "a bearer token is required")
-            request[USER] = "http:token"
+            request[USER] = place.TOKEN_HOLDER
         else:
             peer = request.remote or ""
             if not peer or not ip_address(peer).is_loopback:
                 return error(403, "set PARLEY_API_TOKEN to serve clients beyond this machine")
-            request[USER] = "http:local"
+            request[USER] = place.LOCAL
         return await handler(request)
 
     return check

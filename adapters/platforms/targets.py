@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from adapters.http import place as http
 from adapters.platforms.egresses import PLATFORMS
 from adapters.slack import place as slack
 from adapters.telegram import place as telegram
@@ -23,7 +24,6 @@ from bot.tasks.model import Target
 
 _TG = re.compile(r"tg:(-?[0-9]{1,20})(?::([0-9]{1,12}))?")
 _SLACK = re.compile(r"slack:([A-Z0-9]{1,32}):([A-Z0-9]{1,32})(?::([0-9]{1,12}\.[0-9]{1,8}))?")
-_HTTP = re.compile(r"http:[0-9a-f]{32}")
 
 
 class UnknownSession(ValueError):
@@ -53,8 +53,8 @@ def target_of(session: str) -> Target:
             chat_kind=slack_place.kind,
             reply_to=slack_place.model_dump(),
         )
-    if _HTTP.fullmatch(session):
-        return Target(session=session, platform="http", chat_kind="private")
+    if http.is_session_key(session):
+        return Target(session=session, platform=http.PLATFORM, chat_kind="private")
     raise UnknownSession(
         f"Unknown session {session[:80]!r}: use tg:CHAT_ID, tg:CHAT_ID:TOPIC_ID, "
         "slack:TEAM:CHANNEL, slack:TEAM:CHANNEL:THREAD_TS or http:SESSION_ID."

@@ -125,7 +125,7 @@ async def handle(
         deps.note(place.team, place.channel, user, answer, place.thread_ts)
         return
     envelope = Envelope(
-        id=f"slack:{place.team}:{place.channel}:{event['ts']}",
+        id=place.envelope_id(str(event["ts"])),
         session=place.session,
         text=text,
         sender=sender_of(user, "", deps.settings),

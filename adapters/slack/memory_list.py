@@ -23,7 +23,7 @@ from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section
-from adapters.slack.place import PLATFORM, person, sender_of
+from adapters.slack.place import chat_key, person, sender_of
 from bot.memory.scope import is_private, scope_of
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ _LINE = re.compile(r"#([1-9][0-9]{0,17}) ")
 def scope_in(team: str, channel: str, user: str) -> str:
     """The memories a list in `channel` holds: in a DM, `user`'s own."""
     kind = "private" if channel.startswith("D") else "channel"
-    return scope_of(kind, person(user), f"{PLATFORM}:{team}:{channel}")
+    return scope_of(kind, person(user), chat_key(team, channel))
 
 
 async def on_memory(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

@@ -20,7 +20,7 @@ from aiogram.types import Message as TgMessage
 from adapters.chat.access import Gate
 from adapters.chat.tool_list import ToolCatalog
 from adapters.telegram.client import TelegramCalls
-from adapters.telegram.place import PLATFORM, place_of, sender_of
+from adapters.telegram.place import PLATFORM, envelope_id, person, place_of, sender_of
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
@@ -56,7 +56,7 @@ class IngressDeps:
 
     async def admit(self, message: TgMessage, user: User) -> bool:
         """Whether `user` may talk to the bot; a stranger is told so once, at no model cost."""
-        admission = await self.gate.admit(f"tg:{user.id}", f"chat {message.chat.id}")
+        admission = await self.gate.admit(person(user.id), f"chat {message.chat.id}")
         if admission.tell is not None:
             await self.answer(message, admission.tell)
         return admission.admitted
@@ -65,8 +65,8 @@ class IngressDeps:
         """Whether the sender may send this message now (messages a minute, tokens a day);
         over a limit they are told once per window, and nothing is submitted."""
         assert message.from_user is not None
-        person = f"tg:{message.from_user.id}"
-        admission = await self.gate.take_message(person, f"tg:{update.update_id}")
+        who = person(message.from_user.id)
+        admission = await self.gate.take_message(who, envelope_id(update.update_id))
         if admission.tell is not None:
             await self.answer(message, admission.tell)
         return admission.admitted
@@ -82,7 +82,7 @@ class IngressDeps:
         assert message.from_user is not None
         place = place_of(message)
         envelope = Envelope(
-            id=f"tg:{update.update_id}",
+            id=envelope_id(update.update_id),
             session=place.session,
             kind=kind,
             text=text,
