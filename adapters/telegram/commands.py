@@ -73,7 +73,7 @@ async def on_command(
     place = place_of(message)
     name = command.command.lower()
     if name == "new":
-        await deps.submit(message, event_update, "new", kind="command")
+        await deps.submit_command(message, event_update, "new")
         return
     if name == "stop":
         running = await deps.mailbox.stop(place.session)
