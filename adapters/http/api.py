@@ -26,6 +26,8 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
+from adapters.chat import decisions
+from adapters.chat.decisions import Choice, Press
 from adapters.http import agent_run, pages, people, place, sessions, tasks, traces
 from adapters.http.common import USER, api_sender
 from adapters.http.records import Records
@@ -37,10 +39,10 @@ from adapters.web.services import Services
 from bot.config.settings import Settings
 from bot.llm.registry import served_model
 from bot.redis import keys
-from bot.redis.confirmations import Status
+from bot.redis.confirmations import Outcome
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 from bot.telemetry import metrics
-from bot.vocabulary.envelope import MAX_TEXT, Envelope, decision_id
+from bot.vocabulary.envelope import MAX_TEXT, Envelope
 from bot.vocabulary.run_config import Mode
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,13 @@ MAX_BODY = 64 * 1024
 MAX_MESSAGE_ID = 200  # an envelope id's own limit
 RETRY_AFTER_S = 5  # how soon a client may try again after a 503
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+# The status of the answer to a decision that decided nothing, by what it came to.
+DECISION_CODES: dict[Outcome, int] = {
+    "expired": 410,
+    "decided": 409,
+    "forbidden": 403,
+    "unknown": 404,
+}
 StaticFiles = web.StaticResource  # the pages' own files are public, like the pages
 PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own credentials
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -190,34 +199,27 @@ class Api:
     async def _decide(
         self, request: web.Request, confirmation_id: str, body: DecisionIn, slot: Slot | None
     ) -> web.StreamResponse:
+        """The shared decision (`adapters.chat.decisions`), answered with a status code:
+        the caller decides only what it asked for itself."""
+        choice: Choice = "approve" if body.decision == "approve" else "deny"
+        press = Press(confirmation_id, choice, api_sender(request), place.PLATFORM, own_only=True)
         confirmations = self.services.confirmations
-        confirmation = await confirmations.get(confirmation_id)
+        claimed = await decisions.claim(press, confirmations)
+        confirmation = claimed.confirmation
         if confirmation is None:
             return error(404, "unknown confirmation")
-        status: Status = "approved" if body.decision == "approve" else "denied"
-        outcome = await confirmations.decide(confirmation_id, status, request[USER], is_admin=False)
-        if outcome != "ok":
+        if claimed.outcome != "ok":
             current = await confirmations.get(confirmation_id)
-            codes = {"expired": 410, "decided": 409, "forbidden": 403, "unknown": 404}
             return error(
-                codes[outcome],
-                f"confirmation {outcome}",
+                DECISION_CODES[claimed.outcome],
+                f"confirmation {claimed.outcome}",
                 status=current.status if current else None,
             )
-        envelope = Envelope(
-            id=decision_id(confirmation_id),
-            session=confirmation.session,
-            kind="decision",
-            sender=api_sender(request),
-            platform=place.PLATFORM,
-            confirmation_id=confirmation_id,
-            approve=status == "approved",
-        )
         since = await stream_position(self.services.redis, confirmation.session)
-        await self.services.mailbox.submit(envelope)
+        envelope = await decisions.queue(press, confirmation, self.services.mailbox)
         if slot is not None:
             return await relay(request, slot, confirmation.session, envelope.id, since)
-        return web.json_response({"status": status}, status=202)
+        return web.json_response({"status": press.status}, status=202)
 
     async def tools(self, request: web.Request) -> web.Response:
         return web.json_response(await self.services.tools.as_json())
