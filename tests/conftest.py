@@ -1,8 +1,9 @@
 """The suite's fixtures, and the line between its fast unit part and the end-to-end part.
 
 A test is end to end (marker `e2e`) when it starts a process of Parley's or a server: every
-test under tests/integration, every test that needs the Redis or PostgreSQL server, and the
-tests marked `e2e` by hand because they run `python -m worker ...`. `pytest -m "not e2e"`
+test under tests/integration, every test that needs the Redis or PostgreSQL server (a module's
+tests on a real Redis sit beside its other tests, in the folder of its package), and the tests
+marked `e2e` by hand because they run `python -m worker ...`. `pytest -m "not e2e"`
 (make test-unit) is the rest: it needs nothing but the virtualenv and runs in seconds.
 """
 

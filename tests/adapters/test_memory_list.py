@@ -1,6 +1,6 @@
 """What `/memory` says on every platform: the list's bounds, the buttons' data read strictly,
 and the lines of a list once a memory is forgotten. (Presses:
-tests/integration/test_*_memory_list.py.)"""
+tests/integration/*/test_memory_list.py.)"""
 
 from __future__ import annotations
 

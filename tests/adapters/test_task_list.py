@@ -1,5 +1,5 @@
 """What `/tasks` says on every platform: the list's size, the buttons' data read strictly,
-and the line a task shows once it ended. (Presses: tests/integration/test_*_tasks.py.)"""
+and the line a task shows once it ended. (Presses: tests/integration/*/test_task_list.py.)"""
 
 from __future__ import annotations
 

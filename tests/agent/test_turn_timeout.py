@@ -1,6 +1,6 @@
 """A turn past PARLEY_TURN_TIMEOUT stops like a /stop, keeps what it has, and says why.
 
-These run with a short timeout; tests/integration/test_turn_timeout.py waits out the default
+These run with a short timeout; tests/integration/worker/test_turn_timeout.py waits out the default
 against a real worker.
 """
 

@@ -368,7 +368,7 @@ async def test_say_delivers_signed_events_like_slack(
     assert app.events("message")[-1]["channel_type"] == "im" and len(app.events("app_mention")) == 1
 
     await client.chat_postMessage(channel=general.id, text="mine", thread_ts=asked.ts)
-    await fake.wait_for(lambda: len(app.events("message")) == 4, within=2)
+    await fake.wait_for(lambda: len(app.events("message")) == 4)
     own = app.events("message")[-1]
     assert own["bot_id"] == BOT_ID and own["user"] == BOT_USER_ID and "subtype" not in own
     await fake.bot_says(general, "beep", thread_ts=asked.ts)

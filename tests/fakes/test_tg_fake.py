@@ -170,7 +170,7 @@ async def test_webhook_delivery_carries_the_secret_and_retries(
         with pytest.raises(TelegramConflictError):
             await bot.get_updates()  # 409 conflict while a webhook is set
         update = fake.send(fake.private_chat(ANN), ANN, "hi")
-        await fake.wait_for(lambda: len(seen) == 2, within=5)
+        await fake.wait_for(lambda: len(seen) == 2)
     finally:
         await runner.cleanup()
     assert seen == [("abc_1", update["update_id"])] * 2

@@ -8,10 +8,8 @@ import contextlib
 import json
 import os
 import socket
-import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +21,9 @@ from bot.tools.executor import ToolExecutor, ToolOutcome
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 from tests.support.redis_server import free_port
+from tests.support.waiting import until
 
 TOOLBOX = Path(__file__).parent / "servers" / "toolbox.py"
-WITHIN = 60.0  # generous: a busy 2-core machine starts Python processes slowly
 SETTINGS = Settings(_env_file=None)
 
 
@@ -54,16 +52,6 @@ async def running(servers: dict[str, Any], **tuning: float) -> AsyncIterator[Mcp
         await started.aclose()
 
 
-async def until(check: Callable[[], object], what: str, within: float = WITHIN) -> float:
-    """Wait for `check` to hold; how long it took. Fails naming `what` after `within` s."""
-    started = time.monotonic()
-    while not check():
-        if time.monotonic() - started > within:
-            raise AssertionError(f"{what}: not after {within:g} s")
-        await asyncio.sleep(0.02)
-    return time.monotonic() - started
-
-
 def offered(servers: McpServers, *names: str) -> Callable[[], bool]:
     return lambda: all(name in servers.tools() for name in names)
 
@@ -85,26 +73,31 @@ async def call(runner: ToolExecutor, name: str, **arguments: Any) -> ToolOutcome
     return await runner.run_one(ToolUseBlock(id="call-1", name=name, input=arguments), ctx, {})
 
 
-@contextlib.contextmanager
-def http_toolbox(kind: str = "http") -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+@contextlib.asynccontextmanager
+async def http_toolbox(
+    kind: str = "http",
+) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
     """The toolbox served over streamable HTTP (`http`) or SSE (`sse`) by a process of its
     own on 127.0.0.1; its URL once it accepts connections, and the process."""
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(TOOLBOX), kind, str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(TOOLBOX),
+        kind,
+        str(port),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + WITHIN
-        while not _accepts(port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"the toolbox never served on port {port}")
-            time.sleep(0.05)
+        await until(
+            lambda: _accepts(port) or process.returncode is not None, f"the toolbox on {port}"
+        )
+        assert process.returncode is None, f"the toolbox exited with {process.returncode}"
         yield f"http://127.0.0.1:{port}/{'mcp' if kind == 'http' else 'sse'}", process
     finally:
-        process.kill()
-        process.wait()
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
 
 
 def _accepts(port: int) -> bool:

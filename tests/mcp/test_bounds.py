@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from bot.mcp.output import STDERR_BURST, STDERR_RATE
-from tests.mcp.support import SETTINGS, call, executor, offered, running, toolbox, until
+from tests.mcp.support import SETTINGS, call, executor, offered, running, toolbox
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 UNRULY = Path(__file__).parent / "servers" / "unruly.py"

@@ -12,7 +12,8 @@ from redis.asyncio import Redis
 
 from bot.mcp.status import TTL, ServerStatus, mcp_status, publish, worker_key, write_status
 from bot.redis import keys
-from tests.mcp.support import offered, running, toolbox, until
+from tests.mcp.support import offered, running, toolbox
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -22,15 +23,17 @@ def redis(redis_client: Redis) -> Redis:
     return redis_client
 
 
-async def connected(redis: Redis, within: float = 30) -> dict[str, ServerStatus]:
+async def connected(redis: Redis) -> dict[str, ServerStatus]:
     """The merged view, once it says the toolbox is connected."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        seen = await mcp_status(redis)
-        if "box" in seen and seen["box"].state == "connected":
-            return seen
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the toolbox was not connected after {within:g} s")
+    seen: dict[str, ServerStatus] = {}
+
+    async def says_so() -> bool:
+        seen.clear()
+        seen.update(await mcp_status(redis))
+        return "box" in seen and seen["box"].state == "connected"
+
+    await until(says_so, "the toolbox connected in the merged view")
+    return seen
 
 
 async def test_workers_views_merge_and_a_stopped_worker_leaves_none(redis: Redis) -> None:

@@ -21,8 +21,8 @@ from tests.mcp.support import (
     running,
     time_server,
     toolbox,
-    until,
 )
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 SERVER_LOG = "bot.mcp.server"

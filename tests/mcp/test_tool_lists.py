@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_telegram_replies import ANN, replies
+from tests.integration.telegram.test_replies import ANN, replies
 from tests.mcp.test_worker import TIME_SERVER, offered_within
 from tests.support.slack import SlackStack
 from tests.support.stack import Stack

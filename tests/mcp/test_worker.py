@@ -22,8 +22,8 @@ from redis.asyncio import Redis
 
 from bot.mcp.status import mcp_status
 from tests.fakes.llm import FakeLLM, RecordedRequest, Reply, ToolCallSpec
-from tests.mcp.support import until
 from tests.support.stack import Stack, send, stack_env, texts
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 TIME_SERVER = {"command": sys.executable, "args": ["-m", "mcp_server_time"], "trust": "allow"}
@@ -61,19 +61,18 @@ def in_sessions_led_by_children_of(parent: int) -> set[int]:
     return {pid for pid, f in running.items() if int(f[3]) in leaders}
 
 
-async def offered_within(redis_url: str, within: float = 60) -> float:
+async def offered_within(redis_url: str) -> float:
     """Seconds until some worker says the time server is connected."""
     redis = Redis.from_url(redis_url)
-    started = time.monotonic()
+
+    async def connected() -> bool:
+        status = (await mcp_status(redis)).get("time")
+        return status is not None and status.state == "connected"
+
     try:
-        while time.monotonic() - started < within:
-            status = (await mcp_status(redis)).get("time")
-            if status is not None and status.state == "connected":
-                return time.monotonic() - started
-            await asyncio.sleep(0.05)
+        return await until(connected, "the time server connected")
     finally:
         await redis.aclose()
-    raise AssertionError(f"the time server was not connected after {within:g} s")
 
 
 async def test_the_model_calls_an_mcp_tool_and_the_reply_has_its_answer(

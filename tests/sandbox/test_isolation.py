@@ -16,6 +16,7 @@ import pytest
 import bot
 from bot.sandbox.limits import SandboxLimits
 from bot.sandbox.runner import RUN_PREFIX, run_program
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 SECRET = "parley-secret-7f3a9c"
@@ -197,11 +198,7 @@ async def test_each_run_starts_empty_and_leaves_nothing(
     assert _run_directories(tmp_path) == []
     # while a run lasts its folder is there, so the line above could have failed
     running = asyncio.create_task(run_program("import time\ntime.sleep(2)\n", limits))
-    seen: list[Path] = []
-    async with asyncio.timeout(60):
-        while not seen:
-            seen = _run_directories(tmp_path)
-            await asyncio.sleep(0.01)
+    await until(lambda: _run_directories(tmp_path), "the run's folder", every=0.01)
     assert (await running).exit_code == 0
     assert _run_directories(tmp_path) == []
 

@@ -17,6 +17,7 @@ from bot.sandbox import runner
 from bot.sandbox.limits import RunPlan, SandboxLimits
 from bot.sandbox.report import describe
 from bot.sandbox.runner import run_program
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -158,16 +159,14 @@ async def test_a_cancelled_run_takes_its_processes_down(
     monkeypatch.setattr(runner, "_spawn", recorded)
     code = "import os, time\nfor _ in range(5):\n    os.fork()\ntime.sleep(600)\n"
     task = asyncio.create_task(run_program(code, limits))
-    running = 0  # 32 program processes and the stage's three
-    async with asyncio.timeout(60):
-        while running < 32 + 3:
-            await asyncio.sleep(0.05)
-            running = len(_in_session(started[0].pid)) if started else 0
+
+    def running() -> int:
+        return len(_in_session(started[0].pid)) if started else 0
+
+    await until(lambda: running() >= 32 + 3, "32 program processes and the stage's three")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert started[0].returncode is not None
-    async with asyncio.timeout(30):  # SIGKILL is sent; dying takes the kernel a moment
-        while running:
-            running = len(_in_session(started[0].pid))
-            await asyncio.sleep(0.01)
+    # SIGKILL is sent; dying takes the kernel a moment
+    await until(lambda: running() == 0, "every process of the run gone", every=0.01)

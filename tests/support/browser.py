@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +19,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.chromium.webdriver import ChromiumDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.support.waiting import WITHIN, until
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -68,22 +69,25 @@ async def wait_for(
     browser: WebDriver,
     probe: Callable[[WebDriver], T | None],
     what: str,
-    limit: float = 20,
+    limit: float = WITHIN,
     shown: Callable[[WebDriver], Any] = page_text,
 ) -> T:
     """The first truthy value of `probe` on the page, polled for a generous while; after
     `limit` s an AssertionError says what was awaited and what the page showed."""
-    started = time.monotonic()
-    while not (found := await asyncio.to_thread(probe, browser)):
-        if time.monotonic() - started > limit:
-            seen = await asyncio.to_thread(shown, browser)
-            raise AssertionError(f"{what}: not seen in {limit} s; the page shows {seen!r}")
-        await asyncio.sleep(0.1)
-    return found
+    found: list[T] = []
+
+    async def seen() -> bool:
+        value = await asyncio.to_thread(probe, browser)
+        if value:
+            found.append(value)
+        return bool(value)
+
+    await until(seen, lambda: f"{what}; the page shows {shown(browser)!r}", limit, every=0.1)
+    return found[0]
 
 
 async def wait_for_text(
-    browser: WebDriver, text: str, limit: float = 20, selector: str = ".msg"
+    browser: WebDriver, text: str, limit: float = WITHIN, selector: str = ".msg"
 ) -> list[str]:
     """The texts of the elements `selector` selects, once one of them holds `text`."""
 

@@ -10,8 +10,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from bot.redis import keys
-
-LEAD_WITHIN_S = 60.0
+from tests.support.waiting import until
 
 
 class Schedulers:
@@ -53,19 +52,18 @@ class Schedulers:
     ) -> asyncio.subprocess.Process:
         """The process that leads, once one of `among` (default: all started) does."""
         candidates = among if among is not None else self.processes
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + LEAD_WITHIN_S
-        while loop.time() < deadline:
+        leading: list[asyncio.subprocess.Process] = []
+
+        async def led() -> bool:
             pid = await self.leader()
-            for proc in candidates:
-                if proc.pid == pid and proc.returncode is None:
-                    return proc
+            leading[:] = [p for p in candidates if p.pid == pid and p.returncode is None]
             for proc in candidates:
                 if proc.returncode is not None and proc.returncode != -9:
                     raise AssertionError(f"a scheduler exited: {self.log(proc)}")
-            await asyncio.sleep(0.1)
-        logs = "\n".join(self.log(p) for p in candidates)
-        raise AssertionError(f"no scheduler led within {LEAD_WITHIN_S} s:\n{logs}")
+            return bool(leading)
+
+        await until(led, lambda: "\n".join(["a scheduler leading", *map(self.log, candidates)]))
+        return leading[0]
 
     async def stop(self) -> None:
         """SIGTERM, so the leader lets go of the lease and the next test's scheduler leads at

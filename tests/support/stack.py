@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from adapters.http.server import Runner
 from bot.config.settings import Settings
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.support.redis_server import RedisServer, free_port
+from tests.support.waiting import until
 from tests.support.workers import Announcements, InProcessWorker
 from worker.web import make_app
 
@@ -169,19 +169,16 @@ def texts(events: list[dict[str, Any]]) -> str:
     return shown
 
 
-async def idle(redis_url: str, within: float = 60) -> None:
-    """Wait until no turn holds a lease and nothing is armed (a reply's last edit landed);
-    after `within` s (generous, for a busy machine) return anyway and let the test's own
-    assertions say what is left."""
+async def idle(redis_url: str) -> None:
+    """Wait until no turn holds a lease and nothing is armed (a reply's last edit landed)."""
     redis = Redis.from_url(redis_url)
-    deadline = time.monotonic() + within
+
+    async def quiet() -> bool:
+        leases = [k async for k in redis.scan_iter("parley:*:lease")]
+        return not leases and not await redis.zcard("parley:armed")
+
     try:
-        while time.monotonic() < deadline:
-            leases = [k async for k in redis.scan_iter("parley:*:lease")]
-            armed = await redis.zcard("parley:armed")
-            if not leases and not armed:
-                return
-            await asyncio.sleep(0.05)
+        await until(quiet, "no lease held and no reply armed")
     finally:
         await redis.aclose()
 

@@ -4,9 +4,7 @@ and what the database says about them (the tasks and runs tables, read as a dash
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,19 +109,3 @@ async def rows(database_url: str, table: Table, **where: Any) -> list[Any]:
             return list((await db.execute(query.order_by(order))).all())
     finally:
         await engine.dispose()
-
-
-async def until(
-    check: Callable[[], Any], what: str, within: float = 30.0, every: float = 0.1
-) -> None:
-    """Wait for `check()` (sync or async) to be true, failing with `what` after `within` s."""
-    deadline = time.monotonic() + within
-    while True:
-        outcome = check()
-        if asyncio.iscoroutine(outcome):
-            outcome = await outcome
-        if outcome:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within} s waiting for {what}")
-        await asyncio.sleep(every)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+
+from tests.support.waiting import until
 
 START_LIMIT = 90  # a busy machine imports the web process's modules slowly
 
@@ -37,16 +38,14 @@ async def web_process(
 
 
 async def _answering(base: str, proc: asyncio.subprocess.Process, log: Path) -> None:
-    started = time.monotonic()
     async with httpx.AsyncClient(base_url=base, timeout=10) as client:
-        while True:
+
+        async def answering() -> bool:
             if proc.returncode is not None:
                 said = await asyncio.to_thread(log.read_text)
                 raise AssertionError(f"it exited with {proc.returncode}: {said}")
             with contextlib.suppress(httpx.TransportError):
-                if (await client.get("/healthz")).status_code == 200:
-                    return
-            if time.monotonic() - started > START_LIMIT:
-                said = await asyncio.to_thread(log.read_text)
-                raise AssertionError(f"no answer in {START_LIMIT} s: {said}")
-            await asyncio.sleep(0.1)
+                return (await client.get("/healthz")).status_code == 200
+            return False
+
+        await until(answering, lambda: f"an answer on /healthz: {log.read_text()}", START_LIMIT)

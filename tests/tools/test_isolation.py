@@ -7,7 +7,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -18,6 +18,7 @@ from bot.tools.builtin import builtin_tools
 from bot.tools.executor import ToolExecutor, ToolOutcome
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
+from tests.support.waiting import until
 
 T = TypeVar("T")
 GATES: dict[str, threading.Event] = {}
@@ -141,7 +142,7 @@ async def test_stuck_threads_are_bounded_then_calls_are_busy(ctx: ToolContext, g
     )
     assert second.duration < 5
     GATES[gate].set()
-    await until(lambda: executor.runner.threads.alive == 0)
+    await until(lambda: executor.runner.threads.alive == 0, "the let-go thread ended")
     third = await run_one(executor, ctx, call("block_thread", gate=gate))
     assert (third.content, third.is_error) == ("let go", False)
 
@@ -157,15 +158,7 @@ async def test_an_async_tool_that_awaits_is_cancelled_on_its_own_loop(ctx: ToolC
     executor.registry.register(sleeper)
     outcome = await run_one(executor, ctx, call("sleeper"))
     assert outcome.content == "sleeper timed out after 1 s and was stopped."
-    await until(lambda: executor.runner.threads.alive == 0)
-    assert executor.runner.threads.alive == 0  # cancelled, its thread ended
-
-
-async def until(condition: Callable[[], bool], limit: float = 10) -> None:
-    """Wait for `condition`, at most `limit` seconds."""
-    deadline = time.monotonic() + limit
-    while not condition() and time.monotonic() < deadline:  # noqa: ASYNC110 (a thread's state)
-        await asyncio.sleep(0.01)
+    await until(lambda: executor.runner.threads.alive == 0, "the cancelled tool's thread ended")
 
 
 def alive(pid: int) -> bool:
@@ -194,8 +187,7 @@ async def test_a_tool_holding_the_gil_is_killed_at_the_timeout(
     assert outcome.duration < 5 and gap < 1.0
     hog = int(pid_file.read_text())
     assert str(hog) == before.content  # the warm helper ran it
-    await until(lambda: not alive(hog))
-    assert not alive(hog)
+    await until(lambda: not alive(hog), "the GIL-holding helper gone")
     after = await run_one(executor, ctx, call("process_id"))
     assert not after.is_error and after.content != before.content  # a fresh helper
 

@@ -35,6 +35,7 @@ from tests.fakes.slack.socket import SocketMode
 from tests.fakes.slack.streaming import Streams
 from tests.fakes.slack.wire import authorize, bearer, params_of
 from tests.support.redis_server import free_port
+from tests.support.waiting import WITHIN, until
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -170,12 +171,12 @@ class FakeSlack(People):
     def count(self, method: str) -> int:
         return sum(1 for call in self.calls if call.method == method)
 
-    async def wait_for(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
-        deadline = time.monotonic() + within
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {within} s waiting for the fake Slack")
-            await asyncio.sleep(0.02)
+    async def wait_for(
+        self, predicate: Callable[[], bool], within: float = WITHIN, what: str = ""
+    ) -> float:
+        """Seconds until `predicate` holds of what the fake Slack has seen
+        (`tests.support.waiting.until`)."""
+        return await until(predicate, f"the fake Slack: {what or 'the awaited calls'}", within)
 
     # --- messages ----------------------------------------------------------------------------
 

@@ -25,8 +25,6 @@ from tests.fakes.slack.model import APP_ID, Delivery
 if TYPE_CHECKING:
     from tests.fakes.slack.server import FakeSlack
 
-CONNECT_WITHIN = 15.0  # how long a delivery waits for the app to connect
-
 
 class SocketMode:
     def __init__(self, fake: FakeSlack) -> None:
@@ -98,7 +96,7 @@ class SocketMode:
         reason: str = "timeout",
     ) -> tuple[int, str]:
         """Push an envelope until acked (or three retries); (200, the ack) or (0, "")."""
-        await self.fake.wait_for(lambda: self.connected, within=CONNECT_WITHIN)
+        await self.fake.wait_for(lambda: self.connected, what="the app connected")
         attempt = 0
         while True:
             status, answer = await self._attempt(body, retry_num, reason if retry_num else "")

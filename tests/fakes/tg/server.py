@@ -33,6 +33,7 @@ from tests.fakes.tg.model import (
 )
 from tests.fakes.tg.users import UserSide
 from tests.support.redis_server import free_port
+from tests.support.waiting import WITHIN, until
 
 
 class FakeTelegram(UserSide):
@@ -123,12 +124,12 @@ class FakeTelegram(UserSide):
             if not m.deleted and (thread_id is None or m.thread_id == thread_id)
         ]
 
-    async def wait_for(self, predicate: Callable[[], bool], within: float = 10) -> None:
-        deadline = time.monotonic() + within
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {within} s waiting for the fake Telegram")
-            await asyncio.sleep(0.02)
+    async def wait_for(
+        self, predicate: Callable[[], bool], within: float = WITHIN, what: str = ""
+    ) -> float:
+        """Seconds until `predicate` holds of what the fake Telegram has seen
+        (`tests.support.waiting.until`)."""
+        return await until(predicate, f"the fake Telegram: {what or 'the awaited calls'}", within)
 
     def json_param(self, params: dict[str, Any], name: str) -> Any:
         value = params.get(name)
