@@ -21,9 +21,9 @@ from arq.cron import cron
 from arq.worker import Worker, func
 from redis.asyncio import Redis
 
-from adapters.egresses import configured_egresses
 from adapters.http.egress import HttpEgress
-from adapters.loading import LoadingEgress
+from adapters.platforms.egresses import configured_egresses
+from adapters.platforms.loading import LoadingEgress
 from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
 from bot.assembly.stores import ToolStores
@@ -221,8 +221,9 @@ async def _say_ready(
     redis: ArqRedis, liveness: Liveness, platforms: Mapping[str, LoadingEgress]
 ) -> None:
     """Say so once every configured platform is loaded, in the log and on the workers'
-    stream (`worker.ready`). The worker takes work before that (see `adapters.loading`), but
-    a reply opened until then reaches its platform only now."""
+    stream (`worker.ready`). The worker takes work before that (see
+    `adapters.platforms.loading`), but a reply opened until then reaches its platform only
+    now."""
     results = await asyncio.gather(*(e.ready() for e in platforms.values()), return_exceptions=True)
     # The platforms' SDKs were imported after start-up moved what it made out of the
     # collector's sight (`worker.cli`): aiogram leaves some 50,000 objects (its modules,

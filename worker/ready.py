@@ -2,7 +2,7 @@
 
 A worker takes jobs as soon as arq polls (Redis connected, liveness key written, its turns'
 machinery wired), while the SDKs of its platforms still load in the background (see
-`adapters.loading`); once they have, it is ready for every reply. It says so by adding an
+`adapters.platforms.loading`); once they have, it is ready for every reply. It says so by adding an
 entry (its liveness id, host and process id) to one capped stream, so whoever waits for a
 worker (a deploy script, the end-to-end tests) blocks on a real signal with XREAD instead of
 guessing from a log line, and `XREVRANGE parley:workers + - COUNT 10` shows which workers

@@ -23,7 +23,7 @@ from arq.connections import ArqRedis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from adapters.targets import UnknownSession, target_of
+from adapters.platforms.targets import UnknownSession, target_of
 from bot.config.settings import ConfigError, ConfiguredTask, Settings
 from bot.config.zones import known_zone
 from bot.llm.registry import served_model

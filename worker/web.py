@@ -13,12 +13,12 @@ from functools import partial
 
 from aiohttp import web
 
+from adapters.chat.tool_list import ToolCatalog
 from adapters.http.api import PUBLIC, build_app
 from adapters.http.server import Runner
-from adapters.services import Services
-from adapters.startup import REFUSED, watch_refusals
-from adapters.targets import answered_target
-from adapters.tool_list import ToolCatalog
+from adapters.platforms.targets import answered_target
+from adapters.web.services import Services
+from adapters.web.startup import REFUSED, watch_refusals
 from bot.assembly.catalog import standard_tools
 from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
@@ -41,7 +41,7 @@ async def make_app(settings: Settings) -> web.Application:
     redis = await open_pool(settings)
     await check_persistence(redis)
     stores = ToolStores.open(database.engine, redis)
-    deps = Services(
+    services = Services(
         settings=settings,
         redis=redis,
         mailbox=Mailbox(redis, redis),
@@ -55,9 +55,9 @@ async def make_app(settings: Settings) -> web.Application:
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
         target_of=partial(answered_target, settings=settings),
     )
-    app = build_app(deps)
+    app = build_app(services)
     watch_refusals(app)
-    _mount_platforms(app, deps)
+    _mount_platforms(app, services)
 
     async def close(_: web.Application) -> None:
         await redis.aclose()
@@ -70,17 +70,17 @@ async def make_app(settings: Settings) -> web.Application:
     return app
 
 
-def _mount_platforms(app: web.Application, deps: Services) -> None:
+def _mount_platforms(app: web.Application, services: Services) -> None:
     """The ingress of each platform with a token; see the module docstring."""
-    settings = deps.settings
+    settings = services.settings
     if settings.telegram_bot_token is not None:
         from adapters.telegram.service import TelegramService  # noqa: PLC0415
 
-        TelegramService(deps).mount(app, app[PUBLIC])
+        TelegramService(services).mount(app, app[PUBLIC])
     if settings.slack_bot_token is not None:
         from adapters.slack.service import SlackService  # noqa: PLC0415
 
-        SlackService(deps).mount(app, app[PUBLIC])
+        SlackService(services).mount(app, app[PUBLIC])
 
 
 def allow_open_files(settings: Settings) -> None:

@@ -23,12 +23,13 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from adapters.http import place
 from adapters.http.common import USER, api_sender
 from adapters.http.run_checks import config_problems
 from adapters.http.sse import relay, stream_position
 from adapters.http.streams import Listener, Slot, StreamHub, StreamInterrupted
-from adapters.services import Services
-from adapters.web_input import read_body, refusal
+from adapters.web.input import read_body, refusal
+from adapters.web.services import Services
 from bot.redis import keys
 from bot.redis.results import done
 from bot.store.outcome import RunStatus, status_of
@@ -86,7 +87,7 @@ class Outcome:
 
 class AgentRuns:
     def __init__(self, services: Services, hub: StreamHub) -> None:
-        self.deps = services
+        self.services = services
         self.hub = hub
 
     async def run(self, request: web.Request) -> web.StreamResponse:
@@ -103,7 +104,7 @@ class AgentRuns:
             session, envelope_id, since, joined = await self._start(request, body, config, dedup)
             named = {
                 "X-Parley-Run": run_id(session, envelope_id),
-                "X-Parley-Session": session.removeprefix("http:"),
+                "X-Parley-Session": place.session_id(session),
                 "X-Parley-Deduplicated": "true" if joined else "false",
             }
             keep = joined  # a run this request did not start is released by its starter
@@ -116,13 +117,13 @@ class AgentRuns:
                 raise
             finally:
                 if not keep:  # the run ended, or its client left: the next one is new
-                    ours = f"{session.removeprefix('http:')} {envelope_id}"
-                    await done(self.deps.redis.eval(_RELEASE, 1, dedup, ours))
+                    ours = f"{place.session_id(session)} {envelope_id}"
+                    await done(self.services.redis.eval(_RELEASE, 1, dedup, ours))
         return _answer(session, envelope_id, outcome, joined)
 
     async def _checked(self, config: RunConfig) -> RunConfig:
         """The config with its model resolved, or a 422 naming what this deployment lacks."""
-        config, problems = await config_problems(self.deps, config)
+        config, problems = await config_problems(self.services, config)
         if problems:
             raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems)
         return config
@@ -132,26 +133,26 @@ class AgentRuns:
     ) -> tuple[str, str, str, bool]:
         """The run to follow: (session, envelope id, stream position, joined an identical one
         already running)."""
-        redis = self.deps.redis
-        session_id, envelope_id = uuid.uuid4().hex, f"run-{uuid.uuid4().hex}"
-        ttl = round((config.timeout or self.deps.settings.turn_timeout) + SLACK_S)
+        redis = self.services.redis
+        session_id, envelope_id = place.new_session_id(), f"run-{uuid.uuid4().hex}"
+        ttl = round((config.timeout or self.services.settings.turn_timeout) + SLACK_S)
         ours = f"{session_id} {envelope_id}"
         if not await redis.set(dedup, ours, nx=True, ex=ttl):
             running = await redis.get(dedup)
             if running is not None:
                 session_id, envelope_id = running.decode().split(" ")
-                return f"http:{session_id}", envelope_id, "0-0", True
+                return place.session_key(session_id), envelope_id, "0-0", True
             await redis.set(dedup, ours, ex=ttl)  # it ended in between: run it anew
         record = {"owner": request[USER], "created_at": time.time(), "run": True}
-        session = f"http:{session_id}"
+        session = place.session_key(session_id)
         envelope = Envelope(
             id=envelope_id, session=session, text=body.task, sender=api_sender(request),
-            platform="http", run=config,
+            platform=place.PLATFORM, run=config,
         )  # fmt: skip
         try:
             await redis.set(keys.http_session(session_id), json.dumps(record))
             since = await stream_position(redis, session)
-            await self.deps.mailbox.submit(envelope)
+            await self.services.mailbox.submit(envelope)
         except BaseException:  # never queued: no identical request may wait for it
             with contextlib.suppress(Exception):
                 await done(redis.eval(_RELEASE, 1, dedup, ours))
@@ -165,7 +166,7 @@ class AgentRuns:
         stream cut short is a 503: the same request follows the same run again."""
         session, envelope_id, since = run
         outcome = Outcome()
-        limit = (config.timeout or self.deps.settings.turn_timeout) + SLACK_S
+        limit = (config.timeout or self.services.settings.turn_timeout) + SLACK_S
         started = time.monotonic()
 
         def gone() -> bool:
@@ -202,7 +203,7 @@ def _answer(session: str, envelope_id: str, outcome: Outcome, joined: bool) -> w
     ident = run_id(session, envelope_id)
     base: dict[str, Any] = {
         "run_id": ident,
-        "session": session.removeprefix("http:"),
+        "session": place.session_id(session),
         "deduplicated": joined,
         "trace": f"/api/traces/{ident}",
     }

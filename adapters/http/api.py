@@ -26,21 +26,23 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 
-from adapters.http import agent_run, pages, people, sessions, tasks, traces
+from adapters.chat import decisions
+from adapters.chat.decisions import Choice, Press
+from adapters.http import agent_run, pages, people, place, sessions, tasks, traces
 from adapters.http.common import USER, api_sender
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
 from adapters.http.streams import Slot, StreamHub, reader_connection
-from adapters.services import Services
-from adapters.web_input import error, read_body, refusal
+from adapters.web.input import error, read_body, refusal
+from adapters.web.services import Services
 from bot.config.settings import Settings
 from bot.llm.registry import served_model
 from bot.redis import keys
-from bot.redis.confirmations import Status
+from bot.redis.confirmations import Outcome
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 from bot.telemetry import metrics
-from bot.vocabulary.envelope import MAX_TEXT, Envelope, decision_id
+from bot.vocabulary.envelope import MAX_TEXT, Envelope
 from bot.vocabulary.run_config import Mode
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,13 @@ MAX_BODY = 64 * 1024
 MAX_MESSAGE_ID = 200  # an envelope id's own limit
 RETRY_AFTER_S = 5  # how soon a client may try again after a 503
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+# The status of the answer to a decision that decided nothing, by what it came to.
+DECISION_CODES: dict[Outcome, int] = {
+    "expired": 410,
+    "decided": 409,
+    "forbidden": 403,
+    "unknown": 404,
+}
 StaticFiles = web.StaticResource  # the pages' own files are public, like the pages
 PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own credentials
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -92,8 +101,8 @@ def _message_id(request: web.Request) -> str:
 
 
 class Api:
-    def __init__(self, deps: Services, hub: StreamHub) -> None:
-        self.deps = deps
+    def __init__(self, services: Services, hub: StreamHub) -> None:
+        self.services = services
         self.hub = hub
 
     def _reserve(self) -> Slot:
@@ -113,20 +122,21 @@ class Api:
         default, PARLEY_MODEL, answers) and the mode (`{"mode": "plan_execute"}`)."""
         body = await read_body(request, SessionIn) if request.body_exists else SessionIn()
         wanted = body.model
-        model = self.deps.settings.model
+        model = self.services.settings.model
         if wanted is not None:
-            served = served_model(self.deps.settings, wanted)
+            served = served_model(self.services.settings, wanted)
             if served is None:
                 problem = f"model: this deployment's API does not serve {wanted!r}"
                 raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[problem])
             model = served
-        session_id = uuid.uuid4().hex
+        session_id = place.new_session_id()
+        session = place.session_key(session_id)
         record = {"owner": request[USER], "created_at": time.time()}
         if wanted is not None:
-            await self.deps.mailbox.set_option(f"http:{session_id}", "model", model)
+            await self.services.mailbox.set_option(session, "model", model)
         if body.mode is not None:
-            await self._set_mode(f"http:{session_id}", body.mode)
-        await self.deps.redis.set(keys.http_session(session_id), json.dumps(record))
+            await self._set_mode(session, body.mode)
+        await self.services.redis.set(keys.http_session(session_id), json.dumps(record))
         answer = {"id": session_id, "model": model, "mode": body.mode or "react"}
         return web.json_response(answer, status=201)
 
@@ -135,17 +145,17 @@ class Api:
         session = await self._known(request)
         body: SessionChange = await read_body(request, SessionChange)
         await self._set_mode(session, body.mode)
-        return web.json_response({"id": session.removeprefix("http:"), "mode": body.mode})
+        return web.json_response({"id": place.session_id(session), "mode": body.mode})
 
     async def _set_mode(self, session: str, mode: Mode) -> None:
         """The chat's mode, kept where `/mode` keeps a Telegram or Slack chat's."""
-        await self.deps.mailbox.set_option(session, "mode", None if mode == "react" else mode)
+        await self.services.mailbox.set_option(session, "mode", None if mode == "react" else mode)
 
     async def _known(self, request: web.Request) -> str:
         """The session's key, or 404 for an id this API never made."""
         session_id = request.match_info["session_id"]
-        if await sessions.known(self.deps, session_id, request[USER]):
-            return f"http:{session_id}"
+        if await sessions.known(self.services, session_id, request[USER]):
+            return place.session_key(session_id)
         raise refusal(web.HTTPNotFound, "unknown session")
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
@@ -156,11 +166,11 @@ class Api:
             session=session,
             text=body.text,
             sender=api_sender(request),
-            platform="http",
+            platform=place.PLATFORM,
         )
         with self._reserve() as slot:
-            since = await stream_position(self.deps.redis, session)
-            submitted = await self.deps.mailbox.submit(envelope)
+            since = await stream_position(self.services.redis, session)
+            submitted = await self.services.mailbox.submit(envelope)
             if submitted.duplicate:
                 return error(409, "this message was already received", id=envelope.id)
             return await relay(request, slot, session, envelope.id, since)
@@ -171,12 +181,12 @@ class Api:
         with self._reserve() as slot:
             since = request.headers.get("Last-Event-ID", "")
             if not EVENT_ID.match(since):
-                since = await stream_position(self.deps.redis, session)
+                since = await stream_position(self.services.redis, session)
             return await relay(request, slot, session, None, since)
 
     async def stop(self, request: web.Request) -> web.Response:
         session = await self._known(request)
-        reached = await self.deps.redis.publish(keys.CANCEL_CHANNEL, session)
+        reached = await self.services.redis.publish(keys.CANCEL_CHANNEL, session)
         return web.json_response({"stop": "sent", "workers": reached}, status=202)
 
     async def decide(self, request: web.Request) -> web.StreamResponse:
@@ -189,51 +199,44 @@ class Api:
     async def _decide(
         self, request: web.Request, confirmation_id: str, body: DecisionIn, slot: Slot | None
     ) -> web.StreamResponse:
-        confirmations = self.deps.confirmations
-        confirmation = await confirmations.get(confirmation_id)
+        """The shared decision (`adapters.chat.decisions`), answered with a status code:
+        the caller decides only what it asked for itself."""
+        choice: Choice = "approve" if body.decision == "approve" else "deny"
+        press = Press(confirmation_id, choice, api_sender(request), place.PLATFORM, own_only=True)
+        confirmations = self.services.confirmations
+        claimed = await decisions.claim(press, confirmations)
+        confirmation = claimed.confirmation
         if confirmation is None:
             return error(404, "unknown confirmation")
-        status: Status = "approved" if body.decision == "approve" else "denied"
-        outcome = await confirmations.decide(confirmation_id, status, request[USER], is_admin=False)
-        if outcome != "ok":
+        if claimed.outcome != "ok":
             current = await confirmations.get(confirmation_id)
-            codes = {"expired": 410, "decided": 409, "forbidden": 403, "unknown": 404}
             return error(
-                codes[outcome],
-                f"confirmation {outcome}",
+                DECISION_CODES[claimed.outcome],
+                f"confirmation {claimed.outcome}",
                 status=current.status if current else None,
             )
-        envelope = Envelope(
-            id=decision_id(confirmation_id),
-            session=confirmation.session,
-            kind="decision",
-            sender=api_sender(request),
-            platform="http",
-            confirmation_id=confirmation_id,
-            approve=status == "approved",
-        )
-        since = await stream_position(self.deps.redis, confirmation.session)
-        await self.deps.mailbox.submit(envelope)
+        since = await stream_position(self.services.redis, confirmation.session)
+        envelope = await decisions.queue(press, confirmation, self.services.mailbox)
         if slot is not None:
             return await relay(request, slot, confirmation.session, envelope.id, since)
-        return web.json_response({"status": status}, status=202)
+        return web.json_response({"status": press.status}, status=202)
 
     async def tools(self, request: web.Request) -> web.Response:
-        return web.json_response(await self.deps.tools.as_json())
+        return web.json_response(await self.services.tools.as_json())
 
     async def metrics(self, request: web.Request) -> web.Response:
         """The deployment's Prometheus metrics: every live process's, added up (see
         `bot.telemetry.metrics`), and the mailboxes' backlog read now; behind the API token
         like the API."""
-        body = await metrics.exposition(self.deps.redis)
+        body = await metrics.exposition(self.services.redis)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def health(self, request: web.Request) -> web.Response:
         try:
-            await self.deps.redis.ping()
+            await self.services.redis.ping()
         except Exception:
             return error(503, "redis unreachable")
-        if (problem := self.deps.archive.problem()) is not None:
+        if (problem := self.services.archive.problem()) is not None:
             return error(503, problem)
         return web.json_response({"status": "ok"})
 
@@ -245,17 +248,17 @@ def auth_middleware(settings: Settings) -> Any:
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
         path, resource = request.path, request.match_info.route.resource
         if path == "/healthz" or path in request.app[PUBLIC] or isinstance(resource, StaticFiles):
-            request[USER] = "http:public"
+            request[USER] = place.PUBLIC
             return await handler(request)
         if token is not None:
             if not _bearer_matches(request.headers.get("Authorization", ""), token):
                 return error(401, "a bearer token is required")
-            request[USER] = "http:token"
+            request[USER] = place.TOKEN_HOLDER
         else:
             peer = request.remote or ""
             if not peer or not ip_address(peer).is_loopback:
                 return error(403, "set PARLEY_API_TOKEN to serve clients beyond this machine")
-            request[USER] = "http:local"
+            request[USER] = place.LOCAL
         return await handler(request)
 
     return check
@@ -310,21 +313,21 @@ def unavailable(reason: str) -> web.Response:
     return answer
 
 
-def build_app(deps: Services) -> web.Application:
+def build_app(services: Services) -> web.Application:
     app = web.Application(
         client_max_size=MAX_BODY,
-        middlewares=[json_errors, auth_middleware(deps.settings)],
+        middlewares=[json_errors, auth_middleware(services.settings)],
         handler_args=LIMITS,
     )
     app[STREAMS] = weakref.WeakSet()
     app[PUBLIC] = set()  # the pages hold no data; they ask for the token their calls carry
-    settings = deps.settings
+    settings = services.settings
     app[HUB] = StreamHub(
-        deps.redis, lambda: reader_connection(settings.redis_url), settings.max_streams
+        services.redis, lambda: reader_connection(settings.redis_url), settings.max_streams
     )
     app.on_shutdown.append(close_streams)
-    api = Api(deps, app[HUB])
-    records = Records(deps)
+    api = Api(services, app[HUB])
+    records = Records(services)
     pages.mount(app, app[PUBLIC])
     app.router.add_get("/healthz", api.health)
     app.router.add_get("/metrics", api.metrics)
@@ -339,8 +342,8 @@ def build_app(deps: Services) -> web.Application:
     app.router.add_get("/api/sessions/{session_id}/events", api.events)
     app.router.add_post("/api/sessions/{session_id}/stop", api.stop)
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
-    tasks.mount(app, deps)
-    people.mount(app, deps)
-    traces.mount(app, deps)
-    agent_run.mount(app, deps, app[HUB])
+    tasks.mount(app, services)
+    people.mount(app, services)
+    traces.mount(app, services)
+    agent_run.mount(app, services, app[HUB])
     return app

@@ -6,7 +6,7 @@ from aiohttp import web
 
 from bot.vocabulary.envelope import Sender
 
-USER = web.RequestKey("user", str)  # who asks: http:token, http:local, or http:public
+USER = web.RequestKey("user", str)  # who asks: one of the callers `place` names
 
 
 def api_sender(request: web.Request) -> Sender:

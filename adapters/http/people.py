@@ -17,8 +17,8 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapters.services import Services
-from adapters.web_input import error, read_body, refusal
+from adapters.web.input import error, read_body, refusal
+from adapters.web.services import Services
 from bot.llm.registry import served_model
 from bot.people.preferences import clean
 from bot.store.grants import Grant

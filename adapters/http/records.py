@@ -14,8 +14,9 @@ import logging
 
 from aiohttp import web
 
-from adapters.services import Services
-from adapters.web_input import error, query_number
+from adapters.http import place
+from adapters.web.input import error, query_number
+from adapters.web.services import Services
 from bot.redis import keys
 from bot.tools.workspace_upkeep import remove_workspace
 from bot.vocabulary.chats import chat_of
@@ -27,7 +28,7 @@ STOP_WAIT_S = 10.0
 
 def _key(request: web.Request) -> str:
     session = request.match_info["session_id"]
-    return session if ":" in session else f"http:{session}"
+    return session if ":" in session else place.session_key(session)
 
 
 class Records:
@@ -70,10 +71,8 @@ class Records:
         if await mailbox.stop(key) and not await self._stopped(key):
             return error(409, "a turn is still running in this session; try again", id=key)
         removed = await mailbox.forget(key)
-        if key.startswith("http:"):
-            removed += await self.services.redis.delete(
-                keys.http_session(key.removeprefix("http:"))
-            )
+        if place.is_ours(key):
+            removed += await self.services.redis.delete(keys.http_session(place.session_id(key)))
         base = self.services.settings.workspace_dir
         try:
             files = await asyncio.to_thread(remove_workspace, base, key)

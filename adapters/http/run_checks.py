@@ -3,7 +3,7 @@ or a task is asked for, so a run never starts with a model, tool or setting it c
 
 from __future__ import annotations
 
-from adapters.services import Services
+from adapters.web.services import Services
 from bot.llm.registry import resolve_model, served_model
 from bot.vocabulary.run_config import RunConfig
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from aiohttp import web
 
-from adapters.web_input import refusal
+from adapters.web.input import refusal
 from bot.store.outcome import RunStatus
 from bot.store.traces import Match
 from bot.vocabulary.events import Trigger

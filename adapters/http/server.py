@@ -19,7 +19,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
 from aiohttp.web_request import BaseRequest
 
-from adapters.web_input import error
+from adapters.web.input import error
 
 log = logging.getLogger(__name__)
 MAX_URL = 8 * 1024  # the request line: method, URL and version

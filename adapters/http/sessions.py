@@ -1,30 +1,28 @@
 """Which HTTP sessions exist: the one check every route that names an HTTP session makes.
 
-A session id is what `POST /api/sessions` returned, `uuid4().hex`, so anything else is
-refused before Redis or the database is asked (`str.isalnum` would let "٣" and "é" through).
-A session whose Redis was lost is found again in the database's record and registered anew.
+A session id is what `POST /api/sessions` returned (`place.SESSION_ID`), so anything else is
+refused before Redis or the database is asked. A session whose Redis was lost is found again
+in the database's record and registered anew.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
 
-from adapters.services import Services
+from adapters.http import place
+from adapters.web.services import Services
 from bot.redis import keys
-
-SESSION_ID = re.compile(r"[0-9a-f]{32}")
 
 
 async def known(services: Services, session_id: str, owner: str) -> bool:
     """Whether `session_id` (without `http:`) is a session of this API; one found only in
     the database's record is registered again for `owner`."""
-    if not SESSION_ID.fullmatch(session_id):
+    if not place.SESSION_ID.fullmatch(session_id):
         return False
     if await services.redis.exists(keys.http_session(session_id)):
         return True
-    if not await services.archive.exists(f"http:{session_id}"):
+    if not await services.archive.exists(place.session_key(session_id)):
         return False
     record = {"owner": owner, "created_at": time.time(), "restored": True}
     await services.redis.set(keys.http_session(session_id), json.dumps(record), nx=True)

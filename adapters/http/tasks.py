@@ -19,11 +19,11 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from adapters.http import sessions
+from adapters.http import place, sessions
 from adapters.http.common import api_sender
 from adapters.http.run_checks import config_problems
-from adapters.services import Services
-from adapters.web_input import error, query_number, read_body, refusal
+from adapters.web.input import error, query_number, read_body, refusal
+from adapters.web.services import Services
 from bot.config.zones import known_zone
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target, Task
@@ -57,9 +57,9 @@ class TaskIn(BaseModel):
         return prompt
 
 
-def session_key(given: str) -> str:
+def given_session(given: str) -> str:
     """A session key as given, or `http:ID` for the bare id POST /api/sessions returned."""
-    return f"http:{given}" if sessions.SESSION_ID.fullmatch(given) else given
+    return place.session_key(given) if place.SESSION_ID.fullmatch(given) else given
 
 
 def _stamp(moment: datetime | None) -> str | None:
@@ -119,7 +119,7 @@ class TaskRoutes:
             chat = request.query["session"]
             if not 1 <= len(chat) <= MAX_SESSION:
                 raise refusal(web.HTTPBadRequest, f"session must be 1 to {MAX_SESSION} characters")
-            found = await book.in_chat(session_key(chat), active=active)
+            found = await book.in_chat(given_session(chat), active=active)
         else:
             found = await book.every(active=active)
         now = datetime.now(UTC)
@@ -172,7 +172,7 @@ class TaskRoutes:
     ) -> tuple[Target, Schedule]:
         """Where the task answers and when it runs, or a 422 naming every field that is wrong."""
         problems: list[str] = []
-        target = await self._target(request, session_key(body.session), problems)
+        target = await self._target(request, given_session(body.session), problems)
         schedule = None
         try:
             zone = known_zone(body.timezone) if body.timezone else self._default_zone()
@@ -211,8 +211,8 @@ class TaskRoutes:
         except ValueError as exc:
             problems.append(f"session: {exc}")
             return None
-        if target.platform == "http":
-            session_id = session.removeprefix("http:")
+        if target.platform == place.PLATFORM:
+            session_id = place.session_id(session)
             if not await sessions.known(self.services, session_id, api_sender(request).id):
                 problems.append(
                     f"session: unknown HTTP session {session!r}; make one with POST /api/sessions"

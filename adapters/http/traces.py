@@ -17,8 +17,8 @@ from typing import Any
 from aiohttp import web
 
 from adapters.http.run_query import bad, only, run_query, window
-from adapters.services import Services
-from adapters.web_input import query_number, refusal
+from adapters.web.input import query_number, refusal
+from adapters.web.services import Services
 from bot.store.series import LATENCY_BINS_MS, RunSeries, Series
 from bot.trace.graph import layout
 

@@ -8,7 +8,7 @@ instead of running into 429s. Parley uses a share of each tier (`PARLEY_SLACK_RA
 a steady rate and keeps the rest as a burst, so no minute ever exceeds the tier. A 429 that
 still happens pauses the method for everyone for its Retry-After; a call that must land is
 made again, an optional one (an intermediate update) is dropped. The pacing itself is
-shared (adapters/pacing.py); this module holds Slack's scopes and its rate-limit answer.
+shared (adapters/chat/pacing.py); this module holds Slack's scopes and its rate-limit answer.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from adapters.pacing import PacedCalls, Slot
+from adapters.chat.pacing import PacedCalls, Slot
 from bot.config.settings import ConfigError, Settings
 from bot.redis.ratelimit import RateBudget, Scope
 

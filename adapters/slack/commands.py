@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters import mode_commands
-from adapters.access import refusal
-from adapters.preference_commands import answer
+from adapters.chat import mode_commands
+from adapters.chat.access import refusal
+from adapters.chat.preference_commands import answer
+from adapters.chat.usage import limits_text, usage_text
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
-from adapters.slack.place import PLATFORM, person, sender_of
-from adapters.usage import limits_text, usage_text
+from adapters.slack.place import chat_key, person, sender_of
 
 
 async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
@@ -21,7 +21,7 @@ async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     if not deps.gate.may_use(who):
         await ack(refusal(who))
         return
-    where = f"{PLATFORM}:{command.get('team_id', '')}:{command.get('channel_id', '')}"
+    where = chat_key(str(command.get("team_id", "")), str(command.get("channel_id", "")))
     sessions, tokens = await deps.archive.totals(where)
     scope = "this conversation" if sessions < 2 else f"the {sessions} threads here"
     standing = limits_text(await deps.gate.limits.standing(who))
@@ -55,7 +55,7 @@ async def on_mode(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
         await ack(refusal(who))
         return
     channel = str(command.get("channel_id", ""))
-    chat = f"{PLATFORM}:{command.get('team_id', '')}:{channel}"
+    chat = chat_key(str(command.get("team_id", "")), channel)
     private = channel.startswith("D") or deps.gate.is_admin(who)
     said = str(command.get("text") or "")
     await ack(await mode_commands.answer(deps.mailbox, chat, said, may_change=private))

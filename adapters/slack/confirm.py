@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from adapters.approvals import arguments_json, outcome_line, shown_arguments
-from adapters.decisions import Choice
+from adapters.chat.approvals import arguments_json, outcome_line, shown_arguments
+from adapters.chat.decisions import Choice
 from bot.vocabulary.events import PendingCall
 
 ACTIONS: dict[str, Choice] = {

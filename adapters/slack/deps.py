@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from redis.asyncio import Redis
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from adapters.access import Gate
+from adapters.chat.access import Gate
+from adapters.chat.intake import Intake
+from adapters.chat.tool_list import ToolCatalog
 from adapters.slack.client import SlackCalls
-from adapters.tool_list import ToolCatalog
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
@@ -44,6 +46,11 @@ class IngressDeps:
     grants: Grants
     tools: ToolCatalog
     background: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    @cached_property
+    def intake(self) -> Intake:
+        """What a message for the bot goes through before its session's mailbox."""
+        return Intake(self.gate, self.mailbox)
 
     def later(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run cosmetic work after Slack got its answer; kept referenced until it ends."""

@@ -7,9 +7,9 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from adapters.chat_egress import ChatEgress
-from adapters.replies import ReplyStore
-from adapters.reply_stream import StreamedReply
+from adapters.chat.egress import ChatEgress
+from adapters.chat.replies import ReplyStore
+from adapters.chat.reply_stream import StreamedReply
 from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, make_client
 from adapters.slack.place import Place
@@ -42,7 +42,7 @@ class SlackEgress(ChatEgress[SlackCalls]):
 
 
 def build_egress(settings: Settings, redis: Redis) -> SlackEgress:
-    """A worker's Slack egress; `adapters.egresses` imports this module only when
+    """A worker's Slack egress; `adapters.platforms.egresses` imports this module only when
     SLACK_BOT_TOKEN is set."""
     calls = SlackCalls(make_client(settings), RateBudget(redis), settings)
     return SlackEgress(calls, ReplyStore(redis, "slack"))

@@ -21,7 +21,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from adapters.access import too_long
+from adapters.chat.intake import Arrival
 from adapters.slack.commands import on_mode, on_preferences, on_tools, on_usage
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
@@ -31,13 +31,12 @@ from adapters.slack.memory_list import on_press as on_memory_press
 from adapters.slack.permission_list import ACTION as PERMISSION_ACTION
 from adapters.slack.permission_list import on_permissions
 from adapters.slack.permission_list import on_press as on_permission_press
-from adapters.slack.place import PLATFORM, Place, person, place_of, sender_of
+from adapters.slack.place import PLATFORM, Place, place_of, sender_of
 from adapters.slack.presses import on_press
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
 from adapters.slack.task_list import on_tasks
 from bot.redis import keys
-from bot.vocabulary.envelope import Envelope
 
 EMPTY = "Ask me something after the mention, e.g. `@{name} what can you do?`"
 THREAD_MEMORY = 30 * 86_400
@@ -112,34 +111,27 @@ async def on_thread_started(
 async def handle(
     event: dict[str, Any], place: Place, context: AsyncBoltContext, deps: IngressDeps
 ) -> None:
-    """One message for the bot: refused, answered at once, or queued for the session."""
+    """One message for the bot, through the intake (`adapters.chat.intake`): refused with a
+    note only its sender sees, or queued for the session."""
     user = str(event["user"])
-    admission = await deps.gate.admit(person(user), place.channel, scope=place.team)
-    if not admission.admitted:
-        if admission.tell is not None:
-            deps.note(place.team, place.channel, user, admission.tell, place.thread_ts)
-        return
-    text = clean(event.get("text", ""), context.bot_user_id)
-    answer = too_long(text) if text else EMPTY.format(name=context.bot_user_id or "bot")
-    if answer is not None:
-        deps.note(place.team, place.channel, user, answer, place.thread_ts)
-        return
-    envelope = Envelope(
-        id=f"slack:{place.team}:{place.channel}:{event['ts']}",
-        session=place.session,
-        text=text,
+
+    async def tell(text: str) -> None:
+        deps.note(place.team, place.channel, user, text, place.thread_ts)
+
+    arrival = Arrival(
+        id=place.envelope_id(str(event["ts"])),
         sender=sender_of(user, "", deps.settings),
+        text=clean(event.get("text", ""), context.bot_user_id),
+        session=place.session,
         platform=PLATFORM,
         chat_kind=place.kind,
         reply_to=place.model_dump(),
+        where=place.channel,
+        scope=place.team,  # a Slack user id is unique only in its workspace
+        if_empty=EMPTY.format(name=context.bot_user_id or "bot"),
     )
-    taken = await deps.gate.take_message(envelope.sender.id, envelope.id)
-    if not taken.admitted:
-        if taken.tell is not None:
-            deps.note(place.team, place.channel, user, taken.tell, place.thread_ts)
-        return
-    await deps.mailbox.submit(envelope)
-    if not place.is_im:  # the bot is part of this thread now: replies need no mention
+    submitted = await deps.intake.take(arrival, tell)
+    if submitted is not None and not place.is_im:  # part of this thread now: no mention needed
         await deps.redis.set(thread_key(place), "1", ex=THREAD_MEMORY)
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.slack.place import PLATFORM
-
 
 @dataclass(frozen=True)
 class ListPress:
@@ -36,12 +34,6 @@ class ListPress:
             block_id=str(action.get("block_id") or ""),
             thread_ts=container.get("thread_ts"),
         )
-
-    @property
-    def chat(self) -> str:
-        """The chat's key: the channel or DM, its threads included
-        (`bot.vocabulary.chats.chat_of`)."""
-        return f"{PLATFORM}:{self.team}:{self.channel}"
 
 
 def section(text: str) -> dict[str, Any]:

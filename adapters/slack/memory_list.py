@@ -9,7 +9,7 @@ an ephemeral message without the message: the list is redrawn from the database 
 press, with the forgotten memory's line in its place, and replaces the original through the
 press's `response_url`. Whose memories a DM's list holds comes from that block_id and must be
 the presser's; a channel's may be forgotten by anyone let in. What is said is shared with
-Telegram (`adapters.memory_list`), escaped with `literal` so a memory shows as written.
+Telegram (`adapters.chat.memory_list`), escaped with `literal` so a memory shows as written.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import logging
 import re
 from typing import Any
 
-from adapters import item_list, memory_list
-from adapters.access import refusal
+from adapters.chat import item_list, memory_list
+from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section
-from adapters.slack.place import PLATFORM, person, sender_of
+from adapters.slack.place import chat_key, person, sender_of
 from bot.memory.scope import is_private, scope_of
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ _LINE = re.compile(r"#([1-9][0-9]{0,17}) ")
 def scope_in(team: str, channel: str, user: str) -> str:
     """The memories a list in `channel` holds: in a DM, `user`'s own."""
     kind = "private" if channel.startswith("D") else "channel"
-    return scope_of(kind, person(user), f"{PLATFORM}:{team}:{channel}")
+    return scope_of(kind, person(user), chat_key(team, channel))
 
 
 async def on_memory(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

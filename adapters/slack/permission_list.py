@@ -5,7 +5,7 @@ The list is the slash command's own answer, which Slack shows to the requester o
 sends a press of such a message without the message, so after a press the list is redrawn
 from the database for the presser, with the revoked grant's line in its place, and replaces
 the original through the press's `response_url`. What is said is shared with Telegram
-(`adapters.permission_list`).
+(`adapters.chat.permission_list`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from adapters import item_list, permission_list
-from adapters.access import refusal
+from adapters.chat import item_list, permission_list
+from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section
-from adapters.slack.place import PLATFORM, person, sender_of
+from adapters.slack.place import chat_key, person, sender_of
 from bot.vocabulary.envelope import Sender
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ async def on_permissions(ack: Any, command: dict[str, Any], deps: IngressDeps) -
     if not deps.gate.may_use(person(user)):
         await ack(refusal(person(user)))
         return
-    chat = f"{PLATFORM}:{command.get('team_id', '')}:{command.get('channel_id', '')}"
+    chat = chat_key(str(command.get("team_id", "")), str(command.get("channel_id", "")))
     shown = await permission_list.listing(deps.grants, chat, sender_of(user, "", deps.settings))
     if shown is None:
         await ack(permission_list.EMPTY)
@@ -65,7 +65,7 @@ async def on_press(ack: Any, body: dict[str, Any], respond: Any, deps: IngressDe
     """A Revoke button: checked and done at once, the answer sent after Slack got its ack."""
     await ack()
     press = ListPress.of(body)
-    chat = press.chat
+    chat = chat_key(press.team, press.channel)
     presser = sender_of(press.user, "", deps.settings)
     grant_id = item_list.parse_id(press.value)
     listed = grant_id is not None and press.block_id == f"grant:{grant_id}"

@@ -3,7 +3,9 @@
 Each thread is a session: a mention at the top of a channel starts one (the reply goes into
 the thread under it), and later replies in that thread continue it. A direct message outside
 threads is one session per person; a thread in a DM (the assistant pane opens one per
-conversation) is a session of its own.
+conversation) is a session of its own. Every `slack:` name Parley gives something of Slack's
+is made (and read back) here, and only here: a person (`slack:{user}`), a chat (the channel or
+DM, `slack:{team}:{channel}`, its threads' sessions under it), a message's envelope.
 """
 
 from __future__ import annotations
@@ -29,8 +31,13 @@ class Place(BaseModel):
 
     @property
     def session(self) -> str:
-        base = f"slack:{self.team}:{self.channel}"
+        base = chat_key(self.team, self.channel)
         return f"{base}:{self.thread_ts}" if self.thread_ts else base
+
+    def envelope_id(self, ts: str) -> str:
+        """The envelope id of the message `ts` here: Slack's retries, and the `message` and
+        `app_mention` events it sends for one mention, are one envelope."""
+        return f"{chat_key(self.team, self.channel)}:{ts}"
 
     @property
     def kind(self) -> str:
@@ -59,7 +66,20 @@ def place_of(event: dict[str, Any], team: str) -> Place:
 
 
 def person(user_id: str) -> str:
-    return f"slack:{user_id}"
+    """A Slack user as the gate, the limits and the record know them."""
+    return f"{PLATFORM}:{user_id}"
+
+
+def user_of(person_id: str) -> str | None:
+    """The Slack user id in a person's id, None for another platform's person."""
+    prefix = f"{PLATFORM}:"
+    return person_id.removeprefix(prefix) if person_id.startswith(prefix) else None
+
+
+def chat_key(team: str, channel: str) -> str:
+    """The chat's key: the channel or DM, whose threads' sessions start with it;
+    `bot.vocabulary.chats.chat_of` of any of them."""
+    return f"{PLATFORM}:{team}:{channel}"
 
 
 def sender_of(user_id: str, name: str, settings: Settings) -> Sender:

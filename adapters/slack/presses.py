@@ -1,6 +1,6 @@
 """Presses of the approval buttons in Slack: acknowledged at once, shown to everyone.
 
-The decision itself is shared by every platform (`adapters.decisions`) and is queued before
+The decision itself is shared by every platform (`adapters.chat.decisions`) and is queued before
 Slack gets its answer; here is only how Slack shows it, in the background: an ephemeral note
 for a press that changed nothing, and the prompt updated to say what was decided and by whom.
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.decisions import Press, PromptState, decide
+from adapters.chat.decisions import Press, PromptState, decide
 from adapters.slack import confirm
 from adapters.slack.deps import IngressDeps
-from adapters.slack.place import PLATFORM, sender_of
+from adapters.slack.place import PLATFORM, sender_of, user_of
 
 
 async def on_press(ack: Any, body: dict[str, Any], deps: IngressDeps) -> None:
@@ -56,6 +56,5 @@ def _team(body: dict[str, Any]) -> str:
 
 def _mention(decided_by: str) -> str:
     """`slack:U1` as Slack shows a person; other platforms' ids as they are."""
-    return (
-        f"<@{decided_by.removeprefix('slack:')}>" if decided_by.startswith("slack:") else decided_by
-    )
+    user = user_of(decided_by)
+    return f"<@{user}>" if user is not None else decided_by

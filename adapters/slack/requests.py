@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.web_input import parse_json, refusal
+from adapters.web.input import parse_json, refusal
 
 log = logging.getLogger(__name__)
 RETRY_AFTER_S = 5

@@ -6,7 +6,7 @@ before anything is parsed; a signed one bolt cannot read gets a 400. In Socket M
 is public: Parley connects out, and an envelope is acknowledged only after its listener
 returned, so an unsubmitted event is delivered again.
 Either way the bot token is checked with `auth.test` on start: Slack out of reach is waited
-for, a token it refuses stops `parley web` (adapters/startup.py).
+for, a token it refuses stops `parley web` (adapters/web/startup.py).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.access import Gate
-from adapters.services import Services
+from adapters.chat.access import Gate
 from adapters.slack.client import SlackCalls, error_of, make_client
 from adapters.slack.deps import IngressDeps
 from adapters.slack.ingress import register
 from adapters.slack.requests import check_shape, listener_failed, signed_text
-from adapters.startup import refuse
-from adapters.web_input import error
+from adapters.web.input import error
+from adapters.web.services import Services
+from adapters.web.startup import refuse
 from bot.config.settings import ConfigError
 from bot.redis.ratelimit import RateBudget
 
@@ -59,8 +59,8 @@ def refusal(exc: SlackApiError, variable: str) -> ConfigError | None:
 class SlackService:
     """Owns the bolt app and its Web API client for the lifetime of the web app."""
 
-    def __init__(self, core: Services) -> None:
-        settings, redis = core.settings, core.redis
+    def __init__(self, services: Services) -> None:
+        settings, redis = services.settings, services.redis
         socket = settings.slack_app_token is not None  # else Settings ensured a secret
         self.settings = settings
         self.client = make_client(settings)
@@ -78,14 +78,14 @@ class SlackService:
             calls=calls,
             gate=Gate(settings, redis),
             redis=redis,
-            mailbox=core.mailbox,
-            confirmations=core.confirmations,
-            archive=core.archive,
-            tasks=core.tasks,
-            memories=core.memories,
-            people=core.people,
-            grants=core.grants,
-            tools=core.tools,
+            mailbox=services.mailbox,
+            confirmations=services.confirmations,
+            archive=services.archive,
+            tasks=services.tasks,
+            memories=services.memories,
+            people=services.people,
+            grants=services.grants,
+            tools=services.tools,
         )
         register(self.app, self.deps)
         self.app.error(listener_failed)

@@ -1,7 +1,7 @@
 """One streamed reply in Slack: a chat stream in threads, a message edited in place elsewhere.
 
 The pump, the pacing, the last update that must land and the crash-safe message ids are
-shared by every platform (`adapters.reply_stream`, `adapters.reply_messages`); this module
+shared by every platform (`adapters.chat.reply_stream`, `adapters.chat.reply_messages`); this module
 holds Slack's surface, how a reply shows, and `adapters.slack.wire` its calls.
 Updates keep the pace of the method the next one calls, at Parley's share of its tier.
 
@@ -30,17 +30,17 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.messages.chunk import TaskUpdateChunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
-from adapters.pacing import Slot
-from adapters.replies import ReplyStore
-from adapters.reply_messages import Messages
-from adapters.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.pacing import Slot
+from adapters.chat.replies import ReplyStore
+from adapters.chat.reply_messages import Messages
+from adapters.chat.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.transcript import Transcript
 from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
 from adapters.slack.status import ThreadStatus
 from adapters.slack.wire import SlackWire
-from adapters.transcript import Transcript
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 

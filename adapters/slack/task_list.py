@@ -6,7 +6,7 @@ its buttons and everyone sees what was cancelled; with no tasks, the short answe
 and so is the list, without buttons, where the bot may not post (a channel it is not in).
 A press is acknowledged at once; the presser gets a private note, and the list is updated: the
 task's section says it ended and loses its button. What is said is shared with Telegram
-(`adapters.task_list`).
+(`adapters.chat.task_list`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from adapters import item_list, task_list
-from adapters.access import refusal
+from adapters.chat import item_list, task_list
+from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section
-from adapters.slack.place import PLATFORM, person, sender_of
+from adapters.slack.place import chat_key, person, sender_of, user_of
 from bot.vocabulary.envelope import Sender
 
 ACTION = "parley_task_cancel"
@@ -39,7 +39,7 @@ async def on_tasks(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
         await ack(refusal(who))
         return
     team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))
-    shown = task_list.listing(await deps.tasks.in_chat(f"{PLATFORM}:{team}:{channel}"))
+    shown = task_list.listing(await deps.tasks.in_chat(chat_key(team, channel)))
     if shown is None:
         await ack(task_list.EMPTY)
         return
@@ -82,7 +82,7 @@ async def on_press(ack: Any, body: dict[str, Any], deps: IngressDeps) -> None:
     answer = await task_list.cancel(
         deps.tasks,
         item_list.parse_id(press.value),
-        press.chat,
+        chat_key(press.team, press.channel),
         sender_of(press.user, "", deps.settings),
         name=mention,
         literal=literal,
@@ -105,9 +105,8 @@ async def on_press(ack: Any, body: dict[str, Any], deps: IngressDeps) -> None:
 
 def mention(sender: Sender) -> str:
     """A Slack person as Slack shows them; another platform's as its name or id."""
-    if sender.id.startswith(f"{PLATFORM}:"):
-        return f"<@{sender.id.removeprefix(f'{PLATFORM}:')}>"
-    return sender.name or sender.id
+    user = user_of(sender.id)
+    return f"<@{user}>" if user is not None else sender.name or sender.id
 
 
 def _with_ended(blocks: list[dict[str, Any]], task_id: int, line: str) -> list[dict[str, Any]]:

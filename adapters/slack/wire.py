@@ -7,8 +7,8 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from adapters.pacing import Slot
-from adapters.reply_messages import Edit
+from adapters.chat.pacing import Slot
+from adapters.chat.reply_messages import Edit
 from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.place import Place
 

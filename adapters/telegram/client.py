@@ -1,6 +1,6 @@
 """Bot API calls that respect Telegram's flood limits across every process.
 
-The pacing itself is shared (adapters/pacing.py); what is Telegram's is the scopes a call
+The pacing itself is shared (adapters/chat/pacing.py); what is Telegram's is the scopes a call
 counts against (the chat, the group's per-minute allowance, the whole bot, and drafts with
 an allowance of their own), the steady pace of a streamed reply in a chat, and which answers
 mean "wait": a 429 pauses its chat for everyone for exactly its `retry_after`. An edit that
@@ -23,7 +23,7 @@ from aiogram.exceptions import (
 )
 from aiogram.methods import TelegramMethod
 
-from adapters.pacing import PacedCalls, Slot
+from adapters.chat.pacing import PacedCalls, Slot
 from bot.config.settings import ConfigError, Settings
 from bot.redis.ratelimit import RateBudget, Scope
 

@@ -16,10 +16,10 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
-from adapters import mode_commands, preference_commands
+from adapters.chat import mode_commands, preference_commands
+from adapters.chat.usage import limits_text, usage_text
 from adapters.telegram.deps import IngressDeps
-from adapters.telegram.place import Place, place_of, sender_of
-from adapters.usage import limits_text, usage_text
+from adapters.telegram.place import Place, person, place_of, sender_of
 from bot.llm.registry import served_model
 
 MENU = {
@@ -73,7 +73,7 @@ async def on_command(
     place = place_of(message)
     name = command.command.lower()
     if name == "new":
-        await deps.submit(message, event_update, "new", kind="command")
+        await deps.submit_command(message, event_update, "new")
         return
     if name == "stop":
         running = await deps.mailbox.stop(place.session)
@@ -87,18 +87,18 @@ async def on_command(
     elif name == "tools":
         text = await deps.tools.as_text()
     elif name == "preferences":
-        person = sender_of(message.from_user, deps.settings)
+        sender = sender_of(message.from_user, deps.settings)
         text = await preference_commands.answer(
-            deps.people, deps.settings, person, command.args or ""
+            deps.people, deps.settings, sender, command.args or ""
         )
     elif name == "mode":
-        private = place.private or deps.gate.is_admin(f"tg:{message.from_user.id}")
+        private = place.private or deps.gate.is_admin(person(message.from_user.id))
         text = await mode_commands.answer(
             deps.mailbox, place.session, command.args or "", may_change=private
         )
     elif name == "usage":
         text = await usage(place, deps)
-        standing = await deps.gate.limits.standing(f"tg:{message.from_user.id}")
+        standing = await deps.gate.limits.standing(person(message.from_user.id))
         text += "\n" + limits_text(standing)
     else:
         text = await model(message, command, deps)
@@ -118,7 +118,7 @@ async def model(message: TgMessage, command: CommandObject, deps: IngressDeps) -
     if not wanted:
         return f"This chat uses {current}."
     assert message.from_user is not None
-    if not deps.gate.is_admin(f"tg:{message.from_user.id}"):
+    if not deps.gate.is_admin(person(message.from_user.id)):
         return f"This chat uses {current}. Only an admin can switch models."
     if wanted == "default":
         await deps.mailbox.set_option(session, "model", None)

@@ -14,8 +14,8 @@ from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
-from adapters.approvals import outcome_line, shown_arguments
-from adapters.decisions import Choice
+from adapters.chat.approvals import outcome_line, shown_arguments
+from adapters.chat.decisions import Choice
 from adapters.telegram.render import utf16_len
 from bot.vocabulary.events import PendingCall
 

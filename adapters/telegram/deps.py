@@ -3,24 +3,26 @@
 The dispatcher carries it as workflow data (`Dispatcher(deps=...)`), so every handler that
 names a `deps` argument receives it; the routers in `messages`, `commands` and `presses`
 import this module and never each other. Its methods are what more than one router does:
-answer a message, let a person in, submit an envelope.
+answer a message, let a person in, read a message into an `Arrival` for the intake
+(`adapters.chat.intake`) or submit a command.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Literal
+from functools import cached_property
 
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.methods import SendMessage
 from aiogram.types import InlineKeyboardMarkup, ReplyParameters, Update, User
 from aiogram.types import Message as TgMessage
 
-from adapters.access import Gate
+from adapters.chat.access import Gate
+from adapters.chat.intake import Arrival, Intake
+from adapters.chat.tool_list import ToolCatalog
 from adapters.telegram.client import TelegramCalls
-from adapters.telegram.place import PLATFORM, place_of, sender_of
-from adapters.tool_list import ToolCatalog
+from adapters.telegram.place import PLATFORM, envelope_id, person, place_of, sender_of
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
@@ -29,7 +31,6 @@ from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
-from bot.vocabulary.envelope import Envelope
 
 log = logging.getLogger(__name__)
 
@@ -56,43 +57,35 @@ class IngressDeps:
 
     async def admit(self, message: TgMessage, user: User) -> bool:
         """Whether `user` may talk to the bot; a stranger is told so once, at no model cost."""
-        admission = await self.gate.admit(f"tg:{user.id}", f"chat {message.chat.id}")
+        admission = await self.gate.admit(person(user.id), _where(message))
         if admission.tell is not None:
             await self.answer(message, admission.tell)
         return admission.admitted
 
-    async def within_limits(self, message: TgMessage, update: Update) -> bool:
-        """Whether the sender may send this message now (messages a minute, tokens a day);
-        over a limit they are told once per window, and nothing is submitted."""
-        assert message.from_user is not None
-        person = f"tg:{message.from_user.id}"
-        admission = await self.gate.take_message(person, f"tg:{update.update_id}")
-        if admission.tell is not None:
-            await self.answer(message, admission.tell)
-        return admission.admitted
+    @cached_property
+    def intake(self) -> Intake:
+        """What a message for the bot goes through before its session's mailbox."""
+        return Intake(self.gate, self.mailbox)
 
-    async def submit(
-        self,
-        message: TgMessage,
-        update: Update,
-        text: str,
-        kind: Literal["message", "command"] = "message",
-    ) -> bool:
-        """Queue `text` for the session; the update id makes a redelivery count once."""
+    def arrival(self, message: TgMessage, update: Update, text: str) -> Arrival:
+        """`text` of `message`, from a person, as the intake takes it; the update id makes a
+        redelivery count once."""
         assert message.from_user is not None
         place = place_of(message)
-        envelope = Envelope(
-            id=f"tg:{update.update_id}",
-            session=place.session,
-            kind=kind,
-            text=text,
+        return Arrival(
+            id=envelope_id(update.update_id),
             sender=sender_of(message.from_user, self.settings),
+            text=text,
+            session=place.session,
             platform=PLATFORM,
             chat_kind=place.kind,
             reply_to=place.model_dump(),
+            where=_where(message),
         )
-        submitted = await self.mailbox.submit(envelope)
-        return submitted.accepted
+
+    async def submit_command(self, message: TgMessage, update: Update, name: str) -> None:
+        """Queue the command `name` (`new`) in order with the session's messages."""
+        await self.mailbox.submit(self.arrival(message, update, name).envelope("command"))
 
     async def answer(
         self, message: TgMessage, text: str, markup: InlineKeyboardMarkup | None = None
@@ -114,3 +107,8 @@ class IngressDeps:
             await self.calls.call(method, place.chat_id, must_land=True)
         except (TelegramBadRequest, TelegramForbiddenError) as exc:
             log.warning("cannot answer in chat %s: %s", place.chat_id, exc)
+
+
+def _where(message: TgMessage) -> str:
+    """Where `message` was written, for the log of a refusal."""
+    return f"chat {message.chat.id}"

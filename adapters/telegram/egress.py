@@ -9,9 +9,9 @@ from aiogram.methods import EditMessageText
 from aiogram.types import MessageEntity
 from redis.asyncio import Redis
 
-from adapters.chat_egress import ChatEgress
-from adapters.replies import ReplyStore
-from adapters.reply_stream import StreamedReply
+from adapters.chat.egress import ChatEgress
+from adapters.chat.replies import ReplyStore
+from adapters.chat.reply_stream import StreamedReply
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.place import Place
@@ -46,7 +46,7 @@ class TelegramEgress(ChatEgress[TelegramCalls]):
 
 
 def build_egress(settings: Settings, redis: Redis) -> TelegramEgress:
-    """A worker's Telegram egress; `adapters.egresses` imports this module only when
+    """A worker's Telegram egress; `adapters.platforms.egresses` imports this module only when
     TELEGRAM_BOT_TOKEN is set."""
     calls = TelegramCalls(make_bot(settings), RateBudget(redis), settings)
     return TelegramEgress(calls, ReplyStore(redis, "tg"))

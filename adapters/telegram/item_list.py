@@ -1,4 +1,4 @@
-"""How Telegram shows the lists of `adapters.item_list` (`/tasks`, `/memory`,
+"""How Telegram shows the lists of `adapters.chat.item_list` (`/tasks`, `/memory`,
 `/permissions`): one message, a button per item, one per row; a press answered at once (an
 alert for a press that changed nothing); the list edited afterwards, the pressed item's line
 replaced and its button gone, the others left as they are. Sent without a parse mode, so
@@ -12,7 +12,7 @@ from aiogram.methods import AnswerCallbackQuery, EditMessageText
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup
 from aiogram.types import Message as TgMessage
 
-from adapters import item_list
+from adapters.chat import item_list
 from adapters.telegram.deps import IngressDeps
 
 

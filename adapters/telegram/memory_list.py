@@ -8,7 +8,7 @@ A press is answered at once (the callback query's text, an alert for a press tha
 nothing) and the list is edited: the memory's line says it was forgotten and its button goes,
 the others stay. Whose memories a pressed list holds comes from the chat it is in (a private
 chat's id is its person's), never from the presser. What is said is shared with Slack
-(`adapters.memory_list`).
+(`adapters.chat.memory_list`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from aiogram.filters import Command
 from aiogram.types import CallbackQuery, Chat
 from aiogram.types import Message as TgMessage
 
-from adapters import item_list, memory_list
+from adapters.chat import item_list, memory_list
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.item_list import answer, keyboard, replace_item
-from adapters.telegram.place import place_of, sender_of
+from adapters.telegram.place import chat_key, person, place_of, sender_of
 from bot.memory.scope import scope_of
 
 PREFIX = "mem:"
@@ -36,17 +36,18 @@ def router() -> Router:
     return memories
 
 
-def scope_in(chat: Chat, person: str) -> str:
-    """The memories a list in `chat` holds: in a private chat, `person`'s."""
+def scope_in(chat: Chat) -> str:
+    """The memories a list in `chat` holds: in a private chat, its person's (a private
+    chat's id is its person's), never the presser's."""
     kind = "private" if chat.type == "private" else "group"
-    return scope_of(kind, person, f"tg:{chat.id}")
+    return scope_of(kind, person(chat.id), chat_key(chat.id))
 
 
 async def on_memory(message: TgMessage, deps: IngressDeps) -> None:
     if message.from_user is None or not await deps.admit(message, message.from_user):
         return
     place = place_of(message)
-    scope = scope_of(place.kind, f"tg:{message.from_user.id}", place.session)
+    scope = scope_of(place.kind, person(message.from_user.id), place.session)
     shown = await memory_list.listing(deps.memories, scope)
     if shown is None:
         await deps.answer(message, memory_list.EMPTY)
@@ -66,7 +67,7 @@ async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
     said = await memory_list.forget(
         deps.memories,
         deps.gate,
-        scope_in(message.chat, f"tg:{message.chat.id}"),
+        scope_in(message.chat),
         memory_id,
         presser,
         listed_here=memory_id is not None and item_list.shows(lines[1:], memory_id),

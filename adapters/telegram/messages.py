@@ -7,12 +7,13 @@ message when TELEGRAM_GROUP_TRIGGER=all. Other bots are never answered (that cou
 
 from __future__ import annotations
 
+from functools import partial
+
 from aiogram import F, Router
 from aiogram.enums import ChatType, MessageEntityType
 from aiogram.types import Message as TgMessage
 from aiogram.types import MessageGenerationStopped, Update
 
-from adapters.access import too_long
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place
 
@@ -48,14 +49,8 @@ async def on_text(message: TgMessage, event_update: Update, deps: IngressDeps) -
     text = addressed(message, deps)
     if text is None or message.from_user is None or message.from_user.is_bot:
         return  # other bots are not people: answering them could start a loop
-    if not await deps.admit(message, message.from_user):
-        return
-    refusal = too_long(text)
-    if refusal is not None:
-        await deps.answer(message, refusal)
-        return
-    if await deps.within_limits(message, event_update):
-        await deps.submit(message, event_update, text)
+    arrival = deps.arrival(message, event_update, text)
+    await deps.intake.take(arrival, partial(deps.answer, message))  # refusals answered here
 
 
 async def on_other(message: TgMessage, deps: IngressDeps) -> None:

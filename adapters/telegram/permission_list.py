@@ -4,7 +4,7 @@ tools everyone does), a Revoke button each.
 A press is answered at once (an alert for a press that changed nothing) and the list is
 edited: the grant's line says it was revoked and its button goes, the others stay. The chat a
 pressed list is about is the chat it is in, never anything the button says. What is said is
-shared with Slack (`adapters.permission_list`); sent without a parse mode, so a tool's name
+shared with Slack (`adapters.chat.permission_list`); sent without a parse mode, so a tool's name
 shows as it is.
 """
 
@@ -15,10 +15,10 @@ from aiogram.filters import Command
 from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
 
-from adapters import item_list, permission_list
+from adapters.chat import item_list, permission_list
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.item_list import answer, keyboard, replace_item
-from adapters.telegram.place import sender_of
+from adapters.telegram.place import chat_key, sender_of
 
 PREFIX = "perm:"
 
@@ -32,17 +32,11 @@ def router() -> Router:
     return permissions
 
 
-def chat_of(chat_id: int) -> str:
-    """The chat's key (`bot.vocabulary.chats.chat_of` of any of its sessions): its topics
-    share it."""
-    return f"tg:{chat_id}"
-
-
 async def on_permissions(message: TgMessage, deps: IngressDeps) -> None:
     if message.from_user is None or not await deps.admit(message, message.from_user):
         return
     viewer = sender_of(message.from_user, deps.settings)
-    shown = await permission_list.listing(deps.grants, chat_of(message.chat.id), viewer)
+    shown = await permission_list.listing(deps.grants, chat_key(message.chat.id), viewer)
     if shown is None:
         await deps.answer(message, permission_list.EMPTY)
         return
@@ -61,7 +55,7 @@ async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
     said = await permission_list.revoke(
         deps.grants,
         grant_id,
-        chat_of(message.chat.id),
+        chat_key(message.chat.id),
         sender_of(query.from_user, deps.settings),
         listed_here=listed,
     )

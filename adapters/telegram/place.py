@@ -1,7 +1,9 @@
 """Where a Telegram conversation lives: the chat, and the forum topic inside it.
 
 A private chat is one session, a group is one session, and every forum topic is a session
-of its own, so the place is also what the session key is made of.
+of its own, so the place is also what the session key is made of. Every `tg:` name Parley
+gives something of Telegram's is made here, and only here: a person (`tg:{user}`), a chat
+(`tg:{chat}`, its topics' sessions under it), an update's envelope (`tg:{update}`).
 """
 
 from __future__ import annotations
@@ -31,9 +33,8 @@ class Place(BaseModel):
 
     @property
     def session(self) -> str:
-        if self.thread_id is not None:
-            return f"tg:{self.chat_id}:{self.thread_id}"
-        return f"tg:{self.chat_id}"
+        chat = chat_key(self.chat_id)
+        return f"{chat}:{self.thread_id}" if self.thread_id is not None else chat
 
     @property
     def kind(self) -> str:
@@ -58,7 +59,24 @@ def place_of(message: Message) -> Place:
     )
 
 
+def person(user_id: int) -> str:
+    """A Telegram user as the gate, the limits and the record know them. In a private chat
+    the chat's id is its person's, so `person(chat_id)` is whose chat it is."""
+    return f"tg:{user_id}"
+
+
+def chat_key(chat_id: int) -> str:
+    """The chat's key: the session of a private chat or group, and what its forum topics'
+    sessions start with; `bot.vocabulary.chats.chat_of` of any of them."""
+    return f"tg:{chat_id}"
+
+
+def envelope_id(update_id: int) -> str:
+    """An update's envelope id: the mailbox's dedup key, so a redelivery counts once."""
+    return f"tg:{update_id}"
+
+
 def sender_of(user: User, settings: Settings) -> Sender:
-    person = f"tg:{user.id}"
+    who = person(user.id)
     name = user.full_name + (f" (@{user.username})" if user.username else "")
-    return Sender(id=person, name=name, is_admin=settings.is_admin(person))
+    return Sender(id=who, name=name, is_admin=settings.is_admin(who))

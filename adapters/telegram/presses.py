@@ -1,6 +1,6 @@
 """Presses of the approval buttons in Telegram: answered at once, shown to everyone.
 
-The decision itself is shared by every platform (`adapters.decisions`); here is only how
+The decision itself is shared by every platform (`adapters.chat.decisions`); here is only how
 Telegram shows it: the callback query is answered (an alert for a press that changed
 nothing), and the prompt's message loses its buttons and says what was decided and by whom.
 """
@@ -12,7 +12,7 @@ from aiogram.methods import AnswerCallbackQuery, EditMessageText
 from aiogram.types import CallbackQuery, MessageEntity
 from aiogram.types import Message as TgMessage
 
-from adapters.decisions import Press, PromptState, decide
+from adapters.chat.decisions import Press, PromptState, decide
 from adapters.telegram import confirm
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import PLATFORM, sender_of

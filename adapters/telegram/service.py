@@ -4,7 +4,7 @@ Either way an update is confirmed only after its handler submitted it: polling a
 offset past an update once the handler returned, and the webhook answers 200 only then (a
 500 makes Telegram deliver it again). The webhook checks Telegram's secret header on every
 request before reading anything else. Telegram out of reach is waited for; a token or webhook
-URL it refuses stops `parley web` (adapters/startup.py).
+URL it refuses stops `parley web` (adapters/web/startup.py).
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ from aiohttp import web
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 
-from adapters.access import Gate
-from adapters.services import Services
-from adapters.startup import refuse
+from adapters.chat.access import Gate
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.commands import menu
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.ingress import dispatcher
-from adapters.web_input import read_json
+from adapters.web.input import read_json
+from adapters.web.services import Services
+from adapters.web.startup import refuse
 from bot.config.settings import ConfigError, Settings
 from bot.redis.ratelimit import RateBudget
 
@@ -72,10 +72,10 @@ def webhook_secret(settings: Settings) -> str:
 class TelegramService:
     """Owns the Bot and the dispatcher for the lifetime of the web app."""
 
-    def __init__(self, core: Services) -> None:
-        self.core = core
-        self.settings = settings = core.settings
-        self.redis = core.redis
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.settings = settings = services.settings
+        self.redis = services.redis
         self.bot: Bot = make_bot(settings)
         self.dispatcher: Dispatcher | None = None
         self.secret = webhook_secret(settings)
@@ -155,14 +155,14 @@ class TelegramService:
             me=me,
             calls=TelegramCalls(self.bot, budget, self.settings),
             gate=Gate(self.settings, self.redis),
-            mailbox=self.core.mailbox,
-            confirmations=self.core.confirmations,
-            archive=self.core.archive,
-            tasks=self.core.tasks,
-            memories=self.core.memories,
-            people=self.core.people,
-            grants=self.core.grants,
-            tools=self.core.tools,
+            mailbox=self.services.mailbox,
+            confirmations=self.services.confirmations,
+            archive=self.services.archive,
+            tasks=self.services.tasks,
+            memories=self.services.memories,
+            people=self.services.people,
+            grants=self.services.grants,
+            tools=self.services.tools,
         )
         self.dispatcher = dispatcher(deps)
         log.info("Telegram bot @%s ready (%s)", me.username, self._mode())

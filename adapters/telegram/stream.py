@@ -1,7 +1,7 @@
 """One streamed reply in Telegram: a draft in private chats, a message edited in place elsewhere.
 
 The pump, the pacing, the last update that must land and the crash-safe message ids are
-shared by every platform (`adapters.reply_stream`, `adapters.reply_messages`); this module
+shared by every platform (`adapters.chat.reply_stream`, `adapters.chat.reply_messages`); this module
 holds Telegram's surface, how a reply shows, and `adapters.telegram.wire` its calls.
 Updates keep the pace of the chat (a second for edits, half a second for drafts). In a
 private chat the text so far shows as a draft that the last update replaces with real
@@ -27,16 +27,16 @@ from aiogram.methods import (
 )
 from aiogram.types import MessageEntity
 
-from adapters.pacing import Slot
-from adapters.replies import ReplyStore
-from adapters.reply_messages import Messages
-from adapters.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.pacing import Slot
+from adapters.chat.replies import ReplyStore
+from adapters.chat.reply_messages import Messages
+from adapters.chat.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.transcript import Transcript
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, render
 from adapters.telegram.wire import PARSE_ERROR, TelegramWire
-from adapters.transcript import Transcript
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 

@@ -3,7 +3,7 @@
 The list covers the whole chat (`tg:CHAT`), its forum topics included, wherever in it it was
 asked. A press is answered at once (the callback query's text, an alert for a press that
 changed nothing) and the list is edited: the task's line says it ended and its button goes,
-the others stay. What is said is shared with Slack (`adapters.task_list`).
+the others stay. What is said is shared with Slack (`adapters.chat.task_list`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from aiogram.filters import Command
 from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
 
-from adapters import task_list
+from adapters.chat import task_list
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.item_list import answer, keyboard, replace_item
-from adapters.telegram.place import sender_of
+from adapters.telegram.place import chat_key, sender_of
 
 PREFIX = "task:"
 
@@ -30,15 +30,10 @@ def router() -> Router:
     return tasks
 
 
-def chat_of(chat_id: int) -> str:
-    """The chat's session key, under which its topics' sessions are."""
-    return f"tg:{chat_id}"
-
-
 async def on_tasks(message: TgMessage, deps: IngressDeps) -> None:
     if message.from_user is None or not await deps.admit(message, message.from_user):
         return
-    shown = task_list.listing(await deps.tasks.in_chat(chat_of(message.chat.id)))
+    shown = task_list.listing(await deps.tasks.in_chat(chat_key(message.chat.id)))
     if shown is None:
         await deps.answer(message, task_list.EMPTY)
         return
@@ -53,7 +48,7 @@ async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
         return
     person = sender_of(query.from_user, deps.settings)
     task_id = task_list.BUTTONS.parse(query.data)
-    said = await task_list.cancel(deps.tasks, task_id, chat_of(message.chat.id), person)
+    said = await task_list.cancel(deps.tasks, task_id, chat_key(message.chat.id), person)
     await answer(deps, query, said.text, alert=said.alert)
     if said.task_id is not None and said.line is not None and isinstance(message, TgMessage):
         pressed = task_list.BUTTONS.payload(said.task_id)

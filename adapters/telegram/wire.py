@@ -12,8 +12,8 @@ from aiogram.exceptions import TelegramBadRequest
 from aiogram.methods import DeleteMessage, EditMessageText, SendMessage, SendMessageDraft
 from aiogram.types import MessageEntity, ReplyParameters
 
-from adapters.pacing import Slot
-from adapters.reply_messages import Edit
+from adapters.chat.pacing import Slot
+from adapters.chat.reply_messages import Edit
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, plain

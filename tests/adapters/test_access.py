@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from adapters.access import ONCE, REFUSAL_MEMORY, Gate, too_long
+from adapters.chat.access import ONCE, REFUSAL_MEMORY, Gate, too_long
 from bot.config.settings import Settings
 from bot.redis import keys
 from bot.vocabulary.envelope import MAX_TEXT

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from adapters.decisions import FORBIDDEN, Choice, Press, PromptState, decide
+from adapters.chat.decisions import FORBIDDEN, Choice, Press, PromptState, claim, decide, queue
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import CallSummary, Confirmation, Confirmations
 from bot.vocabulary.envelope import Sender
@@ -32,7 +32,7 @@ class World:
     async def ask(self) -> Confirmation:
         calls = [CallSummary(call_id="c1", name="launch", arguments={"target": "moon"})]
         return await self.confirmations.create(
-            "tg:100", "tg:7", ANN.id, calls, ttl=60, platform="telegram"
+            "tg:100", "tg:7", ANN.id, calls, ttl=60, platform="telegram", reply_to={"chat_id": 100}
         )
 
     async def press(self, record: Confirmation, choice: Choice, person: Sender) -> Any:
@@ -106,3 +106,38 @@ async def test_a_request_that_is_gone_is_said_so(world: World) -> None:
     await world.confirmations.redis.flushall()
     answer = await world.press(record, "approve", ANN)
     assert answer.alert and "no longer available" in answer.text and answer.prompt is None
+
+
+async def test_a_decision_is_answered_where_the_request_was_asked(world: World) -> None:
+    record = await world.ask()
+    await world.press(record, "approve", ANN)
+    (queued,) = await world.mailbox.peek("tg:100")
+    assert (queued.platform, queued.reply_to) == ("telegram", {"chat_id": 100})
+
+
+async def test_a_decision_made_on_another_platform_carries_no_address_of_the_first(
+    world: World,
+) -> None:
+    caller = Sender(id=ANN.id, name="web", is_admin=True)
+    press = Press((await world.ask()).id, "deny", caller, "http", own_only=True)
+    claimed = await claim(press, world.confirmations)
+    assert claimed.outcome == "ok" and claimed.confirmation is not None
+    queued = await queue(press, claimed.confirmation, world.mailbox)
+    assert (queued.platform, queued.reply_to, queued.sender) == ("http", {}, caller)
+    assert queued.approve is False and not queued.remember
+    assert await world.queued() == [queued.id]
+
+
+async def test_an_admin_who_decides_only_their_own_is_refused_another_s(world: World) -> None:
+    record = await world.ask()
+    press = Press(record.id, "approve", ADMIN, "http", own_only=True)
+    claimed = await claim(press, world.confirmations)
+    assert claimed.outcome == "forbidden" and claimed.confirmation is not None
+    current = await world.confirmations.get(record.id)
+    assert current is not None and current.status == "pending"
+    assert await world.queued() == []
+
+
+async def test_a_claim_on_a_request_that_is_gone_is_unknown(world: World) -> None:
+    press = Press("nope", "approve", ANN, "http", own_only=True)
+    assert (await claim(press, world.confirmations)).outcome == "unknown"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from adapters.access import Gate
-from adapters.usage import limits_text
+from adapters.chat.access import Gate
+from adapters.chat.usage import limits_text
 from bot.config.settings import Settings
 from bot.people.limits import DAY_TTL, Limits, day, duration, until_midnight
 from bot.redis import keys

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from adapters.loading import LoadingEgress, PendingReply
+from adapters.platforms.loading import LoadingEgress, PendingReply
 from bot.redis.confirmations import Confirmation
 from bot.session.egress import Egress
 from bot.vocabulary import events as ev

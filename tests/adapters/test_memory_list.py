@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters import item_list, memory_list
+from adapters.chat import item_list, memory_list
 from bot.store.memory import MAX_TEXT, Memory
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

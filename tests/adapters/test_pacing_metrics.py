@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from redis.asyncio import Redis
 
-from adapters.pacing import PacedCalls, Slot
+from adapters.chat.pacing import PacedCalls, Slot
 from bot.redis.ratelimit import RateBudget, Scope
 from bot.telemetry import metrics
 

@@ -16,11 +16,11 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from adapters.pacing import PacedCalls, Slot
-from adapters.replies import ReplyStore
-from adapters.reply_messages import Edit, Messages
-from adapters.reply_stream import QuietSurface, StreamedReply
-from adapters.transcript import Transcript
+from adapters.chat.pacing import PacedCalls, Slot
+from adapters.chat.replies import ReplyStore
+from adapters.chat.reply_messages import Edit, Messages
+from adapters.chat.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.transcript import Transcript
 from bot.redis.ratelimit import RateBudget, Scope
 from bot.vocabulary import events as ev
 from bot.vocabulary.usage import Usage

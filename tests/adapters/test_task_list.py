@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from adapters import item_list, task_list
-from adapters.targets import target_of
+from adapters.chat import item_list, task_list
+from adapters.platforms.targets import target_of
 from bot.tasks.model import Task
 from bot.vocabulary.envelope import Sender
 from tests.support.chat_tasks import task_as_stored

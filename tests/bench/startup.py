@@ -12,7 +12,7 @@ Three moments are timed from the exec:
   the truer figure: by then the worker has connected, checked the schema, picked the job,
   taken the session's lease and built the request. The target (under 1.5 s) is about it;
 - "reply shown": the first call that shows text in the chat (a draft or a message). The
-  worker takes work while the platform's SDK still loads (see `adapters.loading`), so this
+  worker takes work while the platform's SDK still loads (see `adapters.platforms.loading`), so this
   one also includes aiogram's import, overlapped with the turn.
 These machines are shared, so wall-clock figures swing with the load; the CPU seconds the
 worker had used when it took work (from /proc) are printed beside them as the steadier figure.
@@ -58,7 +58,7 @@ ANSWER = "Hello, Ann: the worker is up."  # the fake model's answer to every req
 DEADLINE_S = 120.0  # generous: a loaded machine is slow, not broken
 ANN = TgUser(id=1001, first_name="Ann")
 # The targets: a worker takes work within 1.5 s of its exec; its reply shows a second later
-# at most (the platform's SDK loads meanwhile, see `adapters.loading`); `parley web` polls
+# at most (the platform's SDK loads meanwhile, see `adapters.platforms.loading`); `parley web` polls
 # Telegram within 2.5 s, where bots on python-telegram-bot take 2.0-2.4 s on these machines.
 # `parley up` starts three processes on two cores: its reply within 4 s of the exec.
 TAKES_WORK_S, SHOWN_S, POLLS_S, UP_SHOWN_S = 1.5, 2.5, 2.5, 4.0

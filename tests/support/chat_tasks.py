@@ -11,7 +11,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from adapters.targets import target_of
+from adapters.platforms.targets import target_of
 from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import Target, Task

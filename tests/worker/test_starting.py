@@ -9,7 +9,7 @@ import pytest
 from arq.connections import RedisSettings, create_pool
 
 from adapters.http.egress import HttpEgress
-from adapters.loading import LoadingEgress
+from adapters.platforms.loading import LoadingEgress
 from bot.mailbox.liveness import Liveness
 from bot.redis import keys
 from bot.session.egress import Egress
@@ -47,7 +47,7 @@ def test_a_start_that_fails_gives_the_collector_back() -> None:
 async def test_what_the_platforms_loaded_after_start_is_left_out_of_later_passes(
     redis_url: str,
 ) -> None:
-    """A platform's SDK loads in a thread after start-up (`adapters.loading`); once the
+    """A platform's SDK loads in a thread after start-up (`adapters.platforms.loading`); once the
     worker says it is ready, what the load made is out of the collector's sight too, so the
     full collections of a busy worker do not go over it again and again."""
     made: list[list[object]] = []

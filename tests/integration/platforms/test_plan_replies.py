@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from adapters.mode_commands import SAID
+from adapters.chat.mode_commands import SAID
 from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
 from tests.integration.slack.test_replies import MENTION, answered

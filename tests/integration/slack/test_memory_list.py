@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from adapters.memory_list import CHAT_HEADER, EMPTY, NOT_YOURS, PRIVATE_HEADER
+from adapters.chat.memory_list import CHAT_HEADER, EMPTY, NOT_YOURS, PRIVATE_HEADER
 from adapters.slack.memory_list import ACTION
 from bot.store.memory import Memories
 from tests.fakes.slack import FakeSlack, Posted, SlackChannel, SlackUser

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.permission_list import OWN_HEADER
+from adapters.chat.permission_list import OWN_HEADER
 from adapters.slack.permission_list import ACTION
 from tests.fakes.llm import Reply
 from tests.fakes.slack.model import TEAM_ID

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from adapters.chat.task_list import EMPTY, MALFORMED
 from adapters.slack.task_list import ACTION
-from adapters.task_list import EMPTY, MALFORMED
 from bot.tasks.book import TaskBook
 from bot.tasks.model import CONFIG_CREATOR
 from bot.vocabulary.envelope import Sender

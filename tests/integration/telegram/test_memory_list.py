@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.memory_list import EMPTY, MALFORMED, NOT_YOURS, PRIVATE_HEADER
+from adapters.chat.memory_list import EMPTY, MALFORMED, NOT_YOURS, PRIVATE_HEADER
 from bot.store.memory import Memories
 from tests.fakes.tg import TgChat
 from tests.integration.telegram.test_approvals import ADMIN, buttons

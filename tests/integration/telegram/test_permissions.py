@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from adapters.permission_list import OWN_HEADER
+from adapters.chat.permission_list import OWN_HEADER
 from tests.fakes.llm import Reply
 from tests.fakes.tg import TgChat
 from tests.integration.telegram.test_approvals import LAUNCH, buttons, prompt_in

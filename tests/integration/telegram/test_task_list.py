@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.task_list import EMPTY, MALFORMED
+from adapters.chat.task_list import EMPTY, MALFORMED
 from bot.tasks.book import TaskBook
 from bot.tasks.model import CONFIG_CREATOR
 from bot.vocabulary.envelope import Sender

@@ -29,7 +29,7 @@ COMPOSE = f"""
 import asyncio, json, sys
 from redis.asyncio import Redis
 import worker.jobs
-from adapters.egresses import configured_egresses
+from adapters.platforms.egresses import configured_egresses
 from bot.assembly.agent import build_agent
 from bot.config.settings import load_settings
 from bot.store.database import open_database

@@ -9,8 +9,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from adapters.pacing import Slot
-from adapters.replies import ReplyStore
+from adapters.chat.pacing import Slot
+from adapters.chat.replies import ReplyStore
 
 Id = TypeVar("Id")
 Content = TypeVar("Content")

@@ -11,8 +11,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
-from adapters.pacing import PacedCalls
-from adapters.replies import ReplyStore
+from adapters.chat.pacing import PacedCalls
+from adapters.chat.replies import ReplyStore
 from bot.redis.confirmations import Confirmation, Status
 from bot.session.egress import ReplyStream
 from bot.vocabulary.envelope import Envelope

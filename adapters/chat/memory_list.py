@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adapters.access import Gate, refusal
-from adapters.item_list import ItemButtons, Listing
+from adapters.chat.access import Gate, refusal
+from adapters.chat.item_list import ItemButtons, Listing
 from bot.memory.scope import is_private
 from bot.store.memory import Memories, Memory
 from bot.vocabulary.envelope import Sender

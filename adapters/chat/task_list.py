@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from adapters.item_list import ItemButtons, Listing
+from adapters.chat.item_list import ItemButtons, Listing
 from bot.tasks.book import TaskBook
 from bot.tasks.model import Task
 from bot.vocabulary.envelope import Sender

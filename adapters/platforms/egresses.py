@@ -1,8 +1,9 @@
 """Which platforms a worker answers on, and where each one's egress is built.
 
 A platform's SDK is imported only when the platform is configured, and then in the
-background (see `adapters.loading`): aiogram takes over a second to import, slack_sdk about
-half of one, and a worker's start-up is also its recovery time whenever one is replaced.
+background (see `adapters.platforms.loading`): aiogram takes over a second to import,
+slack_sdk about half of one, and a worker's start-up is also its recovery time whenever one
+is replaced.
 `PLATFORMS` is the one place that names those modules; the HTTP API needs no SDK and is
 always answered (see `worker.jobs`).
 """
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from redis.asyncio import Redis
 
-from adapters.loading import LoadingEgress
+from adapters.platforms.loading import LoadingEgress
 from bot.config.settings import Settings
 from bot.session.egress import Egress
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adapters.item_list import ItemButtons, Listing
+from adapters.chat.item_list import ItemButtons, Listing
 from bot.store.grants import Grant, Grants
 from bot.vocabulary.envelope import Sender
 

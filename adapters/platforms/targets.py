@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 
-from adapters.egresses import PLATFORMS
+from adapters.http import place as http
+from adapters.platforms.egresses import PLATFORMS
 from adapters.slack import place as slack
 from adapters.telegram import place as telegram
 from bot.config.settings import Settings
@@ -23,7 +24,6 @@ from bot.tasks.model import Target
 
 _TG = re.compile(r"tg:(-?[0-9]{1,20})(?::([0-9]{1,12}))?")
 _SLACK = re.compile(r"slack:([A-Z0-9]{1,32}):([A-Z0-9]{1,32})(?::([0-9]{1,12}\.[0-9]{1,8}))?")
-_HTTP = re.compile(r"http:[0-9a-f]{32}")
 
 
 class UnknownSession(ValueError):
@@ -53,8 +53,8 @@ def target_of(session: str) -> Target:
             chat_kind=slack_place.kind,
             reply_to=slack_place.model_dump(),
         )
-    if _HTTP.fullmatch(session):
-        return Target(session=session, platform="http", chat_kind="private")
+    if http.is_session_key(session):
+        return Target(session=session, platform=http.PLATFORM, chat_kind="private")
     raise UnknownSession(
         f"Unknown session {session[:80]!r}: use tg:CHAT_ID, tg:CHAT_ID:TOPIC_ID, "
         "slack:TEAM:CHANNEL, slack:TEAM:CHANNEL:THREAD_TS or http:SESSION_ID."
@@ -65,7 +65,7 @@ def answered_target(session: str, settings: Settings) -> Target:
     """Where the runs of a task for `session` are answered, if this deployment answers
     there: a ValueError whose text says why not (`UnknownSession`, or the platform has no
     bot token here). The HTTP API is given this function rather than importing the
-    platforms' modules (`adapters.services.Services.target_of`)."""
+    platforms' modules (`adapters.web.services.Services.target_of`)."""
     target = target_of(session)
     platform = next((p for p in PLATFORMS if p.name == target.platform), None)
     if platform is not None and not platform.configured(settings):

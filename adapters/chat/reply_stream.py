@@ -36,9 +36,9 @@ import time
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
-from adapters.pacing import PacedCalls, Slot
-from adapters.reply_messages import Messages
-from adapters.transcript import Transcript
+from adapters.chat.pacing import PacedCalls, Slot
+from adapters.chat.reply_messages import Messages
+from adapters.chat.transcript import Transcript
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 

@@ -2,7 +2,7 @@
 numbered lines (`#7 …`), a button per item, and buttons that carry the item's number alone,
 so nothing a person wrote travels in a button and every press is looked up again.
 
-Each list says its own things (`adapters.task_list`, `memory_list`, `permission_list`);
+Each list says its own things (`adapters.chat.task_list`, `memory_list`, `permission_list`);
 Telegram draws them with `adapters.telegram.item_list`.
 """
 

@@ -1,5 +1,8 @@
 """The web process's shared services: what the HTTP API and every platform's ingress use,
-built once by `parley web` (the worker's counterpart is `bot.session.runner.RunnerDeps`)."""
+built once by `parley web` (the worker's counterpart is `bot.session.deps.RunnerDeps`).
+
+Wherever it is passed or kept it is called `services`; a platform's own `deps` is the typed
+object its listeners are given (`adapters.telegram.deps`, `adapters.slack.deps`), made from it."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from adapters.tool_list import ToolCatalog
+from adapters.chat.tool_list import ToolCatalog
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
@@ -35,5 +38,5 @@ class Services:
     traces: Traces
     tools: ToolCatalog
     # Where a task for a session key is answered, or a ValueError saying why nowhere
-    # (`adapters.targets.answered_target`): given, so the HTTP API imports no platform.
+    # (`adapters.platforms.targets.answered_target`): given, so the HTTP API imports no platform.
     target_of: Callable[[str], Target]

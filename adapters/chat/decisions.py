@@ -1,4 +1,5 @@
-"""Deciding a press of an approval button, the same on every platform.
+"""Deciding a press of an approval button, the same on every platform, the HTTP API's
+decisions included.
 
 The first decision wins in Redis (see `bot.redis.confirmations`); only the person who asked or an
 admin may decide, anyone else is told so and changes nothing. A decision goes into the
@@ -7,7 +8,9 @@ the dedup key, so a press delivered again (the platform retries because Redis fa
 the decision was made) queues it again safely and resumes the turn once.
 
 What comes back is only what to show: the answer to the press and the prompt's new state.
-How to answer a press and edit a prompt is each platform's own business.
+How to answer a press and edit a prompt is each platform's own business. The HTTP API answers
+with a status code instead of words, so it takes the two steps `decide` makes, `claim` and
+`queue`, and says what their outcome means itself.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.mailbox.inbox import Mailbox
-from bot.redis.confirmations import Confirmation, Confirmations, Status
+from bot.redis.confirmations import Confirmation, Confirmations, Outcome, Status
 from bot.vocabulary.envelope import Envelope, Sender, decision_id
 
 Choice = Literal["approve", "deny", "remember"]
@@ -33,12 +36,35 @@ ANSWERS = {
 
 @dataclass(frozen=True)
 class Press:
-    """One press: which request, which button, by whom, on which platform."""
+    """One press: which request, which button, by whom, on which platform.
+
+    `own_only`: the presser decides only what they asked for themselves, admin or not. The
+    HTTP API's caller is an admin to the tools, but a request is its asker's to decide."""
 
     confirmation_id: str
     choice: Choice
     person: Sender
     platform: str
+    own_only: bool = False
+
+    @property
+    def status(self) -> Status:
+        """What the press decides: a denial, or an approval (remembered or not)."""
+        return "denied" if self.choice == "deny" else "approved"
+
+    @property
+    def overrules(self) -> bool:
+        """Whether this press may decide a request someone else made."""
+        return self.person.is_admin and not self.own_only
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What deciding a request came to in Redis: the outcome (`ok` when this press decided
+    it), and the request as it was read first, None when there is none."""
+
+    outcome: Outcome
+    confirmation: Confirmation | None
 
 
 @dataclass(frozen=True)
@@ -66,21 +92,33 @@ class PressAnswer:
 
 async def decide(press: Press, confirmations: Confirmations, mailbox: Mailbox) -> PressAnswer:
     """Decide `press` if it may, queue the decision, and say what to show."""
-    status: Status = "denied" if press.choice == "deny" else "approved"
+    claimed = await claim(press, confirmations)
+    if claimed.outcome == "forbidden":
+        return PressAnswer(FORBIDDEN, alert=True, prompt=None)
+    if claimed.outcome != "ok" or claimed.confirmation is None:
+        return await _already_decided(press, claimed.outcome, confirmations, mailbox)
+    await queue(press, claimed.confirmation, mailbox)
+    shown = "remembered" if press.choice == "remember" else press.status
+    state = PromptState(shown, press.person.id, by_presser=True)
+    return PressAnswer(DECIDED[press.status], alert=False, prompt=state)
+
+
+async def claim(press: Press, confirmations: Confirmations) -> Claim:
+    """Decide the request `press` is about, if the presser may and nobody did first."""
     confirmation = await confirmations.get(press.confirmation_id)
     if confirmation is None:
-        return await _already_decided(press, "unknown", confirmations, mailbox)
-    person = press.person
+        return Claim("unknown", None)
     outcome = await confirmations.decide(
-        press.confirmation_id, status, person.id, is_admin=person.is_admin
+        press.confirmation_id, press.status, press.person.id, is_admin=press.overrules
     )
-    if outcome == "forbidden":
-        return PressAnswer(FORBIDDEN, alert=True, prompt=None)
-    if outcome != "ok":
-        return await _already_decided(press, outcome, confirmations, mailbox)
-    await mailbox.submit(decision(confirmation, person, press.choice, status, press.platform))
-    shown = "remembered" if press.choice == "remember" else status
-    return PressAnswer(DECIDED[status], alert=False, prompt=PromptState(shown, person.id, True))
+    return Claim(outcome, confirmation)
+
+
+async def queue(press: Press, confirmation: Confirmation, mailbox: Mailbox) -> Envelope:
+    """Queue the decision `press` made on `confirmation`, for its turn to resume."""
+    envelope = decision(confirmation, press.person, press.choice, press.status, press.platform)
+    await mailbox.submit(envelope)
+    return envelope
 
 
 async def _already_decided(
@@ -115,7 +153,10 @@ def decision(
     confirmation: Confirmation, person: Sender, choice: str, status: Status, platform: str
 ) -> Envelope:
     """The decision for the session's mailbox; its id is the dedup key, so a press delivered
-    twice, or queued again after a failure, resumes the turn once."""
+    twice, or queued again after a failure, resumes the turn once. It is answered where it
+    was made: where the request was asked (`reply_to`) means nothing to another platform
+    (the HTTP API deciding a request its task's run asked in a chat)."""
+    same_platform = platform == confirmation.platform
     return Envelope(
         id=decision_id(confirmation.id),
         session=confirmation.session,
@@ -125,5 +166,5 @@ def decision(
         confirmation_id=confirmation.id,
         approve=status == "approved",
         remember=choice == "remember",
-        reply_to=confirmation.reply_to,
+        reply_to=confirmation.reply_to if same_platform else {},
     )
