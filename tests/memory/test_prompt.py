@@ -23,6 +23,7 @@ from bot.store.memory import Memories, Memory
 from bot.tools.base import ToolContext
 from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.state import SessionState
+from tests.support.calls import watch
 
 ANN = Sender(id="tg:1", name="Ann")
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
@@ -148,21 +149,9 @@ async def test_a_turns_reads_are_made_at_once(
     await services.people.set("tg:1", {"language": "Welsh"})
     seen: list[str] = []
 
-    def watched(owner: object, name: str) -> None:
-        read = getattr(owner, name)
-
-        async def reading(*args: Any) -> Any:
-            seen.append(f"{name} asked")
-            try:
-                return await read(*args)
-            finally:
-                seen.append(f"{name} answered")
-
-        monkeypatch.setattr(owner, name, reading)
-
     for owner, name in ((memories, "version"), (services.grants, "tools_of")):
-        watched(owner, name)
-    watched(services.people, "preferences")
+        watch(monkeypatch, seen, owner, name)
+    watch(monkeypatch, seen, services.people, "preferences")
     request = await remembering(services, "the red box?", SessionState())
     assert request.allowed == ("shell",) and request.ctx.preferences.language == "Welsh"
     assert request.memory and "attic" in request.memory[0]

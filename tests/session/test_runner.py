@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -17,6 +16,7 @@ from bot.redis.results import done
 from bot.store.history import RUNS
 from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, Reply
+from tests.support.calls import watch
 from tests.support.runner import Rig, runner_rig
 
 SESSION = "http:drain"
@@ -118,21 +118,9 @@ async def test_a_turns_preferences_and_options_are_read_at_once(
     asked for together, not each after the last has answered."""
     seen: list[str] = []
 
-    def watched(owner: object, name: str) -> None:
-        read = getattr(owner, name)
-
-        async def reading(*args: Any) -> Any:
-            seen.append(f"{name} asked")
-            try:
-                return await read(*args)
-            finally:
-                seen.append(f"{name} answered")
-
-        monkeypatch.setattr(owner, name, reading)
-
     async with runner_rig(redis_url, database_url, fake_llm, services=True) as rig:
-        watched(rig.stores.people, "preferences")
-        watched(rig.mailbox, "option")
+        watch(monkeypatch, seen, rig.stores.people, "preferences")
+        watch(monkeypatch, seen, rig.mailbox, "option")
         rig.fake.enqueue(Reply(text="Hello Ann."))
         await rig.mailbox.submit(said("hi, I am Ann", 1))
         await rig.runner.take_turns(SESSION)
