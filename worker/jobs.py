@@ -46,6 +46,7 @@ from bot.vocabulary.envelope import Envelope, Sender, expiry_id
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
+from worker.wakes import Wakes
 
 if TYPE_CHECKING:
     from bot.mcp.source import McpServers
@@ -93,6 +94,8 @@ class Supervisor:
             if self.tools_ready is not None:
                 await self.tools_ready()
             await self.runner.take_turns(session)
+        except Exception:  # Redis lost before the lease was taken: the sweep wakes it again
+            log.warning("could not take up %s", session, exc_info=True)
         finally:
             self.limit.release()
             self.picking(True)
@@ -244,10 +247,12 @@ def _supervisor(
     database: Database,
     liveness: Liveness,
     platforms: Mapping[str, Egress],
+    in_progress_s: float,
 ) -> Supervisor:
     """What one worker process runs turns with, wired once Redis is connected. A worker
-    answers whichever platform a session is on, and HTTP (no SDK) always."""
-    mailbox = Mailbox(redis, redis)
+    answers whichever platform a session is on, and HTTP (no SDK) always. `in_progress_s`:
+    how long arq marks a job it started as running (see `worker.wakes`)."""
+    mailbox = Mailbox(redis, Wakes(redis, in_progress_s))
     confirmations = Confirmations(redis)
 
     async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
@@ -295,7 +300,7 @@ def build_worker(
         await check_persistence(redis)
         platforms = configured_egresses(settings, redis)  # loading from now on
         supervisor = ctx["supervisor"] = _supervisor(
-            settings, redis, agent, database, liveness, platforms
+            settings, redis, agent, database, liveness, platforms, worker.in_progress_timeout_s
         )
         supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
         if servers is not None:

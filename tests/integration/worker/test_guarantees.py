@@ -320,7 +320,11 @@ async def test_redis_restart_loses_nothing_accepted(
     def seen() -> str:
         return "".join(r.last_user_text() for r in stack.fake.requests)
 
-    await until(lambda: all(f"m{n:02}" in seen() for n in range(10)), "all ten messages seen")
+    def missing() -> str:
+        log = (stack.tmp / "worker-0.log").read_text(errors="replace")
+        return f"all ten messages seen (seen: {seen()!r}); the worker's log:\n{log}"
+
+    await until(lambda: all(f"m{n:02}" in seen() for n in range(10)), missing)
     await drained(mailbox, "test:r")
     await pool.aclose()
 
