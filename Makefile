@@ -22,8 +22,10 @@ $(UV):
 	python3 -m pip install --user --quiet uv \
 	  || python3 -m pip install --user --quiet --break-system-packages uv
 
+# Compiled once here: where PYTHONDONTWRITEBYTECODE is set, as on many CI machines and images,
+# every process would otherwise compile each module it imports (twice the CPU of a start).
 .venv/.synced: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen
+	$(UV) sync --frozen --compile-bytecode
 	@touch $@
 
 sync: .venv/.synced
