@@ -94,7 +94,10 @@ class Supervisor:
             if self.tools_ready is not None:
                 await self.tools_ready()
             await self.runner.take_turns(session)
-        except Exception:  # Redis lost before the lease was taken: the sweep wakes it again
+        except Exception:
+            # Redis was lost while the lease was being taken: if it was not taken, the sweep
+            # wakes the session again; if only its answer was lost, the lease lapses (at once
+            # for a worker that restarts with a new liveness id, else after its TTL).
             log.warning("could not take up %s", session, exc_info=True)
         finally:
             self.limit.release()
