@@ -96,7 +96,7 @@ class Supervisor:
             await self.runner.take_turns(session)
         except Exception:
             # Redis was lost while the lease was being taken: if it was not taken, the sweep
-            # wakes the session again; if only its answer was lost, the lease lapses (at once
+            # wakes the session again; if only its answer was lost, the lease is freed (in seconds
             # for a worker that restarts with a new liveness id, else after its TTL).
             log.warning("could not take up %s", session, exc_info=True)
         finally:
