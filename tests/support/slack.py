@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from tests.fakes.slack import (
     BOT_TOKEN,
     SIGNING_SECRET,
     FakeSlack,
+    Posted,
     SlackChannel,
     SlackUser,
 )
@@ -71,3 +73,18 @@ async def slack_stack(
         fake_slack.events_url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
     async with serving(built, web_settings(env), port) as running:
         yield running
+
+
+def block_text(message: Posted) -> str:
+    """The text of each of a message's blocks, a line each."""
+    return "\n".join(str(block.get("text", {}).get("text", "")) for block in message.blocks or [])
+
+
+def buttons_by_value(message: Posted, action_id: str) -> dict[str, dict[str, Any]]:
+    """A message's buttons with `action_id` (one per listed item), by the value each carries."""
+    found = {}
+    for block in message.blocks or []:
+        accessory = block.get("accessory") or {}
+        if accessory.get("action_id") == action_id:
+            found[str(accessory["value"])] = accessory
+    return found

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.llm import Reply, ToolCallSpec
-from tests.fakes.tg import TgChat
+from tests.fakes.tg import BotMessage, TgChat
 from tests.integration.scheduling.test_replies import leading
 from tests.integration.telegram.test_approvals import buttons
 from tests.integration.telegram.test_replies import ANN, BOB
@@ -85,15 +85,17 @@ async def test_an_interval_task_fires_repeatedly_and_never_after_it_is_cancelled
         await schedulers.stop()
 
 
-async def approval_prompt(stack: TelegramStack, chat: TgChat) -> None:
+async def approval_prompt(stack: TelegramStack, chat: TgChat) -> BotMessage:
     """Ann schedules a run in `chat` whose model calls the sensitive `launch`; once the
-    scheduler fired it, its approval prompt is in the chat."""
+    scheduler fired it, its approval prompt, the one message in the chat with buttons."""
     schedule = ToolCallSpec("schedule_task", {"prompt": "Launch the rocket", "when": "in 2 s"})
     brain = Brain(calls={"launch later": [schedule]}, done="Scheduled.", run_calls=[LAUNCH])
     brain.after_run_calls = "The launch is settled."
     stack.fake.responder = brain
     stack.tg.send(chat, ANN, "@parley_test_bot launch later")
     await stack.tg.wait_for(lambda: any(m.reply_markup for m in stack.tg.messages(chat)))
+    (prompt,) = [m for m in stack.tg.messages(chat) if m.reply_markup]
+    return prompt
 
 
 @pytest.mark.parametrize("tg_stack", [{"PARLEY_CONFIRMATION_TTL": "5"}], indirect=True)
@@ -104,8 +106,7 @@ async def test_a_run_waits_for_approval_and_nobody_deciding_denies_it_in_the_cha
     try:
         tg = tg_stack.tg
         group = tg.group("Launch pad")
-        await approval_prompt(tg_stack, group)
-        (prompt,) = [m for m in tg.messages(group) if m.reply_markup]
+        prompt = await approval_prompt(tg_stack, group)
         assert "launch" in prompt.text and '"target": "rocket"' in prompt.text
         assert {m.chat_id for c in tg.chats.values() for m in tg.messages(c)} == {group.id}
 
@@ -131,8 +132,7 @@ async def test_a_run_waiting_for_approval_goes_on_when_the_creator_approves(
     try:
         tg = tg_stack.tg
         group = tg.group("Launch pad")
-        await approval_prompt(tg_stack, group)
-        (prompt,) = [m for m in tg.messages(group) if m.reply_markup]
+        prompt = await approval_prompt(tg_stack, group)
         tg.press(group, ANN, prompt.message_id, buttons(prompt)["✅ Approve"])
         await tg.wait_for(lambda: tg.messages(group)[-1].text == "The launch is settled.")
         await idle(tg_stack.redis_url)

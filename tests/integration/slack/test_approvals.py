@@ -9,7 +9,7 @@ import pytest
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.slack import FakeSlack, Posted, SlackChannel, SlackUser
 from tests.integration.slack.test_replies import MENTION, answered
-from tests.support.slack import SlackStack
+from tests.support.slack import SlackStack, block_text
 
 LAUNCH = ToolCallSpec("launch", {"target": "rocket ✨"})
 
@@ -33,10 +33,6 @@ def buttons(message: Posted) -> dict[str, dict[str, str]]:
         if block["type"] == "actions"
         for element in block["elements"]
     }
-
-
-def block_text(message: Posted) -> str:
-    return "\n".join(str(block.get("text", {}).get("text", "")) for block in message.blocks or [])
 
 
 async def settled(fake: FakeSlack, channel: SlackChannel, thread: str, ts: str) -> Posted:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
 
 import pytest
 
@@ -16,9 +15,8 @@ from adapters.slack.memory_list import ACTION
 from bot.store.memory import Memories
 from tests.fakes.slack import FakeSlack, Posted, SlackChannel, SlackUser
 from tests.fakes.slack.model import TEAM_ID
-from tests.integration.slack.test_task_list import block_text
 from tests.support.chat_stores import memory_store
-from tests.support.slack import SlackStack
+from tests.support.slack import SlackStack, block_text, buttons_by_value
 
 pytestmark = pytest.mark.e2e
 
@@ -42,16 +40,6 @@ async def listed(
     assert shown.ephemeral_to == user.id and shown.channel == channel.id
     assert len(fake.messages(channel.id)) == posted  # nothing posted for everyone to see
     return shown
-
-
-def forget_buttons(message: Posted) -> dict[str, dict[str, Any]]:
-    """Each Forget button by the memory id it carries."""
-    found = {}
-    for block in message.blocks or []:
-        accessory = block.get("accessory") or {}
-        if accessory.get("action_id") == ACTION:
-            found[str(accessory["value"])] = accessory
-    return found
 
 
 async def press(
@@ -103,7 +91,7 @@ async def test_in_a_dm_only_the_person_sees_their_memories_and_forgets_one(
             coffee.line(),
         ]
         assert "Bob" not in shown.text and "Thursdays" not in shown.text
-        assert set(forget_buttons(shown)) == {str(odd.id), str(coffee.id)}
+        assert set(buttons_by_value(shown, ACTION)) == {str(odd.id), str(coffee.id)}
         stale = copy.deepcopy(shown)  # what a second client still shows
 
         await forget(fake, ann, shown, str(coffee.id))
@@ -113,7 +101,7 @@ async def test_in_a_dm_only_the_person_sees_their_memories_and_forgets_one(
             f"#{odd.id} Ann writes &lt;b&gt;*bold*&lt;/b&gt; &amp; snake_case",
             f"#{coffee.id} forgotten",
         ]
-        assert set(forget_buttons(shown)) == {str(odd.id)}
+        assert set(buttons_by_value(shown, ACTION)) == {str(odd.id)}
         (replaced,) = fake.responses
         assert replaced["replace_original"] is True and shown.ephemeral_to == ann.id
 
@@ -154,7 +142,7 @@ async def test_a_channel_lists_its_own_memories_never_its_members(
         assert forged == f"There is no memory {mine.id} here."
         await forget(fake, ann, shown, str(deploys.id))
         assert block_text(shown).split("\n") == [f"*{CHAT_HEADER}*", f"#{deploys.id} forgotten"]
-        assert forget_buttons(shown) == {}
+        assert buttons_by_value(shown, ACTION) == {}
         assert await texts(memories, channel_scope(general)) == []
         assert await texts(memories, ANNS) == ["Ann's PIN hint is her cat"]
     status, answer = await fake.command(ann, general, "/memory")
@@ -170,7 +158,7 @@ async def test_a_stranger_is_refused_the_list(slack_stack: SlackStack) -> None:
         status, answer = await fake.command(bob, general, "/memory")
         assert status == 200 and BOBS in answer and "secret plans" not in answer
         shown = await listed(fake, ann, general)
-        (memory_id,) = forget_buttons(shown)
+        (memory_id,) = buttons_by_value(shown, ACTION)
         refused = await press(fake, bob, shown, memory_id, check=False)
         assert refused.startswith("Sorry, this assistant is private") and BOBS in refused
         assert await texts(memories, channel_scope(general)) == ["secret plans"]

@@ -11,11 +11,11 @@ from adapters.chat.permission_list import OWN_HEADER
 from adapters.slack.permission_list import ACTION
 from tests.fakes.llm import Reply
 from tests.fakes.slack.model import TEAM_ID
-from tests.integration.slack.test_approvals import LAUNCH, block_text, prompt_in
+from tests.integration.slack.test_approvals import LAUNCH, prompt_in
 from tests.integration.slack.test_memory_list import listed
 from tests.integration.slack.test_replies import MENTION, answered
 from tests.support.chat_stores import grant_store
-from tests.support.slack import SlackStack
+from tests.support.slack import SlackStack, block_text
 
 pytestmark = pytest.mark.e2e
 

@@ -3,8 +3,6 @@ and what every press of one is answered."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from adapters.chat.task_list import EMPTY, MALFORMED
@@ -15,7 +13,7 @@ from bot.vocabulary.envelope import Sender
 from tests.fakes.slack import FakeSlack, Posted, SlackChannel, SlackUser
 from tests.fakes.slack.model import TEAM_ID
 from tests.support.chat_tasks import add_task, task_book
-from tests.support.slack import SlackStack
+from tests.support.slack import SlackStack, block_text, buttons_by_value
 
 THREAD = "1700000000.000100"
 
@@ -37,20 +35,6 @@ async def listed(fake: FakeSlack, user: SlackUser, channel: SlackChannel) -> Pos
     assert status == 200 and answer == "", answer
     await fake.wait_for(lambda: len(fake.bot_messages(channel.id)) > before)
     return fake.bot_messages(channel.id)[-1]
-
-
-def cancel_buttons(message: Posted) -> dict[str, dict[str, Any]]:
-    """Each Cancel button by the task id it carries."""
-    found = {}
-    for block in message.blocks or []:
-        accessory = block.get("accessory") or {}
-        if accessory.get("action_id") == ACTION:
-            found[str(accessory["value"])] = accessory
-    return found
-
-
-def block_text(message: Posted) -> str:
-    return "\n".join(str(block.get("text", {}).get("text", "")) for block in message.blocks or [])
 
 
 async def press(
@@ -84,9 +68,9 @@ async def test_the_list_shows_the_channel_and_its_threads_and_no_other_channel(
     text = block_text(shown)
     assert "post the standup &lt;notes&gt;" in text and "water the plants" in text
     assert "feed the cat" not in text and shown.thread_ts is None
-    assert set(cancel_buttons(shown)) == {str(top.id), str(inside.id)}
+    assert set(buttons_by_value(shown, ACTION)) == {str(top.id), str(inside.id)}
     assert f"#{top.id} (every 2 hours, next " in text
-    assert str(away.id) in cancel_buttons(await listed(fake, ann, random))
+    assert str(away.id) in buttons_by_value(await listed(fake, ann, random), ACTION)
 
 
 async def test_a_channel_without_tasks_is_told_how_to_make_one(slack_stack: SlackStack) -> None:
@@ -110,7 +94,7 @@ async def test_the_creator_cancels_and_the_list_shows_it(slack_stack: SlackStack
         await fake.wait_for(lambda: shown.edits > 0)
         assert f"#{first.id} cancelled by <@{ann.id}>: check the backups" in block_text(shown)
         assert f"#{second.id} (every 2 hours" in block_text(shown)
-        assert set(cancel_buttons(shown)) == {str(second.id)}
+        assert set(buttons_by_value(shown, ACTION)) == {str(second.id)}
         again = await press(fake, ann, shown, str(first.id))
         assert again == f"Task {first.id} has already ended."
 
@@ -130,7 +114,7 @@ async def test_another_person_is_refused_and_an_admin_may_cancel(slack_stack: Sl
         assert ended is not None and ended.status == "cancelled"
         assert ended.ended_by == "slack:U0ADA"
         await fake.wait_for(lambda: shown.edits > 0)
-        assert cancel_buttons(shown) == {}
+        assert buttons_by_value(shown, ACTION) == {}
         assert f"cancelled by <@{ada.id}>" in block_text(shown)
 
 
@@ -163,7 +147,7 @@ async def test_a_configured_task_is_listed_without_a_button_and_cannot_be_cancel
         task = await add_task(book, session(general), config, "daily digest", name="digest")
         shown = await listed(fake, ann, general)
         assert "daily digest (set in the configuration)" in block_text(shown)
-        assert cancel_buttons(shown) == {}
+        assert buttons_by_value(shown, ACTION) == {}
         forged = await press(fake, ann, shown, str(task.id))
         assert forged == (
             f"Task {task.id} is set in the configuration; only an operator can remove it there."
