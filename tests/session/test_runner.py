@@ -5,7 +5,6 @@ reliably."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import select
@@ -20,12 +19,6 @@ from tests.support.calls import watch
 from tests.support.runner import Rig, runner_rig
 
 SESSION = "http:drain"
-
-
-@pytest.fixture
-async def rig(redis_url: str, database_url: str, fake_llm: FakeLLM) -> AsyncIterator[Rig]:
-    async with runner_rig(redis_url, database_url, fake_llm) as made:
-        yield made
 
 
 def said(text: str, n: int) -> Envelope:

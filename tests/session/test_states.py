@@ -5,10 +5,8 @@ the loop makes to the context; a state saved whole by an older version still loa
 from __future__ import annotations
 
 import statistics
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from redis.asyncio import Redis
 
 from bot.agent import failed_turn
@@ -19,8 +17,8 @@ from bot.session.states import StateStore
 from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.vocabulary.state import SessionState, TurnProgress
-from tests.fakes.llm import FakeLLM, Reply
-from tests.support.runner import Rig, runner_rig
+from tests.fakes.llm import Reply
+from tests.support.runner import Rig
 
 SESSION = "http:store"
 
@@ -28,12 +26,6 @@ SESSION = "http:store"
 class _NoJobs:
     async def enqueue_job(self, function: str, *args: Any, **kwargs: Any) -> None:
         return None
-
-
-@pytest.fixture
-async def rig(redis_url: str, database_url: str, fake_llm: FakeLLM) -> AsyncIterator[Rig]:
-    async with runner_rig(redis_url, database_url, fake_llm) as made:
-        yield made
 
 
 def said(text: str, n: int) -> Envelope:

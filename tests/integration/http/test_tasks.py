@@ -15,11 +15,11 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.redis import keys
-from bot.store.database import open_database
-from bot.tasks.book import NewTask, TaskBook
+from bot.tasks.book import NewTask
 from bot.tasks.model import CONFIG_CREATOR, Target
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
+from tests.support.chat_tasks import task_book
 from tests.support.stack import Stack, web_settings
 from tests.support.waiting import WITHIN
 
@@ -180,7 +180,7 @@ async def test_cancelling_a_task(platforms: Stack) -> None:
 
 
 async def test_a_person_s_task_may_be_cancelled_by_the_operator(platforms: Stack) -> None:
-    async with configured_book(platforms) as book:
+    async with task_book(platforms) as book:
         now = datetime.now(UTC)
         schedule = parse_when("in 1 hour", ZoneInfo("Europe/Lisbon"), now)
         target = Target(session="tg:4242", platform="telegram")
@@ -209,7 +209,7 @@ async def test_a_configured_task_is_ended_in_the_configuration(platforms: Stack)
         parse_when(WEEKDAYS_AT_9, ZoneInfo("UTC"), now),
         name="digest",
     )
-    async with configured_book(platforms) as book:
+    async with task_book(platforms) as book:
         (task,) = await book.replace_config([configured], now)
     async with platforms.client() as client:
         refused = await client.delete(f"/api/tasks/{task.id}")
@@ -273,19 +273,6 @@ async def test_tasks_need_the_token_when_one_is_set(platforms: Stack) -> None:
     assert made.status_code == 201, made.text
     assert made.json()["creator"] == "http:token"
     assert [item["id"] for item in listed["items"]] == [made.json()["id"]]
-
-
-@contextlib.asynccontextmanager
-async def configured_book(stack: Stack) -> AsyncIterator[TaskBook]:
-    """The task book on the stack's database and Redis, as another process has it."""
-    settings = web_settings(stack.env)
-    database = await open_database(settings)
-    redis = Redis.from_url(stack.redis_url)
-    try:
-        yield TaskBook(database.engine, redis)
-    finally:
-        await redis.aclose()
-        await database.aclose()
 
 
 async def test_a_task_for_a_platform_that_is_not_configured_is_refused(stack: Stack) -> None:
