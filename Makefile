@@ -16,7 +16,7 @@ PYTEST_WORKERS ?= 4
 # SDKs, one core each.
 UNIT := -n 2 -m "not e2e"
 
-.PHONY: run test test-unit lint sync clean bench system-run system-test assets dist
+.PHONY: run test test-unit lint sync clean bench bench-smoke system-run system-test assets dist
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -91,3 +91,8 @@ clean:
 # Every benchmark and one table; e.g. make bench BENCH_ARGS="--quick pickup" or "--table docs/PERFORMANCE.md".
 bench: sync system-test assets
 	$(UV) run --frozen python -m tests.bench $(BENCH_ARGS)
+
+# Every benchmark with few samples, four at once (some three minutes): that each still runs and
+# reports all it promises, after a change to a benchmark or to what it drives.
+bench-smoke: sync system-test assets
+	$(UV) run --frozen python -m tests.bench --quick --jobs 4

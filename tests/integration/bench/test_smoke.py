@@ -1,13 +1,11 @@
-"""The benchmark suite's smoke run: every benchmark of `python -m tests.bench` runs with few
-samples (`--quick`) against the real processes and fakes, and reports every figure it
-promises. It checks that the benchmarks work, never that the machine was fast: a missed target
-is not a failure here.
+"""The benchmark suite's own machinery, on two short modules: `python -m tests.bench` from its
+command line to its Markdown table, and a promised figure a module did not report.
 
-Each module is a test of its own, run the way the suite runs it (`tests.bench.__main__.run`:
-its own process, its figures read back from its results file), so the pytest workers spread
-them: most of a quick run is waiting (processes starting, a scheduler's lease running out),
-which other tests overlap. The suite itself, from its command line to its Markdown table,
-runs on two of the short ones."""
+Every module's quick run (`make bench-smoke`: few samples, against the real processes and
+fakes) is not part of `make test`: together they are three CPU-minutes of processes starting,
+a fifth of the suite's, and `make bench` runs each of them in full before and after a change
+to what they measure. mypy checks their code with the rest of the tests.
+"""
 
 from __future__ import annotations
 
@@ -19,41 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.__main__ import Outcome, benchmark, discover, names, run
+from tests.bench.__main__ import Outcome, benchmark, discover
 from tests.bench.table import Figure
 
 ROOT = Path(__file__).resolve().parents[3]
 MODULE_WITHIN_S = 240.0  # one module's quick run, on a busy machine
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(autouse=True)
-def _no_bench_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The modules' own sizes, whatever the developer's environment asks for."""
-    for name in os.environ:
-        if name.startswith("PARLEY_BENCH_"):
-            monkeypatch.delenv(name)
-
-
-# The modules that take longest, started first (see tests/conftest.py), with their seconds.
-LONG = {"streaming": 45, "slack": 25, "telegram": 20, "startup": 20, "pickup": 20, "soak": 20,
-        "engine": 20, "scheduler": 20, "throughput": 15}  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=pytest.mark.slow(LONG[n])) if n in LONG else n for n in names()],
-)
-@pytest.mark.timeout(MODULE_WITHIN_S + 60)
-def test_a_benchmark_runs_and_reports_its_figures(name: str, tmp_path: Path) -> None:
-    outcome = run(benchmark(name), tmp_path, quick=True, timeout=MODULE_WITHIN_S, alone=False)
-    said = (tmp_path / f"{name}.log").read_text(errors="replace")
-    assert outcome.returncode == 0, said[-8000:]
-    reported = {figure.name: figure for figure in outcome.figures}
-    for promised in outcome.benchmark.expected:
-        assert promised in reported, f"{promised!r} not reported:\n{said[-8000:]}"
-        assert math.isfinite(reported[promised].value), reported[promised]
-    assert [row.name for row in outcome.rows() if row.verdict == "missing"] == []
 
 
 def test_the_suite_runs_its_modules_and_writes_their_table(tmp_path: Path) -> None:
