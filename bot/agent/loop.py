@@ -28,7 +28,8 @@ from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
 from bot.vocabulary import events as ev
-from bot.vocabulary.messages import Message, TextBlock, ToolUseBlock
+from bot.vocabulary.files import FileRef
+from bot.vocabulary.messages import ImageBlock, Message, TextBlock, ToolUseBlock
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState, TurnProgress
 
@@ -64,6 +65,7 @@ class TurnRequest:
 
     ctx: ToolContext
     text: str | None = None
+    attachments: tuple[FileRef, ...] = ()  # the files sent with the text (its images so far)
     decisions: Mapping[str, bool] | None = None
     envelope_ids: tuple[str, ...] = ()
     deny_note: str = "Denied by the user."
@@ -207,7 +209,12 @@ class _Run:
             )
             now = self.deps.clock()
             stamp = self.deps.prompt.stamp(request.ctx, now)
-            question = [TextBlock(text=stamp), TextBlock(text=request.text)]
+            images = [ImageBlock(file=ref) for ref in request.attachments if ref.is_image]
+            question: list[TextBlock | ImageBlock] = [
+                TextBlock(text=stamp),
+                *images,
+                TextBlock(text=request.text),
+            ]
             if state.unanswered:  # the message before waits for its answer too
                 question.insert(0, TextBlock(text=failed_turn.ANSWER_BOTH))
                 state.unanswered = False

@@ -211,6 +211,7 @@ class Settings(BaseSettings):
     sandbox_timeout: float = Field(default=20.0, gt=0, le=YEAR_S)
     sandbox_output_limit: int = Field(default=64_000, ge=1000)
     workspace_dir: Path = Path("data/workspaces")
+    files_dir: Path = Path("data/files")  # what people send, by content (`bot.files.store`)
     workspace_quota_mb: float = Field(default=50.0, gt=0, le=1_048_576)
 
     @field_validator("timezone")

@@ -23,7 +23,15 @@ import httpx2
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall
-from bot.vocabulary.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.llm.media import GONE, FileReader, encode_off_loop, image_base64
+from bot.vocabulary.messages import (
+    ImageBlock,
+    Message,
+    PerMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from bot.vocabulary.usage import Usage
 
 CACHE = {"type": "ephemeral"}
@@ -35,20 +43,29 @@ STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_er
 class AnthropicProvider:
     name = "anthropic"
 
-    def __init__(self, *, api_key: str, base_url: str | None, timeout: float) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None,
+        timeout: float,
+        files: FileReader | None = None,
+    ) -> None:
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
         )
+        self._files = files
 
     async def aclose(self) -> None:
         await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        body = await encode_off_loop(lambda: encode_body(request, self._files), request.messages)
         try:
             stream = await self._client.post(
                 "/v1/messages",
                 cast_to=anthropic.types.Message,
-                content=encode_body(request),
+                content=body,
                 options={"headers": {"Content-Type": "application/json"}},
                 stream=True,
                 stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent],
@@ -66,32 +83,32 @@ class AnthropicProvider:
             raise network_error("Anthropic", exc) from None
 
 
-def build_params(request: ModelRequest) -> dict[str, Any]:
+def build_params(request: ModelRequest, files: FileReader | None = None) -> dict[str, Any]:
     """The request body, with cache breakpoints on tools, system and conversation."""
     params = _head(request)
-    params["messages"] = [_message(m) for m in request.messages if _has_content(m)]
+    params["messages"] = [_message(m, files) for m in request.messages if _has_content(m)]
     if params["messages"]:
         params["messages"][-1]["content"][-1]["cache_control"] = CACHE
     return params
 
 
-def encode_body(request: ModelRequest) -> bytes:
+def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes:
     """`build_params` with `stream`, as JSON, from each message's kept encoding."""
-    kept = request.per_message.setdefault("anthropic", PerMessage(_encoded))
+    kept = request.per_message.setdefault("anthropic", PerMessage(lambda m: _encoded(m, files)))
     encoded = kept.values(request.messages)
     end = next((i for i in range(len(encoded) - 1, -1, -1) if encoded[i]), None)
     parts = [each for each in encoded[:end] if each] if end is not None else []
     if end is not None:  # the last message sent carries the conversation's breakpoint
-        last = _message(request.messages[end])
+        last = _message(request.messages[end], files)
         last["content"][-1]["cache_control"] = CACHE
         parts.append(json.dumps(last))
     rest = json.dumps({**_head(request), "stream": True})
     return f'{{"messages":[{",".join(parts)}],{rest[1:]}'.encode()
 
 
-def _encoded(message: Message) -> str:
+def _encoded(message: Message, files: FileReader | None) -> str:
     """The message's JSON, or "" for one with nothing to send."""
-    return json.dumps(_message(message)) if _has_content(message) else ""
+    return json.dumps(_message(message, files)) if _has_content(message) else ""
 
 
 def _head(request: ModelRequest) -> dict[str, Any]:
@@ -119,12 +136,14 @@ def _has_content(message: Message) -> bool:
     return any(not isinstance(b, TextBlock) or b.text for b in message.content)
 
 
-def _message(message: Message) -> dict[str, Any]:
+def _message(message: Message, files: FileReader | None) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextBlock):
             if block.text:
                 blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            blocks.append(_image(block, files))
         elif isinstance(block, ToolUseBlock):
             blocks.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
@@ -141,6 +160,14 @@ def _message(message: Message) -> dict[str, Any]:
     # The API wants tool results before any other block of a user message.
     blocks.sort(key=lambda b: b["type"] != "tool_result")
     return {"role": message.role, "content": blocks}
+
+
+def _image(block: ImageBlock, files: FileReader | None) -> dict[str, Any]:
+    data = image_base64(block, files)
+    if data is None:
+        return {"type": "text", "text": GONE}
+    source = {"type": "base64", "media_type": block.file.media_type, "data": data}
+    return {"type": "image", "source": source}
 
 
 class _StreamParser:

@@ -22,7 +22,8 @@ import openai
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall
-from bot.vocabulary.messages import Message, PerMessage
+from bot.llm.media import GONE, FileReader, encode_off_loop, image_base64
+from bot.vocabulary.messages import ImageBlock, Message, PerMessage, TextBlock
 from bot.vocabulary.usage import Usage
 
 FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
@@ -33,20 +34,29 @@ REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
 class OpenAIProvider:
     name = "openai"
 
-    def __init__(self, *, api_key: str, base_url: str | None, timeout: float) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None,
+        timeout: float,
+        files: FileReader | None = None,
+    ) -> None:
         self._client = openai.AsyncOpenAI(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
         )
+        self._files = files
 
     async def aclose(self) -> None:
         await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        body = await encode_off_loop(lambda: encode_body(request, self._files), request.messages)
         try:
             stream = await self._client.post(
                 "/chat/completions",
                 cast_to=openai.types.chat.ChatCompletion,
-                content=encode_body(request),
+                content=body,
                 options={"headers": {"Content-Type": "application/json"}},
                 stream=True,
                 stream_cls=openai.AsyncStream[openai.types.chat.ChatCompletionChunk],
@@ -68,25 +78,26 @@ class OpenAIProvider:
             ) from None
 
 
-def build_params(request: ModelRequest) -> dict[str, Any]:
+def build_params(request: ModelRequest, files: FileReader | None = None) -> dict[str, Any]:
     messages = _system(request)
     for message in request.messages:
-        messages.extend(_messages(message))
+        messages.extend(_messages(message, files))
     return {"messages": messages, **_head(request)}
 
 
-def encode_body(request: ModelRequest) -> bytes:
+def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes:
     """`build_params` with `stream` and the usage asked for, as JSON, from each message's
     kept encoding."""
     parts = [json.dumps(m) for m in _system(request)]
-    parts += request.per_message.setdefault("openai", PerMessage(_encoded)).values(request.messages)
+    kept = request.per_message.setdefault("openai", PerMessage(lambda m: _encoded(m, files)))
+    parts += kept.values(request.messages)
     rest = json.dumps({**_head(request), "stream": True, "stream_options": {"include_usage": True}})
     return f'{{"messages":[{",".join(p for p in parts if p)}],{rest[1:]}'.encode()
 
 
-def _encoded(message: Message) -> str:
+def _encoded(message: Message, files: FileReader | None) -> str:
     """The API messages that `message` becomes, as JSON items of the list ("" for none)."""
-    return ",".join(json.dumps(each) for each in _messages(message))
+    return ",".join(json.dumps(each) for each in _messages(message, files))
 
 
 def _system(request: ModelRequest) -> list[dict[str, Any]]:
@@ -115,7 +126,7 @@ def _head(request: ModelRequest) -> dict[str, Any]:
     return params
 
 
-def _messages(message: Message) -> list[dict[str, Any]]:
+def _messages(message: Message, files: FileReader | None) -> list[dict[str, Any]]:
     if message.role == "assistant":
         out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
         calls = [
@@ -138,8 +149,26 @@ def _messages(message: Message) -> list[dict[str, Any]]:
         {"role": "tool", "tool_call_id": r.tool_use_id, "content": r.content}
         for r in message.tool_results
     ]
+    if message.images:
+        return [*results, {"role": "user", "content": _parts(message, files)}]
     text = message.text
     return results + ([{"role": "user", "content": text}] if text else [])
+
+
+def _parts(message: Message, files: FileReader | None) -> list[dict[str, Any]]:
+    """A user message with images as content parts, in the order of its blocks."""
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock) and block.text:
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            data = image_base64(block, files)
+            if data is None:
+                parts.append({"type": "text", "text": GONE})
+            else:
+                url = f"data:{block.file.media_type};base64,{data}"
+                parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
 
 
 class _StreamParser:

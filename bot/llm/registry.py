@@ -14,13 +14,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
 from bot.config.settings import ConfigError, Settings
+from bot.files.store import FileStore
 from bot.llm.base import Provider
+from bot.llm.media import FileReader
 
 
 class ProviderClass(Protocol):
     """How the registry builds every provider."""
 
-    def __call__(self, *, api_key: str, base_url: str | None, timeout: float) -> Provider: ...
+    def __call__(
+        self, *, api_key: str, base_url: str | None, timeout: float, files: FileReader | None
+    ) -> Provider: ...
 
 
 # Provider name -> "module:class", imported on first use.
@@ -119,12 +123,14 @@ def check_provider(settings: Settings, ref: ModelRef) -> None:
 def build_provider(settings: Settings, ref: ModelRef) -> Provider:
     """The provider for `ref`, or a ConfigError naming the missing key."""
     check_provider(settings, ref)
+    files = FileStore(settings.files_dir)
     if ref.provider == "anthropic":
         assert settings.anthropic_api_key is not None
         return provider_class("anthropic")(
             api_key=settings.anthropic_api_key.get_secret_value(),
             base_url=settings.anthropic_base_url,
             timeout=settings.llm_timeout,
+            files=files,
         )
     key = settings.openai_api_key
     # Local OpenAI-compatible servers (Ollama, llama.cpp) accept any key.
@@ -132,4 +138,5 @@ def build_provider(settings: Settings, ref: ModelRef) -> Provider:
         api_key=key.get_secret_value() if key else "unused",
         base_url=settings.openai_base_url,
         timeout=settings.llm_timeout,
+        files=files,
     )

@@ -62,8 +62,11 @@ class Turns:
             if head.kind == "scheduled" and await self._called_off(head):
                 return None  # it waited behind the message that cancelled its task
             await self.decisions.decline_pending(state, head.sender.id)
-            text = "\n".join(envelope.text for envelope in group)
-            request = TurnRequest(ctx, text=text, envelope_ids=ids, model=model, config=config)
+            text = "\n".join(envelope.text for envelope in group if envelope.text)
+            files = tuple(ref for envelope in group for ref in envelope.attachments)
+            request = TurnRequest(
+                ctx, text=text, attachments=files, envelope_ids=ids, model=model, config=config
+            )
         memories = self.stores.memories if self.stores is not None else None
         return await prepared(request, state, reads, memories)
 

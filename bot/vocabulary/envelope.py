@@ -8,9 +8,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.run_config import RunConfig
 
 MAX_TEXT = 32_000
+MAX_ATTACHMENTS = 10  # a Telegram album's most; each platform's own cap is a setting
 # The sender id that marked an expiry before envelopes had the kind `expiry`.
 OLD_EXPIRY_SENDER = "parley:timeout"
 _TASK_RUN = re.compile(r"task:([0-9]{1,19}):-?[0-9]{1,20}")
@@ -38,13 +40,15 @@ class Envelope(BaseModel):
     is the decision nobody made in time: it denies the calls that waited. A `scheduled`
     envelope is a run of a scheduled task, sent by the scheduler in the name of the person who
     made the task; it is a turn of its own, never merged with messages. A message with a
-    `run` config (an API run, a task's schema) is a turn of its own too.
+    `run` config (an API run, a task's schema) is a turn of its own too. A message's
+    `attachments` are the files sent with its text, already in the file store.
     """
 
     id: str = Field(min_length=1, max_length=200)
     session: str = Field(min_length=1, max_length=300)
     kind: Literal["message", "decision", "expiry", "command", "scheduled"] = "message"
     text: str = Field(default="", max_length=MAX_TEXT)
+    attachments: list[FileRef] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
     sender: Sender
     platform: str = "http"
     chat_kind: str = "private"

@@ -1,8 +1,9 @@
 """The conversation as Parley stores it: provider-neutral messages made of content blocks.
 
-The shape follows the Anthropic Messages API (text, tool_use, tool_result blocks) because it is
-the richer of the two; the OpenAI provider translates it on the way out. Everything here is a
-pydantic model so a session's context can be persisted as JSON and loaded by any worker.
+The shape follows the Anthropic Messages API (text, tool_use, tool_result, image blocks)
+because it is the richer of the two; the OpenAI provider translates it on the way out.
+Everything here is a pydantic model so a session's context can be persisted as JSON and
+loaded by any worker.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.usage import Usage
 
 # What a provider sees of a message; the rest is Parley's own bookkeeping.
@@ -48,7 +50,17 @@ class ToolResultBlock(BaseModel):
     is_error: bool = False
 
 
-Block = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
+class ImageBlock(BaseModel):
+    """An image the person sent, by reference: each provider reads its bytes from the file
+    store when it encodes the message (once per message, see `PerMessage`)."""
+
+    type: Literal["image"] = "image"
+    file: FileRef
+
+
+Block = Annotated[
+    TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock, Field(discriminator="type")
+]
 T = TypeVar("T")
 
 
@@ -77,6 +89,10 @@ class Message(BaseModel):
     @property
     def tool_results(self) -> list[ToolResultBlock]:
         return [block for block in self.content if isinstance(block, ToolResultBlock)]
+
+    @property
+    def images(self) -> list[ImageBlock]:
+        return [block for block in self.content if isinstance(block, ImageBlock)]
 
     @property
     def starts_turn(self) -> bool:

@@ -13,7 +13,14 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.events import PlanStep
-from bot.vocabulary.messages import Message, PerMessage, TextBlock, ToolResultBlock, ToolUseBlock
+from bot.vocabulary.messages import (
+    ImageBlock,
+    Message,
+    PerMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.runs import RunRecord
 from bot.vocabulary.trace import Trace
@@ -130,7 +137,7 @@ class SessionState(BaseModel):
                 *(ToolResultBlock(tool_use_id=c.id, content=note, is_error=True) for c in calls)
             )
 
-    def add_user(self, *blocks: TextBlock | ToolResultBlock) -> None:
+    def add_user(self, *blocks: TextBlock | ToolResultBlock | ImageBlock) -> None:
         """Append user content, merging into a trailing user message so roles alternate."""
         if self.messages and self.messages[-1].role == "user" and not self.messages[-1].summary:
             self.messages[-1].content.extend(blocks)

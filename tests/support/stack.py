@@ -293,6 +293,7 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     extra = {
         "PARLEY_WORKSPACE_DIR": str(tmp_path / "workspaces"),  # shared by the web and workers
+        "PARLEY_FILES_DIR": str(tmp_path / "files"),
         **(getattr(request, "param", {}) or {}),
     }
     env = stack_env(redis_url, fake_llm, database_url, **extra)

@@ -1,0 +1,1 @@
+"""The files people send, stored once by their content, outside Redis."""

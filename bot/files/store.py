@@ -1,0 +1,53 @@
+"""Files by content: `<root>/<first two hex digits>/<SHA-256>`, written once.
+
+The name is the hash of the bytes, so a file sent twice (an album forwarded again, the same
+screenshot in two chats) is stored once and a reference can never point at other bytes. A
+file is written under a temporary name and renamed into place, so a worker killed mid-write
+leaves no half file behind a valid name. The calls are blocking file I/O: callers on an
+event loop run them in a thread (`asyncio.to_thread`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from bot.vocabulary.files import FileRef
+
+
+class FileMissing(LookupError):
+    """A reference whose file is not in the store (removed by retention, or another
+    machine's store)."""
+
+
+class FileStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, sha256: str) -> Path:
+        return self.root / sha256[:2] / sha256
+
+    def put(self, data: bytes, media_type: str, name: str = "") -> FileRef:
+        """Store `data` (if it is not there yet) and return its reference."""
+        sha256 = hashlib.sha256(data).hexdigest()
+        target = self.path(sha256)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                os.replace(temporary, target)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        return FileRef(sha256=sha256, media_type=media_type, name=name, size=len(data))
+
+    def read(self, ref: FileRef) -> bytes:
+        try:
+            return self.path(ref.sha256).read_bytes()
+        except FileNotFoundError:
+            name = ref.name or ref.media_type
+            raise FileMissing(f"file {ref.sha256[:12]} ({name}) is gone") from None

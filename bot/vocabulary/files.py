@@ -1,0 +1,25 @@
+"""A file a person sent, by reference: envelopes, messages and the record carry this, never
+the bytes, which are stored once by their content (`bot.files.store`). A session's hot state
+stays small however many photos it holds, and a file sent twice is stored once."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+
+class FileRef(BaseModel):
+    """The stored file's SHA-256 (its name in the store), what it is, and what it was called."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    media_type: str = Field(min_length=3, max_length=100)
+    name: str = Field(default="", max_length=255)
+    size: int = Field(ge=1)
+
+    @property
+    def is_image(self) -> bool:
+        """One the models that see take as an image block."""
+        return self.media_type in IMAGE_TYPES
