@@ -22,6 +22,8 @@ from adapters.web.startup import REFUSED, watch_refusals
 from bot.assembly.catalog import standard_tools
 from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
+from bot.files.intake import Intake, Limits
+from bot.files.store import FileStore
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
 from bot.store.database import open_database
@@ -53,6 +55,7 @@ async def make_app(settings: Settings) -> web.Application:
         grants=Grants(database.engine),
         traces=Traces(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
+        intake=Intake(FileStore(settings.files_dir), Limits.of(settings)),
         target_of=partial(answered_target, settings=settings),
     )
     app = build_app(services)

@@ -23,13 +23,14 @@ from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 from redis.exceptions import RedisError
 
 from adapters.chat import decisions
 from adapters.chat.decisions import Choice, Press
 from adapters.http import agent_run, pages, people, place, sessions, tasks, traces
 from adapters.http.common import USER, api_sender
+from adapters.http.messages import read_message, stored
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
@@ -42,7 +43,7 @@ from bot.redis import keys
 from bot.redis.confirmations import Outcome
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 from bot.telemetry import metrics
-from bot.vocabulary.envelope import MAX_TEXT, Envelope
+from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.run_config import Mode
 
 log = logging.getLogger(__name__)
@@ -73,17 +74,6 @@ class SessionChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: Mode
-
-
-class MessageIn(BaseModel):
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
-
-    @field_validator("text")
-    @classmethod
-    def _not_blank(cls, text: str) -> str:
-        if not text.strip():
-            raise ValueError("the text is only whitespace")
-        return text
 
 
 class DecisionIn(BaseModel):
@@ -160,11 +150,12 @@ class Api:
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
         session = await self._known(request)
-        body: MessageIn = await read_body(request, MessageIn)
+        body = await read_message(request, self.services.intake.limits)
         envelope = Envelope(
             id=_message_id(request),
             session=session,
             text=body.text,
+            attachments=await stored(body.attachments, self.services.intake),
             sender=api_sender(request),
             platform=place.PLATFORM,
         )

@@ -76,7 +76,11 @@ async def read_json(request: web.Request) -> Any:
 
 async def read_body(request: web.Request, model: type[Body]) -> Body:
     """The request's JSON body as `model`, or a 422 listing each problem with its field."""
-    data = await read_json(request)
+    return validated(await read_json(request), model)
+
+
+def validated(data: Any, model: type[Body]) -> Body:
+    """`data` as `model`, or a 422 listing each problem with its field."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 
 from adapters.chat.tool_list import ToolCatalog
 from bot.config.settings import Settings
+from bot.files.intake import Intake
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
@@ -37,6 +38,7 @@ class Services:
     grants: Grants
     traces: Traces
     tools: ToolCatalog
+    intake: Intake  # the files people send, checked and stored
     # Where a task for a session key is answered, or a ValueError saying why nowhere
     # (`adapters.platforms.targets.answered_target`): given, so the HTTP API imports no platform.
     target_of: Callable[[str], Target]

@@ -212,6 +212,9 @@ class Settings(BaseSettings):
     sandbox_output_limit: int = Field(default=64_000, ge=1000)
     workspace_dir: Path = Path("data/workspaces")
     files_dir: Path = Path("data/files")  # what people send, by content (`bot.files.store`)
+    max_files: int = Field(default=10, ge=1, le=10)  # per message (an album's most)
+    max_file_mb: float = Field(default=20.0, gt=0, le=2000)  # the Bot API's download cap
+    max_turn_mb: float = Field(default=50.0, gt=0, le=2000)
     workspace_quota_mb: float = Field(default=50.0, gt=0, le=1_048_576)
 
     @field_validator("timezone")

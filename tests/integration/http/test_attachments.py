@@ -1,0 +1,94 @@
+"""Images posted with a message (`attachments`, base64 in JSON) reach the model as image
+blocks, made to fit; a bad file gets a 4xx that names it, and nothing is queued for it."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+import httpx
+import pytest
+from PIL import Image
+
+from bot.files.images import LONG_EDGE
+from tests.fakes.llm import Reply
+from tests.support.images import image_bytes, png_claiming
+from tests.support.stack import Stack, read_events, texts
+
+pytestmark = pytest.mark.e2e
+
+
+def attached(data: bytes, name: str) -> dict[str, str]:
+    return {"name": name, "media_type": "image/png", "data": base64.b64encode(data).decode()}
+
+
+async def post(client: httpx.AsyncClient, session: str, body: dict[str, Any]) -> httpx.Response:
+    async with client.stream("POST", f"/api/sessions/{session}/messages", json=body) as response:
+        if response.status_code == 200:
+            response.extensions["events"] = await read_events(response)
+        else:
+            await response.aread()
+        return response
+
+
+def images_sent(body: dict[str, Any]) -> list[bytes]:
+    """The bytes of each image block of the last user message of an Anthropic request."""
+    last = [m for m in body["messages"] if m["role"] == "user"][-1]
+    blocks = [b for b in last["content"] if b.get("type") == "image"]
+    return [base64.b64decode(b["source"]["data"]) for b in blocks]
+
+
+async def test_a_photo_reaches_the_model_scaled_and_the_reply_streams(stack: Stack) -> None:
+    """With the defaults: a 2400×1800 photo and a question, then a screenshot alone."""
+    await stack.start_worker()
+    stack.fake.enqueue(Reply(text="A noisy photo."), Reply(text="A screenshot."))
+    photo, screenshot = image_bytes((2400, 1800), "JPEG"), image_bytes((600, 400), "PNG")
+    async with stack.client() as client:
+        session = await stack.session(client)
+        asked = await post(
+            client, session, {"text": "What's this?", "attachments": [attached(photo, "a.jpg")]}
+        )
+        alone = await post(client, session, {"attachments": [attached(screenshot, "s.png")]})
+    assert asked.status_code == alone.status_code == 200
+    assert texts(asked.extensions["events"]) == "A noisy photo."
+    assert texts(alone.extensions["events"]) == "A screenshot."
+    [sent] = images_sent(stack.fake.requests[0].body)
+    with Image.open(io.BytesIO(sent)) as seen:
+        assert (seen.format, seen.size) == ("JPEG", (LONG_EDGE, LONG_EDGE * 3 // 4))
+    assert "What's this?" in stack.fake.requests[0].last_user_text()
+    assert images_sent(stack.fake.requests[1].body) == [screenshot]  # it fits: as it was
+
+
+SMALL = {"PARLEY_MAX_FILE_MB": "0.25", "PARLEY_MAX_TURN_MB": "0.5"}
+
+
+@pytest.mark.parametrize("stack", [SMALL], indirect=True)
+async def test_bad_files_are_refused_by_name_and_nothing_is_queued(stack: Stack) -> None:
+    fine = attached(image_bytes((20, 20)), "fine.png")
+    cases: list[tuple[dict[str, Any], int, str]] = [
+        ({"text": "hi", "attachments": [{"name": "x.png", "data": "not*base64"}]}, 422,
+         "file 1 (x.png) is not valid base64"),
+        ({"attachments": [fine, attached(b"%PDF-1.7\n%\xe2\xe3", "invoice.pdf")]}, 422,
+         "“invoice.pdf”: not an image that can be read"),
+        ({"attachments": [attached(png_claiming(30_000, 30_000), "bomb.png")]}, 422,
+         "“bomb.png”: the image is 30000×30000 pixels"),
+        ({"attachments": [attached(image_bytes((400, 400)), "big.png")]}, 413,
+         "files of at most 0.2 MB are read"),
+        ({"attachments": [attached(b"x" * 700_000, "huge.png")]}, 413,
+         "the body is larger than"),
+        ({"attachments": [fine] * 11}, 422, "attachments: List should have at most 10 items"),
+        ({"text": "  "}, 422, "the text is only whitespace"),
+        ({}, 422, "a message needs a text or a file"),
+    ]  # fmt: skip
+    async with stack.client() as client:
+        session = await stack.session(client)
+        for body, status, said in cases:
+            response = await post(client, session, body)
+            answer = response.json()
+            assert (response.status_code, response.headers["content-type"]) == (
+                status, "application/json; charset=utf-8",
+            ), answer  # fmt: skip
+            assert said in str(answer), answer
+    assert stack.fake.requests == []
+    assert not any((stack.tmp / "files").rglob("*.*"))  # nothing stored, not even the good one
