@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tests.fakes.llm import media
 from tests.fakes.llm.cache import Usage
 
 ANTHROPIC_KEY = "test-anthropic-key"
@@ -88,6 +89,26 @@ class RecordedRequest:
     def last_user_text(self) -> str:
         users = [m for m in self.body.get("messages", []) if m.get("role") == "user"]
         return _text(users[-1].get("content")) if users else ""
+
+    def images(self) -> list[tuple[str, bytes]]:
+        """(media type, decoded bytes) of each image the last user message carries, in order,
+        for either API, so a test can check the picture Parley sent, not its encoding.
+        Images given by web address have no bytes here and are left out."""
+        users = [m for m in self.body.get("messages", []) if m.get("role") == "user"]
+        content = users[-1].get("content") if users else None
+        out: list[tuple[str, bytes]] = []
+        for part in content if isinstance(content, list) else []:
+            if self.api == "anthropic" and part.get("type") == "image":
+                source = part.get("source") or {}
+                raw = media.decode(str(source.get("data", "")))
+                if source.get("type") == "base64" and raw is not None:
+                    out.append((str(source.get("media_type")), raw))
+            elif self.api == "openai" and part.get("type") == "image_url":
+                url = media.data_url(str((part.get("image_url") or {}).get("url", "")))
+                raw = media.decode(url.data) if url is not None else None
+                if url is not None and raw is not None:
+                    out.append((url.mime, raw))
+        return out
 
     def tool_results(self) -> list[tuple[str, str]]:
         """(call id, content) of the tool results after the last assistant message."""

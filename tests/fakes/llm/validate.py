@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tests.fakes.llm import blocks
+
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 BLOCK_TYPES = {"text", "tool_use", "tool_result", "image", "document", "thinking"}
 
@@ -83,15 +85,9 @@ def _anthropic_blocks(
 ) -> str | None:
     content = message["content"]
     for j, block in enumerate(content):
-        kind = block.get("type")
-        if kind not in BLOCK_TYPES:
-            return f"messages.{i}.content.{j}: Input tag '{kind}' does not match any expected tag"
-        if kind == "text" and not block.get("text"):
-            return "messages: text content blocks must be non-empty"
-        if kind == "tool_use":
-            if block.get("id") in seen_ids:
-                return f"messages.{i}.content.{j}: `tool_use` ids must be unique"
-            seen_ids.add(block.get("id", ""))
+        problem = _anthropic_block(f"messages.{i}.content.{j}", block, message["role"], seen_ids)
+        if problem:
+            return problem
     kinds = [b.get("type") for b in content]
     if (
         "tool_result" in kinds
@@ -123,6 +119,24 @@ def _anthropic_blocks(
                 f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
                 "corresponding `tool_result` block in the next message."
             )
+    return None
+
+
+def _anthropic_block(path: str, block: dict[str, Any], role: str, seen_ids: set[str]) -> str | None:
+    """The checks of one content block on its own; `seen_ids` gathers the `tool_use` ids."""
+    kind = block.get("type")
+    if kind not in BLOCK_TYPES:
+        return f"{path}: Input tag '{kind}' does not match any expected tag"
+    if kind == "text" and not block.get("text"):
+        return "messages: text content blocks must be non-empty"
+    if kind in ("image", "document"):
+        return blocks.anthropic_media(path, block, role)
+    if kind == "tool_result":
+        return blocks.anthropic_tool_result(path, block)
+    if kind == "tool_use":
+        if block.get("id") in seen_ids:
+            return f"{path}: `tool_use` ids must be unique"
+        seen_ids.add(block.get("id", ""))
     return None
 
 
@@ -185,6 +199,9 @@ def _openai_messages(messages: list[dict[str, Any]]) -> str | None:
                 f"Invalid value: '{role}'. Supported values are: "
                 "'system', 'assistant', 'user', 'tool'"
             )
+        problem = blocks.openai_content(i, message)
+        if problem:
+            return problem
         if role == "tool":
             if message.get("tool_call_id") not in open_calls:
                 return (
