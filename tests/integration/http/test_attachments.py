@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from bot.files.images import LONG_EDGE
-from tests.fakes.llm import Reply
+from tests.fakes.llm import OPENAI_KEY, Reply
 from tests.support.images import image_bytes, png_claiming
 from tests.support.stack import Stack, read_events, texts
 
@@ -32,15 +32,15 @@ async def post(client: httpx.AsyncClient, session: str, body: dict[str, Any]) ->
         return response
 
 
-def images_sent(body: dict[str, Any]) -> list[bytes]:
-    """The bytes of each image block of the last user message of an Anthropic request."""
-    last = [m for m in body["messages"] if m["role"] == "user"][-1]
-    blocks = [b for b in last["content"] if b.get("type") == "image"]
-    return [base64.b64decode(b["source"]["data"]) for b in blocks]
-
-
-async def test_a_photo_reaches_the_model_scaled_and_the_reply_streams(stack: Stack) -> None:
-    """With the defaults: a 2400×1800 photo and a question, then a screenshot alone."""
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+async def test_a_photo_reaches_the_model_scaled_and_the_reply_streams(
+    stack: Stack, api: str
+) -> None:
+    """With the defaults: a 2400×1800 photo and a question, then a screenshot alone, through
+    each API's SDK to its fake, which checks the images as the real API does."""
+    if api == "openai":
+        stack.env |= {"PARLEY_MODEL": "gpt-4o", "OPENAI_API_KEY": OPENAI_KEY,
+                      "OPENAI_BASE_URL": stack.fake.openai_base_url}  # fmt: skip
     await stack.start_worker()
     stack.fake.enqueue(Reply(text="A noisy photo."), Reply(text="A screenshot."))
     photo, screenshot = image_bytes((2400, 1800), "JPEG"), image_bytes((600, 400), "PNG")
@@ -53,11 +53,15 @@ async def test_a_photo_reaches_the_model_scaled_and_the_reply_streams(stack: Sta
     assert asked.status_code == alone.status_code == 200
     assert texts(asked.extensions["events"]) == "A noisy photo."
     assert texts(alone.extensions["events"]) == "A screenshot."
-    [sent] = images_sent(stack.fake.requests[0].body)
+    first, second = stack.fake.requests
+    assert first.api == api
+    [(kind, sent)] = first.images()
     with Image.open(io.BytesIO(sent)) as seen:
-        assert (seen.format, seen.size) == ("JPEG", (LONG_EDGE, LONG_EDGE * 3 // 4))
-    assert "What's this?" in stack.fake.requests[0].last_user_text()
-    assert images_sent(stack.fake.requests[1].body) == [screenshot]  # it fits: as it was
+        assert (kind, seen.format, seen.size) == (
+            "image/jpeg", "JPEG", (LONG_EDGE, LONG_EDGE * 3 // 4),
+        )  # fmt: skip
+    assert "What's this?" in first.last_user_text()
+    assert second.images() == [("image/png", screenshot)]  # it fits: as it was
 
 
 SMALL = {"PARLEY_MAX_FILE_MB": "0.25", "PARLEY_MAX_TURN_MB": "0.5"}
