@@ -55,7 +55,7 @@ async def make_app(settings: Settings) -> web.Application:
         grants=Grants(database.engine),
         traces=Traces(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
-        intake=Intake(FileStore(settings.files_dir), Limits.of(settings)),
+        files=Intake(FileStore(settings.files_dir), Limits.of(settings)),
         target_of=partial(answered_target, settings=settings),
     )
     app = build_app(services)

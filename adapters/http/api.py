@@ -150,12 +150,12 @@ class Api:
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
         session = await self._known(request)
-        body = await read_message(request, self.services.intake.limits)
+        body = await read_message(request, self.services.files.limits)
         envelope = Envelope(
             id=_message_id(request),
             session=session,
             text=body.text,
-            attachments=await stored(body.attachments, self.services.intake),
+            attachments=await stored(body.attachments, self.services.files),
             sender=api_sender(request),
             platform=place.PLATFORM,
         )

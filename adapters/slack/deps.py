@@ -22,6 +22,7 @@ from adapters.chat.intake import Intake
 from adapters.chat.tool_list import ToolCatalog
 from adapters.slack.client import SlackCalls
 from bot.config.settings import Settings
+from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
@@ -45,12 +46,13 @@ class IngressDeps:
     people: People
     grants: Grants
     tools: ToolCatalog
+    files: FileIntake
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
     @cached_property
     def intake(self) -> Intake:
         """What a message for the bot goes through before its session's mailbox."""
-        return Intake(self.gate, self.mailbox)
+        return Intake(self.gate, self.mailbox, self.files)
 
     def later(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run cosmetic work after Slack got its answer; kept referenced until it ends."""

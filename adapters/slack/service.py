@@ -86,6 +86,7 @@ class SlackService:
             people=services.people,
             grants=services.grants,
             tools=services.tools,
+            files=services.files,
         )
         register(self.app, self.deps)
         self.app.error(listener_failed)

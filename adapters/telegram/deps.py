@@ -19,11 +19,12 @@ from aiogram.types import InlineKeyboardMarkup, ReplyParameters, Update, User
 from aiogram.types import Message as TgMessage
 
 from adapters.chat.access import Gate
-from adapters.chat.intake import Arrival, Intake
+from adapters.chat.intake import Arrival, Files, Intake
 from adapters.chat.tool_list import ToolCatalog
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import PLATFORM, envelope_id, person, place_of, sender_of
 from bot.config.settings import Settings
+from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
@@ -49,6 +50,7 @@ class IngressDeps:
     people: People
     grants: Grants
     tools: ToolCatalog
+    files: FileIntake
 
     @property
     def username(self) -> str:
@@ -65,11 +67,13 @@ class IngressDeps:
     @cached_property
     def intake(self) -> Intake:
         """What a message for the bot goes through before its session's mailbox."""
-        return Intake(self.gate, self.mailbox)
+        return Intake(self.gate, self.mailbox, self.files)
 
-    def arrival(self, message: TgMessage, update: Update, text: str) -> Arrival:
-        """`text` of `message`, from a person, as the intake takes it; the update id makes a
-        redelivery count once."""
+    def arrival(
+        self, message: TgMessage, update: Update, text: str, files: Files | None = None
+    ) -> Arrival:
+        """`text` of `message`, from a person, with its `files`, as the intake takes it; the
+        update id makes a redelivery count once."""
         assert message.from_user is not None
         place = place_of(message)
         return Arrival(
@@ -81,6 +85,7 @@ class IngressDeps:
             chat_kind=place.kind,
             reply_to=place.model_dump(),
             where=_where(message),
+            files=files,
         )
 
     async def submit_command(self, message: TgMessage, update: Update, name: str) -> None:

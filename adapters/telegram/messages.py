@@ -1,5 +1,6 @@
-"""Messages to the bot: text becomes an envelope in the session's mailbox, anything else a
-quick answer; the stop button of a streamed draft stops the session's turn.
+"""Messages to the bot: text, photos and files (`files`) become an envelope in the session's
+mailbox, anything else a quick answer; the stop button of a streamed draft stops the
+session's turn.
 
 In groups only what is meant for the bot counts: a mention of it, a reply to it, or every
 message when TELEGRAM_GROUP_TRIGGER=all. Other bots are never answered (that could loop).
@@ -15,9 +16,10 @@ from aiogram.types import Message as TgMessage
 from aiogram.types import MessageGenerationStopped, Update
 
 from adapters.telegram.deps import IngressDeps
+from adapters.telegram.files import files_of
 from adapters.telegram.place import Place
 
-ONLY_TEXT = "I can only read text here. Send me your question as a message."
+NOT_READ = "I can read text, photos and image files here. Send me your question as a message."
 SERVICE_FIELDS = (
     "new_chat_members",
     "left_chat_member",
@@ -39,6 +41,7 @@ SERVICE_FIELDS = (
 def router() -> Router:
     """A fresh router each time: a router belongs to one dispatcher."""
     messages = Router(name="messages")
+    messages.message.register(on_file, F.photo | F.document)
     messages.message.register(on_text, F.text | F.caption)
     messages.message.register(on_other)
     messages.stopped_message_generation.register(on_stop_generation)
@@ -53,14 +56,24 @@ async def on_text(message: TgMessage, event_update: Update, deps: IngressDeps) -
     await deps.intake.take(arrival, partial(deps.answer, message))  # refusals answered here
 
 
+async def on_file(message: TgMessage, event_update: Update, deps: IngressDeps) -> None:
+    """A photo or a file, with its caption as the text (which may be empty)."""
+    text = addressed(message, deps, require_text=False)
+    if text is None or message.from_user is None or message.from_user.is_bot:
+        return
+    files = files_of(message, deps.calls.bot)
+    arrival = deps.arrival(message, event_update, text.strip(), files)
+    await deps.intake.take(arrival, partial(deps.answer, message))
+
+
 async def on_other(message: TgMessage, deps: IngressDeps) -> None:
-    """Stickers, photos without a caption, voice...; service messages are not for us."""
+    """Stickers, voice, locations...; service messages are not for us."""
     if message.from_user is None or _is_service(message):
         return
     if addressed(message, deps, require_text=False) is None:
         return
     if await deps.admit(message, message.from_user):
-        await deps.answer(message, ONLY_TEXT)
+        await deps.answer(message, NOT_READ)
 
 
 async def on_stop_generation(stopped: MessageGenerationStopped, deps: IngressDeps) -> None:

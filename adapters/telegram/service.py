@@ -163,6 +163,7 @@ class TelegramService:
             people=self.services.people,
             grants=self.services.grants,
             tools=self.services.tools,
+            files=self.services.files,
         )
         self.dispatcher = dispatcher(deps)
         log.info("Telegram bot @%s ready (%s)", me.username, self._mode())

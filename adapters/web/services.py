@@ -38,7 +38,7 @@ class Services:
     grants: Grants
     traces: Traces
     tools: ToolCatalog
-    intake: Intake  # the files people send, checked and stored
+    files: Intake  # the files people send, checked and stored
     # Where a task for a session key is answered, or a ValueError saying why nowhere
     # (`adapters.platforms.targets.answered_target`): given, so the HTTP API imports no platform.
     target_of: Callable[[str], Target]

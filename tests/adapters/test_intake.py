@@ -1,21 +1,26 @@
 """The intake every chat platform's messages go through, on a real Redis with the real
 mailbox: its steps in their order, each refusal told once, nothing submitted or counted
-before its turn."""
+before its turn, no file downloaded before the message passed every other step."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 
 from adapters.chat.access import ONCE, Gate, refusal, too_long
-from adapters.chat.intake import Arrival, Intake
+from adapters.chat.intake import Arrival, Files, Intake
 from bot.config.settings import Settings
+from bot.files.intake import MB, Arrived, Limits
+from bot.files.intake import Intake as FileIntake
+from bot.files.store import FileStore
 from bot.mailbox.inbox import Mailbox
 from bot.redis import keys
 from bot.vocabulary.envelope import MAX_TEXT, Sender
+from tests.support.images import image_bytes
 
 ANN = Sender(id="tg:1", name="Ann")
 STRANGER = Sender(id="tg:666", name="Mallory")
@@ -49,10 +54,11 @@ def arrival(sender: Sender, text: str = "hello", n: int = 1, **given: Any) -> Ar
 
 
 @pytest.fixture
-async def intake(redis_url: str) -> AsyncIterator[Intake]:
+async def intake(redis_url: str, tmp_path: Path) -> AsyncIterator[Intake]:
     redis = Redis.from_url(redis_url)
     settings = Settings(_env_file=None, allowed_users=[ANN.id], user_messages_per_minute=2)
-    yield Intake(Gate(settings, redis), Mailbox(redis, Jobs()))
+    files = FileIntake(FileStore(tmp_path / "files"), Limits(file_bytes=MB))
+    yield Intake(Gate(settings, redis), Mailbox(redis, Jobs()), files)
     await redis.aclose()
 
 
@@ -126,3 +132,50 @@ async def test_a_redelivery_is_counted_and_queued_once(intake: Intake) -> None:
     assert again is not None and again.duplicate
     assert await queued(intake) == ["tg:1001"] and await counted(intake, ANN.id) == 1
     assert told == []
+
+
+class Downloads:
+    """A platform's download of a message's files: what it hands over, and whether it ran."""
+
+    def __init__(self, *files: Arrived) -> None:
+        self.files = list(files)
+        self.runs = 0
+
+    def announced(self, size: int | None = None) -> Files:
+        sizes = tuple((f.name, size if size is not None else len(f.data)) for f in self.files)
+        return Files(sizes, self.fetch)
+
+    async def fetch(self) -> list[Arrived]:
+        self.runs += 1
+        return self.files
+
+
+async def test_a_photo_without_a_caption_is_fetched_stored_and_submitted(intake: Intake) -> None:
+    photo = image_bytes((40, 30), "JPEG")
+    download = Downloads(Arrived(photo, "photo.jpg"))
+    told = Told()
+    assert await intake.take(arrival(ANN, "", files=download.announced()), told) is not None
+    (envelope,) = await intake.mailbox.peek(SESSION)
+    [ref] = envelope.attachments
+    assert (envelope.text, ref.media_type, ref.size, told) == ("", "image/jpeg", len(photo), [])
+    assert intake.files.store.read(ref) == photo
+
+
+async def test_files_are_not_fetched_for_a_stranger_nor_past_their_announced_size(
+    intake: Intake,
+) -> None:
+    download = Downloads(Arrived(image_bytes((40, 30)), "big.png"))
+    told = Told()
+    assert await intake.take(arrival(STRANGER, files=download.announced()), told) is None
+    assert await intake.take(arrival(ANN, files=download.announced(2 * MB)), told) is None
+    assert told[1] == "“big.png” is 2.0 MB; files of at most 1.0 MB are read"
+    assert download.runs == 0
+    assert await queued(intake) == [] and await counted(intake, ANN.id) == 0
+
+
+async def test_a_file_that_is_no_image_is_told_and_nothing_is_queued(intake: Intake) -> None:
+    download = Downloads(Arrived(b"%PDF-1.7\n", "invoice.pdf"))
+    told = Told()
+    assert await intake.take(arrival(ANN, "what is due?", files=download.announced()), told) is None
+    assert told == ["“invoice.pdf”: not an image that can be read; send PNG, JPEG, GIF or WebP"]
+    assert download.runs == 1 and await queued(intake) == []

@@ -10,13 +10,13 @@ import pytest
 from PIL import Image
 
 from bot.files.images import (
-    LONG_EDGE,
     MAX_ENCODED,
     MAX_PIXELS,
     NotAnImage,
     media_type,
     prepare,
 )
+from bot.vocabulary.files import LONG_EDGE
 from tests.support.images import image_bytes, png_claiming
 
 

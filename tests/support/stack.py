@@ -10,6 +10,7 @@ import os
 import signal
 import sqlite3
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -41,7 +42,8 @@ def stack_env(
     redis_url: str, fake: FakeLLM, database_url: str | None = None, **extra: str
 ) -> dict[str, str]:
     """The environment of Parley's processes; without `database_url`, the default SQLite
-    file under the process's working directory."""
+    file under the process's working directory. The files people send go to a folder of this
+    pytest process's, never the checkout's `data/` (a stack of its own passes its own)."""
     database = {"DATABASE_URL": database_url} if database_url else {}
     return {
         **database,
@@ -55,6 +57,7 @@ def stack_env(
         "PARLEY_LLM_BACKOFF_BASE": "0.05",
         "PARLEY_TOOL_MODULES": '["tests.support.tools"]',
         "PARLEY_LOG_LEVEL": "INFO",
+        "PARLEY_FILES_DIR": str(Path(tempfile.gettempdir()) / f"parley-test-files-{os.getpid()}"),
         **extra,
     }
 

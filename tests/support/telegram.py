@@ -47,7 +47,8 @@ async def tg_stack(
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[TelegramStack]:
     """Parametrise indirectly with extra environment; `webhook=1` serves Telegram by webhook."""
-    extra: dict[str, str] = dict(getattr(request, "param", {}) or {})
+    extra: dict[str, str] = {"PARLEY_FILES_DIR": str(tmp_path / "files")}
+    extra |= dict(getattr(request, "param", {}) or {})
     port = free_port()
     if extra.pop("webhook", ""):
         extra["TELEGRAM_WEBHOOK_URL"] = f"http://127.0.0.1:{port}{WEBHOOK_PATH}"

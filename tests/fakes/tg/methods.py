@@ -201,6 +201,9 @@ class Methods:
     def getUpdates(self, params: dict[str, Any]) -> Any:
         raise AssertionError("served by the server itself (it waits)")
 
+    def getFile(self, params: dict[str, Any]) -> Any:
+        return self.fake.shelf.get_file(params)
+
     def handle(self, name: str, params: dict[str, Any]) -> Any:
         method = getattr(self, name, None)
         if name.startswith("_") or name in ("handle", "chat", "thread", "message") or not method:

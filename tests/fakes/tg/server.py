@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from tests.fakes.tg.files import Shelf
 from tests.fakes.tg.methods import FLOODED, Methods
 from tests.fakes.tg.model import (
     TOKEN,
@@ -71,6 +72,7 @@ class FakeTelegram(UserSide):
         self._delivery: asyncio.Task[None] | None = None
         self._runner: web.AppRunner | None = None
         self.methods = Methods(self)
+        self.shelf = Shelf()
         self.base_url = ""
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -78,6 +80,7 @@ class FakeTelegram(UserSide):
     async def start(self) -> None:
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._serve)
+        app.router.add_get("/file/bot{token}/{path:.+}", lambda r: self.shelf.serve(r, TOKEN))
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         port = free_port()

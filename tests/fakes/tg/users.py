@@ -12,6 +12,7 @@ from tests.fakes.tg.formatting import utf16
 from tests.fakes.tg.model import BOT_USERNAME, BotMessage, TgChat, TgUser
 
 if TYPE_CHECKING:
+    from tests.fakes.tg.files import Shelf
     from tests.fakes.tg.model import FloodLimits
 
 COMMAND = re.compile(r"^/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?")
@@ -26,6 +27,7 @@ class UserSide:
     user_message_ids: dict[int, set[int]]
     queries: dict[str, float]
     limits: FloodLimits
+    shelf: Shelf
 
     def __init__(self) -> None:
         self._update_ids = itertools.count(100_000)
@@ -107,6 +109,24 @@ class UserSide:
             message["reply_to_message"] = self._replied(chat, reply_to)
         return self.push({"message": message})
 
+    def send_photo(
+        self, chat: TgChat, user: TgUser, data: bytes, *, caption: str = "", **fields: Any
+    ) -> dict[str, Any]:
+        """A photo from `user`, in the sizes Telegram makes of it, with its caption."""
+        if caption:
+            fields["caption"] = caption
+            if found := _auto_entities(caption):
+                fields["caption_entities"] = found
+        photo = self.shelf.photo_sizes(data)
+        return self.push({"message": self._message(chat, user, None, photo=photo, **fields)})
+
+    def send_document(
+        self, chat: TgChat, user: TgUser, data: bytes, name: str, mime_type: str, **fields: Any
+    ) -> dict[str, Any]:
+        """A file sent as a document (uncompressed), as it was."""
+        document = self.shelf.document(data, name, mime_type)
+        return self.push({"message": self._message(chat, user, None, document=document, **fields)})
+
     def _replied(self, chat: TgChat, message_id: int) -> dict[str, Any]:
         for bot_message in self.sent.get(chat.id, []):
             if bot_message.message_id == message_id:
@@ -130,13 +150,6 @@ class UserSide:
             "is_video": False,
         }
         return self.push({"message": self._message(chat, user, None, sticker=sticker)})
-
-    def send_photo(self, chat: TgChat, user: TgUser, caption: str | None = None) -> dict[str, Any]:
-        photo = [{"file_id": "p1", "file_unique_id": "u1", "width": 90, "height": 90}]
-        fields: dict[str, Any] = {"photo": photo}
-        if caption is not None:
-            fields["caption"] = caption
-        return self.push({"message": self._message(chat, user, None, **fields)})
 
     def edit(self, chat: TgChat, user: TgUser, message_id: int, text: str) -> dict[str, Any]:
         message = self._message(chat, user, None, text=text, edit_date=int(time.time()))

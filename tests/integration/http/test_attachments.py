@@ -11,7 +11,7 @@ import httpx
 import pytest
 from PIL import Image
 
-from bot.files.images import LONG_EDGE
+from bot.vocabulary.files import LONG_EDGE
 from tests.fakes.llm import OPENAI_KEY, Reply
 from tests.support.images import image_bytes, png_claiming
 from tests.support.stack import Stack, read_events, texts

@@ -8,10 +8,12 @@ import json
 import httpx
 import pytest
 
+from adapters.telegram.messages import NOT_READ
 from bot.session.commands import FRESH_START
 from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
 from tests.integration.telegram.test_replies import ANN, BOB, replies, said
+from tests.support.images import image_bytes
 from tests.support.telegram import WEBHOOK_SECRET, TelegramStack
 
 EVE = TgUser(id=666, first_name="Eve", username="eve")
@@ -98,10 +100,8 @@ async def test_non_text_updates_get_a_sensible_answer(tg_stack: TelegramStack) -
     tg_stack.fake.responder = lambda request: Reply(text=f"caption: {said(request)}")
     chat = tg_stack.tg.private_chat(ANN)
     tg_stack.tg.send_sticker(chat, ANN)
-    assert await replies(tg_stack, chat) == [
-        "I can only read text here. Send me your question as a message."
-    ]
-    tg_stack.tg.send_photo(chat, ANN, caption="what is this?")
+    assert await replies(tg_stack, chat) == [NOT_READ]
+    tg_stack.tg.send_photo(chat, ANN, image_bytes((90, 60)), caption="what is this?")
     assert (await replies(tg_stack, chat, 2))[1] == "caption: what is this?"
     group = tg_stack.tg.group("Quiet")
     tg_stack.tg.service_message(group, new_chat_members=[BOB])

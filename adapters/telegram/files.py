@@ -1,0 +1,52 @@
+"""A Telegram message's files, for the intake (`adapters.chat.intake.Files`): what it
+announces (the photo size it will take, a document's name and size), and the download,
+made only once the message passed every other step.
+
+Telegram keeps a photo in several sizes; the one taken is the smallest whose long edge
+reaches what a model is sent (`LONG_EDGE`), else the largest: the download is as small as it
+can be without losing what the model would see. A document is taken as it was sent; what it
+is comes from its bytes. The Bot API lets a bot download files of up to 20 MB (a local Bot
+API server, through `TELEGRAM_API_URL`, lifts that); a larger one is refused in one sentence.
+"""
+
+from __future__ import annotations
+
+from aiogram import Bot
+from aiogram.exceptions import TelegramBadRequest
+from aiogram.types import Message, PhotoSize
+
+from adapters.chat.intake import Files
+from bot.files.intake import Arrived, Refused
+from bot.vocabulary.files import LONG_EDGE
+
+PHOTO_NAME = "photo.jpg"  # Telegram sends photos as JPEG and gives them no name
+
+
+def best_photo(sizes: list[PhotoSize]) -> PhotoSize:
+    """The smallest size that still has `LONG_EDGE` pixels on its long side, else the
+    largest."""
+    ordered = sorted(sizes, key=lambda size: size.width * size.height)
+    return next((s for s in ordered if max(s.width, s.height) >= LONG_EDGE), ordered[-1])
+
+
+def files_of(message: Message, bot: Bot) -> Files | None:
+    """The photo or document of `message`, or None when it carries neither."""
+    if message.photo:
+        photo = best_photo(message.photo)
+        file_id, name, size = photo.file_id, PHOTO_NAME, photo.file_size
+    elif message.document is not None:
+        document = message.document
+        file_id, name, size = document.file_id, document.file_name or "", document.file_size
+    else:
+        return None
+
+    async def fetch() -> list[Arrived]:
+        try:
+            downloaded = await bot.download(file_id)
+        except TelegramBadRequest as exc:  # "file is too big", or a file gone meanwhile
+            raise Refused(f"Telegram did not hand the file over ({exc.message})") from None
+        assert downloaded is not None  # a download to no destination returns its buffer
+        return [Arrived(downloaded.read(), name)]
+
+    # A size Telegram did not say is checked on the bytes once they are here.
+    return Files(((name, size or 1),), fetch)

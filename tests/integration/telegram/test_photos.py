@@ -1,0 +1,72 @@
+"""Photos and files sent to the bot on Telegram, end to end through the fake Bot API
+(getFile and the file download) to the fake model: the photo size that is enough, the
+caption as the turn's text, an image document as it was, and a clear sentence, with nothing
+downloaded or queued, where it is not to be read."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from PIL import Image
+
+from tests.fakes.llm import Reply
+from tests.fakes.tg import TgUser
+from tests.integration.telegram.test_replies import ANN, replies, said
+from tests.support.images import image_bytes
+from tests.support.telegram import TelegramStack
+
+EVE = TgUser(id=666, first_name="Eve", username="eve")
+
+
+async def test_a_photo_with_its_caption_reaches_the_model(tg_stack: TelegramStack) -> None:
+    """With the defaults. Telegram keeps the photo at 90 to 2560 px; the 2560 one is the
+    smallest with the 1568 px a model is sent, and is scaled to that once here."""
+    await tg_stack.start_worker()
+    tg_stack.fake.responder = lambda request: Reply(text=f"seen: {said(request)}")
+    chat = tg_stack.tg.private_chat(ANN)
+    tg_stack.tg.send_photo(chat, ANN, image_bytes((3000, 2000), "JPEG"), caption="What's this?")
+    assert await replies(tg_stack, chat) == ["seen: What's this?"]
+    [request] = tg_stack.fake.requests
+    [(kind, sent)] = request.images()
+    with Image.open(io.BytesIO(sent)) as seen:
+        width, height = seen.size
+    assert (kind, width) == ("image/jpeg", 1568) and abs(height - 1568 * 2 / 3) <= 1
+    [taken] = tg_stack.tg.shelf.downloads
+    largest = max(tg_stack.tg.shelf.files.values(), key=lambda stored: len(stored.data))
+    assert taken == largest.path  # the 2560 px size: 1280 px would be too small
+
+
+async def test_a_photo_alone_and_an_image_file_are_turns_of_their_own(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    tg_stack.fake.enqueue(Reply(text="A photo."), Reply(text="A screenshot."))
+    chat = tg_stack.tg.private_chat(ANN)
+    tg_stack.tg.send_photo(chat, ANN, image_bytes((400, 300), "JPEG"))
+    assert await replies(tg_stack, chat) == ["A photo."]
+    screenshot = image_bytes((500, 300), "PNG")
+    tg_stack.tg.send_document(chat, ANN, screenshot, "screen.png", "image/png")
+    assert (await replies(tg_stack, chat, 2))[1] == "A screenshot."
+    assert [r.images()[0][0] for r in tg_stack.fake.requests] == ["image/jpeg", "image/png"]
+    assert tg_stack.fake.requests[1].images() == [("image/png", screenshot)]  # as it was
+
+
+@pytest.mark.parametrize("tg_stack", [{"PARLEY_ALLOWED_USERS": "tg:1001"}], indirect=True)
+async def test_what_is_not_read_is_said_and_nothing_is_queued(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    chat = tg_stack.tg.private_chat(ANN)
+    tg_stack.tg.send_document(chat, ANN, b"%PDF-1.7\n%\xe2\xe3", "invoice.pdf", "application/pdf")
+    [told] = await replies(tg_stack, chat)
+    assert told == "“invoice.pdf”: not an image that can be read; send PNG, JPEG, GIF or WebP"
+    stranger = tg_stack.tg.private_chat(EVE)
+    tg_stack.tg.send_photo(stranger, EVE, image_bytes((400, 300), "JPEG"), caption="hi")
+    [refused] = await replies(tg_stack, stranger)
+    assert "tg:666" in refused
+    group = tg_stack.tg.group("Photos")
+    tg_stack.tg.send_photo(group, ANN, image_bytes((400, 300), "JPEG"))  # not for the bot
+    tg_stack.tg.send(group, ANN, "/help")  # taken after the photo: updates go in order
+    [helped] = await replies(tg_stack, group)
+    assert "/new" in helped
+    assert tg_stack.tg.shelf.downloads == ["documents/file_1.pdf"]
+    assert tg_stack.fake.requests == []
