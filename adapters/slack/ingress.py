@@ -25,6 +25,7 @@ from adapters.chat.intake import Arrival
 from adapters.slack.commands import on_mode, on_preferences, on_tools, on_usage
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
+from adapters.slack.files import files_of
 from adapters.slack.memory_list import ACTION as MEMORY_ACTION
 from adapters.slack.memory_list import on_memory
 from adapters.slack.memory_list import on_press as on_memory_press
@@ -129,6 +130,9 @@ async def handle(
         where=place.channel,
         scope=place.team,  # a Slack user id is unique only in its workspace
         if_empty=EMPTY.format(name=context.bot_user_id or "bot"),
+        files=files_of(
+            event, deps.calls.client, deps.settings.slack_api_url, deps.files.limits.file_bytes
+        ),
     )
     submitted = await deps.intake.take(arrival, tell)
     if submitted is not None and not place.is_im:  # part of this thread now: no mention needed

@@ -106,6 +106,10 @@ def message_event(
     else:
         event["client_msg_id"] = secrets.token_hex(16)
         event["blocks"] = rich_text(message.text)
+    if message.files:
+        event["files"] = message.files
+        event["subtype"] = "file_share"
+        event["upload"] = False
     if message.thread_ts is not None:
         event["thread_ts"] = message.thread_ts
         if parent_user is not None:
@@ -126,6 +130,8 @@ def app_mention_event(message: Posted, channel: SlackChannel) -> dict[str, Any]:
     }
     if message.user is not None:
         event["user"] = message.user
+    if message.files:
+        event["files"] = message.files
     if message.thread_ts is not None:
         event["thread_ts"] = message.thread_ts
     return event

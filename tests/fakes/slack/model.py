@@ -59,6 +59,7 @@ class Posted:
     streamed: str = ""  # the markdown a stream has shown so far
     subtype: str | None = None  # "assistant_app_thread" for an assistant thread's hidden root
     ephemeral_to: str | None = None  # the only user who sees it (a slash command's answer)
+    files: list[dict[str, Any]] | None = None  # file objects a person shared with it
     edits: int = 0
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # a stream's, by id
     task_history: list[dict[str, Any]] = field(default_factory=list)  # every update, in order

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.fakes.slack import events
 from tests.fakes.slack.methods import Content
@@ -23,6 +23,9 @@ from tests.fakes.slack.model import (
     TsClock,
 )
 
+if TYPE_CHECKING:
+    from tests.fakes.slack.files import SlackFiles
+
 
 class People:
     """Mixed into `FakeSlack`, which holds the state and the delivery these helpers use."""
@@ -31,6 +34,8 @@ class People:
     channels: dict[str, SlackChannel]
     clock: TsClock
     ephemeral_messages: list[Posted]  # slash commands' answers, each seen by one user
+    shared: SlackFiles
+    base_url: str
 
     # these come from FakeSlack
     def find(self, channel_id: str, ts: str) -> Posted | None:
@@ -87,6 +92,29 @@ class People:
             bot_id=None,
             thread_ts=self._thread(channel, thread_ts),
             text=text,
+        )
+        await self._post(message, channel, mentioned=MENTION in text)
+        return message
+
+    async def share(
+        self,
+        user: SlackUser,
+        channel: SlackChannel,
+        text: str,
+        files: list[tuple[bytes, str, str]],
+        thread_ts: str | None = None,
+    ) -> Posted:
+        """`user` shares files (bytes, name, MIME type), with `text` as their message."""
+        root = self.base_url.removesuffix("api/")
+        shared = [self.shared.add(data, name, kind, user.id, root) for data, name, kind in files]
+        message = Posted(
+            ts=self.clock.next(),
+            channel=channel.id,
+            user=user.id,
+            bot_id=None,
+            thread_ts=self._thread(channel, thread_ts),
+            text=text,
+            files=shared,
         )
         await self._post(message, channel, mentioned=MENTION in text)
         return message

@@ -19,6 +19,7 @@ from aiohttp import web
 
 from tests.fakes.slack import events
 from tests.fakes.slack.delivery import Courier
+from tests.fakes.slack.files import SlackFiles
 from tests.fakes.slack.limits import RateLimits
 from tests.fakes.slack.methods import Content, Methods
 from tests.fakes.slack.model import (
@@ -67,6 +68,7 @@ class FakeSlack(People):
         self.deliveries: list[Delivery] = []
         self.limits = RateLimits()
         self.methods = Methods(self)
+        self.shared = SlackFiles()
         self.courier = Courier(self)
         self.socket = SocketMode(self)
         self.handlers: dict[str, Handler] = {
@@ -91,6 +93,7 @@ class FakeSlack(People):
         app.router.add_route("*", "/api/{method}", self._serve)
         app.router.add_post("/response/{key}", self._respond)
         app.router.add_get("/socket", self.socket.serve)
+        app.router.add_get("/files-pri/{team_file}/{rest:.+}", self.shared.serve)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         self.port = free_port()

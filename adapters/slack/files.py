@@ -1,0 +1,82 @@
+"""A Slack message's files for the intake (`adapters.chat.intake.Files`): what the event
+announces (each file's name and size), and the download, made only once the message passed
+every other step.
+
+A file is downloaded from its `url_private_download` with the bot token (the app needs the
+`files:read` scope), and only from Slack's own hosts: the API's host (`SLACK_API_URL`) or its
+`files.` host, over the same scheme, so the token is never sent anywhere an event names. A
+download reads at most the largest file a message may carry. Slack answers a request it does
+not accept with its sign-in page (HTML, status 200), not an error; that, a file hidden by the
+workspace's plan or an external file is refused with one sentence naming the file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.chat.intake import Files
+from bot.files.intake import Arrived, Refused
+
+CHUNK = 64 * 1024
+
+
+class SharedFile(BaseModel):
+    """The parts of Slack's file object a download needs, read strictly."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    name: str = Field(default="", max_length=255)
+    size: int = Field(default=0, ge=0)
+    url_private_download: str | None = Field(default=None, max_length=2000)
+
+
+def files_of(
+    event: dict[str, Any], client: AsyncWebClient, api_url: str, most: int
+) -> Files | None:
+    """The files shared with the message of `event`, or None when it has none."""
+    raw = event.get("files")
+    if not isinstance(raw, list) or not raw:
+        return None
+    shared = [_read(item) for item in raw]
+
+    async def fetch() -> list[Arrived]:
+        return [await _download(file, client, api_url, most) for file in shared]
+
+    return Files(tuple((file.name, file.size or 1) for file in shared), fetch)
+
+
+def _read(item: Any) -> SharedFile:
+    try:
+        return SharedFile.model_validate(item)
+    except ValidationError:
+        return SharedFile()  # refused by name when it is to be downloaded
+
+
+def allowed(url: str, api_url: str) -> bool:
+    """Whether `url` is on Slack's own hosts (see the module doc)."""
+    api, there = urlsplit(api_url), urlsplit(url)
+    hosts = {api.netloc, f"files.{api.netloc}"}
+    return there.scheme == api.scheme and there.netloc in hosts and not there.username
+
+
+async def _download(file: SharedFile, client: AsyncWebClient, api_url: str, most: int) -> Arrived:
+    called = f"“{file.name}”" if file.name else "a file"
+    url = file.url_private_download
+    if url is None or not allowed(url, api_url):
+        raise Refused(f"{called} cannot be downloaded from Slack by the app")
+    headers = {"Authorization": f"Bearer {client.token}"}
+    assert client.session is not None  # `client.make_client` gives it its session
+    async with client.session.get(url, headers=headers, allow_redirects=False) as response:
+        kind = response.headers.get("Content-Type", "")
+        if response.status != 200 or kind.startswith("text/html"):
+            raise Refused(f"Slack did not hand {called} over (is the files:read scope granted?)")
+        data = bytearray()
+        async for chunk in response.content.iter_chunked(CHUNK):
+            data += chunk
+            if len(data) > most:
+                raise Refused(f"{called} is larger than Slack said; at most {most} bytes are read")
+    return Arrived(bytes(data), file.name)
