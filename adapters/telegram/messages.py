@@ -19,7 +19,7 @@ from adapters.telegram.deps import IngressDeps
 from adapters.telegram.files import files_of
 from adapters.telegram.place import Place
 
-NOT_READ = "I can read text, photos and image files here. Send me your question as a message."
+NOT_READ = "I read text, photos, PDFs and text files here. Send me your question as a message."
 SERVICE_FIELDS = (
     "new_chat_members",
     "left_chat_member",

@@ -29,7 +29,13 @@ from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
 from bot.vocabulary import events as ev
 from bot.vocabulary.files import FileRef
-from bot.vocabulary.messages import ImageBlock, Message, TextBlock, ToolUseBlock
+from bot.vocabulary.messages import (
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolUseBlock,
+)
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState, TurnProgress
 
@@ -65,7 +71,7 @@ class TurnRequest:
 
     ctx: ToolContext
     text: str | None = None
-    attachments: tuple[FileRef, ...] = ()  # the files sent with the text (its images so far)
+    attachments: tuple[FileRef, ...] = ()  # the files sent with the text
     decisions: Mapping[str, bool] | None = None
     envelope_ids: tuple[str, ...] = ()
     deny_note: str = "Denied by the user."
@@ -209,10 +215,13 @@ class _Run:
             )
             now = self.deps.clock()
             stamp = self.deps.prompt.stamp(request.ctx, now)
-            images = [ImageBlock(file=ref) for ref in request.attachments if ref.is_image]
-            question: list[TextBlock | ImageBlock] = [
+            files = [
+                ImageBlock(file=ref) if ref.is_image else DocumentBlock(file=ref)
+                for ref in request.attachments
+            ]
+            question: list[TextBlock | ImageBlock | DocumentBlock] = [
                 TextBlock(text=stamp),
-                *images,
+                *files,
                 TextBlock(text=request.text),
             ]
             if state.unanswered:  # the message before waits for its answer too

@@ -2,8 +2,9 @@
 
 Cheap checks first, on what the platform said and the bytes' length: how many files, how
 large each, how large all of them (`PARLEY_MAX_FILES`, `PARLEY_MAX_FILE_MB`,
-`PARLEY_MAX_TURN_MB`). Then each file's type, from its bytes, and the image made ready
-(`bot.files.images`), in a thread, at most `BUSY` at once per process: a burst of large
+`PARLEY_MAX_TURN_MB`). Then each file's type, from its bytes, and the file made ready: an
+image scaled (`bot.files.images`), a PDF's text taken out or a text file read
+(`bot.files.documents`), in a thread, at most `BUSY` at once per process: a burst of large
 photos waits its turn instead of taking every core, and the event loop never decodes. A
 refusal names the file and says what to send instead; nothing is stored for a message that
 is refused.
@@ -21,9 +22,11 @@ from bot.files.store import FileStore
 from bot.vocabulary.files import FileRef
 
 if TYPE_CHECKING:
+    from bot.files.documents import Document
     from bot.files.images import Prepared
 
-BUSY = 2  # images decoded at once in one process
+BUSY = 2  # files made ready at once in one process
+UNREAD = "this kind of file is not read; send an image, a PDF or a text file"
 MB = 1024 * 1024
 
 
@@ -89,25 +92,39 @@ class Intake:
         ready = []
         for arrived in files:
             async with self._busy:
-                image = await asyncio.to_thread(_prepare, arrived.data)
-            if isinstance(image, str):
-                raise Refused(f"{_called(arrived.name)}: {image}")
-            ready.append(image)
-        refs = []
-        for arrived, image in zip(files, ready, strict=True):
-            put = self.store.put
-            refs.append(await asyncio.to_thread(put, image.data, image.media_type, arrived.name))
-        return refs
+                made = await asyncio.to_thread(_made_ready, arrived)
+            if isinstance(made, str):
+                raise Refused(f"{_called(arrived.name)}: {made}")
+            ready.append(made)
+        return [
+            await asyncio.to_thread(self._stored, made, arrived.name)
+            for arrived, made in zip(files, ready, strict=True)
+        ]
+
+    def _stored(self, made: Prepared | Document, name: str) -> FileRef:
+        """The file in the store, and a PDF's text beside it (its reference's `extract`)."""
+        ref = self.store.put(made.data, made.media_type, name)
+        text = getattr(made, "text", None)
+        if text is None:
+            return ref
+        extract = self.store.put(text.encode(), "text/plain")
+        return ref.model_copy(update={"extract": extract.sha256})
 
 
-def _prepare(data: bytes) -> Prepared | str:
-    """The image made ready, or why it cannot be (run in a thread)."""
-    from bot.files import images  # noqa: PLC0415 (Pillow loads with the first file)
+def _made_ready(arrived: Arrived) -> Prepared | Document | str:
+    """The image made ready or the document read, or why neither can be (run in a thread)."""
+    from bot.files import documents, images  # noqa: PLC0415 (loaded with the first file)
 
+    data = arrived.data
     try:
-        return images.prepare(data)
-    except images.NotAnImage as exc:
+        if images.media_type(data) is not None:
+            return images.prepare(data)
+        if documents.is_pdf(data):
+            return documents.read_pdf(data)
+    except (images.NotAnImage, documents.NotADocument) as exc:
         return str(exc)
+    text = documents.read_text(data, arrived.name)
+    return text if text is not None else UNREAD
 
 
 def _called(name: str) -> str:

@@ -46,8 +46,17 @@ class FileStore:
         return FileRef(sha256=sha256, media_type=media_type, name=name, size=len(data))
 
     def read(self, ref: FileRef) -> bytes:
+        return self._read(ref.sha256, ref)
+
+    def read_extract(self, ref: FileRef) -> bytes:
+        """The text taken out of the file when it arrived (a PDF's)."""
+        if ref.extract is None:
+            raise FileMissing(f"{ref.name or ref.media_type} has no text taken out of it")
+        return self._read(ref.extract, ref)
+
+    def _read(self, sha256: str, ref: FileRef) -> bytes:
         try:
-            return self.path(ref.sha256).read_bytes()
+            return self.path(sha256).read_bytes()
         except FileNotFoundError:
             name = ref.name or ref.media_type
-            raise FileMissing(f"file {ref.sha256[:12]} ({name}) is gone") from None
+            raise FileMissing(f"file {sha256[:12]} ({name}) is gone") from None

@@ -23,8 +23,9 @@ import httpx2
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall
-from bot.llm.media import GONE, FileReader, encode_off_loop, image_base64
+from bot.llm.media import GONE, FileReader, encode_off_loop, file_base64, file_text
 from bot.vocabulary.messages import (
+    DocumentBlock,
     ImageBlock,
     Message,
     PerMessage,
@@ -144,6 +145,8 @@ def _message(message: Message, files: FileReader | None) -> dict[str, Any]:
                 blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageBlock):
             blocks.append(_image(block, files))
+        elif isinstance(block, DocumentBlock):
+            blocks.append(_document(block, files))
         elif isinstance(block, ToolUseBlock):
             blocks.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
@@ -163,11 +166,25 @@ def _message(message: Message, files: FileReader | None) -> dict[str, Any]:
 
 
 def _image(block: ImageBlock, files: FileReader | None) -> dict[str, Any]:
-    data = image_base64(block, files)
+    data = file_base64(block, files)
     if data is None:
         return {"type": "text", "text": GONE}
     source = {"type": "base64", "media_type": block.file.media_type, "data": data}
     return {"type": "image", "source": source}
+
+
+def _document(block: DocumentBlock, files: FileReader | None) -> dict[str, Any]:
+    """A PDF as the API reads PDFs (its pages seen, not only its text); a text file as a
+    document of plain text, whatever kind of text it is (the API takes only text/plain)."""
+    if block.file.is_pdf:
+        data = file_base64(block, files)
+        source = {"type": "base64", "media_type": block.file.media_type, "data": data}
+    else:
+        data = file_text(block, files)
+        source = {"type": "text", "media_type": "text/plain", "data": data}
+    if data is None:
+        return {"type": "text", "text": GONE}
+    return {"type": "document", "source": source, "title": block.file.name or "unnamed"}
 
 
 class _StreamParser:

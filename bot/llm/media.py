@@ -1,8 +1,10 @@
 """What the providers share about the person's files: their bytes, read from the file store
-when a message is first encoded (`PerMessage` keeps the result), as base64.
+when a message is first encoded (`PerMessage` keeps the result), as base64 (an image, a PDF
+for Anthropic) or as text (a text file, a PDF's text taken out when it arrived), cut at
+`MAX_SHOWN` characters with a line saying how much is left out.
 
-Reading and encoding an image is file I/O and a few milliseconds of CPU per megabyte, so a
-request that carries images is encoded in a thread (`encode_off_loop`), never on the worker's
+Reading and encoding a file is file I/O and a few milliseconds of CPU per megabyte, so a
+request that carries files is encoded in a thread (`encode_off_loop`), never on the worker's
 event loop, where other sessions' replies are streaming."""
 
 from __future__ import annotations
@@ -13,18 +15,21 @@ from collections.abc import Callable
 from typing import Protocol
 
 from bot.vocabulary.files import FileRef
-from bot.vocabulary.messages import ImageBlock, Message
+from bot.vocabulary.messages import Attached, DocumentBlock, ImageBlock, Message
 
-# Said to the model in place of an image whose file is gone (retention removed it).
-GONE = "[An image the person sent earlier; it is no longer kept.]"
+# Said to the model in place of a file that is gone (retention removed it).
+GONE = "[A file the person sent earlier; it is no longer kept.]"
+MAX_SHOWN = 200_000  # characters of a document's text a model is sent
 
 
 class FileReader(Protocol):
     def read(self, ref: FileRef) -> bytes: ...
 
+    def read_extract(self, ref: FileRef) -> bytes: ...
 
-def image_base64(block: ImageBlock, files: FileReader | None) -> str | None:
-    """The image's bytes as base64, or None when it cannot be read any more."""
+
+def file_base64(block: Attached, files: FileReader | None) -> str | None:
+    """The file's bytes as base64, or None when it cannot be read any more."""
     if files is None:
         return None
     try:
@@ -33,12 +38,36 @@ def image_base64(block: ImageBlock, files: FileReader | None) -> str | None:
         return None
 
 
-def carries_images(messages: list[Message]) -> bool:
-    return any(type(block) is ImageBlock for message in messages for block in message.content)
+def file_text(block: DocumentBlock, files: FileReader | None) -> str | None:
+    """A document's text (a PDF's as taken out), at most `MAX_SHOWN` characters, or None
+    when it cannot be read any more."""
+    if files is None:
+        return None
+    ref = block.file
+    try:
+        data = files.read_extract(ref) if ref.extract else files.read(ref)
+    except (LookupError, OSError):
+        return None
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    if len(text) > MAX_SHOWN:
+        left = len(text) - MAX_SHOWN
+        text = f"{text[:MAX_SHOWN]}\n[… {left:,} more characters of this file are not shown]"
+    return text
+
+
+def titled(block: DocumentBlock, text: str) -> str:
+    """A document's text as one text part, under a line naming the file."""
+    ref = block.file
+    return f"[File “{ref.name or 'unnamed'}” ({ref.media_type})]\n{text}"
+
+
+def carries_files(messages: list[Message]) -> bool:
+    kinds = (ImageBlock, DocumentBlock)
+    return any(type(block) in kinds for message in messages for block in message.content)
 
 
 async def encode_off_loop(encode: Callable[[], bytes], messages: list[Message]) -> bytes:
-    """`encode()`, in a thread when the conversation holds images (see the module doc)."""
-    if carries_images(messages):
+    """`encode()`, in a thread when the conversation holds files (see the module doc)."""
+    if carries_files(messages):
         return await asyncio.to_thread(encode)
     return encode()

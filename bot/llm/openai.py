@@ -22,8 +22,8 @@ import openai
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall
-from bot.llm.media import GONE, FileReader, encode_off_loop, image_base64
-from bot.vocabulary.messages import ImageBlock, Message, PerMessage, TextBlock
+from bot.llm.media import GONE, FileReader, encode_off_loop, file_base64, file_text, titled
+from bot.vocabulary.messages import DocumentBlock, ImageBlock, Message, PerMessage, TextBlock
 from bot.vocabulary.usage import Usage
 
 FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
@@ -149,25 +149,30 @@ def _messages(message: Message, files: FileReader | None) -> list[dict[str, Any]
         {"role": "tool", "tool_call_id": r.tool_use_id, "content": r.content}
         for r in message.tool_results
     ]
-    if message.images:
+    if message.attached:
         return [*results, {"role": "user", "content": _parts(message, files)}]
     text = message.text
     return results + ([{"role": "user", "content": text}] if text else [])
 
 
 def _parts(message: Message, files: FileReader | None) -> list[dict[str, Any]]:
-    """A user message with images as content parts, in the order of its blocks."""
+    """A user message with files as content parts, in the order of its blocks: images as
+    data URLs, documents as their text (a PDF's as taken out when it arrived), which every
+    OpenAI-compatible server reads."""
     parts: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextBlock) and block.text:
             parts.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageBlock):
-            data = image_base64(block, files)
+            data = file_base64(block, files)
             if data is None:
                 parts.append({"type": "text", "text": GONE})
             else:
                 url = f"data:{block.file.media_type};base64,{data}"
                 parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif isinstance(block, DocumentBlock):
+            text = file_text(block, files)
+            parts.append({"type": "text", "text": GONE if text is None else titled(block, text)})
     return parts
 
 

@@ -21,6 +21,13 @@ class FileRef(BaseModel):
     media_type: str = Field(min_length=3, max_length=100)
     name: str = Field(default="", max_length=255)
     size: int = Field(ge=1)
+    # A PDF's text, taken out when it arrived and stored beside it: what the models that are
+    # not sent the PDF itself read.
+    extract: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+
+    @property
+    def is_pdf(self) -> bool:
+        return self.media_type == "application/pdf"
 
     @property
     def is_image(self) -> bool:

@@ -1,7 +1,7 @@
 """The conversation as Parley stores it: provider-neutral messages made of content blocks.
 
-The shape follows the Anthropic Messages API (text, tool_use, tool_result, image blocks)
-because it is the richer of the two; the OpenAI provider translates it on the way out.
+The shape follows the Anthropic Messages API (text, tool_use, tool_result, image and document
+blocks) because it is the richer of the two; the OpenAI provider translates it on the way out.
 Everything here is a pydantic model so a session's context can be persisted as JSON and
 loaded by any worker.
 """
@@ -58,9 +58,18 @@ class ImageBlock(BaseModel):
     file: FileRef
 
 
+class DocumentBlock(BaseModel):
+    """A document the person sent (a PDF, a text file), by reference, like `ImageBlock`."""
+
+    type: Literal["document"] = "document"
+    file: FileRef
+
+
 Block = Annotated[
-    TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock, Field(discriminator="type")
+    TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock | DocumentBlock,
+    Field(discriminator="type"),
 ]
+Attached = ImageBlock | DocumentBlock
 T = TypeVar("T")
 
 
@@ -91,8 +100,9 @@ class Message(BaseModel):
         return [block for block in self.content if isinstance(block, ToolResultBlock)]
 
     @property
-    def images(self) -> list[ImageBlock]:
-        return [block for block in self.content if isinstance(block, ImageBlock)]
+    def attached(self) -> list[Attached]:
+        """The files the person sent with the message: images and documents."""
+        return [block for block in self.content if isinstance(block, ImageBlock | DocumentBlock)]
 
     @property
     def starts_turn(self) -> bool:

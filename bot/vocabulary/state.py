@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.events import PlanStep
 from bot.vocabulary.messages import (
+    DocumentBlock,
     ImageBlock,
     Message,
     PerMessage,
@@ -137,7 +138,7 @@ class SessionState(BaseModel):
                 *(ToolResultBlock(tool_use_id=c.id, content=note, is_error=True) for c in calls)
             )
 
-    def add_user(self, *blocks: TextBlock | ToolResultBlock | ImageBlock) -> None:
+    def add_user(self, *blocks: TextBlock | ToolResultBlock | ImageBlock | DocumentBlock) -> None:
         """Append user content, merging into a trailing user message so roles alternate."""
         if self.messages and self.messages[-1].role == "user" and not self.messages[-1].summary:
             self.messages[-1].content.extend(blocks)

@@ -173,9 +173,9 @@ async def test_files_are_not_fetched_for_a_stranger_nor_past_their_announced_siz
     assert await queued(intake) == [] and await counted(intake, ANN.id) == 0
 
 
-async def test_a_file_that_is_no_image_is_told_and_nothing_is_queued(intake: Intake) -> None:
+async def test_a_file_that_cannot_be_read_is_told_and_nothing_is_queued(intake: Intake) -> None:
     download = Downloads(Arrived(b"%PDF-1.7\n", "invoice.pdf"))
     told = Told()
     assert await intake.take(arrival(ANN, "what is due?", files=download.announced()), told) is None
-    assert told == ["“invoice.pdf”: not an image that can be read; send PNG, JPEG, GIF or WebP"]
+    assert told == ["“invoice.pdf”: the PDF is damaged and cannot be read"]
     assert download.runs == 1 and await queued(intake) == []

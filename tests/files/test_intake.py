@@ -1,5 +1,5 @@
 """Files checked and stored as they arrive: refused by count and size before any work,
-refused by name when one is not an image, nothing stored for a refused message."""
+refused by name when one cannot be read, nothing stored for a refused message."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_count_and_sizes_are_refused_before_any_work(
 async def test_one_bad_file_refuses_the_message_and_stores_nothing(tmp_path: Path) -> None:
     intake = Intake(FileStore(tmp_path), Limits())
     good = Arrived(image_bytes((40, 30)), "fine.png")
-    with pytest.raises(Refused, match=r"“invoice\.pdf”: not an image"):
+    with pytest.raises(Refused, match=r"“invoice\.pdf”: the PDF is damaged"):
         await intake.accept([good, Arrived(b"%PDF-1.7\n%...", "invoice.pdf")])
     with pytest.raises(Refused, match=r"“empty\.png” is empty"):
         await intake.accept([good, Arrived(b"", "empty.png")])

@@ -1,5 +1,6 @@
-"""Images on the wire: each API's own image shape, bytes read from the file store, the same
-body whichever way it is built, and a sentence in place of an image whose file is gone."""
+"""Files on the wire: each API's own image and document shapes, bytes read from the file
+store, the same body whichever way it is built, and a sentence in place of a file that is
+gone."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from bot.files.store import FileStore
 from bot.llm import anthropic as anthropic_wire
 from bot.llm import openai as openai_wire
 from bot.llm.base import ModelRequest, SystemPart
-from bot.llm.media import GONE, carries_images
-from bot.vocabulary.messages import ImageBlock, Message, TextBlock
+from bot.llm.media import GONE, MAX_SHOWN, carries_files
+from bot.vocabulary.messages import DocumentBlock, ImageBlock, Message, TextBlock
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
 
@@ -66,7 +67,7 @@ def test_the_kept_encoding_is_the_body_the_parameters_make(
 ) -> None:
     store = FileStore(tmp_path)
     sent = asking(store)
-    assert carries_images(sent.messages)
+    assert carries_files(sent.messages)
     assert json.loads(wire.encode_body(sent, store)) == {**wire.build_params(sent, store), **extra}
 
 
@@ -74,8 +75,46 @@ def test_the_kept_encoding_is_the_body_the_parameters_make(
 def test_an_image_whose_file_is_gone_is_a_sentence(tmp_path: Path, wire: Any) -> None:
     store = FileStore(tmp_path)
     sent = asking(store)
-    [image] = sent.messages[0].images
+    [image] = sent.messages[0].attached
     store.path(image.file.sha256).unlink()
     body = wire.encode_body(sent, store).decode()
     assert GONE in body
     assert base64.b64encode(PNG).decode() not in body
+
+
+PDF = b"%PDF-1.7\n(a stand-in: the store keeps bytes, it does not read them)"
+
+
+def with_documents(store: FileStore) -> ModelRequest:
+    pdf = store.put(PDF, "application/pdf", "bill.pdf")
+    taken_out = store.put(b"[Page 1]\nTotal: 42 EUR", "text/plain")
+    pdf = pdf.model_copy(update={"extract": taken_out.sha256})
+    csv = store.put(("a,b\n" + "1,2\n" * 60_000).encode(), "text/csv", "t.csv")
+    question = [DocumentBlock(file=pdf), DocumentBlock(file=csv), TextBlock(text="Sum?")]
+    return ModelRequest("m", [SystemPart("P.")], [Message(role="user", content=question)])
+
+
+def test_anthropic_reads_a_pdf_as_a_pdf_and_a_text_file_as_plain_text(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    [message] = anthropic_wire.build_params(with_documents(store), store)["messages"]
+    pdf, csv, _question = message["content"]
+    assert pdf == {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf",
+                   "data": base64.b64encode(PDF).decode()},
+        "title": "bill.pdf",
+    }  # fmt: skip
+    assert (csv["source"]["type"], csv["source"]["media_type"], csv["title"]) == (
+        "text", "text/plain", "t.csv",
+    )  # fmt: skip
+    assert len(csv["source"]["data"]) < MAX_SHOWN + 100
+    assert csv["source"]["data"].endswith("more characters of this file are not shown]")
+
+
+def test_openai_reads_documents_as_their_text(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    [_system, message] = openai_wire.build_params(with_documents(store), store)["messages"]
+    pdf, csv, question = (part["text"] for part in message["content"])
+    assert pdf == "[File “bill.pdf” (application/pdf)]\n[Page 1]\nTotal: 42 EUR"
+    assert csv.startswith("[File “t.csv” (text/csv)]\na,b\n1,2")
+    assert question == "Sum?"

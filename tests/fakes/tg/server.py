@@ -80,12 +80,15 @@ class FakeTelegram(UserSide):
     async def start(self) -> None:
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._serve)
-        app.router.add_get("/file/bot{token}/{path:.+}", lambda r: self.shelf.serve(r, TOKEN))
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         port = free_port()
         await web.TCPSite(self._runner, "127.0.0.1", port).start()
         self.base_url = f"http://127.0.0.1:{port}"
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        return await self.shelf.serve(request, TOKEN)
 
     async def stop(self) -> None:
         self._closing = True

@@ -64,6 +64,7 @@ async def test_a_photo_reaches_the_model_scaled_and_the_reply_streams(
     assert second.images() == [("image/png", screenshot)]  # it fits: as it was
 
 
+ZIP = b"PK\x03\x04" + bytes(range(256))  # an archive: neither an image nor text
 SMALL = {"PARLEY_MAX_FILE_MB": "0.25", "PARLEY_MAX_TURN_MB": "0.5"}
 
 
@@ -74,7 +75,9 @@ async def test_bad_files_are_refused_by_name_and_nothing_is_queued(stack: Stack)
         ({"text": "hi", "attachments": [{"name": "x.png", "data": "not*base64"}]}, 422,
          "file 1 (x.png) is not valid base64"),
         ({"attachments": [fine, attached(b"%PDF-1.7\n%\xe2\xe3", "invoice.pdf")]}, 422,
-         "“invoice.pdf”: not an image that can be read"),
+         "“invoice.pdf”: the PDF is damaged"),
+        ({"attachments": [attached(ZIP, "archive.zip")]}, 422,
+         "“archive.zip”: this kind of file is not read"),
         ({"attachments": [attached(png_claiming(30_000, 30_000), "bomb.png")]}, 422,
          "“bomb.png”: the image is 30000×30000 pixels"),
         ({"attachments": [attached(image_bytes((400, 400)), "big.png")]}, 413,

@@ -41,8 +41,9 @@ async def test_a_file_alone_in_a_dm_and_one_that_is_not_read(slack_stack: SlackS
     (reply,) = await answered(slack_stack, dm)
     assert reply.shown == "A screenshot."
     assert slack_stack.fake.requests[0].images() == [("image/png", screenshot)]
-    await fake.share(ann, dm, "what is due?", [(b"%PDF-1.7\n%\xe2", "bill.pdf", "application/pdf")])
+    archive = b"PK\x03\x04" + bytes(range(256))
+    await fake.share(ann, dm, "what is in it?", [(archive, "data.zip", "application/zip")])
     await fake.wait_for(lambda: bool(fake.ephemerals))
     [note] = fake.ephemerals
-    assert note["user"] == ann.id and "“bill.pdf”: not an image" in note["text"]
+    assert note["user"] == ann.id and "“data.zip”: this kind of file is not read" in note["text"]
     assert len(slack_stack.fake.requests) == 1

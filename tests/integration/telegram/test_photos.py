@@ -1,18 +1,22 @@
 """Photos and files sent to the bot on Telegram, end to end through the fake Bot API
 (getFile and the file download) to the fake model: the photo size that is enough, the
-caption as the turn's text, an image document as it was, and a clear sentence, with nothing
-downloaded or queued, where it is not to be read."""
+caption as the turn's text, an image document as it was, a PDF and a CSV as documents, and a
+clear sentence, with nothing downloaded or queued, where it is not to be read."""
 
 from __future__ import annotations
 
+import base64
 import io
+from typing import Any
 
 import pytest
 from PIL import Image
 
+from bot.files.intake import UNREAD
 from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
 from tests.integration.telegram.test_replies import ANN, replies, said
+from tests.support.documents import pdf_bytes
 from tests.support.images import image_bytes
 from tests.support.telegram import TelegramStack
 
@@ -52,13 +56,43 @@ async def test_a_photo_alone_and_an_image_file_are_turns_of_their_own(
     assert tg_stack.fake.requests[1].images() == [("image/png", screenshot)]  # as it was
 
 
+async def test_a_pdf_and_a_csv_reach_the_model_as_documents(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    tg_stack.fake.enqueue(Reply(text="42 EUR is due."), Reply(text="Two rows."))
+    chat = tg_stack.tg.private_chat(ANN)
+    invoice = pdf_bytes(["Invoice 7", "Total due: 42 EUR"])
+    tg_stack.tg.send_document(
+        chat, ANN, invoice, "invoice.pdf", "application/pdf", caption="What is due?"
+    )
+    assert await replies(tg_stack, chat) == ["42 EUR is due."]
+    table = b"city,people\nLisbon,545000\nPorto,232000\n"
+    tg_stack.tg.send_document(chat, ANN, table, "cities.csv", "text/csv")
+    assert (await replies(tg_stack, chat, 2))[1] == "Two rows."
+    first, second = tg_stack.fake.requests
+    [pdf] = documents(first.body)
+    assert pdf["source"] == {
+        "type": "base64", "media_type": "application/pdf",
+        "data": base64.b64encode(invoice).decode(),
+    }  # fmt: skip
+    assert pdf["title"] == "invoice.pdf" and said(first) == "What is due?"
+    [csv] = documents(second.body)
+    assert csv["source"] == {"type": "text", "media_type": "text/plain", "data": table.decode()}
+
+
+def documents(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The document blocks of the last user message of an Anthropic request."""
+    last = [m for m in body["messages"] if m["role"] == "user"][-1]
+    return [block for block in last["content"] if block["type"] == "document"]
+
+
 @pytest.mark.parametrize("tg_stack", [{"PARLEY_ALLOWED_USERS": "tg:1001"}], indirect=True)
 async def test_what_is_not_read_is_said_and_nothing_is_queued(tg_stack: TelegramStack) -> None:
     await tg_stack.start_worker()
     chat = tg_stack.tg.private_chat(ANN)
-    tg_stack.tg.send_document(chat, ANN, b"%PDF-1.7\n%\xe2\xe3", "invoice.pdf", "application/pdf")
+    archive = b"PK\x03\x04" + bytes(range(256))
+    tg_stack.tg.send_document(chat, ANN, archive, "data.zip", "application/zip")
     [told] = await replies(tg_stack, chat)
-    assert told == "“invoice.pdf”: not an image that can be read; send PNG, JPEG, GIF or WebP"
+    assert told == f"“data.zip”: {UNREAD}"
     stranger = tg_stack.tg.private_chat(EVE)
     tg_stack.tg.send_photo(stranger, EVE, image_bytes((400, 300), "JPEG"), caption="hi")
     [refused] = await replies(tg_stack, stranger)
@@ -68,5 +102,5 @@ async def test_what_is_not_read_is_said_and_nothing_is_queued(tg_stack: Telegram
     tg_stack.tg.send(group, ANN, "/help")  # taken after the photo: updates go in order
     [helped] = await replies(tg_stack, group)
     assert "/new" in helped
-    assert tg_stack.tg.shelf.downloads == ["documents/file_1.pdf"]
+    assert tg_stack.tg.shelf.downloads == ["documents/file_1.zip"]
     assert tg_stack.fake.requests == []
