@@ -2,9 +2,10 @@
 announces (the photo size it will take, a document's name and size), and the download,
 made only once the message passed every other step.
 
-Telegram keeps a photo in several sizes; the one taken is the smallest whose long edge
-reaches what a model is sent (`LONG_EDGE`), else the largest: the download is as small as it
-can be without losing what the model would see. A document is taken as it was sent; what it
+Telegram keeps a photo in several sizes (its long edge at 90, 320, 800, 1280 and 2560 px, as
+large as the original allows); the one taken is the largest that fits what a model is sent
+(`LONG_EDGE`): it needs no scaling here, only checking, and is the smaller download (1280 px
+rather than 2560 px, of which a model would see 1568). A document is taken as it was sent; what it
 is comes from its bytes. The Bot API lets a bot download files of up to 20 MB (a local Bot
 API server, through `TELEGRAM_API_URL`, lifts that); a larger one is refused in one sentence.
 """
@@ -23,10 +24,10 @@ PHOTO_NAME = "photo.jpg"  # Telegram sends photos as JPEG and gives them no name
 
 
 def best_photo(sizes: list[PhotoSize]) -> PhotoSize:
-    """The smallest size that still has `LONG_EDGE` pixels on its long side, else the
-    largest."""
+    """The largest size that fits `LONG_EDGE`, else the smallest (scaled when it arrives)."""
     ordered = sorted(sizes, key=lambda size: size.width * size.height)
-    return next((s for s in ordered if max(s.width, s.height) >= LONG_EDGE), ordered[-1])
+    fitting = [s for s in ordered if max(s.width, s.height) <= LONG_EDGE]
+    return fitting[-1] if fitting else ordered[0]
 
 
 def files_of(message: Message, bot: Bot) -> Files | None:
