@@ -6,9 +6,10 @@ so a turn can be held open mid-reply (its stream paused after its first words) f
 the measurement takes. Bytes are Redis's own `MEMORY USAGE` of every key of a session, its
 events stream (the last 15 minutes' events, for clients following its turns) apart; a
 process's memory is its resident set from /proc, its children's included. Targets: a session's
-hot state under 64 KiB whatever the conversation's length, and a worker under 1 GiB with 1,000
-turns open. `python -m tests.bench.memory [SESSIONS] [TURNS] [OPEN]`; PARLEY_BENCH_QUICK=1
-runs small counts.
+hot state under 64 KiB whatever the conversation's length, also one with a photo in each
+turn (the photos are in the file store, Redis keeps their references), and a worker under
+1 GiB with 1,000 turns open. `python -m tests.bench.memory [SESSIONS] [TURNS] [OPEN]`;
+PARLEY_BENCH_QUICK=1 runs small counts.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from arq.connections import RedisSettings, create_pool
 from redis.asyncio import Redis
 
+from bot.files.store import FileStore
 from bot.mailbox.inbox import Mailbox
 from bot.redis import keys
 from bot.vocabulary.envelope import Envelope, Sender
@@ -32,6 +34,7 @@ from tests.bench.processes import environment
 from tests.bench.table import Figure, report
 from tests.fakes.llm import FakeLLM, Reply
 from tests.fakes.llm.script import RecordedRequest
+from tests.support.images import image_bytes
 from tests.support.redis_server import RedisServer
 from tests.support.workers import Announcements
 
@@ -163,6 +166,25 @@ async def per_session(mailbox: Mailbox, gate: asyncio.Event, size: Sizes) -> flo
     return max(state for state, _ in [*idle, active, *sizes])
 
 
+async def with_photos(mailbox: Mailbox, files: FileStore, turns: int) -> tuple[float, float]:
+    """A conversation with a photo in each of `turns` turns, beside one of the same words
+    without: the hot state's bytes, and what each photo adds to it."""
+    for session, with_photo in (("bench:words", False), ("bench:photos", True)):
+        for n in range(turns):
+            refs = [files.put(image_bytes((1280, 960), "JPEG"), "image/jpeg", "photo.jpg")]
+            await mailbox.submit(
+                Envelope(id=f"{session}-{n}", session=session, text=f"and this one, {n}?",
+                         attachments=refs if with_photo else [], sender=Sender(id="b:u"))
+            )  # fmt: skip
+            await answered(mailbox, session)
+    words = await session_bytes(mailbox.redis, "bench:words")
+    photos = await session_bytes(mailbox.redis, "bench:photos")
+    each = (photos[0] - words[0]) / turns
+    print(f"conversation with a photo in each of {turns} turns: {shown(photos)} "
+          f"({each:.0f} bytes of state per photo; without them: {shown(words)})")  # fmt: skip
+    return photos[0], each
+
+
 async def written(redis: Redis, sessions: list[str]) -> None:
     """Until every session's reply has its first words in its events stream."""
     deadline = time.monotonic() + DEADLINE_S
@@ -226,6 +248,8 @@ async def main() -> None:
                 try:
                     mailbox = Mailbox(pool, pool)
                     largest = await per_session(mailbox, gate, size)
+                    files = FileStore(Path(tmp) / "files")
+                    photos, each = await with_photos(mailbox, files, size.turns // 6)
                     held = await open_turns(mailbox, gate, worker.pid, size.open)
                 finally:
                     gate.set()
@@ -235,6 +259,8 @@ async def main() -> None:
             server.stop()
     report(
         Figure("memory: Redis hot state per session, largest", largest / KIB, "KiB", 64.0),
+        Figure("memory: Redis hot state per session, a photo a turn", photos / KIB, "KiB", 64.0),
+        Figure("memory: Redis bytes per stored photo", each, "bytes"),
         Figure(f"memory: worker RSS, {size.open} turns open", held / MIB, "MiB", 1024.0),
     )
 

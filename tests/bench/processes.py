@@ -23,8 +23,8 @@ DEADLINE_S = 60  # a busy machine starts processes slowly
 
 
 def environment(redis_url: str, folder: str, model_url: str, **more: str) -> dict[str, str]:
-    """What Parley's processes are started with: this Redis, a SQLite file in `folder`, and
-    the fake model at `model_url`."""
+    """What Parley's processes are started with: this Redis, a SQLite file and the files
+    people send in `folder`, and the fake model at `model_url`."""
     return {
         **suite_free(os.environ),
         "REDIS_URL": redis_url,
@@ -33,6 +33,7 @@ def environment(redis_url: str, folder: str, model_url: str, **more: str) -> dic
         "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
         "ANTHROPIC_BASE_URL": model_url,
         "PARLEY_LOG_LEVEL": "WARNING",
+        "PARLEY_FILES_DIR": f"{folder}/files",
         **more,
     }
 
