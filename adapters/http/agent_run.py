@@ -7,7 +7,7 @@ whichever worker takes it. Identical requests (the same caller, task and config)
 one of them runs are one run: the first submits it, the others follow its events, and all
 get the same answer. What is checked here, before anything is queued: the body (strictly:
 each field its own JSON type, the config's too), the model (this deployment must serve it),
-the tools (they must exist), the temperature (the Anthropic API takes none).
+the tools (they must exist), the temperature (Anthropic's models take 0 to 1).
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ async def config_problems(services: Services, config: RunConfig) -> tuple[RunCon
     if model is not None and (model := served_model(settings, model)) is None:
         problems.append(f"config.model: this deployment's API does not serve {config.model!r}")
     resolved = model or settings.model
-    if config.temperature is not None and resolve_model(resolved).provider == "anthropic":
-        problems.append(f"config.temperature: the Anthropic API takes none ({resolved})")
+    claude = resolve_model(resolved).provider == "anthropic"
+    if config.temperature is not None and config.temperature > 1 and claude:
+        problems.append(f"config.temperature: Anthropic's models take 0 to 1 ({resolved})")
     if config.tools is not None:
         known = {t.name for t in services.tools.own}
         for status in (await services.tools.servers()).values():

@@ -372,7 +372,8 @@ class _Run:
             messages=self.state.messages,
             tools=deps.tools.specs,
             max_tokens=deps.settings.max_tokens,
-            temperature=self.config.temperature,
+            temperature=_either(self.config.temperature, deps.settings.temperature),
+            top_p=_either(self.config.top_p, deps.settings.top_p),
             per_message=self.state.per_message,
         )
 
@@ -411,3 +412,8 @@ def _configured(deps: AgentDeps, config: RunConfig) -> AgentDeps:
     if config.retry is not None:
         deps = replace(deps, retry=replace(deps.retry, attempts=config.retry.attempts))
     return deps
+
+
+def _either(run: float | None, deployment: float | None) -> float | None:
+    """A run's own sampling setting, else the deployment's (None: the API's default)."""
+    return run if run is not None else deployment

@@ -122,6 +122,9 @@ class Settings(BaseSettings):
     retention_days: float | None = Field(default=None, gt=0, le=36_500)
 
     max_tokens: int = Field(default=4096, ge=1)
+    # Sampling: None leaves each API's default. Anthropic's models take 0 to 1, OpenAI's 0 to 2.
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
     max_iterations: int = Field(default=20, ge=1, le=200)
     # a turn's wall clock, approvals aside
     turn_timeout: float = Field(default=180.0, gt=0, le=YEAR_S)

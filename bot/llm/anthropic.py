@@ -115,8 +115,10 @@ def _encoded(message: Message, files: FileReader | None) -> str:
 def _head(request: ModelRequest) -> dict[str, Any]:
     """The body but its messages."""
     params: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens}
-    # The Messages API of this SDK takes no sampling parameters: a run's temperature is for
-    # OpenAI-compatible models only, and the HTTP API refuses one for a Claude model.
+    if request.temperature is not None:  # the API takes 0 to 1: a deployment's 1.5 is 1 here
+        params["temperature"] = min(request.temperature, 1.0)
+    if request.top_p is not None:
+        params["top_p"] = request.top_p
     system: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in request.system]
     stable = [i for i, part in enumerate(request.system) if part.stable]
     if stable:

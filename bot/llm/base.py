@@ -39,6 +39,7 @@ class ModelRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = 4096
     temperature: float | None = None  # None: the provider's default
+    top_p: float | None = None
     per_message: dict[str, PerMessage[Any]] = field(default_factory=dict)
 
 

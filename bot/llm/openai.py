@@ -111,6 +111,8 @@ def _head(request: ModelRequest) -> dict[str, Any]:
     params: dict[str, Any] = {"model": request.model, limit: request.max_tokens}
     if request.temperature is not None:
         params["temperature"] = request.temperature
+    if request.top_p is not None:
+        params["top_p"] = request.top_p
     if request.tools:
         params["tools"] = [
             {

@@ -113,6 +113,11 @@ def check_provider(settings: Settings, ref: ModelRef) -> None:
                 f"ANTHROPIC_API_KEY: not set, and model {ref.model!r} needs it "
                 "(set it in the environment or in .env)"
             )
+        if settings.temperature is not None and settings.temperature > 1:
+            raise ConfigError(
+                f"PARLEY_TEMPERATURE: {settings.temperature:g}, but Anthropic's models "
+                f"(such as {ref.model!r}) take 0 to 1"
+            )
     elif settings.openai_api_key is None and settings.openai_base_url is None:
         raise ConfigError(
             f"OPENAI_API_KEY: not set, and model {ref.model!r} needs it "

@@ -53,6 +53,7 @@ class RunConfig(BaseModel):
     mode: Mode = "react"
     model: str | None = Field(default=None, min_length=1, max_length=200)
     temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
     max_steps: int | None = Field(default=None, ge=1, le=100)  # model calls, at most
     # None: all. Not strict, so a JSON array is a tuple; its items are strings all the same.
     tools: tuple[str, ...] | None = Field(default=None, max_length=MAX_TOOLS, strict=False)

@@ -94,8 +94,22 @@ async def test_temperature_and_step_cap_are_the_runs(
     events = await collect(make_agent(), SessionState(), "go", config=config)
     assert completed(events).finish_reason == ev.FinishReason.MAX_ITERATIONS
     assert len(fake_llm.requests) == 1
-    sent = fake_llm.requests[0].body.get("temperature")
-    assert sent == (0.2 if api == "openai" else None)  # Anthropic's API takes none
+    assert fake_llm.requests[0].body.get("temperature") == 0.2
+
+
+async def test_sampling_is_the_deployment_s_unless_the_run_says(
+    fake_llm: FakeLLM, make_agent: MakeAgent, api: str
+) -> None:
+    """PARLEY_TEMPERATURE and PARLEY_TOP_P for every call, a run's own over them, none sent
+    where none is set (each API's range: OpenAI's goes to 2)."""
+    fake_llm.responder = lambda _request: Reply(text="ok")
+    await collect(make_agent(), SessionState(), "go")
+    deployment = 1.5 if api == "openai" else 0.7
+    sampled = make_agent(temperature=deployment, top_p=0.9)
+    await collect(sampled, SessionState(), "go")
+    await collect(sampled, SessionState(), "go", config=RunConfig(temperature=0.1, top_p=0.5))
+    sent = [(r.body.get("temperature"), r.body.get("top_p")) for r in fake_llm.requests]
+    assert sent == [(None, None), (deployment, 0.9), (0.1, 0.5)]
 
 
 async def test_retries_are_the_runs(fake_llm: FakeLLM, make_agent: MakeAgent) -> None:

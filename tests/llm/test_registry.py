@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config.settings import ConfigError, Settings
-from bot.llm.registry import ModelRef, context_window, resolve_model
+from bot.llm.registry import ModelRef, check_provider, context_window, resolve_model
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,11 @@ def test_context_window_known_default_and_override() -> None:
     assert context_window(Settings(), "openrouter/gpt-4o") == 128_000
     assert context_window(Settings(), "qwen2.5") == 128_000
     assert context_window(Settings(context_window=32_000), "claude-sonnet-4-5") == 32_000
+
+
+def test_a_temperature_anthropic_does_not_take_is_one_line_naming_it() -> None:
+    claude = Settings(_env_file=None, anthropic_api_key="k", temperature=1.5)
+    with pytest.raises(ConfigError, match=r"^PARLEY_TEMPERATURE: 1\.5, but Anthropic's models"):
+        check_provider(claude, resolve_model("claude-sonnet-4-5"))
+    gpt = Settings(_env_file=None, openai_api_key="k", temperature=1.5)
+    check_provider(gpt, resolve_model("gpt-4o"))  # OpenAI's go to 2
