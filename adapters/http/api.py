@@ -30,6 +30,7 @@ from adapters.chat import decisions
 from adapters.chat.decisions import Choice, Press
 from adapters.http import agent_run, pages, people, place, sessions, tasks, traces
 from adapters.http.common import USER, api_sender
+from adapters.http.files import Files
 from adapters.http.messages import read_message, stored
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
@@ -330,6 +331,7 @@ def build_app(services: Services) -> web.Application:
     app.router.add_patch("/api/sessions/{session_id}", api.change_session)
     app.router.add_get("/api/stats", records.stats)
     app.router.add_post("/api/sessions/{session_id}/messages", api.post_message)
+    app.router.add_get("/api/files/{sha256}", Files(services.files.store).get)
     app.router.add_get("/api/sessions/{session_id}/events", api.events)
     app.router.add_post("/api/sessions/{session_id}/stop", api.stop)
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)

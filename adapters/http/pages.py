@@ -5,7 +5,8 @@ their files at `/static/`.
 The pages hold no data, so they are public like their files; everything they show comes from
 the API, which needs the token they ask for (kept in the browser under one key, so one token
 serves both). Both are sent with the same Content-Security-Policy, which lets them load and
-call only this server: no inline script, no other origin, no framing.
+call only this server: no inline script, no other origin, no framing (images also from
+`blob:`, the web chat's thumbnails of the files a person sends, made in the page).
 
 Their browser libraries (marked, DOMPurify, highlight.js, Chart.js) are not kept in git:
 `web/vendor.sh` copies the files `vendor.txt` lists out of npm's packages, at the versions
@@ -32,7 +33,7 @@ VENDOR = STATIC / "vendor"
 VENDOR_LIST = HERE / "vendor.txt"
 CHAT, ADMIN = HERE / "chat.html", STATIC / "admin.html"
 POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
     "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 HEADERS = {

@@ -127,6 +127,19 @@ def _made_ready(arrived: Arrived) -> Prepared | Document | str:
     return text if text is not None else UNREAD
 
 
+def kind_of(data: bytes) -> str:
+    """What stored bytes are, from the bytes, as a Content-Type (run in a thread)."""
+    from bot.files import documents, images  # noqa: PLC0415 (loaded with the first file)
+
+    if (image := images.media_type(data)) is not None:
+        return image
+    if documents.is_pdf(data):
+        return documents.PDF
+    if documents.read_text(data, "") is not None:
+        return "text/plain; charset=utf-8"
+    return "application/octet-stream"
+
+
 def _called(name: str) -> str:
     return f"“{name}”" if name else "the file"
 

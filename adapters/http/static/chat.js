@@ -4,6 +4,7 @@
 import { api, refusal } from "./api.js";
 import { Conversations } from "./chat/conversations.js";
 import { watchScroll } from "./chat/dom.js";
+import { Chosen, wireFiles } from "./chat/files.js";
 import { currentSession, forgetProgress, keepSession, progress } from "./chat/store.js";
 import { ChatView } from "./chat/view.js";
 
@@ -63,12 +64,15 @@ function open(session) {
   if (session) opened.load().catch((error) => opened.alive && opened.error(error.message));
 }
 
+const chosen = new Chosen(document.getElementById("chosen"));
+wireFiles(form, document.getElementById("files"), document.getElementById("attach"), chosen);
+
 form.onsubmit = (e) => {
   e.preventDefault();
   const message = text.value.trim();
-  if (!message) return;
+  if (!message && !chosen.files.length) return;
   text.value = "";
-  view.send(message);
+  view.send(message, chosen.take());
 };
 text.addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey) {

@@ -4,6 +4,7 @@ blocks, made to fit; a bad file gets a 4xx that names it, and nothing is queued 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 from typing import Any
 
@@ -99,3 +100,28 @@ async def test_bad_files_are_refused_by_name_and_nothing_is_queued(stack: Stack)
             assert said in str(answer), answer
     assert stack.fake.requests == []
     assert not any((stack.tmp / "files").rglob("*.*"))  # nothing stored, not even the good one
+
+
+async def test_sent_files_are_served_back_by_their_hash_only(stack: Stack) -> None:
+    """GET /api/files/{sha256}: an image inline, anything else a download, the type read from
+    the bytes and never sniffed by the browser; a name that is no SHA-256 is unknown."""
+    await stack.start_worker()
+    stack.fake.enqueue(Reply(text="Seen."))
+    screenshot, table = image_bytes((60, 40), "PNG"), b"a,b\n1,2\n"
+    async with stack.client() as client:
+        session = await stack.session(client)
+        body = {"attachments": [attached(screenshot, "s.png"), attached(table, "t.csv")]}
+        assert (await post(client, session, body)).status_code == 200
+        image = await client.get(f"/api/files/{hashlib.sha256(screenshot).hexdigest()}")
+        text = await client.get(f"/api/files/{hashlib.sha256(table).hexdigest()}")
+        unknown = await client.get(f"/api/files/{'0' * 64}")
+        odd = await client.get("/api/files/..%2F..%2Fetc%2Fpasswd")
+    assert (image.content, image.headers["content-type"]) == (screenshot, "image/png")
+    assert image.headers["content-disposition"] == "inline"
+    assert text.headers["content-type"] == "text/plain; charset=utf-8"
+    assert text.headers["content-disposition"] == "attachment"
+    assert {image.headers["x-content-type-options"], text.headers["x-content-type-options"]} == {
+        "nosniff"
+    }
+    assert [unknown.status_code, odd.status_code] == [404, 404]
+    assert unknown.json() == {"error": "unknown file"}

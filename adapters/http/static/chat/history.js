@@ -35,9 +35,11 @@ export function renderHistory(view, messages) {
         view.tools.get(block.tool_use_id)?.finish({ content: block.content, is_error: block.is_error });
       }
       const text = textOf(content) || (content.length ? "" : message.text);
-      if (text) {
+      const files = content.filter((b) => b.type === "image" || b.type === "document")
+        .map((b) => b.file);
+      if (text || files.length) {
         lastUserText = text;
-        view.userMessage(text);
+        view.userMessage(text, files);
         turn = null;
       }
       continue;

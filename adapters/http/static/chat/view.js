@@ -4,6 +4,7 @@
 
 import { api, postJson, refusal } from "../api.js";
 import { h, pinToEnd } from "./dom.js";
+import { attachments, shownFiles } from "./files.js";
 import { renderHistory } from "./history.js";
 import { keepProgress, keepSession, progress } from "./store.js";
 import { Turn } from "./turn.js";
@@ -42,8 +43,9 @@ export class ChatView {
     return api(path, { ...options, signal: this.controller.signal });
   }
 
-  userMessage(text) {
-    this.log.append(h("div", { class: "msg user", text }));
+  /** The person's message: its files (sent `File`s, or recorded references), then its text. */
+  userMessage(text, files = []) {
+    this.log.append(h("div", { class: "msg user" }, shownFiles(files), text));
   }
 
   error(text) {
@@ -66,16 +68,16 @@ export class ChatView {
     return id;
   }
 
-  /** Send `text` and show its turn as it streams. */
-  async send(text) {
-    this.userMessage(text);
+  /** Send `text` with `files` and show its turn as it streams. */
+  async send(text, files = []) {
+    this.userMessage(text, files);
     pinToEnd();
     try {
       const turn = new Turn(this);
-      let response = await this.post(text);
+      let response = await this.post(text, files);
       if (response && response.status === 404) { // the session is gone (deleted elsewhere)
         this.session = null; // a new one takes the message
-        response = await this.post(text);
+        response = await this.post(text, files);
       }
       if (response) await this.stream(response, turn, turnEnd);
     } catch (error) {
@@ -83,13 +85,15 @@ export class ChatView {
     }
   }
 
-  /** Post `text` to the session (made first if there is none); null if none could be made. */
-  async post(text) {
-    const session = await this.ensureSession(text);
+  /** Post `text` and `files` to the session (made first if there is none); null if none
+   * could be made. */
+  async post(text, files = []) {
+    const session = await this.ensureSession(text || files[0]?.name || "Files");
     if (!session) return null;
     keepProgress(session, { pending: { text, from: progress(session).mark || "0-0" } });
     const path = `/api/sessions/${session}/messages`;
-    return postJson(path, { text }, { signal: this.controller.signal });
+    const body = files.length ? { text, attachments: await attachments(files) } : { text };
+    return postJson(path, body, { signal: this.controller.signal });
   }
 
   /** Draw the session's history, then follow whatever of it is still going on. */

@@ -1,0 +1,106 @@
+// Files a person sends: chosen with the 📎 button, pasted, or dropped on the message box;
+// shown as thumbnails (images) or names until sent, then in the person's message. They are
+// posted as base64 in the message's JSON (`attachments`, see docs/API.md); the server reads
+// what each file is from its bytes. A conversation's history shows them again from
+// GET /api/files/{sha256}, fetched with the API's token.
+
+import { api } from "../api.js";
+import { h } from "./dom.js";
+
+const IMAGE = /^image\/(png|jpeg|gif|webp)$/;
+
+/** The files chosen for the next message, drawn in `list` with a × to take one out. */
+export class Chosen {
+  constructor(list) {
+    this.list = list;
+    this.files = [];
+  }
+
+  add(files) {
+    for (const file of files) this.files.push(file);
+    this.draw();
+  }
+
+  /** The chosen files, emptied for the next message. */
+  take() {
+    const files = this.files;
+    this.files = [];
+    this.draw();
+    return files;
+  }
+
+  draw() {
+    this.list.replaceChildren(...this.files.map((file, i) => chip(file, () => {
+      this.files.splice(i, 1);
+      this.draw();
+    })));
+  }
+}
+
+function chip(file, remove) {
+  const preview = IMAGE.test(file.type) ? h("img", { src: URL.createObjectURL(file), alt: file.name }) : null;
+  return h("span", { class: "file", title: file.name }, preview, h("span", { text: file.name }),
+    h("button", { type: "button", title: "Do not send it", text: "×", onclick: remove }));
+}
+
+/** `files` as the API takes them: name, type and bytes in base64. */
+export async function attachments(files) {
+  return Promise.all(files.map(async (file) => ({
+    name: file.name,
+    media_type: file.type || "application/octet-stream",
+    data: await base64(file),
+  })));
+}
+
+function base64(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).split(",", 2)[1] || "");
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+/** What a message shows of its files: sent ones (File) or recorded ones ({sha256, ...}). */
+export function shownFiles(files) {
+  if (!files.length) return null;
+  return h("div", { class: "files" }, ...files.map((file) => {
+    const name = file.name || "file";
+    const type = file.type || file.media_type || "";
+    if (!IMAGE.test(type)) return h("span", { class: "file", text: `📄 ${name}` });
+    const image = h("img", { alt: name, title: name });
+    if (file instanceof Blob) image.src = URL.createObjectURL(file);
+    else fetched(file.sha256).then((url) => { if (url) image.src = url; });
+    return image;
+  }));
+}
+
+async function fetched(sha256) {
+  const response = await api(`/api/files/${sha256}`);
+  return response.ok ? URL.createObjectURL(await response.blob()) : null;
+}
+
+/** Paste and drop on `form` add to `chosen`, and the 📎 button opens `input`. */
+export function wireFiles(form, input, button, chosen) {
+  button.onclick = () => input.click();
+  input.onchange = () => {
+    chosen.add(input.files);
+    input.value = "";
+  };
+  form.addEventListener("paste", (e) => {
+    if (e.clipboardData?.files.length) {
+      e.preventDefault();
+      chosen.add(e.clipboardData.files);
+    }
+  });
+  form.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    form.classList.add("dropping");
+  });
+  form.addEventListener("dragleave", () => form.classList.remove("dropping"));
+  form.addEventListener("drop", (e) => {
+    e.preventDefault();
+    form.classList.remove("dropping");
+    if (e.dataTransfer?.files.length) chosen.add(e.dataTransfer.files);
+  });
+}

@@ -1,0 +1,54 @@
+"""Files in the web chat, in a real headless Chromium: an image chosen with the 📎 button is
+shown in the person's message, reaches the model as an image, and is shown again, fetched
+from the API with the token, when the page is opened anew."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.fakes.llm import Reply
+from tests.support.browser import severe_logs, wait_for, wait_for_text
+from tests.support.chat_page import run, say, script
+from tests.support.images import image_bytes
+from tests.support.stack import Stack
+
+SHOWN_IMAGES = """return [...document.querySelectorAll('#log .msg.user img')]
+    .filter(i => i.complete && i.naturalWidth > 0).map(i => [i.src.slice(0, 5), i.naturalWidth]);"""
+
+
+def choose(browser: WebDriver, path: Path) -> None:
+    """The 📎 button opens the browser's file picker; a test hands the file to its input."""
+    field = browser.find_element(By.ID, "files")
+    browser.execute_script("arguments[0].hidden = false", field)
+    field.send_keys(str(path))
+
+
+async def test_an_image_is_sent_shown_and_shown_again(
+    stack: Stack, browser: WebDriver, tmp_path: Path
+) -> None:
+    await stack.start_worker()
+    stack.fake.enqueue(Reply(text="A small picture."))
+    picture = image_bytes((200, 120), "PNG")
+    (tmp_path / "picture.png").write_bytes(picture)
+    await run(browser, browser.get, stack.base_url + "/")
+    await run(browser, choose, browser, tmp_path / "picture.png")
+    chips = await wait_for(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#chosen .file"),
+                           "the chosen file")  # fmt: skip
+    assert "picture.png" in chips[0].text
+    await say(browser, "what is this?")
+    await wait_for_text(browser, "A small picture.")
+    sent = await wait_for(browser, lambda b: script(b, SHOWN_IMAGES), "the image in the message")
+    assert sent == [["blob:", 200]]
+    assert await run(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#chosen .file")) == []
+    [request] = stack.fake.requests
+    assert request.images() == [("image/png", picture)]
+    assert request.last_user_text().endswith("what is this?")
+
+    await run(browser, browser.refresh)
+    await wait_for_text(browser, "A small picture.")
+    again = await wait_for(browser, lambda b: script(b, SHOWN_IMAGES), "the image from the API")
+    assert again == [["blob:", 200]]
+    assert await run(browser, severe_logs, browser) == []
