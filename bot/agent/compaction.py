@@ -3,6 +3,12 @@
 Cuts happen only at turn starts (a user message without tool results), so a tool call and its
 result always stay together. If the model cannot summarise, the older turns are dropped; if
 the turns that remain are still too large, the oldest tool outputs among them are blanked.
+
+A message holds its files by reference, a few hundred bytes, but the model reads the files
+themselves, so each counts for what the model is sent (`file_tokens`): an image about
+`IMAGE_TOKENS` (a 1568×1024 image is about 2,100 at Anthropic's w×h/750), a text file its
+text, a PDF an estimate from its size (its pages' text and images). The summary names the
+files the turns it folds held.
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ from bot.llm.base import ModelRequest, Provider, SystemPart
 from bot.llm.errors import ProviderError
 from bot.llm.events import Reset, TextDelta
 from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.messages import (
     WIRE_FIELDS,
+    DocumentBlock,
+    ImageBlock,
     Message,
     PerMessage,
     TextBlock,
@@ -32,6 +41,9 @@ SUMMARISER = (
 )
 BLANKED = "[tool output removed to save space]"
 TOOL_TEXT_LIMIT = 2000
+IMAGE_TOKENS = 1600
+PDF_BYTES_A_TOKEN = 16  # rough: a PDF's bytes hold its text compressed and its images
+MAX_SHOWN_TOKENS = 50_000  # a text file is cut at 200,000 characters (`bot.llm.media`)
 
 
 def estimate_tokens(messages: Sequence[Message], sizes: PerMessage[int] | None = None) -> int:
@@ -48,7 +60,17 @@ def context_sizes() -> PerMessage[int]:
 
 
 def _wire_size(message: Message) -> int:
-    return len(message.model_dump_json(include=WIRE_FIELDS))
+    files = sum(file_tokens(block.file) for block in message.attached) * 4
+    return len(message.model_dump_json(include=WIRE_FIELDS)) + files
+
+
+def file_tokens(ref: FileRef) -> int:
+    """About what the model reads of a file, in tokens (see the module doc)."""
+    if ref.is_image:
+        return IMAGE_TOKENS
+    if ref.is_pdf:
+        return max(IMAGE_TOKENS, ref.size // PDF_BYTES_A_TOKEN)
+    return min(ref.size // 4, MAX_SHOWN_TOKENS)
 
 
 def estimate_text_tokens(*texts: str) -> int:
@@ -156,6 +178,9 @@ def _transcript(messages: Sequence[Message], *, limit_tokens: int) -> str:
                 lines.append(f"Assistant called {block.name}({json.dumps(block.input)})")
             elif isinstance(block, ToolResultBlock):
                 lines.append(f"Tool result: {block.content[:TOOL_TEXT_LIMIT]}")
+            elif isinstance(block, ImageBlock | DocumentBlock):
+                ref = block.file
+                lines.append(f"{who} sent a file: {ref.name or 'unnamed'} ({ref.media_type})")
     text = "\n".join(lines)
     limit_chars = limit_tokens * 4
     return text if len(text) <= limit_chars else "[…]\n" + text[-limit_chars:]

@@ -13,6 +13,7 @@ from bot.config.settings import Settings
 from bot.tools.base import Tool, ToolContext
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Sender
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY, FakeLLM
@@ -83,10 +84,12 @@ async def collect(
     on_event: Callable[[ev.AgentEvent], Awaitable[None]] | None = None,
     allowed: tuple[str, ...] = (),
     config: RunConfig | None = None,
+    attachments: tuple[FileRef, ...] = (),
 ) -> list[ev.AgentEvent]:
     request = TurnRequest(
         context(agent),
         text=text,
+        attachments=attachments,
         decisions=decisions,
         allowed=allowed,
         config=config or RunConfig(),

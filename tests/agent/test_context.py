@@ -6,16 +6,19 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from bot.agent.compaction import SUMMARY_PREFIX
+from bot.agent.compaction import IMAGE_TOKENS, SUMMARY_PREFIX, estimate_tokens
 from bot.agent.loop import Agent
+from bot.files.store import FileStore
 from bot.tools.builtin import builtin_tools
 from bot.vocabulary import events as ev
 from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, make_settings, of_type
 from tests.fakes.llm import Fail, FakeLLM, RecordedRequest, Reply, ToolCallSpec
+from tests.support.images import image_bytes
 
 WINDOW, THRESHOLD = 8000, 0.5  # a small window; the agents have only the built-in tools, whose
 # schemas leave room for messages in it
@@ -132,3 +135,28 @@ async def test_multi_turn_chat_reads_mostly_from_cache(caching_llm: FakeLLM) -> 
         u.prompt_tokens for u in usages[2:]
     )
     assert caching_llm.rejected == []
+
+
+async def test_images_count_for_what_the_model_reads_and_are_named_in_the_summary(
+    fake_llm: FakeLLM, make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    """A photo is a reference of a few hundred bytes in the context but some 1,600 tokens
+    to the model: three photos pass half an 8,000-token window, so the turns are folded,
+    and the summary is told which files they held."""
+    store = FileStore(tmp_path)
+    fake_llm.responder = lambda request: Reply(
+        text="notes" if is_summary_request(request) else "A photo."
+    )
+    agent = make_agent(
+        context_window=WINDOW, compact_threshold=THRESHOLD, compact_keep_turns=1,
+        files_dir=tmp_path,
+    )  # fmt: skip
+    state = SessionState()
+    events: list[ev.AgentEvent] = []
+    for n in range(4):
+        photo = store.put(image_bytes((64 + n, 48), "PNG"), "image/png", f"photo{n}.png")
+        events += await collect(agent, state, f"and this, {n}?", attachments=(photo,))
+    assert of_type(events, ev.Compacted)
+    [summary, *_] = [r for r in fake_llm.requests if is_summary_request(r)]
+    assert "sent a file: photo0.png (image/png)" in json.dumps(summary.body)
+    assert estimate_tokens([state.messages[-2]]) >= IMAGE_TOKENS
