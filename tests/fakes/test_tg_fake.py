@@ -32,13 +32,6 @@ async def fake() -> AsyncIterator[FakeTelegram]:
         yield telegram
 
 
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
-    session = AiohttpSession(api=TelegramAPIServer.from_base(fake.base_url))
-    async with Bot(TOKEN, session=session) as client:
-        yield client
-
-
 async def test_wrong_token_and_unknown_method(fake: FakeTelegram) -> None:
     session = AiohttpSession(api=TelegramAPIServer.from_base(fake.base_url))
     async with Bot("1:wrong", session=session) as stranger:

@@ -9,8 +9,6 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from aiogram import Bot
-from aiogram.client.session.aiohttp import AiohttpSession
-from aiogram.client.telegram import TelegramAPIServer
 from aiogram.exceptions import TelegramBadRequest
 
 from tests.fakes.tg import TOKEN, FakeTelegram, TgUser
@@ -24,13 +22,6 @@ ANN = TgUser(id=1001, first_name="Ann")
 async def fake() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram() as telegram:
         yield telegram
-
-
-@pytest.fixture
-async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
-    session = AiohttpSession(api=TelegramAPIServer.from_base(fake.base_url))
-    async with Bot(TOKEN, session=session) as client:
-        yield client
 
 
 async def test_a_photo_comes_in_telegram_s_sizes_and_downloads(

@@ -79,34 +79,20 @@ class People:
     # --- what people do ----------------------------------------------------------------------
 
     async def say(
-        self, user: SlackUser, channel: SlackChannel, text: str, thread_ts: str | None = None
-    ) -> Posted:
-        """`user` writes `text`; the app gets a `message` event and, when the bot is mentioned
-        outside a DM, an `app_mention` event too (two deliveries, concurrently, as Slack)."""
-        if user.id not in self.users:
-            raise AssertionError(f"{user.id} is not a member of the workspace; use fake.user()")
-        message = Posted(
-            ts=self.clock.next(),
-            channel=channel.id,
-            user=user.id,
-            bot_id=None,
-            thread_ts=self._thread(channel, thread_ts),
-            text=text,
-        )
-        await self._post(message, channel, mentioned=MENTION in text)
-        return message
-
-    async def share(
         self,
         user: SlackUser,
         channel: SlackChannel,
         text: str,
-        files: list[tuple[bytes, str, str]],
         thread_ts: str | None = None,
+        files: list[tuple[bytes, str, str]] | None = None,
     ) -> Posted:
-        """`user` shares files (bytes, name, MIME type), with `text` as their message."""
+        """`user` writes `text`, sharing `files` (bytes, name, MIME type) with it if any; the
+        app gets a `message` event and, when the bot is mentioned outside a DM, an
+        `app_mention` event too (two deliveries, concurrently, as Slack)."""
+        if user.id not in self.users:
+            raise AssertionError(f"{user.id} is not a member of the workspace; use fake.user()")
         root = self.base_url.removesuffix("api/")
-        shared = [self.shared.add(data, name, kind, user.id, root) for data, name, kind in files]
+        shared = [self.shared.add(*file, user.id, root) for file in files or []]
         message = Posted(
             ts=self.clock.next(),
             channel=channel.id,
@@ -114,7 +100,7 @@ class People:
             bot_id=None,
             thread_ts=self._thread(channel, thread_ts),
             text=text,
-            files=shared,
+            files=shared or None,
         )
         await self._post(message, channel, mentioned=MENTION in text)
         return message

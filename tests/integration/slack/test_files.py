@@ -19,8 +19,8 @@ async def test_a_photo_shared_with_a_mention_reaches_the_model(slack_stack: Slac
     fake, ann, general = await slack_stack.begin()
     slack_stack.fake.enqueue(Reply(text="A wide photo."))
     photo = image_bytes((2000, 1000), "JPEG")
-    asked = await fake.share(
-        ann, general, f"{MENTION} what is this?", [(photo, "p.jpg", "image/jpeg")]
+    asked = await fake.say(
+        ann, general, f"{MENTION} what is this?", files=[(photo, "p.jpg", "image/jpeg")]
     )
     (reply,) = await answered(slack_stack, general, asked.ts)
     assert reply.shown == "A wide photo."
@@ -37,12 +37,12 @@ async def test_a_file_alone_in_a_dm_and_one_that_is_not_read(slack_stack: SlackS
     dm = fake.dm(ann)
     slack_stack.fake.enqueue(Reply(text="A screenshot."))
     screenshot = image_bytes((300, 200), "PNG")
-    await fake.share(ann, dm, "", [(screenshot, "s.png", "image/png")])
+    await fake.say(ann, dm, "", files=[(screenshot, "s.png", "image/png")])
     (reply,) = await answered(slack_stack, dm)
     assert reply.shown == "A screenshot."
     assert slack_stack.fake.requests[0].images() == [("image/png", screenshot)]
     archive = b"PK\x03\x04" + bytes(range(256))
-    await fake.share(ann, dm, "what is in it?", [(archive, "data.zip", "application/zip")])
+    await fake.say(ann, dm, "what is in it?", files=[(archive, "data.zip", "application/zip")])
     await fake.wait_for(lambda: bool(fake.ephemerals))
     [note] = fake.ephemerals
     assert note["user"] == ann.id and "“data.zip”: this kind of file is not read" in note["text"]
