@@ -31,7 +31,7 @@ from adapters.chat.decisions import Choice, Press
 from adapters.http import agent_run, pages, people, place, sessions, tasks, traces
 from adapters.http.common import USER, api_sender
 from adapters.http.files import Files
-from adapters.http.messages import read_message, stored
+from adapters.http.messages import posted
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
@@ -151,12 +151,13 @@ class Api:
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
         session = await self._known(request)
-        body = await read_message(request, self.services.files.limits)
+        message_id = _message_id(request)  # refused before any file is stored
+        text, files = await posted(request, self.services.files)
         envelope = Envelope(
-            id=_message_id(request),
+            id=message_id,
             session=session,
-            text=body.text,
-            attachments=await stored(body.attachments, self.services.files),
+            text=text,
+            attachments=files,
             sender=api_sender(request),
             platform=place.PLATFORM,
         )

@@ -1,8 +1,12 @@
 """A message posted to the API (`POST /api/sessions/{id}/messages`): its text, its files, or
-both, read and checked before anything is queued.
+both, read and checked before anything is queued. As JSON:
 
     {"text": "What's wrong here?",
      "attachments": [{"name": "shot.png", "media_type": "image/png", "data": "<base64>"}]}
+
+or as `multipart/form-data` (`curl -F text=... -F file=@shot.png`): a `text` field and any
+number of file parts, each read up to the file cap as it arrives, so no part is held whole
+past it.
 
 A file's `media_type` is the client's word and is not trusted: what a file is comes from its
 bytes (`bot.files.intake`). This route alone takes a body as large as a message's files may
@@ -18,8 +22,8 @@ import base64
 import binascii
 from collections.abc import Sequence
 
-from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from aiohttp import BodyPartReader, web
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from adapters.web.input import parse_json, refusal, validated
 from bot.files.intake import Arrived, Intake, Limits, Refused, TooLarge
@@ -27,6 +31,7 @@ from bot.vocabulary.envelope import MAX_ATTACHMENTS, MAX_TEXT
 from bot.vocabulary.files import FileRef
 
 IN_THREAD = 256 * 1024  # bytes of body from which it is parsed off the event loop
+CHUNK = 64 * 1024
 ROOM = 64 * 1024  # the JSON around the files and the text
 
 
@@ -63,6 +68,65 @@ def body_limit(limits: Limits) -> int:
     return (limits.turn_bytes + 2) // 3 * 4 + MAX_TEXT * 4 + ROOM
 
 
+async def posted(request: web.Request, intake: Intake) -> tuple[str, list[FileRef]]:
+    """The posted message's text and its files, stored; or a 400, 413 or 422 that says what
+    to fix, nothing stored."""
+    if request.content_type == "multipart/form-data":
+        text, arrived = await read_form(request, intake.limits)
+    else:
+        body = await read_message(request, intake.limits)
+        text, arrived = body.text, await _decoded_json(body.attachments, intake)
+    try:
+        return text, await intake.accept(arrived) if arrived else []
+    except TooLarge as exc:
+        raise refusal(_TooLarge, str(exc)) from None
+    except Refused as exc:
+        raise _unprocessable(f"attachments: {exc}") from None
+
+
+def _unprocessable(problem: str) -> web.HTTPException:
+    return refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[problem])
+
+
+async def read_form(request: web.Request, limits: Limits) -> tuple[str, list[Arrived]]:
+    """A multipart message: its `text` field and its file parts, each bounded as it is read."""
+    text, files = b"", list[Arrived]()
+    try:
+        reader = await request.multipart()
+        while (part := await reader.next()) is not None:
+            if not isinstance(part, BodyPartReader):
+                raise _unprocessable("body: a part may not hold parts of its own")
+            if part.filename is None and part.name == "text":
+                text = await _bounded(part, MAX_TEXT * 4, "the text")
+            elif part.filename is None:
+                raise _unprocessable(f"{part.name}: not a field; send text and files")
+            else:
+                if len(files) == limits.files:
+                    raise refusal(_TooLarge, f"more than {limits.files} files in one message")
+                data = await _bounded(part, limits.file_bytes, f"“{part.filename}”")
+                files.append(Arrived(data, part.filename))
+    except (ValueError, AssertionError, RuntimeError):  # what aiohttp's reader raises
+        raise refusal(web.HTTPBadRequest, "the body is not valid multipart/form-data") from None
+    try:
+        message = MessageIn(text=text.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _unprocessable("text: not UTF-8") from None
+    except ValidationError as exc:
+        if files and not text.strip():
+            return "", files
+        raise _unprocessable(f"text: {exc.errors()[0]['msg']}") from None
+    return message.text, files
+
+
+async def _bounded(part: BodyPartReader, most: int, what: str) -> bytes:
+    data = bytearray()
+    while chunk := await part.read_chunk(CHUNK):
+        data += chunk
+        if len(data) > most:
+            raise refusal(_TooLarge, f"{what} is larger than {most} bytes")
+    return bytes(data)
+
+
 async def read_message(request: web.Request, limits: Limits) -> MessageIn:
     """The posted message, or a 413, 400 or 422 that says what to fix."""
     most = body_limit(limits)
@@ -78,19 +142,17 @@ async def read_message(request: web.Request, limits: Limits) -> MessageIn:
     return validated(data, MessageIn)
 
 
-async def stored(attachments: Sequence[AttachmentIn], intake: Intake) -> list[FileRef]:
-    """The message's files checked and in the file store, or a 413 or 422 naming the file."""
+async def _decoded_json(attachments: Sequence[AttachmentIn], intake: Intake) -> list[Arrived]:
+    """The files of a JSON message, decoded from base64 (refused by size before)."""
     if not attachments:
         return []
     try:
         intake.check_sizes([(a.name, len(a.data) * 3 // 4) for a in attachments])
-        arrived = await asyncio.to_thread(_decoded, attachments)
-        return await intake.accept(arrived)
+        return await asyncio.to_thread(_decoded, attachments)
     except TooLarge as exc:
         raise refusal(_TooLarge, str(exc)) from None
     except Refused as exc:
-        problem = f"attachments: {exc}"
-        raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[problem]) from None
+        raise _unprocessable(f"attachments: {exc}") from None
 
 
 def _decoded(attachments: Sequence[AttachmentIn]) -> list[Arrived]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
 from typing import Any
 
 import httpx
@@ -125,3 +126,35 @@ async def test_sent_files_are_served_back_by_their_hash_only(stack: Stack) -> No
     }
     assert [unknown.status_code, odd.status_code] == [404, 404]
     assert unknown.json() == {"error": "unknown file"}
+
+
+async def test_a_multipart_message_is_read_part_by_part(stack: Stack) -> None:
+    """`curl -F text=... -F file=@...`: the text field and the files, each bounded as it is
+    read; a field that is neither, or a file past the cap, is refused with nothing queued."""
+    await stack.start_worker()
+    stack.fake.enqueue(Reply(text="Two files."))
+    screenshot, table = image_bytes((80, 60), "PNG"), b"a,b\n1,2\n"
+    files = [("file", ("s.png", screenshot, "image/png")), ("file", ("t.csv", table, "text/csv"))]
+    path = "/api/sessions/{}/messages"
+    async with stack.client() as client:
+        session = await stack.session(client)
+        async with client.stream(
+            "POST", path.format(session), data={"text": "Look."}, files=files
+        ) as answer:
+            assert answer.status_code == 200, await answer.aread()
+            assert texts(await read_events(answer)) == "Two files."
+        stranger = await client.post(path.format(session), data={"colour": "red"}, files=files[:1])
+        huge = await client.post(
+            path.format(session), files=[("file", ("big.bin", b"x" * (21 << 20), "x/y"))]
+        )
+        broken = await client.post(
+            path.format(session), content=b"--nope\r\n",
+            headers={"Content-Type": "multipart/form-data; boundary=elsewhere"},
+        )  # fmt: skip
+    [request] = stack.fake.requests
+    assert request.images() == [("image/png", screenshot)]
+    assert "a,b\\n1,2" in json.dumps(request.body["messages"])  # the CSV, as a document
+    assert request.last_user_text().endswith("Look.")
+    assert stranger.status_code == 422 and "colour: not a field" in stranger.text
+    assert huge.status_code == 413 and "“big.bin” is larger than" in huge.json()["error"]
+    assert broken.status_code in (400, 422), broken.text
