@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from aiohttp import ClientError, ClientTimeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -22,6 +23,7 @@ from adapters.chat.intake import Files
 from bot.files.intake import Arrived, Refused
 
 CHUNK = 64 * 1024
+DOWNLOAD_S = 30.0  # a file that takes longer is asked for again
 
 
 class SharedFile(BaseModel):
@@ -68,9 +70,18 @@ async def _download(file: SharedFile, client: AsyncWebClient, api_url: str, most
     url = file.url_private_download
     if url is None or not allowed(url, api_url):
         raise Refused(f"{called} cannot be downloaded from Slack by the app")
+    try:
+        return Arrived(await _bytes(url, client, most, called), file.name)
+    except (ClientError, TimeoutError):
+        raise Refused(f"Slack did not hand {called} over in time; send it again") from None
+
+
+async def _bytes(url: str, client: AsyncWebClient, most: int, called: str) -> bytes:
     headers = {"Authorization": f"Bearer {client.token}"}
     assert client.session is not None  # `client.make_client` gives it its session
-    async with client.session.get(url, headers=headers, allow_redirects=False) as response:
+    timeout = ClientTimeout(total=DOWNLOAD_S)
+    get = client.session.get(url, headers=headers, allow_redirects=False, timeout=timeout)
+    async with get as response:
         kind = response.headers.get("Content-Type", "")
         if response.status != 200 or kind.startswith("text/html"):
             raise Refused(f"Slack did not hand {called} over (is the files:read scope granted?)")
@@ -79,4 +90,4 @@ async def _download(file: SharedFile, client: AsyncWebClient, api_url: str, most
             data += chunk
             if len(data) > most:
                 raise Refused(f"{called} is larger than Slack said; at most {most} bytes are read")
-    return Arrived(bytes(data), file.name)
+    return bytes(data)

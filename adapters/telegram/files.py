@@ -13,8 +13,9 @@ API server, through `TELEGRAM_API_URL`, lifts that); a larger one is refused in 
 from __future__ import annotations
 
 from aiogram import Bot
-from aiogram.exceptions import TelegramBadRequest
+from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError
 from aiogram.types import Message, PhotoSize
+from aiohttp import ClientError
 
 from adapters.chat.intake import Files
 from bot.files.intake import Arrived, Refused
@@ -42,10 +43,14 @@ def files_of(message: Message, bot: Bot) -> Files | None:
         return None
 
     async def fetch() -> list[Arrived]:
+        called = f"“{name}”" if name else "the file"
         try:
             downloaded = await bot.download(file_id)
         except TelegramBadRequest as exc:  # "file is too big", or a file gone meanwhile
-            raise Refused(f"Telegram did not hand the file over ({exc.message})") from None
+            raise Refused(f"{called}: Telegram did not hand it over ({exc.message})") from None
+        except (TelegramNetworkError, ClientError, TimeoutError):  # told, not dropped in retries
+            again = "Telegram did not hand it over in time; send it again"
+            raise Refused(f"{called}: {again}") from None
         assert downloaded is not None  # a download to no destination returns its buffer
         return [Arrived(downloaded.read(), name)]
 

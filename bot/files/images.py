@@ -42,6 +42,7 @@ class Prepared:
     media_type: str
     width: int
     height: int
+    text: None = None  # an image has no text taken out of it (`documents.Document` may)
 
 
 def media_type(data: bytes) -> str | None:

@@ -104,7 +104,7 @@ class Intake:
     def _stored(self, made: Prepared | Document, name: str) -> FileRef:
         """The file in the store, and a PDF's text beside it (its reference's `extract`)."""
         ref = self.store.put(made.data, made.media_type, name)
-        text = getattr(made, "text", None)
+        text = made.text
         if text is None:
             return ref
         extract = self.store.put(text.encode(), "text/plain")

@@ -34,6 +34,7 @@ class Shelf:
 
     files: dict[str, Stored] = field(default_factory=dict)
     downloads: list[str] = field(default_factory=list)  # file paths, in order
+    failing: int = 0  # downloads still to answer 502, as a file server that is down
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def add(self, data: bytes, folder: str, suffix: str) -> tuple[str, Stored]:
@@ -85,5 +86,8 @@ class Shelf:
         found = next((s for s in self.files.values() if s.path == path), None)
         if found is None or len(found.data) > DOWNLOAD_CAP:
             return web.json_response(ApiError(404, "Not Found").wire(), status=404)
+        if self.failing:
+            self.failing -= 1
+            return web.Response(status=502, text="Bad Gateway")
         self.downloads.append(path)
         return web.Response(body=found.data, content_type="application/octet-stream")

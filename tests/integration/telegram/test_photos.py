@@ -106,3 +106,18 @@ async def test_what_is_not_read_is_said_and_nothing_is_queued(tg_stack: Telegram
     assert "/new" in helped
     assert tg_stack.tg.shelf.downloads == ["documents/file_1.zip"]
     assert tg_stack.fake.requests == []
+
+
+async def test_a_download_that_fails_is_told_and_the_photo_taken_when_sent_again(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    tg_stack.fake.enqueue(Reply(text="Got it."))
+    chat = tg_stack.tg.private_chat(ANN)
+    tg_stack.tg.shelf.failing = 1
+    tg_stack.tg.send_photo(chat, ANN, image_bytes((400, 300), "JPEG"), caption="this?")
+    [told] = await replies(tg_stack, chat)
+    assert told == "“photo.jpg”: Telegram did not hand it over in time; send it again"
+    tg_stack.tg.send_photo(chat, ANN, image_bytes((400, 300), "JPEG"), caption="this?")
+    assert (await replies(tg_stack, chat, 2))[1] == "Got it."
+    assert len(tg_stack.fake.requests) == 1
