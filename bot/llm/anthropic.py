@@ -61,7 +61,8 @@ class AnthropicProvider:
         await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = await encode_off_loop(lambda: encode_body(request, self._files), request.messages)
+        kept = _kept(request, self._files)
+        body = await encode_off_loop(lambda: encode_body(request, self._files), request, kept)
         try:
             stream = await self._client.post(
                 "/v1/messages",
@@ -95,7 +96,7 @@ def build_params(request: ModelRequest, files: FileReader | None = None) -> dict
 
 def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes:
     """`build_params` with `stream`, as JSON, from each message's kept encoding."""
-    kept = request.per_message.setdefault("anthropic", PerMessage(lambda m: _encoded(m, files)))
+    kept = _kept(request, files)
     encoded = kept.values(request.messages)
     end = next((i for i in range(len(encoded) - 1, -1, -1) if encoded[i]), None)
     parts = [each for each in encoded[:end] if each] if end is not None else []
@@ -105,6 +106,11 @@ def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes
         parts.append(json.dumps(last))
     rest = json.dumps({**_head(request), "stream": True})
     return f'{{"messages":[{",".join(parts)}],{rest[1:]}'.encode()
+
+
+def _kept(request: ModelRequest, files: FileReader | None) -> PerMessage[str]:
+    """The messages' JSON this conversation keeps for this API."""
+    return request.per_message.setdefault("anthropic", PerMessage(lambda m: _encoded(m, files)))
 
 
 def _encoded(message: Message, files: FileReader | None) -> str:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from bot.llm.base import ModelRequest
 from bot.vocabulary.files import FileRef
-from bot.vocabulary.messages import Attached, DocumentBlock, ImageBlock, Message
+from bot.vocabulary.messages import Attached, DocumentBlock, ImageBlock, Message, PerMessage
 
 # Said to the model in place of a file that is gone (retention removed it).
 GONE = "[A file the person sent earlier; it is no longer kept.]"
@@ -61,13 +62,18 @@ def titled(block: DocumentBlock, text: str) -> str:
     return f"[File “{ref.name or 'unnamed'}” ({ref.media_type})]\n{text}"
 
 
-def carries_files(messages: list[Message]) -> bool:
+def carries_files(messages: Sequence[Message]) -> bool:
     kinds = (ImageBlock, DocumentBlock)
     return any(type(block) in kinds for message in messages for block in message.content)
 
 
-async def encode_off_loop(encode: Callable[[], bytes], messages: list[Message]) -> bytes:
-    """`encode()`, in a thread when the conversation holds files (see the module doc)."""
-    if carries_files(messages):
+async def encode_off_loop(
+    encode: Callable[[], bytes], request: ModelRequest, kept: PerMessage[str]
+) -> bytes:
+    """`encode()`, in a thread when a message it encodes anew holds files: those `kept` does
+    not keep yet, and the last, which carries the cache breakpoint (see the module doc).
+    Only those are looked at, so a long conversation is not walked at every call."""
+    messages = request.messages
+    if carries_files([*kept.fresh(messages), *messages[-1:]]):
         return await asyncio.to_thread(encode)
     return encode()

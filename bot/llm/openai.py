@@ -51,7 +51,8 @@ class OpenAIProvider:
         await self._client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        body = await encode_off_loop(lambda: encode_body(request, self._files), request.messages)
+        kept = _kept(request, self._files)
+        body = await encode_off_loop(lambda: encode_body(request, self._files), request, kept)
         try:
             stream = await self._client.post(
                 "/chat/completions",
@@ -89,10 +90,14 @@ def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes
     """`build_params` with `stream` and the usage asked for, as JSON, from each message's
     kept encoding."""
     parts = [json.dumps(m) for m in _system(request)]
-    kept = request.per_message.setdefault("openai", PerMessage(lambda m: _encoded(m, files)))
-    parts += kept.values(request.messages)
+    parts += _kept(request, files).values(request.messages)
     rest = json.dumps({**_head(request), "stream": True, "stream_options": {"include_usage": True}})
     return f'{{"messages":[{",".join(p for p in parts if p)}],{rest[1:]}'.encode()
+
+
+def _kept(request: ModelRequest, files: FileReader | None) -> PerMessage[str]:
+    """The messages' JSON this conversation keeps for this API."""
+    return request.per_message.setdefault("openai", PerMessage(lambda m: _encoded(m, files)))
 
 
 def _encoded(message: Message, files: FileReader | None) -> str:

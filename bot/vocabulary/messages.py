@@ -129,17 +129,26 @@ class PerMessage(Generic[T]):
 
     def values(self, messages: Sequence[Message]) -> list[T]:
         """The value of each of `messages`, in order."""
-        limit = min(len(messages), len(self._messages))
-        same = list(map(operator.is_, messages[:limit], self._messages[:limit]))
-        keep = same.index(False) if False in same else limit
-        if keep and not _same(self._blocks[keep - 1], messages[keep - 1].content):
-            keep -= 1
+        keep = self._kept(messages)
         fresh = messages[keep:]
         del self._messages[keep:], self._blocks[keep:], self._values[keep:]
         self._messages.extend(fresh)
         self._blocks.extend(tuple(m.content) for m in fresh)
         self._values.extend(self.make(m) for m in fresh)
         return self._values
+
+    def fresh(self, messages: Sequence[Message]) -> Sequence[Message]:
+        """The messages `values` would make a value for: those it does not keep."""
+        return messages[self._kept(messages) :]
+
+    def _kept(self, messages: Sequence[Message]) -> int:
+        """How many of `messages`, from the first, have their values kept."""
+        limit = min(len(messages), len(self._messages))
+        same = list(map(operator.is_, messages[:limit], self._messages[:limit]))
+        keep = same.index(False) if False in same else limit
+        if keep and not _same(self._blocks[keep - 1], messages[keep - 1].content):
+            keep -= 1
+        return keep
 
 
 def _same(blocks: tuple[Block, ...], now: Sequence[Block]) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,8 @@ from bot.files.store import FileStore
 from bot.llm import anthropic as anthropic_wire
 from bot.llm import openai as openai_wire
 from bot.llm.base import ModelRequest, SystemPart
-from bot.llm.media import GONE, MAX_SHOWN, carries_files
-from bot.vocabulary.messages import DocumentBlock, ImageBlock, Message, TextBlock
+from bot.llm.media import GONE, MAX_SHOWN, carries_files, encode_off_loop
+from bot.vocabulary.messages import DocumentBlock, ImageBlock, Message, PerMessage, TextBlock
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
 
@@ -118,3 +119,29 @@ def test_openai_reads_documents_as_their_text(tmp_path: Path) -> None:
     assert pdf == "[File “bill.pdf” (application/pdf)]\n[Page 1]\nTotal: 42 EUR"
     assert csv.startswith("[File “t.csv” (text/csv)]\na,b\n1,2")
     assert question == "Sum?"
+
+
+async def test_only_messages_encoded_anew_are_looked_at_for_files(tmp_path: Path) -> None:
+    """A conversation's files are read off the event loop only while a message that holds
+    them is encoded anew; once kept, a later call looks at the new messages alone."""
+    store = FileStore(tmp_path)
+    sent = asking(store)
+    kept = sent.per_message.setdefault("anthropic", PerMessage(str))
+    assert list(kept.fresh(sent.messages)) == sent.messages and carries_files(sent.messages)
+    kept.values(sent.messages)
+    assert list(kept.fresh(sent.messages)) == []
+    sent.messages.append(Message(role="assistant", content=[TextBlock(text="A screenshot.")]))
+    assert list(kept.fresh(sent.messages)) == sent.messages[-1:]
+    assert not carries_files(kept.fresh(sent.messages))
+    in_thread: list[bool] = []
+
+    def encode() -> bytes:
+        in_thread.append(threading.current_thread() is not threading.main_thread())
+        return b""
+
+    await encode_off_loop(encode, sent, kept)
+    kept.values(sent.messages)
+    sent.messages.append(Message(role="user", content=[TextBlock(text="and this?"),
+                                                       *sent.messages[0].attached]))  # fmt: skip
+    await encode_off_loop(encode, sent, kept)
+    assert in_thread == [False, True]
