@@ -99,8 +99,14 @@ async def test_bad_files_are_refused_by_name_and_nothing_is_queued(stack: Stack)
                 status, "application/json; charset=utf-8",
             ), answer  # fmt: skip
             assert said in str(answer), answer
+        long_key = await client.post(
+            f"/api/sessions/{session}/messages", json={"attachments": [fine]},
+            headers={"Idempotency-Key": "k" * 201},
+        )  # fmt: skip
+    assert long_key.status_code == 400, long_key.text
     assert stack.fake.requests == []
-    assert not any((stack.tmp / "files").rglob("*.*"))  # nothing stored, not even the good one
+    stored = [path for path in (stack.tmp / "files").rglob("*") if path.is_file()]
+    assert stored == []  # nothing stored, not even the good file of a refused message
 
 
 async def test_sent_files_are_served_back_by_their_hash_only(stack: Stack) -> None:

@@ -38,7 +38,7 @@ export class Chosen {
 }
 
 function chip(file, remove) {
-  const preview = IMAGE.test(file.type) ? h("img", { src: URL.createObjectURL(file), alt: file.name }) : null;
+  const preview = IMAGE.test(file.type) ? picture(URL.createObjectURL(file), file.name) : null;
   return h("span", { class: "file", title: file.name }, preview, h("span", { text: file.name }),
     h("button", { type: "button", title: "Do not send it", text: "×", onclick: remove }));
 }
@@ -68,11 +68,19 @@ export function shownFiles(files) {
     const name = file.name || "file";
     const type = file.type || file.media_type || "";
     if (!IMAGE.test(type)) return h("span", { class: "file", text: `📄 ${name}` });
-    const image = h("img", { alt: name, title: name });
+    const image = picture(null, name);
     if (file instanceof Blob) image.src = URL.createObjectURL(file);
     else fetched(file.sha256).then((url) => { if (url) image.src = url; });
     return image;
   }));
+}
+
+/** An image whose object URL is let go once drawn: the page keeps no copy of the bytes. */
+function picture(src, name) {
+  const image = h("img", { alt: name, title: name });
+  image.addEventListener("load", () => URL.revokeObjectURL(image.src), { once: true });
+  if (src) image.src = src;
+  return image;
 }
 
 async function fetched(sha256) {
