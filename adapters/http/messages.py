@@ -26,7 +26,7 @@ from aiohttp import BodyPartReader, web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from adapters.web.input import parse_json, refusal, validated
-from bot.files.intake import Arrived, Intake, Limits, Refused, TooLarge
+from bot.files.intake import Arrived, Intake, Limits, Refused, TooLarge, called
 from bot.vocabulary.envelope import MAX_ATTACHMENTS, MAX_TEXT
 from bot.vocabulary.files import FileRef
 
@@ -103,7 +103,7 @@ async def read_form(request: web.Request, limits: Limits) -> tuple[str, list[Arr
             else:
                 if len(files) == limits.files:
                     raise refusal(_TooLarge, f"more than {limits.files} files in one message")
-                data = await _bounded(part, limits.file_bytes, f"“{part.filename}”")
+                data = await _bounded(part, limits.file_bytes, called(part.filename))
                 files.append(Arrived(data, part.filename))
     except (ValueError, AssertionError, RuntimeError):  # what aiohttp's reader raises
         raise refusal(web.HTTPBadRequest, "the body is not valid multipart/form-data") from None

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.intake import Files
-from bot.files.intake import Arrived, Refused
+from bot.files.intake import Arrived, Refused, called
 
 CHUNK = 64 * 1024
 DOWNLOAD_S = 30.0  # a file that takes longer is asked for again
@@ -66,17 +66,17 @@ def allowed(url: str, api_url: str) -> bool:
 
 
 async def _download(file: SharedFile, client: AsyncWebClient, api_url: str, most: int) -> Arrived:
-    called = f"“{file.name}”" if file.name else "a file"
+    said = called(file.name)
     url = file.url_private_download
     if url is None or not allowed(url, api_url):
-        raise Refused(f"{called} cannot be downloaded from Slack by the app")
+        raise Refused(f"{said} cannot be downloaded from Slack by the app")
     try:
-        return Arrived(await _bytes(url, client, most, called), file.name)
+        return Arrived(await _bytes(url, client, most, said), file.name)
     except (ClientError, TimeoutError):
-        raise Refused(f"Slack did not hand {called} over in time; send it again") from None
+        raise Refused(f"Slack did not hand {said} over in time; send it again") from None
 
 
-async def _bytes(url: str, client: AsyncWebClient, most: int, called: str) -> bytes:
+async def _bytes(url: str, client: AsyncWebClient, most: int, said: str) -> bytes:
     headers = {"Authorization": f"Bearer {client.token}"}
     assert client.session is not None  # `client.make_client` gives it its session
     timeout = ClientTimeout(total=DOWNLOAD_S)
@@ -84,10 +84,10 @@ async def _bytes(url: str, client: AsyncWebClient, most: int, called: str) -> by
     async with get as response:
         kind = response.headers.get("Content-Type", "")
         if response.status != 200 or kind.startswith("text/html"):
-            raise Refused(f"Slack did not hand {called} over (is the files:read scope granted?)")
+            raise Refused(f"Slack did not hand {said} over (is the files:read scope granted?)")
         data = bytearray()
         async for chunk in response.content.iter_chunked(CHUNK):
             data += chunk
             if len(data) > most:
-                raise Refused(f"{called} is larger than Slack said; at most {most} bytes are read")
+                raise Refused(f"{said} is larger than Slack said; at most {most} bytes are read")
     return bytes(data)

@@ -18,7 +18,7 @@ from aiogram.types import Message, PhotoSize
 from aiohttp import ClientError
 
 from adapters.chat.intake import Files
-from bot.files.intake import Arrived, Refused
+from bot.files.intake import Arrived, Refused, called
 from bot.vocabulary.files import LONG_EDGE
 
 PHOTO_NAME = "photo.jpg"  # Telegram sends photos as JPEG and gives them no name
@@ -43,14 +43,14 @@ def files_of(message: Message, bot: Bot) -> Files | None:
         return None
 
     async def fetch() -> list[Arrived]:
-        called = f"“{name}”" if name else "the file"
+        said = called(name)
         try:
             downloaded = await bot.download(file_id)
         except TelegramBadRequest as exc:  # "file is too big", or a file gone meanwhile
-            raise Refused(f"{called}: Telegram did not hand it over ({exc.message})") from None
+            raise Refused(f"{said}: Telegram did not hand it over ({exc.message})") from None
         except (TelegramNetworkError, ClientError, TimeoutError):  # told, not dropped in retries
             again = "Telegram did not hand it over in time; send it again"
-            raise Refused(f"{called}: {again}") from None
+            raise Refused(f"{said}: {again}") from None
         assert downloaded is not None  # a download to no destination returns its buffer
         return [Arrived(downloaded.read(), name)]
 

@@ -73,10 +73,10 @@ class Intake:
             raise TooLarge(f"{len(sizes)} files in one message; at most {limits.files} are read")
         for name, size in sizes:
             if size <= 0:
-                raise Refused(f"{_called(name)} is empty")
+                raise Refused(f"{called(name)} is empty")
             if size > limits.file_bytes:
                 raise TooLarge(
-                    f"{_called(name)} is {_mb(size)}; files of at most {_mb(limits.file_bytes)} "
+                    f"{called(name)} is {_mb(size)}; files of at most {_mb(limits.file_bytes)} "
                     "are read"
                 )
         total = sum(size for _, size in sizes)
@@ -94,7 +94,7 @@ class Intake:
             async with self._busy:
                 made = await asyncio.to_thread(_made_ready, arrived)
             if isinstance(made, str):
-                raise Refused(f"{_called(arrived.name)}: {made}")
+                raise Refused(f"{called(arrived.name)}: {made}")
             ready.append(made)
         return [
             await asyncio.to_thread(self._stored, made, arrived.name)
@@ -140,7 +140,8 @@ def kind_of(data: bytes) -> str:
     return "application/octet-stream"
 
 
-def _called(name: str) -> str:
+def called(name: str) -> str:
+    """A file as a refusal names it: its name in quotes, or "the file"."""
     return f"“{name}”" if name else "the file"
 
 
