@@ -1,6 +1,6 @@
-"""A Telegram message's files, for the intake (`adapters.chat.intake.Files`): what it
-announces (the photo size it will take, a document's name and size), and the download,
-made only once the message passed every other step.
+"""A Telegram message's files (an album's too), for the intake (`adapters.chat.intake.Files`):
+what it announces (the photo size it will take, a document's name and size, for each part of
+an album), and the downloads, side by side, made only once the message passed every other step.
 
 Telegram keeps a photo in several sizes (its long edge at 90, 320, 800, 1280 and 2560 px, as
 large as the original allows); the one taken is the largest that fits what a model is sent
@@ -11,6 +11,9 @@ API server, through `TELEGRAM_API_URL`, lifts that); a larger one is refused in 
 """
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError
@@ -31,28 +34,39 @@ def best_photo(sizes: list[PhotoSize]) -> PhotoSize:
     return fitting[-1] if fitting else ordered[0]
 
 
-def files_of(message: Message, bot: Bot) -> Files | None:
-    """The photo or document of `message`, or None when it carries neither."""
-    if message.photo:
-        photo = best_photo(message.photo)
-        file_id, name, size = photo.file_id, PHOTO_NAME, photo.file_size
-    elif message.document is not None:
-        document = message.document
-        file_id, name, size = document.file_id, document.file_name or "", document.file_size
-    else:
+def files_of(messages: Sequence[Message], bot: Bot) -> Files | None:
+    """The photos and documents of `messages` (one, or an album's parts), or None when they
+    carry neither; an album's are downloaded side by side."""
+    parts = [part for part in map(_file_of, messages) if part is not None]
+    if not parts:
         return None
 
     async def fetch() -> list[Arrived]:
-        said = called(name)
-        try:
-            downloaded = await bot.download(file_id)
-        except TelegramBadRequest as exc:  # "file is too big", or a file gone meanwhile
-            raise Refused(f"{said}: Telegram did not hand it over ({exc.message})") from None
-        except (TelegramNetworkError, ClientError, TimeoutError):  # told, not dropped in retries
-            again = "Telegram did not hand it over in time; send it again"
-            raise Refused(f"{said}: {again}") from None
-        assert downloaded is not None  # a download to no destination returns its buffer
-        return [Arrived(downloaded.read(), name)]
+        return list(await asyncio.gather(*(_download(bot, *part[:2]) for part in parts)))
 
     # A size Telegram did not say is checked on the bytes once they are here.
-    return Files(((name, size or 1),), fetch)
+    return Files(tuple((name, size or 1) for _, name, size in parts), fetch)
+
+
+def _file_of(message: Message) -> tuple[str, str, int | None] | None:
+    """The file id, name and size of the photo or document `message` carries."""
+    if message.photo:
+        photo = best_photo(message.photo)
+        return photo.file_id, PHOTO_NAME, photo.file_size
+    if message.document is not None:
+        document = message.document
+        return document.file_id, document.file_name or "", document.file_size
+    return None
+
+
+async def _download(bot: Bot, file_id: str, name: str) -> Arrived:
+    said = called(name)
+    try:
+        downloaded = await bot.download(file_id)
+    except TelegramBadRequest as exc:  # "file is too big", or a file gone meanwhile
+        raise Refused(f"{said}: Telegram did not hand it over ({exc.message})") from None
+    except (TelegramNetworkError, ClientError, TimeoutError):  # told, not dropped in retries
+        again = "Telegram did not hand it over in time; send it again"
+        raise Refused(f"{said}: {again}") from None
+    assert downloaded is not None  # a download to no destination returns its buffer
+    return Arrived(downloaded.read(), name)

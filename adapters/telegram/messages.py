@@ -1,6 +1,6 @@
-"""Messages to the bot: text, photos and files (`files`) become an envelope in the session's
-mailbox, anything else a quick answer; the stop button of a streamed draft stops the
-session's turn.
+"""Messages to the bot: text, photos and files (`files`), an album as one message, become an
+envelope in the session's mailbox, anything else a quick answer; the stop button of a
+streamed draft stops the session's turn.
 
 In groups only what is meant for the bot counts: a mention of it, a reply to it, or every
 message when TELEGRAM_GROUP_TRIGGER=all. Other bots are never answered (that could loop).
@@ -41,7 +41,7 @@ SERVICE_FIELDS = (
 def router() -> Router:
     """A fresh router each time: a router belongs to one dispatcher."""
     messages = Router(name="messages")
-    messages.message.register(on_file, F.photo | F.document)
+    messages.message.register(on_file, F.photo | F.document | F.media_group_id)
     messages.message.register(on_text, F.text | F.caption)
     messages.message.register(on_other)
     messages.stopped_message_generation.register(on_stop_generation)
@@ -56,12 +56,24 @@ async def on_text(message: TgMessage, event_update: Update, deps: IngressDeps) -
     await deps.intake.take(arrival, partial(deps.answer, message))  # refusals answered here
 
 
-async def on_file(message: TgMessage, event_update: Update, deps: IngressDeps) -> None:
-    """A photo or a file, with its caption as the text (which may be empty)."""
-    text = addressed(message, deps, require_text=False)
+async def on_file(
+    message: TgMessage,
+    event_update: Update,
+    deps: IngressDeps,
+    album: list[TgMessage] | None = None,
+) -> None:
+    """A photo or a file, or an album's (`lanes` hands its parts over together), with its
+    caption as the text (which may be empty; Telegram puts an album's on one part)."""
+    parts = album or [message]
+    captioned = next((part for part in parts if part.caption), message)
+    text = addressed(captioned, deps, require_text=False)
     if text is None or message.from_user is None or message.from_user.is_bot:
         return
-    files = files_of(message, deps.calls.bot)
+    files = files_of(parts, deps.calls.bot)
+    if files is None:  # an album of videos
+        if await deps.admit(message, message.from_user):
+            await deps.answer(message, NOT_READ)
+        return
     arrival = deps.arrival(message, event_update, text.strip(), files)
     await deps.intake.take(arrival, partial(deps.answer, message))
 

@@ -1,7 +1,8 @@
 """Telegram in `parley web`: long polling by default, a webhook when a public URL is set.
 
-Either way an update is confirmed only after its handler submitted it: polling advances its
-offset past an update once the handler returned, and the webhook answers 200 only then (a
+Either way an update is handled in its chat's lane (`lanes`: chats side by side, each in
+order, an album as one) and confirmed only after its handler submitted it: polling advances
+its offset past an update once it was handled, and the webhook answers 200 only then (a
 500 makes Telegram deliver it again). The webhook checks Telegram's secret header on every
 request before reading anything else. Telegram out of reach is waited for; a token or webhook
 URL it refuses stops `parley web` (adapters/web/startup.py).
@@ -14,6 +15,7 @@ import contextlib
 import hashlib
 import logging
 import secrets
+from collections.abc import Sequence
 from urllib.parse import urlparse
 
 from aiogram import Bot, Dispatcher
@@ -35,6 +37,7 @@ from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.commands import menu
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.ingress import dispatcher
+from adapters.telegram.lanes import Lanes
 from adapters.web.input import read_json
 from adapters.web.services import Services
 from adapters.web.startup import refuse
@@ -45,6 +48,7 @@ log = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 UPDATES = ["message", "edited_message", "callback_query", "stopped_message_generation"]
 POLL_TIMEOUT = 25
+BUSY_POLL = 0.2  # seconds between getUpdates while a lane is busy
 HANDLER_TRIES = 5
 
 
@@ -80,6 +84,7 @@ class TelegramService:
         self.dispatcher: Dispatcher | None = None
         self.secret = webhook_secret(settings)
         self._task: asyncio.Task[None] | None = None
+        self._lanes: Lanes | None = None
 
     @property
     def webhook_path(self) -> str | None:
@@ -101,6 +106,8 @@ class TelegramService:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._lanes is not None:
+            await self._lanes.aclose()
         await self.bot.session.close()
 
     async def _run(self, app: web.Application) -> None:
@@ -172,13 +179,17 @@ class TelegramService:
         return "webhook" if self.webhook_path else "long polling"
 
     async def _poll(self) -> None:
-        offset: int | None = None
+        """Long polling, each update handed to its chat's lane. While a lane is busy (a
+        download, an album's wait), getUpdates hands its updates over again at once, so it is
+        asked without waiting, each time an update was handled or `BUSY_POLL` seconds
+        passed, until every lane is done."""
+        lanes = self._lanes = Lanes(self._handle)
         delay = 1.0
         while True:
             try:
                 updates = await self.bot.get_updates(
-                    offset=offset,
-                    timeout=POLL_TIMEOUT,
+                    offset=lanes.offset,
+                    timeout=0 if lanes.busy else POLL_TIMEOUT,
                     allowed_updates=UPDATES,
                     request_timeout=POLL_TIMEOUT + 10,
                 )
@@ -191,23 +202,27 @@ class TelegramService:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30)
                 continue
-            for update in updates:
-                await self._handle(update)
-                offset = update.update_id + 1
+            lanes.take(updates)
+            await lanes.settle(BUSY_POLL)
 
-    async def _handle(self, update: Update) -> None:
-        """Feed one update; while Redis is down keep trying, so it is never skipped."""
+    async def _feed(self, updates: Sequence[Update]) -> None:
+        """Feed one update, or an album's parts as one (the handler gets them as `album`)."""
         assert self.dispatcher is not None
+        album = [u.message for u in updates if u.message is not None] if len(updates) > 1 else None
+        await self.dispatcher.feed_update(self.bot, updates[0], album=album)
+
+    async def _handle(self, updates: Sequence[Update]) -> None:
+        """Feed an update; while Redis is down keep trying, so it is never skipped."""
         tries = 0
         while True:
             try:
-                await self.dispatcher.feed_update(self.bot, update)
+                await self._feed(updates)
                 return
             except (RedisError, OSError):
-                log.warning("cannot queue update %s yet; retrying", update.update_id)
+                log.warning("cannot queue update %s yet; retrying", updates[0].update_id)
             except Exception:
                 tries += 1
-                log.exception("update %s failed (try %d)", update.update_id, tries)
+                log.exception("update %s failed (try %d)", updates[0].update_id, tries)
                 if tries >= HANDLER_TRIES:
                     return
             await asyncio.sleep(min(2**tries, 10))
@@ -223,8 +238,10 @@ class TelegramService:
             update = Update.model_validate(data, context={"bot": self.bot})
         except (ValueError, ValidationError):
             return web.json_response({"error": "the body is not a Telegram update"}, status=400)
+        if self._lanes is None:
+            self._lanes = Lanes(self._feed)
         try:
-            await self.dispatcher.feed_update(self.bot, update)
+            await asyncio.shield(self._lanes.put(update))  # in order with its chat's updates
         except RedisError as exc:
             log.warning("cannot queue update %s yet (%s)", update.update_id, exc)
             return web.json_response({"error": "not queued yet"}, status=503)

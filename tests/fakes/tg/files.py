@@ -6,6 +6,7 @@ its own; a document is the file as it was sent."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import itertools
 import secrets
@@ -35,6 +36,7 @@ class Shelf:
     files: dict[str, Stored] = field(default_factory=dict)
     downloads: list[str] = field(default_factory=list)  # file paths, in order
     failing: int = 0  # downloads still to answer 502, as a file server that is down
+    held: asyncio.Event | None = None  # while set to an unset event, downloads wait on it
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def add(self, data: bytes, folder: str, suffix: str) -> tuple[str, Stored]:
@@ -89,5 +91,7 @@ class Shelf:
         if self.failing:
             self.failing -= 1
             return web.Response(status=502, text="Bad Gateway")
+        if self.held is not None:
+            await self.held.wait()
         self.downloads.append(path)
         return web.Response(body=found.data, content_type="application/octet-stream")

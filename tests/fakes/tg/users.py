@@ -32,6 +32,7 @@ class UserSide:
     def __init__(self) -> None:
         self._update_ids = itertools.count(100_000)
         self._group_ids = itertools.count(1)
+        self._album_ids = itertools.count(13_000_000_000_000_000)
 
     # queue() and next_message_id() come from FakeTelegram
     def queue(self, update: dict[str, Any]) -> None:
@@ -119,6 +120,24 @@ class UserSide:
                 fields["caption_entities"] = found
         photo = self.shelf.photo_sizes(data)
         return self.push({"message": self._message(chat, user, None, photo=photo, **fields)})
+
+    def send_album(
+        self, chat: TgChat, user: TgUser, photos: list[bytes], *, caption: str = ""
+    ) -> list[dict[str, Any]]:
+        """Photos sent together: an update each, sharing a `media_group_id`, the caption on
+        the first, as Telegram delivers an album."""
+        group = str(next(self._album_ids))
+        updates = []
+        for index, data in enumerate(photos):
+            fields: dict[str, Any] = {"media_group_id": group}
+            if caption and index == 0:
+                fields["caption"] = caption
+                if found := _auto_entities(caption):
+                    fields["caption_entities"] = found
+            photo = self.shelf.photo_sizes(data)
+            message = self._message(chat, user, None, photo=photo, **fields)
+            updates.append(self.push({"message": message}))
+        return updates
 
     def send_document(
         self, chat: TgChat, user: TgUser, data: bytes, name: str, mime_type: str, **fields: Any
