@@ -29,6 +29,7 @@ from bot.vocabulary.messages import (
     Message,
     PerMessage,
     TextBlock,
+    Thought,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -60,8 +61,11 @@ def context_sizes() -> PerMessage[int]:
 
 
 def _wire_size(message: Message) -> int:
+    """A message's size as the model reads it: its files at what they cost, its thinking
+    not at all (an API reads a turn's thinking only while that turn goes on)."""
     files = sum(file_tokens(block.file) for block in message.attached) * 4
-    return len(message.model_dump_json(include=WIRE_FIELDS)) + files
+    thoughts = sum(len(b.model_dump_json()) for b in message.content if isinstance(b, Thought))
+    return len(message.model_dump_json(include=WIRE_FIELDS)) + files - thoughts
 
 
 def file_tokens(ref: FileRef) -> int:

@@ -30,13 +30,14 @@ from bot.tools.policy import Policy
 from bot.vocabulary import events as ev
 from bot.vocabulary.files import FileRef
 from bot.vocabulary.messages import (
+    Block,
     DocumentBlock,
     ImageBlock,
     Message,
     TextBlock,
     ToolUseBlock,
 )
-from bot.vocabulary.run_config import RunConfig
+from bot.vocabulary.run_config import RunConfig, reasoning_in
 from bot.vocabulary.state import SessionState, TurnProgress
 
 Checkpoint = Callable[[SessionState], Awaitable[None]]
@@ -132,6 +133,9 @@ class _Run:
         else:
             config = request.config
         self.config = config
+        self.reasoning = reasoning_in(
+            request.ctx.chat_kind, config.reasoning, deps.settings.reasoning
+        )
         self.deps = deps = _configured(deps, config)
         self.cancel = cancel if cancel is not None else asyncio.Event()
         self.deadline = Deadline(config.timeout or deps.settings.turn_timeout, self.cancel)
@@ -291,7 +295,10 @@ class _Run:
         yield ev.StateChanged(layer="turn", state=ev.TurnState.PLANNING)
         deps = self.deps
         outcome = ModelOutcome()
-        async for part in call_model(deps.provider, request, deps.retry, deps.sleep, self.cancel):
+        calling = call_model(
+            deps.provider, request, deps.retry, deps.sleep, self.cancel, self.reasoning
+        )
+        async for part in calling:
             if isinstance(part, ModelOutcome):
                 outcome = part
             else:
@@ -310,9 +317,7 @@ class _Run:
             yield StepEnd(ev.FinishReason.ERROR)
             return
         calls = [] if outcome.finish_reason is None else outcome.calls
-        content: list[TextBlock | ToolUseBlock] = (
-            [TextBlock(text=outcome.text)] if outcome.text else []
-        )
+        content: list[Block] = [TextBlock(text=outcome.text)] if outcome.text else []
         content += [
             ToolUseBlock(
                 id=c.id,
@@ -323,9 +328,11 @@ class _Run:
             )
             for c in calls
         ]
-        if content:
+        if content:  # its thinking first, as the API wants it back; alone, it is not kept
             self.state.messages.append(
-                Message(role="assistant", content=list(content), usage=outcome.usage)
+                Message(
+                    role="assistant", content=[*outcome.thoughts, *content], usage=outcome.usage
+                )
             )
         self.final_text = outcome.text
         await self.save()
@@ -374,6 +381,8 @@ class _Run:
             max_tokens=deps.settings.max_tokens,
             temperature=_either(self.config.temperature, deps.settings.temperature),
             top_p=_either(self.config.top_p, deps.settings.top_p),
+            reasoning=None if self.reasoning == "off" else deps.settings.reasoning_effort,
+            show_thinking=self.reasoning in ("on", "stream"),
             per_message=self.state.per_message,
         )
 

@@ -12,6 +12,8 @@ from bot.llm.base import ModelRequest, Provider
 from bot.llm.errors import ProviderError
 from bot.llm.retry import RetryPolicy, Sleep, stream_with_retries
 from bot.vocabulary import events as ev
+from bot.vocabulary.messages import ThinkingBlock, Thought
+from bot.vocabulary.run_config import Reasoning
 from bot.vocabulary.usage import Usage
 
 
@@ -23,6 +25,7 @@ class ModelOutcome:
     invalid, which asking again would not change."""
 
     parts: list[str] = field(default_factory=list)
+    thoughts: list[Thought] = field(default_factory=list)
     calls: list[llm.ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
@@ -35,6 +38,7 @@ class ModelOutcome:
 
     def reset(self) -> None:
         self.parts.clear()
+        self.thoughts.clear()
         self.calls.clear()
         self.usage = Usage()
 
@@ -45,10 +49,13 @@ async def call_model(
     retry: RetryPolicy,
     sleep: Sleep,
     cancel: asyncio.Event | None,
+    shown: Reasoning = "off",
 ) -> AsyncIterator[ev.AgentEvent | ModelOutcome]:
     """Stream `request`, yielding loop events as they come and, last, the `ModelOutcome`.
 
-    When `cancel` is set mid-stream the call stops where it is and the outcome says so.
+    When `cancel` is set mid-stream the call stops where it is and the outcome says so. The
+    model's thinking is kept in the outcome, and `shown` as it comes (`stream`), each
+    thought whole once it ends (`on`), or not at all.
     """
     outcome = ModelOutcome()
     yield ev.StateChanged(layer="call", state=ev.CallState.CALLING)
@@ -62,6 +69,10 @@ async def call_model(
                     yield ev.StateChanged(layer="call", state=ev.CallState.STREAMING)
                 outcome.parts.append(event.text)
                 yield ev.TextDelta(text=event.text)
+            elif isinstance(event, llm.ThinkingDelta | llm.ThoughtDone):
+                thought = _thought(event, outcome, shown)
+                if thought is not None:
+                    yield thought
             elif isinstance(event, llm.ToolCall):
                 outcome.calls.append(event)
             elif isinstance(event, Usage):
@@ -78,3 +89,16 @@ async def call_model(
     except ProviderError as exc:
         outcome.error, outcome.rejected = str(exc), exc.invalid_request
     yield outcome
+
+
+def _thought(
+    event: llm.ThinkingDelta | llm.ThoughtDone, outcome: ModelOutcome, shown: Reasoning
+) -> ev.ThinkingDelta | None:
+    """Keep a whole thought; what is to be shown of it now, if anything."""
+    if isinstance(event, llm.ThinkingDelta):
+        return ev.ThinkingDelta(text=event.text) if shown == "stream" else None
+    outcome.thoughts.append(event.block)
+    block = event.block
+    if shown == "on" and isinstance(block, ThinkingBlock) and block.thinking:
+        return ev.ThinkingDelta(text=block.thinking)
+    return None

@@ -30,7 +30,7 @@ from pydantic_settings.exceptions import SettingsError
 
 from bot.config.pricing import Price
 from bot.config.zones import known_zone
-from bot.vocabulary.run_config import RunConfig
+from bot.vocabulary.run_config import Effort, Reasoning, RunConfig
 
 ENV_PREFIX = "PARLEY_"
 TOOL_PREFIX = ENV_PREFIX + "TOOL_"  # also the tools' own settings (`bot.tools.config`)
@@ -125,6 +125,9 @@ class Settings(BaseSettings):
     # Sampling: None leaves each API's default. Anthropic's models take 0 to 1, OpenAI's 0 to 2.
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, gt=0, le=1)
+    # Thinking before answering (`bot.vocabulary.run_config.Reasoning`), and how much.
+    reasoning: Reasoning = "off"
+    reasoning_effort: Effort = "medium"
     max_iterations: int = Field(default=20, ge=1, le=200)
     # a turn's wall clock, approvals aside
     turn_timeout: float = Field(default=180.0, gt=0, le=YEAR_S)

@@ -14,6 +14,7 @@ the moving breakpoint.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,20 +23,37 @@ import httpx2
 
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
-from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall
+from bot.llm.events import (
+    Finished,
+    ProviderEvent,
+    TextDelta,
+    ThinkingDelta,
+    ThoughtDone,
+    ToolCall,
+)
 from bot.llm.media import GONE, FileReader, encode_off_loop, file_base64, file_text
 from bot.vocabulary.messages import (
     DocumentBlock,
     ImageBlock,
     Message,
     PerMessage,
+    RedactedThinkingBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
+from bot.vocabulary.run_config import Effort
 from bot.vocabulary.usage import Usage
 
 CACHE = {"type": "ephemeral"}
+# Tokens the model may think for at each effort (the API's least is 1,024), on top of the
+# answer's; a budget for the models that take one, room to think for the others.
+THINKING_BUDGET: dict[Effort, int] = {"low": 2048, "medium": 8192, "high": 24576}
+THINKING_TOP_P = 0.95
+# Models that think on a budget of tokens (`thinking.type: enabled`): those before adaptive
+# thinking, Claude 3.7 to the 4.5 family; the later ones think adaptively.
+BUDGETED = re.compile(r"^claude-(3-7-|(opus|sonnet)-4(-[015])?(-\d{8})?$|haiku-4-5)")
 STOP_REASONS = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"}
 # A mid-stream `error` event arrives on an HTTP 200 response; its type says what happened.
 STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}
@@ -88,7 +106,10 @@ class AnthropicProvider:
 def build_params(request: ModelRequest, files: FileReader | None = None) -> dict[str, Any]:
     """The request body, with cache breakpoints on tools, system and conversation."""
     params = _head(request)
-    params["messages"] = [_message(m, files) for m in request.messages if _has_content(m)]
+    thinks = request.reasoning is not None
+    params["messages"] = [
+        _message(m, files, thinks=thinks) for m in request.messages if _has_content(m)
+    ]
     if params["messages"]:
         params["messages"][-1]["content"][-1]["cache_control"] = CACHE
     return params
@@ -101,7 +122,7 @@ def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes
     end = next((i for i in range(len(encoded) - 1, -1, -1) if encoded[i]), None)
     parts = [each for each in encoded[:end] if each] if end is not None else []
     if end is not None:  # the last message sent carries the conversation's breakpoint
-        last = _message(request.messages[end], files)
+        last = _message(request.messages[end], files, thinks=request.reasoning is not None)
         last["content"][-1]["cache_control"] = CACHE
         parts.append(json.dumps(last))
     rest = json.dumps({**_head(request), "stream": True})
@@ -109,22 +130,35 @@ def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes
 
 
 def _kept(request: ModelRequest, files: FileReader | None) -> PerMessage[str]:
-    """The messages' JSON this conversation keeps for this API."""
-    return request.per_message.setdefault("anthropic", PerMessage(lambda m: _encoded(m, files)))
+    """The messages' JSON this conversation keeps for this API (with their thinking blocks
+    when the model thinks, without them when it does not)."""
+    thinks = request.reasoning is not None
+    return request.per_message.setdefault(
+        "anthropic-thinking" if thinks else "anthropic",
+        PerMessage(lambda m: _encoded(m, files, thinks)),
+    )
 
 
-def _encoded(message: Message, files: FileReader | None) -> str:
+def _encoded(message: Message, files: FileReader | None, thinks: bool) -> str:
     """The message's JSON, or "" for one with nothing to send."""
-    return json.dumps(_message(message, files)) if _has_content(message) else ""
+    if not _has_content(message):
+        return ""
+    return json.dumps(_message(message, files, thinks=thinks))
 
 
 def _head(request: ModelRequest) -> dict[str, Any]:
-    """The body but its messages."""
+    """The body but its messages. A model that thinks takes no temperature and a top_p of
+    0.95 or more; its budget for thinking comes on top of the answer's tokens."""
     params: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens}
-    if request.temperature is not None:  # the API takes 0 to 1: a deployment's 1.5 is 1 here
+    top_p = request.top_p
+    if request.reasoning is not None:
+        params.update(_thinking(request.model, request.reasoning, request.show_thinking))
+        params["max_tokens"] += THINKING_BUDGET[request.reasoning]
+        top_p = None if top_p is None else max(top_p, THINKING_TOP_P)
+    elif request.temperature is not None:  # the API takes 0 to 1: a deployment's 1.5 is 1
         params["temperature"] = min(request.temperature, 1.0)
-    if request.top_p is not None:
-        params["top_p"] = request.top_p
+    if top_p is not None:
+        params["top_p"] = top_p
     system: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in request.system]
     stable = [i for i, part in enumerate(request.system) if part.stable]
     if stable:
@@ -141,14 +175,32 @@ def _head(request: ModelRequest) -> dict[str, Any]:
     return params
 
 
+def _thinking(model: str, effort: Effort, shown: bool) -> dict[str, Any]:
+    """How `model` is asked to think: the models before adaptive thinking take a budget of
+    tokens; the others decide themselves how much, at an effort, and return their thinking
+    summarised only when it is to be `shown` (else only its signature: less to wait for)."""
+    if BUDGETED.match(model):
+        return {"thinking": {"type": "enabled", "budget_tokens": THINKING_BUDGET[effort]}}
+    display = "summarized" if shown else "omitted"
+    return {
+        "thinking": {"type": "adaptive", "display": display},
+        "output_config": {"effort": effort},
+    }
+
+
 def _has_content(message: Message) -> bool:
     return any(not isinstance(b, TextBlock) or b.text for b in message.content)
 
 
-def _message(message: Message, files: FileReader | None) -> dict[str, Any]:
+def _message(message: Message, files: FileReader | None, *, thinks: bool) -> dict[str, Any]:
+    """A message as the API takes it; its thinking only to a model that thinks now (the API
+    checks it within a turn of tool calls, and has no use for it otherwise)."""
     blocks: list[dict[str, Any]] = []
     for block in message.content:
-        if isinstance(block, TextBlock):
+        if isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+            if thinks and _signed(block):
+                blocks.append(block.model_dump())
+        elif isinstance(block, TextBlock):
             if block.text:
                 blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageBlock):
@@ -171,6 +223,11 @@ def _message(message: Message, files: FileReader | None) -> dict[str, Any]:
     # The API wants tool results before any other block of a user message.
     blocks.sort(key=lambda b: b["type"] != "tool_result")
     return {"role": message.role, "content": blocks}
+
+
+def _signed(block: ThinkingBlock | RedactedThinkingBlock) -> bool:
+    """Whether the API made the block: thinking from another API (unsigned) is not sent."""
+    return isinstance(block, RedactedThinkingBlock) or bool(block.signature)
 
 
 def _image(block: ImageBlock, files: FileReader | None) -> dict[str, Any]:
@@ -203,23 +260,30 @@ class _StreamParser:
         self.stop_reason = "end_turn"
         self.finished = False
         self._tools: dict[int, tuple[str, str, list[str]]] = {}
+        self._thoughts = _Thoughts()
 
     def feed(self, event: Any) -> list[ProviderEvent]:
         kind = event.type
         if kind == "message_start":
             self.usage = _usage(event.message.usage)
-        elif kind == "content_block_start" and event.content_block.type == "tool_use":
+        elif kind == "content_block_start":
             block = event.content_block
-            self._tools[event.index] = (block.id, block.name, [])
+            if block.type == "tool_use":
+                self._tools[event.index] = (block.id, block.name, [])
+            else:
+                self._thoughts.start(event.index, block)
         elif kind == "content_block_delta":
             delta = event.delta
             if delta.type == "text_delta" and delta.text:
                 return [TextDelta(delta.text)]
             if delta.type == "input_json_delta" and event.index in self._tools:
                 self._tools[event.index][2].append(delta.partial_json)
-        elif kind == "content_block_stop" and event.index in self._tools:
-            call_id, name, parts = self._tools.pop(event.index)
-            return [ToolCall.from_json(call_id, name, "".join(parts))]
+            return self._thoughts.delta(event.index, delta)
+        elif kind == "content_block_stop":
+            if event.index in self._tools:
+                call_id, name, parts = self._tools.pop(event.index)
+                return [ToolCall.from_json(call_id, name, "".join(parts))]
+            return self._thoughts.stop(event.index)
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason
             out = getattr(event.usage, "output_tokens", None)
@@ -234,6 +298,40 @@ class _StreamParser:
             self.finished = True
             return [self.usage, Finished(STOP_REASONS.get(self.stop_reason, self.stop_reason))]
         return []
+
+
+class _Thoughts:
+    """The thinking blocks of one streamed answer: their text shown as it comes, and each
+    kept whole with its signature (or, redacted, its data) once it ends."""
+
+    def __init__(self) -> None:
+        self._open: dict[int, tuple[list[str], list[str]]] = {}
+        self._redacted: dict[int, str] = {}
+
+    def start(self, index: int, block: Any) -> None:
+        if block.type == "thinking":
+            self._open[index] = ([block.thinking or ""], [block.signature or ""])
+        elif block.type == "redacted_thinking":
+            self._redacted[index] = block.data
+
+    def delta(self, index: int, delta: Any) -> list[ProviderEvent]:
+        parts = self._open.get(index)
+        if parts is None:
+            return []
+        if delta.type == "thinking_delta" and delta.thinking:
+            parts[0].append(delta.thinking)
+            return [ThinkingDelta(delta.thinking)]
+        if delta.type == "signature_delta":
+            parts[1].append(delta.signature)
+        return []
+
+    def stop(self, index: int) -> list[ProviderEvent]:
+        if index in self._redacted:
+            return [ThoughtDone(RedactedThinkingBlock(data=self._redacted.pop(index)))]
+        if index not in self._open:
+            return []
+        text, signature = self._open.pop(index)
+        return [ThoughtDone(ThinkingBlock(thinking="".join(text), signature="".join(signature)))]
 
 
 def _usage(raw: Any) -> Usage:

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from bot.llm.events import ProviderEvent
 from bot.vocabulary.messages import Message, PerMessage
+from bot.vocabulary.run_config import Effort
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,14 @@ class ModelRequest:
     max_tokens: int = 4096
     temperature: float | None = None  # None: the provider's default
     top_p: float | None = None
+    reasoning: Effort | None = None  # None: the model answers without thinking first
+    show_thinking: bool = True  # whether its thinking is shown, or only kept to send back
     per_message: dict[str, PerMessage[Any]] = field(default_factory=dict)
 
 
 class Provider(Protocol):
-    """A model API. `stream` yields TextDelta, ToolCall, Usage and finally Finished.
+    """A model API. `stream` yields TextDelta, ThinkingDelta, ThoughtDone, ToolCall, Usage
+    and finally Finished.
 
     Providers never retry: `bot.llm.retry` does, so every attempt is visible to the loop.
     """

@@ -6,12 +6,27 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.vocabulary.messages import Thought
 from bot.vocabulary.usage import Usage
 
 
 @dataclass(frozen=True)
 class TextDelta:
     text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """Part of the model's thinking, as it streams (to show it, never sent back)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ThoughtDone:
+    """A whole thinking block with its signature, to keep with the answer and send back."""
+
+    block: Thought
 
 
 @dataclass(frozen=True)
@@ -57,4 +72,6 @@ class Reset:
     """Forget everything this model call streamed so far: a retry starts it again."""
 
 
-ProviderEvent = TextDelta | ToolCall | Usage | Finished | Retrying | Reset
+ProviderEvent = (
+    TextDelta | ThinkingDelta | ThoughtDone | ToolCall | Usage | Finished | Retrying | Reset
+)

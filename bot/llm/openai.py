@@ -21,9 +21,23 @@ import openai
 
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
-from bot.llm.events import Finished, ProviderEvent, TextDelta, ToolCall
+from bot.llm.events import (
+    Finished,
+    ProviderEvent,
+    TextDelta,
+    ThinkingDelta,
+    ThoughtDone,
+    ToolCall,
+)
 from bot.llm.media import GONE, FileReader, encode_off_loop, file_base64, file_text, titled
-from bot.vocabulary.messages import DocumentBlock, ImageBlock, Message, PerMessage, TextBlock
+from bot.vocabulary.messages import (
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    PerMessage,
+    TextBlock,
+    ThinkingBlock,
+)
 from bot.vocabulary.usage import Usage
 
 FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
@@ -111,13 +125,20 @@ def _system(request: ModelRequest) -> list[dict[str, Any]]:
 
 
 def _head(request: ModelRequest) -> dict[str, Any]:
-    """The body but its messages."""
-    limit = "max_completion_tokens" if REASONING_MODEL.match(request.model) else "max_tokens"
+    """The body but its messages. OpenAI's reasoning models take an effort, and neither a
+    temperature nor a top_p; other models (and servers) are sent no effort: what they
+    think, if they do, comes back all the same (`_StreamParser`)."""
+    reasons = REASONING_MODEL.match(request.model) is not None
+    limit = "max_completion_tokens" if reasons else "max_tokens"
     params: dict[str, Any] = {"model": request.model, limit: request.max_tokens}
-    if request.temperature is not None:
-        params["temperature"] = request.temperature
-    if request.top_p is not None:
-        params["top_p"] = request.top_p
+    if reasons:
+        if request.reasoning is not None:
+            params["reasoning_effort"] = request.reasoning
+    else:
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if request.top_p is not None:
+            params["top_p"] = request.top_p
     if request.tools:
         params["tools"] = [
             {
@@ -184,12 +205,17 @@ def _parts(message: Message, files: FileReader | None) -> list[dict[str, Any]]:
 
 
 class _StreamParser:
-    """Collects tool-call fragments by index; everything is emitted once the stream is whole."""
+    """Collects tool-call fragments by index; everything is emitted once the stream is whole.
+
+    OpenAI's own models keep their reasoning to themselves; servers that show it (vLLM,
+    DeepSeek: `reasoning_content`; OpenRouter: `reasoning`) send it before the answer, and it
+    is shown as it comes and kept, unsigned: no API wants it back."""
 
     def __init__(self) -> None:
         self.finish_reason: str | None = None
         self.usage = Usage()
         self._calls: dict[int, dict[str, Any]] = {}
+        self._thinking: list[str] = []
 
     def feed(self, chunk: Any) -> list[ProviderEvent]:
         if chunk.usage is not None:
@@ -203,6 +229,10 @@ class _StreamParser:
         out: list[ProviderEvent] = []
         for choice in chunk.choices or []:
             delta = choice.delta
+            thought = _reasoning(delta)
+            if thought:
+                self._thinking.append(thought)
+                out.append(ThinkingDelta(thought))
             if delta is not None and delta.content:
                 out.append(TextDelta(delta.content))
             for piece in (delta.tool_calls if delta is not None else None) or []:
@@ -223,7 +253,18 @@ class _StreamParser:
             for i, c in sorted(self._calls.items())
         ]
         reason = FINISH_REASONS.get(self.finish_reason, self.finish_reason)
+        if self._thinking:
+            calls.insert(0, ThoughtDone(ThinkingBlock(thinking="".join(self._thinking))))
         return [*calls, self.usage, Finished(reason)]
+
+
+def _reasoning(delta: Any) -> str:
+    """The reasoning a server that shows it sent in `delta` (a field the SDK does not name)."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(delta, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def _status_error(exc: openai.APIStatusError) -> ProviderError:

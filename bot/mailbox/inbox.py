@@ -348,6 +348,11 @@ class Mailbox:
         value = await done(self.redis.hget(keys.session(session, "options"), name))
         return value.decode() if isinstance(value, bytes) else None
 
+    async def options(self, session: str, *names: str) -> list[str | None]:
+        """Several of `option`, in one round trip."""
+        values = await done(self.redis.hmget(keys.session(session, "options"), list(names)))
+        return [value.decode() if isinstance(value, bytes) else None for value in values]
+
     async def set_option(self, session: str, name: str, value: str | None) -> None:
         if value is None:
             await done(self.redis.hdel(keys.session(session, "options"), name))

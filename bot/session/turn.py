@@ -19,7 +19,7 @@ from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.preferences import Preferences
-from bot.vocabulary.run_config import MODES, RunConfig
+from bot.vocabulary.run_config import MODES, REASONINGS, RunConfig
 from bot.vocabulary.state import SessionState
 
 
@@ -113,10 +113,15 @@ async def run_config(
     head: Envelope, state: SessionState, mailbox: Mailbox, *, goes_on: bool
 ) -> RunConfig:
     """How the turn is to run: as its message asked (an API run), as the turn it `goes_on`
-    with was asked to, else in the chat's mode (`/mode`)."""
+    with was asked to, else in the chat's mode (`/mode`) and with its reasoning
+    (`/reasoning`)."""
     if head.run is not None:
         return head.run
     if goes_on and state.turn is not None:  # as it began, whatever the chat chose since
         return state.turn.config or RunConfig()
-    mode = await mailbox.option(chat_of(head.session), "mode")
-    return RunConfig(mode=mode) if mode in MODES and mode != "react" else RunConfig()
+    chat = chat_of(head.session)
+    mode, reasoning = await mailbox.options(chat, "mode", "reasoning")
+    return RunConfig(
+        mode=mode if mode in MODES else "react",
+        reasoning=next((r for r in REASONINGS if r == reasoning), None),
+    )

@@ -80,6 +80,13 @@ class TextDelta(BaseModel):
     text: str
 
 
+class ThinkingDelta(BaseModel):
+    """Part of the model's thinking before its answer, for the surfaces that show it."""
+
+    type: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
 class TextReset(BaseModel):
     """Drop the text shown for the current model call: it is being produced again."""
 
@@ -197,6 +204,7 @@ class Error(BaseModel):
 AgentEvent = Annotated[
     StateChanged
     | TextDelta
+    | ThinkingDelta
     | TextReset
     | ToolCallStart
     | ToolCallResult

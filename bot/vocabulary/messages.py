@@ -1,7 +1,8 @@
 """The conversation as Parley stores it: provider-neutral messages made of content blocks.
 
-The shape follows the Anthropic Messages API (text, tool_use, tool_result, image and document
-blocks) because it is the richer of the two; the OpenAI provider translates it on the way out.
+The shape follows the Anthropic Messages API (text, tool_use, tool_result, image, document and
+thinking blocks) because it is the richer of the two; the OpenAI provider translates it on the
+way out.
 Everything here is a pydantic model so a session's context can be persisted as JSON and
 loaded by any worker.
 """
@@ -65,11 +66,36 @@ class DocumentBlock(BaseModel):
     file: FileRef
 
 
+class ThinkingBlock(BaseModel):
+    """What the model thought before it answered (extended thinking), with the signature its
+    API made of it: the API checks the signature when the block is sent back, as it must be
+    within a turn of tool calls, so both are kept exactly as they came."""
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class RedactedThinkingBlock(BaseModel):
+    """Thinking the API returned encrypted (flagged by its safety systems): shown to nobody,
+    sent back as it came."""
+
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
 Block = Annotated[
-    TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock | DocumentBlock,
+    TextBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ImageBlock
+    | DocumentBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock,
     Field(discriminator="type"),
 ]
 Attached = ImageBlock | DocumentBlock
+Thought = ThinkingBlock | RedactedThinkingBlock
 T = TypeVar("T")
 
 

@@ -1,5 +1,6 @@
 """How one run is to be made, when it is not the chat's usual way: the agent mode, the model
-and its temperature, the step cap, the tools offered, the output schema, retries, timeout.
+and its temperature, the step cap, the tools offered, the output schema, retries, timeout,
+reasoning.
 
 An API run carries one in its envelope (`POST /api/agent/run`), a scheduled task may keep
 one, and a chat may set its mode. Every field left out keeps the deployment's setting.
@@ -23,6 +24,12 @@ from bot.vocabulary.json_schema import check_schema
 
 Mode = Literal["react", "plan_execute"]
 MODES: tuple[Mode, ...] = ("react", "plan_execute")
+# Whether the model thinks before it answers (extended thinking, reasoning effort), and how
+# its thinking is shown: `hidden` thinks and shows nothing, `on` shows each thought whole
+# (folded, above the answer), `stream` as it comes.
+Reasoning = Literal["off", "hidden", "on", "stream"]
+REASONINGS: tuple[Reasoning, ...] = ("off", "hidden", "on", "stream")
+Effort = Literal["low", "medium", "high"]
 MAX_SCHEMA_BYTES = 16 * 1024
 MAX_SCHEMA_DEPTH = 12
 MAX_TOOLS = 100
@@ -61,6 +68,7 @@ class RunConfig(BaseModel):
     repair_attempts: int = Field(default=2, ge=0, le=5)  # answers re-asked for the schema
     retry: RetryConfig | None = None
     timeout: float | None = Field(default=None, gt=0, le=3600)  # seconds of the run
+    reasoning: Reasoning | None = None
 
     @field_validator("tools")
     @classmethod
@@ -87,3 +95,14 @@ class RunConfig(BaseModel):
     @property
     def is_default(self) -> bool:
         return self == RunConfig()
+
+
+def reasoning_in(chat_kind: str, chosen: Reasoning | None, deployment: Reasoning) -> Reasoning:
+    """How a turn reasons: as its run or its chat chose, else as the deployment does; in a
+    chat shared with others, unless the chat chose, thinking is not shown (everyone would
+    read it, and it is long)."""
+    if chosen is not None:
+        return chosen
+    if chat_kind != "private" and deployment in ("on", "stream"):
+        return "hidden"
+    return deployment

@@ -107,19 +107,22 @@ async def test_a_turns_preferences_and_options_are_read_at_once(
     redis_url: str, database_url: str, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the turn is set up with comes from SQL (the person's preferences) and Redis (the
-    chat's mode, the session's model); its first event waits for all of them, so they are
+    chat's mode and reasoning, the session's model); its first event waits for all of them, so they are
     asked for together, not each after the last has answered."""
     seen: list[str] = []
 
     async with runner_rig(redis_url, database_url, fake_llm, services=True) as rig:
         watch(monkeypatch, seen, rig.stores.people, "preferences")
         watch(monkeypatch, seen, rig.mailbox, "option")
+        watch(monkeypatch, seen, rig.mailbox, "options")
         rig.fake.enqueue(Reply(text="Hello Ann."))
         await rig.mailbox.submit(said("hi, I am Ann", 1))
         await rig.runner.take_turns(SESSION)
         assert len(rig.fake.requests) == 1
-    assert seen.count("option asked") == 2  # the chat's mode and the session's model
-    assert seen.index("option asked") < seen.index("preferences answered"), seen
+    assert seen.count("option asked") == 1  # the session's model
+    assert seen.count("options asked") == 1  # the chat's mode and reasoning, in one call
+    answered = seen.index("preferences answered")
+    assert seen.index("option asked") < answered and seen.index("options asked") < answered, seen
 
 
 async def test_a_heartbeat_due_while_the_lease_is_let_go_stops_nothing(

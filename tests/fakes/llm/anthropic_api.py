@@ -7,6 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.llm import thinking
 from tests.fakes.llm.cache import Usage
 from tests.fakes.llm.script import Fail, Reply
 from tests.fakes.llm.sse import EventWriter, open_stream
@@ -75,8 +76,9 @@ def complete(model: str, reply: Reply, usage: Usage) -> web.Response:
 
 
 async def stream(
-    request: web.Request, model: str, script: Reply | Fail, usage: Usage
+    request: web.Request, body: dict[str, Any], script: Reply | Fail, usage: Usage
 ) -> web.StreamResponse:
+    model = str(body["model"])
     response = await open_stream(request)
     out = EventWriter(response, request, script if isinstance(script, Reply) else None)
     await out.send({"type": "message_start", "message": _message(model, usage)}, "message_start")
@@ -85,6 +87,8 @@ async def stream(
         await out.send(error_body(script.error_type, script.message), "error")
         return response
     index = 0
+    if thinking.enabled(body):
+        index = await _thinking_blocks(out, script, thinking.shown(body))
     if script.text:
         await _text_block(out, index, script.chunks())
         index += 1
@@ -115,6 +119,39 @@ async def stream(
     )
     await out.send({"type": "message_stop"}, "message_stop")
     return response
+
+
+async def _thinking_blocks(out: EventWriter, script: Reply, shown: bool) -> int:
+    """The reply's thinking (in chunks unless omitted, then its signature) and a redacted
+    block if scripted; the index of the next block."""
+    index = 0
+    said = script.thinking if shown else ""
+    if script.thinking:
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        await out.send(
+            {"type": "content_block_start", "index": index, "content_block": start},
+            "content_block_start",
+        )
+        size = max(1, script.chunk_size)
+        pieces = [said[i : i + size] for i in range(0, len(said), size)]
+        deltas = [{"type": "thinking_delta", "thinking": piece} for piece in pieces]
+        deltas.append({"type": "signature_delta", "signature": thinking.sign(said)})
+        for delta in deltas:
+            await out.send(
+                {"type": "content_block_delta", "index": index, "delta": delta},
+                "content_block_delta",
+            )
+        await out.send({"type": "content_block_stop", "index": index}, "content_block_stop")
+        index += 1
+    if script.redacted:
+        block = {"type": "redacted_thinking", "data": thinking.redacted_data()}
+        await out.send(
+            {"type": "content_block_start", "index": index, "content_block": block},
+            "content_block_start",
+        )
+        await out.send({"type": "content_block_stop", "index": index}, "content_block_stop")
+        index += 1
+    return index
 
 
 async def _text_block(out: EventWriter, index: int, chunks: list[str]) -> None:

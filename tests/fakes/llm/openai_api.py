@@ -98,6 +98,9 @@ async def stream(
             }
         )
         return response
+    for start in range(0, len(script.thinking), max(1, script.chunk_size)):
+        # as servers that show their reasoning send it (vLLM, DeepSeek); OpenAI's never do
+        await chunk({"reasoning_content": script.thinking[start : start + script.chunk_size]})
     for piece in script.chunks():
         await chunk({"content": piece})
     for index, call in enumerate(_calls(script)):

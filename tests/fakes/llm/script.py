@@ -43,6 +43,11 @@ class Reply:
     gate: asyncio.Event | None = None
     gate_after: int = 0
     output_tokens: int | None = None
+    # What the model thinks first, streamed only to a request that enables thinking (with a
+    # signature on Anthropic's API, as `reasoning_content` on OpenAI's); `redacted` adds a
+    # redacted thinking block after it (Anthropic).
+    thinking: str = ""
+    redacted: bool = False
 
     def chunks(self) -> list[str]:
         size = max(1, self.chunk_size)
@@ -51,7 +56,7 @@ class Reply:
     def estimated_output(self) -> int:
         if self.output_tokens is not None:
             return self.output_tokens
-        size = len(self.text) + sum(len(c.arguments_json) for c in self.tool_calls)
+        size = len(self.thinking + self.text) + sum(len(c.arguments_json) for c in self.tool_calls)
         return max(1, size // 4)
 
 

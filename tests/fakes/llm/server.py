@@ -165,7 +165,7 @@ class FakeLLM:
             return COMPLETE[recorded.api](model, reply, usage)
         try:
             if recorded.api == "anthropic":
-                return await anthropic_api.stream(request, model, script, usage)
+                return await anthropic_api.stream(request, body, script, usage)
             return await openai_api.stream(request, body, script, usage)
         except (StreamCut, ConnectionResetError):
             raise web.HTTPException() from None

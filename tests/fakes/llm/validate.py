@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tests.fakes.llm import blocks
+from tests.fakes.llm import blocks, thinking
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-BLOCK_TYPES = {"text", "tool_use", "tool_result", "image", "document", "thinking"}
+REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
+BLOCK_TYPES = {
+    "text", "tool_use", "tool_result", "image", "document", "thinking", "redacted_thinking",
+}  # fmt: skip
 
 
 def anthropic_request(body: dict[str, Any]) -> str | None:
@@ -23,7 +26,8 @@ def anthropic_request(body: dict[str, Any]) -> str | None:
     if not _in_range(body.get("temperature", 0), 1):
         return "temperature: range: 0..1"
     return (
-        _anthropic_tools(body.get("tools", []))
+        thinking.request_problem(body)
+        or _anthropic_tools(body.get("tools", []))
         or _anthropic_system(body.get("system"))
         or _anthropic_messages(messages)
         or _cache_marks(body)
@@ -131,6 +135,8 @@ def _anthropic_block(path: str, block: dict[str, Any], role: str, seen_ids: set[
         return "messages: text content blocks must be non-empty"
     if kind in ("image", "document"):
         return blocks.anthropic_media(path, block, role)
+    if kind in thinking.KEYS:
+        return thinking.block_problem(path, block, role)
     if kind == "tool_result":
         return blocks.anthropic_tool_result(path, block)
     if kind == "tool_use":
@@ -181,6 +187,9 @@ def openai_request(body: dict[str, Any]) -> str | None:
         return "[] is too short - 'messages'"
     if not _in_range(body.get("temperature", 1), 2):
         return "Invalid 'temperature': decimal above maximum value. Expected a value <= 2."
+    problem = _openai_reasoning(body)
+    if problem:
+        return problem
     if "stream_options" in body and not body.get("stream"):
         return "The 'stream_options' parameter is only allowed when 'stream' is enabled."
     for i, tool in enumerate(body.get("tools", [])):
@@ -188,6 +197,26 @@ def openai_request(body: dict[str, Any]) -> str | None:
         if not TOOL_NAME.match(str(function.get("name", ""))) or len(function["name"]) > 64:
             return f"Invalid 'tools[{i}].function.name': string does not match pattern."
     return _openai_messages(messages)
+
+
+def _openai_reasoning(body: dict[str, Any]) -> str | None:
+    """A reasoning model (o-series, gpt-5) takes an effort and no sampling settings; other
+    models take no effort."""
+    model = str(body["model"])
+    effort = body.get("reasoning_effort")
+    if not REASONING_MODEL.match(model):
+        if effort is not None:
+            return "Unrecognized request argument supplied: reasoning_effort"
+        return None
+    if effort is not None and effort not in ("minimal", "low", "medium", "high"):
+        return (
+            f"Invalid value: '{effort}'. Supported values are: 'minimal', 'low', 'medium', "
+            "and 'high'."
+        )
+    for name in ("temperature", "top_p", "max_tokens"):
+        if name in body:
+            return f"Unsupported parameter: '{name}' is not supported with this model."
+    return None
 
 
 def _openai_messages(messages: list[dict[str, Any]]) -> str | None:
