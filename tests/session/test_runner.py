@@ -107,8 +107,8 @@ async def test_a_turns_preferences_and_options_are_read_at_once(
     redis_url: str, database_url: str, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the turn is set up with comes from SQL (the person's preferences) and Redis (the
-    chat's mode and reasoning, the session's model); its first event waits for all of them, so they are
-    asked for together, not each after the last has answered."""
+    chat's mode and reasoning, the session's model); its first event waits for all of them,
+    so they are asked for together, not each after the last has answered."""
     seen: list[str] = []
 
     async with runner_rig(redis_url, database_url, fake_llm, services=True) as rig:
