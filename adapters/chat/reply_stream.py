@@ -88,6 +88,11 @@ class Surface(Protocol):
         """A tool began to run."""
         ...
 
+    async def thinking(self) -> None:
+        """The model's thinking grew (the transcript holds it), for a platform that shows it
+        apart from the reply's text."""
+        ...
+
     async def planned(self, event: ev.PlanUpdated, lock: asyncio.Lock) -> None:
         """A `plan_execute` turn's plan changed; the transcript shows it inline unless the
         platform streams it (under `lock`, the one updates are shown under)."""
@@ -119,6 +124,9 @@ class QuietSurface:
         return None
 
     async def tool_started(self, name: str) -> None:
+        return None
+
+    async def thinking(self) -> None:
         return None
 
     async def planned(self, event: ev.PlanUpdated, lock: asyncio.Lock) -> None:
@@ -167,6 +175,8 @@ class StreamedReply:
         self.transcript.apply(event)
         if isinstance(event, ev.ToolCallStart):
             await self.surface.tool_started(event.name)
+        elif isinstance(event, ev.ThinkingDelta):
+            await self.surface.thinking()
         elif isinstance(event, ev.PlanUpdated):
             await self.surface.planned(event, self._lock)
         elif isinstance(event, ev.ConfirmationRequired):

@@ -3,7 +3,9 @@
 Text of model calls that ended stays; the call in progress can be taken back (a retried
 model call resets it); a running tool is remembered until it ends, for platforms that show
 it; Parley's own closing line (an error, a stop) comes last. A `plan_execute` turn's plan
-comes first, as a checklist redrawn whenever a step starts or ends.
+comes first, as a checklist redrawn whenever a step starts or ends. The model's thinking,
+where the turn shows it, comes before everything as a quote: its latest part, as much as the
+platform shows (`thought_limit`), since a chat has no room for pages of it.
 """
 
 from __future__ import annotations
@@ -30,12 +32,17 @@ class Transcript:
         self.current = ""  # text of the model call in progress
         self.tool = ""  # the tool running now, if any
         self.ending = ""  # Parley's own closing line (stopped, an error)
+        self.thought_limit = 0  # characters of thinking shown; 0: none
+        self.thinking = ""  # the thinking of the model calls that ended
+        self.thinking_now = ""  # of the call in progress
 
     def apply(self, event: ev.AgentEvent) -> None:
         if isinstance(event, ev.TextDelta):
             self.current += event.text
+        elif isinstance(event, ev.ThinkingDelta):
+            self.thinking_now += event.text
         elif isinstance(event, ev.TextReset):
-            self.current = ""
+            self.current = self.thinking_now = ""
         elif isinstance(event, ev.Iteration):
             self._end_model_call()
         elif isinstance(event, ev.ToolCallStart):
@@ -56,10 +63,23 @@ class Transcript:
     def body(self, *extra: str) -> str:
         """The reply's text, with `extra` lines (a tool's status) after it."""
         plan = self.plan if self.plan_inline else ""
-        parts = [plan, self.done, self.current, self.ending, *extra]
+        parts = [self.thought(), plan, self.done, self.current, self.ending, *extra]
         return "\n\n".join(part.strip() for part in parts if part.strip())
+
+    def thought(self) -> str:
+        """The thinking shown, as a markdown quote ("" when none is)."""
+        thinking = "\n\n".join(t for t in (self.thinking, self.thinking_now) if t.strip())
+        if not self.thought_limit or not thinking.strip():
+            return ""
+        if len(thinking) > self.thought_limit:
+            thinking = "…" + thinking[-self.thought_limit :].lstrip()
+        lines = f"💭 {thinking.strip()}".splitlines()
+        return "\n".join(f"> {line}".rstrip() for line in lines)
 
     def _end_model_call(self) -> None:
         if self.current.strip():
             self.done = f"{self.done}\n\n{self.current}" if self.done else self.current
-        self.current = ""
+        if self.thinking_now.strip():
+            joined = f"{self.thinking}\n\n{self.thinking_now}"
+            self.thinking = joined if self.thinking else self.thinking_now
+        self.current = self.thinking_now = ""

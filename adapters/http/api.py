@@ -23,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from redis.exceptions import RedisError
 
 from adapters.chat import decisions
@@ -45,7 +45,7 @@ from bot.redis.confirmations import Outcome
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 from bot.telemetry import metrics
 from bot.vocabulary.envelope import Envelope
-from bot.vocabulary.run_config import Mode
+from bot.vocabulary.run_config import Mode, Reasoning
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -69,12 +69,20 @@ class SessionIn(BaseModel):
 
     model: str | None = Field(default=None, min_length=1, max_length=200)
     mode: Mode | None = None  # how its turns run: react, or plan_execute (bot.agent.plan)
+    reasoning: Reasoning | None = None  # whether the model thinks first, and shows it
 
 
 class SessionChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    mode: Mode
+    mode: Mode | None = None
+    reasoning: Reasoning | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> SessionChange:
+        if self.mode is None and self.reasoning is None:
+            raise ValueError("give mode, reasoning or both")
+        return self
 
 
 class DecisionIn(BaseModel):
@@ -127,16 +135,25 @@ class Api:
             await self.services.mailbox.set_option(session, "model", model)
         if body.mode is not None:
             await self._set_mode(session, body.mode)
+        if body.reasoning is not None:
+            await self.services.mailbox.set_option(session, "reasoning", body.reasoning)
         await self.services.redis.set(keys.http_session(session_id), json.dumps(record))
-        answer = {"id": session_id, "model": model, "mode": body.mode or "react"}
+        reasoning = body.reasoning or self.services.settings.reasoning
+        answer = {"id": session_id, "model": model, "mode": body.mode or "react",
+                  "reasoning": reasoning}  # fmt: skip
         return web.json_response(answer, status=201)
 
     async def change_session(self, request: web.Request) -> web.Response:
-        """`{"mode": "plan_execute"}` or `{"mode": "react"}`: how its next turns run."""
+        """`{"mode": "plan_execute"}` or `{"mode": "react"}`, and `{"reasoning": "on"}` (or
+        `off`, `hidden`, `stream`): how its next turns run."""
         session = await self._known(request)
         body: SessionChange = await read_body(request, SessionChange)
-        await self._set_mode(session, body.mode)
-        return web.json_response({"id": place.session_id(session), "mode": body.mode})
+        if body.mode is not None:
+            await self._set_mode(session, body.mode)
+        if body.reasoning is not None:
+            await self.services.mailbox.set_option(session, "reasoning", body.reasoning)
+        changed = body.model_dump(exclude_none=True)
+        return web.json_response({"id": place.session_id(session), **changed})
 
     async def _set_mode(self, session: str, mode: Mode) -> None:
         """The chat's mode, kept where `/mode` keeps a Telegram or Slack chat's."""

@@ -20,6 +20,7 @@ from adapters.web.services import Services
 from bot.redis import keys
 from bot.tools.workspace_upkeep import remove_workspace
 from bot.vocabulary.chats import chat_of
+from bot.vocabulary.run_config import reasoning_in, reasoning_of
 
 log = logging.getLogger(__name__)
 MAX_LIMIT = 100
@@ -58,7 +59,11 @@ class Records:
             return error(404, "unknown session", id=key)
         body = found.model_dump(mode="json")
         body["running"] = await self.services.mailbox.busy(key)
-        body["mode"] = await self.services.mailbox.option(chat_of(key), "mode") or "react"
+        mode, reasoning = await self.services.mailbox.options(chat_of(key), "mode", "reasoning")
+        body["mode"] = mode or "react"
+        body["reasoning"] = reasoning_in(
+            found.chat_kind, reasoning_of(reasoning), self.services.settings.reasoning
+        )
         return web.json_response(body)
 
     async def delete(self, request: web.Request) -> web.Response:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.chat import mode_commands
+from adapters.chat import mode_commands, reasoning_commands
 from adapters.chat.access import refusal
 from adapters.chat.preference_commands import answer
 from adapters.chat.usage import limits_text, usage_text
@@ -46,6 +46,24 @@ async def on_preferences(ack: Any, command: dict[str, Any], deps: IngressDeps) -
     said = str(command.get("text") or "")
     sender = sender_of(user, "", deps.settings)
     await ack(literal(await answer(deps.people, deps.settings, sender, said)))
+
+
+async def on_reasoning(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/reasoning [on | stream | hidden | off | default]: whether the model thinks first in
+    this channel or DM, and shows it; only an admin may change it."""
+    who = person(str(command.get("user_id", "")))
+    if not deps.gate.may_use(who):
+        await ack(refusal(who))
+        return
+    channel = str(command.get("channel_id", ""))
+    chat = chat_key(str(command.get("team_id", "")), channel)
+    said = str(command.get("text") or "")
+    text = await reasoning_commands.answer(
+        deps.mailbox, chat, said, deployment=deps.settings.reasoning,
+        chat_kind="private" if channel.startswith("D") else "thread",
+        may_change=deps.gate.is_admin(who),
+    )  # fmt: skip
+    await ack(text)
 
 
 async def on_mode(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

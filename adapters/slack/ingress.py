@@ -22,7 +22,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.chat.intake import Arrival
-from adapters.slack.commands import on_mode, on_preferences, on_tools, on_usage
+from adapters.slack.commands import on_mode, on_preferences, on_reasoning, on_tools, on_usage
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
 from adapters.slack.files import files_of
@@ -65,6 +65,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/permissions")(on_permissions)
     app.command("/preferences")(on_preferences)
     app.command("/mode")(on_mode)
+    app.command("/reasoning")(on_reasoning)
     app.command("/tools")(on_tools)
     # Everything else is acknowledged, so Slack does not retry what Parley ignores.
     app.event(re.compile(".*"))(_ignore)

@@ -46,6 +46,8 @@ from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)
 THINKING = "is thinking…"
+THOUGHT_SHOWN = 600  # characters of the model's thinking quoted above an edited reply
+STATUS_THOUGHT = 80  # of its latest line in a thread's status
 TASK_STATUS = {
     "pending": "pending",
     "running": "in_progress",
@@ -96,6 +98,8 @@ class SlackSurface(QuietSurface):
         self.tasks: dict[int, tuple[str, str, str]] = {}  # a plan's steps as last streamed
         self.status = ThreadStatus(calls, place)  # "is thinking…" under the thread
         self.transcript.plan_inline = not self.streaming
+        # A stream only grows at its end: the thinking shows as the thread's status instead.
+        self.transcript.thought_limit = 0 if self.streaming else THOUGHT_SHOWN
 
     def pace(self) -> float:
         return self.calls.pace(self.place.team, self._next_method(), self.place.channel)
@@ -116,6 +120,15 @@ class SlackSurface(QuietSurface):
 
     async def tool_started(self, name: str) -> None:
         self.status.show(f"is running {name}…")
+
+    async def thinking(self) -> None:
+        """In a thread, the status shows the latest line of the model's thinking."""
+        said = self.transcript.thinking_now or self.transcript.thinking
+        lines = [line.strip() for line in said.splitlines() if line.strip()]
+        if lines:
+            last = lines[-1]
+            cut = last if len(last) <= STATUS_THOUGHT else "…" + last[-STATUS_THOUGHT:]
+            self.status.show(f"is thinking: {cut}")
 
     async def ended(self) -> None:
         await self.status.settle("")
@@ -176,6 +189,7 @@ class SlackSurface(QuietSurface):
         assert posted
         self.streaming = False
         self.transcript.plan_inline = True
+        self.transcript.thought_limit = THOUGHT_SHOWN
         await self.calls.quietly(
             "chat.stopStream", self.place.team, channel=self.place.channel, ts=posted[-1].id
         )
@@ -273,6 +287,7 @@ class SlackSurface(QuietSurface):
                 )
         self.streaming = False
         self.transcript.plan_inline = True
+        self.transcript.thought_limit = THOUGHT_SHOWN
         posted = self.messages.posted
         if posted and self.stream is not None and self.stream.ts is not None:
             posted[-1].content = None  # what it holds is uncertain: edit it to be sure

@@ -3,10 +3,10 @@
 /new goes through the mailbox (it must not overtake a message sent before it); /stop reaches
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
-Redis; /model sets the session's option in Redis, /mode the chat's; /preferences reads and
-sets the person's own in SQL; /tasks, with its buttons, has a router of its own
-(`task_list`). No command counts against the limits. Commands the bot does not know go to
-the agent as ordinary text (and so count as messages).
+Redis; /model sets the session's option in Redis, /mode and /reasoning the chat's;
+/preferences reads and sets the person's own in SQL; /tasks, with its buttons, has a router
+of its own (`task_list`). No command counts against the limits. Commands the bot does not
+know go to the agent as ordinary text (and so count as messages).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
-from adapters.chat import mode_commands, preference_commands
+from adapters.chat import mode_commands, preference_commands, reasoning_commands
 from adapters.chat.usage import limits_text, usage_text
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, person, place_of, sender_of
@@ -30,6 +30,7 @@ MENU = {
     "usage": "Tokens and cost of this chat",
     "model": "Show the model (admins may switch it)",
     "mode": "Answer directly, or plan first",
+    "reasoning": "Think first, and show the thinking (admins)",
     "tasks": "Scheduled tasks in this chat",
     "memory": "What I remember here, to forget any of it",
     "permissions": "Tools you let me use without asking",
@@ -96,6 +97,12 @@ async def on_command(
         text = await mode_commands.answer(
             deps.mailbox, place.session, command.args or "", may_change=private
         )
+    elif name == "reasoning":
+        text = await reasoning_commands.answer(
+            deps.mailbox, place.session, command.args or "",
+            deployment=deps.settings.reasoning, chat_kind=place.kind,
+            may_change=deps.gate.is_admin(person(message.from_user.id)),
+        )  # fmt: skip
     elif name == "usage":
         text = await usage(place, deps)
         standing = await deps.gate.limits.standing(person(message.from_user.id))

@@ -101,6 +101,17 @@ def render(markdown: str, *, limit: int = TELEGRAM_LIMIT, complete: bool = True)
     return _split(text, entities, limit)
 
 
+def folded(chunk: Chunk) -> Chunk:
+    """`chunk` with the quote it starts with folded (an expandable blockquote): how the
+    model's thinking sits above its answer, three lines shown until the reader opens it."""
+    entities = [
+        {**e, "type": "expandable_blockquote"} if e["offset"] == 0 and e["type"] == "blockquote"
+        else e
+        for e in chunk.entities
+    ]  # fmt: skip
+    return Chunk(chunk.text, entities)
+
+
 def plain(markdown: str, *, limit: int = TELEGRAM_LIMIT) -> list[Chunk]:
     """The text as is, cut like `render` cuts it: what is sent when formatting is refused."""
     _check(limit)

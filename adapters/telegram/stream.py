@@ -6,7 +6,9 @@ holds Telegram's surface, how a reply shows, and `adapters.telegram.wire` its ca
 Updates keep the pace of the chat (a second for edits, half a second for drafts). In a
 private chat the text so far shows as a draft that the last update replaces with real
 messages; elsewhere a message is edited in place. A reply longer than one message continues
-in new messages (split by `render`, never inside a code block that fits one message).
+in new messages (split by `render`, never inside a code block that fits one message). The
+model's thinking, where the turn shows it, is a quote above the answer, folded (an expandable
+blockquote) once the answer begins.
 Intermediate updates render partial markdown safely; if Telegram still refuses the
 formatting, the text is sent plain. While the model thinks or a tool runs, the chat shows
 "typing".
@@ -35,13 +37,14 @@ from adapters.chat.transcript import Transcript
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
-from adapters.telegram.render import Chunk, render
+from adapters.telegram.render import Chunk, folded, render
 from adapters.telegram.wire import PARSE_ERROR, TelegramWire
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.5
+THOUGHT_SHOWN = 1500  # characters of the model's thinking above a reply, its latest
 
 
 def draft_id(envelope_id: str) -> int:
@@ -54,6 +57,7 @@ def telegram_reply(
 ) -> StreamedReply:
     """The reply to the turn whose first envelope is `key`, in `place`."""
     transcript = Transcript()
+    transcript.thought_limit = THOUGHT_SHOWN
     wire = TelegramWire(calls, place)
     messages: Messages[int, Chunk] = Messages(wire, store, key)
     surface = TelegramSurface(wire, messages, transcript, draft_id(key))
@@ -104,6 +108,8 @@ class TelegramSurface(QuietSurface):
         if not text:
             return
         chunks = render(text, complete=must_land)  # the update that must land is the last one
+        if self.transcript.thought() and (self.transcript.done or self.transcript.current):
+            chunks[0] = folded(chunks[0])  # the answer has begun: its thinking folds away
         ensure = self.messages.ensure
         if self.drafting and not must_land:
             for index, chunk in enumerate(chunks[:-1]):

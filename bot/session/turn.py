@@ -19,7 +19,7 @@ from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.preferences import Preferences
-from bot.vocabulary.run_config import MODES, REASONINGS, RunConfig
+from bot.vocabulary.run_config import MODES, RunConfig, reasoning_of
 from bot.vocabulary.state import SessionState
 
 
@@ -123,5 +123,5 @@ async def run_config(
     mode, reasoning = await mailbox.options(chat, "mode", "reasoning")
     return RunConfig(
         mode=mode if mode in MODES else "react",
-        reasoning=next((r for r in REASONINGS if r == reasoning), None),
+        reasoning=reasoning_of(reasoning),
     )

@@ -97,6 +97,11 @@ class RunConfig(BaseModel):
         return self == RunConfig()
 
 
+def reasoning_of(value: str | None) -> Reasoning | None:
+    """A stored choice of reasoning (a chat's option), if it is one."""
+    return next((known for known in REASONINGS if known == value), None)
+
+
 def reasoning_in(chat_kind: str, chosen: Reasoning | None, deployment: Reasoning) -> Reasoning:
     """How a turn reasons: as its run or its chat chose, else as the deployment does; in a
     chat shared with others, unless the chat chose, thinking is not shown (everyone would

@@ -1,5 +1,6 @@
 // A conversation's durable history (`recent` of GET /api/sessions/{id}, oldest first) drawn
-// as the live chat draws it: the person's messages, the bot's markdown, tool cards.
+// as the live chat draws it: the person's messages, the bot's thinking (folded) and markdown,
+// tool cards.
 
 import { folded, h } from "./dom.js";
 import { Turn } from "./turn.js";
@@ -46,7 +47,8 @@ export function renderHistory(view, messages) {
     }
     turn = turn || new Turn(view);
     for (const block of content) {
-      if (block.type === "text" && block.text) turn.wholeText(block.text);
+      if (block.type === "thinking" && block.thinking) turn.thinking(block.thinking);
+      else if (block.type === "text" && block.text) turn.wholeText(block.text);
       else if (block.type === "tool_use") {
         open.add(block.id);
         turn.toolStarted({ call_id: block.id, name: block.name, arguments: block.input });

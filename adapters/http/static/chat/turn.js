@@ -23,6 +23,7 @@ export class Turn {
     this.element = h("div", { class: "turn" });
     view.log.append(this.element);
     this.bubble = null; // the MarkdownText of the bubble the next text goes to
+    this.thought = null; // the <pre> the model's thinking streams into, until its text starts
     this.plan = null;
     this.status = null;
   }
@@ -33,8 +34,20 @@ export class Turn {
     return node;
   }
 
+  /** The model's thinking, folded above the text it leads to (a new fold per model call). */
+  thinking(delta) {
+    if (!this.thought) {
+      this.endBubble();
+      this.thought = h("pre", { class: "thought-text" });
+      this.add(h("details", { class: "thought" }, h("summary", { text: "Thinking" }), this.thought));
+    }
+    this.thought.textContent += delta;
+    keepPinned();
+  }
+
   /** The bot's text, added to the current bubble (a new one if there is none). */
   text(delta) {
+    this.thought = null;
     if (!this.bubble) {
       const element = this.add(h("div", { class: "msg bot markdown" }));
       this.bubble = new MarkdownText(element, keepPinned);
@@ -68,11 +81,16 @@ export class Turn {
       case "text_delta":
         this.text(event.text);
         break;
+      case "thinking_delta":
+        this.thinking(event.text);
+        break;
       case "reset":
         this.bubble?.replace("");
+        if (this.thought) this.thought.textContent = "";
         break;
       case "iteration":
         if (this.bubble && this.bubble.text) this.endBubble(); // an emptied bubble takes the new text
+        this.thought = null;
         break;
       case "tool_call_start":
         this.toolStarted(event);
@@ -103,6 +121,7 @@ export class Turn {
 
   toolStarted(event) {
     this.endBubble();
+    this.thought = null;
     const known = this.view.tools.get(event.call_id);
     if (known) return known.running(); // started again, after its approval
     const card = new ToolCard(event);
