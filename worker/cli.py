@@ -112,10 +112,10 @@ def _check_agent(settings: Settings) -> None:
     would, without building the agent: `parley up` runs none, and its worker imports the
     provider's SDK (over a second of CPU) itself, so the processes start that much sooner."""
     from bot.assembly.agent import configured_tools, tool_registry
-    from bot.llm.registry import check_provider, resolve_model
+    from bot.llm.served import Served
 
     try:
-        check_provider(settings, resolve_model(settings.model))
+        Served.of(settings).check()
         tool_registry(configured_tools(settings))
     except ConfigError as exc:
         typer.echo(f"parley: configuration error: {exc}", err=True)

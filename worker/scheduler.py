@@ -26,7 +26,7 @@ from redis.exceptions import RedisError
 from adapters.platforms.targets import UnknownSession, target_of
 from bot.config.settings import ConfigError, ConfiguredTask, Settings
 from bot.config.zones import known_zone
-from bot.llm.registry import served_model
+from bot.llm.served import served_model
 from bot.mailbox.inbox import Mailbox
 from bot.redis import keys
 from bot.redis.leader import LeaderLease

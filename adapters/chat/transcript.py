@@ -5,7 +5,8 @@ model call resets it); a running tool is remembered until it ends, for platforms
 it; Parley's own closing line (an error, a stop) comes last. A `plan_execute` turn's plan
 comes first, as a checklist redrawn whenever a step starts or ends. The model's thinking,
 where the turn shows it, comes before everything as a quote: its latest part, as much as the
-platform shows (`thought_limit`), since a chat has no room for pages of it.
+platform shows (`thought_limit`), since a chat has no room for pages of it. A turn a
+fallback model took over says so once, after its text.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Transcript:
         self.current = ""  # text of the model call in progress
         self.tool = ""  # the tool running now, if any
         self.ending = ""  # Parley's own closing line (stopped, an error)
+        self.answered_by = ""  # the fallback model that took the turn over, if one did
         self.thought_limit = 0  # characters of thinking shown; 0: none
         self.thinking = ""  # the thinking of the model calls that ended
         self.thinking_now = ""  # of the call in progress
@@ -41,6 +43,8 @@ class Transcript:
             self.current += event.text
         elif isinstance(event, ev.ThinkingDelta):
             self.thinking_now += event.text
+        elif isinstance(event, ev.FailedOver):
+            self.answered_by = event.model
         elif isinstance(event, ev.TextReset):
             self.current = self.thinking_now = ""
         elif isinstance(event, ev.Iteration):
@@ -63,7 +67,8 @@ class Transcript:
     def body(self, *extra: str) -> str:
         """The reply's text, with `extra` lines (a tool's status) after it."""
         plan = self.plan if self.plan_inline else ""
-        parts = [self.thought(), plan, self.done, self.current, self.ending, *extra]
+        switched = f"_↪ answered by {self.answered_by}_" if self.answered_by else ""
+        parts = [self.thought(), plan, self.done, self.current, switched, self.ending, *extra]
         return "\n\n".join(part.strip() for part in parts if part.strip())
 
     def thought(self) -> str:

@@ -39,7 +39,7 @@ from adapters.http.streams import Slot, StreamHub, reader_connection
 from adapters.web.input import error, read_body, refusal
 from adapters.web.services import Services
 from bot.config.settings import Settings
-from bot.llm.registry import served_model
+from bot.llm.served import served_model
 from bot.redis import keys
 from bot.redis.confirmations import Outcome
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE

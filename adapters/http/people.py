@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from adapters.web.input import error, read_body, refusal
 from adapters.web.services import Services
-from bot.llm.registry import served_model
+from bot.llm.served import served_model
 from bot.people.preferences import clean
 from bot.store.grants import Grant
 from bot.store.memory import Memory

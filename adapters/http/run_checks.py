@@ -4,20 +4,20 @@ or a task is asked for, so a run never starts with a model, tool or setting it c
 from __future__ import annotations
 
 from adapters.web.services import Services
-from bot.llm.registry import resolve_model, served_model
+from bot.llm.served import Served
 from bot.vocabulary.run_config import RunConfig
 
 
 async def config_problems(services: Services, config: RunConfig) -> tuple[RunConfig, list[str]]:
     """The config with its model named as the provider serves it, and what is wrong with it,
     each problem naming its field under `config.`."""
-    settings = services.settings
+    served = Served.of(services.settings)
     problems: list[str] = []
     model = config.model
-    if model is not None and (model := served_model(settings, model)) is None:
+    if model is not None and (model := served.name(model)) is None:
         problems.append(f"config.model: this deployment's API does not serve {config.model!r}")
-    resolved = model or settings.model
-    claude = resolve_model(resolved).provider == "anthropic"
+    resolved = model or served.default
+    claude = served.ref(resolved).provider == "anthropic"
     if config.temperature is not None and config.temperature > 1 and claude:
         problems.append(f"config.temperature: Anthropic's models take 0 to 1 ({resolved})")
     if config.tools is not None:

@@ -20,7 +20,7 @@ from adapters.chat import mode_commands, preference_commands, reasoning_commands
 from adapters.chat.usage import limits_text, usage_text
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, person, place_of, sender_of
-from bot.llm.registry import served_model
+from bot.llm.served import served_model
 
 MENU = {
     "start": "Say hello",

@@ -62,6 +62,7 @@ class AgentDeps:
     compactor: Compactor
     retry: RetryPolicy
     sleep: Sleep = asyncio.sleep
+    fallbacks: tuple[str, ...] = ()  # PARLEY_FALLBACK_MODELS, in order
     clock: Callable[[], datetime] = _utcnow
 
 
@@ -158,6 +159,7 @@ class _Run:
         self.final_text = ""
         self.notice = ""
         self.repairing = False
+        self.model = ""  # the model that answered last, once one has
 
     @property
     def turn(self) -> TurnProgress:
@@ -286,8 +288,8 @@ class _Run:
             yield StepEnd(ev.FinishReason.MAX_ITERATIONS)
             return
         self.turn.iteration += 1
-        yield ev.Iteration(number=self.turn.iteration)
         request = self._request()
+        yield ev.Iteration(number=self.turn.iteration, model=request.model)
         async for event in self._compact(request):
             yield event
         if request.messages is not self.state.messages:
@@ -296,13 +298,15 @@ class _Run:
         deps = self.deps
         outcome = ModelOutcome()
         calling = call_model(
-            deps.provider, request, deps.retry, deps.sleep, self.cancel, self.reasoning
-        )
+            deps.provider, request, deps.retry, deps.sleep, self.cancel,
+            shown=self.reasoning, fallbacks=deps.fallbacks,
+        )  # fmt: skip
         async for part in calling:
             if isinstance(part, ModelOutcome):
                 outcome = part
             else:
                 yield part
+        self.model = outcome.model  # a fallback that answered answers the rest of the turn
         async for item in self._observe(outcome):
             yield item
 
@@ -331,7 +335,10 @@ class _Run:
         if content:  # its thinking first, as the API wants it back; alone, it is not kept
             self.state.messages.append(
                 Message(
-                    role="assistant", content=[*outcome.thoughts, *content], usage=outcome.usage
+                    role="assistant",
+                    content=[*outcome.thoughts, *content],
+                    usage=outcome.usage,
+                    model=outcome.model,
                 )
             )
         self.final_text = outcome.text
@@ -374,7 +381,7 @@ class _Run:
     def _request(self) -> ModelRequest:
         deps = self.deps
         return ModelRequest(
-            model=self.config.model or self.request.model or deps.model,
+            model=self.model or self.config.model or self.request.model or deps.model,
             system=deps.prompt.system(self.request.ctx, deps.clock(), self.request.memory),
             messages=self.state.messages,
             tools=deps.tools.specs,
@@ -411,6 +418,7 @@ class _Run:
             usage=turn.usage,
             text=self.final_text,
             output=self.output,
+            model=self.model,
         )
 
 

@@ -1,10 +1,10 @@
-"""One model call inside a turn: stream it, retry it, and collect what it produced."""
+"""One model call inside a turn: stream it, retry it, fail over, and collect what it produced."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
 
 from bot.agent.cancel import until_cancelled
 from bot.llm import events as llm
@@ -24,6 +24,7 @@ class ModelOutcome:
     provider failed beyond its retries, and `rejected` when it refused the request as
     invalid, which asking again would not change."""
 
+    model: str = ""  # the model that made it (a fallback, when the asked one failed)
     parts: list[str] = field(default_factory=list)
     thoughts: list[Thought] = field(default_factory=list)
     calls: list[llm.ToolCall] = field(default_factory=list)
@@ -49,46 +50,75 @@ async def call_model(
     retry: RetryPolicy,
     sleep: Sleep,
     cancel: asyncio.Event | None,
+    *,
     shown: Reasoning = "off",
+    fallbacks: Sequence[str] = (),
 ) -> AsyncIterator[ev.AgentEvent | ModelOutcome]:
     """Stream `request`, yielding loop events as they come and, last, the `ModelOutcome`.
 
     When `cancel` is set mid-stream the call stops where it is and the outcome says so. The
     model's thinking is kept in the outcome, and `shown` as it comes (`stream`), each
-    thought whole once it ends (`on`), or not at all.
+    thought whole once it ends (`on`), or not at all. A model that stays overloaded, rate
+    limited or out of reach after its retries hands the call to the next of `fallbacks`,
+    which makes it again from its start: what the failed one showed is taken back first.
     """
-    outcome = ModelOutcome()
+    outcome = ModelOutcome(model=request.model)
     yield ev.StateChanged(layer="call", state=ev.CallState.CALLING)
+    chain = [request.model, *(model for model in fallbacks if model != request.model)]
+    for index, model in enumerate(chain):
+        outcome.model = model
+        asked = replace(request, model=model)
+        try:
+            async for event in _streamed(provider, asked, retry, sleep, cancel, shown, outcome):
+                yield event
+            break
+        except ProviderError as exc:
+            if index + 1 == len(chain) or not exc.retryable:
+                outcome.error, outcome.rejected = str(exc), exc.invalid_request
+                break
+            yield ev.FailedOver(failed=model, model=chain[index + 1], error=str(exc))
+            if outcome.parts or outcome.thoughts:
+                yield ev.TextReset(reason="the call is made again on another model")
+            outcome.reset()
+    yield outcome
+
+
+async def _streamed(
+    provider: Provider,
+    request: ModelRequest,
+    retry: RetryPolicy,
+    sleep: Sleep,
+    cancel: asyncio.Event | None,
+    shown: Reasoning,
+    outcome: ModelOutcome,
+) -> AsyncIterator[ev.AgentEvent]:
+    """One model's attempts at the call, into `outcome`; ProviderError once they failed."""
     streaming = False
     source = stream_with_retries(provider, request, retry, sleep)
-    try:
-        async for event in until_cancelled(source, cancel):
-            if isinstance(event, llm.TextDelta):
-                if not streaming:
-                    streaming = True
-                    yield ev.StateChanged(layer="call", state=ev.CallState.STREAMING)
-                outcome.parts.append(event.text)
-                yield ev.TextDelta(text=event.text)
-            elif isinstance(event, llm.ThinkingDelta | llm.ThoughtDone):
-                thought = _thought(event, outcome, shown)
-                if thought is not None:
-                    yield thought
-            elif isinstance(event, llm.ToolCall):
-                outcome.calls.append(event)
-            elif isinstance(event, Usage):
-                outcome.usage = event
-            elif isinstance(event, llm.Finished):
-                outcome.finish_reason = event.reason
-            elif isinstance(event, llm.Retrying):
-                streaming = False
-                yield ev.StateChanged(layer="call", state=ev.CallState.RETRYING)
-                yield ev.Retrying(attempt=event.attempt, delay=event.delay, error=event.error)
-            elif isinstance(event, llm.Reset):
-                outcome.reset()
-                yield ev.TextReset(reason="the model call is being retried")
-    except ProviderError as exc:
-        outcome.error, outcome.rejected = str(exc), exc.invalid_request
-    yield outcome
+    async for event in until_cancelled(source, cancel):
+        if isinstance(event, llm.TextDelta):
+            if not streaming:
+                streaming = True
+                yield ev.StateChanged(layer="call", state=ev.CallState.STREAMING)
+            outcome.parts.append(event.text)
+            yield ev.TextDelta(text=event.text)
+        elif isinstance(event, llm.ThinkingDelta | llm.ThoughtDone):
+            thought = _thought(event, outcome, shown)
+            if thought is not None:
+                yield thought
+        elif isinstance(event, llm.ToolCall):
+            outcome.calls.append(event)
+        elif isinstance(event, Usage):
+            outcome.usage = event
+        elif isinstance(event, llm.Finished):
+            outcome.finish_reason = event.reason
+        elif isinstance(event, llm.Retrying):
+            streaming = False
+            yield ev.StateChanged(layer="call", state=ev.CallState.RETRYING)
+            yield ev.Retrying(attempt=event.attempt, delay=event.delay, error=event.error)
+        elif isinstance(event, llm.Reset):
+            outcome.reset()
+            yield ev.TextReset(reason="the model call is being retried")
 
 
 def _thought(

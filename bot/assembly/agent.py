@@ -15,8 +15,10 @@ from bot.assembly.stores import ToolStores
 from bot.assembly.tool_settings import tool_config, unclaimed
 from bot.config.settings import ConfigError, Settings
 from bot.llm.base import Provider
-from bot.llm.registry import build_provider, context_window, resolve_model
+from bot.llm.registry import context_window
 from bot.llm.retry import RetryPolicy, Sleep
+from bot.llm.router import ModelRouter
+from bot.llm.served import Served
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
@@ -93,8 +95,9 @@ def build_agent(
 ) -> Agent:
     """The agent for `settings`, with the tools that reach the database where there are
     `stores` (a worker's); raises ConfigError for an unknown model or a missing key."""
-    ref = resolve_model(settings.model)
-    provider = provider or build_provider(settings, ref)
+    served = Served.of(settings)
+    served.check()
+    provider = provider or ModelRouter(served)
     registry = tool_registry(configured_tools(settings, stores) if tools is None else tools)
     retry = RetryPolicy(
         attempts=settings.llm_attempts,
@@ -102,10 +105,10 @@ def build_agent(
         backoff_max=settings.llm_backoff_max,
         max_retry_after=settings.llm_max_retry_after,
     )
-    window = context_window(settings, ref.model)
+    window = context_window(settings, served.default)
     compactor = Compactor(
         provider,
-        ref.model,
+        served.default,
         retry,
         sleep,
         budget=int(window * settings.compact_threshold),
@@ -117,7 +120,8 @@ def build_agent(
         AgentDeps(
             settings=settings,
             provider=provider,
-            model=ref.model,
+            model=served.default,
+            fallbacks=served.fallbacks,
             tools=registry,
             executor=executor,
             policy=Policy(settings.policy, settings.allowed_users),

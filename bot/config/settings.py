@@ -34,6 +34,7 @@ from bot.vocabulary.run_config import Effort, Reasoning, RunConfig
 
 ENV_PREFIX = "PARLEY_"
 TOOL_PREFIX = ENV_PREFIX + "TOOL_"  # also the tools' own settings (`bot.tools.config`)
+ALIAS = re.compile(r"[A-Za-z0-9._-]{1,40}")  # a model's alias in PARLEY_MODELS
 YEAR_S = 365 * 24 * 3600  # longer than any wait, timeout or interval: a mistake, or infinity
 
 
@@ -105,6 +106,10 @@ class Settings(BaseSettings):
         default="claude-sonnet-4-5",
         validation_alias=AliasChoices("PARLEY_MODEL", "model"),
     )
+    # More models than PARLEY_MODEL: an allow list (`name`, or `alias=name`), and the chain a
+    # turn goes on with when a model stays overloaded or out of reach (`bot.llm.served`).
+    models: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    fallback_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
     anthropic_api_key: SecretStr | None = _env("ANTHROPIC_API_KEY")
     anthropic_base_url: str | None = _env("ANTHROPIC_BASE_URL")
     openai_api_key: SecretStr | None = _env("OPENAI_API_KEY")
@@ -327,6 +332,23 @@ class Settings(BaseSettings):
         if value is not None and not re.fullmatch(r"\d+:\S+", value.get_secret_value()):
             raise ValueError("not a bot token (@BotFather's look like 123456789:AAH...)")
         return value
+
+    @field_validator("models", "fallback_models", mode="before")
+    @classmethod
+    def _model_list(cls, value: Any) -> Any:
+        """`claude-sonnet-4-5, fast=claude-haiku-4-5, local=openai:llama3.1` or a JSON list;
+        an alias is letters, digits, `.`, `_` and `-`."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ValueError("a comma-separated list of model names (alias=name for an alias)")
+        items = [item.strip() for item in value if item.strip()]
+        for item in items:
+            alias, sep, name = item.partition("=")
+            if sep and (not ALIAS.fullmatch(alias.strip()) or not name.strip()):
+                raise ValueError(f"{item!r}: write alias=name, the alias in letters and digits")
+        return items
 
     @field_validator("allowed_users", "admins", "fetch_allow_hosts", "user_models", mode="before")
     @classmethod

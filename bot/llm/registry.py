@@ -77,21 +77,6 @@ def resolve_model(spec: str) -> ModelRef:
     )
 
 
-def served_model(settings: Settings, wanted: str) -> str | None:
-    """The model `wanted` names, if this deployment's provider (the one `PARLEY_MODEL` uses,
-    whose key and endpoint are configured) serves it; None if another API would be needed."""
-    return served_beside(settings.model, wanted)
-
-
-def served_beside(model: str, wanted: str) -> str | None:
-    """`served_model` for a deployment whose PARLEY_MODEL is `model`."""
-    try:
-        ref = resolve_model(wanted)
-    except ConfigError:
-        return None
-    return ref.model if ref.provider == resolve_model(model).provider else None
-
-
 def context_window(settings: Settings, model: str) -> int:
     if settings.context_window:
         return settings.context_window

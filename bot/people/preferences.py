@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bot.config.settings import Settings
 from bot.config.zones import known_zone
-from bot.llm.registry import served_beside
+from bot.llm.served import Served
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import Name
 
@@ -56,17 +56,17 @@ def clean(name: Name, value: str) -> str | None:
 
 @dataclass(frozen=True)
 class ModelChoices:
-    """The models people may choose (PARLEY_USER_MODELS; an admin any) on this deployment,
-    whose provider is PARLEY_MODEL's: all the settings that choosing a model needs, so that
+    """The models people may choose (PARLEY_USER_MODELS; an admin any) of those this
+    deployment serves (`bot.llm.served`): all the settings that choosing a model needs, so that
     what checks a choice (the preference tool) is built with these and nothing more. An
     admin is whoever's `Sender` says so, as stamped where their message came in."""
 
     allowed: tuple[str, ...]
-    default: str  # PARLEY_MODEL: a choice must be served by its provider
+    models: Served  # what this deployment serves: a choice must be one of them
 
     @classmethod
     def of(cls, settings: Settings) -> ModelChoices:
-        return cls(tuple(settings.user_models), settings.model)
+        return cls(tuple(settings.user_models), Served.of(settings))
 
     def may_prefer(self, model: str, is_admin: bool) -> bool:
         """Whether a person may choose `model`: one the operator lists, and for an admin any
@@ -81,7 +81,7 @@ class ModelChoices:
 
     def served(self, wanted: str) -> str | None:
         """The model `wanted` names, if this deployment serves it."""
-        return served_beside(self.default, wanted)
+        return self.models.name(wanted)
 
     def chosen(self, person: Sender, wanted: str) -> str:
         """The model `wanted` names, if `person` may choose it and this deployment serves

@@ -37,6 +37,7 @@ class Recorder:
     history: History
     limits: Limits | None
     tools: Collection[str]  # the registered tool names, the only ones metrics label
+    models: Collection[str] = ()  # the models the settings name, the only ones metrics label
 
     async def record(self, state: SessionState, record: RunRecord) -> None:
         """A run the database missed waits in `state.unrecorded`, and the next record writes
@@ -48,7 +49,7 @@ class Recorder:
 
     async def finished(self, state: SessionState, record: RunRecord) -> None:
         """A run that completed: counted in the metrics, then recorded."""
-        metrics.observe_run(record, self.tools)
+        metrics.observe_run(record, self.tools, self.models)
         await self.record(state, record)
 
 

@@ -50,7 +50,9 @@ class SessionRunner:
         decisions = Decisions(
             deps.confirmations, deps.history, grants, deps.schedule_expiry, s.confirmation_ttl
         )
-        recorder = Recorder(deps.history, deps.limits, deps.agent.deps.tools.names)
+        agent = deps.agent.deps
+        models = (agent.model, *agent.fallbacks)
+        recorder = Recorder(deps.history, deps.limits, agent.tools.names, models)
         self.turns = Turns(s, deps.mailbox, decisions, stores)
         self.commands = Commands(
             deps.mailbox, deps.egress, decisions, recorder, deps.agent.default_model

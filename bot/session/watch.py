@@ -68,7 +68,7 @@ class RunWatch:
             envelope_ids=[envelope.id for envelope in group],
             trigger=trigger,
             sender=person,
-            model=model,
+            model=done.model or model,  # the model that answered, a fallback if one did
             finish_reason=done.finish_reason,
             iterations=done.iterations,
             usage=done.usage,

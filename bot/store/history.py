@@ -183,7 +183,8 @@ class History:
     def _message_row(self, run: RunRecord, message: Message, *, new: bool) -> dict[str, Any]:
         usage = message.usage or Usage()
         assistant = message.role == "assistant"
-        cost = self.prices.cost(run.model, usage) if assistant and message.usage else None
+        model = (message.model or run.model) if assistant else None
+        cost = self.prices.cost(model, usage) if model and message.usage else None
         return {
             "id": message.id,
             "session_key": run.where.session,
@@ -191,7 +192,7 @@ class History:
             "role": message.role,
             "summary": message.summary,
             "sender": _sender(run, message),
-            "model": run.model if assistant else None,
+            "model": model,
             "content": [block.model_dump(mode="json") for block in message.content],
             "text": message.text,
             "created_at": _at(message.at),
@@ -327,6 +328,7 @@ def _message(row: Any) -> Message:
             "summary": row.summary,
             "at": row.created_at.timestamp(),
             "usage": usage,
+            "model": row.model,
         }
     )
 

@@ -25,6 +25,7 @@ import logging
 import os
 import socket
 from collections.abc import Collection, Iterable
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -63,10 +64,17 @@ FIRST_TEXT_SECONDS = Histogram(
     buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30), registry=REGISTRY,
 )  # fmt: skip
 MODEL_CALLS = Counter(
-    "parley_model_calls", "Model calls, by outcome (ok, error, cancelled)", ["outcome"],
-    registry=REGISTRY,
+    "parley_model_calls",
+    "Model calls, by the model that answered (or was last asked) and outcome (ok, error, "
+    "cancelled); a model the settings do not name is `other`",
+    ["model", "outcome"], registry=REGISTRY,
 )  # fmt: skip
 MODEL_RETRIES = Counter("parley_model_retries", "Model calls made again", registry=REGISTRY)
+MODEL_FAILOVERS = Counter(
+    "parley_model_failovers",
+    "Model calls handed to the next fallback model, by the model that failed",
+    ["model"], registry=REGISTRY,
+)  # fmt: skip
 TOOL_CALLS = Counter(
     "parley_tool_calls", "Tool calls, by tool and outcome", ["tool", "outcome"],
     registry=REGISTRY,
@@ -98,15 +106,23 @@ RATE_LIMIT_WAIT_SECONDS = Histogram(
 )  # fmt: skip
 
 
-def observe_run(record: RunRecord, tools: Collection[str]) -> None:
-    """Count a recorded run, and what its trace saw; `tools` are the registered names."""
+def observe_run(record: RunRecord, tools: Collection[str], models: Collection[str] = ()) -> None:
+    """Count a recorded run, and what its trace saw; `tools` are the registered names and
+    `models` those the settings name: labels take no other value."""
+
+    def model(name: Any) -> str:
+        return name if name in models else "other"
+
     TURNS.labels(record.trigger, str(record.finish_reason)).inc()
     TURN_SECONDS.observe(max(0.0, record.finished_at - record.started_at))
     if record.first_text_at is not None:
         FIRST_TEXT_SECONDS.observe(max(0.0, record.first_text_at - record.started_at))
     for node in record.trace.nodes if record.trace is not None else []:
         if node.kind == "model_call":
-            MODEL_CALLS.labels(node.status if node.status != "waiting" else "ok").inc()
+            outcome = node.status if node.status != "waiting" else "ok"
+            MODEL_CALLS.labels(model(node.detail.get("model")), outcome).inc()
+        elif node.kind == "failover":
+            MODEL_FAILOVERS.labels(model(node.detail.get("failed"))).inc()
         elif node.kind == "tool_call" and node.status != "waiting":
             TOOL_CALLS.labels(node.name if node.name in tools else "other", node.status).inc()
         elif node.kind == "retry":

@@ -84,7 +84,9 @@ class TraceBuilder:
     def see(self, event: ev.AgentEvent) -> None:
         now = self.clock()
         if isinstance(event, ev.Iteration):
-            self._next_step(event.number, now)
+            self._next_step(event.number, event.model, now)
+        elif isinstance(event, ev.FailedOver):
+            self._failed_over(event, now)
         elif isinstance(event, ev.ToolCallStart):
             self._end_model(now)
             self._tool_started(event, now)
@@ -110,14 +112,24 @@ class TraceBuilder:
         elif isinstance(event, ev.Completed):
             self._finish(event, now)
 
-    def _next_step(self, number: int, now: float) -> None:
+    def _next_step(self, number: int, model: str, now: float) -> None:
         self._end_model(now)
         self._step = number
-        node = self._add("model_call", "model", now, status="ok", ended=None)
+        detail = {"model": model} if model else None
+        node = self._add("model_call", "model", now, status="ok", detail=detail, ended=None)
         if node is not None and self._last_step is not None:
             self._edge(self._last_step, node, "success")
         self._model = node
         self._last_step = node or self._last_step
+
+    def _failed_over(self, event: ev.FailedOver, now: float) -> None:
+        """The call's model gave up: a node says why, and the call names its new model."""
+        detail = {"failed": event.failed, "model": event.model, "error": self._text(event.error)}
+        self._child(
+            "failover", f"{event.failed} → {event.model}", now, "error", detail, edge="retry"
+        )
+        if self._model is not None:
+            self._model.detail["model"] = event.model
 
     def _tool_started(self, event: ev.ToolCallStart, now: float) -> None:
         if (earlier := self._tools.get(event.call_id)) is not None:  # run again on a resume

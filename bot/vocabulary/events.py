@@ -114,6 +114,17 @@ class ToolCallResult(BaseModel):
 class Iteration(BaseModel):
     type: Literal["iteration"] = "iteration"
     number: int
+    model: str = ""  # the model asked
+
+
+class FailedOver(BaseModel):
+    """A model stayed overloaded, rate limited or out of reach after its retries: the call
+    is made again on the next model of PARLEY_FALLBACK_MODELS, from its start."""
+
+    type: Literal["failover"] = "failover"
+    failed: str
+    model: str
+    error: str
 
 
 class Retrying(BaseModel):
@@ -190,6 +201,7 @@ class Completed(BaseModel):
     usage: Usage
     text: str = ""
     output: Any = None
+    model: str = ""  # the model that answered last ("" if none was asked)
 
 
 class Error(BaseModel):
@@ -209,6 +221,7 @@ AgentEvent = Annotated[
     | ToolCallStart
     | ToolCallResult
     | Iteration
+    | FailedOver
     | Retrying
     | ConfirmationRequired
     | Compacted

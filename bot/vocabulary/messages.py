@@ -112,6 +112,7 @@ class Message(BaseModel):
     id: str = Field(default_factory=new_id)
     at: float = Field(default_factory=time.time)
     usage: Usage | None = None
+    model: str | None = None  # the model that wrote it (an assistant message)
 
     @property
     def text(self) -> str:

@@ -57,6 +57,18 @@ def test_empty_values_count_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
         ),
         ({"PARLEY_MODEL": "llama3"}, "PARLEY_MODEL: cannot tell which API serves 'llama3'"),
         ({"PARLEY_MODEL": "claude-x"}, "ANTHROPIC_API_KEY: not set, and model 'claude-x' needs it"),
+        (
+            {"ANTHROPIC_API_KEY": "k", "PARLEY_FALLBACK_MODELS": "claude-y, gpt-4o"},
+            "OPENAI_API_KEY: not set, and model 'gpt-4o' needs it",
+        ),
+        (
+            {"ANTHROPIC_API_KEY": "k", "PARLEY_MODELS": "fast=mystery"},
+            "PARLEY_MODELS: cannot tell which API serves 'mystery'",
+        ),
+        (
+            {"ANTHROPIC_API_KEY": "k", "PARLEY_MODELS": "a b=claude-y"},
+            "PARLEY_MODELS: 'a b=claude-y': write alias=name",
+        ),
     ],
 )
 @pytest.mark.e2e  # runs `python -m worker`

@@ -141,6 +141,25 @@ class Stack:
         return str(response.json()["id"])
 
 
+async def recorded(stack: Stack, session: str, count: int) -> dict[str, Any]:
+    """The session as `GET /api/sessions/{id}` shows it, once its record holds `count`
+    messages and no turn runs in it: what a reload reads."""
+    async with stack.client() as client:
+        answers: list[httpx.Response] = []
+
+        async def written() -> bool:
+            answers.append(response := await client.get(f"/api/sessions/{session}"))
+            body = response.json()
+            return (
+                response.status_code == 200
+                and len(body["recent"]) >= count
+                and not (body["running"])
+            )
+
+        await until(written, lambda: f"{session} recorded: {answers[-1].text}", every=0.1)
+        return dict(answers[-1].json())
+
+
 async def read_events(
     response: httpx.Response,
     on_event: Callable[[dict[str, Any]], Awaitable[None]] | None = None,

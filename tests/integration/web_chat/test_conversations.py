@@ -6,28 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import severe_logs, wait_for, wait_for_text
 from tests.support.chat_page import current_session, idle, run, say, script, shown
-from tests.support.stack import Stack
-from tests.support.waiting import until
-
-
-async def recorded(stack: Stack, session: str, count: int) -> dict[str, Any]:
-    """The session's record once it holds `count` messages: what a reload reads."""
-    async with stack.client() as client:
-        answers: list[httpx.Response] = []
-
-        async def written() -> bool:
-            answers.append(response := await client.get(f"/api/sessions/{session}"))
-            return response.status_code == 200 and len(response.json()["recent"]) >= count
-
-        await until(written, lambda: f"{session} recorded: {answers[-1].text}", every=0.1)
-        return dict(answers[-1].json())
+from tests.support.stack import Stack, recorded
 
 
 def page_state(browser: WebDriver) -> dict[str, Any]:

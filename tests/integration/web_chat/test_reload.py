@@ -7,7 +7,6 @@ import asyncio
 import json
 from typing import Any
 
-import httpx
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -15,25 +14,9 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import wait_for, wait_for_text
 from tests.support.chat_page import current_session, idle, run, say, script, shown
-from tests.support.stack import Stack
-from tests.support.waiting import until
+from tests.support.stack import Stack, recorded
 
 REPLY = "Begun before the reload, finished after it."
-
-
-async def recorded(stack: Stack, session: str, count: int) -> None:
-    """Until the session's record holds `count` messages and no turn runs in it."""
-    async with stack.client() as client:
-        answers: list[httpx.Response] = []
-
-        async def written() -> bool:
-            answers.append(response := await client.get(f"/api/sessions/{session}"))
-            body = response.json()
-            return (
-                response.status_code == 200 and len(body["recent"]) >= count and not body["running"]
-            )
-
-        await until(written, lambda: f"{session} recorded: {answers[-1].text}", every=0.1)
 
 
 def kinds(browser: WebDriver) -> list[list[str]]:

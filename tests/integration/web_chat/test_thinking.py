@@ -9,10 +9,9 @@ import pytest
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.fakes.llm import Reply, ToolCallSpec
-from tests.integration.web_chat.test_conversations import recorded
 from tests.support.browser import severe_logs, wait_for, wait_for_text
 from tests.support.chat_page import current_session, idle, run, say, script
-from tests.support.stack import Stack
+from tests.support.stack import Stack, recorded
 
 FIRST = "They want 6*7. The calculator is exact."
 SECOND = "42 came back; say it plainly."

@@ -24,6 +24,7 @@ export class Turn {
     view.log.append(this.element);
     this.bubble = null; // the MarkdownText of the bubble the next text goes to
     this.thought = null; // the <pre> the model's thinking streams into, until its text starts
+    this.failover = null; // the note naming the fallback model that took the turn over
     this.plan = null;
     this.status = null;
   }
@@ -103,6 +104,10 @@ export class Turn {
         break;
       case "plan":
         this.showPlan(event);
+        break;
+      case "failover": // said once, for the model that answers now
+        this.failover?.remove();
+        this.failover = this.note("info", `↪ answered by ${event.model}`);
         break;
       case "retrying":
         this.setStatus(`The model did not answer; trying again (attempt ${event.attempt})…`);
