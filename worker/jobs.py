@@ -28,6 +28,7 @@ from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
 from bot.assembly.stores import ToolStores
 from bot.config.settings import Settings
+from bot.files.store import FileStore
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
 from bot.mcp.config import load_mcp_config
@@ -147,10 +148,10 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
 
 async def prune(ctx: dict[str, Any]) -> int:
     """Retention: delete everything older than PARLEY_RETENTION_DAYS, in every session, from
-    the record and the workspaces. A session idle that long goes whole: its hot state and
-    its workspace too, unless a turn has just begun there (then only its old files go). An
-    active session keeps its hot state, which holds its context. arq runs it in one worker
-    at a time (a unique job id)."""
+    the record and the workspaces, and the files people sent that no message kept carries.
+    A session idle that long goes whole: its hot state and its workspace too, unless a turn
+    has just begun there (then only its old files go). An active session keeps its hot
+    state, which holds its context. arq runs it in one worker at a time (a unique job id)."""
     supervisor: Supervisor = ctx["supervisor"]
     settings = supervisor.settings
     if settings.retention_days is None:
@@ -161,12 +162,15 @@ async def prune(ctx: dict[str, Any]) -> int:
         if await supervisor.mailbox.forget_idle(session) is not None:
             await asyncio.to_thread(remove_workspace, settings.workspace_dir, session)
     files = await asyncio.to_thread(prune_workspaces, settings.workspace_dir, before)
-    if pruned.sessions or pruned.rows or files:
+    store = FileStore(settings.files_dir)
+    sent = await asyncio.to_thread(store.remove, pruned.unused_files)
+    if pruned.sessions or pruned.rows or files or sent:
         log.warning(
             "retention: deleted %d sessions idle for over %g days, and older than that in "
-            "the others %d runs, %d messages, %d approvals, %d ended tasks and %d files",
+            "the others %d runs, %d messages, %d approvals, %d ended tasks, %d workspace "
+            "files and %d files people sent",
             len(pruned.sessions), settings.retention_days, pruned.runs, pruned.messages,
-            pruned.confirmations, pruned.tasks, files,
+            pruned.confirmations, pruned.tasks, files, sent,
         )  # fmt: skip
     return len(pruned.sessions)
 

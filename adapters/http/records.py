@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 
 from aiohttp import web
 
 from adapters.http import place
 from adapters.web.input import error, query_number
 from adapters.web.services import Services
+from bot.mailbox.inbox import Mailbox
 from bot.redis import keys
 from bot.tools.workspace_upkeep import remove_workspace
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.run_config import reasoning_in, reasoning_of
 
 log = logging.getLogger(__name__)
+STORED = re.compile(rb'"(?:sha256|extract)":\s*"([0-9a-f]{64})"')  # in a file reference's JSON
+PEEK = 1_000  # of a session's inbox, the messages looked at for files
 MAX_LIMIT = 100
 STOP_WAIT_S = 10.0
 
@@ -75,6 +79,7 @@ class Records:
             return error(404, "unknown session", id=key)
         if await mailbox.stop(key) and not await self._stopped(key):
             return error(409, "a turn is still running in this session; try again", id=key)
+        unrecorded = await _files_waiting(mailbox, key)
         removed = await mailbox.forget(key)
         if place.is_ours(key):
             removed += await self.services.redis.delete(keys.http_session(place.session_id(key)))
@@ -84,8 +89,11 @@ class Records:
         except OSError as exc:
             log.warning("could not remove the workspace of %s: %s", key, exc)
             return error(500, "could not remove the session's files; try again", id=key)
-        await self.services.archive.delete(key)
-        return web.json_response({"deleted": key, "redis_keys": removed, "workspace": files})
+        deleted = await self.services.archive.delete(key, unrecorded)
+        store = self.services.files.store
+        sent = await asyncio.to_thread(store.remove, deleted.unused_files)
+        answer = {"deleted": key, "redis_keys": removed, "workspace": files, "files": sent}
+        return web.json_response(answer)
 
     async def _stopped(self, key: str) -> bool:
         loop = asyncio.get_running_loop()
@@ -99,3 +107,13 @@ class Records:
     async def stats(self, request: web.Request) -> web.Response:
         stats = await self.services.archive.stats()
         return web.json_response(stats.model_dump(mode="json"))
+
+
+async def _files_waiting(mailbox: Mailbox, key: str) -> set[str]:
+    """The files of the session that only Redis knows of: in the state of a turn not recorded
+    yet, and in the messages still in its inbox (found by their references' JSON)."""
+    stored = await mailbox.load_state(key)
+    waiting = await mailbox.peek(key, PEEK)
+    parts = [*(stored.context if stored else []), stored.head if stored else b""]
+    parts += [envelope.model_dump_json().encode() for envelope in waiting]
+    return {found.group(1).decode() for part in parts for found in STORED.finditer(part)}

@@ -1,4 +1,5 @@
-"""Files by content: `<root>/<first two hex digits>/<SHA-256>`, written once.
+"""Files by content: `<root>/<first two hex digits>/<SHA-256>`, written once, removed once no
+recorded message carries them (`bot.store.archive` says which).
 
 The name is the hash of the bytes, so a file sent twice (an album forwarded again, the same
 screenshot in two chats) is stored once and a reference can never point at other bytes. A
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from bot.vocabulary.files import FileRef
@@ -44,6 +46,17 @@ class FileStore:
                 Path(temporary).unlink(missing_ok=True)
                 raise
         return FileRef(sha256=sha256, media_type=media_type, name=name, size=len(data))
+
+    def remove(self, hashes: Iterable[str]) -> int:
+        """Remove the files of `hashes` (those no message wants any more); how many were here."""
+        removed = 0
+        for sha256 in hashes:
+            try:
+                self.path(sha256).unlink()
+            except FileNotFoundError:
+                continue
+            removed += 1
+        return removed
 
     def read(self, ref: FileRef) -> bytes:
         return self._read(ref.sha256, ref)

@@ -12,6 +12,7 @@ state in Redis and its workspace files are the caller's (`worker.jobs.prune`,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.store.cold_context import CONTEXT
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS
-from bot.store.record_statements import TOKEN_COUNTS
+from bot.store.record_statements import FILES, TOKEN_COUNTS
 from bot.store.schema import TaskRow
 from bot.store.sqlite_file import DatabaseFile
 
@@ -89,6 +90,12 @@ class Stats(BaseModel):
 
 
 @dataclass(frozen=True)
+class Deleted:
+    existed: bool  # the record had the session
+    unused_files: list[str]  # hashes no message refers to any more
+
+
+@dataclass(frozen=True)
 class Pruned:
     """What one pass of retention deleted: the sessions idle since the window began (whole;
     their hot state and workspaces should go too), and the rows older than it in the others."""
@@ -98,6 +105,7 @@ class Pruned:
     messages: int
     confirmations: int
     tasks: int
+    unused_files: list[str]  # hashes no message kept refers to: the file store's to remove
 
     @property
     def rows(self) -> int:
@@ -195,10 +203,14 @@ class Archive:
             found = await db.execute(select(SESSIONS.c.key).where(SESSIONS.c.key == key))
             return found.first() is not None
 
-    async def delete(self, key: str) -> bool:
-        """Remove the session and everything recorded about it; False if there was none."""
+    async def delete(self, key: str, files: Iterable[str] = ()) -> Deleted:
+        """Remove the session and everything recorded about it, and say which files its
+        messages (and `files`, those of a turn not recorded yet) carried that no other
+        message does: the file store's to remove."""
         async with self.engine.begin() as db:
-            return await _delete(db, [key]) > 0
+            wanted = await _files_of(db, MESSAGES.c.session_key == key)
+            existed = await _delete(db, [key]) > 0
+            return Deleted(existed, await _unused(db, wanted | set(files)))
 
     async def stats(self) -> Stats:
         async with self.engine.connect() as db:
@@ -239,6 +251,8 @@ class Archive:
         async with self.engine.begin() as db:
             idle = select(SESSIONS.c.key).where(SESSIONS.c.updated_at < before)
             gone = list((await db.execute(idle)).scalars())
+            old_files = (MESSAGES.c.created_at < before) | MESSAGES.c.session_key.in_(gone)
+            wanted = await _files_of(db, old_files)
             await _delete(db, gone, tasks=False)
             touched: set[str] = set()
             counts: list[int] = []
@@ -253,8 +267,9 @@ class Archive:
             ended = (TASKS.c.status != "active") & (TASKS.c.updated_at < before)
             tasks = int((await db.execute(delete(TASKS).where(ended))).rowcount)
             await _recount(db, sorted(touched))
+            unused = await _unused(db, wanted)
         runs, messages, confirmations = counts
-        return Pruned(gone, runs, messages, confirmations, tasks)
+        return Pruned(gone, runs, messages, confirmations, tasks, unused)
 
 
 def _of_session(table: Table, *columns: Any) -> Any:
@@ -277,6 +292,27 @@ async def _recount(db: AsyncConnection, keys: list[str]) -> None:
     for start in range(0, len(keys), CHUNK):
         chunk = keys[start : start + CHUNK]
         await db.execute(update(SESSIONS).where(SESSIONS.c.key.in_(chunk)).values(values))
+
+
+async def _files_of(db: AsyncConnection, which: Any) -> set[str]:
+    """The files the messages `which` selects carry; their rows say so no longer."""
+    messages = select(MESSAGES.c.id).where(which)
+    found = await db.execute(select(FILES.c.sha256).where(FILES.c.message_id.in_(messages)))
+    hashes = set(found.scalars())
+    await db.execute(delete(FILES).where(FILES.c.message_id.in_(messages)))
+    return hashes
+
+
+async def _unused(db: AsyncConnection, hashes: set[str]) -> list[str]:
+    """Those of `hashes` no message carries (any more)."""
+    wanted = sorted(hashes)
+    kept: set[str] = set()
+    for start in range(0, len(wanted), CHUNK):
+        chunk = wanted[start : start + CHUNK]
+        kept.update(
+            (await db.execute(select(FILES.c.sha256).where(FILES.c.sha256.in_(chunk)))).scalars()
+        )
+    return [sha for sha in wanted if sha not in kept]
 
 
 async def _delete(db: AsyncConnection, keys: list[str], *, tasks: bool = True) -> int:

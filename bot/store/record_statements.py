@@ -20,11 +20,12 @@ from sqlalchemy import Integer, Table, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql import Executable
 
-from bot.store.schema import MessageRow, RunRow, SessionRow
+from bot.store.schema import MessageFileRow, MessageRow, RunRow, SessionRow
 
 SESSIONS: Table = SessionRow.__table__  # type: ignore[assignment]
 RUNS: Table = RunRow.__table__  # type: ignore[assignment]
 MESSAGES: Table = MessageRow.__table__  # type: ignore[assignment]
+FILES: Table = MessageFileRow.__table__  # type: ignore[assignment]
 TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 TOTALS = (*TOKEN_COUNTS, "cost_usd")
 KEPT_ON_UPDATE = frozenset({"id", "session_key", "started_at"})  # a run's, once written
@@ -43,6 +44,9 @@ class RecordStatements:
         self.session = insert_of(dialect, SESSIONS).on_conflict_do_nothing(index_elements=["key"])
         message = insert_of(dialect, MESSAGES).on_conflict_do_nothing(index_elements=["id"])
         self.message = message.returning(MESSAGES.c.id)  # the ids it added, not those it had
+        self.message_file = insert_of(dialect, FILES).on_conflict_do_nothing(
+            index_elements=["message_id", "sha256"]
+        )
         self.grown_message = (  # the last message recorded, grown since: its text again
             update(MESSAGES)
             .where(MESSAGES.c.id == bindparam("grown_id"))

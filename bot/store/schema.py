@@ -157,6 +157,17 @@ class MessageRow(Tokens, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
 
 
+class MessageFileRow(Base):
+    """A file a recorded message carries (an image, a document, the text taken out of a PDF),
+    by its hash: what says whether a file is still wanted once a session, or the old part of
+    the record, is deleted (`bot.store.archive`). The same file in two messages is one file."""
+
+    __tablename__ = "message_files"
+
+    message_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True, index=True)
+
+
 class ContextRow(Base):
     """A message of a session's context that its hot state in Redis no longer holds: the
     older part of a long context, in order, as the exact JSON the state had

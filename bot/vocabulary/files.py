@@ -26,6 +26,11 @@ class FileRef(BaseModel):
     extract: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
     @property
+    def stored(self) -> tuple[str, ...]:
+        """The hashes of what the store keeps for it: the file, and its text taken out."""
+        return (self.sha256,) if self.extract is None else (self.sha256, self.extract)
+
+    @property
     def is_pdf(self) -> bool:
         return self.media_type == "application/pdf"
 

@@ -264,5 +264,5 @@ async def test_a_deleted_session_takes_the_older_part_of_its_context_with_it(rig
     for n in range(30):
         await turn(rig, rig.runner, session, n)
     assert await epochs(rig, session)
-    assert await rig.database.archive.delete(session)
+    assert (await rig.database.archive.delete(session)).existed
     assert not await epochs(rig, session)

@@ -110,8 +110,8 @@ async def test_delete_removes_everything_about_one_session(
         await ask(db, key, f"c-{key}")
         await schedule(book, key, f"remind {key}")
         await schedule(book, key, f"reminded {key}", ended=True)
-    assert await db.archive.delete("tg:1")
-    assert not await db.archive.delete("tg:1")
+    assert (await db.archive.delete("tg:1")).existed
+    assert not (await db.archive.delete("tg:1")).existed
     assert await db.archive.session("tg:1") is None
     async with db.engine.connect() as connection:
         for table, count in ((MESSAGES, 2), (RUNS, 1), (CONFIRMATIONS, 1), (TASKS, 2)):

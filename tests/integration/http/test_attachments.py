@@ -16,7 +16,7 @@ from PIL import Image
 from bot.vocabulary.files import LONG_EDGE
 from tests.fakes.llm import OPENAI_KEY, Reply
 from tests.support.images import image_bytes, png_claiming
-from tests.support.stack import Stack, read_events, texts
+from tests.support.stack import Stack, read_events, recorded, texts
 
 pytestmark = pytest.mark.e2e
 
@@ -164,3 +164,26 @@ async def test_a_multipart_message_is_read_part_by_part(stack: Stack) -> None:
     assert stranger.status_code == 422 and "colour: not a field" in stranger.text
     assert huge.status_code == 413 and "“big.bin” is larger than" in huge.json()["error"]
     assert broken.status_code in (400, 422), broken.text
+
+
+async def test_a_deleted_session_s_files_go_with_it_unless_another_keeps_them(
+    stack: Stack,
+) -> None:
+    """With the defaults: Ann's own photo goes with her session, the photo both sessions were
+    sent stays for the other."""
+    await stack.start_worker()
+    stack.fake.responder = lambda request: Reply(text="Seen.")
+    own, shared = image_bytes((300, 200), "PNG"), image_bytes((320, 200), "PNG")
+    store = stack.tmp / "files"
+    async with stack.client() as client:
+        ann, ben = await stack.session(client), await stack.session(client)
+        for session, photos in ((ann, [own, shared]), (ben, [shared])):
+            body = {"text": "look", "attachments": [attached(p, "p.png") for p in photos]}
+            assert (await post(client, session, body)).status_code == 200
+        await recorded(stack, f"http:{ann}", 2)
+        await recorded(stack, f"http:{ben}", 2)
+        deleted = await client.delete(f"/api/sessions/http:{ann}")
+    kept = {path.name for path in store.glob("*/*")}
+    assert deleted.status_code == 200 and deleted.json()["files"] == 1
+    assert hashlib.sha256(own).hexdigest() not in kept
+    assert hashlib.sha256(shared).hexdigest() in kept
