@@ -23,6 +23,7 @@ from bot.agent.step import Step, StepEnd
 from bot.agent.tool_step import CANCELLED, ToolStep
 from bot.config.settings import PolicyRule, Settings
 from bot.llm.base import ModelRequest, Provider
+from bot.llm.media import carries_images
 from bot.llm.retry import RetryPolicy, Sleep
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
@@ -42,6 +43,7 @@ from bot.vocabulary.state import SessionState, TurnProgress
 
 Checkpoint = Callable[[SessionState], Awaitable[None]]
 ANSWER_SHOWN = 2000  # characters of a judged answer its validation event carries
+UNSEEN_NOTE = "This model cannot see images, so I answered from your words alone."
 
 
 def _utcnow() -> datetime:
@@ -160,6 +162,7 @@ class _Run:
         self.notice = ""
         self.repairing = False
         self.model = ""  # the model that answered last, once one has
+        self.unseen = False  # the model answered without seeing the images: it is said
 
     @property
     def turn(self) -> TurnProgress:
@@ -295,20 +298,32 @@ class _Run:
         if request.messages is not self.state.messages:
             request = replace(request, messages=self.state.messages)
         yield ev.StateChanged(layer="turn", state=ev.TurnState.PLANNING)
-        deps = self.deps
         outcome = ModelOutcome()
-        calling = call_model(
-            deps.provider, request, deps.retry, deps.sleep, self.cancel,
-            shown=self.reasoning, fallbacks=deps.fallbacks,
-        )  # fmt: skip
-        async for part in calling:
+        async for part in self._call(request):
             if isinstance(part, ModelOutcome):
                 outcome = part
             else:
                 yield part
+        if outcome.rejected and request.images and carries_images(request.messages):
+            # A model without vision refuses images: asked again, each one is a sentence,
+            # as it is from now on in this session.
+            self.state.blind.append(request.model)
+            async for part in self._call(replace(request, images=False)):
+                if isinstance(part, ModelOutcome):
+                    outcome = part
+                else:
+                    yield part
+            self.unseen = outcome.error is None
         self.model = outcome.model  # a fallback that answered answers the rest of the turn
         async for item in self._observe(outcome):
             yield item
+
+    def _call(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent | ModelOutcome]:
+        deps = self.deps
+        return call_model(
+            deps.provider, request, deps.retry, deps.sleep, self.cancel,
+            shown=self.reasoning, fallbacks=deps.fallbacks,
+        )  # fmt: skip
 
     async def _observe(self, outcome: ModelOutcome) -> Step:
         """Keep what the model said, then run the tools it asked for."""
@@ -380,8 +395,9 @@ class _Run:
 
     def _request(self) -> ModelRequest:
         deps = self.deps
+        model = self.model or self.config.model or self.request.model or deps.model
         return ModelRequest(
-            model=self.model or self.config.model or self.request.model or deps.model,
+            model=model,
             system=deps.prompt.system(self.request.ctx, deps.clock(), self.request.memory),
             messages=self.state.messages,
             tools=deps.tools.specs,
@@ -390,6 +406,7 @@ class _Run:
             top_p=_either(self.config.top_p, deps.settings.top_p),
             reasoning=None if self.reasoning == "off" else deps.settings.reasoning_effort,
             show_thinking=self.reasoning in ("on", "stream"),
+            images=model not in self.state.blind,
             per_message=self.state.per_message,
         )
 
@@ -401,6 +418,8 @@ class _Run:
         self.final_text = text
 
     async def _end(self, finish: ev.FinishReason | str) -> AsyncIterator[ev.AgentEvent]:
+        if self.unseen:  # told, not kept in the context: the model knows from the sentences
+            yield ev.TextDelta(text=f"\n\n_{UNSEEN_NOTE}_")
         if self.notice:
             yield ev.TextDelta(text=self.notice)
         turn = self.turn

@@ -31,7 +31,7 @@ from bot.llm.events import (
     ThoughtDone,
     ToolCall,
 )
-from bot.llm.media import GONE, FileReader, encode_off_loop, file_base64, file_text
+from bot.llm.media import GONE, FileReader, encode_off_loop, file_base64, file_text, unseen
 from bot.vocabulary.messages import (
     DocumentBlock,
     ImageBlock,
@@ -108,7 +108,9 @@ def build_params(request: ModelRequest, files: FileReader | None = None) -> dict
     params = _head(request)
     thinks = request.reasoning is not None
     params["messages"] = [
-        _message(m, files, thinks=thinks) for m in request.messages if _has_content(m)
+        _message(m, files, thinks=thinks, sees=request.images)
+        for m in request.messages
+        if _has_content(m)
     ]
     if params["messages"]:
         params["messages"][-1]["content"][-1]["cache_control"] = CACHE
@@ -122,7 +124,8 @@ def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes
     end = next((i for i in range(len(encoded) - 1, -1, -1) if encoded[i]), None)
     parts = [each for each in encoded[:end] if each] if end is not None else []
     if end is not None:  # the last message sent carries the conversation's breakpoint
-        last = _message(request.messages[end], files, thinks=request.reasoning is not None)
+        thinks = request.reasoning is not None
+        last = _message(request.messages[end], files, thinks=thinks, sees=request.images)
         last["content"][-1]["cache_control"] = CACHE
         parts.append(json.dumps(last))
     rest = json.dumps({**_head(request), "stream": True})
@@ -132,18 +135,18 @@ def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes
 def _kept(request: ModelRequest, files: FileReader | None) -> PerMessage[str]:
     """The messages' JSON this conversation keeps for this API (with their thinking blocks
     when the model thinks, without them when it does not)."""
-    thinks = request.reasoning is not None
+    thinks, sees = request.reasoning is not None, request.images
+    key = "anthropic" + ("-thinking" if thinks else "") + ("" if sees else "-unseeing")
     return request.per_message.setdefault(
-        "anthropic-thinking" if thinks else "anthropic",
-        PerMessage(lambda m: _encoded(m, files, thinks)),
+        key, PerMessage(lambda m: _encoded(m, files, thinks=thinks, sees=sees))
     )
 
 
-def _encoded(message: Message, files: FileReader | None, thinks: bool) -> str:
+def _encoded(message: Message, files: FileReader | None, *, thinks: bool, sees: bool) -> str:
     """The message's JSON, or "" for one with nothing to send."""
     if not _has_content(message):
         return ""
-    return json.dumps(_message(message, files, thinks=thinks))
+    return json.dumps(_message(message, files, thinks=thinks, sees=sees))
 
 
 def _head(request: ModelRequest) -> dict[str, Any]:
@@ -192,9 +195,12 @@ def _has_content(message: Message) -> bool:
     return any(not isinstance(b, TextBlock) or b.text for b in message.content)
 
 
-def _message(message: Message, files: FileReader | None, *, thinks: bool) -> dict[str, Any]:
+def _message(
+    message: Message, files: FileReader | None, *, thinks: bool, sees: bool = True
+) -> dict[str, Any]:
     """A message as the API takes it; its thinking only to a model that thinks now (the API
-    checks it within a turn of tool calls, and has no use for it otherwise)."""
+    checks it within a turn of tool calls, and has no use for it otherwise), its images
+    only to one that `sees` them."""
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, ThinkingBlock | RedactedThinkingBlock):
@@ -204,7 +210,7 @@ def _message(message: Message, files: FileReader | None, *, thinks: bool) -> dic
             if block.text:
                 blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageBlock):
-            blocks.append(_image(block, files))
+            blocks.append(_image(block, files) if sees else unseen(block))
         elif isinstance(block, DocumentBlock):
             blocks.append(_document(block, files))
         elif isinstance(block, ToolUseBlock):

@@ -43,6 +43,7 @@ class ModelRequest:
     top_p: float | None = None
     reasoning: Effort | None = None  # None: the model answers without thinking first
     show_thinking: bool = True  # whether its thinking is shown, or only kept to send back
+    images: bool = True  # False: a sentence stands for each image (a model without vision)
     per_message: dict[str, PerMessage[Any]] = field(default_factory=dict)
 
 

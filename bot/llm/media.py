@@ -20,6 +20,8 @@ from bot.vocabulary.messages import Attached, DocumentBlock, ImageBlock, Message
 
 # Said to the model in place of a file that is gone (retention removed it).
 GONE = "[A file the person sent earlier; it is no longer kept.]"
+# Said in place of an image to a model that refused one (a model without vision).
+UNSEEN = "[An image the person sent, “{name}”: this model cannot see images.]"
 MAX_SHOWN = 200_000  # characters of a document's text a model is sent
 
 
@@ -60,6 +62,15 @@ def titled(block: DocumentBlock, text: str) -> str:
     """A document's text as one text part, under a line naming the file."""
     ref = block.file
     return f"[File “{ref.name or 'unnamed'}” ({ref.media_type})]\n{text}"
+
+
+def unseen(block: ImageBlock) -> dict[str, str]:
+    """The text part that stands for an image to a model that cannot see it."""
+    return {"type": "text", "text": UNSEEN.format(name=block.file.name or "unnamed")}
+
+
+def carries_images(messages: Sequence[Message]) -> bool:
+    return any(isinstance(block, ImageBlock) for message in messages for block in message.content)
 
 
 def carries_files(messages: Sequence[Message]) -> bool:

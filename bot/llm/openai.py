@@ -29,7 +29,15 @@ from bot.llm.events import (
     ThoughtDone,
     ToolCall,
 )
-from bot.llm.media import GONE, FileReader, encode_off_loop, file_base64, file_text, titled
+from bot.llm.media import (
+    GONE,
+    FileReader,
+    encode_off_loop,
+    file_base64,
+    file_text,
+    titled,
+    unseen,
+)
 from bot.vocabulary.messages import (
     DocumentBlock,
     ImageBlock,
@@ -96,7 +104,7 @@ class OpenAIProvider:
 def build_params(request: ModelRequest, files: FileReader | None = None) -> dict[str, Any]:
     messages = _system(request)
     for message in request.messages:
-        messages.extend(_messages(message, files))
+        messages.extend(_messages(message, files, sees=request.images))
     return {"messages": messages, **_head(request)}
 
 
@@ -110,13 +118,17 @@ def encode_body(request: ModelRequest, files: FileReader | None = None) -> bytes
 
 
 def _kept(request: ModelRequest, files: FileReader | None) -> PerMessage[str]:
-    """The messages' JSON this conversation keeps for this API."""
-    return request.per_message.setdefault("openai", PerMessage(lambda m: _encoded(m, files)))
+    """The messages' JSON this conversation keeps for this API (its images as sentences, for
+    a model without vision)."""
+    sees = request.images
+    return request.per_message.setdefault(
+        "openai" if sees else "openai-unseeing", PerMessage(lambda m: _encoded(m, files, sees))
+    )
 
 
-def _encoded(message: Message, files: FileReader | None) -> str:
+def _encoded(message: Message, files: FileReader | None, sees: bool) -> str:
     """The API messages that `message` becomes, as JSON items of the list ("" for none)."""
-    return ",".join(json.dumps(each) for each in _messages(message, files))
+    return ",".join(json.dumps(each) for each in _messages(message, files, sees=sees))
 
 
 def _system(request: ModelRequest) -> list[dict[str, Any]]:
@@ -154,7 +166,9 @@ def _head(request: ModelRequest) -> dict[str, Any]:
     return params
 
 
-def _messages(message: Message, files: FileReader | None) -> list[dict[str, Any]]:
+def _messages(
+    message: Message, files: FileReader | None, *, sees: bool = True
+) -> list[dict[str, Any]]:
     if message.role == "assistant":
         out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
         calls = [
@@ -178,12 +192,12 @@ def _messages(message: Message, files: FileReader | None) -> list[dict[str, Any]
         for r in message.tool_results
     ]
     if message.attached:
-        return [*results, {"role": "user", "content": _parts(message, files)}]
+        return [*results, {"role": "user", "content": _parts(message, files, sees)}]
     text = message.text
     return results + ([{"role": "user", "content": text}] if text else [])
 
 
-def _parts(message: Message, files: FileReader | None) -> list[dict[str, Any]]:
+def _parts(message: Message, files: FileReader | None, sees: bool) -> list[dict[str, Any]]:
     """A user message with files as content parts, in the order of its blocks: images as
     data URLs, documents as their text (a PDF's as taken out when it arrived), which every
     OpenAI-compatible server reads."""
@@ -191,6 +205,8 @@ def _parts(message: Message, files: FileReader | None) -> list[dict[str, Any]]:
     for block in message.content:
         if isinstance(block, TextBlock) and block.text:
             parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock) and not sees:
+            parts.append(unseen(block))
         elif isinstance(block, ImageBlock):
             data = file_base64(block, files)
             if data is None:

@@ -94,7 +94,8 @@ class SessionState(BaseModel):
     SQL; the next record starts there. `unrecorded` holds the runs whose rows the database
     did not take yet (it was away); the next record writes them first. `unanswered` says the
     context ends in a message a passing failure of the model's API left without its answer
-    (`bot.agent.failed_turn`)."""
+    (`bot.agent.failed_turn`). `blind` names the models that refused the context's images
+    (without vision): they are sent a sentence for each from then on."""
 
     messages: list[Message] = Field(default_factory=list)
     turn: TurnProgress | None = None
@@ -105,6 +106,7 @@ class SessionState(BaseModel):
     recorded: str | None = None
     unrecorded: list[RunRecord] = Field(default_factory=list)
     unanswered: bool = False
+    blind: list[str] = Field(default_factory=list)  # models that refused its images
     _written: WrittenContext | None = PrivateAttr(default=None)  # see `bot.session.states`
     _per_message: dict[str, PerMessage[Any]] = PrivateAttr(default_factory=dict)
 

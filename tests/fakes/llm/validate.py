@@ -9,6 +9,7 @@ from tests.fakes.llm import blocks, thinking
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
+BLIND = "gpt-3.5"  # the models the fake says have no vision
 BLOCK_TYPES = {
     "text", "tool_use", "tool_result", "image", "document", "thinking", "redacted_thinking",
 }  # fmt: skip
@@ -187,7 +188,7 @@ def openai_request(body: dict[str, Any]) -> str | None:
         return "[] is too short - 'messages'"
     if not _in_range(body.get("temperature", 1), 2):
         return "Invalid 'temperature': decimal above maximum value. Expected a value <= 2."
-    problem = _openai_reasoning(body)
+    problem = _openai_reasoning(body) or _openai_vision(body)
     if problem:
         return problem
     if "stream_options" in body and not body.get("stream"):
@@ -197,6 +198,18 @@ def openai_request(body: dict[str, Any]) -> str | None:
         if not TOOL_NAME.match(str(function.get("name", ""))) or len(function["name"]) > 64:
             return f"Invalid 'tools[{i}].function.name': string does not match pattern."
     return _openai_messages(messages)
+
+
+def _openai_vision(body: dict[str, Any]) -> str | None:
+    """A model without vision (the fake's: `gpt-3.5…`) refuses an image part."""
+    if not str(body["model"]).startswith(BLIND):
+        return None
+    for message in body["messages"]:
+        content = message.get("content")
+        parts = content if isinstance(content, list) else []
+        if any(isinstance(p, dict) and p.get("type") == "image_url" for p in parts):
+            return "Invalid content type. image_url is only supported by certain models."
+    return None
 
 
 def _openai_reasoning(body: dict[str, Any]) -> str | None:
