@@ -17,7 +17,8 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TextIO
 
-from bot.agent.loop import Agent, TurnRequest
+from bot.agent.deps import TurnRequest
+from bot.agent.loop import Agent
 from bot.config.settings import Settings
 from bot.tools.base import ToolContext
 from bot.tools.workspace_paths import workspace_of

@@ -9,27 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 
 from bot.agent import failed_turn, output
-from bot.agent.compaction import Compactor, context_sizes, estimate_text_tokens
+from bot.agent.compaction import context_sizes, estimate_text_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
+from bot.agent.deps import AgentDeps, TurnRequest
 from bot.agent.model_call import ModelOutcome, call_model
 from bot.agent.plan import PlanExecution
-from bot.agent.prompt import PromptBuilder
 from bot.agent.step import Step, StepEnd
 from bot.agent.tool_step import CANCELLED, ToolStep
-from bot.config.settings import PolicyRule, Settings
-from bot.llm.base import ModelRequest, Provider
+from bot.config.settings import PolicyRule
+from bot.llm.base import ModelRequest
 from bot.llm.media import carries_images
-from bot.llm.retry import RetryPolicy, Sleep
-from bot.tools.base import ToolContext, ToolRegistry
-from bot.tools.executor import ToolExecutor
-from bot.tools.policy import Policy
 from bot.vocabulary import events as ev
-from bot.vocabulary.files import FileRef
 from bot.vocabulary.messages import (
     Block,
     DocumentBlock,
@@ -44,45 +38,6 @@ from bot.vocabulary.state import SessionState, TurnProgress
 Checkpoint = Callable[[SessionState], Awaitable[None]]
 ANSWER_SHOWN = 2000  # characters of a judged answer its validation event carries
 UNSEEN_NOTE = "This model cannot see images, so I answered from your words alone."
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class AgentDeps:
-    """Everything the loop needs, built once by the composition root."""
-
-    settings: Settings
-    provider: Provider
-    model: str
-    tools: ToolRegistry
-    executor: ToolExecutor
-    policy: Policy
-    prompt: PromptBuilder
-    compactor: Compactor
-    retry: RetryPolicy
-    sleep: Sleep = asyncio.sleep
-    fallbacks: tuple[str, ...] = ()  # PARLEY_FALLBACK_MODELS, in order
-    clock: Callable[[], datetime] = _utcnow
-
-
-@dataclass(frozen=True)
-class TurnRequest:
-    """A new user message (`text`), decisions on waiting calls (call id → approved), or
-    neither: continue the turn saved in the state (after the worker running it died)."""
-
-    ctx: ToolContext
-    text: str | None = None
-    attachments: tuple[FileRef, ...] = ()  # the files sent with the text
-    decisions: Mapping[str, bool] | None = None
-    envelope_ids: tuple[str, ...] = ()
-    deny_note: str = "Denied by the user."
-    model: str | None = None
-    memory: tuple[str, ...] = ()  # what the scope remembers, for the system prompt
-    allowed: tuple[str, ...] = ()  # tools the person always allows in this chat (grants)
-    config: RunConfig = field(default_factory=RunConfig)  # how it is to run (an API run)
 
 
 class Agent:

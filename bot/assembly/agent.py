@@ -8,7 +8,8 @@ import logging
 from collections.abc import Iterable
 
 from bot.agent.compaction import Compactor
-from bot.agent.loop import Agent, AgentDeps
+from bot.agent.deps import AgentDeps
+from bot.agent.loop import Agent
 from bot.agent.prompt import PromptBuilder, load_bootstrap
 from bot.assembly.catalog import DATABASE_TOOLS, standard_tools
 from bot.assembly.stores import ToolStores

@@ -7,7 +7,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from bot.agent.loop import Agent, TurnRequest
+from bot.agent.deps import TurnRequest
+from bot.agent.loop import Agent
 from bot.session.decisions import Decisions
 from bot.session.egress import Egress
 from bot.session.record import Recorder, trigger

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from bot.agent.loop import TurnRequest
+from bot.agent.deps import TurnRequest
 from bot.memory.prompt import within_budget
 from bot.memory.scope import memory_scope, scope_of
 from bot.session.deps import SessionStores

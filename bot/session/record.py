@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.loop import TurnRequest
+from bot.agent.deps import TurnRequest
 from bot.people.limits import Limits
 from bot.store.history import History
 from bot.store.sqlite_file import DatabaseFileGone

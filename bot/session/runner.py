@@ -18,7 +18,7 @@ import functools
 import logging
 import time
 
-from bot.agent.loop import TurnRequest
+from bot.agent.deps import TurnRequest
 from bot.mailbox.inbox import LeaseLost
 from bot.session.commands import Commands
 from bot.session.decisions import Decisions

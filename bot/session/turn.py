@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from bot.agent.loop import TurnRequest
+from bot.agent.deps import TurnRequest
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.people.preferences import ModelChoices

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.agent.loop import Agent, TurnRequest
+from bot.agent.deps import TurnRequest
+from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
 from bot.config.settings import Settings
 from bot.tools.base import Tool, ToolContext

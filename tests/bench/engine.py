@@ -26,7 +26,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bot.agent.loop import Agent, TurnRequest
+from bot.agent.deps import TurnRequest
+from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox

@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import event
 
-from bot.agent.loop import TurnRequest
+from bot.agent.deps import TurnRequest
 from bot.agent.prompt import PromptBuilder
 from bot.config.settings import Settings
 from bot.memory.prompt import BUDGET, within_budget
