@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from bot.files.images import Prepared
 
 BUSY = 2  # files made ready at once in one process
-UNREAD = "this kind of file is not read; send an image, a PDF or a text file"
+UNREAD = "this kind of file is not read; send an image, a PDF, a Word document or a text file"
 MB = 1024 * 1024
 
 
@@ -121,6 +121,8 @@ def _made_ready(arrived: Arrived) -> Prepared | Document | str:
             return images.prepare(data)
         if documents.is_pdf(data):
             return documents.read_pdf(data)
+        if documents.is_docx(data):
+            return documents.read_docx(data)
     except (images.NotAnImage, documents.NotADocument) as exc:
         return str(exc)
     text = documents.read_text(data, arrived.name)
@@ -135,6 +137,8 @@ def kind_of(data: bytes) -> str:
         return image
     if documents.is_pdf(data):
         return documents.PDF
+    if documents.is_docx(data):
+        return documents.DOCX
     if documents.read_text(data, "") is not None:
         return "text/plain; charset=utf-8"
     return "application/octet-stream"

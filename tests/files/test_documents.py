@@ -1,12 +1,27 @@
-"""Documents read for the models: a PDF's text page by page, text files by their name's type,
-and a clear reason for a PDF that is locked, damaged or too long, or bytes that are no text."""
+"""Documents read for the models: a PDF's text page by page, a Word document's paragraphs and
+tables, text files by their name's type, and a clear reason for a PDF that is locked,
+damaged or too long, a Word document that is damaged or a zip bomb, or bytes that are no
+text."""
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 
-from bot.files.documents import MAX_PAGES, NotADocument, is_pdf, read_pdf, read_text
-from tests.support.documents import pdf_bytes
+from bot.files.documents import (
+    DOCX,
+    MAX_PAGES,
+    MAX_UNPACKED,
+    NotADocument,
+    is_docx,
+    is_pdf,
+    read_docx,
+    read_pdf,
+    read_text,
+)
+from tests.support.documents import docx_bytes, pdf_bytes
 
 
 def test_a_pdf_s_text_is_taken_out_page_by_page() -> None:
@@ -52,3 +67,29 @@ def test_bytes_that_are_not_utf8_text_are_no_text_file() -> None:
     assert read_text(b"a\x00b", "x.txt") is None
     read = read_text(b"\xef\xbb\xbfhello", "bom.txt")
     assert read is not None and read.data == b"hello"
+
+
+def test_a_word_document_s_paragraphs_and_tables_are_its_text() -> None:
+    data = docx_bytes(["Quarterly report", "Sales grew."], [["city", "sales"], ["Porto", "42"]])
+    assert is_docx(data) and not is_docx(zipped({"other.xml": b"<x/>"}))
+    read = read_docx(data)
+    assert (read.data, read.media_type) == (data, DOCX)
+    assert read.text == "Quarterly report\nSales grew.\ncity\tsales\nPorto\t42"
+
+
+def test_a_word_document_that_cannot_be_read_says_why() -> None:
+    bomb = zipped({"word/document.xml": b"\x00" * (MAX_UNPACKED + 1)})
+    with pytest.raises(NotADocument, match="unpacks to more than 100 MB"):
+        read_docx(bomb)
+    with pytest.raises(NotADocument, match="damaged"):
+        read_docx(zipped({"word/document.xml": b"<not a document"}))
+    with pytest.raises(NotADocument, match="damaged"):
+        read_docx(docx_bytes(["cut short"])[:200])
+
+
+def zipped(parts: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as packed:
+        for name, data in parts.items():
+            packed.writestr(name, data)
+    return out.getvalue()

@@ -1,10 +1,11 @@
-"""PDFs made with pypdf for the tests of what people send: pages with text on them, one
-locked with a password, a broken one."""
+"""Documents for the tests of what people send: PDFs made with pypdf (pages with text on
+them, one locked with a password, a broken one) and Word documents made with python-docx."""
 
 from __future__ import annotations
 
 import io
 
+from docx import Document
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
@@ -29,4 +30,19 @@ def pdf_bytes(pages: list[str], password: str | None = None) -> bytes:
         writer.encrypt(password)
     out = io.BytesIO()
     writer.write(out)
+    return out.getvalue()
+
+
+def docx_bytes(paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
+    """A Word document made with python-docx: the paragraphs, then a table of the rows."""
+    word = Document()
+    for text in paragraphs:
+        word.add_paragraph(text)
+    if table:
+        grid = word.add_table(rows=len(table), cols=len(table[0]))
+        for row, values in zip(grid.rows, table, strict=True):
+            for cell, value in zip(row.cells, values, strict=True):
+                cell.text = value
+    out = io.BytesIO()
+    word.save(out)
     return out.getvalue()

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from bot.files.documents import DOCX
 from bot.files.intake import UNREAD
 from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
 from tests.integration.telegram.test_replies import ANN, replies, said
-from tests.support.documents import pdf_bytes
+from tests.support.documents import docx_bytes, pdf_bytes
 from tests.support.images import image_bytes
 from tests.support.telegram import TelegramStack
 
@@ -121,3 +122,16 @@ async def test_a_download_that_fails_is_told_and_the_photo_taken_when_sent_again
     tg_stack.tg.send_photo(chat, ANN, image_bytes((400, 300), "JPEG"), caption="this?")
     assert (await replies(tg_stack, chat, 2))[1] == "Got it."
     assert len(tg_stack.fake.requests) == 1
+
+
+async def test_a_word_document_reaches_the_model_as_its_text(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    tg_stack.fake.enqueue(Reply(text="Porto sold 42."))
+    chat = tg_stack.tg.private_chat(ANN)
+    report = docx_bytes(["Quarterly report"], [["city", "sales"], ["Porto", "42"]])
+    tg_stack.tg.send_document(chat, ANN, report, "report.docx", DOCX, caption="Who sold most?")
+    assert await replies(tg_stack, chat) == ["Porto sold 42."]
+    [sent] = documents(tg_stack.fake.requests[0].body)
+    text = "Quarterly report\ncity\tsales\nPorto\t42"
+    assert sent["title"] == "report.docx"
+    assert sent["source"] == {"type": "text", "media_type": "text/plain", "data": text}
