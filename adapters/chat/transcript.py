@@ -3,12 +3,21 @@
 Text of model calls that ended stays; the call in progress can be taken back (a retried
 model call resets it); a running tool is remembered until it ends, for platforms that show
 it; Parley's own closing line (an error, a stop) comes last. A `plan_execute` turn's plan
-comes first, as a checklist redrawn whenever a step starts or ends.
+comes first, as a checklist redrawn whenever a step starts or ends. Above everything, when
+the person spoke rather than typed, a quoted line with what Parley heard (`HEARD_MOST`
+characters of it at most, its markdown escaped so a person's words never format the reply).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Envelope
+
+HEARD_MOST = 1000  # characters of a voice note's transcript shown above a reply
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation mark
 
 MARKS = {"pending": "⬜", "running": "⏳", "done": "✅", "failed": "❌", "skipped": "⏭"}
 
@@ -22,8 +31,22 @@ def checklist(plan: ev.PlanUpdated) -> str:
     return "\n".join(lines)
 
 
+def heard_in(envelopes: Sequence[Envelope]) -> str:
+    """What was said in the voice notes of a turn's messages, shortened to `HEARD_MOST`."""
+    heard = " … ".join(e.heard.strip() for e in envelopes if e.heard.strip())
+    heard = " ".join(heard.split())  # one line, however it was said
+    return heard if len(heard) <= HEARD_MOST else heard[: HEARD_MOST - 1].rstrip() + "…"
+
+
+def quoted(heard: str) -> str:
+    """`heard` as a markdown quote whose every mark is literal."""
+    return "> 🎤 " + _PUNCTUATION.sub(r"\\\1", heard)
+
+
 class Transcript:
-    def __init__(self) -> None:
+    def __init__(self, heard: str = "") -> None:
+        self.heard = heard  # what the person said in a voice note (`heard_in`)
+        self.heard_inline = True  # False where the platform quotes it its own way
         self.plan = ""  # the plan's checklist, in a `plan_execute` turn
         self.plan_inline = True  # False where the platform shows the plan its own way
         self.done = ""  # text of the model calls that ended
@@ -56,7 +79,8 @@ class Transcript:
     def body(self, *extra: str) -> str:
         """The reply's text, with `extra` lines (a tool's status) after it."""
         plan = self.plan if self.plan_inline else ""
-        parts = [plan, self.done, self.current, self.ending, *extra]
+        heard = quoted(self.heard) if self.heard and self.heard_inline else ""
+        parts = [heard, plan, self.done, self.current, self.ending, *extra]
         return "\n\n".join(part.strip() for part in parts if part.strip())
 
     def _end_model_call(self) -> None:

@@ -6,15 +6,18 @@ Telegram keeps a photo in several sizes (its long edge at 90, 320, 800, 1280 and
 large as the original allows); the one taken is the largest that fits what a model is sent
 (`LONG_EDGE`): it needs no scaling here, only checking, and is the smaller download (1280 px
 rather than 2560 px, of which a model would see 1568). A document is taken as it was sent; what it
-is comes from its bytes. The Bot API lets a bot download files of up to 20 MB (a local Bot
-API server, through `TELEGRAM_API_URL`, lifts that); a larger one is refused in one sentence.
+is comes from its bytes. A voice note, an audio file and a video note are recordings: their
+length, which Telegram says, is checked before the download, and their bytes are heard
+rather than stored (`bot.files.voice`). The Bot API lets a bot download files of up to 20 MB
+(a local Bot API server, through `TELEGRAM_API_URL`, lifts that); a larger one is refused in
+one sentence.
 """
 
 from __future__ import annotations
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError
-from aiogram.types import Message, PhotoSize
+from aiogram.types import Audio, Message, PhotoSize, VideoNote, Voice
 from aiohttp import ClientError
 
 from adapters.chat.intake import Files
@@ -22,6 +25,8 @@ from bot.files.intake import Arrived, Refused, called
 from bot.vocabulary.files import LONG_EDGE
 
 PHOTO_NAME = "photo.jpg"  # Telegram sends photos as JPEG and gives them no name
+VOICE_NAME = "voice note"  # as a refusal names a recording Telegram gives no name
+VIDEO_NOTE_NAME = "video note"
 
 
 def best_photo(sizes: list[PhotoSize]) -> PhotoSize:
@@ -32,13 +37,17 @@ def best_photo(sizes: list[PhotoSize]) -> PhotoSize:
 
 
 def files_of(message: Message, bot: Bot) -> Files | None:
-    """The photo or document of `message`, or None when it carries neither."""
+    """The photo, document or recording of `message`, or None when it carries none."""
+    recordings: tuple[float, ...] = ()
     if message.photo:
         photo = best_photo(message.photo)
         file_id, name, size = photo.file_id, PHOTO_NAME, photo.file_size
     elif message.document is not None:
         document = message.document
         file_id, name, size = document.file_id, document.file_name or "", document.file_size
+    elif (recording := recording_of(message)) is not None:
+        file_id, size, recordings = recording.file_id, recording.file_size, (recording.duration,)
+        name = _recording_name(recording)
     else:
         return None
 
@@ -55,4 +64,15 @@ def files_of(message: Message, bot: Bot) -> Files | None:
         return [Arrived(downloaded.read(), name)]
 
     # A size Telegram did not say is checked on the bytes once they are here.
-    return Files(((name, size or 1),), fetch)
+    return Files(((name, size or 1),), fetch, recordings)
+
+
+def recording_of(message: Message) -> Voice | Audio | VideoNote | None:
+    """The voice note, audio file or video note `message` carries, if any."""
+    return message.voice or message.audio or message.video_note
+
+
+def _recording_name(recording: Voice | Audio | VideoNote) -> str:
+    if isinstance(recording, Audio):
+        return recording.file_name or recording.title or ""
+    return VOICE_NAME if isinstance(recording, Voice) else VIDEO_NOTE_NAME

@@ -35,7 +35,7 @@ from adapters.chat.transcript import Transcript
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
-from adapters.telegram.render import Chunk, render
+from adapters.telegram.render import Chunk, under_heard
 from adapters.telegram.wire import PARSE_ERROR, TelegramWire
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
@@ -50,10 +50,12 @@ def draft_id(envelope_id: str) -> int:
 
 
 def telegram_reply(
-    calls: TelegramCalls, store: ReplyStore, place: Place, key: str
+    calls: TelegramCalls, store: ReplyStore, place: Place, key: str, heard: str = ""
 ) -> StreamedReply:
-    """The reply to the turn whose first envelope is `key`, in `place`."""
-    transcript = Transcript()
+    """The reply to the turn whose first envelope is `key`, in `place`, under what was
+    `heard` in the person's voice notes (`adapters.chat.transcript.heard_in`)."""
+    transcript = Transcript(heard)
+    transcript.heard_inline = False  # a collapsed quote of its own (`render.under_heard`)
     wire = TelegramWire(calls, place)
     messages: Messages[int, Chunk] = Messages(wire, store, key)
     surface = TelegramSurface(wire, messages, transcript, draft_id(key))
@@ -103,7 +105,8 @@ class TelegramSurface(QuietSurface):
         text = self.transcript.body(f"🔧 {tool}…" if tool and not must_land else "")
         if not text:
             return
-        chunks = render(text, complete=must_land)  # the update that must land is the last one
+        # the update that must land is the last one
+        chunks = under_heard(self.transcript.heard, text, complete=must_land)
         ensure = self.messages.ensure
         if self.drafting and not must_land:
             for index, chunk in enumerate(chunks[:-1]):
