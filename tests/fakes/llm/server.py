@@ -1,8 +1,9 @@
 """A local stand-in for the Anthropic and OpenAI HTTP APIs that the real SDKs talk to.
 
 Tests script it with `enqueue(...)` (answers in order) or a `responder` (an answer computed
-from the request); OpenAI's transcription endpoint is `transcriptions` (`transcriptions.py`). It checks requests as the real services do and records every one, so a
-test can assert both what Parley sent and that nothing was rejected.
+from the request); OpenAI's transcription endpoint is `transcriptions` (`transcriptions.py`).
+It checks requests as the real services do and records every one, so a test can assert both
+what Parley sent and that nothing was rejected.
 """
 
 from __future__ import annotations
