@@ -95,11 +95,11 @@ def _mpeg_audio_frame(head: bytes) -> bool:
 async def upload(data: bytes, sound: Sound, max_seconds: float) -> Upload:
     """`data` as an endpoint takes it: as it is, or its audio track converted (see the
     module docstring). NotSound, saying what the recording is, when ffmpeg finds no sound in
-    it or it lasts too long;
-    `ffmpeg.Failed` when ffmpeg itself fails."""
+    it or it lasts too long (by what its input says, else by the Opus it made, which stops a
+    second past the limit); `ffmpeg.Failed` when ffmpeg itself fails."""
     if sound.taken_as_is:
         return Upload(data, f"voice.{sound.extension}", sound.media_type)
-    args = [*OGG_OPUS, "-t", f"{max_seconds:g}", "pipe:1"]
+    args = [*OGG_OPUS, "-t", f"{max_seconds + 1:g}", "pipe:1"]
     most = int(max_seconds * OPUS_BYTES_PER_S) + 64 * 1024
     try:
         made = await ffmpeg.convert(data, f".{sound.extension}", args, seconds=CONVERT_S, most=most)
@@ -111,7 +111,17 @@ async def upload(data: bytes, sound: Sound, max_seconds: float) -> Upload:
         raise NotSound(too_long(made.duration, max_seconds))
     if not made.data:
         raise NotSound("has no sound in it")
+    if opus_seconds(made.data) > max_seconds + 0.5:  # an input that did not say its length
+        raise NotSound(f"lasts longer than {_minutes(max_seconds)}, which I transcribe at most")
     return Upload(made.data, f"voice.{OGG.extension}", OGG.media_type)
+
+
+def opus_seconds(ogg: bytes) -> float:
+    """How long Opus in Ogg lasts: its last page's granule position, in 48 kHz samples."""
+    last = ogg.rfind(b"OggS")
+    if last < 0 or len(ogg) < last + 14:
+        return 0.0
+    return int.from_bytes(ogg[last + 6 : last + 14], "little", signed=True) / 48_000
 
 
 def too_long(seconds: float, most: float) -> str:

@@ -19,7 +19,7 @@ import re
 import shutil
 import signal
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,7 +71,8 @@ async def convert(
         try:
             async with asyncio.timeout(seconds):
                 out, err = await asyncio.gather(
-                    _read(process.stdout, most), _read(process.stderr, None)
+                    _read(process.stdout, most, lambda: _kill(process)),
+                    _read(process.stderr, None, lambda: None),
                 )
                 code = await process.wait()
         except TimeoutError:
@@ -85,31 +86,47 @@ async def convert(
     return Output(out, _duration(err))
 
 
-async def _read(stream: asyncio.StreamReader | None, most: int | None) -> bytes | None:
-    """The stream to its end, None past `most` bytes; without `most` (stderr), only its
-    first and last `STDERR_KEPT` bytes: the input's duration is said first, why ffmpeg
-    stopped last."""
+async def _read(
+    stream: asyncio.StreamReader | None, most: int | None, over: Callable[[], None]
+) -> bytes | None:
+    """The stream to its end; past `most` bytes, None, once `over()` (which kills ffmpeg)
+    let the rest drain. Without `most` (stderr), only its first and last `STDERR_KEPT`
+    bytes: the input's duration is said first, why ffmpeg stopped last."""
     assert stream is not None
     head, tail = bytearray(), bytearray()
+    kept: bytearray | None = head
     while chunk := await stream.read(CHUNK):
+        if kept is None:
+            continue  # drained, so the pipe is not left full
         if most is not None:
             head += chunk
             if len(head) > most:
-                return None
+                kept = None
+                over()
             continue
         room = STDERR_KEPT - len(head)
         head += chunk[:room]
         tail += chunk[room:] if room > 0 else chunk
         del tail[:-STDERR_KEPT]
-    return bytes(head + tail)
+    return None if kept is None else bytes(head + tail)
 
 
-async def _end(process: asyncio.subprocess.Process) -> None:
-    """Kill the process group unless it ended, and reap it."""
+def _kill(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL to ffmpeg's process group, unless it was reaped already."""
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        await process.wait()
+
+
+async def _end(process: asyncio.subprocess.Process) -> None:
+    """Kill ffmpeg unless it ended, read its pipes to their end (a pipe left full would
+    keep them open) and reap it."""
+    _kill(process)
+    for stream in (process.stdout, process.stderr):
+        assert stream is not None
+        while await stream.read(CHUNK):
+            pass
+    await process.wait()
 
 
 def _duration(stderr: bytes | None) -> float | None:

@@ -49,3 +49,12 @@ def voice_env(fake: FakeLLM, model: str = "whisper-1") -> dict[str, str]:
         "PARLEY_TRANSCRIBE_BASE_URL": fake.openai_base_url,
         "PARLEY_TRANSCRIBE_API_KEY": OPENAI_KEY,
     }
+
+
+@functools.cache
+def live_webm(seconds: float = 1.0, hz: int = 440) -> bytes:
+    """Opus in WebM as a browser streams it: written to a pipe, so it says no length."""
+    source = TONE.format(hz=hz, seconds=seconds)
+    command = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
+               "-i", source, "-c:a", "libopus", "-f", "webm", "pipe:1"]  # fmt: skip
+    return subprocess.run(command, check=True, timeout=60, capture_output=True).stdout

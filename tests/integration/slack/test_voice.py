@@ -33,8 +33,7 @@ async def test_a_voice_clip_in_a_dm_and_an_audio_file_with_a_mention(
     await fake.say(ann, dm, "", files=[clip(tone("webm"), seconds=1)])
     (reply,) = await answered(slack_stack, dm)
     assert reply.shown == (
-        "> 🎤 Remind me to call \\<mum\\> at 5\\.\n\n"
-        f"Told: {MARK} | Remind me to call <mum> at 5."
+        f"> 🎤 Remind me to call \\<mum\\> at 5\\.\n\nTold: {MARK} | Remind me to call <mum> at 5."
     )
     [sent] = heard.requests
     assert sent.filename == "voice.ogg" and sent.data.startswith(b"OggS")  # from WebM
