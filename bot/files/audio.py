@@ -7,8 +7,10 @@ What sniffs as Ogg, MP3, FLAC, WAV or an M4A goes as it came, under the name its
 Anything else that sniffs as sound or film (an MP4 or QuickTime video, a video note, WebM or
 Matroska, AAC, AMR, AIFF, CAF, WMA) has its first audio track taken out by ffmpeg
 (`bot.files.ffmpeg`) as mono 16 kHz Opus in Ogg, which is what a speech model hears anyway:
-a minute of a video note becomes about 200 KB instead of megabytes. Only a converted file's
-length is known here (ffmpeg reads it); the platforms say the others' before the download.
+a minute of a video note becomes about 200 KB instead of megabytes. A recording's length is
+checked where it can be had cheaply: a converted one's from ffmpeg, Opus in Ogg and WAV from
+their own headers; the platforms say the others' before the download, and any is bounded by
+the size of a file.
 """
 
 from __future__ import annotations
@@ -98,6 +100,9 @@ async def upload(data: bytes, sound: Sound, max_seconds: float) -> Upload:
     it or it lasts too long (by what its input says, else by the Opus it made, which stops a
     second past the limit); `ffmpeg.Failed` when ffmpeg itself fails."""
     if sound.taken_as_is:
+        length = said_length(data, sound)
+        if length is not None and length > max_seconds + 1:
+            raise NotSound(too_long(length, max_seconds))
         return Upload(data, f"voice.{sound.extension}", sound.media_type)
     args = [*OGG_OPUS, "-t", f"{max_seconds + 1:g}", "pipe:1"]
     most = int(max_seconds * OPUS_BYTES_PER_S) + 64 * 1024
@@ -114,6 +119,17 @@ async def upload(data: bytes, sound: Sound, max_seconds: float) -> Upload:
     if opus_seconds(made.data) > max_seconds + 0.5:  # an input that did not say its length
         raise NotSound(f"lasts longer than {_minutes(max_seconds)}, which I transcribe at most")
     return Upload(made.data, f"voice.{OGG.extension}", OGG.media_type)
+
+
+def said_length(data: bytes, sound: Sound) -> float | None:
+    """How long a recording sent as it is lasts, where its header says so cheaply: Opus in
+    Ogg (its identification header first), and WAV (its bytes over its byte rate)."""
+    if sound is OGG and data[28:36] == b"OpusHead":
+        return opus_seconds(data)
+    if sound.media_type == "audio/wav" and data[12:16] == b"fmt ":
+        rate = int.from_bytes(data[28:32], "little")
+        return (len(data) - 44) / rate if rate else None
+    return None
 
 
 def opus_seconds(ogg: bytes) -> float:

@@ -57,6 +57,17 @@ async def test_no_sound_or_too_much_of_it_is_said() -> None:
         await audio.upload(live_webm(seconds=4.0), streamed, 1)
 
 
+async def test_a_recording_sent_as_it_is_is_refused_by_the_length_its_header_says() -> None:
+    for kind in ("ogg", "wav"):
+        long_one = tone(kind, seconds=4.0)
+        sound = audio.sniff(long_one)
+        assert sound is not None and 3.9 < (audio.said_length(long_one, sound) or 0) < 4.1
+        with pytest.raises(audio.NotSound, match=r"^lasts 4 s; I transcribe at most 2 s$"):
+            await audio.upload(long_one, sound, 2)
+    song = tone("mp3", seconds=4.0)
+    assert audio.said_length(song, audio.Sound("audio/mpeg", "mp3", True)) is None
+
+
 async def test_the_opus_made_says_how_long_it_lasts() -> None:
     made = await audio.upload(tone("aac", seconds=2.0), audio.Sound("audio/aac", "aac", False), 60)
     assert 1.9 < audio.opus_seconds(made.data) < 2.2
