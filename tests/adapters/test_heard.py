@@ -33,8 +33,9 @@ def test_telegram_quotes_it_collapsed_above_the_first_message() -> None:
     first, *rest = under_heard("🎶 *not bold*", "**Bold** answer.")
     assert rest == []
     assert first.text == "🎤 🎶 *not bold*\n\nBold answer."
-    quote = {"type": "expandable_blockquote", "offset": 0, "length": utf16_len("🎤 🎶 *not bold*")}
-    shift = quote["length"] + 2
+    length = utf16_len("🎤 🎶 *not bold*")
+    quote = {"type": "expandable_blockquote", "offset": 0, "length": length}
+    shift = length + 2
     assert first.entities == [quote, {"type": "bold", "offset": shift, "length": 4}]
     chunks = under_heard("x" * 900, "word " * 2000)
     assert len(chunks) > 1 and all(utf16_len(c.text) <= TELEGRAM_LIMIT for c in chunks)
