@@ -66,6 +66,8 @@ class IngressDeps:
         handle = self.username.replace("_", " ").strip()
         names = {self.me.first_name, handle, handle.removesuffix("bot").strip()}
         spoken = sorted((n.lower() for n in names if len(n.strip()) > 1), key=len, reverse=True)
+        if not spoken:
+            return re.compile(r"(?!)")  # no name to say: never named
         return re.compile(r"\b(?:" + "|".join(map(re.escape, spoken)) + r")\b", re.IGNORECASE)
 
     def named_aloud(self, transcript: str) -> bool:

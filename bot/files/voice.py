@@ -3,7 +3,8 @@
 PARLEY_TRANSCRIBE_BASE_URL.
 
 A voice note is sniffed from its bytes and converted only where the endpoint needs it
-(`bot.files.audio`), at most `BUSY` at once per process, since ffmpeg takes a core. The call
+(`bot.files.audio`), at most `BUSY` at once per process, since ffmpeg takes a core, and at
+most `CALLS` are at the endpoint at once, however many people talk at a time. The call
 is the `openai` SDK's, which times out each attempt (PARLEY_TRANSCRIBE_TIMEOUT) and tries a
 passing failure (a 429, a 5xx, a dropped connection) twice more with its backoff. Whatever
 fails is one sentence for the person (`FAILED`) and one log line for the operator that names
@@ -38,6 +39,7 @@ TRANSCRIPT = "transcript"  # what the file store keeps beside a voice note's has
 # What the model reads above a transcript: the person's words, heard rather than typed.
 MARK = "[Transcript of the person's voice note]"
 BUSY = 2  # voice notes converted at once in one process
+CALLS = 8  # voice notes at the endpoint at once from one process
 RETRIES = 2  # the SDK's tries after the first, for a passing failure
 # Named, not left to the SDK, which would read OPENAI_BASE_URL: the chat model's server.
 OPENAI = "https://api.openai.com/v1"
@@ -82,6 +84,7 @@ class Transcriber:
         self.store = store
         self.endpoint = endpoint
         self._busy = asyncio.Semaphore(BUSY)
+        self._calls = asyncio.Semaphore(CALLS)
         self._client: AsyncOpenAI = AsyncOpenAI(
             api_key=endpoint.api_key,
             base_url=endpoint.base_url,
@@ -104,7 +107,8 @@ class Transcriber:
             return kept.decode("utf-8")
         async with self._busy:
             upload = await self._upload(data, sound)
-        text = await self._call(upload)
+        async with self._calls:
+            text = await self._call(upload)
         if not text:
             raise NotHeard(SILENT)
         await asyncio.to_thread(self.store.put_beside, sha256, TRANSCRIPT, text.encode())

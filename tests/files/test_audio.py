@@ -68,6 +68,16 @@ async def test_a_recording_sent_as_it_is_is_refused_by_the_length_its_header_say
     assert audio.said_length(song, audio.Sound("audio/mpeg", "mp3", True)) is None
 
 
+async def test_a_recording_as_long_as_the_limit_fits_the_output_bound() -> None:
+    """A pure tone is what a variable bit rate spends most on: constrained, it stays under
+    the bytes per second the output is bounded by."""
+    made = await audio.upload(
+        tone("aac", seconds=120.0), audio.Sound("audio/aac", "aac", False), 120
+    )
+    assert 119 < audio.opus_seconds(made.data) < 121
+    assert len(made.data) < 120 * audio.OPUS_BYTES_PER_S
+
+
 async def test_the_opus_made_says_how_long_it_lasts() -> None:
     made = await audio.upload(tone("aac", seconds=2.0), audio.Sound("audio/aac", "aac", False), 60)
     assert 1.9 < audio.opus_seconds(made.data) < 2.2
