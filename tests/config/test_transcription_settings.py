@@ -3,9 +3,12 @@ endpoint refused at start without a key rather than at every voice note."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bot.config.settings import ConfigError, load_settings
+from bot.config.warnings import settings_warnings
 
 
 @pytest.mark.parametrize(
@@ -46,3 +49,14 @@ def test_a_local_endpoint_needs_no_key_and_openais_takes_openais(
     monkeypatch.delenv("PARLEY_TRANSCRIBE_BASE_URL")
     key = load_settings(_env_file=None).transcription_key
     assert key is not None and key.get_secret_value() == "sk-openai"
+
+
+def test_no_ffmpeg_for_voice_notes_is_one_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    settings = load_settings(_env_file=None, transcribe_model="whisper-1", transcribe_api_key="k")
+    assert settings_warnings(settings, {}, None) == []  # this machine has ffmpeg
+    monkeypatch.setenv("PATH", str(tmp_path))
+    [line] = settings_warnings(settings, {}, None)
+    assert line.startswith("PARLEY_TRANSCRIBE_MODEL is set but ffmpeg is not installed")
+    assert settings_warnings(load_settings(_env_file=None), {}, None) == []
