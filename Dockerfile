@@ -7,6 +7,9 @@ COPY adapters/http/vendor.txt adapters/http/
 RUN sh web/vendor.sh
 
 FROM python:3.11-slim
+# ffmpeg takes the sound out of the voice and video notes an endpoint does not take as they are.
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ffmpeg \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=ghcr.io/astral-sh/uv:latest /uv /usr/local/bin/uv
 WORKDIR /app
 # Compiled at build time: otherwise every new container compiles each module it imports on

@@ -31,9 +31,9 @@ $(UV):
 sync: .venv/.synced
 
 # What the system must provide, installed with apt-get when missing. Running needs
-# redis-server and npm (for the pages' browser libraries); the tests also need PostgreSQL (they start their own server) and Chromium with
+# redis-server, npm (for the pages' browser libraries) and ffmpeg (voice notes); the tests also need PostgreSQL (they start their own server) and Chromium with
 # its driver for the web chat's browser test.
-RUN_PACKAGES := redis-server:redis-server npm:npm
+RUN_PACKAGES := redis-server:redis-server npm:npm ffmpeg:ffmpeg
 TEST_PACKAGES := $(RUN_PACKAGES) chromium:chromium chromedriver:chromium-driver
 # $(call apt-install,COMMAND:PACKAGE ...,extra shell test appending to $$missing)
 define apt-install

@@ -44,3 +44,9 @@ def test_assets_are_installed_by_the_script_the_docker_image_runs() -> None:
     assert "node_modules" not in commands and "npm ci" not in commands
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
     assert "RUN sh web/vendor.sh" in dockerfile
+
+
+def test_running_and_the_image_have_ffmpeg_for_voice_notes() -> None:
+    assert "ffmpeg" in dry_run("run") and "ffmpeg" in dry_run("test")
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert "apt-get install" in dockerfile and "ffmpeg" in dockerfile

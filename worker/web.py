@@ -24,6 +24,7 @@ from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
 from bot.files.intake import Intake, Limits
 from bot.files.store import FileStore
+from bot.files.voice import transcriber
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
 from bot.store.database import open_database
@@ -43,6 +44,8 @@ async def make_app(settings: Settings) -> web.Application:
     redis = await open_pool(settings)
     await check_persistence(redis)
     stores = ToolStores.open(database.engine, redis)
+    files = FileStore(settings.files_dir)
+    voice = transcriber(files, settings)
     services = Services(
         settings=settings,
         redis=redis,
@@ -55,7 +58,7 @@ async def make_app(settings: Settings) -> web.Application:
         grants=Grants(database.engine),
         traces=Traces(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
-        files=Intake(FileStore(settings.files_dir), Limits.of(settings)),
+        files=Intake(files, Limits.of(settings), voice),
         target_of=partial(answered_target, settings=settings),
     )
     app = build_app(services)
@@ -63,6 +66,8 @@ async def make_app(settings: Settings) -> web.Application:
     _mount_platforms(app, services)
 
     async def close(_: web.Application) -> None:
+        if voice is not None:
+            await voice.aclose()
         await redis.aclose()
         await database.aclose()
 

@@ -1,8 +1,9 @@
 """One message for the bot on a chat platform, taken in the same steps on every platform:
 the sender admitted (a stranger told once), a text the bot will not read answered instead
 (past `MAX_TEXT`), files too many or too large for what the platform announced refused, the
-person's limits counted (told once per window), the files fetched, checked and stored
-(`bot.files.intake`), and only then the envelope submitted to the session's mailbox.
+person's limits counted (told once per window), the files fetched, voice notes transcribed,
+the other files checked and stored (`bot.files.intake`), and only then the envelope
+submitted to the session's mailbox.
 
 The order is the promise. A stranger learns only that they are not let in, never what their
 text would have cost; a message refused for its length is not counted against the limits;
@@ -12,6 +13,13 @@ refused by its files' announced sizes or by the limits. A platform reads its wir
 `Arrival` and says how a refusal is shown (`Tell`): Telegram answers in the chat, Slack sends
 a note only the sender sees. Commands and button presses do not come this way: they count
 against no limit.
+
+A voice note is refused before its download when nothing transcribes voice here, or when its
+platform says it is too long. Its transcript is the message's text as the model reads it
+(after the caption, marked as heard), and `heard` on the envelope for the reply to show. In a
+group, a voice note that neither mentions nor answers the bot may still name it aloud: it
+comes with `for_bot`, which reads the transcript; until that says yes, nothing is shown to
+its sender (a stranger's, or one past the limits, is dropped without a word, undownloaded).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Any, Literal
 from adapters.chat.access import Admission, Gate, too_long
 from bot.files.intake import Arrived, Refused
 from bot.files.intake import Intake as FileIntake
+from bot.files.voice import with_transcripts
 from bot.mailbox.inbox import Mailbox, Submitted
 from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.files import FileRef
@@ -37,6 +46,10 @@ class Files:
 
     announced: tuple[tuple[str, int], ...]
     fetch: Callable[[], Awaitable[list[Arrived]]]
+    # One length (s) per recording (voice note, audio, video note) it announces, 0 when its
+    # platform gave none; empty when it announces none (a recording sent as a plain file is
+    # still heard once its bytes say what it is).
+    recordings: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,18 +70,25 @@ class Arrival:
     # platform drops those before they come here.
     if_empty: str | None = None
     files: Files | None = None
+    # Whether a transcript names the bot, for a message only that can show is for it.
+    for_bot: Callable[[str], bool] | None = None
 
     def envelope(
-        self, kind: Literal["message", "command"] = "message", files: list[FileRef] | None = None
+        self,
+        kind: Literal["message", "command"] = "message",
+        files: list[FileRef] | None = None,
+        said: tuple[str, ...] = (),
     ) -> Envelope:
         """The envelope for the session's mailbox (a command is one too, taken without the
-        intake's steps), with the message's `files` once stored."""
+        intake's steps), with the message's `files` once stored and what was `said` in its
+        voice notes."""
         return Envelope(
             id=self.id,
             session=self.session,
             kind=kind,
-            text=self.text,
+            text=with_transcripts(self.text, said),
             attachments=files or [],
+            heard="\n\n".join(said),
             sender=self.sender,
             platform=self.platform,
             chat_kind=self.chat_kind,
@@ -88,25 +108,51 @@ class Intake:
         """Submit `arrival` once it passed every step; None when a step refused it, `tell`
         having shown why if the person is to be told (not again within a refusal's memory)."""
         person = arrival.sender.id
+        if arrival.for_bot is not None:  # not known to be for the bot: nothing is said
+            if not self.gate.may_use(person):
+                return None  # a stranger's: not even remembered as refused
+            tell = _unsaid
         if not await _passed(await self.gate.admit(person, arrival.where, arrival.scope), tell):
             return None
         files = arrival.files
         unread = _unread(arrival)
         if unread is None and files is not None:
-            unread = _refusal(lambda: self.files.check_sizes(files.announced))
+            unread = _refusal(lambda: self._check(files))
         if unread is not None:
             await tell(unread)
             return None
         if not await _passed(await self.gate.take_message(person, arrival.id), tell):
             return None
-        stored: list[FileRef] = []
-        if files is not None:
-            try:
-                stored = await self.files.accept(await files.fetch())
-            except Refused as exc:
-                await tell(str(exc))
-                return None
-        return await self.mailbox.submit(arrival.envelope(files=stored))
+        try:
+            envelope = await self._envelope(arrival)
+        except Refused as exc:
+            await tell(str(exc))
+            return None
+        if envelope is None:
+            return None
+        return await self.mailbox.submit(envelope)
+
+    def _check(self, files: Files) -> None:
+        self.files.check_sizes(files.announced)
+        if files.recordings:
+            self.files.check_voice(files.recordings)
+
+    async def _envelope(self, arrival: Arrival) -> Envelope | None:
+        """The envelope once the message's files are fetched, its voice notes heard and its
+        other files stored; None when the transcript shows it is not for the bot."""
+        if arrival.files is None:
+            return arrival.envelope()
+        heard = await self.files.hear(await arrival.files.fetch())
+        if arrival.for_bot is not None and not any(map(arrival.for_bot, heard.said)):
+            return None
+        if (unread := too_long(with_transcripts(arrival.text, heard.said))) is not None:
+            raise Refused(unread)  # a long recording's transcript
+        stored = await self.files.accept(heard.files)
+        return arrival.envelope(files=stored, said=tuple(heard.said))
+
+
+async def _unsaid(text: str) -> None:
+    """A refusal kept to itself."""
 
 
 def _unread(arrival: Arrival) -> str | None:

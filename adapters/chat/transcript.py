@@ -3,15 +3,24 @@
 Text of model calls that ended stays; the call in progress can be taken back (a retried
 model call resets it); a running tool is remembered until it ends, for platforms that show
 it; Parley's own closing line (an error, a stop) comes last. A `plan_execute` turn's plan
-comes first, as a checklist redrawn whenever a step starts or ends. The model's thinking,
-where the turn shows it, comes before everything as a quote: its latest part, as much as the
-platform shows (`thought_limit`), since a chat has no room for pages of it. A turn a
-fallback model took over says so once, after its text.
+comes first, as a checklist redrawn whenever a step starts or ends. Above everything, when
+the person spoke rather than typed, a quoted line with what Parley heard (`HEARD_MOST`
+characters of it at most, its markdown escaped so a person's words never format the reply).
+The model's thinking, where the turn shows it, comes next as a quote: its latest part, as
+much as the platform shows (`thought_limit`), since a chat has no room for pages of it. A
+turn a fallback model took over says so once, after its text.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from bot.vocabulary import events as ev
+from bot.vocabulary.envelope import Envelope
+
+HEARD_MOST = 1000  # characters of a voice note's transcript shown above a reply
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation mark
 
 MARKS = {"pending": "⬜", "running": "⏳", "done": "✅", "failed": "❌", "skipped": "⏭"}
 
@@ -25,8 +34,22 @@ def checklist(plan: ev.PlanUpdated) -> str:
     return "\n".join(lines)
 
 
+def heard_in(envelopes: Sequence[Envelope]) -> str:
+    """What was said in the voice notes of a turn's messages, shortened to `HEARD_MOST`."""
+    heard = " … ".join(e.heard.strip() for e in envelopes if e.heard.strip())
+    heard = " ".join(heard.split())  # one line, however it was said
+    return heard if len(heard) <= HEARD_MOST else heard[: HEARD_MOST - 1].rstrip() + "…"
+
+
+def quoted(heard: str) -> str:
+    """`heard` as a markdown quote whose every mark is literal."""
+    return "> 🎤 " + _PUNCTUATION.sub(r"\\\1", heard)
+
+
 class Transcript:
-    def __init__(self) -> None:
+    def __init__(self, heard: str = "") -> None:
+        self.heard = heard  # what the person said in a voice note (`heard_in`)
+        self.heard_inline = True  # False where the platform quotes it its own way
         self.plan = ""  # the plan's checklist, in a `plan_execute` turn
         self.plan_inline = True  # False where the platform shows the plan its own way
         self.done = ""  # text of the model calls that ended
@@ -67,8 +90,10 @@ class Transcript:
     def body(self, *extra: str) -> str:
         """The reply's text, with `extra` lines (a tool's status) after it."""
         plan = self.plan if self.plan_inline else ""
+        heard = quoted(self.heard) if self.heard and self.heard_inline else ""
         switched = f"_↪ answered by {self.answered_by}_" if self.answered_by else ""
-        parts = [self.thought(), plan, self.done, self.current, switched, self.ending, *extra]
+        thought = self.thought()
+        parts = [heard, thought, plan, self.done, self.current, switched, self.ending, *extra]
         return "\n\n".join(part.strip() for part in parts if part.strip())
 
     def thought(self) -> str:

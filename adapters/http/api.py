@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from redis.exceptions import RedisError
 
 from adapters.chat import decisions
+from adapters.chat.access import too_long
 from adapters.chat.decisions import Choice, Press
 from adapters.http import agent_run, pages, people, place, sessions, tasks, traces
 from adapters.http.common import USER, api_sender
@@ -39,6 +40,7 @@ from adapters.http.streams import Slot, StreamHub, reader_connection
 from adapters.web.input import error, read_body, refusal
 from adapters.web.services import Services
 from bot.config.settings import Settings
+from bot.files.voice import with_transcripts
 from bot.llm.served import served_model
 from bot.redis import keys
 from bot.redis.confirmations import Outcome
@@ -169,12 +171,16 @@ class Api:
     async def post_message(self, request: web.Request) -> web.StreamResponse:
         session = await self._known(request)
         message_id = _message_id(request)  # refused before any file is stored
-        text, files = await posted(request, self.services.files)
+        message = await posted(request, self.services.files)
+        text = with_transcripts(message.text, message.said)
+        if (unread := too_long(text)) is not None:  # a long recording's transcript
+            raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[unread])
         envelope = Envelope(
             id=message_id,
             session=session,
             text=text,
-            attachments=files,
+            attachments=message.files,
+            heard="\n\n".join(message.said),
             sender=api_sender(request),
             platform=place.PLATFORM,
         )
@@ -183,7 +189,7 @@ class Api:
             submitted = await self.services.mailbox.submit(envelope)
             if submitted.duplicate:
                 return error(409, "this message was already received", id=envelope.id)
-            return await relay(request, slot, session, envelope.id, since)
+            return await relay(request, slot, session, envelope.id, since, heard=envelope.heard)
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """Every event of the session as it happens, from `Last-Event-ID` when resuming."""

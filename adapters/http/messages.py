@@ -9,10 +9,12 @@ number of file parts, each read up to the file cap as it arrives, so no part is 
 past it.
 
 A file's `media_type` is the client's word and is not trusted: what a file is comes from its
-bytes (`bot.files.intake`). This route alone takes a body as large as a message's files may
-be (`PARLEY_MAX_TURN_MB`, in base64, and the text); the others keep the API's 64 KiB. A body
-that large is parsed, and its files decoded, in a thread: megabytes of JSON would otherwise
-hold the web process's event loop, and every stream it relays, for tens of milliseconds.
+bytes (`bot.files.intake`); a recording (a voice note, an audio file) is transcribed
+(`bot.files.voice`) and its transcript becomes part of the message, or a 422 says why not.
+This route alone takes a body as large as a message's files may be (`PARLEY_MAX_TURN_MB`, in
+base64, and the text); the others keep the API's 64 KiB. A body that large is parsed, and its
+files decoded, in a thread: megabytes of JSON would otherwise hold the web process's event
+loop, and every stream it relays, for tens of milliseconds.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import asyncio
 import base64
 import binascii
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aiohttp import BodyPartReader, web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -63,21 +66,32 @@ class MessageIn(BaseModel):
         return self
 
 
+@dataclass(frozen=True)
+class Posted:
+    """A posted message once read: its text, its stored files, and what was said in its
+    recordings."""
+
+    text: str
+    files: list[FileRef]
+    said: list[str]
+
+
 def body_limit(limits: Limits) -> int:
     """The largest body a message with its files may come in."""
     return (limits.turn_bytes + 2) // 3 * 4 + MAX_TEXT * 4 + ROOM
 
 
-async def posted(request: web.Request, intake: Intake) -> tuple[str, list[FileRef]]:
-    """The posted message's text and its files, stored; or a 400, 413 or 422 that says what
-    to fix, nothing stored."""
+async def posted(request: web.Request, intake: Intake) -> Posted:
+    """The posted message's text, its files stored and its recordings heard; or a 400, 413
+    or 422 that says what to fix, nothing stored."""
     if request.content_type == "multipart/form-data":
         text, arrived = await read_form(request, intake.limits)
     else:
         body = await read_message(request, intake.limits)
         text, arrived = body.text, await _decoded_json(body.attachments, intake)
     try:
-        return text, await intake.accept(arrived) if arrived else []
+        heard = await intake.hear(arrived)
+        return Posted(text, await intake.accept(heard.files) if heard.files else [], heard.said)
     except TooLarge as exc:
         raise refusal(_TooLarge, str(exc)) from None
     except Refused as exc:

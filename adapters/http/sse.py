@@ -42,12 +42,15 @@ async def relay(
     envelope_id: str | None,
     since: str,
     headers: dict[str, str] | None = None,
+    heard: str = "",
 ) -> web.StreamResponse:
     """Send the session's events after `since` as SSE, each with its stream id as `id:`.
 
     With an `envelope_id`, only that turn's events, until it completes; without, every event
     of the session until the client leaves (a client reconnecting sends `Last-Event-ID`).
-    `headers` are added to the response's own.
+    `headers` are added to the response's own. `heard`, the transcript of the message's
+    recordings, comes first as an event `heard` of its own, with no id (it is no event of
+    the session's stream).
     """
     response = web.StreamResponse(
         headers={
@@ -67,6 +70,9 @@ async def relay(
     with contextlib.suppress(ConnectionResetError, asyncio.CancelledError):
         # The client left, or the server is stopping; the turn goes on without this stream.
         await response.write(f": following {envelope_id or session}\n\n".encode())
+        if heard:
+            data = json.dumps({"type": "heard", "text": heard})
+            await response.write(f"event: heard\ndata: {data}\n\n".encode())
         try:
 
             def gone() -> bool:

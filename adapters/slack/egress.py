@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 from adapters.chat.egress import ChatEgress
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_stream import StreamedReply
+from adapters.chat.transcript import heard_in
 from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, make_client
 from adapters.slack.place import Place
@@ -23,7 +24,8 @@ from bot.vocabulary.envelope import Envelope
 class SlackEgress(ChatEgress[SlackCalls]):
     def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
         head = envelopes[0]
-        return slack_reply(self.calls, self.store, Place.from_reply_to(head.reply_to), head.id)
+        place = Place.from_reply_to(head.reply_to)
+        return slack_reply(self.calls, self.store, place, head.id, heard_in(envelopes))
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         await self.calls.quietly(

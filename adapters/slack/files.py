@@ -8,6 +8,10 @@ A file is downloaded from its `url_private_download` with the bot token (the app
 download reads at most the largest file a message may carry. Slack answers a request it does
 not accept with its sign-in page (HTML, status 200), not an error; that, a file hidden by the
 workspace's plan or an external file is refused with one sentence naming the file.
+
+An audio file, and a voice clip recorded in Slack (`subtype` `slack_audio`), is a recording:
+its length, when Slack says it, is checked before the download, and its bytes are heard
+rather than stored (`bot.files.voice`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,13 @@ class SharedFile(BaseModel):
     name: str = Field(default="", max_length=255)
     size: int = Field(default=0, ge=0)
     url_private_download: str | None = Field(default=None, max_length=2000)
+    mimetype: str = Field(default="", max_length=200)
+    subtype: str = Field(default="", max_length=100)
+    duration_ms: int = Field(default=0, ge=0)
+
+    @property
+    def is_recording(self) -> bool:
+        return self.mimetype.startswith("audio/") or self.subtype == "slack_audio"
 
 
 def files_of(
@@ -48,7 +59,8 @@ def files_of(
     async def fetch() -> list[Arrived]:
         return [await _download(file, client, api_url, most) for file in shared]
 
-    return Files(tuple((file.name, file.size or 1) for file in shared), fetch)
+    recordings = tuple(file.duration_ms / 1000 for file in shared if file.is_recording)
+    return Files(tuple((file.name, file.size or 1) for file in shared), fetch, recordings)
 
 
 def _read(item: Any) -> SharedFile:

@@ -69,9 +69,12 @@ def task_chunk(step: ev.PlanStep) -> TaskUpdateChunk:
     )
 
 
-def slack_reply(calls: SlackCalls, store: ReplyStore, place: Place, key: str) -> StreamedReply:
-    """The reply to the turn whose first envelope is `key`, in `place`."""
-    transcript = Transcript()
+def slack_reply(
+    calls: SlackCalls, store: ReplyStore, place: Place, key: str, heard: str = ""
+) -> StreamedReply:
+    """The reply to the turn whose first envelope is `key`, in `place`, with what was
+    `heard` in the person's voice notes quoted above it."""
+    transcript = Transcript(heard)
     messages: Messages[str, str] = Messages(SlackWire(calls, place), store, key)
     surface = SlackSurface(calls, place, messages, transcript)
     return StreamedReply(calls, surface, messages, transcript, place.session)

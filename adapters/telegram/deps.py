@@ -10,6 +10,8 @@ answer a message, let a person in, read a message into an `Arrival` for the inta
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -57,6 +59,22 @@ class IngressDeps:
         """The bot's username in lower case, as a mention of it is compared."""
         return (self.me.username or "").lower()
 
+    @cached_property
+    def _spoken_name(self) -> re.Pattern[str]:
+        """The bot's names as a transcript writes them: its first name, and its username
+        with or without the `bot` at its end (`parley_bot`: "parley bot", "parley")."""
+        handle = self.username.replace("_", " ").strip()
+        names = {self.me.first_name, handle, handle.removesuffix("bot").strip()}
+        spoken = sorted((n.lower() for n in names if len(n.strip()) > 1), key=len, reverse=True)
+        if not spoken:
+            return re.compile(r"(?!)")  # no name to say: never named
+        return re.compile(r"\b(?:" + "|".join(map(re.escape, spoken)) + r")\b", re.IGNORECASE)
+
+    def named_aloud(self, transcript: str) -> bool:
+        """Whether a recording's transcript says the bot's name: in a group, that makes it
+        a message for the bot."""
+        return self._spoken_name.search(transcript.replace("_", " ")) is not None
+
     async def admit(self, message: TgMessage, user: User) -> bool:
         """Whether `user` may talk to the bot; a stranger is told so once, at no model cost."""
         admission = await self.gate.admit(person(user.id), _where(message))
@@ -70,10 +88,15 @@ class IngressDeps:
         return Intake(self.gate, self.mailbox, self.files)
 
     def arrival(
-        self, message: TgMessage, update: Update, text: str, files: Files | None = None
+        self,
+        message: TgMessage,
+        update: Update,
+        text: str,
+        files: Files | None = None,
+        for_bot: Callable[[str], bool] | None = None,
     ) -> Arrival:
         """`text` of `message`, from a person, with its `files`, as the intake takes it; the
-        update id makes a redelivery count once."""
+        update id makes a redelivery count once. `for_bot`: see `Arrival.for_bot`."""
         assert message.from_user is not None
         place = place_of(message)
         return Arrival(
@@ -86,6 +109,7 @@ class IngressDeps:
             reply_to=place.model_dump(),
             where=_where(message),
             files=files,
+            for_bot=for_bot,
         )
 
     async def submit_command(self, message: TgMessage, update: Update, name: str) -> None:

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from adapters.chat.egress import ChatEgress
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_stream import StreamedReply
+from adapters.chat.transcript import heard_in
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.place import Place
@@ -25,7 +26,8 @@ from bot.vocabulary.envelope import Envelope
 class TelegramEgress(ChatEgress[TelegramCalls]):
     def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
         head = envelopes[0]
-        return telegram_reply(self.calls, self.store, Place.from_reply_to(head.reply_to), head.id)
+        place = Place.from_reply_to(head.reply_to)
+        return telegram_reply(self.calls, self.store, place, head.id, heard_in(envelopes))
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         chat_id, message_id = int(prompt["chat_id"]), int(prompt["message_id"])

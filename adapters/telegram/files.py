@@ -6,8 +6,11 @@ Telegram keeps a photo in several sizes (its long edge at 90, 320, 800, 1280 and
 large as the original allows); the one taken is the largest that fits what a model is sent
 (`LONG_EDGE`): it needs no scaling here, only checking, and is the smaller download (1280 px
 rather than 2560 px, of which a model would see 1568). A document is taken as it was sent; what it
-is comes from its bytes. The Bot API lets a bot download files of up to 20 MB (a local Bot
-API server, through `TELEGRAM_API_URL`, lifts that); a larger one is refused in one sentence.
+is comes from its bytes. A voice note, an audio file and a video note are recordings: their
+length, which Telegram says, is checked before the download, and their bytes are heard
+rather than stored (`bot.files.voice`). The Bot API lets a bot download files of up to 20 MB
+(a local Bot API server, through `TELEGRAM_API_URL`, lifts that); a larger one is refused in
+one sentence.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Sequence
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramNetworkError
-from aiogram.types import Message, PhotoSize
+from aiogram.types import Audio, Message, PhotoSize, VideoNote, Voice
 from aiohttp import ClientError
 
 from adapters.chat.intake import Files
@@ -25,6 +28,8 @@ from bot.files.intake import Arrived, Refused, called
 from bot.vocabulary.files import LONG_EDGE
 
 PHOTO_NAME = "photo.jpg"  # Telegram sends photos as JPEG and gives them no name
+VOICE_NAME = "voice note"  # as a refusal names a recording Telegram gives no name
+VIDEO_NOTE_NAME = "video note"
 
 
 def best_photo(sizes: list[PhotoSize]) -> PhotoSize:
@@ -35,8 +40,8 @@ def best_photo(sizes: list[PhotoSize]) -> PhotoSize:
 
 
 def files_of(messages: Sequence[Message], bot: Bot) -> Files | None:
-    """The photos and documents of `messages` (one, or an album's parts), or None when they
-    carry neither; an album's are downloaded side by side."""
+    """The photos, documents or recordings of `messages` (one, or an album's parts), or None
+    when they carry none; an album's are downloaded side by side."""
     parts = [part for part in map(_file_of, messages) if part is not None]
     if not parts:
         return None
@@ -45,18 +50,34 @@ def files_of(messages: Sequence[Message], bot: Bot) -> Files | None:
         return list(await asyncio.gather(*(_download(bot, *part[:2]) for part in parts)))
 
     # A size Telegram did not say is checked on the bytes once they are here.
-    return Files(tuple((name, size or 1) for _, name, size in parts), fetch)
+    recordings = tuple(duration for *_, duration in parts if duration is not None)
+    return Files(tuple((name, size or 1) for _, name, size, _ in parts), fetch, recordings)
 
 
-def _file_of(message: Message) -> tuple[str, str, int | None] | None:
-    """The file id, name and size of the photo or document `message` carries."""
+def _file_of(message: Message) -> tuple[str, str, int | None, float | None] | None:
+    """The file id, name and size of the photo, document or recording `message` carries,
+    and a recording's length."""
     if message.photo:
         photo = best_photo(message.photo)
-        return photo.file_id, PHOTO_NAME, photo.file_size
+        return photo.file_id, PHOTO_NAME, photo.file_size, None
     if message.document is not None:
         document = message.document
-        return document.file_id, document.file_name or "", document.file_size
+        return document.file_id, document.file_name or "", document.file_size, None
+    if (recording := recording_of(message)) is not None:
+        name = _recording_name(recording)
+        return recording.file_id, name, recording.file_size, float(recording.duration)
     return None
+
+
+def recording_of(message: Message) -> Voice | Audio | VideoNote | None:
+    """The voice note, audio file or video note `message` carries, if any."""
+    return message.voice or message.audio or message.video_note
+
+
+def _recording_name(recording: Voice | Audio | VideoNote) -> str:
+    if isinstance(recording, Audio):
+        return recording.file_name or recording.title or ""
+    return VOICE_NAME if isinstance(recording, Voice) else VIDEO_NOTE_NAME
 
 
 async def _download(bot: Bot, file_id: str, name: str) -> Arrived:

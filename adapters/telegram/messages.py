@@ -1,9 +1,11 @@
-"""Messages to the bot: text, photos and files (`files`), an album as one message, become an
-envelope in the session's mailbox, anything else a quick answer; the stop button of a
-streamed draft stops the session's turn.
+"""Messages to the bot: text, photos, files and recordings (voice notes, audio files, video
+notes; `files`), an album as one message, become an envelope in the session's mailbox,
+anything else a quick answer; the stop button of a streamed draft stops the session's turn.
 
 In groups only what is meant for the bot counts: a mention of it, a reply to it, or every
-message when TELEGRAM_GROUP_TRIGGER=all. Other bots are never answered (that could loop).
+message when TELEGRAM_GROUP_TRIGGER=all. A recording may also say the bot's name aloud: one
+that neither mentions nor answers it is heard, and counts if its transcript names the bot
+(`IngressDeps.named_aloud`). Other bots are never answered (that could loop).
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ from aiogram.types import Message as TgMessage
 from aiogram.types import MessageGenerationStopped, Update
 
 from adapters.telegram.deps import IngressDeps
-from adapters.telegram.files import files_of
+from adapters.telegram.files import files_of, recording_of
 from adapters.telegram.place import Place
 
-NOT_READ = "I read text, photos, PDFs and text files here. Send me your question as a message."
+NOT_READ = (
+    "I read text, photos, voice notes, PDFs and text files here. Send me your question as a "
+    "message."
+)
 SERVICE_FIELDS = (
     "new_chat_members",
     "left_chat_member",
@@ -41,7 +46,8 @@ SERVICE_FIELDS = (
 def router() -> Router:
     """A fresh router each time: a router belongs to one dispatcher."""
     messages = Router(name="messages")
-    messages.message.register(on_file, F.photo | F.document | F.media_group_id)
+    files = F.photo | F.document | F.voice | F.audio | F.video_note | F.media_group_id
+    messages.message.register(on_file, files)
     messages.message.register(on_text, F.text | F.caption)
     messages.message.register(on_other)
     messages.stopped_message_generation.register(on_stop_generation)
@@ -62,19 +68,25 @@ async def on_file(
     deps: IngressDeps,
     album: list[TgMessage] | None = None,
 ) -> None:
-    """A photo or a file, or an album's (`lanes` hands its parts over together), with its
-    caption as the text (which may be empty; Telegram puts an album's on one part)."""
+    """A photo, a file or a recording, or an album's (`lanes` hands its parts over
+    together), with its caption as the text (which may be empty; Telegram puts an album's on
+    one part); in a group, a recording not addressed to the bot is heard for its name."""
+    if message.from_user is None or message.from_user.is_bot:
+        return
     parts = album or [message]
     captioned = next((part for part in parts if part.caption), message)
     text = addressed(captioned, deps, require_text=False)
-    if text is None or message.from_user is None or message.from_user.is_bot:
-        return
+    named_aloud = None
+    if text is None:
+        if recording_of(message) is None:
+            return
+        text, named_aloud = message.caption or "", deps.named_aloud
     files = files_of(parts, deps.calls.bot)
     if files is None:  # an album of videos
         if await deps.admit(message, message.from_user):
             await deps.answer(message, NOT_READ)
         return
-    arrival = deps.arrival(message, event_update, text.strip(), files)
+    arrival = deps.arrival(message, event_update, text.strip(), files, named_aloud)
     await deps.intake.take(arrival, partial(deps.answer, message))
 
 

@@ -112,6 +112,28 @@ def folded(chunk: Chunk) -> Chunk:
     return Chunk(chunk.text, entities)
 
 
+def under_heard(
+    heard: str, markdown: str, *, complete: bool = True, fold: bool = False
+) -> list[Chunk]:
+    """`render(markdown)` under what the person said in a voice note (one line, already
+    short): a collapsed quote at the head of the first message, plain text in an entity, so
+    nothing in it is read as formatting. `fold`: the quote the markdown starts with (the
+    model's thinking) is `folded`."""
+    head = f"🎤 {heard}" if heard else ""
+    shift = utf16_len(head) + 2 if heard else 0
+    chunks = render(markdown, limit=TELEGRAM_LIMIT - shift, complete=complete)
+    if not chunks:
+        return []
+    first, rest = chunks[0], chunks[1:]
+    if fold:
+        first = folded(first)
+    if not heard:
+        return [first, *rest]
+    entities = [{"type": "expandable_blockquote", "offset": 0, "length": utf16_len(head)}]
+    entities += [{**entity, "offset": entity["offset"] + shift} for entity in first.entities]
+    return [Chunk(f"{head}\n\n{first.text}", entities), *rest]
+
+
 def plain(markdown: str, *, limit: int = TELEGRAM_LIMIT) -> list[Chunk]:
     """The text as is, cut like `render` cuts it: what is sent when formatting is refused."""
     _check(limit)

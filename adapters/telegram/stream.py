@@ -37,7 +37,7 @@ from adapters.chat.transcript import Transcript
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
-from adapters.telegram.render import Chunk, folded, render
+from adapters.telegram.render import Chunk, under_heard
 from adapters.telegram.wire import PARSE_ERROR, TelegramWire
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
@@ -53,10 +53,12 @@ def draft_id(envelope_id: str) -> int:
 
 
 def telegram_reply(
-    calls: TelegramCalls, store: ReplyStore, place: Place, key: str
+    calls: TelegramCalls, store: ReplyStore, place: Place, key: str, heard: str = ""
 ) -> StreamedReply:
-    """The reply to the turn whose first envelope is `key`, in `place`."""
-    transcript = Transcript()
+    """The reply to the turn whose first envelope is `key`, in `place`, under what was
+    `heard` in the person's voice notes (`adapters.chat.transcript.heard_in`)."""
+    transcript = Transcript(heard)
+    transcript.heard_inline = False  # a collapsed quote of its own (`render.under_heard`)
     transcript.thought_limit = THOUGHT_SHOWN
     wire = TelegramWire(calls, place)
     messages: Messages[int, Chunk] = Messages(wire, store, key)
@@ -107,9 +109,11 @@ class TelegramSurface(QuietSurface):
         text = self.transcript.body(f"🔧 {tool}…" if tool and not must_land else "")
         if not text:
             return
-        chunks = render(text, complete=must_land)  # the update that must land is the last one
-        if self.transcript.thought() and (self.transcript.done or self.transcript.current):
-            chunks[0] = folded(chunks[0])  # the answer has begun: its thinking folds away
+        # the update that must land is the last one; once the answer has begun, the
+        # thinking above it folds away
+        answering = bool(self.transcript.done or self.transcript.current)
+        fold = bool(self.transcript.thought()) and answering
+        chunks = under_heard(self.transcript.heard, text, complete=must_land, fold=fold)
         ensure = self.messages.ensure
         if self.drafting and not must_land:
             for index, chunk in enumerate(chunks[:-1]):

@@ -227,6 +227,12 @@ class Settings(BaseSettings):
     max_file_mb: float = Field(default=20.0, gt=0, le=2000)  # the Bot API's download cap
     max_turn_mb: float = Field(default=50.0, gt=0, le=2000)
     workspace_quota_mb: float = Field(default=50.0, gt=0, le=1_048_576)
+    # Voice notes (`bot.files.voice`): transcribed only where a model is named.
+    transcribe_model: str | None = Field(default=None, min_length=1, max_length=200)
+    transcribe_base_url: str | None = None  # unset: OpenAI's
+    transcribe_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, for OpenAI's alone
+    transcribe_timeout: float = Field(default=60.0, gt=0, le=3600)
+    transcribe_max_seconds: int = Field(default=600, ge=1, le=7200)
 
     @field_validator("timezone")
     @classmethod
@@ -312,6 +318,7 @@ class Settings(BaseSettings):
         "telegram_webhook_url",
         "slack_api_url",
         "search_url",
+        "transcribe_base_url",
     )
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
@@ -388,6 +395,31 @@ class Settings(BaseSettings):
         if self.search_backend in ("brave", "tavily") and not self.search_api_key:
             raise ValueError(f"PARLEY_SEARCH_API_KEY: {self.search_backend} needs an API key")
         return self
+
+    @model_validator(mode="after")
+    def _transcription_has_a_key(self) -> Settings:
+        """OpenAI's endpoint refuses every call without a key: said at start, not per voice
+        note. Another endpoint (a local server) may need none."""
+        if self.transcribe_model and self.transcribes_at_openai and not self.transcription_key:
+            raise ValueError(
+                "PARLEY_TRANSCRIBE_API_KEY: OpenAI's transcription endpoint needs a key (or "
+                "set OPENAI_API_KEY, or PARLEY_TRANSCRIBE_BASE_URL for another endpoint)"
+            )
+        return self
+
+    @property
+    def transcribes_at_openai(self) -> bool:
+        """Whether voice notes go to OpenAI's own endpoint (no other base URL set)."""
+        url = self.transcribe_base_url
+        return url is None or urlsplit(url).hostname == "api.openai.com"
+
+    @property
+    def transcription_key(self) -> SecretStr | None:
+        """The key sent with a voice note: its own, else OPENAI_API_KEY for OpenAI's
+        endpoint alone, never OpenAI's key to another host."""
+        if self.transcribe_api_key is not None:
+            return self.transcribe_api_key
+        return self.openai_api_key if self.transcribes_at_openai else None
 
     def may_use(self, person: str) -> bool:
         """Everyone may, unless PARLEY_ALLOWED_USERS lists who (and guests are not let in);

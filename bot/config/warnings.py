@@ -11,6 +11,8 @@ process starts, and the process goes on.
   loopback, the unspecified address, `localhost`), to a cloud metadata service, or to more
   than one private range at once (`0.0.0.0/0`, `::/0`). An allowed network is trusted whole, so such
   an entry undoes the guard it was meant to loosen (`bot.tools.web.guard`).
+- Voice notes to transcribe (PARLEY_TRANSCRIBE_MODEL) and no `ffmpeg` on PATH: the recordings
+  an endpoint does not take as they are (video notes, WebM, AAC) cannot be converted.
 
 A process that says them marks its environment (`WARNED`), so the processes it starts
 (`parley up` starts a worker, the scheduler and the web process) do not say them again.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import shutil
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -158,4 +161,16 @@ def settings_warnings(
     """Everything to warn about, one line each; nothing when a parent process said it."""
     if environ.get(WARNED):
         return []
-    return unknown_variables(environ, env_file) + broad_networks(settings.fetch_allow_hosts)
+    lines = unknown_variables(environ, env_file) + broad_networks(settings.fetch_allow_hosts)
+    return lines + missing_programs(settings)
+
+
+def missing_programs(settings: Settings) -> list[str]:
+    """What the settings ask of this machine that it does not have."""
+    if settings.transcribe_model is None or shutil.which("ffmpeg") is not None:
+        return []
+    return [
+        "PARLEY_TRANSCRIBE_MODEL is set but ffmpeg is not installed: video notes and the "
+        "recordings an endpoint does not take as they are will not be transcribed "
+        "(apt-get install ffmpeg)"
+    ]

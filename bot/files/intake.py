@@ -8,6 +8,10 @@ image scaled (`bot.files.images`), a PDF's text taken out or a text file read
 photos waits its turn instead of taking every core, and the event loop never decodes. A
 refusal names the file and says what to send instead; nothing is stored for a message that
 is refused.
+
+Sound (a voice note, an audio file, a video note) is not stored for a model, none of which
+Parley sends sound to: it is heard (`hear`), its transcript becoming part of the message's
+text (`bot.files.voice`), and only the message's other files go on to `accept`.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.config.settings import Settings
+from bot.files import audio
 from bot.files.store import FileStore
+from bot.files.voice import NO_BACKEND, NotHeard, Transcriber
 from bot.vocabulary.files import FileRef
 
 if TYPE_CHECKING:
@@ -59,11 +65,48 @@ class Arrived:
     name: str = ""
 
 
+@dataclass(frozen=True)
+class Heard:
+    """A message's files once its sound was heard: what was said in each recording, in
+    order, and the files that are no sound."""
+
+    said: list[str]
+    files: list[Arrived]
+
+
 class Intake:
-    def __init__(self, store: FileStore, limits: Limits) -> None:
+    def __init__(self, store: FileStore, limits: Limits, voice: Transcriber | None = None) -> None:
         self.store = store
         self.limits = limits
+        self.voice = voice  # None: voice notes are answered with `NO_BACKEND`
         self._busy = asyncio.Semaphore(BUSY)
+
+    def check_voice(self, seconds: Sequence[float]) -> None:
+        """Refuse recordings before they are downloaded: when nothing transcribes them here,
+        or when their platform says one lasts longer than is transcribed."""
+        if self.voice is None:
+            raise Refused(NO_BACKEND)
+        try:
+            self.voice.check_length(seconds)
+        except NotHeard as exc:
+            raise Refused(str(exc)) from None
+
+    async def hear(self, files: Sequence[Arrived]) -> Heard:
+        """Each recording among `files` (told from its bytes) transcribed; Refused, with the
+        sentence for the person, for the first that cannot be."""
+        heard = Heard([], [])
+        for arrived in files:
+            sound = audio.sniff(arrived.data)
+            if sound is None:
+                heard.files.append(arrived)
+                continue
+            if self.voice is None:
+                raise Refused(NO_BACKEND)
+            try:
+                heard.said.append(await self.voice.transcript(arrived.data, sound))
+            except NotHeard as exc:
+                raise Refused(str(exc)) from None
+        return heard
 
     def check_sizes(self, sizes: Sequence[tuple[str, int]]) -> None:
         """Refuse by count and size alone, before anything is downloaded or decoded:

@@ -36,15 +36,7 @@ class FileStore:
         sha256 = hashlib.sha256(data).hexdigest()
         target = self.path(sha256)
         if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                os.replace(temporary, target)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            _write(target, data)
         return FileRef(sha256=sha256, media_type=media_type, name=name, size=len(data))
 
     def remove(self, hashes: Iterable[str]) -> int:
@@ -57,6 +49,18 @@ class FileStore:
                 continue
             removed += 1
         return removed
+
+    def put_beside(self, sha256: str, kind: str, data: bytes) -> None:
+        """Keep `data` beside the file whose hash is `sha256` (`kind`: what it is, e.g. a
+        voice note's transcript), written whole or not at all, like a file."""
+        _write(self.path(sha256).with_name(f"{sha256}.{kind}"), data)
+
+    def beside(self, sha256: str, kind: str) -> bytes | None:
+        """What `put_beside` kept for `sha256`, or None."""
+        try:
+            return self.path(sha256).with_name(f"{sha256}.{kind}").read_bytes()
+        except FileNotFoundError:
+            return None
 
     def read(self, ref: FileRef) -> bytes:
         return self._read(ref.sha256, ref)
@@ -73,3 +77,16 @@ class FileStore:
         except FileNotFoundError:
             name = ref.name or ref.media_type
             raise FileMissing(f"file {sha256[:12]} ({name}) is gone") from None
+
+
+def _write(target: Path, data: bytes) -> None:
+    """`data` at `target`, under a temporary name first (see the module docstring)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

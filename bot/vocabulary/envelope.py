@@ -41,7 +41,9 @@ class Envelope(BaseModel):
     envelope is a run of a scheduled task, sent by the scheduler in the name of the person who
     made the task; it is a turn of its own, never merged with messages. A message with a
     `run` config (an API run, a task's schema) is a turn of its own too. A message's
-    `attachments` are the files sent with its text, already in the file store.
+    `attachments` are the files sent with its text, already in the file store; `heard` is
+    what was said in its voice notes, as transcribed, for the reply to show (`text` holds
+    it too, marked, as the model reads it).
     """
 
     id: str = Field(min_length=1, max_length=200)
@@ -49,6 +51,7 @@ class Envelope(BaseModel):
     kind: Literal["message", "decision", "expiry", "command", "scheduled"] = "message"
     text: str = Field(default="", max_length=MAX_TEXT)
     attachments: list[FileRef] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
+    heard: str = Field(default="", max_length=MAX_TEXT)
     sender: Sender
     platform: str = "http"
     chat_kind: str = "private"

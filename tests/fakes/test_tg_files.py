@@ -10,6 +10,7 @@ import httpx
 import pytest
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest
+from aiogram.types import Message
 
 from tests.fakes.tg import TOKEN, FakeTelegram, TgUser
 from tests.fakes.tg.files import DOWNLOAD_CAP
@@ -52,3 +53,18 @@ async def test_unknown_and_too_big_files_are_refused(fake: FakeTelegram, bot: Bo
         over = await client.get(f"/file/bot{TOKEN}/{stored.path}")
         missing = await client.get(f"/file/bot{TOKEN}/documents/nothing.bin")
     assert [wrong.status_code, over.status_code, missing.status_code] == [401, 404, 404]
+
+
+@pytest.mark.parametrize("kind", ["voice", "audio", "video_note"])
+async def test_a_recording_comes_as_the_bot_api_describes_it_and_downloads(
+    fake: FakeTelegram, bot: Bot, kind: str
+) -> None:
+    update = fake.send_recording(fake.private_chat(ANN), ANN, kind, b"OggS" + bytes(500),
+                                 duration=7, mime_type="audio/ogg", caption="listen")  # fmt: skip
+    message = Message.model_validate(update["message"])  # as aiogram reads it
+    recording = getattr(message, kind)
+    assert (recording.duration, recording.file_size) == (7, 504)
+    assert (message.caption or "") == "listen"
+    file = await bot.get_file(recording.file_id)
+    downloaded = await bot.download(file)
+    assert downloaded is not None and downloaded.read() == b"OggS" + bytes(500)

@@ -21,6 +21,7 @@ from tests.fakes.slack import (
     SlackChannel,
     SlackUser,
 )
+from tests.support.audio import voice_env
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, serving, stack_env, web_settings
 
@@ -59,10 +60,13 @@ async def slack_stack(
     tmp_path: Path,
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[SlackStack]:
-    """Parametrise indirectly with extra environment; `socket=1` uses Socket Mode."""
+    """Parametrise indirectly with extra environment; `socket=1` uses Socket Mode, `voice=1`
+    transcribes voice notes at the fake model API's endpoint."""
     extra: dict[str, str] = {"PARLEY_FILES_DIR": str(tmp_path / "files")}
     extra |= dict(getattr(request, "param", {}) or {})
     socket = bool(extra.pop("socket", ""))
+    if extra.pop("voice", ""):
+        extra |= voice_env(fake_llm)
     port = free_port()
     env = stack_env(
         redis_url, fake_llm, database_url, **slack_env(fake_slack, socket=socket, **extra)

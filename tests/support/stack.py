@@ -27,6 +27,7 @@ from bot.config.settings import Settings
 from bot.redis import keys
 from bot.store.database import upgrade
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
+from tests.support.audio import voice_env
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.waiting import until
 from tests.support.workers import Announcements, InProcessWorker
@@ -318,6 +319,8 @@ async def stack(
         "PARLEY_FILES_DIR": str(tmp_path / "files"),
         **(getattr(request, "param", {}) or {}),
     }
+    if extra.pop("voice", ""):  # voice notes transcribed at the fake model API's endpoint
+        extra |= voice_env(fake_llm)
     env = stack_env(redis_url, fake_llm, database_url, **extra)
     built = Stack(redis_url, fake_llm, tmp_path, env=env)
     async with serving(built, web_settings(env), free_port()) as running:

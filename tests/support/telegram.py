@@ -11,6 +11,7 @@ import pytest
 
 from tests.fakes.llm import FakeLLM
 from tests.fakes.tg import TOKEN, FakeTelegram
+from tests.support.audio import voice_env
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, serving, stack_env, web_settings
 
@@ -46,10 +47,13 @@ async def tg_stack(
     tmp_path: Path,
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[TelegramStack]:
-    """Parametrise indirectly with extra environment; `webhook=1` serves Telegram by webhook."""
+    """Parametrise indirectly with extra environment; `webhook=1` serves Telegram by webhook,
+    `voice=1` transcribes voice notes at the fake model API's endpoint."""
     extra: dict[str, str] = {"PARLEY_FILES_DIR": str(tmp_path / "files")}
     extra |= dict(getattr(request, "param", {}) or {})
     port = free_port()
+    if extra.pop("voice", ""):
+        extra |= voice_env(fake_llm)
     if extra.pop("webhook", ""):
         extra["TELEGRAM_WEBHOOK_URL"] = f"http://127.0.0.1:{port}{WEBHOOK_PATH}"
         extra["TELEGRAM_WEBHOOK_SECRET"] = WEBHOOK_SECRET

@@ -1,8 +1,9 @@
 """A local stand-in for the Anthropic and OpenAI HTTP APIs that the real SDKs talk to.
 
 Tests script it with `enqueue(...)` (answers in order) or a `responder` (an answer computed
-from the request). It checks requests as the real services do and records every one, so a
-test can assert both what Parley sent and that nothing was rejected.
+from the request); OpenAI's transcription endpoint is `transcriptions` (`transcriptions.py`).
+It checks requests as the real services do and records every one, so a test can assert both
+what Parley sent and that nothing was rejected.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tests.fakes.llm.script import (
     Scripted,
 )
 from tests.fakes.llm.sse import StreamCut
+from tests.fakes.llm.transcriptions import Transcriptions
 
 ErrorResponse = Callable[[int, str, str, float | None], web.Response]
 Complete = Callable[[str, Reply, Usage], web.Response]
@@ -52,6 +54,7 @@ class FakeLLM:
         self._cache = PromptCache(cache_min_tokens, clock)
         self._runner: web.AppRunner | None = None
         self.base_url = ""
+        self.transcriptions = Transcriptions()
 
     @property
     def anthropic_base_url(self) -> str:
@@ -68,6 +71,7 @@ class FakeLLM:
         app = web.Application(client_max_size=32 * 1024 * 1024)
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1/chat/completions", self._openai)
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         # A reply still streaming when the test ends (a stalled one, say) is cut at once
         # rather than waited for: nobody reads it any more.
         self._runner = web.AppRunner(
@@ -140,6 +144,13 @@ class FakeLLM:
         if isinstance(recorded, web.Response):
             return recorded
         return await self._answer(request, recorded, validate.openai_request(recorded.body))
+
+    async def _transcribe(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":
+            return openai_api.error_response(
+                401, "invalid_request_error", "Incorrect API key provided."
+            )
+        return await self.transcriptions.handle(request)
 
     async def _answer(
         self, request: web.Request, recorded: RecordedRequest, problem: str | None

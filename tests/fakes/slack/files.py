@@ -1,7 +1,8 @@
 """Files people share in Slack, as the Web API describes and serves them: a file object in
 the message event (`files`, with the subtype `file_share` on `message` events), and its bytes
 at `url_private_download`, for a request that carries the bot token. A request without it gets
-what Slack serves then: a 200 with the HTML of its sign-in page, not the file."""
+what Slack serves then: a 200 with the HTML of its sign-in page, not the file. A voice clip
+recorded in Slack is a file with the subtype `slack_audio` and its length (`clip`)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,18 @@ class SlackFiles:
     files: dict[str, Shared] = field(default_factory=dict)
     downloads: list[str] = field(default_factory=list)  # file ids, in order
 
-    def add(self, data: bytes, name: str, mimetype: str, user: str, root: str) -> dict[str, Any]:
+    def add(
+        self,
+        data: bytes,
+        name: str,
+        mimetype: str,
+        user: str,
+        root: str,
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """A new file, as the file object Slack puts in the event; `root` is the fake's
-        address (its files are served next to its API, as Slack's are on files.slack.com)."""
+        address (its files are served next to its API, as Slack's are on files.slack.com);
+        `extra`, fields of its kind (a clip's)."""
         file_id = "F0" + secrets.token_hex(5).upper()
         self.files[file_id] = Shared(data, name, mimetype)
         path = f"{root}files-pri/{TEAM_ID}-{file_id}/"
@@ -44,6 +54,7 @@ class SlackFiles:
             "user": user, "size": len(data), "mode": "hosted", "is_external": False,
             "url_private": path + name, "url_private_download": f"{path}download/{name}",
             "permalink": f"https://fake.slack.test/files/{user}/{file_id}/{name}",
+            **(extra or {}),
         }  # fmt: skip
 
     async def serve(self, request: web.Request) -> web.Response:
@@ -56,3 +67,10 @@ class SlackFiles:
             return web.Response(status=404, text="file_not_found")
         self.downloads.append(file_id)
         return web.Response(body=shared.data, content_type=shared.mimetype)
+
+
+def clip(data: bytes, seconds: float) -> tuple[bytes, str, str, dict[str, Any]]:
+    """A voice clip recorded in Slack (WebM, as a browser records it), for `FakeSlack.say`."""
+    extra = {"subtype": "slack_audio", "media_display_type": "audio",
+             "duration_ms": int(seconds * 1000)}  # fmt: skip
+    return data, "audio_message.webm", "audio/webm", extra

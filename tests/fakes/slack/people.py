@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tests.fakes.slack import events
@@ -84,15 +85,17 @@ class People:
         channel: SlackChannel,
         text: str,
         thread_ts: str | None = None,
-        files: list[tuple[bytes, str, str]] | None = None,
+        files: Sequence[tuple[bytes, str, str] | tuple[bytes, str, str, dict[str, Any]]]
+        | None = None,
     ) -> Posted:
-        """`user` writes `text`, sharing `files` (bytes, name, MIME type) with it if any; the
+        """`user` writes `text`, sharing `files` (bytes, name, MIME type, and the fields of
+        its kind, as `files.clip` gives them) with it if any; the
         app gets a `message` event and, when the bot is mentioned outside a DM, an
         `app_mention` event too (two deliveries, concurrently, as Slack)."""
         if user.id not in self.users:
             raise AssertionError(f"{user.id} is not a member of the workspace; use fake.user()")
         root = self.base_url.removesuffix("api/")
-        shared = [self.shared.add(*file, user.id, root) for file in files or []]
+        shared = [self.shared.add(*file[:3], user.id, root, *file[3:]) for file in files or []]
         message = Posted(
             ts=self.clock.next(),
             channel=channel.id,

@@ -2,7 +2,8 @@
 `file_id` (refused past the 20 MB a bot may download), and the bytes are read from
 `/file/bot<token>/<file_path>`. A photo comes in the sizes Telegram makes of it (the long
 edge at 90, 320, 800 and 1280 px, and 2560 where the original is that large), each a file of
-its own; a document is the file as it was sent."""
+its own; a document is the file as it was sent; a voice note, an audio file and a video note
+are the recording as it was sent, with the length and type the client announced."""
 
 from __future__ import annotations
 
@@ -68,6 +69,20 @@ class Shelf:
         file_id, stored = self.add(data, "documents", suffix)
         return {"file_id": file_id, "file_unique_id": stored.unique_id, "file_name": name,
                 "mime_type": mime_type, "file_size": len(data)}  # fmt: skip
+
+    def recording(
+        self, kind: str, data: bytes, duration: int, mime_type: str, name: str = ""
+    ) -> dict[str, Any]:
+        """A `voice`, `audio` or `video_note` object (a video note is square, MP4, no type)."""
+        suffix = {"voice": ".oga", "audio": ".mp3", "video_note": ".mp4"}[kind]
+        file_id, stored = self.add(data, f"{kind}s", suffix)
+        found: dict[str, Any] = {"file_id": file_id, "file_unique_id": stored.unique_id,
+                                 "duration": duration, "file_size": len(data)}  # fmt: skip
+        if kind == "video_note":
+            return found | {"length": 240}
+        if name:
+            found["file_name"] = name
+        return found | {"mime_type": mime_type}
 
     def get_file(self, params: dict[str, Any]) -> dict[str, Any]:
         file_id = params.get("file_id")

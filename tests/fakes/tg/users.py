@@ -146,6 +146,30 @@ class UserSide:
         document = self.shelf.document(data, name, mime_type)
         return self.push({"message": self._message(chat, user, None, document=document, **fields)})
 
+    def send_recording(
+        self,
+        chat: TgChat,
+        user: TgUser,
+        kind: str,
+        data: bytes,
+        *,
+        duration: int = 1,
+        mime_type: str = "audio/ogg",
+        caption: str = "",
+        reply_to: int | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """A `voice` note, an `audio` file or a `video_note` from `user`, as recorded."""
+        if caption:
+            fields["caption"] = caption
+            if found := _auto_entities(caption):
+                fields["caption_entities"] = found
+        if reply_to is not None:
+            fields["reply_to_message"] = self._replied(chat, reply_to)
+        name = fields.pop("file_name", "")
+        fields[kind] = self.shelf.recording(kind, data, duration, mime_type, name)
+        return self.push({"message": self._message(chat, user, None, **fields)})
+
     def _replied(self, chat: TgChat, message_id: int) -> dict[str, Any]:
         for bot_message in self.sent.get(chat.id, []):
             if bot_message.message_id == message_id:

@@ -15,6 +15,11 @@ export function h(tag, attributes = {}, ...children) {
   return node;
 }
 
+/** What the person said in a voice note, as Parley heard it (its transcript). */
+export function heardLine(text) {
+  return h("blockquote", { class: "heard", text: `🎤 ${text}` });
+}
+
 /** A `<details>` whose body is text in a `<pre>`: arguments and results, folded by default. */
 export function folded(label, body, className = "") {
   return h("details", { class: className }, h("summary", { text: label }), h("pre", { text: body }));

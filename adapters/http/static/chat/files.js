@@ -67,7 +67,9 @@ export function shownFiles(files) {
   return h("div", { class: "files" }, ...files.map((file) => {
     const name = file.name || "file";
     const type = file.type || file.media_type || "";
-    if (!IMAGE.test(type)) return h("span", { class: "file", text: `📄 ${name}` });
+    if (!IMAGE.test(type)) {
+      return h("span", { class: "file", text: `${type.startsWith("audio/") ? "🎤" : "📄"} ${name}` });
+    }
     const image = picture(null, name);
     if (file instanceof Blob) image.src = URL.createObjectURL(file);
     else fetched(file.sha256).then((url) => { if (url) image.src = url; });

@@ -8,6 +8,9 @@ import { Turn } from "./turn.js";
 // The worker puts the time a message was sent before its text, as a block of its own, for
 // the model; the person sees their message as they wrote it.
 const STAMP = /^\[\w{3} \d{4}-\d\d-\d\d \d\d:\d\d[^\]\n]*\]$/;
+// The model reads a voice note's transcript under this line (bot/files/voice.py: MARK); the
+// person sees what they typed, and what was heard as a quote.
+const HEARD = /(?:^|\n+)\[Transcript of the person's voice note\]\n/;
 
 function textOf(content) {
   const texts = content.filter((block) => block.type === "text").map((block) => block.text);
@@ -39,8 +42,9 @@ export function renderHistory(view, messages) {
       const files = content.filter((b) => b.type === "image" || b.type === "document")
         .map((b) => b.file);
       if (text || files.length) {
-        lastUserText = text;
-        view.userMessage(text, files);
+        const [typed, ...heard] = text.split(HEARD);
+        lastUserText = typed;
+        view.userMessage(typed, files, heard);
         turn = null;
       }
       continue;

@@ -2,7 +2,7 @@
 // then the bot's text bubbles and tool cards in the order they happened.
 
 import { ApprovalCard, ToolCard } from "./cards.js";
-import { h, keepPinned } from "./dom.js";
+import { h, heardLine, keepPinned } from "./dom.js";
 import { MarkdownText } from "./markdown.js";
 import { PlanCard } from "./plan.js";
 
@@ -17,9 +17,11 @@ const ENDINGS = {
 };
 
 export class Turn {
-  /** `view` is the conversation (view.js): its tool cards, approvals and streams. */
-  constructor(view) {
+  /** `view` is the conversation (view.js): its tool cards, approvals and streams; `asked`,
+   * the person's message the turn answers, where what was heard of a voice note is shown. */
+  constructor(view, asked = null) {
     this.view = view;
+    this.asked = asked;
     this.element = h("div", { class: "turn" });
     view.log.append(this.element);
     this.bubble = null; // the MarkdownText of the bubble the next text goes to
@@ -79,6 +81,9 @@ export class Turn {
   show(event, id) {
     if (event.type !== "state") this.setStatus(null);
     switch (event.type) {
+      case "heard":
+        this.asked?.append(heardLine(event.text));
+        break;
       case "text_delta":
         this.text(event.text);
         break;

@@ -3,7 +3,7 @@
 // nothing more is drawn for it.
 
 import { api, postJson, refusal } from "../api.js";
-import { h, pinToEnd } from "./dom.js";
+import { h, heardLine, pinToEnd } from "./dom.js";
 import { attachments, shownFiles } from "./files.js";
 import { renderHistory } from "./history.js";
 import { keepProgress, keepSession, progress } from "./store.js";
@@ -44,8 +44,11 @@ export class ChatView {
   }
 
   /** The person's message: its files (sent `File`s, or recorded references), then its text. */
-  userMessage(text, files = []) {
-    this.log.append(h("div", { class: "msg user" }, shownFiles(files), text));
+  /** The person's message: their files, their text, and what was heard in their voice notes. */
+  userMessage(text, files = [], heard = []) {
+    const message = h("div", { class: "msg user" }, shownFiles(files), text, ...heard.map(heardLine));
+    this.log.append(message);
+    return message;
   }
 
   error(text) {
@@ -70,10 +73,10 @@ export class ChatView {
 
   /** Send `text` with `files` and show its turn as it streams. */
   async send(text, files = []) {
-    this.userMessage(text, files);
+    const mine = this.userMessage(text, files);
     pinToEnd();
     try {
-      const turn = new Turn(this);
+      const turn = new Turn(this, mine);
       let response = await this.post(text, files);
       if (response && response.status === 404) { // the session is gone (deleted elsewhere)
         this.session = null; // a new one takes the message
