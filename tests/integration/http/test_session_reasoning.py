@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes.llm import Reply
-from tests.support.stack import Stack, send, texts
+from tests.support.stack import Stack, recorded, send, texts
 
 pytestmark = pytest.mark.e2e
 THOUGHT = "A greeting; answer in kind."
@@ -22,14 +22,13 @@ async def test_a_session_thinks_as_it_was_told_and_shows_it(stack: Stack) -> Non
         events = await send(client, session, "hello")
         thinking = [e["text"] for e in events if e["type"] == "thinking_delta"]
         assert "".join(thinking) == THOUGHT and texts(events) == "Hi."
-        detail = await client.get(f"/api/sessions/{session}")
-        assert detail.json()["reasoning"] == "stream"
+        assert (await recorded(stack, session, 2))["reasoning"] == "stream"
         changed = await client.patch(f"/api/sessions/{session}", json={"reasoning": "off"})
         assert changed.json() == {"id": session, "reasoning": "off"}
         events = await send(client, session, "again")
         assert [e for e in events if e["type"] == "thinking_delta"] == []
-        detail = await client.get(f"/api/sessions/{session}")
-        assert detail.json()["reasoning"] == "off" and detail.json()["mode"] == "react"
+        detail = await recorded(stack, session, 4)
+        assert detail["reasoning"] == "off" and detail["mode"] == "react"
     first, second = stack.fake.requests
     assert first.body["thinking"]["display"] == "summarized" and "thinking" not in second.body
 
