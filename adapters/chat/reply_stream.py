@@ -19,7 +19,9 @@ The ids of the messages a reply posted are kept in Redis under its first envelop
 (`ReplyStore`), so a turn that another worker resumes after a crash edits the same messages
 instead of posting the reply a second time; when its text now needs fewer messages, the
 extra ones are deleted by the last update. An approval prompt is posted after the text so
-far has landed, and where it is is remembered, so it can show its outcome later.
+far has landed, and where it is is remembered, so it can show its outcome later. A file a
+tool made (`FileSent`) is posted the same way, after the text so far, and what was posted is
+remembered by its SHA-256, so a resumed turn never posts it a second time.
 
 The pump is composed, and calls downward only: `StreamedReply` (the pump) asks the
 platform's `Surface` to show the transcript; the surface renders it and splits it into
@@ -74,6 +76,12 @@ class Surface(Protocol):
         self, event: ev.ConfirmationRequired, expires_in: float
     ) -> dict[str, Any] | None:
         """Post an approval prompt; what to remember about it, or None if it was not posted."""
+        ...
+
+    async def post_file(self, event: ev.FileSent) -> Any:
+        """Post a file a tool made, as a picture or a document, where the reply is; the
+        posted message's id (JSON), or None when it was not posted (the platform refused
+        it: the surface says so in the chat and logs why)."""
         ...
 
     def beside(self) -> Coroutine[Any, Any, None] | None:
@@ -173,6 +181,10 @@ class StreamedReply:
             await self._last_update()
             await self._ask(event)
             return
+        elif isinstance(event, ev.FileSent):
+            await self._last_update()
+            await self._attach(event)
+            return
         if self._visible() == before or self._ended:
             return  # nothing new to show, or the last update shows it: no call is spent
         self._dirty.set()
@@ -242,6 +254,21 @@ class StreamedReply:
         if await self.messages.load():
             await self.surface.resumed()
         await self.surface.show(must_land=must_land, slot=slot)
+
+    async def _attach(self, event: ev.FileSent) -> None:
+        """Post the file unless this reply posted it already (before a crash, or the same
+        bytes earlier in the turn), and remember that it did."""
+        store, key, sha256 = self.messages.store, self.messages.key, event.file.sha256
+        if await store.file_posted(key, sha256):
+            log.info("%s was posted already in %s; not again", event.file.name, self.where)
+            return
+        try:
+            posted = await self.surface.post_file(event)
+        except self.surface.undeliverable as exc:
+            log.warning("cannot post a file in %s: %s", self.where, self.calls.reason(exc))
+            return
+        if posted is not None:
+            await store.save_file(key, sha256, posted)
 
     async def _ask(self, event: ev.ConfirmationRequired) -> None:
         """Post the approval prompt with its buttons, and remember where it is."""

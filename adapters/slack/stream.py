@@ -12,7 +12,8 @@ expired during a long turn, a model call restarted and took text back), the repl
 by posting and editing messages with chat.update, starting from the text Slack already
 shows, so nothing is lost or shown twice. A reply longer than one message continues in new
 messages (see `pages`). While the model thinks or a tool runs, the thread's status says so,
-set beside the turn so that no model call or tool waits for it (`status`).
+set beside the turn so that no model call or tool waits for it (`status`). A file a tool
+made is uploaded into the reply's thread (`uploads`).
 
 A `plan_execute` turn's plan streams as Slack's task updates, in the stream that then carries
 the answer: each step is sent when it starts or ends. Where the reply is edited instead, the
@@ -40,7 +41,9 @@ from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
 from adapters.slack.status import ThreadStatus
+from adapters.slack.uploads import Uploads
 from adapters.slack.wire import SlackWire
+from bot.files.store import FileStore
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
@@ -67,11 +70,14 @@ def task_chunk(step: ev.PlanStep) -> TaskUpdateChunk:
     )
 
 
-def slack_reply(calls: SlackCalls, store: ReplyStore, place: Place, key: str) -> StreamedReply:
-    """The reply to the turn whose first envelope is `key`, in `place`."""
+def slack_reply(
+    calls: SlackCalls, store: ReplyStore, files: FileStore, place: Place, key: str
+) -> StreamedReply:
+    """The reply to the turn whose first envelope is `key`, in `place`; the files it posts
+    are read from `files`."""
     transcript = Transcript()
     messages: Messages[str, str] = Messages(SlackWire(calls, place), store, key)
-    surface = SlackSurface(calls, place, messages, transcript)
+    surface = SlackSurface(calls, place, messages, transcript, Uploads(calls, place, files))
     return StreamedReply(calls, surface, messages, transcript, place.session)
 
 
@@ -81,9 +87,15 @@ class SlackSurface(QuietSurface):
     undeliverable: tuple[type[Exception], ...] = (SlackApiError,)
 
     def __init__(
-        self, calls: SlackCalls, place: Place, messages: Messages[str, str], transcript: Transcript
+        self,
+        calls: SlackCalls,
+        place: Place,
+        messages: Messages[str, str],
+        transcript: Transcript,
+        uploads: Uploads,
     ) -> None:
         self.calls = calls
+        self.uploads = uploads
         self.place = place
         self.messages = messages
         self.transcript = transcript
@@ -294,6 +306,9 @@ class SlackSurface(QuietSurface):
             await self.messages.drop_extra(len(pages))
 
     # --- the approval prompt ----------------------------------------------------------------
+
+    async def post_file(self, event: ev.FileSent) -> str | None:
+        return await self.uploads.post(event)
 
     async def post_prompt(
         self, event: ev.ConfirmationRequired, expires_in: float

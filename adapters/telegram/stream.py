@@ -9,7 +9,7 @@ messages; elsewhere a message is edited in place. A reply longer than one messag
 in new messages (split by `render`, never inside a code block that fits one message).
 Intermediate updates render partial markdown safely; if Telegram still refuses the
 formatting, the text is sent plain. While the model thinks or a tool runs, the chat shows
-"typing".
+"typing". A file a tool made is posted as a photo or a document (`adapters.telegram.uploads`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, render
+from adapters.telegram.uploads import Uploads
 from adapters.telegram.wire import PARSE_ERROR, TelegramWire
+from bot.files.store import FileStore
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
@@ -50,13 +52,14 @@ def draft_id(envelope_id: str) -> int:
 
 
 def telegram_reply(
-    calls: TelegramCalls, store: ReplyStore, place: Place, key: str
+    calls: TelegramCalls, store: ReplyStore, files: FileStore, place: Place, key: str
 ) -> StreamedReply:
-    """The reply to the turn whose first envelope is `key`, in `place`."""
+    """The reply to the turn whose first envelope is `key`, in `place`; the files it posts
+    are read from `files`."""
     transcript = Transcript()
     wire = TelegramWire(calls, place)
     messages: Messages[int, Chunk] = Messages(wire, store, key)
-    surface = TelegramSurface(wire, messages, transcript, draft_id(key))
+    surface = TelegramSurface(wire, messages, transcript, draft_id(key), Uploads(wire, files))
     return StreamedReply(calls, surface, messages, transcript, place.session)
 
 
@@ -71,8 +74,10 @@ class TelegramSurface(QuietSurface):
         messages: Messages[int, Chunk],
         transcript: Transcript,
         draft: int,
+        uploads: Uploads,
     ) -> None:
         self.wire = wire
+        self.uploads = uploads
         self.calls = wire.calls
         self.place = wire.place
         self.messages = messages
@@ -128,6 +133,9 @@ class TelegramSurface(QuietSurface):
             self.drafting = False
             return False
         return True
+
+    async def post_file(self, event: ev.FileSent) -> int | None:
+        return await self.uploads.post(event)
 
     async def post_prompt(
         self, event: ev.ConfirmationRequired, expires_in: float

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from bot.agent import failed_turn, output
+from bot.agent.attachments import Attachments
 from bot.agent.compaction import Compactor, context_sizes, estimate_text_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.model_call import ModelOutcome, call_model
@@ -62,6 +63,7 @@ class AgentDeps:
     retry: RetryPolicy
     sleep: Sleep = asyncio.sleep
     clock: Callable[[], datetime] = _utcnow
+    attachments: Attachments | None = None  # files tools made; None: none is sent
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,7 @@ class _Run:
             self.cancel,
             self.save,
             lambda: TOOL_NOTE if self.deadline.passed else CANCELLED,
+            deps.attachments,
         )
         self.final_text = ""
         self.notice = ""

@@ -219,6 +219,10 @@ class Settings(BaseSettings):
     max_file_mb: float = Field(default=20.0, gt=0, le=2000)  # the Bot API's download cap
     max_turn_mb: float = Field(default=50.0, gt=0, le=2000)
     workspace_quota_mb: float = Field(default=50.0, gt=0, le=1_048_576)
+    # Files the agent sends (`send_file`, `run_python`'s ./out/): each as large as Telegram
+    # takes a bot's document, and so many a turn.
+    send_file_mb: float = Field(default=50.0, gt=0, le=2000)
+    send_files_per_turn: int = Field(default=10, ge=0, le=100)
 
     @field_validator("timezone")
     @classmethod

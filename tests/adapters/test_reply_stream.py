@@ -23,6 +23,7 @@ from adapters.chat.reply_stream import QuietSurface, StreamedReply
 from adapters.chat.transcript import Transcript
 from bot.redis.ratelimit import RateBudget, Scope
 from bot.vocabulary import events as ev
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.usage import Usage
 
 LIMIT = 40
@@ -151,6 +152,9 @@ class NoteSurface(QuietSurface):
         message_id = await self.wire.paced(lambda: self.wire.notes.post("Allow?"), True)
         return None if message_id is None else {"id": message_id}
 
+    async def post_file(self, event: ev.FileSent) -> int | None:
+        return await self.wire.paced(lambda: self.wire.notes.post(f"📎 {event.file.name}"), True)
+
 
 async def reply_for(redis_url: str, notes: Notes, key: str = "envelope-1") -> StreamedReply:
     redis = Redis.from_url(redis_url)
@@ -271,3 +275,28 @@ async def test_an_approval_prompt_is_posted_after_the_text_and_remembered(
     remembered = await reply.messages.store.load_prompt("c-1")
     assert remembered == {"id": max(notes.shown)}
     await reply.close()
+
+
+def chart(name: str = "chart.png", digit: str = "a") -> ev.FileSent:
+    ref = FileRef(sha256=digit * 64, media_type="image/png", name=name, size=10)
+    return ev.FileSent(call_id="call-1", file=ref)
+
+
+async def test_a_file_is_posted_after_the_text_so_far_and_once_however_often_it_comes(
+    redis_url: str,
+) -> None:
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Plotting it."))
+    await reply.send(chart())
+    assert list(notes.shown.values()) == ["Plotting it.", "📎 chart.png"]
+    await reply.send(chart())  # the model sent the same bytes again in the same turn
+    await reply.close()  # and the worker died here
+    again = await reply_for(redis_url, notes)  # another worker runs the turn again
+    await again.send(ev.TextDelta(text="Plotting it."))
+    await again.send(chart())
+    await again.send(chart("other.png", "b"))
+    await again.send(completed())
+    await again.close()
+    assert list(notes.shown.values()) == ["Plotting it.", "📎 chart.png", "📎 other.png"]
+    assert notes.count("post") == 3

@@ -47,7 +47,10 @@ async def tg_stack(
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[TelegramStack]:
     """Parametrise indirectly with extra environment; `webhook=1` serves Telegram by webhook."""
-    extra: dict[str, str] = {"PARLEY_FILES_DIR": str(tmp_path / "files")}
+    extra: dict[str, str] = {
+        "PARLEY_FILES_DIR": str(tmp_path / "files"),
+        "PARLEY_WORKSPACE_DIR": str(tmp_path / "workspaces"),
+    }
     extra |= dict(getattr(request, "param", {}) or {})
     port = free_port()
     if extra.pop("webhook", ""):
