@@ -1,16 +1,19 @@
 """Files the agent sends on Telegram, end to end: the model calls `send_file`, the worker posts
 the workspace's file through the real aiogram Bot to the fake Bot API (sendDocument, or
-sendPhoto for an image), after the text so far and replying where the reply does; a file
-that is not there, too large or outside the workspace is an error the model reads, and
-nothing is posted; a worker killed after it posted a file leaves the resumed turn nothing to
-post again."""
+sendPhoto for an image), after the text so far and replying where the reply does; a chart a
+`run_python` program draws with matplotlib in the real sandbox comes as a photo; a file that
+is not there, too large or outside the workspace is an error the model reads, and nothing is
+posted; a worker killed after it posted a file leaves the resumed turn nothing to post
+again."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from redis.asyncio import Redis
 
 from bot.redis import keys
@@ -18,6 +21,7 @@ from bot.tools.workspace_paths import workspace_of
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.fakes.tg import TgChat
 from tests.integration.telegram.test_replies import ANN, replies
+from tests.sandbox.test_outputs import PLOT
 from tests.support.images import image_bytes
 from tests.support.stack import idle
 from tests.support.telegram import TelegramStack
@@ -70,6 +74,24 @@ async def test_an_image_is_sent_as_a_photo(tg_stack: TelegramStack) -> None:
     await replies(tg_stack, chat)
     [photo] = tg_stack.tg.uploads(chat)
     assert photo.upload is not None and (photo.upload.kind, photo.upload.data) == ("photo", png)
+
+
+@pytest.mark.parametrize(
+    "tg_stack", [{"PARLEY_POLICY": '[{"action": "allow", "tool": "run_python"}]'}], indirect=True
+)
+async def test_a_chart_run_python_draws_comes_as_a_photo(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    chat = tg_stack.tg.private_chat(ANN)
+    plot = ToolCallSpec("run_python", {"code": PLOT})
+    tg_stack.fake.enqueue(Reply(tool_calls=[plot]), Reply(text="Lisbon has more people."))
+    tg_stack.tg.send(chat, ANN, "plot this CSV: city,people / Lisbon,545000 / Porto,232000")
+    assert await replies(tg_stack, chat) == ["Lisbon has more people."]
+    [photo] = tg_stack.tg.uploads(chat)
+    assert photo.upload is not None and photo.upload.kind == "photo"
+    with Image.open(io.BytesIO(photo.upload.data)) as chart:
+        assert (chart.format, chart.size) == ("PNG", (640, 480))
+    [(_, told)] = tg_stack.fake.requests[1].tool_results()
+    assert "exit code: 0" in told and "chart.png" in told and "was sent to the person" in told
 
 
 @pytest.mark.parametrize("tg_stack", [{"PARLEY_SEND_FILE_MB": "0.01"}], indirect=True)
