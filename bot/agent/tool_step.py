@@ -271,12 +271,15 @@ class ToolStep:
                 results[call.id] = _error(call, self.stopped())
                 continue
             out = outcomes[call.id] = task.result()
-            content = out.content
+            content, sent = out.content, list[ev.FileSent]()
             if out.files:
                 note, sent = await self.attachments.take(call.id, out.files, self.turn)
                 content, self._files = f"{content}\n{note}", [*self._files, *sent]
             results[call.id] = ToolResultBlock(
-                tool_use_id=call.id, content=content, is_error=out.is_error
+                tool_use_id=call.id,
+                content=content,
+                is_error=out.is_error,
+                files=[event.file for event in sent],
             )
         return outcomes, finished
 

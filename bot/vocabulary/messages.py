@@ -44,10 +44,15 @@ class ToolUseBlock(BaseModel):
 
 
 class ToolResultBlock(BaseModel):
+    """A call's result; `files` are those it sent the person (`FileSent`), for the record and
+    a conversation's history, never for the model, which reads about them in `content`."""
+
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: str
     is_error: bool = False
+    # left out of the JSON when empty: a result without files is stored as it always was
+    files: list[FileRef] = Field(default_factory=list, exclude_if=lambda files: not files)
 
 
 class ImageBlock(BaseModel):
