@@ -60,7 +60,10 @@ async def slack_stack(
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[SlackStack]:
     """Parametrise indirectly with extra environment; `socket=1` uses Socket Mode."""
-    extra: dict[str, str] = {"PARLEY_FILES_DIR": str(tmp_path / "files")}
+    extra: dict[str, str] = {
+        "PARLEY_FILES_DIR": str(tmp_path / "files"),
+        "PARLEY_WORKSPACE_DIR": str(tmp_path / "workspaces"),
+    }
     extra |= dict(getattr(request, "param", {}) or {})
     socket = bool(extra.pop("socket", ""))
     port = free_port()
