@@ -267,6 +267,9 @@ class StreamedReply:
         except self.surface.undeliverable as exc:
             log.warning("cannot post a file in %s: %s", self.where, self.calls.reason(exc))
             return
+        except Exception:  # a file that cannot be posted must not cost the turn its answer
+            log.exception("posting %s in %s failed", event.file.name, self.where)
+            return
         if posted is not None:
             await store.save_file(key, sha256, posted)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
-from adapters.slack.client import SlackCalls, error_of
+from adapters.slack.client import SlackCalls
 from adapters.slack.place import Place
 from bot.files.store import FileMissing, FileStore
 from bot.telemetry import metrics
@@ -64,8 +64,8 @@ class Uploads:
         scopes = [s for method in METHODS for s in self.calls.scopes(place.team, method)]
         try:
             done = await self.calls.paced(upload, scopes, must_land=True, method="files.uploadV2")
-        except (SlackApiError, SlackRequestError) as exc:
-            why = error_of(exc) if isinstance(exc, SlackApiError) else str(exc)
+        except (SlackApiError, SlackRequestError, *SlackCalls.transient) as exc:
+            why = self.calls.reason(exc)
             log.warning("Slack refused a file in %s: %s", place.session, why)
             await self._tell(f"⚠️ I could not send “{name}”: Slack refused it.")
             return None

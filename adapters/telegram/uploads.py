@@ -34,6 +34,7 @@ PHOTO_BYTES = 10 * MB
 PHOTO_SIDES = 10_000  # width + height
 PHOTO_RATIO = 20
 DOCUMENT_BYTES = 50 * MB
+CAPTION_UNITS = 1024
 Kind = Literal["image", "document"]
 
 
@@ -55,7 +56,7 @@ class Uploads:
         ref, place = event.file, self.wire.place
         name = ref.name or "file"
         try:
-            upload = await asyncio.to_thread(_read, self.files, ref)
+            upload = await asyncio.to_thread(upload_of, self.files, ref)
         except FileMissing as exc:
             log.warning("cannot post a file in %s: %s", place, exc)
             await self._tell(f"⚠️ I could not send “{name}”: it is no longer stored.")
@@ -73,7 +74,7 @@ class Uploads:
                 chat_id=place.chat_id,
                 message_thread_id=place.thread_id,
                 photo=document,
-                caption=event.caption or None,
+                caption=caption(event.caption),
                 reply_parameters=reply,
             )
         else:
@@ -81,7 +82,7 @@ class Uploads:
                 chat_id=place.chat_id,
                 message_thread_id=place.thread_id,
                 document=document,
-                caption=event.caption or None,
+                caption=caption(event.caption),
                 reply_parameters=reply,
             )
         try:
@@ -101,7 +102,13 @@ class Uploads:
         await self.wire.calls.quietly(message, place.chat_id)
 
 
-def _read(files: FileStore, ref: FileRef) -> Upload:
+def caption(text: str) -> str | None:
+    """At most the 1,024 UTF-16 code units Telegram takes in a caption (an emoji is two)."""
+    units = text.encode("utf-16-le")[: 2 * CAPTION_UNITS]
+    return units.decode("utf-16-le", errors="ignore") or None
+
+
+def upload_of(files: FileStore, ref: FileRef) -> Upload:
     """The file's bytes, and whether Telegram takes them as a photo (run in a thread)."""
     data = files.read(ref)
     return Upload(data, "image" if _photo(data, ref) else "document")

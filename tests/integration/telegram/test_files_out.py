@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from bot.redis import keys
 from bot.tools.workspace_paths import workspace_of
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
-from tests.fakes.tg import TgChat
+from tests.fakes.tg import TOKEN, TgChat
 from tests.integration.telegram.test_replies import ANN, replies
 from tests.sandbox.test_outputs import PLOT
 from tests.support.images import image_bytes
@@ -62,6 +62,20 @@ async def test_a_workspace_file_is_sent_as_a_document_after_the_text(
     assert [m.text for m in tg_stack.tg.messages(group)] == ["Here it is.\n\nSent."]
     [(_, told)] = tg_stack.fake.requests[1].tool_results()
     assert "cities.csv" in told and "was sent to the person" in told
+
+
+async def test_a_file_telegram_refuses_is_told_in_one_sentence(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    chat = tg_stack.tg.private_chat(ANN)
+    (workspace(tg_stack, chat) / "cities.csv").write_bytes(TABLE)
+    tg_stack.tg.fail_next("sendDocument", 400, "Bad Request: wrong file identifier")
+    tg_stack.fake.enqueue(send_file("cities.csv"), Reply(text="Sent."))
+    tg_stack.tg.send(chat, ANN, "the table please")
+    shown = await replies(tg_stack, chat, 2)
+    assert "⚠️ I could not send “cities.csv”: Telegram refused it." in shown
+    assert tg_stack.tg.uploads(chat) == []
+    logs = "".join(p.read_text() for p in tg_stack.tmp.glob("*.log"))
+    assert TOKEN.split(":")[1] not in logs
 
 
 async def test_an_image_is_sent_as_a_photo(tg_stack: TelegramStack) -> None:
