@@ -63,7 +63,8 @@ def send_file_tool(max_bytes: int) -> Tool:
                 data = _read(fd, max_bytes, where)
         finally:
             os.close(root)
-        return ToolResult(where, (Attachment(parts[-1], data, caption),))
+        sent = Attachment(parts[-1], data, caption)
+        return ToolResult(f"Sending {where} from the workspace.", (sent,))
 
     return send_file
 

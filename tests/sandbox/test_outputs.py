@@ -14,18 +14,9 @@ from bot.sandbox.limits import SandboxLimits
 from bot.sandbox.outputs import MAX_FILES
 from bot.sandbox.report import describe
 from bot.sandbox.runner import run_program
+from tests.support.programs import PLOT
 
 pytestmark = pytest.mark.e2e
-
-PLOT = """\
-import csv, io, os
-import matplotlib.pyplot as plt
-rows = list(csv.reader(io.StringIO("city,people\\nLisbon,545000\\nPorto,232000\\n")))[1:]
-os.makedirs("out")
-plt.bar([r[0] for r in rows], [int(r[1]) for r in rows])
-plt.savefig("out/chart.png")
-print("drawn")
-"""
 
 
 async def test_a_chart_drawn_with_matplotlib_comes_back_as_a_png(limits: SandboxLimits) -> None:

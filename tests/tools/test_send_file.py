@@ -28,7 +28,8 @@ def test_a_file_is_handed_back_with_its_caption(tmp_path: Path) -> None:
     (home(ctx) / "out").mkdir(parents=True)
     (home(ctx) / "out" / "t.csv").write_bytes(b"a,b\n")
     result = send(ctx, "out/../out/t.csv", "The table")
-    assert result == ToolResult("out/t.csv", (Attachment("t.csv", b"a,b\n", "The table"),))
+    sent = Attachment("t.csv", b"a,b\n", "The table")
+    assert result == ToolResult("Sending out/t.csv from the workspace.", (sent,))
 
 
 @pytest.mark.parametrize(

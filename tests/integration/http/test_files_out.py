@@ -1,6 +1,7 @@
 """Files the agent sends over the HTTP API: a `file` event on the message's stream, after the
 call's result, with the file's reference and its address; the address serves the bytes; the
-session's history keeps the file with the call's result, for the web chat to show again."""
+session's history keeps the file with the call's result, for the web chat to show again; a
+one-off run's JSON answer lists them (a chart `run_python` drew in the real sandbox)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from adapters.http.place import session_key
 from bot.telemetry import metrics
 from bot.tools.workspace_paths import workspace_of
 from tests.fakes.llm import Reply, ToolCallSpec
+from tests.support.programs import PLOT
 from tests.support.stack import Stack, read_events, texts
 
 pytestmark = pytest.mark.e2e
@@ -64,3 +66,20 @@ async def test_a_sent_file_is_an_event_with_its_address_and_stays_in_the_history
     ]
     assert [ref["sha256"] for ref in results[0]["files"]] == [digest]
     assert sent._value.get() == before + 1
+
+
+@pytest.mark.parametrize(
+    "stack", [{"PARLEY_POLICY": '[{"action": "allow", "tool": "run_python"}]'}], indirect=True
+)
+async def test_a_one_off_run_answers_with_the_files_it_sent(stack: Stack) -> None:
+    await stack.start_worker()
+    plot = ToolCallSpec("run_python", {"code": PLOT})
+    stack.fake.enqueue(Reply(tool_calls=[plot]), Reply(text="Drawn."))
+    async with stack.client() as client:
+        answer = await client.post("/api/agent/run", json={"task": "plot it"}, timeout=120)
+        assert answer.status_code == 200, answer.text
+        [chart] = answer.json()["files"]
+        served = await client.get(chart["url"])
+    assert (chart["name"], chart["media_type"], chart["caption"]) == ("chart.png", "image/png", "")
+    assert served.headers["content-type"] == "image/png"
+    assert hashlib.sha256(served.content).hexdigest() == chart["sha256"]

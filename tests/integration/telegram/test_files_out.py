@@ -21,8 +21,8 @@ from bot.tools.workspace_paths import workspace_of
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.fakes.tg import TOKEN, TgChat
 from tests.integration.telegram.test_replies import ANN, replies
-from tests.sandbox.test_outputs import PLOT
 from tests.support.images import image_bytes
+from tests.support.programs import PLOT
 from tests.support.stack import idle
 from tests.support.telegram import TelegramStack
 from tests.support.waiting import until
