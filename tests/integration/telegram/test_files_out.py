@@ -17,6 +17,7 @@ from PIL import Image
 from redis.asyncio import Redis
 
 from bot.redis import keys
+from bot.telemetry import metrics
 from bot.tools.workspace_paths import workspace_of
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.fakes.tg import TOKEN, TgChat
@@ -47,6 +48,9 @@ async def test_a_workspace_file_is_sent_as_a_document_after_the_text(
 ) -> None:
     """With the defaults."""
     await tg_stack.start_worker()
+    sent = metrics.FILES_SENT.labels("telegram", "document")
+    calls = metrics.PLATFORM_CALLS.labels("telegram", "sendDocument", "ok")
+    before = (sent._value.get(), calls._value.get())
     group = tg_stack.tg.group("Reports")
     (workspace(tg_stack, group) / "cities.csv").write_bytes(TABLE)
     tg_stack.fake.enqueue(send_file("cities.csv", "Two cities"), Reply(text="Sent."))
@@ -62,6 +66,7 @@ async def test_a_workspace_file_is_sent_as_a_document_after_the_text(
     assert [m.text for m in tg_stack.tg.messages(group)] == ["Here it is.\n\nSent."]
     [(_, told)] = tg_stack.fake.requests[1].tool_results()
     assert "cities.csv" in told and "was sent to the person" in told
+    assert (sent._value.get(), calls._value.get()) == (before[0] + 1, before[1] + 1)
 
 
 async def test_a_file_telegram_refuses_is_told_in_one_sentence(tg_stack: TelegramStack) -> None:
