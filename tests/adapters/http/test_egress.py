@@ -78,5 +78,5 @@ async def test_a_file_is_written_with_its_address_once_however_often_the_turn_ru
     written = await entries(redis, "test:files")
     assert [e["type"] for e in written] == ["text_delta", "file"]
     assert written[1]["url"] == f"/api/files/{'c' * 64}"
-    assert written[1]["file"]["name"] == "chart.png"
+    assert written[1]["file"] == chart.model_dump(mode="json")
     await redis.aclose()
