@@ -98,15 +98,22 @@ async def test_an_image_is_sent_as_a_photo(tg_stack: TelegramStack) -> None:
 @pytest.mark.parametrize(
     "tg_stack", [{"PARLEY_POLICY": '[{"action": "allow", "tool": "run_python"}]'}], indirect=True
 )
-async def test_a_chart_run_python_draws_comes_as_a_photo(tg_stack: TelegramStack) -> None:
+async def test_a_chart_run_python_draws_comes_as_a_photo_in_its_topic(
+    tg_stack: TelegramStack,
+) -> None:
     await tg_stack.start_worker()
-    chat = tg_stack.tg.private_chat(ANN)
+    forum = tg_stack.tg.supergroup("Data", forum=True)
+    topic = tg_stack.tg.topic(forum, "Charts")
     plot = ToolCallSpec("run_python", {"code": PLOT})
     tg_stack.fake.enqueue(Reply(tool_calls=[plot]), Reply(text="Lisbon has more people."))
-    tg_stack.tg.send(chat, ANN, "plot this CSV: city,people / Lisbon,545000 / Porto,232000")
-    assert await replies(tg_stack, chat) == ["Lisbon has more people."]
-    [photo] = tg_stack.tg.uploads(chat)
+    asked = tg_stack.tg.send(
+        forum, ANN, "@parley_test_bot plot this CSV: city,people / Lisbon,545000 / Porto,232000",
+        thread_id=topic,
+    )  # fmt: skip
+    assert await replies(tg_stack, forum, thread_id=topic) == ["Lisbon has more people."]
+    [photo] = tg_stack.tg.uploads(forum)
     assert photo.upload is not None and photo.upload.kind == "photo"
+    assert (photo.thread_id, photo.reply_to) == (topic, asked["message"]["message_id"])
     with Image.open(io.BytesIO(photo.upload.data)) as chart:
         assert (chart.format, chart.size) == ("PNG", (640, 480))
     [(_, told)] = tg_stack.fake.requests[1].tool_results()
