@@ -21,7 +21,8 @@ instead of posting the reply a second time; when its text now needs fewer messag
 extra ones are deleted by the last update. An approval prompt is posted after the text so
 far has landed, and where it is is remembered, so it can show its outcome later. A file a
 tool made (`FileSent`) is posted the same way, after the text so far, and what was posted is
-remembered by its SHA-256, so a resumed turn never posts it a second time.
+remembered by its SHA-256, so a resumed turn never posts it a second time; a surface that
+edits messages in place then shows the text that follows below the file.
 
 The pump is composed, and calls downward only: `StreamedReply` (the pump) asks the
 platform's `Surface` to show the transcript; the surface renders it and splits it into
@@ -84,6 +85,12 @@ class Surface(Protocol):
         it: the surface says so in the chat and logs why)."""
         ...
 
+    async def file_posted(self) -> None:
+        """A file was posted below the reply's text: a surface that edits its messages in
+        place has them kept as they are (`seal_above`), so the text that follows shows
+        below the file."""
+        ...
+
     def beside(self) -> Coroutine[Any, Any, None] | None:
         """Work to run beside the turn until the reply closes (a typing indicator)."""
         ...
@@ -117,6 +124,9 @@ class Surface(Protocol):
 class QuietSurface:
     """The hooks a surface may leave as they are: nothing beside, nothing to show for them."""
 
+    async def file_posted(self) -> None:
+        return None
+
     def shows_tool(self) -> bool:
         return True
 
@@ -140,6 +150,16 @@ class QuietSurface:
 
     async def closed(self) -> None:
         return None
+
+
+async def seal_above(transcript: Transcript, messages: Messages[Any, Any]) -> None:
+    """Keep the reply's messages as they are above a file just posted, so the text that
+    follows goes into new messages below it. Messages that showed only a running tool's
+    status, no text yet, are deleted instead: the answer follows the file."""
+    if not transcript.body():
+        await messages.drop_extra(0)
+    transcript.seal()
+    messages.seal()
 
 
 class StreamedReply:
@@ -272,6 +292,7 @@ class StreamedReply:
             return
         if posted is not None:
             await store.save_file(key, sha256, posted)
+            await self.surface.file_posted()
 
     async def _ask(self, event: ev.ConfirmationRequired) -> None:
         """Post the approval prompt with its buttons, and remember where it is."""

@@ -3,7 +3,8 @@
 Text of model calls that ended stays; the call in progress can be taken back (a retried
 model call resets it); a running tool is remembered until it ends, for platforms that show
 it; Parley's own closing line (an error, a stop) comes last. A `plan_execute` turn's plan
-comes first, as a checklist redrawn whenever a step starts or ends.
+comes first, as a checklist redrawn whenever a step starts or ends. Once a reply posted a
+file below its text, the text so far is `seal`ed where it is, and the body is what follows.
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ class Transcript:
         plan = self.plan if self.plan_inline else ""
         parts = [plan, self.done, self.current, self.ending, *extra]
         return "\n\n".join(part.strip() for part in parts if part.strip())
+
+    def seal(self) -> None:
+        """The text so far is shown above something posted below it (a file): the body
+        starts anew after it, the plan included until it is redrawn."""
+        self._end_model_call()
+        self.plan = self.done = ""
 
     def _end_model_call(self) -> None:
         if self.current.strip():

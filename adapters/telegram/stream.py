@@ -30,7 +30,7 @@ from aiogram.types import MessageEntity
 from adapters.chat.pacing import Slot
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Messages
-from adapters.chat.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
@@ -136,6 +136,9 @@ class TelegramSurface(QuietSurface):
 
     async def post_file(self, event: ev.FileSent) -> int | None:
         return await self.uploads.post(event)
+
+    async def file_posted(self) -> None:
+        await seal_above(self.transcript, self.messages)
 
     async def post_prompt(
         self, event: ev.ConfirmationRequired, expires_in: float

@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from adapters.chat.pacing import PacedCalls, Slot
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Edit, Messages
-from adapters.chat.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
 from bot.redis.ratelimit import RateBudget, Scope
 from bot.vocabulary import events as ev
@@ -154,6 +154,9 @@ class NoteSurface(QuietSurface):
 
     async def post_file(self, event: ev.FileSent) -> int | None:
         return await self.wire.paced(lambda: self.wire.notes.post(f"📎 {event.file.name}"), True)
+
+    async def file_posted(self) -> None:
+        await seal_above(self.transcript, self.messages)
 
 
 async def reply_for(redis_url: str, notes: Notes, key: str = "envelope-1") -> StreamedReply:
@@ -300,3 +303,19 @@ async def test_a_file_is_posted_after_the_text_so_far_and_once_however_often_it_
     await again.close()
     assert list(notes.shown.values()) == ["Plotting it.", "📎 chart.png", "📎 other.png"]
     assert notes.count("post") == 3
+
+
+async def test_text_after_a_file_shows_below_it_and_the_text_above_stays(
+    redis_url: str,
+) -> None:
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Plotting it."))
+    await reply.send(ev.ToolCallStart(call_id="call-1", name="run_python", arguments={}))
+    await reply.send(chart())
+    await reply.send(ev.Iteration(number=2))
+    await reply.send(ev.TextDelta(text="Lisbon is larger."))
+    await reply.send(completed())
+    await reply.close()
+    assert list(notes.shown.values()) == ["Plotting it.", "📎 chart.png", "Lisbon is larger."]
+    assert notes.count("edit") == 0 and notes.count("delete") == 0

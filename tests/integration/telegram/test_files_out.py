@@ -1,6 +1,7 @@
 """Files the agent sends on Telegram, end to end: the model calls `send_file`, the worker posts
 the workspace's file through the real aiogram Bot to the fake Bot API (sendDocument, or
-sendPhoto for an image), after the text so far and replying where the reply does; a chart a
+sendPhoto for an image), after the text so far (the text that follows shows below it) and
+replying where the reply does; a chart a
 `run_python` program draws with matplotlib in the real sandbox comes as a photo; a file that
 is not there, too large or outside the workspace is an error the model reads, and nothing is
 posted; a worker killed after it posted a file leaves the resumed turn nothing to post
@@ -55,15 +56,14 @@ async def test_a_workspace_file_is_sent_as_a_document_after_the_text(
     (workspace(tg_stack, group) / "cities.csv").write_bytes(TABLE)
     tg_stack.fake.enqueue(send_file("cities.csv", "Two cities"), Reply(text="Sent."))
     asked = tg_stack.tg.send(group, ANN, "@parley_test_bot the table please")
-    await replies(tg_stack, group)
+    await replies(tg_stack, group, 2)
     [document] = tg_stack.tg.uploads(group)
     assert document.upload is not None
     assert (document.upload.kind, document.upload.name) == ("document", "cities.csv")
     assert (document.upload.data, document.text) == (TABLE, "Two cities")
     assert document.reply_to == asked["message"]["message_id"]
-    everything = tg_stack.tg.everything(group)
-    assert everything.index(document) == 1  # the text so far landed first
-    assert [m.text for m in tg_stack.tg.messages(group)] == ["Here it is.\n\nSent."]
+    shown = [(m.upload.kind if m.upload else "text", m.text) for m in tg_stack.tg.everything(group)]
+    assert shown == [("text", "Here it is."), ("document", "Two cities"), ("text", "Sent.")]
     [(_, told)] = tg_stack.fake.requests[1].tool_results()
     assert "cities.csv" in told and "was sent to the person" in told
     assert (sent._value.get(), calls._value.get()) == (before[0] + 1, before[1] + 1)
@@ -114,6 +114,8 @@ async def test_a_chart_run_python_draws_comes_as_a_photo_in_its_topic(
     [photo] = tg_stack.tg.uploads(forum)
     assert photo.upload is not None and photo.upload.kind == "photo"
     assert (photo.thread_id, photo.reply_to) == (topic, asked["message"]["message_id"])
+    shown = [m.upload.kind if m.upload else m.text for m in tg_stack.tg.everything(forum, topic)]
+    assert shown == ["photo", "Lisbon has more people."]  # the tool's status message went
     with Image.open(io.BytesIO(photo.upload.data)) as chart:
         assert (chart.format, chart.size) == ("PNG", (640, 480))
     [(_, told)] = tg_stack.fake.requests[1].tool_results()
