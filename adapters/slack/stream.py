@@ -13,7 +13,8 @@ by posting and editing messages with chat.update, starting from the text Slack a
 shows, so nothing is lost or shown twice. A reply longer than one message continues in new
 messages (see `pages`). While the model thinks or a tool runs, the thread's status says so,
 set beside the turn so that no model call or tool waits for it (`status`). A file a tool
-made is uploaded into the reply's thread (`uploads`).
+made is uploaded into the reply's thread (`uploads`), and the text that follows it goes into
+a new stream (or new messages) below it.
 
 A `plan_execute` turn's plan streams as Slack's task updates, in the stream that then carries
 the answer: each step is sent when it starts or ends. Where the reply is edited instead, the
@@ -34,7 +35,7 @@ from slack_sdk.web.async_chat_stream import AsyncChatStream
 from adapters.chat.pacing import Slot
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Messages
-from adapters.chat.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
 from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, error_of
@@ -305,10 +306,15 @@ class SlackSurface(QuietSurface):
         if must_land:
             await self.messages.drop_extra(len(pages))
 
-    # --- the approval prompt ----------------------------------------------------------------
+    # --- files and the approval prompt -------------------------------------------------------
 
     async def post_file(self, event: ev.FileSent) -> str | None:
         return await self.uploads.post(event)
+
+    async def file_posted(self) -> None:
+        """The text that follows goes below the file: a new stream, or new messages."""
+        await seal_above(self.transcript, self.messages)
+        self.pager, self.index, self.appended, self.committed = Pager(), 0, "", ""
 
     async def post_prompt(
         self, event: ev.ConfirmationRequired, expires_in: float

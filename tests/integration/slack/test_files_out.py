@@ -1,8 +1,8 @@
 """Files the agent sends on Slack, end to end: the model calls `send_file` in a thread, and the
 worker uploads the workspace's file with slack_sdk's files_upload_v2 (getUploadURLExternal,
 the upload, completeUploadExternal) into that thread, with its caption as the comment, after
-the text so far; the rest of the reply still lands. A file Slack refuses is told in the
-thread in one sentence."""
+the text so far; the text that follows streams in a new message below it. A file Slack
+refuses is told in the thread in one sentence."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from tests.fakes.slack import TEAM_ID, FakeSlack, SlackChannel, SlackUser
 from tests.integration.slack.test_replies import MENTION, answered
 from tests.support.slack import SlackStack
 
+FILE_SHARED = "files.completeUploadExternal"
 TABLE = b"city,people\nLisbon,545000\nPorto,232000\n"
 
 
@@ -41,12 +42,13 @@ async def test_a_workspace_file_is_uploaded_into_the_thread(slack_stack: SlackSt
     )
     await fake.say(ann, general, f"{MENTION} the table please", thread_ts=thread)
     await fake.wait_for(lambda: bool(fake.uploads.shared), what="the upload")
-    replies = await answered(slack_stack, general, thread, count=2)
+    replies = await answered(slack_stack, general, thread, count=3)
     [shared] = fake.uploads.shared
     assert (shared.name, shared.data, shared.comment) == ("cities.csv", TABLE, "Both cities")
     assert (shared.channel, shared.thread_ts) == (general.id, thread)
-    shown = " ".join(reply.shown for reply in replies)
-    assert "Here it is." in shown and "Anything else?" in shown
+    assert [reply.shown for reply in replies] == ["Hello.", "Here it is.", "Anything else?"]
+    order = [c.method for c in fake.calls if c.method in ("chat.startStream", FILE_SHARED)]
+    assert order[-3:] == ["chat.startStream", FILE_SHARED, "chat.startStream"]
     [(_, told)] = slack_stack.fake.requests[-1].tool_results()
     assert "was sent to the person" in told
     assert fake.violations == 0
