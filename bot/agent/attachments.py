@@ -71,6 +71,8 @@ class Attachments:
         limits = self.limits
         if self.store is None:
             return "this conversation cannot receive files"
+        if limits.per_turn == 0:
+            return "this deployment sends no files (PARLEY_SEND_FILES_PER_TURN is 0)"
         if not file.data:
             return "it is empty"
         if len(file.data) > limits.max_bytes:

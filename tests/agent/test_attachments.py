@@ -64,6 +64,11 @@ async def test_a_process_without_a_store_sends_nothing() -> None:
     attachments = Attachments(None, SendLimits(max_bytes=10, per_turn=2))
     note, sent = await attachments.take("c", [Attachment("a.txt", b"a")], TurnProgress())
     assert sent == [] and note == "a.txt was not sent: this conversation cannot receive files."
+    none = Attachments(FileStore(Path("/nonexistent")), SendLimits(max_bytes=10, per_turn=0))
+    note, sent = await none.take("c", [Attachment("a.txt", b"a")], TurnProgress())
+    assert sent == [] and note == (
+        "a.txt was not sent: this deployment sends no files (PARLEY_SEND_FILES_PER_TURN is 0)."
+    )
 
 
 def test_a_name_is_one_clean_component() -> None:
