@@ -14,14 +14,19 @@ from adapters.http.place import session_key
 from bot.tools.workspace_paths import workspace_of
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import severe_logs, wait_for, wait_for_text
-from tests.support.chat_page import run, say, script
+from tests.support.chat_page import current_session, run, say, script
 from tests.support.images import image_bytes
 from tests.support.stack import Stack
 
 SENT = """return [...document.querySelectorAll('#log .msg.sent-file')].map(m => {
     const i = m.querySelector('img'), a = m.querySelector('a');
     return i ? ['img', i.alt, i.complete ? i.naturalWidth : 0] : ['a', a.textContent]; });"""
-SESSION = "return localStorage.getItem('parley.chat.session')"
+# Records what a click on a download link would save (its name and address) instead of
+# letting the browser save it.
+WATCH_DOWNLOADS = """window.saved = null;
+HTMLAnchorElement.prototype.click = function () {
+  window.saved = [this.download, this.href.slice(0, 5)];
+};"""
 SHOWN_IMAGES = """return [...document.querySelectorAll('#log .msg.user img')]
     .filter(i => i.complete && i.naturalWidth > 0).map(i => [i.src.slice(0, 5), i.naturalWidth]);"""
 
@@ -74,7 +79,7 @@ async def test_files_the_bot_sends_show_in_its_turn_and_in_the_history(
     await say(browser, "hello")  # the conversation is made by the first message
     await wait_for_text(browser, "Hi.")
     stack.fake.enqueue(Reply(tool_calls=calls), Reply(text="Both are above."))
-    session = await run(browser, script, browser, SESSION)
+    session = await run(browser, current_session, browser)
     folder = workspace_of(Path(stack.env["PARLEY_WORKSPACE_DIR"]), session_key(str(session)))
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     (folder / "chart.png").write_bytes(image_bytes((300, 200), "PNG"))
@@ -92,4 +97,9 @@ async def test_files_the_bot_sends_show_in_its_turn_and_in_the_history(
         browser, lambda b: (found := script(b, SENT)) == expected and found, "them again"
     )
     assert again == expected
+    await run(browser, script, browser, WATCH_DOWNLOADS)
+    link = await run(browser, browser.find_element, By.CSS_SELECTOR, "#log .msg.sent-file a")
+    await run(browser, link.click)
+    saved = await wait_for(browser, lambda b: script(b, "return window.saved"), "the download")
+    assert saved == ["cities.csv", "blob:"]  # the bytes, fetched with the token
     assert await run(browser, severe_logs, browser) == []
