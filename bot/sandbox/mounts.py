@@ -6,8 +6,9 @@ nodes, its own /proc (which shows the sandbox's processes only), and three small
 in memory: /tmp, /dev/shm and the working directory /scratch, which hold nothing when the run
 starts and vanish with it. The interpreter's site-packages is an empty file system of its
 own, read-only, into which only the packages offered (`packages`: matplotlib and what it
-needs) are bound, read-only too. The rest of the machine (/etc, /home, /root, the worker's files and
-its environment) is simply not there, and the old root is detached, not just hidden.
+needs) are bound, read-only too, with fontconfig's configuration (/etc/fonts) for their fonts.
+The rest of the machine (the rest of /etc, /home, /root, the worker's files and its
+environment) is simply not there, and the old root is detached, not just hidden.
 """
 
 from __future__ import annotations
