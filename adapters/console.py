@@ -20,6 +20,7 @@ from typing import TextIO
 from bot.agent.deps import TurnRequest
 from bot.agent.loop import Agent
 from bot.config.settings import Settings
+from bot.files.store import FileStore
 from bot.tools.base import ToolContext
 from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary import events as ev
@@ -59,6 +60,7 @@ class ConsoleChat:
         ask: Ask | None = None,
     ) -> None:
         self.agent = agent
+        self.files = FileStore(settings.files_dir)  # where the files the agent sends are
         self.stdin = stdin
         self.out = stdout
         self.err = stderr
@@ -136,6 +138,10 @@ class ConsoleChat:
         elif isinstance(event, ev.ToolCallResult):
             mark = "✗" if event.is_error else "→"
             self._write(f"   {mark} {_short(event.content, RESULT_PREVIEW)}\n")
+        elif isinstance(event, ev.FileSent):
+            where = self.files.path(event.file.sha256)
+            caption = f" ({event.caption})" if event.caption else ""
+            self._write(f"   📎 {event.file.name}{caption}: {where}\n")
         elif isinstance(event, ev.Compacted):
             self._write(
                 f"[context compacted: ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens]\n"

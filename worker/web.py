@@ -45,7 +45,7 @@ async def make_app(settings: Settings) -> web.Application:
     await check_persistence(redis)
     stores = ToolStores.open(database.engine, redis)
     files = FileStore(settings.files_dir)
-    voice = transcriber(files, settings)
+    voice = transcriber(settings)
     services = Services(
         settings=settings,
         redis=redis,

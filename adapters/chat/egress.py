@@ -2,7 +2,8 @@
 approval prompts that show their outcome when they expire without a press.
 
 A platform subclasses `ChatEgress` with how to open its reply (`open`), how a remembered
-prompt shows an outcome (`show_outcome`) and how to release its connections (`aclose`).
+prompt shows an outcome (`show_outcome`) and how to release its connections (`aclose`). Its
+replies read the files tools made from `files`, the store every process shares.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from adapters.chat.pacing import PacedCalls
 from adapters.chat.replies import ReplyStore
+from bot.files.store import FileStore
 from bot.redis.confirmations import Confirmation, Status
 from bot.session.egress import ReplyStream
 from bot.vocabulary.envelope import Envelope
@@ -23,9 +25,10 @@ Calls = TypeVar("Calls", bound=PacedCalls)
 class ChatEgress(ABC, Generic[Calls]):
     """An `Egress` for a chat platform; see the module docstring."""
 
-    def __init__(self, calls: Calls, store: ReplyStore) -> None:
+    def __init__(self, calls: Calls, store: ReplyStore, files: FileStore) -> None:
         self.calls = calls
         self.store = store
+        self.files = files
 
     @abstractmethod
     def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:

@@ -60,7 +60,11 @@ class Wire(Protocol[Id, Shown_contra]):
 
 class Messages(Generic[Id, Content]):
     """The messages of one reply, as posted through `wire`; their ids are kept in Redis under
-    the reply's `key` (its first envelope), so a worker resuming the turn edits them."""
+    the reply's `key` (its first envelope), so a worker resuming the turn edits them.
+
+    Once the reply posted something else below them (a file), the messages so far are
+    `seal`ed: they keep what they show, and the indexes the surface asks for from then on
+    are of new messages, posted below it."""
 
     def __init__(self, wire: Wire[Id, Content], store: ReplyStore, key: str) -> None:
         self.wire = wire
@@ -68,6 +72,7 @@ class Messages(Generic[Id, Content]):
         self.key = key
         self.posted: list[Posted[Id, Content]] = []
         self.loaded = False
+        self.base = 0  # how many posted messages are sealed: index 0 is the one after them
 
     async def load(self) -> bool:
         """Read the ids once; True when this read found messages an earlier worker posted."""
@@ -81,20 +86,20 @@ class Messages(Generic[Id, Content]):
     async def ensure(
         self, index: int, content: Content, *, must_land: bool, slot: Slot | None
     ) -> bool:
-        """Make message `index` show `content`: edit it, or post it if new. False when an
-        update that may be skipped was skipped and nothing was posted."""
-        posted = self.posted
-        if index < len(posted):
-            if posted[index].content == content:
+        """Make message `index` (after the sealed ones) show `content`: edit it, or post it
+        if new. False when an update that may be skipped was skipped and nothing was posted."""
+        posted, at = self.posted, self.base + index
+        if at < len(posted):
+            if posted[at].content == content:
                 return True
-            edit = await self.wire.edit(posted[index].id, content, must_land=must_land, slot=slot)
+            edit = await self.wire.edit(posted[at].id, content, must_land=must_land, slot=slot)
             if edit is Edit.LANDED:
-                posted[index].content = content
+                posted[at].content = content
                 return True
             if edit is Edit.SKIPPED:
                 return False
-            del posted[index:]  # gone (deleted by someone): post it again
-        message_id = await self.wire.post(index, content, must_land=must_land, slot=slot)
+            del posted[at:]  # gone (deleted by someone): post it again
+        message_id = await self.wire.post(at, content, must_land=must_land, slot=slot)
         if message_id is None:
             return False
         await self.add(message_id, content)
@@ -110,8 +115,13 @@ class Messages(Generic[Id, Content]):
 
     async def drop_extra(self, count: int) -> None:
         """A reply that got shorter after a restart: remove what it no longer says."""
-        for extra in self.posted[count:]:
+        keep = self.base + count
+        for extra in self.posted[keep:]:
             await self.wire.delete(extra.id)
-        if len(self.posted) > count:
-            del self.posted[count:]
+        if len(self.posted) > keep:
+            del self.posted[keep:]
             await self.remember()
+
+    def seal(self) -> None:
+        """Leave the messages posted so far as they are: what follows goes below."""
+        self.base = len(self.posted)

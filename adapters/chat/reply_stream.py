@@ -19,7 +19,10 @@ The ids of the messages a reply posted are kept in Redis under its first envelop
 (`ReplyStore`), so a turn that another worker resumes after a crash edits the same messages
 instead of posting the reply a second time; when its text now needs fewer messages, the
 extra ones are deleted by the last update. An approval prompt is posted after the text so
-far has landed, and where it is is remembered, so it can show its outcome later.
+far has landed, and where it is is remembered, so it can show its outcome later. A file a
+tool made (`FileSent`) is posted the same way, after the text so far, and what was posted is
+remembered by its SHA-256, so a resumed turn never posts it a second time; a surface that
+edits messages in place then shows the text that follows below the file.
 
 The pump is composed, and calls downward only: `StreamedReply` (the pump) asks the
 platform's `Surface` to show the transcript; the surface renders it and splits it into
@@ -76,6 +79,18 @@ class Surface(Protocol):
         """Post an approval prompt; what to remember about it, or None if it was not posted."""
         ...
 
+    async def post_file(self, event: ev.FileSent) -> Any:
+        """Post a file a tool made, as a picture or a document, where the reply is; the
+        posted message's id (JSON), or None when it was not posted (the platform refused
+        it: the surface says so in the chat and logs why)."""
+        ...
+
+    async def file_posted(self) -> None:
+        """A file was posted below the reply's text: a surface that edits its messages in
+        place has them kept as they are (`seal_above`), so the text that follows shows
+        below the file."""
+        ...
+
     def beside(self) -> Coroutine[Any, Any, None] | None:
         """Work to run beside the turn until the reply closes (a typing indicator)."""
         ...
@@ -114,6 +129,9 @@ class Surface(Protocol):
 class QuietSurface:
     """The hooks a surface may leave as they are: nothing beside, nothing to show for them."""
 
+    async def file_posted(self) -> None:
+        return None
+
     def shows_tool(self) -> bool:
         return True
 
@@ -140,6 +158,16 @@ class QuietSurface:
 
     async def closed(self) -> None:
         return None
+
+
+async def seal_above(transcript: Transcript, messages: Messages[Any, Any]) -> None:
+    """Keep the reply's messages as they are above a file just posted, so the text that
+    follows goes into new messages below it. Messages that showed only a running tool's
+    status, no text yet, are deleted instead: the answer follows the file."""
+    if not transcript.body():
+        await messages.drop_extra(0)
+    transcript.seal()
+    messages.seal()
 
 
 class StreamedReply:
@@ -182,6 +210,10 @@ class StreamedReply:
         elif isinstance(event, ev.ConfirmationRequired):
             await self._last_update()
             await self._ask(event)
+            return
+        elif isinstance(event, ev.FileSent):
+            await self._last_update()
+            await self._attach(event)
             return
         if self._visible() == before or self._ended:
             return  # nothing new to show, or the last update shows it: no call is spent
@@ -252,6 +284,25 @@ class StreamedReply:
         if await self.messages.load():
             await self.surface.resumed()
         await self.surface.show(must_land=must_land, slot=slot)
+
+    async def _attach(self, event: ev.FileSent) -> None:
+        """Post the file unless this reply posted it already (before a crash, or the same
+        bytes earlier in the turn), and remember that it did."""
+        store, key, sha256 = self.messages.store, self.messages.key, event.file.sha256
+        if await store.file_posted(key, sha256):
+            log.info("%s was posted already in %s; not again", event.file.name, self.where)
+            return
+        try:
+            posted = await self.surface.post_file(event)
+        except self.surface.undeliverable as exc:
+            log.warning("cannot post a file in %s: %s", self.where, self.calls.reason(exc))
+            return
+        except Exception:  # a file that cannot be posted must not cost the turn its answer
+            log.exception("posting %s in %s failed", event.file.name, self.where)
+            return
+        if posted is not None:
+            await store.save_file(key, sha256, posted)
+            await self.surface.file_posted()
 
     async def _ask(self, event: ev.ConfirmationRequired) -> None:
         """Post the approval prompt with its buttons, and remember where it is."""

@@ -8,7 +8,8 @@ the person spoke rather than typed, a quoted line with what Parley heard (`HEARD
 characters of it at most, its markdown escaped so a person's words never format the reply).
 The model's thinking, where the turn shows it, comes next as a quote: its latest part, as
 much as the platform shows (`thought_limit`), since a chat has no room for pages of it. A
-turn a fallback model took over says so once, after its text.
+turn a fallback model took over says so once, after its text. Once a reply posted a file
+below its text, the text so far is `seal`ed where it is, and the body is what follows.
 """
 
 from __future__ import annotations
@@ -105,6 +106,14 @@ class Transcript:
             thinking = "…" + thinking[-self.thought_limit :].lstrip()
         lines = f"💭 {thinking.strip()}".splitlines()
         return "\n".join(f"> {line}".rstrip() for line in lines)
+
+    def seal(self) -> None:
+        """The text so far is shown above something posted below it (a file): the body
+        starts anew after it, the plan included until it is redrawn; what was heard and
+        thought stays above, where it was shown."""
+        self._end_model_call()
+        self.plan = self.done = ""
+        self.heard = self.thinking = ""
 
     def _end_model_call(self) -> None:
         if self.current.strip():

@@ -72,11 +72,14 @@ class Outcome:
     confirmation: dict[str, Any] | None = None
     plan: list[dict[str, Any]] | None = None
     validations: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)  # sent by its tools, with `url`
 
     def see(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "confirmation_required":
             self.confirmation = event
+        elif kind == "file":
+            self.files.append({**event["file"], "caption": event["caption"], "url": event["url"]})
         elif kind == "plan":
             self.plan = event["steps"]
         elif kind == "validation":
@@ -225,6 +228,7 @@ def _answer(session: str, envelope_id: str, outcome: Outcome, joined: bool) -> w
         "usage": completed["usage"],
         "validations": outcome.validations,
         "plan": outcome.plan,
+        "files": outcome.files,
         "confirmation": outcome.confirmation,
     }
     return web.json_response(answer, status=202 if status == RunStatus.WAITING else 200)

@@ -5,6 +5,12 @@ Text deltas are coalesced for up to `COALESCE_S` before they are written: a mode
 dozens of tiny deltas a second, and one stream entry per delta would make Redis and the
 worker, not the model, the limit when hundreds of replies stream at once.
 
+A file a tool sent (`FileSent`) is written with its address on the API (`url`,
+`/api/files/{sha256}`), and counted as sent: the client shows or downloads it from there.
+As on the chat platforms, the files a turn's stream carried are kept in Redis by their
+SHA-256 under its first envelope (`adapters.chat.replies`), so a turn resumed after a crash
+does not show one twice.
+
 The stream is for following turns as they happen and resuming a cut one, not a record (SQL
 keeps that): it keeps the last `RETAIN_S` of events. A turn's first write trims what is older
 and every write keeps the whole stream alive that long, so a session's Redis memory is bounded
@@ -14,6 +20,7 @@ by its recent traffic, not by its conversation's length, and an idle session's s
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
 from collections.abc import Sequence
@@ -21,10 +28,12 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from adapters.chat.replies import ReplyStore
 from bot.redis import keys
 from bot.redis.confirmations import Confirmation
+from bot.telemetry import metrics
 from bot.vocabulary.envelope import Envelope
-from bot.vocabulary.events import AgentEvent, TextDelta
+from bot.vocabulary.events import AgentEvent, FileSent, TextDelta
 
 STREAM_LENGTH = 2000
 # Longer than an approval waits by default (10 minutes) and a turn runs (3), so a client that
@@ -38,6 +47,8 @@ class RedisEventStream:
         self, redis: Redis, envelopes: Sequence[Envelope], retain: float = RETAIN_S
     ) -> None:
         self.redis = redis
+        self.key = envelopes[0].id
+        self.files = ReplyStore(redis, "http")
         self.name = keys.events(envelopes[0].session)
         self.ids = ",".join(envelope.id for envelope in envelopes)
         self.retain = retain
@@ -53,7 +64,20 @@ class RedisEventStream:
             if self._flush is None or self._flush.done():
                 self._flush = asyncio.create_task(self._flush_soon())
             return
+        if isinstance(event, FileSent):
+            await self._file(event)
+            return
         await self._write([event])
+
+    async def _file(self, event: FileSent) -> None:
+        """The file's event, once a turn however often it is resumed; counted when written."""
+        sha256 = event.file.sha256
+        if await self.files.file_posted(self.key, sha256):
+            return
+        await self._write([event])
+        await self.files.save_file(self.key, sha256, True)
+        kind = "image" if event.file.is_image else "document"
+        metrics.FILES_SENT.labels("http", kind).inc()
 
     async def close(self, *, abandoned: bool = False) -> None:
         if abandoned:  # the worker carrying the turn on writes it, after a reset
@@ -82,7 +106,7 @@ class RedisEventStream:
             for event in events:
                 pipe.xadd(
                     self.name,
-                    {"envelopes": self.ids, "event": event.model_dump_json()},
+                    {"envelopes": self.ids, "event": encoded(event)},
                     maxlen=STREAM_LENGTH,
                     approximate=True,
                 )
@@ -100,6 +124,17 @@ class RedisEventStream:
         if now - self._expiry_renewed_at > self.retain / 2:
             pipe.expire(self.name, math.ceil(self.retain))
             self._expiry_renewed_at = now
+
+
+def encoded(event: AgentEvent) -> str:
+    """The event's JSON on the stream; a file's with where the API serves it."""
+    if isinstance(event, FileSent):
+        return json.dumps(event.model_dump(mode="json") | {"url": file_url(event.file.sha256)})
+    return event.model_dump_json()
+
+
+def file_url(sha256: str) -> str:
+    return f"/api/files/{sha256}"
 
 
 class HttpEgress:

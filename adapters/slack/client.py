@@ -40,6 +40,8 @@ TIERS: dict[str, int] = {
     "assistant.threads.setStatus": 100,
     "assistant.threads.setSuggestedPrompts": 100,
     "assistant.threads.setTitle": 100,
+    "files.getUploadURLExternal": 100,
+    "files.completeUploadExternal": 100,
 }
 POST_PER_WORKSPACE = 300  # chat.postMessage a minute, on top of about 1/s per channel
 DEFAULT_TIER = 20

@@ -16,6 +16,7 @@ from adapters.slack.client import SlackCalls, make_client
 from adapters.slack.place import Place
 from adapters.slack.stream import slack_reply
 from bot.config.settings import Settings
+from bot.files.store import FileStore
 from bot.redis.confirmations import Status
 from bot.redis.ratelimit import RateBudget
 from bot.vocabulary.envelope import Envelope
@@ -25,7 +26,8 @@ class SlackEgress(ChatEgress[SlackCalls]):
     def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
         head = envelopes[0]
         place = Place.from_reply_to(head.reply_to)
-        return slack_reply(self.calls, self.store, place, head.id, heard_in(envelopes))
+        heard = heard_in(envelopes)
+        return slack_reply(self.calls, self.store, self.files, place, head.id, heard)
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         await self.calls.quietly(
@@ -47,4 +49,4 @@ def build_egress(settings: Settings, redis: Redis) -> SlackEgress:
     """A worker's Slack egress; `adapters.platforms.egresses` imports this module only when
     SLACK_BOT_TOKEN is set."""
     calls = SlackCalls(make_client(settings), RateBudget(redis), settings)
-    return SlackEgress(calls, ReplyStore(redis, "slack"))
+    return SlackEgress(calls, ReplyStore(redis, "slack"), FileStore(settings.files_dir))

@@ -12,7 +12,9 @@ expired during a long turn, a model call restarted and took text back), the repl
 by posting and editing messages with chat.update, starting from the text Slack already
 shows, so nothing is lost or shown twice. A reply longer than one message continues in new
 messages (see `pages`). While the model thinks or a tool runs, the thread's status says so,
-set beside the turn so that no model call or tool waits for it (`status`).
+set beside the turn so that no model call or tool waits for it (`status`). A file a tool
+made is uploaded into the reply's thread (`uploads`), and the text that follows it goes into
+a new stream (or new messages) below it.
 
 A `plan_execute` turn's plan streams as Slack's task updates, in the stream that then carries
 the answer: each step is sent when it starts or ends. Where the reply is edited instead, the
@@ -33,14 +35,16 @@ from slack_sdk.web.async_chat_stream import AsyncChatStream
 from adapters.chat.pacing import Slot
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Messages
-from adapters.chat.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
 from adapters.slack import confirm
 from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
 from adapters.slack.status import ThreadStatus
+from adapters.slack.uploads import Uploads
 from adapters.slack.wire import SlackWire
+from bot.files.store import FileStore
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
@@ -70,13 +74,19 @@ def task_chunk(step: ev.PlanStep) -> TaskUpdateChunk:
 
 
 def slack_reply(
-    calls: SlackCalls, store: ReplyStore, place: Place, key: str, heard: str = ""
+    calls: SlackCalls,
+    store: ReplyStore,
+    files: FileStore,
+    place: Place,
+    key: str,
+    heard: str = "",
 ) -> StreamedReply:
     """The reply to the turn whose first envelope is `key`, in `place`, with what was
-    `heard` in the person's voice notes quoted above it."""
+    `heard` in the person's voice notes quoted above it; the files it posts are read from
+    `files`."""
     transcript = Transcript(heard)
     messages: Messages[str, str] = Messages(SlackWire(calls, place), store, key)
-    surface = SlackSurface(calls, place, messages, transcript)
+    surface = SlackSurface(calls, place, messages, transcript, Uploads(calls, place, files))
     return StreamedReply(calls, surface, messages, transcript, place.session)
 
 
@@ -86,9 +96,15 @@ class SlackSurface(QuietSurface):
     undeliverable: tuple[type[Exception], ...] = (SlackApiError,)
 
     def __init__(
-        self, calls: SlackCalls, place: Place, messages: Messages[str, str], transcript: Transcript
+        self,
+        calls: SlackCalls,
+        place: Place,
+        messages: Messages[str, str],
+        transcript: Transcript,
+        uploads: Uploads,
     ) -> None:
         self.calls = calls
+        self.uploads = uploads
         self.place = place
         self.messages = messages
         self.transcript = transcript
@@ -311,7 +327,15 @@ class SlackSurface(QuietSurface):
         if must_land:
             await self.messages.drop_extra(len(pages))
 
-    # --- the approval prompt ----------------------------------------------------------------
+    # --- files and the approval prompt -------------------------------------------------------
+
+    async def post_file(self, event: ev.FileSent) -> str | None:
+        return await self.uploads.post(event)
+
+    async def file_posted(self) -> None:
+        """The text that follows goes below the file: a new stream, or new messages."""
+        await seal_above(self.transcript, self.messages)
+        self.pager, self.index, self.appended, self.committed = Pager(), 0, "", ""
 
     async def post_prompt(
         self, event: ev.ConfirmationRequired, expires_in: float

@@ -18,6 +18,7 @@ from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.place import Place
 from adapters.telegram.stream import telegram_reply
 from bot.config.settings import Settings
+from bot.files.store import FileStore
 from bot.redis.confirmations import Status
 from bot.redis.ratelimit import RateBudget
 from bot.vocabulary.envelope import Envelope
@@ -27,7 +28,8 @@ class TelegramEgress(ChatEgress[TelegramCalls]):
     def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
         head = envelopes[0]
         place = Place.from_reply_to(head.reply_to)
-        return telegram_reply(self.calls, self.store, place, head.id, heard_in(envelopes))
+        heard = heard_in(envelopes)
+        return telegram_reply(self.calls, self.store, self.files, place, head.id, heard)
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         chat_id, message_id = int(prompt["chat_id"]), int(prompt["message_id"])
@@ -51,4 +53,4 @@ def build_egress(settings: Settings, redis: Redis) -> TelegramEgress:
     """A worker's Telegram egress; `adapters.platforms.egresses` imports this module only when
     TELEGRAM_BOT_TOKEN is set."""
     calls = TelegramCalls(make_bot(settings), RateBudget(redis), settings)
-    return TelegramEgress(calls, ReplyStore(redis, "tg"))
+    return TelegramEgress(calls, ReplyStore(redis, "tg"), FileStore(settings.files_dir))

@@ -11,7 +11,7 @@ model's thinking, where the turn shows it, is a quote above the answer, folded (
 blockquote) once the answer begins.
 Intermediate updates render partial markdown safely; if Telegram still refuses the
 formatting, the text is sent plain. While the model thinks or a tool runs, the chat shows
-"typing".
+"typing". A file a tool made is posted as a photo or a document (`adapters.telegram.uploads`).
 """
 
 from __future__ import annotations
@@ -32,13 +32,15 @@ from aiogram.types import MessageEntity
 from adapters.chat.pacing import Slot
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Messages
-from adapters.chat.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, under_heard
+from adapters.telegram.uploads import Uploads
 from adapters.telegram.wire import PARSE_ERROR, TelegramWire
+from bot.files.store import FileStore
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
@@ -53,16 +55,22 @@ def draft_id(envelope_id: str) -> int:
 
 
 def telegram_reply(
-    calls: TelegramCalls, store: ReplyStore, place: Place, key: str, heard: str = ""
+    calls: TelegramCalls,
+    store: ReplyStore,
+    files: FileStore,
+    place: Place,
+    key: str,
+    heard: str = "",
 ) -> StreamedReply:
     """The reply to the turn whose first envelope is `key`, in `place`, under what was
-    `heard` in the person's voice notes (`adapters.chat.transcript.heard_in`)."""
+    `heard` in the person's voice notes (`adapters.chat.transcript.heard_in`); the files it
+    posts are read from `files`."""
     transcript = Transcript(heard)
     transcript.heard_inline = False  # a collapsed quote of its own (`render.under_heard`)
     transcript.thought_limit = THOUGHT_SHOWN
     wire = TelegramWire(calls, place)
     messages: Messages[int, Chunk] = Messages(wire, store, key)
-    surface = TelegramSurface(wire, messages, transcript, draft_id(key))
+    surface = TelegramSurface(wire, messages, transcript, draft_id(key), Uploads(wire, files))
     return StreamedReply(calls, surface, messages, transcript, place.session)
 
 
@@ -77,8 +85,10 @@ class TelegramSurface(QuietSurface):
         messages: Messages[int, Chunk],
         transcript: Transcript,
         draft: int,
+        uploads: Uploads,
     ) -> None:
         self.wire = wire
+        self.uploads = uploads
         self.calls = wire.calls
         self.place = wire.place
         self.messages = messages
@@ -138,6 +148,12 @@ class TelegramSurface(QuietSurface):
             self.drafting = False
             return False
         return True
+
+    async def post_file(self, event: ev.FileSent) -> int | None:
+        return await self.uploads.post(event)
+
+    async def file_posted(self) -> None:
+        await seal_above(self.transcript, self.messages)
 
     async def post_prompt(
         self, event: ev.ConfirmationRequired, expires_in: float

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from bot.agent.attachments import Attachments
 from bot.agent.compaction import Compactor
 from bot.agent.prompt import PromptBuilder
 from bot.config.settings import Settings
@@ -39,6 +40,7 @@ class AgentDeps:
     retry: RetryPolicy
     sleep: Sleep = asyncio.sleep
     fallbacks: tuple[str, ...] = ()  # PARLEY_FALLBACK_MODELS, in order
+    attachments: Attachments | None = None  # files tools made; None: none is sent
     clock: Callable[[], datetime] = _utcnow
 
 

@@ -112,6 +112,7 @@ class _Run:
             self.cancel,
             self.save,
             lambda: TOOL_NOTE if self.deadline.passed else CANCELLED,
+            deps.attachments,
         )
         self.final_text = ""
         self.notice = ""

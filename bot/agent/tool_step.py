@@ -2,7 +2,8 @@
 
 Results are collected per call and added to the context in one user message, in the order of
 the calls, only when every call has one: the model APIs reject a context in which a tool_use
-lacks its tool_result.
+lacks its tool_result. Files a call made for the person are stored and announced after the
+results (`bot.agent.attachments`), each a `FileSent` event.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from bot.agent.attachments import Attachments, SendLimits
 from bot.agent.cancel import wait_all_or_cancel
 from bot.agent.step import Step, StepEnd
 from bot.tools.base import ToolContext, ToolRegistry
@@ -52,9 +54,11 @@ class ToolStep:
         cancel: asyncio.Event | None,
         save: Callable[[], Awaitable[None]],
         stopped: Callable[[], str] = lambda: CANCELLED,
+        attachments: Attachments | None = None,
     ) -> None:
         """`stopped` says why a call the turn's cancel cut off did not finish (a /stop, or
-        the turn's time running out)."""
+        the turn's time running out); `attachments` takes the files calls made (None: no
+        file is sent)."""
         self.registry = registry
         self.executor = executor
         self.policy = policy
@@ -64,6 +68,8 @@ class ToolStep:
         self.cancel = cancel
         self.save = save
         self.stopped = stopped
+        self.attachments = attachments or Attachments(None, SendLimits(0, 0))
+        self._files: list[ev.FileSent] = []  # of the calls just run, announced after results
 
     @property
     def turn(self) -> TurnProgress:
@@ -99,6 +105,8 @@ class ToolStep:
             yield ev.StateChanged(layer="call", state=ev.CallState.TOOL_EXECUTING)
         outcomes, finished = await self._execute(screened.run_now, results)
         for event in self._report([c for c in batch if c.id in results], results, outcomes):
+            yield event
+        for event in self._sent():
             yield event
         if screened.looping is not None:
             end = StepEnd(ev.FinishReason.DOOM_LOOP, _looping_notice(screened.looping))
@@ -155,6 +163,8 @@ class ToolStep:
             results.setdefault(call.id, _error(call, self.stopped()))
         decided = [c for c in pending.calls if c.id in pending.waiting]
         for event in self._report(decided, results, outcomes):
+            yield event
+        for event in self._sent():
             yield event
         self.state.add_user(*(results[call.id] for call in pending.calls))
         self.state.pending = None
@@ -261,10 +271,22 @@ class ToolStep:
                 results[call.id] = _error(call, self.stopped())
                 continue
             out = outcomes[call.id] = task.result()
+            content, sent = out.content, list[ev.FileSent]()
+            if out.files:
+                note, sent = await self.attachments.take(call.id, out.files, self.turn)
+                content, self._files = f"{content}\n{note}", [*self._files, *sent]
             results[call.id] = ToolResultBlock(
-                tool_use_id=call.id, content=out.content, is_error=out.is_error
+                tool_use_id=call.id,
+                content=content,
+                is_error=out.is_error,
+                files=[event.file for event in sent],
             )
         return outcomes, finished
+
+    def _sent(self) -> list[ev.FileSent]:
+        """The files of the calls just run, once."""
+        sent, self._files = self._files, []
+        return sent
 
     @staticmethod
     def _report(

@@ -7,14 +7,16 @@ import importlib
 import logging
 from collections.abc import Iterable
 
+from bot.agent.attachments import Attachments, SendLimits
 from bot.agent.compaction import Compactor
 from bot.agent.deps import AgentDeps
 from bot.agent.loop import Agent
 from bot.agent.prompt import PromptBuilder, load_bootstrap
 from bot.assembly.catalog import DATABASE_TOOLS, standard_tools
 from bot.assembly.stores import ToolStores
-from bot.assembly.tool_settings import tool_config, unclaimed
+from bot.assembly.tool_settings import send_file_limit, tool_config, unclaimed
 from bot.config.settings import ConfigError, Settings
+from bot.files.store import FileStore
 from bot.llm.base import Provider
 from bot.llm.registry import context_window
 from bot.llm.retry import RetryPolicy, Sleep
@@ -130,5 +132,12 @@ def build_agent(
             compactor=compactor,
             retry=retry,
             sleep=sleep,
+            attachments=attachments(settings),
         )
     )
+
+
+def attachments(settings: Settings) -> Attachments:
+    """Where the files tools make go (the file store every process reads), and their limits."""
+    limits = SendLimits(send_file_limit(settings), settings.send_files_per_turn)
+    return Attachments(FileStore(settings.files_dir), limits)

@@ -16,6 +16,7 @@ from bot.assembly.tool_settings import (
     fetch_limits,
     sandbox_limits,
     search_service,
+    send_file_limit,
     task_rules,
     workspace_limits,
 )
@@ -28,6 +29,7 @@ from bot.tasks.tools import task_tools
 from bot.tools.base import Tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.python import python_tool
+from bot.tools.send_file import send_file_tool
 from bot.tools.web.tools import web_tools
 from bot.tools.workspace import workspace_tools
 
@@ -43,6 +45,8 @@ DATABASE_TOOLS = (
     "recall",
     "set_preferences",
 )
+# The tools that send the person something in the conversation, which an MCP client has not.
+CHAT_TOOLS = ("send_file",)
 
 
 def database_tools(settings: Settings, stores: ToolStores) -> list[Tool]:
@@ -67,5 +71,6 @@ def standard_tools(settings: Settings, stores: ToolStores | None = None) -> list
         *(database_tools(settings, stores) if stores is not None else []),
         *web_tools(fetch_limits(settings), search_service(settings)),
         *workspace_tools(workspace_limits(settings)),
+        send_file_tool(send_file_limit(settings)),
         *sandbox_tools(settings),
     ]

@@ -2,7 +2,8 @@
 
 Which tools: the agent's own as a process without the database's stores has them (the
 scheduled-task, memory and preference tools are built on a worker's stores, so they are not
-built here at all), less the sensitive ones unless the operator opts in: an MCP client asks
+built here at all), less those that send the person a file in the conversation (a client has
+none), and less the sensitive ones unless the operator opts in: an MCP client asks
 its own user before a call, but whether a code sandbox or file writes leave this machine at
 all is the operator's choice.
 
@@ -20,6 +21,7 @@ from typing import Any
 
 import mcp_types as types
 
+from bot.assembly.catalog import CHAT_TOOLS
 from bot.config.settings import Settings
 from bot.tools.base import Tool, ToolContext
 from bot.tools.executor import ToolExecutor
@@ -32,7 +34,7 @@ MCP_USER = Sender(id="mcp", name="MCP client")
 
 def offered_tools(tools: Iterable[Tool], *, sensitive: bool) -> list[Tool]:
     """The tools an MCP client may call: sensitive ones on request."""
-    return [t for t in tools if sensitive or not t.sensitive]
+    return [t for t in tools if (sensitive or not t.sensitive) and t.name not in CHAT_TOOLS]
 
 
 def describe(item: Tool) -> types.Tool:

@@ -55,6 +55,11 @@ def workspace_limits(settings: Settings) -> WorkspaceLimits:
     )
 
 
+def send_file_limit(settings: Settings) -> int:
+    """The largest file the agent sends, in bytes (PARLEY_SEND_FILE_MB)."""
+    return int(settings.send_file_mb * MB)
+
+
 def sandbox_limits(settings: Settings) -> tuple[SandboxLimits, float]:
     """`run_python`'s sandbox limits, and a timeout for its calls that outlasts them."""
     timeout = max(settings.tool_timeout, settings.sandbox_timeout + EXTRA_SECONDS)

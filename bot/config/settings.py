@@ -233,6 +233,10 @@ class Settings(BaseSettings):
     transcribe_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, for OpenAI's alone
     transcribe_timeout: float = Field(default=60.0, gt=0, le=3600)
     transcribe_max_seconds: int = Field(default=600, ge=1, le=7200)
+    # Files the agent sends (`send_file`, `run_python`'s ./out/): each as large as Telegram
+    # takes a bot's document, and so many a turn.
+    send_file_mb: float = Field(default=50.0, gt=0, le=2000)
+    send_files_per_turn: int = Field(default=10, ge=0, le=100)
 
     @field_validator("timezone")
     @classmethod

@@ -50,18 +50,6 @@ class FileStore:
             removed += 1
         return removed
 
-    def put_beside(self, sha256: str, kind: str, data: bytes) -> None:
-        """Keep `data` beside the file whose hash is `sha256` (`kind`: what it is, e.g. a
-        voice note's transcript), written whole or not at all, like a file."""
-        _write(self.path(sha256).with_name(f"{sha256}.{kind}"), data)
-
-    def beside(self, sha256: str, kind: str) -> bytes | None:
-        """What `put_beside` kept for `sha256`, or None."""
-        try:
-            return self.path(sha256).with_name(f"{sha256}.{kind}").read_bytes()
-        except FileNotFoundError:
-            return None
-
     def read(self, ref: FileRef) -> bytes:
         return self._read(ref.sha256, ref)
 

@@ -10,8 +10,10 @@ passing failure (a 429, a 5xx, a dropped connection) twice more with its backoff
 fails is one sentence for the person (`FAILED`) and one log line for the operator that names
 the kind of failure and never the key, which an endpoint's error message may quote.
 
-A transcript is kept in the file store beside the voice note's SHA-256, so a note a platform
-delivers again (or a person sends twice) is not sent to the endpoint twice.
+The latest transcripts (`KEPT`) are kept in memory by their voice note's SHA-256, so a note a
+platform delivers again (or a person sends twice) is not sent to the endpoint twice; never on
+disk, where what people said would outlive the sessions they said it in (the record keeps
+each transcript with its message, and goes with it).
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.config.settings import Settings
 from bot.files import audio, ffmpeg
-from bot.files.store import FileStore
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -35,7 +37,7 @@ log = logging.getLogger(__name__)
 NO_BACKEND = "Voice notes aren't set up here — please type your message."
 FAILED = "I couldn't transcribe that voice note, please try again or type it."
 SILENT = "I couldn't hear any words in that voice note, please try again or type it."
-TRANSCRIPT = "transcript"  # what the file store keeps beside a voice note's hash
+KEPT = 256  # transcripts kept in memory, by their recording's hash, the latest
 # What the model reads above a transcript: the person's words, heard rather than typed.
 MARK = "[Transcript of the person's voice note]"
 BUSY = 2  # voice notes converted at once in one process
@@ -78,11 +80,11 @@ class Endpoint:
 
 
 class Transcriber:
-    def __init__(self, store: FileStore, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint) -> None:
         from openai import AsyncOpenAI  # noqa: PLC0415 (only where voice notes are heard)
 
-        self.store = store
         self.endpoint = endpoint
+        self._heard: OrderedDict[str, str] = OrderedDict()
         self._busy = asyncio.Semaphore(BUSY)
         self._calls = asyncio.Semaphore(CALLS)
         self._client: AsyncOpenAI = AsyncOpenAI(
@@ -102,16 +104,18 @@ class Transcriber:
     async def transcript(self, data: bytes, sound: audio.Sound) -> str:
         """What is said in `data`; NotHeard, saying why in a sentence, when it cannot be had."""
         sha256 = await asyncio.to_thread(lambda: hashlib.sha256(data).hexdigest())
-        kept = await asyncio.to_thread(self.store.beside, sha256, TRANSCRIPT)
-        if kept is not None:
-            return kept.decode("utf-8")
+        if (kept := self._heard.get(sha256)) is not None:
+            self._heard.move_to_end(sha256)
+            return kept
         async with self._busy:
             upload = await self._upload(data, sound)
         async with self._calls:
             text = await self._call(upload)
         if not text:
             raise NotHeard(SILENT)
-        await asyncio.to_thread(self.store.put_beside, sha256, TRANSCRIPT, text.encode())
+        self._heard[sha256] = text
+        if len(self._heard) > KEPT:
+            self._heard.popitem(last=False)
         return text
 
     async def _upload(self, data: bytes, sound: audio.Sound) -> audio.Upload:
@@ -155,7 +159,7 @@ def with_transcripts(text: str, said: Sequence[str]) -> str:
     return "\n\n".join(parts)
 
 
-def transcriber(store: FileStore, settings: Settings) -> Transcriber | None:
+def transcriber(settings: Settings) -> Transcriber | None:
     """The transcriber the settings ask for, or None."""
     endpoint = Endpoint.of(settings)
-    return None if endpoint is None else Transcriber(store, endpoint)
+    return None if endpoint is None else Transcriber(endpoint)

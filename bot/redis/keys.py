@@ -55,6 +55,8 @@ Per platform (`tg`, `slack`, `http`):
 
 - `parley:{platform}:reply:{envelope id}`: the message ids of a reply, so a resumed turn edits
   them instead of posting again.
+- `parley:{platform}:reply-files:{envelope id}`: hash of the files a reply posted (SHA-256 →
+  the message's id), so a resumed turn does not post one again.
 - `parley:{platform}:prompt:{confirmation id}`: where an approval prompt was posted.
 - `parley:tg:refused:{user id}`, `parley:slack:refused:{team}:{user}`: a stranger was told
   once that the bot is not theirs.
@@ -130,6 +132,10 @@ def confirmation(confirmation_id: str) -> str:
 
 def reply(platform: str, envelope_id: str) -> str:
     return f"{PREFIX}:{platform}:reply:{envelope_id}"
+
+
+def reply_files(platform: str, envelope_id: str) -> str:
+    return f"{PREFIX}:{platform}:reply-files:{envelope_id}"
 
 
 def prompt(platform: str, confirmation_id: str) -> str:

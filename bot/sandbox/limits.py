@@ -48,7 +48,10 @@ class SandboxLimits:
 class RunPlan:
     """One run, as the stage needs it: where to build the new root, which interpreter to
     show inside (its installation directory is bound read-only at the same path), the
-    program's file, and the pipe the stage reports the program's end on."""
+    program's file, the pipe the stage reports the program's end on, the host directory the
+    files of `./out/` are copied to (`outputs`), and the packages offered besides the
+    standard library (`packages`: their host paths, bound into `site`, the interpreter's
+    site-packages)."""
 
     limits: SandboxLimits
     root: str
@@ -56,6 +59,9 @@ class RunPlan:
     python: str
     python_prefix: str
     status_fd: int
+    out: str = ""
+    site: str = ""
+    packages: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -64,4 +70,5 @@ class RunPlan:
     def from_json(cls, text: str) -> RunPlan:
         raw: dict[str, Any] = json.loads(text)
         raw["limits"] = SandboxLimits(**raw["limits"])
+        raw["packages"] = tuple(raw.get("packages", ()))
         return cls(**raw)

@@ -4,8 +4,11 @@ Only what a Python program needs is there: the system's libraries (/usr and the 
 directories, read-only), the Python installation (read-only, at its own path), a few device
 nodes, its own /proc (which shows the sandbox's processes only), and three small file systems
 in memory: /tmp, /dev/shm and the working directory /scratch, which hold nothing when the run
-starts and vanish with it. The rest of the machine (/etc, /home, /root, the worker's files and
-its environment) is simply not there, and the old root is detached, not just hidden.
+starts and vanish with it. The interpreter's site-packages is an empty file system of its
+own, read-only, into which only the packages offered (`packages`: matplotlib and what it
+needs) are bound, read-only too, with fontconfig's configuration (/etc/fonts) for their fonts.
+The rest of the machine (the rest of /etc, /home, /root, the worker's files and its
+environment) is simply not there, and the old root is detached, not just hidden.
 """
 
 from __future__ import annotations
@@ -74,9 +77,30 @@ def _system(root: str, prefix: str) -> None:
     if os.path.exists("/etc/ld.so.cache"):
         open(root + "/etc/ld.so.cache", "wb").close()
         mount("/etc/ld.so.cache", root + "/etc/ld.so.cache", None, MS_BIND)
+    if os.path.isdir("/etc/fonts"):  # where fontconfig (matplotlib's fc-list) finds fonts
+        _bind_read_only("/etc/fonts", root + "/etc/fonts")
     for name, text in (("passwd", PASSWD), ("group", GROUP)):
         with open(f"{root}/etc/{name}", "w") as file:
             file.write(text)
+
+
+def _packages(root: str, plan: RunPlan) -> None:
+    """The offered packages, and nothing else of the site-packages the interpreter has; left
+    out where that directory does not exist (its mount point cannot be made read-only)."""
+    site = root + plan.site
+    if not plan.site or not plan.packages or not os.path.isdir(site):
+        return
+    _memory_fs(site, 1, "mode=0755")
+    for path in plan.packages:
+        target = os.path.join(site, os.path.basename(path))
+        if os.path.isdir(path):
+            os.mkdir(target)
+        else:
+            open(target, "wb").close()
+        mount(path, target, None, MS_BIND | MS_REC)
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | _kept_flags(target)
+        mount("none", target, None, flags)
+    mount("none", site, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def _devices(root: str, tmp_mb: int) -> None:
@@ -116,6 +140,7 @@ def build_root(plan: RunPlan, code: bytes) -> None:
     mount("none", "/", None, MS_REC | MS_PRIVATE)
     _memory_fs(root, 1, "mode=0755")
     _system(root, plan.python_prefix)
+    _packages(root, plan)
     _devices(root, limits.tmp_mb)
     _proc(root)
     _memory_fs(root + "/tmp", limits.tmp_mb, "mode=1777", MS_NOEXEC)

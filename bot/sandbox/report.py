@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 
 from bot.sandbox.limits import SandboxLimits
+from bot.sandbox.outputs import MAX_FILES
 from bot.sandbox.runner import Outcome
 
 MEMORY_ERRORS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
@@ -47,6 +48,8 @@ def verdict(outcome: Outcome, limits: SandboxLimits) -> list[str]:
         lines.append(
             f"output cut at {limits.output_limit:,} characters; the program was stopped there"
         )
+    if outcome.left:
+        lines.append(f"{outcome.left} more files in ./out/ were not sent: at most {MAX_FILES} are")
     return lines
 
 

@@ -13,6 +13,9 @@ with in `/proc/1/cmdline`, which the program can read. The stage is therefore st
 `sandbox -I -S -` on the bare interpreter, and what it is to do (where Parley's modules
 are, the run's plan) comes as a script on its standard input, which nothing inside can read
 back: the command line names neither Parley's installation nor the run's folder.
+
+The files the program wrote in `./out/` are copied by the sandbox's init into the run's `out`
+folder (`outputs`) and read from there in a thread, before the folder is removed.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+from bot.sandbox import outputs, packages
 from bot.sandbox.limits import RunPlan, SandboxLimits
+from bot.sandbox.outputs import OutFile
 
 log = logging.getLogger(__name__)
 CHUNK = 65_536
@@ -59,6 +64,8 @@ class Outcome:
     cpu_seconds: float | None = None
     timed_out: bool = False
     cut: bool = False  # the output went past the limit and the program was stopped
+    files: tuple[OutFile, ...] = ()  # what it wrote in ./out/
+    left: int = 0  # files of ./out/ past the most taken
 
 
 def interpreter() -> tuple[str, str]:
@@ -174,15 +181,18 @@ def _prepare(code: str) -> str:
     the sandbox's root (the sandbox's own files live in memory, inside it)."""
     run = tempfile.mkdtemp(prefix=RUN_PREFIX)
     os.mkdir(os.path.join(run, "root"))
+    os.mkdir(os.path.join(run, outputs.OUT), 0o700)
     with open(os.path.join(run, PROGRAM), "w", encoding="utf-8") as file:
         file.write(code)
     return run
 
 
 async def run_program(code: str, limits: SandboxLimits) -> Outcome:
-    """Run `code` as `main.py` in a fresh sandbox and say how it ended."""
+    """Run `code` as `main.py` in a fresh sandbox and say how it ended, with the files it
+    left in `./out/`."""
     run = await asyncio.to_thread(_prepare, code)
     python, prefix = interpreter()
+    offered = await asyncio.to_thread(packages.offered)
     try:
         read_end, write_end = os.pipe()
         try:
@@ -193,6 +203,9 @@ async def run_program(code: str, limits: SandboxLimits) -> Outcome:
                 python,
                 prefix,
                 write_end,
+                out=os.path.join(run, outputs.OUT),
+                site=packages.site_packages(prefix),
+                packages=offered,
             )
             try:
                 process = await _spawn(plan)
@@ -202,12 +215,15 @@ async def run_program(code: str, limits: SandboxLimits) -> Outcome:
             status = _status(read_end)
         finally:
             os.close(read_end)
+        files = await asyncio.to_thread(outputs.read, os.path.join(run, outputs.OUT))
     finally:
         shutil.rmtree(run, ignore_errors=True)
-    return _outcome(output, status, timed_out)
+    return _outcome(output, status, timed_out, files)
 
 
-def _outcome(output: _Output, status: dict[str, Any], timed_out: bool) -> Outcome:
+def _outcome(
+    output: _Output, status: dict[str, Any], timed_out: bool, files: list[OutFile]
+) -> Outcome:
     if "error" in status:
         raise SandboxError(status["error"])
     if not status and not (timed_out or output.cut):
@@ -220,4 +236,6 @@ def _outcome(output: _Output, status: dict[str, Any], timed_out: bool) -> Outcom
         cpu_seconds=status.get("cpu"),
         timed_out=timed_out or bool(status.get("timeout")),
         cut=output.cut,
+        files=tuple(files),
+        left=int(status.get("left", 0)),
     )

@@ -30,7 +30,7 @@ import resource
 import signal
 from typing import Any, NoReturn
 
-from bot.sandbox import seccomp
+from bot.sandbox import outputs, seccomp
 from bot.sandbox.limits import GRACE_SECONDS, SANDBOX_UID, RunPlan
 from bot.sandbox.mounts import PROGRAM, SCRATCH, build_root
 from bot.sandbox.syscalls import (
@@ -44,7 +44,15 @@ from bot.sandbox.syscalls import (
 
 NOBODY = 65534
 SETUP_FAILED = 125
-ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SCRATCH}
+ENVIRONMENT = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "HOME": SCRATCH,
+    "MPLBACKEND": "Agg",  # matplotlib draws into files: there is no display
+    "MPLCONFIGDIR": "/tmp/matplotlib",  # its caches, in memory and gone with the run
+    "XDG_CACHE_HOME": "/tmp/cache",  # fontconfig's, likewise
+    "OPENBLAS_NUM_THREADS": "1",  # numpy's one thread, inside the process limit
+}
 
 
 def report(fd: int, **fields: Any) -> None:
@@ -112,6 +120,8 @@ def _init(plan: RunPlan, code: bytes) -> NoReturn:
     try:
         _die_with_parent()
         sethostname("sandbox")
+        # the host's folder for ./out/, opened before the host's files are out of reach
+        out = os.open(plan.out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC) if plan.out else -1
         build_root(plan, code)
     except Exception as exc:
         report(status_fd, error=f"could not build the sandbox's file system: {exc}")
@@ -128,11 +138,30 @@ def _init(plan: RunPlan, code: bytes) -> NoReturn:
         _program(plan)
     status, usage = _reap(program)
     cpu = round(usage.ru_utime + usage.ru_stime, 3)
+    left = _take_out(out)
     if os.WIFSIGNALED(status):
-        report(status_fd, signal=os.WTERMSIG(status), cpu=cpu)
+        report(status_fd, signal=os.WTERMSIG(status), cpu=cpu, left=left)
     else:
-        report(status_fd, exit=os.waitstatus_to_exitcode(status), cpu=cpu)
+        report(status_fd, exit=os.waitstatus_to_exitcode(status), cpu=cpu, left=left)
     os._exit(0)
+
+
+def _take_out(out: int) -> int:
+    """End what the program left running, then copy ./out/ to the host (`outputs`); how
+    many files were left there past the most taken."""
+    if out < 0:
+        return 0
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(-1, signal.SIGKILL)  # as PID 1: every other process of the sandbox
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.wait()
+    try:
+        return outputs.take_out(SCRATCH, out)
+    except OSError:
+        return 0  # a file that could not be copied: the run's output still counts
+    finally:
+        os.close(out)
 
 
 def _holder(plan: RunPlan, code: bytes, ready: int, mapped: int) -> NoReturn:

@@ -174,11 +174,7 @@ class History:
         ]
         # rows as parameters, not as a VALUES list: the statement compiles once
         added = {row.id for row in await db.execute(self._statements.message, rows)}
-        files = [
-            {"message_id": m.id, "sha256": sha}
-            for m in fresh
-            for sha in {sha: None for block in m.attached for sha in block.file.stored}
-        ]
+        files = [{"message_id": m.id, "sha256": sha} for m in fresh for sha in m.stored_files]
         if files:  # what says the files are wanted (a grown message's too, written again)
             await db.execute(self._statements.message_file, files)
         first = rows[0]

@@ -94,6 +94,12 @@ PLATFORM_CALLS = Counter(
     "calls not made for want of room in the rate budget (dropped)",
     ["platform", "method", "outcome"], registry=REGISTRY,
 )  # fmt: skip
+FILES_SENT = Counter(
+    "parley_files_sent",
+    "Files the agent sent people (send_file, run_python's ./out/), by platform and as what "
+    "they were shown (image, document); a file posted once, however often a turn was resumed",
+    ["platform", "kind"], registry=REGISTRY,
+)  # fmt: skip
 PLATFORM_RATE_LIMITED = Counter(
     "parley_platform_rate_limited", "The platform's own rate-limit answers (HTTP 429)",
     ["platform"], registry=REGISTRY,

@@ -8,7 +8,24 @@ executor, the registry, where tools run) is Parley's own and may change between 
 "Writing a tool" in docs/TOOLS.md has a complete example.
 """
 
-from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, tool
+from bot.tools.base import (
+    Attachment,
+    TemporaryFailure,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    tool,
+)
 from bot.vocabulary.envelope import Sender
 
-__all__ = ["Sender", "TemporaryFailure", "Tool", "ToolContext", "ToolError", "tool"]
+__all__ = [
+    "Attachment",
+    "Sender",
+    "TemporaryFailure",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+    "tool",
+]

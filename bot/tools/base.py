@@ -55,6 +55,27 @@ class ToolError(Exception):
     """Raised by a tool to report a failure the model should read as is (no traceback)."""
 
 
+@dataclass(frozen=True)
+class Attachment:
+    """A file a tool made for the person, sent into the chat as it is: an image as a
+    picture, anything else as a file to download. `name` is what the person sees it
+    called; `caption`, a line shown with it."""
+
+    name: str
+    data: bytes = field(repr=False)
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool returns when it has files for the person besides its text for the model.
+    Parley stores the files, sends them where the conversation is and tells the model so
+    under `text`; a tool returns plain text (or JSON) when it has none."""
+
+    text: str
+    files: tuple[Attachment, ...] = ()
+
+
 class TemporaryFailure(ToolError):
     """A failure that may pass if tried again soon: a network error, a server's 5xx. The
     call of a `read_only` tool is tried again, with backoff, within its timeout; a tool with
@@ -116,25 +137,26 @@ class Tool:
         schema.pop("title", None)
         return ToolSpec(self.name, self.description, schema)
 
-    async def __call__(self, ctx: ToolContext, arguments: BaseModel) -> str:
+    async def __call__(self, ctx: ToolContext, arguments: BaseModel) -> str | ToolResult:
         """Run the function right here, whatever its isolation says (the executor decides
         where to call this)."""
         return await self.run(ctx, dict(arguments))
 
-    async def run(self, ctx: ToolContext, values: Mapping[str, Any]) -> str:
+    async def run(self, ctx: ToolContext, values: Mapping[str, Any]) -> str | ToolResult:
         """`__call__` with the validated values as a plain mapping, which pickles."""
         result = self.function(ctx, **values)
         if inspect.isawaitable(result):
             result = await result
         return self.text(result)
 
-    def run_sync(self, ctx: ToolContext, values: Mapping[str, Any]) -> str:
+    def run_sync(self, ctx: ToolContext, values: Mapping[str, Any]) -> str | ToolResult:
         """`run` for a plain `def` tool, without an event loop."""
         return self.text(self.function(ctx, **values))
 
     @staticmethod
-    def text(result: Any) -> str:
-        if isinstance(result, str):
+    def text(result: Any) -> str | ToolResult:
+        """The result as the model reads it; a `ToolResult` keeps its files beside."""
+        if isinstance(result, str | ToolResult):
             return result
         return json.dumps(result, ensure_ascii=False, default=str)
 

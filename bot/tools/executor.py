@@ -8,6 +8,10 @@ Where each call runs, and how its timeout holds even against a tool that blocks,
 A read-only call that fails for a while (`TemporaryFailure`) is tried again within its
 timeout; a call with side effects never is. What an `untrusted` tool returns is marked as
 data from outside (`bot.tools.untrusted`) after it is cut to the output limit.
+
+Files a tool made for the person (a `ToolResult`'s) come back beside its text in the
+outcome; the agent's tool step stores and announces them (`bot.agent.attachments`). A cached
+result of a read-only call is its text alone: a file is sent once, by the call that made it.
 """
 
 from __future__ import annotations
@@ -28,7 +32,15 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from bot.tools.base import TemporaryFailure, Tool, ToolContext, ToolError, ToolRegistry
+from bot.tools.base import (
+    Attachment,
+    TemporaryFailure,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    ToolResult,
+)
 from bot.tools.config import ToolConfig
 from bot.tools.isolation import ToolRunner
 from bot.tools.untrusted import mark
@@ -47,6 +59,7 @@ class ToolOutcome:
     is_error: bool = False
     duration: float = 0.0
     cached: bool = False
+    files: tuple[Attachment, ...] = ()  # what the tool made for the person
 
 
 def _validation_message(error: ValidationError) -> str:
@@ -128,14 +141,20 @@ class ToolExecutor:
         self, call: ToolUseBlock, ctx: ToolContext, cache: MutableMapping[str, str]
     ) -> ToolOutcome:
         started = time.monotonic()
-        outcome = await self._run(call, ctx, cache)
-        return ToolOutcome(
-            call.id, call.name, outcome[0], outcome[1], time.monotonic() - started, outcome[2]
-        )
+        files: list[Attachment] = []
+        content, is_error, cached = await self._run(call, ctx, cache, files)
+        duration = time.monotonic() - started
+        return ToolOutcome(call.id, call.name, content, is_error, duration, cached, tuple(files))
 
     async def _run(
-        self, call: ToolUseBlock, ctx: ToolContext, cache: MutableMapping[str, str]
+        self,
+        call: ToolUseBlock,
+        ctx: ToolContext,
+        cache: MutableMapping[str, str],
+        files: list[Attachment],
     ) -> tuple[str, bool, bool]:
+        """The call's text, whether it failed, whether it came from `cache`; the files a
+        successful call made go into `files`."""
         tool = self.registry.get(call.name)
         if tool is None:
             available = ", ".join(self.registry.names) or "none"
@@ -161,6 +180,9 @@ class ToolExecutor:
         except Exception as exc:
             log.warning("tool %s failed: %s", call.name, type(exc).__name__, exc_info=True)
             return f"{call.name} failed: {type(exc).__name__}: {exc}", True, False
+        if isinstance(output, ToolResult):
+            files += output.files
+            output = output.text
         output = self._outside(tool, self.truncate(output or "(no output)"))
         if tool.read_only:
             cache[key] = output
@@ -168,7 +190,7 @@ class ToolExecutor:
 
     async def _attempts(
         self, tool: Tool, ctx: ToolContext, arguments: BaseModel, deadline: float
-    ) -> str:
+    ) -> str | ToolResult:
         """Run the call; a read-only tool's `TemporaryFailure` is tried again with backoff,
         up to `RETRIES` more times, while its deadline leaves time for it."""
         if not tool.read_only:

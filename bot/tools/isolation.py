@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.tools.base import Tool, ToolContext, ToolError
+from bot.tools.base import Tool, ToolContext, ToolError, ToolResult
 from bot.tools.processes import ProcessPool
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,9 @@ class ToolRunner:
         self.threads = ThreadSlots(threads)
         self.processes = ProcessPool(processes, modules)
 
-    async def run(self, tool: Tool, ctx: ToolContext, arguments: BaseModel, deadline: float) -> str:
+    async def run(
+        self, tool: Tool, ctx: ToolContext, arguments: BaseModel, deadline: float
+    ) -> str | ToolResult:
         if tool.isolation == "loop":
             async with asyncio.timeout_at(deadline):
                 return await tool(ctx, arguments)
@@ -74,7 +76,9 @@ class ThreadSlots:
         """Tool threads still running, including abandoned ones."""
         return self._alive
 
-    async def run(self, tool: Tool, ctx: ToolContext, arguments: BaseModel, deadline: float) -> str:
+    async def run(
+        self, tool: Tool, ctx: ToolContext, arguments: BaseModel, deadline: float
+    ) -> str | ToolResult:
         try:
             async with asyncio.timeout_at(deadline):
                 await wait_for_slot(self._take)
@@ -123,10 +127,10 @@ class ThreadCall:
         self, tool: Tool, ctx: ToolContext, arguments: BaseModel, done: Callable[[], None]
     ) -> None:
         self.tool, self.ctx, self.arguments, self._done = tool, ctx, arguments, done
-        self.result: concurrent.futures.Future[str] = concurrent.futures.Future()
+        self.result: concurrent.futures.Future[str | ToolResult] = concurrent.futures.Future()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[str] | None = None
+        self._task: asyncio.Task[str | ToolResult] | None = None
         self._stopped = False
 
     def main(self) -> None:
@@ -140,7 +144,7 @@ class ThreadCall:
         finally:
             self._done()
 
-    async def _body(self) -> str:
+    async def _body(self) -> str | ToolResult:
         with self._lock:
             if self._stopped:
                 raise asyncio.CancelledError

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from bot.tools.base import Tool, ToolContext, ToolError
+from bot.tools.base import Tool, ToolContext, ToolError, ToolResult
 from bot.tools.process_main import HEADER
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class ProcessPool:
 
     async def run(
         self, tool: Tool, ctx: ToolContext, values: Mapping[str, Any], deadline: float
-    ) -> str:
+    ) -> str | ToolResult:
         helper = await self._take(tool.name, deadline)
         healthy = False
         try:
@@ -153,7 +153,7 @@ class ProcessPool:
             self._give_back(helper, healthy)
         if not ok:
             raise value
-        return str(value)
+        return value if isinstance(value, ToolResult) else str(value)
 
     async def _take(self, name: str, deadline: float) -> Helper:
         loop = asyncio.get_running_loop()

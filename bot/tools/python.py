@@ -4,7 +4,9 @@ Anyone who can talk to the bot can make it run code here, so the tool is sensiti
 person approves each call unless the policy says otherwise) and is offered only where the
 machine provides the whole sandbox (`bot.sandbox.probe`). It runs on the worker's loop: the
 program is a separate process, watched without blocking. It is built with the sandbox's
-limits (`python_tool`), the operator's PARLEY_SANDBOX_* settings.
+limits (`python_tool`), the operator's PARLEY_SANDBOX_* settings. The files the program
+writes in `./out/` come back beside its output (`bot.sandbox.outputs`) and are sent to the
+person (`bot.agent.attachments`): "plot this CSV" ends in a chart in the chat.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pydantic import Field
 from bot.sandbox.limits import SandboxLimits
 from bot.sandbox.report import describe
 from bot.sandbox.runner import SandboxError, run_program
-from bot.tools.base import Tool, ToolContext, ToolError, tool
+from bot.tools.base import Attachment, Tool, ToolContext, ToolError, ToolResult, tool
 
 MAX_PROGRAM = 100_000  # characters: a program, not a data dump (a workspace file is for that)
 EXTRA_SECONDS = 10.0  # the executor's timeout leaves the sandbox time to stop and report
@@ -36,19 +38,23 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
                 max_length=MAX_PROGRAM,
             ),
         ],
-    ) -> str:
+    ) -> ToolResult:
         """Run a Python 3 program in an isolated sandbox and return its exit code and what it
-        printed (stdout and stderr together). Only the standard library is available; there
-        is no network at all and no files from earlier runs: each run starts in an empty
-        working directory (its HOME, deleted afterwards) where it may write small files. The
-        run is stopped at its CPU time, memory, wall-clock and output limits, which the result
-        names when one was reached. Use it to compute, parse or check things exactly."""
+        printed (stdout and stderr together). The standard library is available, and
+        matplotlib (with numpy and Pillow) for charts; there is no network at all and no files
+        from earlier runs: each run starts in an empty working directory (its HOME, deleted
+        afterwards) where it may write small files. Files it writes in ./out/ (up to 10:
+        a chart as PNG, a CSV) are sent to the person, images shown as pictures; to work on
+        a workspace file, put its content in the program. The run is stopped at its CPU time,
+        memory, wall-clock and output limits, which the result names when one was reached.
+        Use it to compute, parse or check things exactly, or to draw a chart."""
         if not code.strip():
             raise ToolError("The program is empty; send the Python source to run.")
         try:
             outcome = await run_program(code, limits)
         except SandboxError as exc:
             raise ToolError(f"The sandbox could not run the program: {exc}") from None
-        return describe(outcome, limits)
+        files = tuple(Attachment(file.name, file.data) for file in outcome.files)
+        return ToolResult(describe(outcome, limits), files)
 
     return run_python

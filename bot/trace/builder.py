@@ -8,7 +8,8 @@ thing led to the next: a step to the next step, a model call to the tools it ask
 The work per event is a few attribute writes, and the nodes are capped.
 
 A node says why as well as what: a tool call keeps the start of its result, or its error,
-and a validation the start of the answer it judged. Each text is cut to a preview before it
+and the files it sent the person (`files`: name, type, size, hash); a validation the start of
+the answer it judged. Each text is cut to a preview before it
 is kept and has the deployment's secrets taken out, so a trace is bounded whatever a tool
 returns and shows an operator nothing the logs would not.
 """
@@ -92,6 +93,8 @@ class TraceBuilder:
             self._tool_started(event, now)
         elif isinstance(event, ev.ToolCallResult):
             self._tool_ended(event, now)
+        elif isinstance(event, ev.FileSent):
+            self._file_sent(event)
         elif isinstance(event, ev.Retrying):
             error = self._text(event.error)
             detail = {"attempt": event.attempt, "delay_s": event.delay, "error": error}
@@ -151,6 +154,16 @@ class TraceBuilder:
         node.detail["error" if event.is_error else "result"] = self._text(event.content)
         if self._model is not None:
             self._edge(self._model, node, "error" if event.is_error else "success")
+
+    def _file_sent(self, event: ev.FileSent) -> None:
+        """The file goes on the node of the call that sent it (the latest, after a resume)."""
+        for node in reversed(self.trace.nodes):
+            if node.kind == "tool_call" and node.detail.get("call") == event.call_id:
+                ref = event.file
+                sent = {"name": ref.name, "media_type": ref.media_type, "size": ref.size,
+                        "sha256": ref.sha256}  # fmt: skip
+                node.detail.setdefault("files", []).append(sent)
+                return
 
     def _child(
         self, kind: str, name: str, now: float, status: Status, detail: dict[str, Any],

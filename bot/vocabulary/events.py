@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.usage import Usage
 
 
@@ -109,6 +110,17 @@ class ToolCallResult(BaseModel):
     is_error: bool = False
     duration: float = 0.0
     cached: bool = False
+
+
+class FileSent(BaseModel):
+    """A file a tool made for the person, stored by content (`file`) and to be shown where
+    the conversation is: a picture or a file to download, with its `caption`. It follows
+    the result of the call that made it (`call_id`)."""
+
+    type: Literal["file"] = "file"
+    call_id: str
+    file: FileRef
+    caption: str = ""
 
 
 class Iteration(BaseModel):
@@ -220,6 +232,7 @@ AgentEvent = Annotated[
     | TextReset
     | ToolCallStart
     | ToolCallResult
+    | FileSent
     | Iteration
     | FailedOver
     | Retrying

@@ -45,10 +45,15 @@ class ToolUseBlock(BaseModel):
 
 
 class ToolResultBlock(BaseModel):
+    """A call's result; `files` are those it sent the person (`FileSent`), for the record and
+    a conversation's history, never for the model, which reads about them in `content`."""
+
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: str
     is_error: bool = False
+    # left out of the JSON when empty: a result without files is stored as it always was
+    files: list[FileRef] = Field(default_factory=list, exclude_if=lambda files: not files)
 
 
 class ImageBlock(BaseModel):
@@ -130,6 +135,14 @@ class Message(BaseModel):
     def attached(self) -> list[Attached]:
         """The files the person sent with the message: images and documents."""
         return [block for block in self.content if isinstance(block, ImageBlock | DocumentBlock)]
+
+    @property
+    def stored_files(self) -> list[str]:
+        """The hashes of every file the store keeps for the message: those the person sent
+        with it, and those a tool sent them, whose results it carries."""
+        refs = [block.file for block in self.attached]
+        refs += [ref for result in self.tool_results for ref in result.files]
+        return list(dict.fromkeys(sha for ref in refs for sha in ref.stored))
 
     @property
     def starts_turn(self) -> bool:

@@ -63,6 +63,7 @@ class TurnProgress(BaseModel):
     validations: int = 0
     trace: Trace | None = None  # the run's trace so far, for a worker that resumes it
     start: ContextMark | None = None
+    files_sent: int = 0  # files the turn's tools sent the person (`bot.agent.attachments`)
 
 
 class PendingConfirmation(BaseModel):

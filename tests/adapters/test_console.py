@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.tools.workspace_paths import workspace_of
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply, ToolCallSpec
 from tests.support.redis_server import free_port
 
@@ -63,6 +64,22 @@ async def test_piped_message_streams_reply_and_tools(fake_llm: FakeLLM, tmp_path
     assert out.rstrip().endswith("It is **42**.")
     assert "you>" not in out  # no prompts when stdin is not a terminal
     assert len(fake_llm.requests) == 2 and fake_llm.rejected == []
+
+
+async def test_a_file_the_agent_sends_is_named_with_where_it_is_kept(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    workspace = workspace_of(tmp_path / "data" / "workspaces", "console:local")
+    workspace.mkdir(parents=True)
+    (workspace / "notes.txt").write_text("tea, milk")
+    call = ToolCallSpec("send_file", {"path": "notes.txt", "caption": "The list"})
+    fake_llm.enqueue(Reply(tool_calls=[call]), Reply(text="Sent."))
+    code, out, err = await run_piped(fake_llm, tmp_path, "send me the list\n")
+    assert code == 0, err
+    [line] = [line for line in out.splitlines() if "📎" in line]
+    name, _, path = line.strip().partition(": ")
+    assert name == "📎 notes.txt (The list)"
+    assert await asyncio.to_thread((tmp_path / path).read_text) == "tea, milk"
 
 
 async def test_two_lines_are_two_turns_of_one_conversation(

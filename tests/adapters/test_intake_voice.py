@@ -46,7 +46,7 @@ async def intake(redis_url: str, tmp_path: Path, fake_llm: FakeLLM) -> AsyncIter
     settings = Settings(_env_file=None, allowed_users=[ANN.id], user_messages_per_minute=2)
     store = FileStore(tmp_path / "files")
     endpoint = Endpoint("whisper-1", fake_llm.openai_base_url, OPENAI_KEY, 10, 600)
-    voice = Transcriber(store, endpoint)
+    voice = Transcriber(endpoint)
     yield Intake(Gate(settings, redis), Mailbox(redis, Jobs()), FileIntake(store, Limits(), voice))
     await voice.aclose()
     await redis.aclose()

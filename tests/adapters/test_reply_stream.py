@@ -19,10 +19,11 @@ from redis.asyncio import Redis
 from adapters.chat.pacing import PacedCalls, Slot
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Edit, Messages
-from adapters.chat.reply_stream import QuietSurface, StreamedReply
+from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
 from bot.redis.ratelimit import RateBudget, Scope
 from bot.vocabulary import events as ev
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.usage import Usage
 
 LIMIT = 40
@@ -151,6 +152,12 @@ class NoteSurface(QuietSurface):
         message_id = await self.wire.paced(lambda: self.wire.notes.post("Allow?"), True)
         return None if message_id is None else {"id": message_id}
 
+    async def post_file(self, event: ev.FileSent) -> int | None:
+        return await self.wire.paced(lambda: self.wire.notes.post(f"📎 {event.file.name}"), True)
+
+    async def file_posted(self) -> None:
+        await seal_above(self.transcript, self.messages)
+
 
 async def reply_for(redis_url: str, notes: Notes, key: str = "envelope-1") -> StreamedReply:
     redis = Redis.from_url(redis_url)
@@ -271,3 +278,44 @@ async def test_an_approval_prompt_is_posted_after_the_text_and_remembered(
     remembered = await reply.messages.store.load_prompt("c-1")
     assert remembered == {"id": max(notes.shown)}
     await reply.close()
+
+
+def chart(name: str = "chart.png", digit: str = "a") -> ev.FileSent:
+    ref = FileRef(sha256=digit * 64, media_type="image/png", name=name, size=10)
+    return ev.FileSent(call_id="call-1", file=ref)
+
+
+async def test_a_file_is_posted_after_the_text_so_far_and_once_however_often_it_comes(
+    redis_url: str,
+) -> None:
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Plotting it."))
+    await reply.send(chart())
+    assert list(notes.shown.values()) == ["Plotting it.", "📎 chart.png"]
+    await reply.send(chart())  # the model sent the same bytes again in the same turn
+    await reply.close()  # and the worker died here
+    again = await reply_for(redis_url, notes)  # another worker runs the turn again
+    await again.send(ev.TextDelta(text="Plotting it."))
+    await again.send(chart())
+    await again.send(chart("other.png", "b"))
+    await again.send(completed())
+    await again.close()
+    assert list(notes.shown.values()) == ["Plotting it.", "📎 chart.png", "📎 other.png"]
+    assert notes.count("post") == 3
+
+
+async def test_text_after_a_file_shows_below_it_and_the_text_above_stays(
+    redis_url: str,
+) -> None:
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Plotting it."))
+    await reply.send(ev.ToolCallStart(call_id="call-1", name="run_python", arguments={}))
+    await reply.send(chart())
+    await reply.send(ev.Iteration(number=2))
+    await reply.send(ev.TextDelta(text="Lisbon is larger."))
+    await reply.send(completed())
+    await reply.close()
+    assert list(notes.shown.values()) == ["Plotting it.", "📎 chart.png", "Lisbon is larger."]
+    assert notes.count("edit") == 0 and notes.count("delete") == 0

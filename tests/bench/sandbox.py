@@ -3,7 +3,9 @@
 Each run builds everything afresh (namespaces, the file system view, the filter) and starts
 two interpreters: the stage's (the virtualenv's, which imports libseccomp) and the program's.
 The same `print(1)` run directly by the program's interpreter is printed beside it, so the
-difference is the sandbox's own cost. Wall-clock figures on a shared machine swing with its
+difference is the sandbox's own cost. "Plot this CSV" is timed too: a bar chart drawn with
+matplotlib into ./out/ and handed back (matplotlib's import and its font cache, made afresh
+in every run, are most of it). Wall-clock figures on a shared machine swing with its
 load. Run with `make bench`, or `python -m tests.bench.sandbox [N]`.
 """
 
@@ -19,6 +21,7 @@ from bot.sandbox.limits import SandboxLimits
 from bot.sandbox.probe import unavailable
 from bot.sandbox.runner import interpreter, run_program
 from tests.bench.table import Figure, report, samples
+from tests.support.programs import PLOT
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else samples(10, 2)
 # No FIGURES: where the sandbox cannot work (no user namespaces), nothing is measured.
@@ -37,6 +40,14 @@ async def _sandboxed(limits: SandboxLimits) -> float:
     outcome = await run_program("print(1)\n", limits)
     elapsed = time.perf_counter() - started
     assert outcome.exit_code == 0 and outcome.output == "1\n", outcome
+    return elapsed
+
+
+async def _chart(limits: SandboxLimits) -> float:
+    started = time.perf_counter()
+    outcome = await run_program(PLOT, limits)
+    elapsed = time.perf_counter() - started
+    assert outcome.exit_code == 0 and [f.name for f in outcome.files] == ["chart.png"], outcome
     return elapsed
 
 
@@ -63,9 +74,11 @@ async def main() -> None:
     await _sandboxed(limits)  # warm-up: the file cache, compiled bytecode of the stage
     sandboxed = [await _sandboxed(limits) for _ in range(RUNS)]
     direct = [await _direct() for _ in range(RUNS)]
+    charts = [await _chart(limits) for _ in range(RUNS)]
     print(f"run_python sandbox, print(1), {RUNS} runs:")
     print(f"  in the sandbox:        {_ms(sandboxed)}")
     print(f"  same interpreter bare: {_ms(direct)}")
+    print(f"  a matplotlib chart:    {_ms(charts)}")
     print(f"  probe at start-up:     {probe * 1000:.0f} ms (once per process)")
     added = (statistics.median(sandboxed) - statistics.median(direct)) * 1000
     report(
@@ -73,6 +86,9 @@ async def main() -> None:
             "run_python print(1) in the sandbox: median", statistics.median(sandboxed) * 1000, "ms"
         ),
         Figure("sandbox's own cost over a bare interpreter: median", added, "ms"),
+        Figure(
+            "run_python drawing a chart into ./out/: median", statistics.median(charts) * 1000, "ms"
+        ),
     )
 
 

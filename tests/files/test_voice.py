@@ -1,10 +1,9 @@
 """The transcriber through the real `openai` SDK against the fake endpoint: a transcript
-kept beside its recording's hash so a recording is sent once, a failure one sentence for the
-person and one line for the operator that never holds the key."""
+kept in memory by its recording's hash so a recording is sent once, a failure one sentence
+for the person and one line for the operator that never holds the key."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import pytest
 
 from bot.config.settings import load_settings
 from bot.files import audio, voice
-from bot.files.store import FileStore
 from tests.fakes.llm import OPENAI_KEY, FakeLLM
 from tests.support.audio import tone, voice_env
 
@@ -22,7 +20,7 @@ OGG = audio.OGG
 def transcriber(fake: FakeLLM, tmp_path: Path, **env: str) -> voice.Transcriber:
     named = {name.removeprefix("PARLEY_").lower(): value for name, value in voice_env(fake).items()}
     settings = load_settings(_env_file=None, **{**named, **env})
-    made = voice.transcriber(FileStore(tmp_path), settings)
+    made = voice.transcriber(settings)
     assert made is not None
     return made
 
@@ -37,8 +35,6 @@ async def test_a_recording_heard_again_is_not_sent_again(fake_llm: FakeLLM, tmp_
     finally:
         await heard.aclose()
     assert len(fake_llm.transcriptions.requests) == 1
-    kept = await asyncio.to_thread(lambda: [p.suffix for p in tmp_path.rglob("*.*")])
-    assert kept == [f".{voice.TRANSCRIPT}"]  # the transcript alone: the sound is not kept
 
 
 async def test_a_refused_call_is_one_sentence_and_the_log_holds_no_key(

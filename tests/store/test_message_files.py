@@ -17,7 +17,14 @@ from bot.store.database import Database, open_database
 from bot.store.history import MESSAGES, SESSIONS, RunRecord, SessionInfo
 from bot.store.record_statements import FILES
 from bot.vocabulary.files import FileRef
-from bot.vocabulary.messages import DocumentBlock, ImageBlock, Message, TextBlock
+from bot.vocabulary.messages import (
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from bot.vocabulary.state import SessionState
 from bot.vocabulary.usage import Usage
 from tests.support.documents import pdf_bytes
@@ -112,3 +119,21 @@ async def referenced(db: Database) -> list[tuple[str, str]]:
     async with db.engine.connect() as connection:
         rows = await connection.execute(select(FILES.c.message_id, FILES.c.sha256))
         return sorted((row.message_id, row.sha256) for row in rows)
+
+
+async def test_a_file_a_tool_sent_is_kept_and_goes_like_one_sent_to_it(
+    db: Database, tmp_path: Path
+) -> None:
+    store = FileStore(tmp_path)
+    chart = store.put(image_bytes((60, 40), "PNG"), "image/png", "chart.png")
+    call = ToolUseBlock(id="t1", name="run_python", input={"code": "plot()"})
+    state = SessionState()
+    await sent(db, "tg:1", state=state)
+    state.messages += [
+        Message(role="assistant", content=[call]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="sent chart.png",
+                                                      files=[chart])]),
+    ]  # fmt: skip
+    await sent(db, "tg:1", state=state)
+    deleted = await db.archive.delete("tg:1")
+    assert deleted.unused_files == [chart.sha256]

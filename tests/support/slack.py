@@ -62,7 +62,10 @@ async def slack_stack(
 ) -> AsyncIterator[SlackStack]:
     """Parametrise indirectly with extra environment; `socket=1` uses Socket Mode, `voice=1`
     transcribes voice notes at the fake model API's endpoint."""
-    extra: dict[str, str] = {"PARLEY_FILES_DIR": str(tmp_path / "files")}
+    extra: dict[str, str] = {
+        "PARLEY_FILES_DIR": str(tmp_path / "files"),
+        "PARLEY_WORKSPACE_DIR": str(tmp_path / "workspaces"),
+    }
     extra |= dict(getattr(request, "param", {}) or {})
     socket = bool(extra.pop("socket", ""))
     if extra.pop("voice", ""):

@@ -49,7 +49,10 @@ async def tg_stack(
 ) -> AsyncIterator[TelegramStack]:
     """Parametrise indirectly with extra environment; `webhook=1` serves Telegram by webhook,
     `voice=1` transcribes voice notes at the fake model API's endpoint."""
-    extra: dict[str, str] = {"PARLEY_FILES_DIR": str(tmp_path / "files")}
+    extra: dict[str, str] = {
+        "PARLEY_FILES_DIR": str(tmp_path / "files"),
+        "PARLEY_WORKSPACE_DIR": str(tmp_path / "workspaces"),
+    }
     extra |= dict(getattr(request, "param", {}) or {})
     port = free_port()
     if extra.pop("voice", ""):

@@ -15,7 +15,16 @@ import types
 
 import bot.tools
 
-PROMISED = ["Sender", "TemporaryFailure", "Tool", "ToolContext", "ToolError", "tool"]
+PROMISED = [
+    "Attachment",
+    "Sender",
+    "TemporaryFailure",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+    "tool",
+]
 
 
 def test_the_exported_names_are_pinned() -> None:

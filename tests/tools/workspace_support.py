@@ -34,7 +34,9 @@ def context(base: Path, session: str = SESSION) -> ToolContext:
 def call(tool: Tool, ctx: ToolContext, **arguments: Any) -> str:
     """Validate `arguments` as the executor does, then run the tool's body right here."""
     values = dict(tool.arguments.model_validate(arguments))
-    return tool.run_sync(ctx, values)
+    result = tool.run_sync(ctx, values)
+    assert isinstance(result, str)
+    return result
 
 
 def home(ctx: ToolContext) -> Path:

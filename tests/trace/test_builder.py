@@ -8,6 +8,7 @@ from bot.trace.builder import MAX_NODES, TEXT_PREVIEW, TraceBuilder
 from bot.trace.graph import COLUMN, ROW, layout
 from bot.trace.metrics import measure, score
 from bot.vocabulary import events as ev
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.usage import Usage
 
 
@@ -224,3 +225,19 @@ def test_a_node_says_why_in_a_bounded_preview_without_secrets() -> None:
     assert nodes["output schema"].detail["answer"] == '{"token": "[redacted]"}'
     assert nodes["error"].detail["message"] == "refused: [redacted]"
     assert secret not in builder.trace.model_dump_json()
+
+
+def test_a_tool_call_keeps_the_files_it_sent() -> None:
+    chart = FileRef(sha256="c" * 64, media_type="image/png", name="chart.png", size=2048)
+    trace = built(
+        ev.Iteration(number=1),
+        start("a", "run_python", code="..."),
+        result("a", "run_python"),
+        ev.FileSent(call_id="a", file=chart, caption="A chart"),
+        done(),
+    ).trace
+    [_, tool] = trace.nodes
+    assert tool.detail["files"] == [
+        {"name": "chart.png", "media_type": "image/png", "size": 2048, "sha256": "c" * 64}
+    ]
+    assert measure(trace, latency_ms=10, tokens=1).steps == 2  # a file is no step of its own

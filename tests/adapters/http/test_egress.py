@@ -12,6 +12,7 @@ from adapters.http.egress import RETAIN_S, HttpEgress
 from bot.redis import keys
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope, Sender
+from bot.vocabulary.files import FileRef
 
 
 async def entries(redis: Redis, session: str) -> list[dict[str, object]]:
@@ -58,4 +59,24 @@ async def test_a_turn_drops_the_sessions_events_older_than_the_window_and_the_st
     left = [fields[b"envelopes"] for _, fields in await redis.xrange(name)]
     assert left == [b"recent", b"new"]
     assert 0 < await redis.ttl(name) <= RETAIN_S
+    await redis.aclose()
+
+
+async def test_a_file_is_written_with_its_address_once_however_often_the_turn_runs(
+    redis_url: str,
+) -> None:
+    redis = Redis.from_url(redis_url)
+    head = Envelope(id="e-files", session="test:files", text="hi", sender=Sender(id="test:u"))
+    chart = FileRef(sha256="c" * 64, media_type="image/png", name="chart.png", size=10)
+    first = HttpEgress(redis).open([head])
+    await first.send(ev.TextDelta(text="Drawn:"))
+    await first.send(ev.FileSent(call_id="a", file=chart))
+    await first.close(abandoned=True)  # the worker stopped here
+    again = HttpEgress(redis).open([head])  # and the turn runs again elsewhere
+    await again.send(ev.FileSent(call_id="b", file=chart))
+    await again.close()
+    written = await entries(redis, "test:files")
+    assert [e["type"] for e in written] == ["text_delta", "file"]
+    assert written[1]["url"] == f"/api/files/{'c' * 64}"
+    assert written[1]["file"] == chart.model_dump(mode="json")
     await redis.aclose()

@@ -30,6 +30,8 @@ DEFAULT_TIERS: dict[str, int] = {
     "assistant.threads.setStatus": TIER_4,
     "assistant.threads.setSuggestedPrompts": TIER_4,
     "assistant.threads.setTitle": TIER_4,
+    "files.getUploadURLExternal": TIER_4,
+    "files.completeUploadExternal": TIER_4,
 }
 
 

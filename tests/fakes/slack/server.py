@@ -34,6 +34,7 @@ from tests.fakes.slack.model import (
 from tests.fakes.slack.people import People
 from tests.fakes.slack.socket import SocketMode
 from tests.fakes.slack.streaming import Streams
+from tests.fakes.slack.uploads import BODY_LIMIT, Uploads
 from tests.fakes.slack.wire import authorize, bearer, params_of
 from tests.support.redis_server import free_port
 from tests.support.waiting import WITHIN, until
@@ -69,12 +70,14 @@ class FakeSlack(People):
         self.limits = RateLimits()
         self.methods = Methods(self)
         self.shared = SlackFiles()
+        self.uploads = Uploads(self)
         self.courier = Courier(self)
         self.socket = SocketMode(self)
         self.handlers: dict[str, Handler] = {
             **self.methods.handlers,
             **Streams(self, self.methods).handlers,
             **self.socket.handlers,
+            **self.uploads.handlers,
         }
         self.base_url = ""
         self.port = 0
@@ -89,8 +92,9 @@ class FakeSlack(People):
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(client_max_size=BODY_LIMIT)
         app.router.add_route("*", "/api/{method}", self._serve)
+        app.router.add_post("/upload/v1/{file_id}", self.uploads.receive)
         app.router.add_post("/response/{key}", self._respond)
         app.router.add_get("/socket", self.socket.serve)
         app.router.add_get("/files-pri/{team_file}/{rest:.+}", self.shared.serve)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from tests.fakes.tg.formatting import check_markup, check_text, formatted
 from tests.fakes.tg.model import BOT_USER, ApiError, BotMessage, Draft, TgChat, bad
+from tests.fakes.tg.uploads import Uploads
 
 if TYPE_CHECKING:
     from tests.fakes.tg.server import FakeTelegram
@@ -30,7 +31,14 @@ ACTIONS = {
     "record_video_note",
     "upload_video_note",
 }
-FLOODED = {"sendMessage", "editMessageText", "editMessageReplyMarkup", "sendMessageDraft"}
+FLOODED = {
+    "sendMessage",
+    "editMessageText",
+    "editMessageReplyMarkup",
+    "sendMessageDraft",
+    "sendPhoto",
+    "sendDocument",
+}
 
 
 def _int(params: dict[str, Any], name: str, required: bool = True) -> int | None:
@@ -48,6 +56,7 @@ def _int(params: dict[str, Any], name: str, required: bool = True) -> int | None
 class Methods:
     def __init__(self, fake: FakeTelegram) -> None:
         self.fake = fake
+        self.uploads = Uploads(fake)
 
     def chat(self, params: dict[str, Any]) -> TgChat:
         chat_id = _int(params, "chat_id")
@@ -132,6 +141,14 @@ class Methods:
         reply = self.fake.json_param(params, "reply_parameters") or {}
         message = self.fake.post(chat, text, entities, markup, thread, reply.get("message_id"))
         return self.fake.wire(chat, message)
+
+    def sendPhoto(self, params: dict[str, Any]) -> Any:
+        chat = self.chat(params)
+        return self.uploads.send("photo", chat, self.thread(chat, params), params)
+
+    def sendDocument(self, params: dict[str, Any]) -> Any:
+        chat = self.chat(params)
+        return self.uploads.send("document", chat, self.thread(chat, params), params)
 
     def editMessageText(self, params: dict[str, Any]) -> Any:
         chat = self.chat(params)

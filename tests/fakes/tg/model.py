@@ -53,6 +53,16 @@ class TgChat:
         return data
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A file the bot sent: as a `photo` or a `document`, its name, bytes and stated type."""
+
+    kind: str
+    name: str
+    data: bytes = field(repr=False)
+    content_type: str
+
+
 @dataclass
 class BotMessage:
     """A message the bot posted, as people see it now."""
@@ -67,6 +77,7 @@ class BotMessage:
     edits: int = 0
     history: list[str] = field(default_factory=list)
     deleted: bool = False
+    upload: Upload | None = None  # a photo or document; `text` is then its caption
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from aiohttp.web_request import FileField
 
 from tests.fakes.tg.files import Shelf
 from tests.fakes.tg.methods import FLOODED, Methods
@@ -32,6 +33,7 @@ from tests.fakes.tg.model import (
     FloodLimits,
     TgChat,
 )
+from tests.fakes.tg.uploads import BODY_LIMIT
 from tests.fakes.tg.users import UserSide
 from tests.support.redis_server import free_port
 from tests.support.waiting import WITHIN, until
@@ -78,7 +80,7 @@ class FakeTelegram(UserSide):
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(client_max_size=BODY_LIMIT)
         app.router.add_route("*", "/bot{token}/{method}", self._serve)
         app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         self._runner = web.AppRunner(app, access_log=None)
@@ -123,7 +125,15 @@ class FakeTelegram(UserSide):
         self._failures += [(method, ApiError(error_code, description, retry_after))] * count
 
     def messages(self, chat: TgChat, thread_id: int | None = None) -> list[BotMessage]:
-        """The bot's visible messages in `chat` (and topic), oldest first."""
+        """The bot's visible text messages in `chat` (and topic), oldest first."""
+        return [m for m in self.everything(chat, thread_id) if m.upload is None]
+
+    def uploads(self, chat: TgChat, thread_id: int | None = None) -> list[BotMessage]:
+        """The photos and documents the bot sent in `chat` (and topic), oldest first."""
+        return [m for m in self.everything(chat, thread_id) if m.upload is not None]
+
+    def everything(self, chat: TgChat, thread_id: int | None = None) -> list[BotMessage]:
+        """The bot's visible messages in `chat` (and topic), files too, oldest first."""
         return [
             m
             for m in self.sent.get(chat.id, [])
@@ -335,6 +345,7 @@ async def _params(request: web.Request) -> dict[str, Any]:
         return params
     if request.content_type == "application/json":
         params.update(await request.json())
-    else:
-        params.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
+    else:  # form fields, and the parts of a multipart upload (aiohttp's FileField)
+        fields = await request.post()
+        params.update({k: v for k, v in fields.items() if isinstance(v, str | FileField)})
     return params

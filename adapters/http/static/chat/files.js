@@ -2,7 +2,9 @@
 // shown as thumbnails (images) or names until sent, then in the person's message. They are
 // posted as base64 in the message's JSON (`attachments`, see docs/API.md); the server reads
 // what each file is from its bytes. A conversation's history shows them again from
-// GET /api/files/{sha256}, fetched with the API's token.
+// GET /api/files/{sha256}, fetched with the API's token. Files the bot sends (a `file`
+// event, or a tool result's `files` in the history) show in its turn: an image drawn in
+// full, anything else a link that downloads it under its name.
 
 import { api } from "../api.js";
 import { h } from "./dom.js";
@@ -83,6 +85,31 @@ function picture(src, name) {
   image.addEventListener("load", () => URL.revokeObjectURL(image.src), { once: true });
   if (src) image.src = src;
   return image;
+}
+
+/** A file the bot sent: the image itself, or a link that downloads it by its name. */
+export function sentFile(file) {
+  const name = file.name || "file";
+  if (IMAGE.test(file.media_type || "")) {
+    const image = picture(null, name);
+    fetched(file.sha256).then((url) => { if (url) image.src = url; });
+    return h("div", { class: "msg sent-file" }, image);
+  }
+  const link = h("a", { href: "#", class: "file", text: `📄 ${name} (${size(file.size)})` });
+  link.onclick = async (e) => {
+    e.preventDefault();
+    const url = await fetched(file.sha256);
+    if (!url) return;
+    const save = h("a", { href: url, download: name });
+    save.click(); // the page's origin, the API's token: a plain link could carry neither
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  };
+  return h("div", { class: "msg sent-file" }, link);
+}
+
+function size(bytes) {
+  if (bytes >= 1048576) return `${(bytes / 1048576).toFixed(1)} MB`;
+  return bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} bytes`;
 }
 
 async function fetched(sha256) {

@@ -3,6 +3,7 @@
 
 import { ApprovalCard, ToolCard } from "./cards.js";
 import { h, heardLine, keepPinned } from "./dom.js";
+import { sentFile } from "./files.js";
 import { MarkdownText } from "./markdown.js";
 import { PlanCard } from "./plan.js";
 
@@ -104,6 +105,9 @@ export class Turn {
       case "tool_call_result":
         this.toolEnded(event);
         break;
+      case "file":
+        this.fileSent(event.file);
+        break;
       case "confirmation_required":
         this.ask(event, id);
         break;
@@ -148,6 +152,12 @@ export class Turn {
     }
     card.finish(event);
     keepPinned();
+  }
+
+  /** A file a tool sent: after the text so far, as the chat platforms post it. */
+  fileSent(file) {
+    this.endBubble();
+    this.add(sentFile(file));
   }
 
   showPlan(event) {

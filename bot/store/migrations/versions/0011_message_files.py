@@ -47,11 +47,16 @@ def downgrade() -> None:
 
 
 def _hashes(content: Any) -> Iterator[str]:
+    """The hashes of the files a message's blocks refer to: an image's or a document's
+    (`file`), and those a tool sent (a result's `files`)."""
     blocks = json.loads(content) if isinstance(content, str) else content
     seen: set[str] = set()
     for block in blocks if isinstance(blocks, list) else []:
-        file = block.get("file") if isinstance(block, dict) else None
-        for sha in (file or {}).get("sha256"), (file or {}).get("extract"):
-            if isinstance(sha, str) and sha not in seen:
-                seen.add(sha)
-                yield sha
+        if not isinstance(block, dict):
+            continue
+        refs = [block.get("file"), *(block.get("files") or [])]
+        for ref in refs:
+            for sha in (ref or {}).get("sha256"), (ref or {}).get("extract"):
+                if isinstance(sha, str) and sha not in seen:
+                    seen.add(sha)
+                    yield sha
