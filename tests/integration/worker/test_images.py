@@ -1,9 +1,11 @@
 """An image sent with a message reaches the model as an image block, through the real worker
 and the real SDK, while Redis holds only its reference; the record keeps the reference, so
-the image is in the conversation again after Redis lost everything."""
+the image is in the conversation again after Redis lost everything, and a worker that carries
+a turn on after another was killed sends it too."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 from pathlib import Path
@@ -16,7 +18,8 @@ from bot.files.store import FileStore
 from bot.mailbox.inbox import Mailbox
 from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import Reply
-from tests.support.stack import Stack, idle
+from tests.support.images import image_bytes
+from tests.support.stack import Stack, idle, read_events, texts
 from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
@@ -74,3 +77,31 @@ async def test_an_image_reaches_the_model_and_survives_a_flushall(stack: Stack) 
     finally:
         await redis.aclose()
         await pool.aclose()
+
+
+async def test_a_photo_s_turn_cut_by_a_sigkill_is_finished_with_the_photo(stack: Stack) -> None:
+    """With the defaults: the worker answering a photo is killed mid-reply; the worker that
+    carries the turn on sends the model the same photo, once, and the reply lands."""
+    first = await stack.start_worker_process()
+    gate = asyncio.Event()
+    stack.fake.enqueue(
+        Reply(text="A photo of noise, cut off by a crash", chunk_size=4, gate=gate, gate_after=6),
+        Reply(text="A photo of noise."),
+    )
+    png = image_bytes((300, 200), "PNG")
+    photo = {"media_type": "image/png", "name": "noise.png", "data": base64.b64encode(png).decode()}
+    async with stack.client() as client:
+        session = await stack.session(client)
+        body = {"text": "what is this?", "attachments": [photo]}
+        async with client.stream("POST", f"/api/sessions/{session}/messages", json=body) as reply:
+            reading = asyncio.create_task(read_events(reply))
+            await until(lambda: len(stack.fake.requests) == 1, "the model called")
+            await stack.start_worker_process()  # standing by, as in production
+            stack.kill(first)
+            events = await asyncio.wait_for(reading, 60)
+    gate.set()
+    assert texts(events) == "A photo of noise."
+    cut, finished = stack.fake.requests
+    assert reply.status_code == 200
+    sent = [("image/png", base64.b64encode(png).decode())]
+    assert images_sent(cut.body) == images_sent(finished.body) == sent
