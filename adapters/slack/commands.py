@@ -51,16 +51,13 @@ async def on_preferences(ack: Any, command: dict[str, Any], deps: IngressDeps) -
 async def on_reasoning(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/reasoning [on | stream | hidden | off | default]: whether the model thinks first in
     this channel or DM, and shows it; only an admin may change it."""
-    who = person(str(command.get("user_id", "")))
-    if not deps.gate.may_use(who):
-        await ack(refusal(who))
+    asked = await _chat_command(ack, command, deps)
+    if asked is None:
         return
-    channel = str(command.get("channel_id", ""))
-    chat = chat_key(str(command.get("team_id", "")), channel)
-    said = str(command.get("text") or "")
+    who, chat, private = asked
     text = await reasoning_commands.answer(
-        deps.mailbox, chat, said, deployment=deps.settings.reasoning,
-        chat_kind="private" if channel.startswith("D") else "thread",
+        deps.mailbox, chat, str(command.get("text") or ""),
+        deployment=deps.settings.reasoning, chat_kind="private" if private else "thread",
         may_change=deps.gate.is_admin(who),
     )  # fmt: skip
     await ack(text)
@@ -68,12 +65,23 @@ async def on_reasoning(ack: Any, command: dict[str, Any], deps: IngressDeps) -> 
 
 async def on_mode(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/mode [plan | direct]: how the agent answers in this channel or DM, every thread."""
+    asked = await _chat_command(ack, command, deps)
+    if asked is None:
+        return
+    who, chat, private = asked
+    said = str(command.get("text") or "")
+    may_change = private or deps.gate.is_admin(who)
+    await ack(await mode_commands.answer(deps.mailbox, chat, said, may_change=may_change))
+
+
+async def _chat_command(
+    ack: Any, command: dict[str, Any], deps: IngressDeps
+) -> tuple[str, str, bool] | None:
+    """Who asked, the chat a command about the channel or DM is for, and whether it is a DM;
+    None once a stranger was told they are not let in."""
     who = person(str(command.get("user_id", "")))
     if not deps.gate.may_use(who):
         await ack(refusal(who))
-        return
+        return None
     channel = str(command.get("channel_id", ""))
-    chat = chat_key(str(command.get("team_id", "")), channel)
-    private = channel.startswith("D") or deps.gate.is_admin(who)
-    said = str(command.get("text") or "")
-    await ack(await mode_commands.answer(deps.mailbox, chat, said, may_change=private))
+    return who, chat_key(str(command.get("team_id", "")), channel), channel.startswith("D")
