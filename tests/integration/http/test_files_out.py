@@ -15,7 +15,7 @@ from bot.telemetry import metrics
 from bot.tools.workspace_paths import workspace_of
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.programs import PLOT
-from tests.support.stack import Stack, read_events, texts
+from tests.support.stack import Stack, read_events, recorded, texts
 
 pytestmark = pytest.mark.e2e
 
@@ -43,7 +43,7 @@ async def test_a_sent_file_is_an_event_with_its_address_and_stays_in_the_history
             events = await read_events(response)
         [file] = [event for event in events if event["type"] == "file"]
         served = await client.get(file["url"])
-        history = (await client.get(f"/api/sessions/{session}")).json()
+    history = await recorded(stack, session, 4)  # the question, the call, its result, the answer
     digest = hashlib.sha256(TABLE).hexdigest()
     assert file == {
         "type": "file",
