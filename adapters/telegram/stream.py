@@ -5,7 +5,8 @@ shared by every platform (`adapters.chat.reply_stream`, `adapters.chat.reply_mes
 holds Telegram's surface, how a reply shows, and `adapters.telegram.wire` its calls.
 Updates keep the pace of the chat (a second for edits, half a second for drafts). In a
 private chat the text so far shows as a draft that the last update replaces with real
-messages; elsewhere a message is edited in place. A reply longer than one message continues
+messages (unless PARLEY_TELEGRAM_STREAM=edit: some clients keep a stale draft painted);
+elsewhere a message is edited in place. A reply longer than one message continues
 in new messages (split by `render`, never inside a code block that fits one message). The
 model's thinking, where the turn shows it, is a quote above the answer, folded (an expandable
 blockquote) once the answer begins.
@@ -94,7 +95,7 @@ class TelegramSurface(QuietSurface):
         self.messages = messages
         self.transcript = transcript
         self.draft = draft  # the turn keeps animating the same draft
-        self.drafting = wire.place.private
+        self.drafting = wire.place.private and self.calls.drafts  # PARLEY_TELEGRAM_STREAM
 
     def pace(self) -> float:
         return self.calls.pace(self.place.chat_id, draft=self.drafting)

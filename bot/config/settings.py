@@ -187,6 +187,9 @@ class Settings(BaseSettings):
     telegram_webhook_url: str | None = _env("TELEGRAM_WEBHOOK_URL")
     telegram_webhook_secret: SecretStr | None = _env("TELEGRAM_WEBHOOK_SECRET")
     telegram_group_trigger: Literal["mention", "all"] = "mention"
+    # How a reply streams in a private chat: a draft (finished by a message), or a message
+    # edited in place as in groups, for clients that keep a stale draft painted.
+    telegram_stream: Literal["draft", "edit"] = "draft"
     telegram_chat_rate: float = Field(default=1.0, gt=0, le=1000)
     telegram_group_rate: float = Field(default=20 / 60, gt=0, le=1000)
     telegram_bot_rate: float = Field(default=30.0, gt=0, le=1000)

@@ -60,6 +60,24 @@ async def test_private_reply_streams_as_a_draft_and_lands_as_one_message(
     assert [c for c in tg_stack.tg.calls if not c.ok] == []
 
 
+@pytest.mark.parametrize("tg_stack", [{"PARLEY_TELEGRAM_STREAM": "edit"}], indirect=True)
+async def test_a_private_reply_may_stream_as_a_message_edited_in_place(
+    tg_stack: TelegramStack,
+) -> None:
+    """For clients that keep a stale draft painted: no draft at all, one message edited."""
+    await tg_stack.start_worker()
+    text = "Here is **the answer**: " + " ".join(f"word{i}" for i in range(150))
+    tg_stack.fake.enqueue(Reply(text=text, chunk_size=12, delay=0.02))
+    chat = tg_stack.tg.private_chat(ANN)
+    tg_stack.tg.send(chat, ANN, "tell me something")
+    (shown,) = await replies(tg_stack, chat)
+    assert shown.startswith("Here is the answer: word0") and shown.endswith("word149")
+    assert [d for d in tg_stack.tg.drafts if d.chat_id == chat.id] == []
+    [message] = tg_stack.tg.messages(chat)
+    assert message.edits >= 1, "the reply was not streamed as edits"
+    assert tg_stack.tg.flood_violations == 0
+
+
 UPDATES = ("sendMessage", "sendMessageDraft", "editMessageText")
 
 
