@@ -37,6 +37,7 @@ from adapters.slack.presses import on_press
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
 from adapters.slack.task_list import on_tasks
+from adapters.slack.thread_commands import on_said, on_slash, said_command
 from bot.redis import keys
 
 EMPTY = "Ask me something after the mention, e.g. `@{name} what can you do?`"
@@ -67,6 +68,8 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/mode")(on_mode)
     app.command("/reasoning")(on_reasoning)
     app.command("/tools")(on_tools)
+    for name in ("/new", "/stop", "/model"):
+        app.command(name)(on_slash)
     # Everything else is acknowledged, so Slack does not retry what Parley ignores.
     app.event(re.compile(".*"))(_ignore)
     app.action(re.compile(".*"))(_acknowledge)
@@ -120,6 +123,10 @@ async def handle(
     async def tell(text: str) -> None:
         deps.note(place.team, place.channel, user, text, place.thread_ts)
 
+    said = said_command(clean(event.get("text", ""), context.bot_user_id))
+    if said is not None and not event.get("files"):  # `!stop`: slash commands fail in threads
+        await on_said(*said, event, place, deps, tell)
+        return
     arrival = Arrival(
         id=place.envelope_id(str(event["ts"])),
         sender=sender_of(user, "", deps.settings),

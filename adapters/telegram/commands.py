@@ -16,11 +16,10 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
-from adapters.chat import mode_commands, preference_commands, reasoning_commands
+from adapters.chat import mode_commands, model_commands, preference_commands, reasoning_commands
 from adapters.chat.usage import limits_text, usage_text
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, person, place_of, sender_of
-from bot.llm.served import served_model
 
 MENU = {
     "start": "Say hello",
@@ -108,7 +107,10 @@ async def on_command(
         standing = await deps.gate.limits.standing(person(message.from_user.id))
         text += "\n" + limits_text(standing)
     else:
-        text = await model(message, command, deps)
+        text = await model_commands.answer(
+            deps.mailbox, deps.settings, place.session, command.args or "",
+            may_change=deps.gate.is_admin(person(message.from_user.id)),
+        )  # fmt: skip
     await deps.answer(message, text)
 
 
@@ -116,22 +118,3 @@ async def usage(place: Place, deps: IngressDeps) -> str:
     info = await deps.archive.session(place.session, recent=0)
     current = await deps.mailbox.option(place.session, "model") or deps.settings.model
     return usage_text(info.usage if info else None, current)
-
-
-async def model(message: TgMessage, command: CommandObject, deps: IngressDeps) -> str:
-    session = place_of(message).session
-    current = await deps.mailbox.option(session, "model") or deps.settings.model
-    wanted = (command.args or "").strip()
-    if not wanted:
-        return f"This chat uses {current}."
-    assert message.from_user is not None
-    if not deps.gate.is_admin(person(message.from_user.id)):
-        return f"This chat uses {current}. Only an admin can switch models."
-    if wanted == "default":
-        await deps.mailbox.set_option(session, "model", None)
-        return f"Back to the default model, {deps.settings.model}."
-    served = served_model(deps.settings, wanted)
-    if served is None:
-        return f"I cannot switch to {wanted!r}: this deployment's API does not serve it."
-    await deps.mailbox.set_option(session, "model", served)
-    return f"Switched this chat to {served}."
