@@ -15,7 +15,7 @@ from bot.config.settings import ConfigError
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.errors import ProviderError
 from bot.llm.events import ProviderEvent
-from bot.llm.registry import build_provider
+from bot.llm.registry import ModelRef, build_provider
 from bot.llm.served import Served
 
 
@@ -27,12 +27,12 @@ class ModelRouter:
     def __init__(self, served: Served) -> None:
         self.served = served
         self._providers: dict[str, Provider] = {}
-        self._provider(served.default)
+        self._provider(served.ref(served.default))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         try:
             ref = self.served.ref(request.model)
-            provider = self._provider(request.model)
+            provider = self._provider(ref)
         except ConfigError as exc:  # a model no API serves here: asking again will not help
             raise ProviderError(str(exc), status=400) from None
         async for event in provider.stream(replace(request, model=ref.model)):
@@ -42,8 +42,7 @@ class ModelRouter:
         for provider in self._providers.values():
             await provider.aclose()
 
-    def _provider(self, model: str) -> Provider:
-        ref = self.served.ref(model)
+    def _provider(self, ref: ModelRef) -> Provider:
         if ref.provider not in self._providers:
             self._providers[ref.provider] = build_provider(self.served.settings, ref)
         return self._providers[ref.provider]

@@ -251,8 +251,10 @@ class Archive:
         async with self.engine.begin() as db:
             idle = select(SESSIONS.c.key).where(SESSIONS.c.updated_at < before)
             gone = list((await db.execute(idle)).scalars())
-            old_files = (MESSAGES.c.created_at < before) | MESSAGES.c.session_key.in_(gone)
-            wanted = await _files_of(db, old_files)
+            wanted = await _files_of(db, MESSAGES.c.created_at < before)
+            for start in range(0, len(gone), CHUNK):  # as many keys as SQLite binds at once
+                chunk = gone[start : start + CHUNK]
+                wanted |= await _files_of(db, MESSAGES.c.session_key.in_(chunk))
             await _delete(db, gone, tasks=False)
             touched: set[str] = set()
             counts: list[int] = []
