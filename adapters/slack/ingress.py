@@ -37,7 +37,8 @@ from adapters.slack.presses import on_press
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
 from adapters.slack.task_list import on_tasks
-from adapters.slack.thread_commands import on_said, on_slash, said_command
+from adapters.slack.stop_button import ACTION as STOP_ACTION
+from adapters.slack.thread_commands import on_said, on_slash, on_stop_press, said_command
 from bot.redis import keys
 
 EMPTY = "Ask me something after the mention, e.g. `@{name} what can you do?`"
@@ -60,6 +61,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.action(TASK_ACTION)(on_task_press)
     app.action(MEMORY_ACTION)(on_memory_press)
     app.action(PERMISSION_ACTION)(on_permission_press)
+    app.action(STOP_ACTION)(on_stop_press)
     app.command("/usage")(on_usage)
     app.command("/tasks")(on_tasks)
     app.command("/memory")(on_memory)

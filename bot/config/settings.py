@@ -80,6 +80,26 @@ class ConfiguredTask(BaseModel):
     config: RunConfig | None = None  # how its runs are made: an output schema, a mode…
 
 
+class SuggestedPrompt(BaseModel):
+    """A prompt Slack offers in a new assistant thread (PARLEY_SLACK_SUGGESTED_PROMPTS): its
+    `title` on the chip, the `message` sent when it is picked; a bare string is both."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=200)
+    message: str = Field(min_length=1, max_length=4000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare(cls, value: Any) -> Any:
+        return {"title": value, "message": value} if isinstance(value, str) else value
+
+
+DEFAULT_PROMPTS = [
+    SuggestedPrompt(title="What can you do?", message="What can you do?"),
+    SuggestedPrompt(title="Summarise a text", message="Summarise this for me:"),
+    SuggestedPrompt(title="Calculate something", message="What is 2^32 / 7?"),
+]
 IdList = Annotated[list[str], NoDecode]
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 
@@ -202,6 +222,12 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
     )
     slack_rate_share: float = Field(default=0.8, gt=0, le=1)
+    # Seconds a reply runs before a Stop button shows under it (a quick answer gets none).
+    slack_stop_after: float = Field(default=3.0, ge=0, le=3600)
+    # What a new assistant thread offers to ask: a JSON list of at most 4 (Slack's most).
+    slack_suggested_prompts: Annotated[list[SuggestedPrompt], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_PROMPTS), max_length=4
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     log_format: Literal["text", "json"] = "text"
 
@@ -284,6 +310,22 @@ class Settings(BaseSettings):
                 return json.loads(value)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"not valid JSON ({exc})") from None
+        return value
+
+    @field_validator("slack_suggested_prompts", mode="before")
+    @classmethod
+    def _prompts_shape(cls, value: Any) -> Any:
+        """Refused as a whole with the shape it must have, whatever is wrong in it."""
+        shape = 'a JSON list of at most 4 prompts, each "text" or {"title": …, "message": …}'
+        value = cls._json(value)
+        if not isinstance(value, list) or len(value) > 4:  # noqa: PLR2004 (Slack's most)
+            raise ValueError(f"must be {shape}")
+        for item in value:
+            parts = [item] if not isinstance(item, dict) else [item.get("title"), item.get("message")]
+            if isinstance(item, dict) and set(item) != {"title", "message"}:
+                parts = []
+            if not parts or not all(isinstance(p, str) and p.strip() for p in parts):
+                raise ValueError(f"must be {shape}; {json.dumps(item)[:60]} is not one")
         return value
 
     @field_validator("redis_url")

@@ -61,6 +61,8 @@ Per platform (`tg`, `slack`, `http`):
 - `parley:tg:refused:{user id}`, `parley:slack:refused:{team}:{user}`: a stranger was told
   once that the bot is not theirs.
 - `parley:slack:thread:{session}`: the bot takes part in this thread (no mention needed).
+- `parley:slack:stop:{session}`: the reply whose Stop button shows in the session, while its
+  turn runs (JSON: its first envelope's id, the person asked, the button's ts).
 - `parley:http:session:{id}`: an HTTP session's owner and creation time.
 - `parley:web:{instance}:wake`: a web process's own stream, written to wake its reader.
 
@@ -150,6 +152,10 @@ def refused(sender: str, scope: str = "") -> str:
 
 def slack_thread(session: str) -> str:
     return f"{PREFIX}:slack:thread:{session}"
+
+
+def slack_stop(session: str) -> str:
+    return f"{PREFIX}:slack:stop:{session}"
 
 
 def http_session(session_id: str) -> str:
