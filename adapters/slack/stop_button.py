@@ -7,10 +7,11 @@ once the reply has run for `PARLEY_SLACK_STOP_AFTER` seconds, so a quick answer 
 for it, and it is deleted when the reply's turn is over, finished or stopped.
 
 Which reply a button stops is kept in Redis while it shows (`parley:slack:stop:{session}`:
-the reply's first envelope, the person it answers, the button's ts): a press is taken only while that very reply
-runs, so a button left over from an earlier turn, pressed late, stops nothing; and a worker
-that carries a turn on after a crash finds the button to delete. The button's value names
-the session and the reply, and a press is checked against the thread it was pressed in.
+the reply's first envelope, the person it answers, the button's ts): a press is taken only
+while that very reply runs, so a button left over from an earlier turn, pressed late, stops
+nothing; and a worker that carries a turn on after a crash finds the button to delete. The
+button's value names the session and the reply, and a press is checked against the thread
+it was pressed in.
 """
 
 from __future__ import annotations

@@ -318,10 +318,14 @@ class Settings(BaseSettings):
         """Refused as a whole with the shape it must have, whatever is wrong in it."""
         shape = 'a JSON list of at most 4 prompts, each "text" or {"title": …, "message": …}'
         value = cls._json(value)
-        if not isinstance(value, list) or len(value) > 4:  # noqa: PLR2004 (Slack's most)
+        if not isinstance(value, list) or len(value) > 4:
             raise ValueError(f"must be {shape}")
         for item in value:
-            parts = [item] if not isinstance(item, dict) else [item.get("title"), item.get("message")]
+            if isinstance(item, SuggestedPrompt):
+                continue  # the default
+            parts = (
+                [item] if not isinstance(item, dict) else [item.get("title"), item.get("message")]
+            )
             if isinstance(item, dict) and set(item) != {"title", "message"}:
                 parts = []
             if not parts or not all(isinstance(p, str) and p.strip() for p in parts):

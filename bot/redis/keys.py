@@ -61,6 +61,8 @@ Per platform (`tg`, `slack`, `http`):
 - `parley:tg:refused:{user id}`, `parley:slack:refused:{team}:{user}`: a stranger was told
   once that the bot is not theirs.
 - `parley:slack:thread:{session}`: the bot takes part in this thread (no mention needed).
+- `parley:slack:assistant:{session}`: hash of an assistant thread: the channel the person
+  looks at beside it (`viewing`), and whether it was given its title (`titled`).
 - `parley:slack:stop:{session}`: the reply whose Stop button shows in the session, while its
   turn runs (JSON: its first envelope's id, the person asked, the button's ts).
 - `parley:http:session:{id}`: an HTTP session's owner and creation time.
@@ -152,6 +154,10 @@ def refused(sender: str, scope: str = "") -> str:
 
 def slack_thread(session: str) -> str:
     return f"{PREFIX}:slack:thread:{session}"
+
+
+def slack_assistant(session: str) -> str:
+    return f"{PREFIX}:slack:assistant:{session}"
 
 
 def slack_stop(session: str) -> str:
