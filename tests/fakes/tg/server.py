@@ -23,6 +23,7 @@ from aiohttp.web_request import FileField
 
 from tests.fakes.tg.files import Shelf
 from tests.fakes.tg.methods import FLOODED, Methods
+from tests.fakes.tg.model import Reaction
 from tests.fakes.tg.model import (
     TOKEN,
     ApiError,
@@ -60,6 +61,9 @@ class FakeTelegram(UserSide):
         self.callback_answers: list[dict[str, Any]] = []
         self.queries: dict[str, float] = {}
         self.commands: list[dict[str, Any]] = []
+        # Bot API 9.3: the bot has topics enabled in private chats (getMe's has_topics_enabled).
+        self.private_topics = False
+        self.reactions: list[Reaction] = []  # setMessageReaction's calls, in order
         self.webhook: dict[str, Any] = {}
         self.pending: list[dict[str, Any]] = []
         self.deliveries: list[tuple[int, int]] = []
