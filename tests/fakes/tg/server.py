@@ -23,7 +23,6 @@ from aiohttp.web_request import FileField
 
 from tests.fakes.tg.files import Shelf
 from tests.fakes.tg.methods import FLOODED, Methods
-from tests.fakes.tg.model import Reaction
 from tests.fakes.tg.model import (
     TOKEN,
     ApiError,
@@ -32,6 +31,7 @@ from tests.fakes.tg.model import (
     Call,
     Draft,
     FloodLimits,
+    Reaction,
     TgChat,
 )
 from tests.fakes.tg.uploads import BODY_LIMIT
