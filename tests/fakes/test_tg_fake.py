@@ -21,6 +21,7 @@ from aiogram.types import (
     InlineKeyboardMarkup,
     MessageEntity,
     ReactionTypeEmoji,
+    ReactionTypeUnion,
 )
 from aiohttp import web
 
@@ -212,17 +213,17 @@ async def test_topics_in_a_private_chat_once_the_bot_has_them(fake: FakeTelegram
 async def test_message_reactions(fake: FakeTelegram, bot: Bot) -> None:
     chat = fake.private_chat(ANN)
     asked = fake.send(chat, ANN, "hello")["message"]["message_id"]
-    eyes = [ReactionTypeEmoji(emoji="👀")]
+    eyes: list[ReactionTypeUnion] = [ReactionTypeEmoji(emoji="👀")]
     assert await bot.set_message_reaction(chat.id, asked, eyes)
     assert await bot.set_message_reaction(chat.id, asked, [])
     assert [r.emoji for r in fake.reactions] == [("👀",), ()]
-    refused = {
+    refused: dict[str, list[ReactionTypeUnion]] = {
         "REACTION_INVALID": [ReactionTypeEmoji(emoji="🦖")],
         "REACTIONS_TOO_MANY": [ReactionTypeEmoji(emoji="👀"), ReactionTypeEmoji(emoji="👍")],
     }
     for error, reaction in refused.items():
         with pytest.raises(TelegramBadRequest, match=error):
-            await bot.set_message_reaction(chat.id, asked, reaction)  # type: ignore[arg-type]
+            await bot.set_message_reaction(chat.id, asked, reaction)
     with pytest.raises(TelegramBadRequest, match="message to react not found"):
-        await bot.set_message_reaction(chat.id, asked + 100, eyes)  # type: ignore[arg-type]
+        await bot.set_message_reaction(chat.id, asked + 100, eyes)
     assert len(fake.reactions) == 2
