@@ -4,7 +4,10 @@ command answers go to that topic."""
 
 from __future__ import annotations
 
-from tests.fakes.llm import Reply
+import asyncio
+
+from tests.fakes.llm import RecordedRequest, Reply
+from tests.fakes.tg import Draft, TgChat
 from tests.integration.telegram.test_replies import ANN, replies
 from tests.support.telegram import TelegramStack
 
@@ -35,3 +38,41 @@ async def test_two_topics_of_one_private_chat_are_two_sessions(tg_stack: Telegra
     helped = await replies(tg_stack, chat, 2, thread_id=work)
     assert "/new" in helped[-1] and len(tg.messages(chat, thread_id=trips)) == 2
     assert [c for c in tg.calls if not c.ok] == []
+
+
+async def test_a_drafts_stop_button_stops_its_topics_turn_alone(tg_stack: TelegramStack) -> None:
+    """Telegram's stop button on a draft in one topic: that topic's turn ends with the text
+    so far, while the other topic's reply, streaming at the same time, lands whole."""
+    await tg_stack.start_worker()
+    tg = tg_stack.tg
+    tg.private_topics = True
+    gates = {"trips": asyncio.Event(), "work": asyncio.Event()}
+    long = "word " * 60
+
+    def reply(request: RecordedRequest) -> Reply:
+        which = "trips" if "trips" in request.last_user_text() else "work"
+        return Reply(text=f"{which}: {long}", chunk_size=5, gate=gates[which], gate_after=6)
+
+    tg_stack.fake.responder = reply
+    chat = tg.private_chat(ANN)
+    trips, work = tg.private_topic(chat, "Trips"), tg.private_topic(chat, "Work")
+    tg.send(chat, ANN, "trips please", thread_id=trips)
+    tg.send(chat, ANN, "work please", thread_id=work)
+
+    def drafting(topic: int) -> list[Draft]:
+        return [d for d in tg.drafts if d.thread_id == topic and d.text]
+
+    await tg.wait_for(lambda: bool(drafting(trips)) and bool(drafting(work)), what="drafts")
+    tg.stop_generation(chat, drafting(trips)[-1].draft_id, trips)
+    (stopped,) = await shown_in(tg_stack, chat, trips)
+    gates["work"].set()
+    gates["trips"].set()
+    assert stopped.startswith("trips: word") and stopped.endswith("⏹ Stopped.")
+    assert await replies(tg_stack, chat, thread_id=work) == [f"work: {long}".strip()]
+
+
+async def shown_in(stack: TelegramStack, chat: TgChat, topic: int) -> list[str]:
+    """The texts of the bot's messages in `topic` once there is one (no wait for idle: the
+    other topic's turn still runs)."""
+    await stack.tg.wait_for(lambda: bool(stack.tg.messages(chat, thread_id=topic)))
+    return [m.text for m in stack.tg.messages(chat, thread_id=topic)]
