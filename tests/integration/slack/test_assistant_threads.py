@@ -51,6 +51,7 @@ async def test_the_first_message_names_the_thread_once(slack_stack: SlackStack) 
     assert len(fake.titles) == 1
 
 
+@pytest.mark.parametrize("slack_stack", [{}, {"socket": "1"}], indirect=True)
 async def test_the_channel_in_view_reaches_the_model_marked_untrusted(
     slack_stack: SlackStack,
 ) -> None:
