@@ -117,8 +117,18 @@ class StopButton:
         await asyncio.shield(self._posting)
 
     async def _post(self) -> None:
+        try:
+            await self._show()
+        except Exception:  # a Stop button that cannot show must cost the reply nothing
+            log.exception("the Stop button in %s could not be posted", self.place.session)
+
+    async def _show(self) -> None:
         pressed = Pressed(self.place.session, self.reply)
         name = keys.slack_stop(self.place.session)
+        raw = await self.redis.get(name)
+        found = json.loads(raw) if raw else {}
+        if found.get("reply") == self.reply and found.get("ts"):
+            return  # posted before a crash, for this same reply: it still shows
         record: dict[str, str | None] = {"reply": self.reply, "user": self.place.user, "ts": None}
         # Marked first, so a press that comes the moment it shows is taken.
         await self.redis.set(name, json.dumps(record), ex=KEEP)
