@@ -8,6 +8,7 @@ import asyncio
 
 from tests.fakes.llm import RecordedRequest, Reply
 from tests.fakes.tg import Draft, TgChat
+from tests.integration.telegram.test_approvals import buttons, prompt_in
 from tests.integration.telegram.test_replies import ANN, replies
 from tests.support.telegram import TelegramStack
 
@@ -37,7 +38,8 @@ async def test_two_topics_of_one_private_chat_are_two_sessions(tg_stack: Telegra
     tg.send(chat, ANN, "/help", thread_id=work)
     helped = await replies(tg_stack, chat, 2, thread_id=work)
     assert "/new" in helped[-1] and len(tg.messages(chat, thread_id=trips)) == 2
-    assert [c for c in tg.calls if not c.ok] == []
+    assert tg.flood_violations == 0  # two topics of one chat share its budget
+    assert not [c for c in tg.calls if not c.ok and "retry after" not in (c.error or "")]
 
 
 async def test_a_drafts_stop_button_stops_its_topics_turn_alone(tg_stack: TelegramStack) -> None:
@@ -76,3 +78,20 @@ async def shown_in(stack: TelegramStack, chat: TgChat, topic: int) -> list[str]:
     other topic's turn still runs)."""
     await stack.tg.wait_for(lambda: bool(stack.tg.messages(chat, thread_id=topic)))
     return [m.text for m in stack.tg.messages(chat, thread_id=topic)]
+
+
+async def test_an_approval_asked_in_a_topic_is_prompted_and_answered_there(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    tg = tg_stack.tg
+    tg.private_topics = True
+    chat = tg.private_chat(ANN)
+    trips, work = tg.private_topic(chat, "Trips"), tg.private_topic(chat, "Work")
+    prompt = await prompt_in(tg_stack, chat, thread_id=work)
+    assert prompt.thread_id == work
+    tg_stack.fake.enqueue(Reply(text="Launched!"))
+    tg.press(chat, ANN, prompt.message_id, buttons(prompt)["✅ Approve"])
+    shown = await replies(tg_stack, chat, 3, thread_id=work)
+    assert shown[-1] == "Launched!"
+    assert tg.messages(chat, thread_id=trips) == []
