@@ -72,6 +72,7 @@ class Arrival:
     files: Files | None = None
     # Whether a transcript names the bot, for a message only that can show is for it.
     for_bot: Callable[[str], bool] | None = None
+    context: str = ""  # where the person is as they write (`Envelope.context`)
 
     def envelope(
         self,
@@ -89,6 +90,7 @@ class Arrival:
             text=with_transcripts(self.text, said),
             attachments=files or [],
             heard="\n\n".join(said),
+            context=self.context,
             sender=self.sender,
             platform=self.platform,
             chat_kind=self.chat_kind,

@@ -125,6 +125,11 @@ class Surface(Protocol):
         """The reply is closed, whatever happened: let go of what the surface holds."""
         ...
 
+    async def finished(self) -> None:
+        """The turn is over here and its last update was tried: take down what showed only
+        while it ran (a Stop button). Not called for a reply another worker carries on."""
+        ...
+
 
 class QuietSurface:
     """The hooks a surface may leave as they are: nothing beside, nothing to show for them."""
@@ -157,6 +162,9 @@ class QuietSurface:
         return None
 
     async def closed(self) -> None:
+        return None
+
+    async def finished(self) -> None:
         return None
 
 
@@ -242,6 +250,8 @@ class StreamedReply:
             await self._last_update()
         except self.surface.undeliverable as exc:
             log.warning("cannot deliver the reply in %s: %s", self.where, self.calls.reason(exc))
+        finally:
+            await self.surface.finished()
 
     async def _start(self) -> None:
         work = self.surface.beside()

@@ -23,11 +23,15 @@ from bot.vocabulary.envelope import Envelope
 
 
 class SlackEgress(ChatEgress[SlackCalls]):
+    stop_after: float | None = None  # a reply's Stop button shows after so many seconds
+
     def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
         head = envelopes[0]
         place = Place.from_reply_to(head.reply_to)
         heard = heard_in(envelopes)
-        return slack_reply(self.calls, self.store, self.files, place, head.id, heard)
+        return slack_reply(
+            self.calls, self.store, self.files, place, head.id, heard, self.stop_after
+        )
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         await self.calls.quietly(
@@ -49,4 +53,6 @@ def build_egress(settings: Settings, redis: Redis) -> SlackEgress:
     """A worker's Slack egress; `adapters.platforms.egresses` imports this module only when
     SLACK_BOT_TOKEN is set."""
     calls = SlackCalls(make_client(settings), RateBudget(redis), settings)
-    return SlackEgress(calls, ReplyStore(redis, "slack"), FileStore(settings.files_dir))
+    egress = SlackEgress(calls, ReplyStore(redis, "slack"), FileStore(settings.files_dir))
+    egress.stop_after = settings.slack_stop_after
+    return egress

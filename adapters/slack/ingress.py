@@ -22,6 +22,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.chat.intake import Arrival
+from adapters.slack.assistant import context_of, on_context_changed, on_thread_started, title_once
 from adapters.slack.commands import on_mode, on_preferences, on_reasoning, on_tools, on_usage
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
@@ -34,20 +35,16 @@ from adapters.slack.permission_list import on_permissions
 from adapters.slack.permission_list import on_press as on_permission_press
 from adapters.slack.place import PLATFORM, Place, place_of, sender_of
 from adapters.slack.presses import on_press
+from adapters.slack.stop_button import ACTION as STOP_ACTION
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
 from adapters.slack.task_list import on_tasks
-from adapters.slack.thread_commands import on_said, on_slash, said_command
+from adapters.slack.thread_commands import on_said, on_slash, on_stop_press, said_command
 from bot.redis import keys
 
 EMPTY = "Ask me something after the mention, e.g. `@{name} what can you do?`"
 THREAD_MEMORY = 30 * 86_400
 PEOPLE_SUBTYPES = {None, "file_share", "thread_broadcast"}
-SUGGESTED = [
-    {"title": "What can you do?", "message": "What can you do?"},
-    {"title": "Summarise a text", "message": "Summarise this for me:"},
-    {"title": "Calculate something", "message": "What is 2^32 / 7?"},
-]
 
 
 def register(app: AsyncApp, deps: IngressDeps) -> None:
@@ -56,10 +53,12 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.event("app_mention")(on_mention)
     app.event("message")(on_message)
     app.event("assistant_thread_started")(on_thread_started)
+    app.event("assistant_thread_context_changed")(on_context_changed)
     app.action(re.compile(f"^({'|'.join(ACTIONS)})$"))(on_press)
     app.action(TASK_ACTION)(on_task_press)
     app.action(MEMORY_ACTION)(on_memory_press)
     app.action(PERMISSION_ACTION)(on_permission_press)
+    app.action(STOP_ACTION)(on_stop_press)
     app.command("/usage")(on_usage)
     app.command("/tasks")(on_tasks)
     app.command("/memory")(on_memory)
@@ -94,25 +93,6 @@ async def on_message(event: dict[str, Any], context: AsyncBoltContext, deps: Ing
     await handle(event, place, context, deps)
 
 
-async def on_thread_started(
-    event: dict[str, Any], context: AsyncBoltContext, deps: IngressDeps
-) -> None:
-    """A new thread in the assistant pane: offer a few prompts to start with."""
-    thread = event.get("assistant_thread", {})
-    if not thread.get("channel_id") or not thread.get("thread_ts"):
-        return
-    deps.later(
-        deps.calls.quietly(
-            "assistant.threads.setSuggestedPrompts",
-            _team(context, event),
-            channel_id=thread["channel_id"],
-            thread_ts=thread["thread_ts"],
-            title="Try asking",
-            prompts=SUGGESTED,
-        )
-    )
-
-
 async def handle(
     event: dict[str, Any], place: Place, context: AsyncBoltContext, deps: IngressDeps
 ) -> None:
@@ -127,6 +107,7 @@ async def handle(
     if said is not None and not event.get("files"):  # `!stop`: slash commands fail in threads
         await on_said(*said, event, place, deps, tell)
         return
+    where = await context_of(deps, place)  # None: not an assistant thread
     arrival = Arrival(
         id=place.envelope_id(str(event["ts"])),
         sender=sender_of(user, "", deps.settings),
@@ -141,8 +122,11 @@ async def handle(
         files=files_of(
             event, deps.calls.client, deps.settings.slack_api_url, deps.files.limits.file_bytes
         ),
+        context=where or "",
     )
     submitted = await deps.intake.take(arrival, tell)
+    if submitted is not None and where is not None:
+        await title_once(deps, place, arrival.text)
     if submitted is not None and not place.is_im:  # part of this thread now: no mention needed
         await deps.redis.set(thread_key(place), "1", ex=THREAD_MEMORY)
 

@@ -14,7 +14,8 @@ shows, so nothing is lost or shown twice. A reply longer than one message contin
 messages (see `pages`). While the model thinks or a tool runs, the thread's status says so,
 set beside the turn so that no model call or tool waits for it (`status`). A file a tool
 made is uploaded into the reply's thread (`uploads`), and the text that follows it goes into
-a new stream (or new messages) below it.
+a new stream (or new messages) below it. A reply that takes a while gets a Stop button below
+it until its turn is over (`stop_button`).
 
 A `plan_execute` turn's plan streams as Slack's task updates, in the stream that then carries
 the answer: each step is sent when it starts or ends. Where the reply is edited instead, the
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Coroutine
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -42,6 +44,7 @@ from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
 from adapters.slack.status import ThreadStatus
+from adapters.slack.stop_button import StopButton
 from adapters.slack.uploads import Uploads
 from adapters.slack.wire import SlackWire
 from bot.files.store import FileStore
@@ -80,13 +83,16 @@ def slack_reply(
     place: Place,
     key: str,
     heard: str = "",
+    stop_after: float | None = None,
 ) -> StreamedReply:
     """The reply to the turn whose first envelope is `key`, in `place`, with what was
     `heard` in the person's voice notes quoted above it; the files it posts are read from
-    `files`."""
+    `files`. A Stop button shows under it once it has run `stop_after` seconds (None: never)."""
     transcript = Transcript(heard)
     messages: Messages[str, str] = Messages(SlackWire(calls, place), store, key)
     surface = SlackSurface(calls, place, messages, transcript, Uploads(calls, place, files))
+    if stop_after is not None:
+        surface.stop_button = StopButton(calls, store.redis, place, key, stop_after)
     return StreamedReply(calls, surface, messages, transcript, place.session)
 
 
@@ -116,6 +122,7 @@ class SlackSurface(QuietSurface):
         self.committed = ""  # the body up to where streamed pages show it: it can only grow
         self.tasks: dict[int, tuple[str, str, str]] = {}  # a plan's steps as last streamed
         self.status = ThreadStatus(calls, place)  # "is thinking…" under the thread
+        self.stop_button: StopButton | None = None
         self.transcript.plan_inline = not self.streaming
         # A stream only grows at its end: the thinking shows as the thread's status instead.
         self.transcript.thought_limit = 0 if self.streaming else THOUGHT_SHOWN
@@ -154,6 +161,17 @@ class SlackSurface(QuietSurface):
 
     async def closed(self) -> None:
         self.status.cancel()  # a normal close already settled it: nothing left to stop
+
+    def beside(self) -> Coroutine[Any, Any, None] | None:
+        return self.stop_button.beside() if self.stop_button is not None else None
+
+    async def finished(self) -> None:
+        if self.stop_button is None:
+            return
+        try:
+            await self.stop_button.remove()
+        except Exception:  # a button left showing must not cost the reply anything
+            log.exception("removing the Stop button in %s failed", self.place)
 
     async def planned(self, event: ev.PlanUpdated, lock: asyncio.Lock) -> None:
         """Stream the steps that changed since the last update as task updates."""

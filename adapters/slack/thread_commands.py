@@ -7,6 +7,10 @@ or reasoning, and `!mode` in a channel is an admin's too.
 A thread's command is for that thread's session alone, so `!stop` never stops another
 thread's turn; `!new` is queued in order with the messages sent before it. A slash command
 in a channel, where every thread is a conversation of its own, says how to say it there.
+
+The Stop button under a long reply (`stop_button`) stops its turn as `!stop` does, but only
+the reply it was posted for, only in the thread it was pressed in, and in a channel only when
+pressed by the person answered or an admin; a press once that reply is over changes nothing.
 """
 
 from __future__ import annotations
@@ -20,12 +24,16 @@ from adapters.chat.access import refusal
 from adapters.chat.intake import Arrival
 from adapters.slack.deps import IngressDeps
 from adapters.slack.place import PLATFORM, Place, person, sender_of
+from adapters.slack.stop_button import Pressed, showing
 
 SAID = re.compile(r"!(new|stop|model|mode|reasoning)(?:\s+(.*))?", re.DOTALL | re.IGNORECASE)
 IN_A_THREAD = (
     "In a channel every thread is a conversation of its own: say !{name} in the thread it is for."
 )
 NOTHING_RUNNING = "Nothing is running right now."
+ALREADY_FINISHED = "That reply has already finished."
+NOT_HERE = "That Stop button is not for this conversation."
+NOT_YOURS = "Only the person it answers, or an admin, can stop this reply."
 STARTED_OVER = "Starting over: I forget this conversation from here on."
 
 Tell = Callable[[str], Awaitable[None]]
@@ -87,6 +95,39 @@ async def on_slash(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     event = {"user": user, "ts": str(command.get("trigger_id") or command.get("command_ts", ""))}
     await on_said(name, str(command.get("text") or ""), event, place, deps, tell)
     await ack("\n".join(said) or "Stopping.")
+
+
+async def on_stop_press(ack: Any, body: dict[str, Any], deps: IngressDeps) -> None:
+    """A press of a reply's Stop button: its turn stops, as with `!stop` (module docstring)."""
+    await ack()
+    user = str(body["user"]["id"])
+    container = body.get("container") or {}
+    channel = str(container.get("channel_id") or "")
+    here = Place(
+        team=str((body.get("team") or {}).get("id") or body["user"].get("team_id", "")),
+        channel=channel,
+        thread_ts=container.get("thread_ts"),
+        is_im=channel.startswith("D"),
+    )
+    answer = await _stop_answer(user, body["actions"][0].get("value"), here, deps)
+    if answer:
+        deps.note(here.team, channel, user, answer, here.thread_ts)
+
+
+async def _stop_answer(user: str, value: Any, here: Place, deps: IngressDeps) -> str:
+    """What the presser is told ("" when the turn stops and its reply says so)."""
+    who = person(user)
+    if not deps.gate.may_use(who):
+        return refusal(who)
+    pressed = Pressed.parse(value) if isinstance(value, str) else None
+    if pressed is None or pressed.session != here.session:
+        return NOT_HERE
+    shown = await showing(deps.redis, here.session)
+    if shown is None or shown.reply != pressed.reply:
+        return ALREADY_FINISHED
+    if not here.is_im and user != shown.user and not deps.gate.is_admin(who):
+        return NOT_YOURS
+    return "" if await deps.mailbox.stop(here.session) else ALREADY_FINISHED
 
 
 def _arrival(event: dict[str, Any], place: Place, deps: IngressDeps) -> Arrival:

@@ -13,7 +13,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.methods import SendMessage
@@ -25,6 +25,7 @@ from adapters.chat.intake import Arrival, Files, Intake
 from adapters.chat.tool_list import ToolCatalog
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import PLATFORM, envelope_id, person, place_of, sender_of
+from adapters.telegram.reactions import StatusReactions
 from bot.config.settings import Settings
 from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
@@ -53,6 +54,7 @@ class IngressDeps:
     grants: Grants
     tools: ToolCatalog
     files: FileIntake
+    reactions: StatusReactions | None = None  # 👀 while a message waits (PARLEY_TELEGRAM_REACTIONS)
 
     @property
     def username(self) -> str:
@@ -111,6 +113,19 @@ class IngressDeps:
             files=files,
             for_bot=for_bot,
         )
+
+    async def take(self, message: TgMessage, arrival: Arrival) -> None:
+        """`arrival` through the intake, refusals answered; with 👀 on it once it is queued."""
+        reactions = self.reactions
+        if reactions is not None:
+            await reactions.marking(arrival.id)
+        submitted = await self.intake.take(arrival, partial(self.answer, message))
+        if reactions is None:
+            return
+        if submitted is None:
+            await reactions.unmark(arrival.id)
+        else:
+            reactions.queued_later(arrival.id, message.chat.id, message.message_id)
 
     async def submit_command(self, message: TgMessage, update: Update, name: str) -> None:
         """Queue the command `name` (`new`) in order with the session's messages."""

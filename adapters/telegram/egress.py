@@ -16,6 +16,7 @@ from adapters.chat.transcript import heard_in
 from adapters.telegram import confirm
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.place import Place
+from adapters.telegram.reactions import StatusReactions
 from adapters.telegram.stream import telegram_reply
 from bot.config.settings import Settings
 from bot.files.store import FileStore
@@ -25,11 +26,17 @@ from bot.vocabulary.envelope import Envelope
 
 
 class TelegramEgress(ChatEgress[TelegramCalls]):
+    reactions: StatusReactions | None = None  # PARLEY_TELEGRAM_REACTIONS: 👀 taken away
+
     def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
         head = envelopes[0]
         place = Place.from_reply_to(head.reply_to)
         heard = heard_in(envelopes)
-        return telegram_reply(self.calls, self.store, self.files, place, head.id, heard)
+        reactions, answered = self.reactions, list(envelopes)
+        finished = (lambda: reactions.answered(answered)) if reactions is not None else None
+        return telegram_reply(
+            self.calls, self.store, self.files, place, head.id, heard, finished=finished
+        )
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         chat_id, message_id = int(prompt["chat_id"]), int(prompt["message_id"])
@@ -53,4 +60,7 @@ def build_egress(settings: Settings, redis: Redis) -> TelegramEgress:
     """A worker's Telegram egress; `adapters.platforms.egresses` imports this module only when
     TELEGRAM_BOT_TOKEN is set."""
     calls = TelegramCalls(make_bot(settings), RateBudget(redis), settings)
-    return TelegramEgress(calls, ReplyStore(redis, "tg"), FileStore(settings.files_dir))
+    egress = TelegramEgress(calls, ReplyStore(redis, "tg"), FileStore(settings.files_dir))
+    if settings.telegram_reactions:
+        egress.reactions = StatusReactions(calls, redis)
+    return egress

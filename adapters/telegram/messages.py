@@ -10,8 +10,6 @@ that neither mentions nor answers it is heard, and counts if its transcript name
 
 from __future__ import annotations
 
-from functools import partial
-
 from aiogram import F, Router
 from aiogram.enums import ChatType, MessageEntityType
 from aiogram.types import Message as TgMessage
@@ -58,8 +56,7 @@ async def on_text(message: TgMessage, event_update: Update, deps: IngressDeps) -
     text = addressed(message, deps)
     if text is None or message.from_user is None or message.from_user.is_bot:
         return  # other bots are not people: answering them could start a loop
-    arrival = deps.arrival(message, event_update, text)
-    await deps.intake.take(arrival, partial(deps.answer, message))  # refusals answered here
+    await deps.take(message, deps.arrival(message, event_update, text))  # refusals answered
 
 
 async def on_file(
@@ -86,8 +83,7 @@ async def on_file(
         if await deps.admit(message, message.from_user):
             await deps.answer(message, NOT_READ)
         return
-    arrival = deps.arrival(message, event_update, text.strip(), files, named_aloud)
-    await deps.intake.take(arrival, partial(deps.answer, message))
+    await deps.take(message, deps.arrival(message, event_update, text.strip(), files, named_aloud))
 
 
 async def on_other(message: TgMessage, deps: IngressDeps) -> None:

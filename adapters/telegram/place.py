@@ -1,7 +1,10 @@
 """Where a Telegram conversation lives: the chat, and the forum topic inside it.
 
-A private chat is one session, a group is one session, and every forum topic is a session
-of its own, so the place is also what the session key is made of. Every `tg:` name Parley
+A private chat is one session, a group is one session, and every topic is a session of its
+own: a forum's, or a private chat's once the bot has topics enabled there (Bot API 9.3, when
+getMe says `has_topics_enabled`; its messages then carry `message_thread_id` and
+`is_topic_message` as a forum's do, and every answer goes back to the topic with the same
+`message_thread_id`). So the place is also what the session key is made of. Every `tg:` name Parley
 gives something of Telegram's is made here, and only here: a person (`tg:{user}`), a chat
 (`tg:{chat}`, its topics' sessions under it), an update's envelope (`tg:{update}`).
 """
@@ -49,7 +52,8 @@ class Place(BaseModel):
 
 
 def place_of(message: Message) -> Place:
-    """Where `message` was written; topics only count in forums (`is_topic_message`)."""
+    """Where `message` was written; a thread counts only as a topic (`is_topic_message`), in
+    a forum or in a private chat with topics, never a mere reply thread."""
     thread = message.message_thread_id if message.is_topic_message else None
     return Place(
         chat_id=message.chat.id,

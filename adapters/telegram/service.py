@@ -38,6 +38,7 @@ from adapters.telegram.commands import menu
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.ingress import dispatcher
 from adapters.telegram.lanes import Lanes
+from adapters.telegram.reactions import StatusReactions
 from adapters.web.input import read_json
 from adapters.web.services import Services
 from adapters.web.startup import refuse
@@ -85,6 +86,7 @@ class TelegramService:
         self.secret = webhook_secret(settings)
         self._task: asyncio.Task[None] | None = None
         self._lanes: Lanes | None = None
+        self.reactions: StatusReactions | None = None
 
     @property
     def webhook_path(self) -> str | None:
@@ -108,6 +110,8 @@ class TelegramService:
                 await self._task
         if self._lanes is not None:
             await self._lanes.aclose()
+        if self.reactions is not None:
+            await self.reactions.stop()
         await self.bot.session.close()
 
     async def _run(self, app: web.Application) -> None:
@@ -157,10 +161,12 @@ class TelegramService:
                 await asyncio.sleep(wait)
                 delay = min(delay * 2, 30)
         budget = RateBudget(self.redis)
+        calls = TelegramCalls(self.bot, budget, self.settings)
+        reactions = StatusReactions(calls, self.redis) if self.settings.telegram_reactions else None
         deps = IngressDeps(
             settings=self.settings,
             me=me,
-            calls=TelegramCalls(self.bot, budget, self.settings),
+            calls=calls,
             gate=Gate(self.settings, self.redis),
             mailbox=self.services.mailbox,
             confirmations=self.services.confirmations,
@@ -171,7 +177,9 @@ class TelegramService:
             grants=self.services.grants,
             tools=self.services.tools,
             files=self.services.files,
+            reactions=reactions,
         )
+        self.reactions = reactions
         self.dispatcher = dispatcher(deps)
         log.info("Telegram bot @%s ready (%s)", me.username, self._mode())
 

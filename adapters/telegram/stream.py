@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
@@ -62,16 +62,20 @@ def telegram_reply(
     place: Place,
     key: str,
     heard: str = "",
+    *,
+    finished: Callable[[], Awaitable[None]] | None = None,
 ) -> StreamedReply:
     """The reply to the turn whose first envelope is `key`, in `place`, under what was
     `heard` in the person's voice notes (`adapters.chat.transcript.heard_in`); the files it
-    posts are read from `files`."""
+    posts are read from `files`. `finished` runs once the turn is over (its messages' 👀
+    taken away)."""
     transcript = Transcript(heard)
     transcript.heard_inline = False  # a collapsed quote of its own (`render.under_heard`)
     transcript.thought_limit = THOUGHT_SHOWN
     wire = TelegramWire(calls, place)
     messages: Messages[int, Chunk] = Messages(wire, store, key)
     surface = TelegramSurface(wire, messages, transcript, draft_id(key), Uploads(wire, files))
+    surface.on_finished = finished
     return StreamedReply(calls, surface, messages, transcript, place.session)
 
 
@@ -96,6 +100,11 @@ class TelegramSurface(QuietSurface):
         self.transcript = transcript
         self.draft = draft  # the turn keeps animating the same draft
         self.drafting = wire.place.private and self.calls.drafts  # PARLEY_TELEGRAM_STREAM
+        self.on_finished: Callable[[], Awaitable[None]] | None = None
+
+    async def finished(self) -> None:
+        if self.on_finished is not None:
+            await self.on_finished()  # it fails quietly: a reaction is never in the way
 
     def pace(self) -> float:
         return self.calls.pace(self.place.chat_id, draft=self.drafting)

@@ -80,6 +80,26 @@ class ConfiguredTask(BaseModel):
     config: RunConfig | None = None  # how its runs are made: an output schema, a mode…
 
 
+class SuggestedPrompt(BaseModel):
+    """A prompt Slack offers in a new assistant thread (PARLEY_SLACK_SUGGESTED_PROMPTS): its
+    `title` on the chip, the `message` sent when it is picked; a bare string is both."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=200)
+    message: str = Field(min_length=1, max_length=4000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare(cls, value: Any) -> Any:
+        return {"title": value, "message": value} if isinstance(value, str) else value
+
+
+DEFAULT_PROMPTS = [
+    SuggestedPrompt(title="What can you do?", message="What can you do?"),
+    SuggestedPrompt(title="Summarise a text", message="Summarise this for me:"),
+    SuggestedPrompt(title="Calculate something", message="What is 2^32 / 7?"),
+]
 IdList = Annotated[list[str], NoDecode]
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 
@@ -190,6 +210,8 @@ class Settings(BaseSettings):
     # How a reply streams in a private chat: a draft (finished by a message), or a message
     # edited in place as in groups, for clients that keep a stale draft painted.
     telegram_stream: Literal["draft", "edit"] = "draft"
+    # 👀 on a person's message while it waits for its answer.
+    telegram_reactions: bool = False
     telegram_chat_rate: float = Field(default=1.0, gt=0, le=1000)
     telegram_group_rate: float = Field(default=20 / 60, gt=0, le=1000)
     telegram_bot_rate: float = Field(default=30.0, gt=0, le=1000)
@@ -202,6 +224,12 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
     )
     slack_rate_share: float = Field(default=0.8, gt=0, le=1)
+    # Seconds a reply runs before a Stop button shows under it (a quick answer gets none).
+    slack_stop_after: float = Field(default=3.0, ge=0, le=3600)
+    # What a new assistant thread offers to ask: a JSON list of at most 4 (Slack's most).
+    slack_suggested_prompts: Annotated[list[SuggestedPrompt], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_PROMPTS), max_length=4
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     log_format: Literal["text", "json"] = "text"
 
@@ -284,6 +312,26 @@ class Settings(BaseSettings):
                 return json.loads(value)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"not valid JSON ({exc})") from None
+        return value
+
+    @field_validator("slack_suggested_prompts", mode="before")
+    @classmethod
+    def _prompts_shape(cls, value: Any) -> Any:
+        """Refused as a whole with the shape it must have, whatever is wrong in it."""
+        shape = 'a JSON list of at most 4 prompts, each "text" or {"title": …, "message": …}'
+        value = cls._json(value)
+        if not isinstance(value, list) or len(value) > 4:
+            raise ValueError(f"must be {shape}")
+        for item in value:
+            if isinstance(item, SuggestedPrompt):
+                continue  # the default
+            parts = (
+                [item] if not isinstance(item, dict) else [item.get("title"), item.get("message")]
+            )
+            if isinstance(item, dict) and set(item) != {"title", "message"}:
+                parts = []
+            if not parts or not all(isinstance(p, str) and p.strip() for p in parts):
+                raise ValueError(f"must be {shape}; {json.dumps(item)[:60]} is not one")
         return value
 
     @field_validator("redis_url")

@@ -60,7 +60,13 @@ Per platform (`tg`, `slack`, `http`):
 - `parley:{platform}:prompt:{confirmation id}`: where an approval prompt was posted.
 - `parley:tg:refused:{user id}`, `parley:slack:refused:{team}:{user}`: a stranger was told
   once that the bot is not theirs.
+- `parley:tg:reaction:{envelope id}`: where the 👀 on a queued message stands (`setting`,
+  `set`, `failed`, `done`) while the web process sets it and the worker takes it away.
 - `parley:slack:thread:{session}`: the bot takes part in this thread (no mention needed).
+- `parley:slack:assistant:{session}`: hash of an assistant thread: the channel the person
+  looks at beside it (`viewing`), and whether it was given its title (`titled`).
+- `parley:slack:stop:{session}`: the reply whose Stop button shows in the session, while its
+  turn runs (JSON: its first envelope's id, the person asked, the button's ts).
 - `parley:http:session:{id}`: an HTTP session's owner and creation time.
 - `parley:web:{instance}:wake`: a web process's own stream, written to wake its reader.
 
@@ -150,6 +156,18 @@ def refused(sender: str, scope: str = "") -> str:
 
 def slack_thread(session: str) -> str:
     return f"{PREFIX}:slack:thread:{session}"
+
+
+def tg_reaction(envelope_id: str) -> str:
+    return f"{PREFIX}:tg:reaction:{envelope_id}"
+
+
+def slack_assistant(session: str) -> str:
+    return f"{PREFIX}:slack:assistant:{session}"
+
+
+def slack_stop(session: str) -> str:
+    return f"{PREFIX}:slack:stop:{session}"
 
 
 def http_session(session_id: str) -> str:

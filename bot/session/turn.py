@@ -15,6 +15,7 @@ from bot.session.decisions import Decisions
 from bot.session.deps import SessionStores
 from bot.session.reads import prepared, read_for
 from bot.tools.base import ToolContext
+from bot.tools.untrusted import mark
 from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
@@ -63,6 +64,7 @@ class Turns:
                 return None  # it waited behind the message that cancelled its task
             await self.decisions.decline_pending(state, head.sender.id)
             text = "\n".join(envelope.text for envelope in group if envelope.text)
+            text = with_context(text, group)
             files = tuple(ref for envelope in group for ref in envelope.attachments)
             request = TurnRequest(
                 ctx, text=text, attachments=files, envelope_ids=ids, model=model, config=config
@@ -72,6 +74,13 @@ class Turns:
 
     async def _called_off(self, head: Envelope) -> bool:
         return self.stores is not None and await self.stores.tasks.called_off(head.id)
+
+
+def with_context(text: str, group: list[Envelope]) -> str:
+    """The messages' text below what their platform said about where the person is (the
+    newest of it), marked as outside data: a channel's name is anybody's to choose."""
+    context = next((e.context for e in reversed(group) if e.context), "")
+    return f"{mark('platform-context', context)}\n\n{text}" if context else text
 
 
 def _asker(head: Envelope, state: SessionState) -> Envelope:

@@ -43,7 +43,9 @@ class Envelope(BaseModel):
     `run` config (an API run, a task's schema) is a turn of its own too. A message's
     `attachments` are the files sent with its text, already in the file store; `heard` is
     what was said in its voice notes, as transcribed, for the reply to show (`text` holds
-    it too, marked, as the model reads it).
+    it too, marked, as the model reads it). `context` is what the platform says about where
+    the person is as they write (Slack: the channel they are looking at beside an assistant
+    thread); it is not theirs to vouch for, so the model reads it marked as untrusted data.
     """
 
     id: str = Field(min_length=1, max_length=200)
@@ -52,6 +54,7 @@ class Envelope(BaseModel):
     text: str = Field(default="", max_length=MAX_TEXT)
     attachments: list[FileRef] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
     heard: str = Field(default="", max_length=MAX_TEXT)
+    context: str = Field(default="", max_length=2_000)
     sender: Sender
     platform: str = "http"
     chat_kind: str = "private"

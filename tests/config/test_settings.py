@@ -247,3 +247,37 @@ def test_a_redis_database_in_other_digits_is_refused(
     monkeypatch.setenv("REDIS_URL", url)
     with pytest.raises(ConfigError, match=r"^REDIS_URL: the database must be a number"):
         load_settings(_env_file=None)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '["a", "b", "c", "d", "e"]',  # Slack shows 4 at most
+        '[{"title": "Standup"}]',
+        '[{"title": "T", "message": "M", "emoji": "x"}]',
+        '["ok", 7]',
+        '[""]',
+        '{"title": "T", "message": "M"}',
+        "What can you do?",
+    ],
+)
+def test_suggested_prompts_are_read_strictly(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("PARLEY_SLACK_SUGGESTED_PROMPTS", value)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(_env_file=None)
+    message = str(caught.value)
+    assert message.startswith("PARLEY_SLACK_SUGGESTED_PROMPTS: ") and "\n" not in message
+
+
+def test_suggested_prompts_take_text_or_a_title_and_a_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert len(load_settings(_env_file=None).slack_suggested_prompts) == 3  # the defaults
+    monkeypatch.setenv(
+        "PARLEY_SLACK_SUGGESTED_PROMPTS", '["Hi?", {"title": "Standup", "message": "Notes"}]'
+    )
+    prompts = load_settings(_env_file=None).slack_suggested_prompts
+    assert [p.model_dump() for p in prompts] == [
+        {"title": "Hi?", "message": "Hi?"},
+        {"title": "Standup", "message": "Notes"},
+    ]

@@ -343,6 +343,16 @@ async def test_ephemerals_statuses_and_prompts(fake: FakeSlack, client: AsyncWeb
     await suggest(channel_id=dm.id, thread_ts=root, prompts=prompts[:4], title="Try")
     assert fake.suggested[-1]["thread_ts"] == root and len(fake.suggested[-1]["prompts"]) == 4
     await client.assistant_threads_setTitle(channel_id=dm.id, thread_ts=root, title="Chat")
+    assert fake.titles[-1] == {"channel_id": dm.id, "thread_ts": root, "title": "Chat"}
+    for refused_call in (
+        suggest(channel_id=dm.id, prompts=prompts[:1]),  # thread_ts is required
+        suggest(channel_id=dm.id, thread_ts=root, prompts=[{"title": "t"}]),
+        client.assistant_threads_setTitle(channel_id=dm.id, thread_ts=root, title=""),
+        client.api_call(
+            "assistant.threads.setTitle", json={"channel_id": dm.id, "title": "No thread"}
+        ),
+    ):
+        assert await refused(refused_call) == "invalid_arguments"
 
 
 # --- events and interactivity ------------------------------------------------------------------
@@ -495,6 +505,12 @@ async def test_assistant_thread_started(fake: FakeSlack, app: App) -> None:
     assert fake.messages(fake.dm(ann).id) == []
     await fake.say(ann, fake.dm(ann), "hi", thread_ts=thread)
     assert app.events("message")[-1]["thread_ts"] == thread
+    assert "channel_id" not in started["assistant_thread"]["context"]  # nothing open beside it
+    general = fake.channel("C0GENERAL", "general")
+    await fake.view_beside(ann, thread, general)
+    (changed,) = app.events("assistant_thread_context_changed")
+    assert changed["assistant_thread"]["thread_ts"] == thread
+    assert changed["assistant_thread"]["context"]["channel_id"] == general.id
 
 
 async def test_socket_mode_envelopes_are_acked_or_sent_again(fake: FakeSlack) -> None:

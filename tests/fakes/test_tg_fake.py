@@ -16,7 +16,13 @@ from aiogram.exceptions import (
     TelegramRetryAfter,
     TelegramUnauthorizedError,
 )
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, MessageEntity
+from aiogram.types import (
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    MessageEntity,
+    ReactionTypeEmoji,
+    ReactionTypeUnion,
+)
 from aiohttp import web
 
 from tests.fakes.tg import TOKEN, FakeTelegram, FloodLimits, TgUser
@@ -177,3 +183,47 @@ async def test_forum_topics(fake: FakeTelegram, bot: Bot) -> None:
     assert sent.message_thread_id == topic and sent.is_topic_message
     with pytest.raises(TelegramBadRequest, match="message thread not found"):
         await bot.send_message(forum.id, "nowhere", message_thread_id=topic + 100)
+
+
+async def test_topics_in_a_private_chat_once_the_bot_has_them(fake: FakeTelegram, bot: Bot) -> None:
+    chat = fake.private_chat(ANN)
+    assert (await bot.get_me()).has_topics_enabled is None
+    with pytest.raises(AssertionError):
+        fake.private_topic(chat, "Trips")
+    fake.private_topics = True
+    assert (await bot.get_me()).has_topics_enabled is True
+    trips = fake.private_topic(chat, "Trips")
+    update = fake.send(chat, ANN, "hi", thread_id=trips)
+    assert update["message"]["message_thread_id"] == trips
+    assert update["message"]["is_topic_message"] is True
+    sent = await bot.send_message(chat.id, "in the topic", message_thread_id=trips)
+    assert sent.message_thread_id == trips and sent.is_topic_message
+    await bot.send_message_draft(chat.id, 7, trips, "draft")
+    assert fake.drafts[-1].thread_id == trips
+    await bot.send_chat_action(chat.id, "typing", message_thread_id=trips)
+    for call in (
+        bot.send_message(chat.id, "x", message_thread_id=trips + 100),
+        bot.send_message_draft(chat.id, 7, trips + 100, "x"),
+        bot.send_chat_action(chat.id, "typing", message_thread_id=trips + 100),
+    ):
+        with pytest.raises(TelegramBadRequest, match="message thread not found"):
+            await call
+
+
+async def test_message_reactions(fake: FakeTelegram, bot: Bot) -> None:
+    chat = fake.private_chat(ANN)
+    asked = fake.send(chat, ANN, "hello")["message"]["message_id"]
+    eyes: list[ReactionTypeUnion] = [ReactionTypeEmoji(emoji="👀")]
+    assert await bot.set_message_reaction(chat.id, asked, eyes)
+    assert await bot.set_message_reaction(chat.id, asked, [])
+    assert [r.emoji for r in fake.reactions] == [("👀",), ()]
+    refused: dict[str, list[ReactionTypeUnion]] = {
+        "REACTION_INVALID": [ReactionTypeEmoji(emoji="🦖")],
+        "REACTIONS_TOO_MANY": [ReactionTypeEmoji(emoji="👀"), ReactionTypeEmoji(emoji="👍")],
+    }
+    for error, reaction in refused.items():
+        with pytest.raises(TelegramBadRequest, match=error):
+            await bot.set_message_reaction(chat.id, asked, reaction)
+    with pytest.raises(TelegramBadRequest, match="message to react not found"):
+        await bot.set_message_reaction(chat.id, asked + 100, eyes)
+    assert len(fake.reactions) == 2

@@ -137,12 +137,27 @@ def app_mention_event(message: Posted, channel: SlackChannel) -> dict[str, Any]:
     return event
 
 
-def assistant_thread_started(user: SlackUser, dm: SlackChannel, thread_ts: str) -> dict[str, Any]:
+def assistant_thread_started(
+    user: SlackUser, dm: SlackChannel, thread_ts: str, viewing: SlackChannel | None = None
+) -> dict[str, Any]:
+    """A new assistant thread; `viewing` is the channel the person had open, if any (Slack
+    sends the context without a channel_id then)."""
+    return assistant_thread_event("assistant_thread_started", user, dm, thread_ts, viewing)
+
+
+def assistant_thread_event(
+    kind: str, user: SlackUser, dm: SlackChannel, thread_ts: str, viewing: SlackChannel | None
+) -> dict[str, Any]:
+    """assistant_thread_started, or assistant_thread_context_changed when the person opens
+    another channel beside the thread."""
+    context: dict[str, Any] = {"team_id": TEAM_ID, "enterprise_id": None}
+    if viewing is not None:
+        context["channel_id"] = viewing.id
     return {
-        "type": "assistant_thread_started",
+        "type": kind,
         "assistant_thread": {
             "user_id": user.id,
-            "context": {"channel_id": None, "team_id": TEAM_ID, "enterprise_id": None},
+            "context": context,
             "channel_id": dm.id,
             "thread_ts": thread_ts,
         },

@@ -193,14 +193,13 @@ class Methods:
         )
         return {"message_ts": self.fake.clock.next()}
 
-    def _assistant_thread(self, params: dict[str, Any], *, required: bool = True) -> str | None:
+    def _assistant_thread(self, params: dict[str, Any]) -> str | None:
+        """An assistant thread's channel_id and thread_ts, both required by each method."""
         channel = self.channel(params, "channel_id")
         thread_ts = params.get("thread_ts")
-        if not thread_ts:
-            if required:
-                raise ApiError("invalid_arguments")
-            return None
-        return self.thread(channel, str(thread_ts))
+        if not thread_ts or not isinstance(thread_ts, str):
+            raise ApiError("invalid_arguments")
+        return self.thread(channel, thread_ts)
 
     def set_status(self, params: dict[str, Any]) -> dict[str, Any]:
         thread_ts = self._assistant_thread(params)
@@ -224,7 +223,10 @@ class Methods:
         return {}
 
     def set_suggested_prompts(self, params: dict[str, Any]) -> dict[str, Any]:
-        thread_ts = self._assistant_thread(params, required=False)
+        thread_ts = self._assistant_thread(params)
+        title = params.get("title")
+        if title is not None and not isinstance(title, str):
+            raise ApiError("invalid_arguments")
         prompts = json_param(params, "prompts")
         if not isinstance(prompts, list) or not 0 < len(prompts) <= MAX_PROMPTS:
             raise ApiError("invalid_arguments")

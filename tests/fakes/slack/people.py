@@ -128,9 +128,12 @@ class People:
         await self._post(message, channel, mentioned=MENTION in text)
         return message
 
-    async def start_assistant_thread(self, user: SlackUser) -> str:
-        """`user` opens a new chat with the assistant: a thread in their DM (whose root is not
-        listed by `messages`) and an `assistant_thread_started` event; its thread_ts."""
+    async def start_assistant_thread(
+        self, user: SlackUser, viewing: SlackChannel | None = None
+    ) -> str:
+        """`user` opens a new chat with the assistant, with the channel `viewing` open beside
+        it: a thread in their DM (whose root is not listed by `messages`) and an
+        `assistant_thread_started` event; its thread_ts."""
         dm = self.dm(user)
         root = Posted(
             ts=self.clock.next(),
@@ -141,9 +144,17 @@ class People:
             subtype="assistant_app_thread",
         )
         self.store(root)
-        started = events.assistant_thread_started(user, dm, root.ts)
+        started = events.assistant_thread_started(user, dm, root.ts, viewing)
         await self.deliver(events.event_callback(started))
         return root.ts
+
+    async def view_beside(self, user: SlackUser, thread_ts: str, viewing: SlackChannel) -> None:
+        """`user` opens `viewing` while the assistant thread `thread_ts` stays open beside it:
+        an `assistant_thread_context_changed` event."""
+        changed = events.assistant_thread_event(
+            "assistant_thread_context_changed", user, self.dm(user), thread_ts, viewing
+        )
+        await self.deliver(events.event_callback(changed))
 
     async def press(
         self,

@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tests.fakes.tg.formatting import check_markup, check_text, formatted
-from tests.fakes.tg.model import BOT_USER, ApiError, BotMessage, Draft, TgChat, bad
+from tests.fakes.tg.model import BOT_USER, ApiError, BotMessage, Draft, Reaction, TgChat, bad
 from tests.fakes.tg.uploads import Uploads
 
 if TYPE_CHECKING:
@@ -41,6 +41,86 @@ FLOODED = {
 }
 
 
+# The emoji a bot may react with (ReactionTypeEmoji in the Bot API's documentation).
+REACTION_EMOJI = frozenset(
+    (
+        "❤",
+        "👍",
+        "👎",
+        "🔥",
+        "🥰",
+        "👏",
+        "😁",
+        "🤔",
+        "🤯",
+        "😱",
+        "🤬",
+        "😢",
+        "🎉",
+        "🤩",
+        "🤮",
+        "💩",
+        "🙏",
+        "👌",
+        "🕊",
+        "🤡",
+        "🥱",
+        "🥴",
+        "😍",
+        "🐳",
+        "❤\u200d🔥",
+        "🌚",
+        "🌭",
+        "💯",
+        "🤣",
+        "⚡",
+        "🍌",
+        "🏆",
+        "💔",
+        "🤨",
+        "😐",
+        "🍓",
+        "🍾",
+        "💋",
+        "🖕",
+        "😈",
+        "😴",
+        "😭",
+        "🤓",
+        "👻",
+        "👨\u200d💻",
+        "👀",
+        "🎃",
+        "🙈",
+        "😇",
+        "😨",
+        "🤝",
+        "✍",
+        "🤗",
+        "🫡",
+        "🎅",
+        "🎄",
+        "☃",
+        "💅",
+        "🤪",
+        "🗿",
+        "🆒",
+        "💘",
+        "🙉",
+        "🦄",
+        "😘",
+        "💊",
+        "🙊",
+        "😎",
+        "👾",
+        "🤷\u200d♂",
+        "🤷",
+        "🤷\u200d♀",
+        "😡",
+    )
+)
+
+
 def _int(params: dict[str, Any], name: str, required: bool = True) -> int | None:
     value = params.get(name)
     if value in (None, ""):
@@ -66,8 +146,10 @@ class Methods:
         return chat
 
     def thread(self, chat: TgChat, params: dict[str, Any]) -> int | None:
+        """A topic of a forum, or of a private chat where the bot has topics enabled."""
         thread = _int(params, "message_thread_id", required=False)
-        if thread is not None and (not chat.is_forum or thread not in chat.topics):
+        topical = chat.is_forum or (chat.type == "private" and self.fake.private_topics)
+        if thread is not None and (not topical or thread not in chat.topics):
             raise bad("message thread not found")
         return thread
 
@@ -83,7 +165,34 @@ class Methods:
     # --- methods ------------------------------------------------------------------------------
 
     def getMe(self, params: dict[str, Any]) -> Any:
+        if self.fake.private_topics:
+            return {**BOT_USER, "has_topics_enabled": True, "allows_users_to_create_topics": True}
         return BOT_USER
+
+    def setMessageReaction(self, params: dict[str, Any]) -> Any:
+        """Bots set at most one reaction, of the emoji Telegram lists; none removes theirs."""
+        chat = self.chat(params)
+        message_id = _int(params, "message_id")
+        known = self.fake.user_message_ids.get(chat.id, set()) | {
+            m.message_id for m in self.fake.sent.get(chat.id, []) if not m.deleted
+        }
+        if message_id not in known:
+            raise bad("message to react not found")
+        reaction = self.fake.json_param(params, "reaction") or []
+        if not isinstance(reaction, list) or len(reaction) > 1:
+            raise bad("REACTIONS_TOO_MANY")
+        emoji = []
+        for kind in reaction:
+            if not isinstance(kind, dict) or kind.get("type") != "emoji":
+                raise bad("REACTION_INVALID")
+            if kind.get("emoji") not in REACTION_EMOJI:
+                raise bad("REACTION_INVALID")
+            emoji.append(str(kind["emoji"]))
+        is_big = params.get("is_big")
+        if is_big is not None and str(is_big).lower() not in ("true", "false"):
+            raise bad("invalid is_big specified")
+        self.fake.reactions.append(Reaction(chat.id, message_id or 0, tuple(emoji), time.time()))
+        return True
 
     def setMyCommands(self, params: dict[str, Any]) -> Any:
         commands = self.fake.json_param(params, "commands")
@@ -127,6 +236,7 @@ class Methods:
 
     def sendChatAction(self, params: dict[str, Any]) -> Any:
         chat = self.chat(params)
+        self.thread(chat, params)
         if params.get("action") not in ACTIONS:
             raise bad("wrong parameter action in request")
         self.fake.actions.append((chat.id, str(params["action"]), time.time()))
@@ -183,6 +293,7 @@ class Methods:
         chat = self.chat(params)
         if chat.type != "private":
             raise bad("TEXTDRAFT_PEER_INVALID")
+        thread = self.thread(chat, params)
         draft_id = _int(params, "draft_id")
         if not draft_id:
             raise bad("DRAFT_ID_INVALID")
@@ -195,7 +306,7 @@ class Methods:
                 text=text,
                 entities=entities,
                 can_stop=str(params.get("can_stop", "")).lower() == "true",
-                thread_id=_int(params, "message_thread_id", required=False),
+                thread_id=thread,
                 at=time.time(),
             )
         )

@@ -92,6 +92,16 @@ class Draft:
 
 
 @dataclass(frozen=True)
+class Reaction:
+    """A setMessageReaction: the bot's reaction to a message, `emoji` empty when removed."""
+
+    chat_id: int
+    message_id: int
+    emoji: tuple[str, ...]
+    at: float
+
+
+@dataclass(frozen=True)
 class Call:
     method: str
     params: dict[str, Any]

@@ -31,6 +31,7 @@ from tests.fakes.tg.model import (
     Call,
     Draft,
     FloodLimits,
+    Reaction,
     TgChat,
 )
 from tests.fakes.tg.uploads import BODY_LIMIT
@@ -60,6 +61,9 @@ class FakeTelegram(UserSide):
         self.callback_answers: list[dict[str, Any]] = []
         self.queries: dict[str, float] = {}
         self.commands: list[dict[str, Any]] = []
+        # Bot API 9.3: the bot has topics enabled in private chats (getMe's has_topics_enabled).
+        self.private_topics = False
+        self.reactions: list[Reaction] = []  # setMessageReaction's calls, in order
         self.webhook: dict[str, Any] = {}
         self.pending: list[dict[str, Any]] = []
         self.deliveries: list[tuple[int, int]] = []
@@ -70,6 +74,7 @@ class FakeTelegram(UserSide):
         self._buckets: dict[str, Bucket] = {}
         self._penalty: dict[int, float] = {}
         self._failures: list[tuple[str, ApiError]] = []
+        self._held: dict[str, asyncio.Event] = {}
         self._next_message_id: dict[int, int] = {}
         self._delivery: asyncio.Task[None] | None = None
         self._runner: web.AppRunner | None = None
@@ -95,6 +100,8 @@ class FakeTelegram(UserSide):
     async def stop(self) -> None:
         self._closing = True
         self._arrived.set()  # a long poll in progress answers now
+        for gate in self._held.values():
+            gate.set()
         if self._delivery is not None:
             self._delivery.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -139,6 +146,12 @@ class FakeTelegram(UserSide):
             for m in self.sent.get(chat.id, [])
             if not m.deleted and (thread_id is None or m.thread_id == thread_id)
         ]
+
+    def hold(self, method: str) -> asyncio.Event:
+        """Calls of `method` are answered only once the returned event is set: Telegram slow
+        to answer them (each is handled, and recorded, when it is answered)."""
+        gate = self._held[method] = asyncio.Event()
+        return gate
 
     async def wait_for(
         self, predicate: Callable[[], bool], within: float = WITHIN, what: str = ""
@@ -207,6 +220,8 @@ class FakeTelegram(UserSide):
         if request.match_info["token"] != TOKEN:
             return _answer(ApiError(401, "Unauthorized").wire())
         params = await _params(request)
+        if name in self._held:
+            await self._held[name].wait()
         try:
             if name == "getUpdates":
                 result = await self._get_updates(params)

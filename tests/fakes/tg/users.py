@@ -23,6 +23,7 @@ class UserSide:
     """Mixed into `FakeTelegram`, which holds the state these helpers use."""
 
     chats: dict[int, TgChat]
+    private_topics: bool
     sent: dict[int, list[BotMessage]]
     user_message_ids: dict[int, set[int]]
     queries: dict[str, float]
@@ -65,6 +66,13 @@ class UserSide:
         thread_id = self.next_message_id(chat.id)
         chat.topics[thread_id] = name
         return thread_id
+
+    def private_topic(self, chat: TgChat, name: str) -> int:
+        """A topic the person opens in their private chat with the bot (Bot API 9.3), which
+        Telegram allows only once the bot has topics enabled there."""
+        if chat.type != "private" or not self.private_topics:
+            raise AssertionError("topics in a private chat need the bot's topics enabled")
+        return self.topic(chat, name)
 
     # --- updates -----------------------------------------------------------------------------
 

@@ -15,10 +15,13 @@ LAUNCH = ToolCallSpec("launch", {"target": "rocket ✨"})
 ADMIN = TgUser(id=1009, first_name="Ada", username="ada")
 
 
-async def prompt_in(stack: TelegramStack, chat: TgChat, user: TgUser = ANN) -> BotMessage:
-    """Ask for something that needs approval; the prompt with its buttons."""
+async def prompt_in(
+    stack: TelegramStack, chat: TgChat, user: TgUser = ANN, thread_id: int | None = None
+) -> BotMessage:
+    """Ask for something that needs approval (in the topic `thread_id`, if given); the
+    prompt with its buttons."""
     stack.fake.enqueue(Reply(text="Let me launch it.", tool_calls=[LAUNCH]))
-    stack.tg.send(chat, user, "@parley_test_bot launch the rocket")
+    stack.tg.send(chat, user, "@parley_test_bot launch the rocket", thread_id=thread_id)
 
     def prompted() -> bool:
         return any(m.reply_markup for m in stack.tg.messages(chat))
