@@ -22,7 +22,15 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.chat.intake import Arrival
-from adapters.slack.commands import on_mode, on_preferences, on_reasoning, on_tools, on_usage
+from adapters.slack.commands import (
+    on_activation,
+    on_instructions,
+    on_mode,
+    on_preferences,
+    on_reasoning,
+    on_tools,
+    on_usage,
+)
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
 from adapters.slack.files import files_of
@@ -32,7 +40,7 @@ from adapters.slack.memory_list import on_press as on_memory_press
 from adapters.slack.permission_list import ACTION as PERMISSION_ACTION
 from adapters.slack.permission_list import on_permissions
 from adapters.slack.permission_list import on_press as on_permission_press
-from adapters.slack.place import PLATFORM, Place, place_of, sender_of
+from adapters.slack.place import PLATFORM, Place, chat_key, place_of, sender_of
 from adapters.slack.presses import on_press
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
@@ -68,6 +76,8 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/mode")(on_mode)
     app.command("/reasoning")(on_reasoning)
     app.command("/tools")(on_tools)
+    app.command("/instructions")(on_instructions)
+    app.command("/activation")(on_activation)
     for name in ("/new", "/stop", "/model"):
         app.command(name)(on_slash)
     # Everything else is acknowledged, so Slack does not retry what Parley ignores.
@@ -82,16 +92,28 @@ async def on_mention(event: dict[str, Any], context: AsyncBoltContext, deps: Ing
 
 
 async def on_message(event: dict[str, Any], context: AsyncBoltContext, deps: IngressDeps) -> None:
-    """DMs, and replies in the threads the bot is part of; mentions come as app_mention."""
+    """DMs, replies in the threads the bot is part of, and every message of a channel whose
+    admins chose `/activation always` (`adapters.chat.activation`: within its burst); mentions
+    come as app_mention."""
     if not _from_person(event):
         return
     place = place_of(event, _team(context, event))
     if not place.is_im:
         if context.bot_user_id and f"<@{context.bot_user_id}>" in event.get("text", ""):
             return
-        if "thread_ts" not in event or not await deps.redis.exists(thread_key(place)):
+        joined = "thread_ts" in event and await deps.redis.exists(thread_key(place))
+        if not joined and not await _answers_all(place, deps):
             return
     await handle(event, place, context, deps)
+
+
+async def _answers_all(place: Place, deps: IngressDeps) -> bool:
+    """Whether a channel message not addressed to the bot is one for it: the channel answers
+    every message, and this one is within the channel's burst."""
+    chat = chat_key(place.team, place.channel)
+    if not await deps.activations.always(chat, default="mention"):
+        return False
+    return await deps.activations.within_burst(chat)
 
 
 async def on_thread_started(

@@ -3,9 +3,12 @@ notes; `files`), an album as one message, become an envelope in the session's ma
 anything else a quick answer; the stop button of a streamed draft stops the session's turn.
 
 In groups only what is meant for the bot counts: a mention of it, a reply to it, or every
-message when TELEGRAM_GROUP_TRIGGER=all. A recording may also say the bot's name aloud: one
-that neither mentions nor answers it is heard, and counts if its transcript names the bot
-(`IngressDeps.named_aloud`). Other bots are never answered (that could loop).
+message where the group's admins chose `/activation always` (TELEGRAM_GROUP_TRIGGER=all where
+they chose nothing), but for what a bot relayed (`via_bot`) and past a burst
+(`adapters.chat.activation`). A recording may also say the bot's name aloud: one that
+neither mentions nor answers it is heard, and counts if its transcript names the bot
+(`IngressDeps.named_aloud`). Other bots are never answered, whatever they send (that could
+loop).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from aiogram.types import MessageGenerationStopped, Update
 
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.files import files_of, recording_of
-from adapters.telegram.place import Place
+from adapters.telegram.place import Place, chat_key
 
 NOT_READ = (
     "I read text, photos, voice notes, PDFs and text files here. Send me your question as a "
@@ -55,9 +58,11 @@ def router() -> Router:
 
 
 async def on_text(message: TgMessage, event_update: Update, deps: IngressDeps) -> None:
-    text = addressed(message, deps)
-    if text is None or message.from_user is None or message.from_user.is_bot:
+    if message.from_user is None or message.from_user.is_bot:
         return  # other bots are not people: answering them could start a loop
+    text = await for_bot(message, deps)
+    if text is None:
+        return
     arrival = deps.arrival(message, event_update, text)
     await deps.intake.take(arrival, partial(deps.answer, message))  # refusals answered here
 
@@ -75,7 +80,7 @@ async def on_file(
         return
     parts = album or [message]
     captioned = next((part for part in parts if part.caption), message)
-    text = addressed(captioned, deps, require_text=False)
+    text = await for_bot(captioned, deps, require_text=False)
     named_aloud = None
     if text is None:
         if recording_of(message) is None:
@@ -91,8 +96,9 @@ async def on_file(
 
 
 async def on_other(message: TgMessage, deps: IngressDeps) -> None:
-    """Stickers, voice, locations...; service messages are not for us."""
-    if message.from_user is None or _is_service(message):
+    """Stickers, voice, locations...; service messages are not for us, nor what bots send.
+    Only one addressed to the bot is answered, also where it answers every message."""
+    if message.from_user is None or message.from_user.is_bot or _is_service(message):
         return
     if addressed(message, deps, require_text=False) is None:
         return
@@ -107,6 +113,23 @@ async def on_stop_generation(stopped: MessageGenerationStopped, deps: IngressDep
         chat_type=stopped.chat.type,
     )
     await deps.mailbox.stop(place.session)
+
+
+async def for_bot(
+    message: TgMessage, deps: IngressDeps, *, require_text: bool = True
+) -> str | None:
+    """The text meant for the bot (see `addressed`), or in a group that answers every message
+    the whole text of one written by a person, within the group's burst; None if not for it."""
+    text = addressed(message, deps, require_text=require_text)
+    if text is not None or message.chat.type == ChatType.PRIVATE:
+        return text
+    chat = chat_key(message.chat.id)
+    if not await deps.activations.always(chat, default=deps.group_activation):
+        return None
+    if message.via_bot is not None or not await deps.activations.within_burst(chat):
+        return None  # relayed by a bot, or a burst: not taken for a person's question
+    said = message.text or message.caption or ""
+    return said if said.strip() or not require_text else None
 
 
 def addressed(message: TgMessage, deps: IngressDeps, *, require_text: bool = True) -> str | None:
@@ -125,8 +148,7 @@ def addressed(message: TgMessage, deps: IngressDeps, *, require_text: bool = Tru
         message.reply_to_message.from_user is not None
         and message.reply_to_message.from_user.id == deps.me.id
     )
-    everything = deps.settings.telegram_group_trigger == "all"
-    if not (mentioned or replied or everything):
+    if not (mentioned or replied):
         return None
     if mentioned:
         cleaned = _strip_mention(text, mention)
