@@ -6,7 +6,8 @@ The choice is kept in SQL (`bot.store.chats`), so it outlives Redis, and the web
 reads it for every message in a group through Redis (`parley:chat:{chat}:activation`, with a
 TTL): a read that misses fills it with `SET NX`, and whoever changes the choice writes SQL
 first and then the cache with a plain `SET`, so a filler that read the old row can never
-overwrite the new value, and every web process sees a change at its next message.
+overwrite the new value, and every web process sees a change at its next message. A database
+that cannot be read costs a message its chat's choice (the default applies), never the message.
 
 Bots: a message from a bot is never a turn, in any mode (each platform drops them where it
 reads them: Telegram's `from.is_bot`, Slack's `bot_id` and its subtypes). In a chat that
@@ -19,6 +20,7 @@ Messages addressed to it are not counted: each is still one person asking.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
@@ -28,6 +30,7 @@ from bot.redis.results import done, text
 from bot.store.chats import ChatSettings
 from bot.vocabulary.chat_settings import ACTIVATIONS, Activation
 
+log = logging.getLogger(__name__)
 CACHED_FOR = 3600  # seconds; a change is written through, so this only bounds memory
 DEFAULT = "default"  # cached for a chat that chose nothing
 BURST = 12  # unaddressed messages that start turns, per chat and minute, at most
@@ -51,7 +54,11 @@ class Activations:
         key = keys.chat_activation(chat)
         cached = await done(self.redis.get(key))
         if cached is None:
-            chosen = await self.chats.activation(chat)
+            try:
+                chosen = await self.chats.activation(chat)
+            except Exception:  # the message is worth more than its chat's choice
+                log.warning("could not read the activation of %s", chat, exc_info=True)
+                return default
             await self.redis.set(key, chosen or DEFAULT, nx=True, ex=CACHED_FOR)
         else:
             value = text(cached)
