@@ -19,6 +19,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.chat.access import Gate
 from adapters.chat.activation import Activations
+from adapters.chat.group_context import GroupContext
 from adapters.chat.intake import Intake
 from adapters.chat.tool_commands import ChatTools
 from adapters.chat.tool_list import ToolCatalog
@@ -58,6 +59,11 @@ class IngressDeps:
     def activations(self) -> Activations:
         """Whether a channel's messages need to mention the bot (`/activation`)."""
         return Activations(self.redis, self.chats)
+
+    @cached_property
+    def group_context(self) -> GroupContext:
+        """What a channel said before the bot was addressed (PARLEY_GROUP_CONTEXT)."""
+        return GroupContext(self.redis, self.settings.group_context)
 
     @cached_property
     def chat_tools(self) -> ChatTools:

@@ -40,7 +40,7 @@ from adapters.slack.memory_list import on_press as on_memory_press
 from adapters.slack.permission_list import ACTION as PERMISSION_ACTION
 from adapters.slack.permission_list import on_permissions
 from adapters.slack.permission_list import on_press as on_permission_press
-from adapters.slack.place import PLATFORM, Place, chat_key, place_of, sender_of
+from adapters.slack.place import PLATFORM, Place, chat_key, person, place_of, sender_of
 from adapters.slack.presses import on_press
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
@@ -103,8 +103,20 @@ async def on_message(event: dict[str, Any], context: AsyncBoltContext, deps: Ing
             return
         joined = "thread_ts" in event and await deps.redis.exists(thread_key(place))
         if not joined and not await _answers_all(place, deps):
+            await _heard(event, place, context, deps)
             return
     await handle(event, place, context, deps)
+
+
+async def _heard(
+    event: dict[str, Any], place: Place, context: AsyncBoltContext, deps: IngressDeps
+) -> None:
+    """Keep a channel message not for the bot, from someone who may use it, for the
+    channel's next turn to see (PARLEY_GROUP_CONTEXT)."""
+    who = person(str(event["user"]))
+    if deps.gate.may_use(who):
+        text = clean(event.get("text", ""), context.bot_user_id)
+        await deps.group_context.keep(chat_key(place.team, place.channel), who, text)
 
 
 async def _answers_all(place: Place, deps: IngressDeps) -> bool:
@@ -139,7 +151,8 @@ async def handle(
     event: dict[str, Any], place: Place, context: AsyncBoltContext, deps: IngressDeps
 ) -> None:
     """One message for the bot, through the intake (`adapters.chat.intake`): refused with a
-    note only its sender sees, or queued for the session."""
+    note only its sender sees, or queued for the session; in a channel, after what was said
+    there before it (PARLEY_GROUP_CONTEXT)."""
     user = str(event["user"])
 
     async def tell(text: str) -> None:
@@ -149,10 +162,13 @@ async def handle(
     if said is not None and not event.get("files"):  # `!stop`: slash commands fail in threads
         await on_said(*said, event, place, deps, tell)
         return
+    text = clean(event.get("text", ""), context.bot_user_id)
+    if text and not place.is_im and deps.gate.may_use(person(user)):
+        text = await deps.group_context.with_recent(chat_key(place.team, place.channel), text)
     arrival = Arrival(
         id=place.envelope_id(str(event["ts"])),
         sender=sender_of(user, "", deps.settings),
-        text=clean(event.get("text", ""), context.bot_user_id),
+        text=text,
         session=place.session,
         platform=PLATFORM,
         chat_kind=place.kind,

@@ -22,6 +22,7 @@ from aiogram.types import Message as TgMessage
 
 from adapters.chat.access import Gate
 from adapters.chat.activation import Activations
+from adapters.chat.group_context import GroupContext
 from adapters.chat.intake import Arrival, Files, Intake
 from adapters.chat.tool_commands import ChatTools
 from adapters.chat.tool_list import ToolCatalog
@@ -97,6 +98,11 @@ class IngressDeps:
     def activations(self) -> Activations:
         """Whether a group's messages need to be addressed to the bot (`/activation`)."""
         return Activations(self.gate.redis, self.chats)
+
+    @cached_property
+    def group_context(self) -> GroupContext:
+        """What a group said before the bot was addressed (PARLEY_GROUP_CONTEXT)."""
+        return GroupContext(self.gate.redis, self.settings.group_context)
 
     @cached_property
     def chat_tools(self) -> ChatTools:

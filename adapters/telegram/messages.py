@@ -22,7 +22,7 @@ from aiogram.types import MessageGenerationStopped, Update
 
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.files import files_of, recording_of
-from adapters.telegram.place import Place, chat_key
+from adapters.telegram.place import Place, chat_key, person
 
 NOT_READ = (
     "I read text, photos, voice notes, PDFs and text files here. Send me your question as a "
@@ -118,18 +118,31 @@ async def on_stop_generation(stopped: MessageGenerationStopped, deps: IngressDep
 async def for_bot(
     message: TgMessage, deps: IngressDeps, *, require_text: bool = True
 ) -> str | None:
-    """The text meant for the bot (see `addressed`), or in a group that answers every message
-    the whole text of one written by a person, within the group's burst; None if not for it."""
+    """The text meant for the bot (see `addressed`; in a group, after what was said there
+    before it, PARLEY_GROUP_CONTEXT), or in a group that answers every message the whole text
+    of one written by a person, within the group's burst; None if not for it (then kept for
+    the group's next turn to see)."""
     text = addressed(message, deps, require_text=require_text)
-    if text is not None or message.chat.type == ChatType.PRIVATE:
+    if message.chat.type == ChatType.PRIVATE:
         return text
-    chat = chat_key(message.chat.id)
-    if not await deps.activations.always(chat, default=deps.group_activation):
-        return None
-    if message.via_bot is not None or not await deps.activations.within_burst(chat):
-        return None  # relayed by a bot, or a burst: not taken for a person's question
+    chat, user = chat_key(message.chat.id), message.from_user
+    let_in = user is not None and deps.gate.may_use(person(user.id))
+    if text is not None:
+        return await deps.group_context.with_recent(chat, text) if let_in else text
     said = message.text or message.caption or ""
-    return said if said.strip() or not require_text else None
+    if await _answers_all(message, chat, deps):
+        return said if said.strip() or not require_text else None
+    if let_in and user is not None:
+        await deps.group_context.keep(chat, user.full_name, said)
+    return None
+
+
+async def _answers_all(message: TgMessage, chat: str, deps: IngressDeps) -> bool:
+    """Whether a message not addressed to the bot is one for it all the same: its group
+    answers every message, a person wrote it (no bot relayed it), within the burst."""
+    if not await deps.activations.always(chat, default=deps.group_activation):
+        return False
+    return message.via_bot is None and await deps.activations.within_burst(chat)
 
 
 def addressed(message: TgMessage, deps: IngressDeps, *, require_text: bool = True) -> str | None:

@@ -33,6 +33,9 @@ Shared by every worker:
 - `parley:chat:{chat}:activation`: a chat's activation (`mention`, `always`, or `default`
   for none set), read through from SQL for the web process's every group message, with a TTL;
   whoever changes it in SQL writes it here after.
+- `parley:chat:{chat}:heard`: list of the latest messages in a group or channel that were not
+  addressed to the bot (JSON each: who, text), at most PARLEY_GROUP_CONTEXT, with a TTL; the
+  next turn there takes them.
 - `parley:chat:{chat}:burst`: how many messages not addressed to the bot the chat had in the
   current minute, while it answers every message (`always`), with a TTL of that minute.
 - `parley:scheduler`: the leader lease of the scheduler that runs the tasks (its token); the
@@ -182,3 +185,7 @@ def chat_activation(chat: str) -> str:
 
 def chat_burst(chat: str) -> str:
     return f"{PREFIX}:chat:{chat}:burst"
+
+
+def group_context(chat: str) -> str:
+    return f"{PREFIX}:chat:{chat}:heard"

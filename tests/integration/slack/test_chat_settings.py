@@ -86,3 +86,17 @@ async def test_always_answers_every_message_of_its_channel_but_never_a_bots(
     await answered(slack_stack, general, later.ts)
     assert len(slack_stack.fake.requests) == 2
     assert "not for the bot" not in slack_stack.fake.requests[-1].last_user_text()
+
+
+@pytest.mark.parametrize("slack_stack", [{"PARLEY_GROUP_CONTEXT": "5"}], indirect=True)
+async def test_a_mention_sees_what_the_channel_said_before_it(slack_stack: SlackStack) -> None:
+    fake, ann, general = await slack_stack.begin()
+    bob = fake.user("U0BOB", "bob")
+    await fake.say(bob, general, "the deploy failed at noon")
+    await fake.bot_says(general, "CI: build 42 red")
+    slack_stack.fake.responder = lambda request: Reply(text="ok")
+    asked = await fake.say(ann, general, f"{MENTION} what happened?")
+    await answered(slack_stack, general, asked.ts)
+    said = slack_stack.fake.requests[0].last_user_text()
+    assert '<untrusted-data source="chat">\nslack:U0BOB: the deploy failed at noon\n' in said
+    assert "build 42" not in said and said.rstrip().endswith("what happened?")

@@ -180,3 +180,35 @@ async def test_other_bots_never_start_a_turn(tg_stack: TelegramStack) -> None:
     assert "relayed" not in said_to_model
     texts = [m.text for m in tg_stack.tg.messages(ops)]
     assert texts[-1] == "Hi Bob." and not any(t.startswith("Commands:") for t in texts)
+
+
+@pytest.mark.parametrize("tg_stack", [{"PARLEY_GROUP_CONTEXT": "2"}], indirect=True)
+async def test_a_mention_sees_the_latest_unaddressed_messages_marked_as_untrusted(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    ops, dev = tg_stack.tg.group("Ops"), tg_stack.tg.group("Dev")
+    for words in ("first words", "second words", "third words"):
+        tg_stack.tg.send(ops, BOB, words)
+    tg_stack.tg.send(ops, OTHER_BOT, "bot noise")
+    tg_stack.tg.send(dev, BOB, "said elsewhere")
+    tg_stack.fake.enqueue(Reply(text="They talked."), Reply(text="Nothing new."))
+    (asked,) = await ask(tg_stack, ops, ANN, f"{MENTION} what did Bob say?")
+    said = asked.last_user_text()
+    assert "Said in this chat before this message, not addressed to you" in said
+    context = said[said.index('<untrusted-data source="chat">') : said.index("</untrusted-data>")]
+    assert "Bob: second words\nBob: third words" in context
+    assert "first words" not in said and "bot noise" not in said and "elsewhere" not in said
+    assert said.index("</untrusted-data>") < said.index("what did Bob say?")
+    (again,) = await ask(tg_stack, ops, ANN, f"{MENTION} anything else?")
+    assert "untrusted-data" not in again.last_user_text()  # each message is seen once
+
+
+async def test_by_default_a_mention_sees_only_its_own_message(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    ops = tg_stack.tg.group("Ops")
+    tg_stack.tg.send(ops, BOB, "not for the bot")
+    tg_stack.fake.enqueue(Reply(text="Hi."))
+    (asked,) = await ask(tg_stack, ops, ANN, f"{MENTION} hi")
+    assert "not for the bot" not in asked.last_user_text()
+    assert "untrusted-data" not in asked.last_user_text()
