@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from adapters.chat.group_context import MAX_CHARS, MAX_LINE, GroupContext
 from bot.redis import keys
+from bot.redis.results import done
 from bot.vocabulary.envelope import MAX_TEXT
 
 
@@ -24,7 +25,7 @@ async def test_the_newest_fit_and_are_taken_once(redis: Redis) -> None:
     context = GroupContext(redis, 50)
     for n in range(60):
         await context.keep("tg:-1", "Bob", f"{n:02d} " + "x" * 1000)
-    await redis.rpush(keys.group_context("tg:-1"), b"not json", b"[1]", b'{"who": 1}')
+    await done(redis.rpush(keys.group_context("tg:-1"), b"not json", b"[1]", b'{"who": 1}'))
     said = await context.with_recent("tg:-1", "question")
     lines = [line for line in said.splitlines() if line.startswith("Bob: ")]
     assert lines[-1].startswith("Bob: 59 ") and all(len(line) == 5 + MAX_LINE for line in lines)
