@@ -212,3 +212,22 @@ async def test_by_default_a_mention_sees_only_its_own_message(tg_stack: Telegram
     (asked,) = await ask(tg_stack, ops, ANN, f"{MENTION} hi")
     assert "not for the bot" not in asked.last_user_text()
     assert "untrusted-data" not in asked.last_user_text()
+
+
+async def test_in_a_private_chat_its_person_sets_the_instruction_and_tools(
+    tg_stack: TelegramStack,
+) -> None:
+    """With the defaults: no admins, yet a private chat's person is its admin."""
+    await tg_stack.start_worker()
+    chat = tg_stack.tg.private_chat(ANN)
+    assert (await said(tg_stack, chat, ANN, f"/instructions {PIRATE}")).startswith("From now on")
+    assert (await said(tg_stack, chat, ANN, "/tools off current_time")).endswith("not use it here.")
+    assert (
+        await said(tg_stack, chat, ANN, "/activation")
+        == "In a private chat I answer every message."
+    )
+    tg_stack.fake.enqueue(Reply(text="Arr."), Reply(text="Hello."))
+    (asked,) = await ask(tg_stack, chat, ANN, "hi")
+    assert PIRATE in asked.system_text() and "current_time" not in offered(asked)
+    (bobs,) = await ask(tg_stack, tg_stack.tg.private_chat(BOB), BOB, "hi")
+    assert PIRATE not in bobs.system_text() and "current_time" in offered(bobs)
