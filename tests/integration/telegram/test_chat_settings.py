@@ -6,8 +6,11 @@ bots, never answered. Real web app, worker, Redis and database; fake Telegram an
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from adapters.chat.activation import BURST
 from tests.fakes.llm import RecordedRequest, Reply
 from tests.fakes.tg import TgChat, TgUser
 from tests.integration.telegram.test_approvals import ADMIN
@@ -231,3 +234,22 @@ async def test_in_a_private_chat_its_person_sets_the_instruction_and_tools(
     assert PIRATE in asked.system_text() and "current_time" not in offered(asked)
     (bobs,) = await ask(tg_stack, tg_stack.tg.private_chat(BOB), BOB, "hi")
     assert PIRATE not in bobs.system_text() and "current_time" in offered(bobs)
+
+
+@pytest.mark.parametrize("tg_stack", [ADMINS], indirect=True)
+async def test_a_burst_of_unaddressed_messages_starts_turns_up_to_its_limit(
+    tg_stack: TelegramStack,
+) -> None:
+    """A bridge posting as a person in an `always` group: past 12 unaddressed messages a
+    minute, the rest are let go; a message addressed to the bot still is one."""
+    ops = tg_stack.tg.group("Ops")
+    await said(tg_stack, ops, ADMIN, "/activation always")
+    for n in range(BURST + 2):
+        tg_stack.tg.send(ops, BOB, f"relay {n:02d}")
+    tg_stack.fake.responder = lambda request: Reply(text="ok")
+    await tg_stack.start_worker()
+    await ask(tg_stack, ops, ANN, f"{MENTION} last")
+    await idle(tg_stack.redis_url)
+    seen = json.dumps(tg_stack.fake.requests[-1].body["messages"])
+    assert all(f"relay {n:02d}" in seen for n in range(BURST)) and "last" in seen
+    assert f"relay {BURST:02d}" not in seen and f"relay {BURST + 1:02d}" not in seen
