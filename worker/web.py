@@ -27,6 +27,7 @@ from bot.files.store import FileStore
 from bot.files.voice import transcriber
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
+from bot.store.chats import ChatSettings
 from bot.store.database import open_database
 from bot.store.grants import Grants
 from bot.store.traces import Traces
@@ -56,6 +57,7 @@ async def make_app(settings: Settings) -> web.Application:
         memories=stores.memories,
         people=stores.people,
         grants=Grants(database.engine),
+        chats=ChatSettings(database.engine),
         traces=Traces(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
         files=Intake(files, Limits.of(settings), voice),

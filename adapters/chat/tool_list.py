@@ -44,7 +44,11 @@ class ToolCatalog:
 
     async def as_text(self) -> str:
         """Plain lines for a chat: the tools by name, then each server and its state."""
-        lines = ["Tools: " + ", ".join(t.name for t in self.own) + "."]
+        return "Tools: " + ", ".join(t.name for t in self.own) + "." + await self.servers_text()
+
+    async def servers_text(self) -> str:
+        """Each server and its state on a line of its own, after a line break; "" for none."""
+        lines = [""]
         servers = await self.servers()
         if servers:
             lines.append("Tool servers (MCP):")

@@ -4,7 +4,7 @@ memories.
 Every bad request gets a JSON error with a 4xx status and nothing is enqueued for it. The
 record of every platform's sessions (list, read, delete, stats) is in `records.py`, the
 scheduled tasks (list, read, create, cancel) in `tasks.py`, what people asked to be
-remembered (list, delete) in `people.py`.
+remembered (list, delete) in `people.py`, a chat's standing instruction in `chats.py`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from redis.exceptions import RedisError
 from adapters.chat import decisions
 from adapters.chat.access import too_long
 from adapters.chat.decisions import Choice, Press
-from adapters.http import agent_run, pages, people, place, sessions, tasks, traces
+from adapters.http import agent_run, chats, pages, people, place, sessions, tasks, traces
 from adapters.http.common import USER, api_sender
 from adapters.http.files import Files
 from adapters.http.messages import posted
@@ -361,6 +361,7 @@ def build_app(services: Services) -> web.Application:
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
     tasks.mount(app, services)
     people.mount(app, services)
+    chats.mount(app, services)
     traces.mount(app, services)
     agent_run.mount(app, services, app[HUB])
     return app

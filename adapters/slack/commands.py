@@ -1,10 +1,14 @@
-"""Slack's slash commands, answered privately in the acknowledgement itself."""
+"""Slack's slash commands, answered privately in the acknowledgement itself.
+
+`/instructions`, `/tools` and `/activation` are about the channel or DM they are said in
+(every thread of it): anyone sees them; in a channel only an admin changes them, in a DM its
+person does (there is nothing to activate in a DM)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from adapters.chat import mode_commands, reasoning_commands
+from adapters.chat import instruction_commands, mode_commands, reasoning_commands
 from adapters.chat.access import refusal
 from adapters.chat.preference_commands import answer
 from adapters.chat.usage import limits_text, usage_text
@@ -29,12 +33,46 @@ async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
 
 
 async def on_tools(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
-    """/tools: what the agent can use now, the MCP servers' state included."""
-    who = person(str(command.get("user_id", "")))
-    if not deps.gate.may_use(who):
-        await ack(refusal(who))
+    """/tools [off NAME | on NAME]: what the agent can use in this channel or DM, the MCP
+    servers' state included, and an admin's switch for each tool."""
+    asked = await _chat_command(ack, command, deps)
+    if asked is None:
         return
-    await ack(literal(await deps.tools.as_text()))
+    who, chat, private = asked
+    text = await deps.chat_tools.answer(
+        chat, str(command.get("text") or ""), who=who,
+        may_change=private or deps.gate.is_admin(who), command="/tools",
+    )  # fmt: skip
+    await ack(literal(text))
+
+
+async def on_instructions(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/instructions [TEXT | clear]: the standing instruction of this channel or DM."""
+    asked = await _chat_command(ack, command, deps)
+    if asked is None:
+        return
+    who, chat, private = asked
+    text = await instruction_commands.answer(
+        deps.chats, chat, chat, str(command.get("text") or ""),
+        may_change=private or deps.gate.is_admin(who), command="/instructions",
+    )  # fmt: skip
+    await ack(literal(text))
+
+
+async def on_activation(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/activation [mention | always]: whether every message in this channel is for the bot."""
+    asked = await _chat_command(ack, command, deps)
+    if asked is None:
+        return
+    who, chat, private = asked
+    if private:
+        await ack("In a direct message I answer every message.")
+        return
+    text = await deps.activations.answer(
+        chat, str(command.get("text") or ""), default="mention",
+        may_change=deps.gate.is_admin(who), command="/activation",
+    )  # fmt: skip
+    await ack(text)
 
 
 async def on_preferences(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

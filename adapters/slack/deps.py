@@ -18,7 +18,10 @@ from redis.asyncio import Redis
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.chat.access import Gate
+from adapters.chat.activation import Activations
+from adapters.chat.group_context import GroupContext
 from adapters.chat.intake import Intake
+from adapters.chat.tool_commands import ChatTools
 from adapters.chat.tool_list import ToolCatalog
 from adapters.slack.client import SlackCalls
 from bot.config.settings import Settings
@@ -26,10 +29,12 @@ from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
+from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
+from bot.tools.policy import Policy
 
 
 @dataclass
@@ -45,9 +50,26 @@ class IngressDeps:
     memories: Memories
     people: People
     grants: Grants
+    chats: ChatSettings
     tools: ToolCatalog
     files: FileIntake
     background: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    @cached_property
+    def activations(self) -> Activations:
+        """Whether a channel's messages need to mention the bot (`/activation`)."""
+        return Activations(self.redis, self.chats)
+
+    @cached_property
+    def group_context(self) -> GroupContext:
+        """What a channel said before the bot was addressed (PARLEY_GROUP_CONTEXT)."""
+        return GroupContext(self.redis, self.settings.group_context)
+
+    @cached_property
+    def chat_tools(self) -> ChatTools:
+        """The tools offered in each channel or DM, and its admins' switches (`/tools`)."""
+        policy = Policy(self.settings.policy, self.settings.allowed_users)
+        return ChatTools(self.tools, self.chats, policy)
 
     @cached_property
     def intake(self) -> Intake:

@@ -23,7 +23,15 @@ from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.chat.intake import Arrival
 from adapters.slack.assistant import context_of, on_context_changed, on_thread_started, title_once
-from adapters.slack.commands import on_mode, on_preferences, on_reasoning, on_tools, on_usage
+from adapters.slack.commands import (
+    on_activation,
+    on_instructions,
+    on_mode,
+    on_preferences,
+    on_reasoning,
+    on_tools,
+    on_usage,
+)
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
 from adapters.slack.files import files_of
@@ -33,7 +41,7 @@ from adapters.slack.memory_list import on_press as on_memory_press
 from adapters.slack.permission_list import ACTION as PERMISSION_ACTION
 from adapters.slack.permission_list import on_permissions
 from adapters.slack.permission_list import on_press as on_permission_press
-from adapters.slack.place import PLATFORM, Place, place_of, sender_of
+from adapters.slack.place import PLATFORM, Place, chat_key, person, place_of, sender_of
 from adapters.slack.presses import on_press
 from adapters.slack.stop_button import ACTION as STOP_ACTION
 from adapters.slack.task_list import ACTION as TASK_ACTION
@@ -67,6 +75,8 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/mode")(on_mode)
     app.command("/reasoning")(on_reasoning)
     app.command("/tools")(on_tools)
+    app.command("/instructions")(on_instructions)
+    app.command("/activation")(on_activation)
     for name in ("/new", "/stop", "/model"):
         app.command(name)(on_slash)
     # Everything else is acknowledged, so Slack does not retry what Parley ignores.
@@ -81,23 +91,48 @@ async def on_mention(event: dict[str, Any], context: AsyncBoltContext, deps: Ing
 
 
 async def on_message(event: dict[str, Any], context: AsyncBoltContext, deps: IngressDeps) -> None:
-    """DMs, and replies in the threads the bot is part of; mentions come as app_mention."""
+    """DMs, replies in the threads the bot is part of, and every message of a channel whose
+    admins chose `/activation always` (`adapters.chat.activation`: within its burst); mentions
+    come as app_mention."""
     if not _from_person(event):
         return
     place = place_of(event, _team(context, event))
     if not place.is_im:
         if context.bot_user_id and f"<@{context.bot_user_id}>" in event.get("text", ""):
             return
-        if "thread_ts" not in event or not await deps.redis.exists(thread_key(place)):
+        joined = "thread_ts" in event and await deps.redis.exists(thread_key(place))
+        if not joined and not await _answers_all(place, deps):
+            await _heard(event, place, context, deps)
             return
     await handle(event, place, context, deps)
+
+
+async def _heard(
+    event: dict[str, Any], place: Place, context: AsyncBoltContext, deps: IngressDeps
+) -> None:
+    """Keep a channel message not for the bot, from someone who may use it, for the
+    channel's next turn to see (PARLEY_GROUP_CONTEXT)."""
+    who = person(str(event["user"]))
+    if deps.gate.may_use(who):
+        text = clean(event.get("text", ""), context.bot_user_id)
+        await deps.group_context.keep(chat_key(place.team, place.channel), who, text)
+
+
+async def _answers_all(place: Place, deps: IngressDeps) -> bool:
+    """Whether a channel message not addressed to the bot is one for it: the channel answers
+    every message, and this one is within the channel's burst."""
+    chat = chat_key(place.team, place.channel)
+    if not await deps.activations.always(chat, default="mention"):
+        return False
+    return await deps.activations.within_burst(chat)
 
 
 async def handle(
     event: dict[str, Any], place: Place, context: AsyncBoltContext, deps: IngressDeps
 ) -> None:
     """One message for the bot, through the intake (`adapters.chat.intake`): refused with a
-    note only its sender sees, or queued for the session."""
+    note only its sender sees, or queued for the session; in a channel, after what was said
+    there before it (PARLEY_GROUP_CONTEXT)."""
     user = str(event["user"])
 
     async def tell(text: str) -> None:
@@ -108,10 +143,13 @@ async def handle(
         await on_said(*said, event, place, deps, tell)
         return
     where = await context_of(deps, place)  # None: not an assistant thread
+    text = clean(event.get("text", ""), context.bot_user_id)
+    if text and not place.is_im and deps.gate.may_use(person(user)):
+        text = await deps.group_context.with_recent(chat_key(place.team, place.channel), text)
     arrival = Arrival(
         id=place.envelope_id(str(event["ts"])),
         sender=sender_of(user, "", deps.settings),
-        text=clean(event.get("text", ""), context.bot_user_id),
+        text=text,
         session=place.session,
         platform=PLATFORM,
         chat_kind=place.kind,

@@ -85,6 +85,7 @@ class SlackService:
             memories=services.memories,
             people=services.people,
             grants=services.grants,
+            chats=services.chats,
             tools=services.tools,
             files=services.files,
         )

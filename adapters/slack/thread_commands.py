@@ -1,8 +1,10 @@
 """Commands for one conversation in Slack: `/new`, `/stop` and `/model` in a DM, and `!new`,
 `!stop`, `!model …`, `!mode …`, `!reasoning …` said in a thread, since Slack's slash commands
-do not work inside threads. Each is answered as its Telegram counterpart is, with the same
-rules: anyone let in starts over or stops their conversation, only an admin switches models
-or reasoning, and `!mode` in a channel is an admin's too.
+do not work inside threads; and `!instructions …`, `!tools …` and `!activation …`, which are
+about the thread's channel, as their slash commands are. Each is answered as its Telegram
+counterpart is, with the same rules: anyone let in starts over or stops their conversation,
+only an admin switches models or reasoning, and `!mode`, `!instructions`, `!tools` and
+`!activation` in a channel are an admin's too.
 
 A thread's command is for that thread's session alone, so `!stop` never stops another
 thread's turn; `!new` is queued in order with the messages sent before it. A slash command
@@ -19,14 +21,18 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from adapters.chat import mode_commands, model_commands, reasoning_commands
+from adapters.chat import instruction_commands, mode_commands, model_commands, reasoning_commands
 from adapters.chat.access import refusal
 from adapters.chat.intake import Arrival
 from adapters.slack.deps import IngressDeps
-from adapters.slack.place import PLATFORM, Place, person, sender_of
+from adapters.slack.place import PLATFORM, Place, chat_key, person, sender_of
 from adapters.slack.stop_button import Pressed, showing
 
-SAID = re.compile(r"!(new|stop|model|mode|reasoning)(?:\s+(.*))?", re.DOTALL | re.IGNORECASE)
+SAID = re.compile(
+    r"!(new|stop|model|mode|reasoning|instructions|tools|activation)(?:\s+(.*))?",
+    re.DOTALL | re.IGNORECASE,
+)
+CHANNEL_COMMANDS = {"instructions", "tools", "activation"}
 IN_A_THREAD = (
     "In a channel every thread is a conversation of its own: say !{name} in the thread it is for."
 )
@@ -55,7 +61,9 @@ async def on_said(
         await tell(refusal(who))
         return
     admin = deps.gate.is_admin(who)
-    if name == "new":
+    if name in CHANNEL_COMMANDS:
+        await tell(await _about_channel(name, args, who, place, deps))
+    elif name == "new":
         await deps.mailbox.submit(_arrival(event, place, deps).envelope("command"))
         await tell(STARTED_OVER)
     elif name == "stop":
@@ -73,6 +81,27 @@ async def on_said(
             deps.mailbox, place.session, args, deployment=deps.settings.reasoning,
             chat_kind=place.kind, may_change=admin,
         ))  # fmt: skip
+
+
+async def _about_channel(name: str, args: str, who: str, place: Place, deps: IngressDeps) -> str:
+    """`!instructions`, `!tools` and `!activation` in a thread: about its channel or DM, as
+    the slash commands there are (`adapters.slack.commands`)."""
+    chat = chat_key(place.team, place.channel)
+    may_change = place.is_im or deps.gate.is_admin(who)
+    command = f"!{name}"
+    if name == "instructions":
+        return await instruction_commands.answer(
+            deps.chats, chat, chat, args, may_change=may_change, command=command
+        )
+    if name == "tools":
+        return await deps.chat_tools.answer(
+            chat, args, who=who, may_change=may_change, command=command
+        )
+    if place.is_im:
+        return "In a direct message I answer every message."
+    return await deps.activations.answer(
+        chat, args, default="mention", may_change=may_change, command=command
+    )
 
 
 async def on_slash(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

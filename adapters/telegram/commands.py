@@ -4,7 +4,9 @@
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
 Redis; /model sets the session's option in Redis, /mode and /reasoning the chat's;
-/preferences reads and sets the person's own in SQL; /tasks, with its buttons, has a router
+/preferences reads and sets the person's own in SQL; /instructions, /activation and /tools
+read and set what the chat's admins chose for everyone in it, in SQL (a forum topic may have
+an instruction of its own); /tasks, with its buttons, has a router
 of its own (`task_list`). No command counts against the limits. Commands the bot does not
 know go to the agent as ordinary text (and so count as messages).
 """
@@ -16,10 +18,16 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
-from adapters.chat import mode_commands, model_commands, preference_commands, reasoning_commands
+from adapters.chat import (
+    instruction_commands,
+    mode_commands,
+    model_commands,
+    preference_commands,
+    reasoning_commands,
+)
 from adapters.chat.usage import limits_text, usage_text
 from adapters.telegram.deps import IngressDeps
-from adapters.telegram.place import Place, person, place_of, sender_of
+from adapters.telegram.place import Place, chat_key, person, place_of, sender_of
 
 MENU = {
     "start": "Say hello",
@@ -34,9 +42,12 @@ MENU = {
     "memory": "What I remember here, to forget any of it",
     "permissions": "Tools you let me use without asking",
     "preferences": "Your language, instruction, model, time zone",
-    "tools": "The tools I can use now",
+    "tools": "The tools I can use here (admins switch them)",
+    "instructions": "This chat's standing instruction (admins)",
+    "activation": "Answer mentions only, or every message (admins)",
 }
-ELSEWHERE = {"tasks", "memory", "permissions"}  # in the menu, answered by other routers
+ELSEWHERE = {"tasks", "memory", "permissions"}
+CHAT_SETTINGS = {"instructions", "tools", "activation"}  # in the menu, answered by other routers
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
     "running anything sensitive."
@@ -68,10 +79,14 @@ def router() -> Router:
 async def on_command(
     message: TgMessage, command: CommandObject, event_update: Update, deps: IngressDeps
 ) -> None:
-    if message.from_user is None or not await deps.admit(message, message.from_user):
-        return
+    user = message.from_user
+    if user is None or user.is_bot or not await deps.admit(message, user):
+        return  # another bot's command is not answered either: that could start a loop
     place = place_of(message)
     name = command.command.lower()
+    if name in CHAT_SETTINGS:
+        await deps.answer(message, await chat_setting(name, message, command.args or "", deps))
+        return
     if name == "new":
         await deps.submit_command(message, event_update, "new")
         return
@@ -84,15 +99,13 @@ async def on_command(
         text = HELLO
     elif name == "help":
         text = help_text(place.private) + "\n\n" + await deps.tools.as_text()
-    elif name == "tools":
-        text = await deps.tools.as_text()
     elif name == "preferences":
-        sender = sender_of(message.from_user, deps.settings)
+        sender = sender_of(user, deps.settings)
         text = await preference_commands.answer(
             deps.people, deps.settings, sender, command.args or ""
         )
     elif name == "mode":
-        private = place.private or deps.gate.is_admin(person(message.from_user.id))
+        private = place.private or deps.gate.is_admin(person(user.id))
         text = await mode_commands.answer(
             deps.mailbox, place.session, command.args or "", may_change=private
         )
@@ -100,18 +113,41 @@ async def on_command(
         text = await reasoning_commands.answer(
             deps.mailbox, place.session, command.args or "",
             deployment=deps.settings.reasoning, chat_kind=place.kind,
-            may_change=deps.gate.is_admin(person(message.from_user.id)),
+            may_change=deps.gate.is_admin(person(user.id)),
         )  # fmt: skip
     elif name == "usage":
         text = await usage(place, deps)
-        standing = await deps.gate.limits.standing(person(message.from_user.id))
+        standing = await deps.gate.limits.standing(person(user.id))
         text += "\n" + limits_text(standing)
     else:
         text = await model_commands.answer(
             deps.mailbox, deps.settings, place.session, command.args or "",
-            may_change=deps.gate.is_admin(person(message.from_user.id)),
+            may_change=deps.gate.is_admin(person(user.id)),
         )  # fmt: skip
     await deps.answer(message, text)
+
+
+async def chat_setting(name: str, message: TgMessage, said: str, deps: IngressDeps) -> str:
+    """/instructions, /tools and /activation: what the chat's admins choose for everyone in
+    it; in a private chat its person is its admin, and there is nothing to activate."""
+    assert message.from_user is not None
+    place, who = place_of(message), person(message.from_user.id)
+    chat = chat_key(place.chat_id)
+    may_change = place.private or deps.gate.is_admin(who)
+    command = f"/{name}"
+    if name == "instructions":
+        return await instruction_commands.answer(
+            deps.chats, place.session, chat, said, may_change=may_change, command=command
+        )
+    if name == "tools":
+        return await deps.chat_tools.answer(
+            chat, said, who=who, may_change=may_change, command=command
+        )
+    if place.private:
+        return "In a private chat I answer every message."
+    return await deps.activations.answer(
+        chat, said, default=deps.group_activation, may_change=may_change, command=command
+    )
 
 
 async def usage(place: Place, deps: IngressDeps) -> str:

@@ -3,9 +3,12 @@ notes; `files`), an album as one message, become an envelope in the session's ma
 anything else a quick answer; the stop button of a streamed draft stops the session's turn.
 
 In groups only what is meant for the bot counts: a mention of it, a reply to it, or every
-message when TELEGRAM_GROUP_TRIGGER=all. A recording may also say the bot's name aloud: one
-that neither mentions nor answers it is heard, and counts if its transcript names the bot
-(`IngressDeps.named_aloud`). Other bots are never answered (that could loop).
+message where the group's admins chose `/activation always` (TELEGRAM_GROUP_TRIGGER=all where
+they chose nothing), but for what a bot relayed (`via_bot`) and past a burst
+(`adapters.chat.activation`). A recording may also say the bot's name aloud: one that
+neither mentions nor answers it is heard, and counts if its transcript names the bot
+(`IngressDeps.named_aloud`). Other bots are never answered, whatever they send (that could
+loop).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from aiogram.types import MessageGenerationStopped, Update
 
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.files import files_of, recording_of
-from adapters.telegram.place import Place
+from adapters.telegram.place import Place, chat_key, person
 
 NOT_READ = (
     "I read text, photos, voice notes, PDFs and text files here. Send me your question as a "
@@ -53,9 +56,11 @@ def router() -> Router:
 
 
 async def on_text(message: TgMessage, event_update: Update, deps: IngressDeps) -> None:
-    text = addressed(message, deps)
-    if text is None or message.from_user is None or message.from_user.is_bot:
+    if message.from_user is None or message.from_user.is_bot:
         return  # other bots are not people: answering them could start a loop
+    text = await for_bot(message, deps)
+    if text is None:
+        return
     await deps.take(message, deps.arrival(message, event_update, text))  # refusals answered
 
 
@@ -72,7 +77,7 @@ async def on_file(
         return
     parts = album or [message]
     captioned = next((part for part in parts if part.caption), message)
-    text = addressed(captioned, deps, require_text=False)
+    text = await for_bot(captioned, deps, require_text=False)
     named_aloud = None
     if text is None:
         if recording_of(message) is None:
@@ -87,8 +92,9 @@ async def on_file(
 
 
 async def on_other(message: TgMessage, deps: IngressDeps) -> None:
-    """Stickers, voice, locations...; service messages are not for us."""
-    if message.from_user is None or _is_service(message):
+    """Stickers, voice, locations...; service messages are not for us, nor what bots send.
+    Only one addressed to the bot is answered, also where it answers every message."""
+    if message.from_user is None or message.from_user.is_bot or _is_service(message):
         return
     if addressed(message, deps, require_text=False) is None:
         return
@@ -103,6 +109,36 @@ async def on_stop_generation(stopped: MessageGenerationStopped, deps: IngressDep
         chat_type=stopped.chat.type,
     )
     await deps.mailbox.stop(place.session)
+
+
+async def for_bot(
+    message: TgMessage, deps: IngressDeps, *, require_text: bool = True
+) -> str | None:
+    """The text meant for the bot (see `addressed`; in a group, after what was said there
+    before it, PARLEY_GROUP_CONTEXT), or in a group that answers every message the whole text
+    of one written by a person, within the group's burst; None if not for it (then kept for
+    the group's next turn to see)."""
+    text = addressed(message, deps, require_text=require_text)
+    if message.chat.type == ChatType.PRIVATE:
+        return text
+    chat, user = chat_key(message.chat.id), message.from_user
+    let_in = user is not None and deps.gate.may_use(person(user.id))
+    if text is not None:
+        return await deps.group_context.with_recent(chat, text) if let_in else text
+    said = message.text or message.caption or ""
+    if await _answers_all(message, chat, deps):
+        return said if said.strip() or not require_text else None
+    if let_in and user is not None:
+        await deps.group_context.keep(chat, user.full_name, said)
+    return None
+
+
+async def _answers_all(message: TgMessage, chat: str, deps: IngressDeps) -> bool:
+    """Whether a message not addressed to the bot is one for it all the same: its group
+    answers every message, a person wrote it (no bot relayed it), within the burst."""
+    if not await deps.activations.always(chat, default=deps.group_activation):
+        return False
+    return message.via_bot is None and await deps.activations.within_burst(chat)
 
 
 def addressed(message: TgMessage, deps: IngressDeps, *, require_text: bool = True) -> str | None:
@@ -121,8 +157,7 @@ def addressed(message: TgMessage, deps: IngressDeps, *, require_text: bool = Tru
         message.reply_to_message.from_user is not None
         and message.reply_to_message.from_user.id == deps.me.id
     )
-    everything = deps.settings.telegram_group_trigger == "all"
-    if not (mentioned or replied or everything):
+    if not (mentioned or replied):
         return None
     if mentioned:
         cleaned = _strip_mention(text, mention)

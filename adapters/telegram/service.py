@@ -175,6 +175,7 @@ class TelegramService:
             memories=self.services.memories,
             people=self.services.people,
             grants=self.services.grants,
+            chats=self.services.chats,
             tools=self.services.tools,
             files=self.services.files,
             reactions=reactions,

@@ -17,6 +17,7 @@ from bot.files.intake import Intake
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
+from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
@@ -36,6 +37,7 @@ class Services:
     memories: Memories
     people: People
     grants: Grants
+    chats: ChatSettings  # what each chat's admins chose for everyone in it
     traces: Traces
     tools: ToolCatalog
     files: Intake  # the files people send, checked and stored

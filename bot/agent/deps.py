@@ -17,6 +17,7 @@ from bot.llm.retry import RetryPolicy, Sleep
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
+from bot.vocabulary.chat_settings import ChatRules
 from bot.vocabulary.files import FileRef
 from bot.vocabulary.run_config import RunConfig
 
@@ -58,4 +59,5 @@ class TurnRequest:
     model: str | None = None
     memory: tuple[str, ...] = ()  # what the scope remembers, for the system prompt
     allowed: tuple[str, ...] = ()  # tools the person always allows in this chat (grants)
+    chat_rules: ChatRules = field(default_factory=ChatRules)  # what the chat's admins chose
     config: RunConfig = field(default_factory=RunConfig)  # how it is to run (an API run)

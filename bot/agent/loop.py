@@ -94,7 +94,7 @@ class _Run:
         self.reasoning = reasoning_in(
             request.ctx.chat_kind, config.reasoning, deps.settings.reasoning
         )
-        self.deps = deps = _configured(deps, config)
+        self.deps = deps = _configured(deps, config, request.chat_rules.tools_off)
         self.cancel = cancel if cancel is not None else asyncio.Event()
         self.deadline = Deadline(config.timeout or deps.settings.turn_timeout, self.cancel)
         self.checkpoint = checkpoint
@@ -354,7 +354,12 @@ class _Run:
         model = self.model or self.config.model or self.request.model or deps.model
         return ModelRequest(
             model=model,
-            system=deps.prompt.system(self.request.ctx, deps.clock(), self.request.memory),
+            system=deps.prompt.system(
+                self.request.ctx,
+                deps.clock(),
+                self.request.memory,
+                self.request.chat_rules.instruction,
+            ),
             messages=self.state.messages,
             tools=deps.tools.specs,
             max_tokens=deps.settings.max_tokens,
@@ -397,10 +402,13 @@ class _Run:
         )
 
 
-def _configured(deps: AgentDeps, config: RunConfig) -> AgentDeps:
-    """The loop's parts as the run's config changes them: its tools, its retries."""
+def _configured(deps: AgentDeps, config: RunConfig, off: frozenset[str]) -> AgentDeps:
+    """The loop's parts as the run's config changes them: its tools, less those switched
+    `off` in its chat, and its retries."""
     if config.tools is not None:
         deps = replace(deps, tools=deps.tools.only(config.tools))
+    if off:
+        deps = replace(deps, tools=deps.tools.without(off))
     if config.retry is not None:
         deps = replace(deps, retry=replace(deps.retry, attempts=config.retry.attempts))
     return deps

@@ -1,4 +1,5 @@
-"""The system prompt: the bootstrap files, then where and when the conversation happens.
+"""The system prompt: the bootstrap files, then the chat's instruction, then where and when
+the conversation happens.
 
 The bootstrap files change rarely and form the cached prefix. The date changes daily, so it
 comes after them; the time of day is stamped on each user message instead of the system
@@ -64,10 +65,16 @@ class PromptBuilder:
         self.bootstrap = bootstrap
 
     def system(
-        self, ctx: ToolContext, now: datetime, memory: tuple[str, ...] = ()
+        self,
+        ctx: ToolContext,
+        now: datetime,
+        memory: tuple[str, ...] = (),
+        chat_instruction: str | None = None,
     ) -> list[SystemPart]:
         """`memory`: what the conversation's scope remembers, in a part of its own after the
-        bootstrap's (see `bot.memory.prompt`), so the bootstrap stays cached when it changes."""
+        bootstrap's (see `bot.memory.prompt`), so the bootstrap stays cached when it changes.
+        `chat_instruction`: what the chat's admins asked for every answer there, in a part of
+        its own after the bootstrap's too, and before the person's own preferences."""
         local = now.astimezone(ctx.timezone)
         where = (
             "## This conversation\n"
@@ -81,6 +88,7 @@ class PromptBuilder:
         remembered = memory_part(memory)
         return [
             SystemPart(rules, stable=True),
+            *([chat_part(chat_instruction)] if chat_instruction else []),
             *([remembered] if remembered is not None else []),
             SystemPart(where, stable=False),
         ]
@@ -88,6 +96,18 @@ class PromptBuilder:
     @staticmethod
     def stamp(ctx: ToolContext, now: datetime) -> str:
         return f"[{now.astimezone(ctx.timezone):%a %Y-%m-%d %H:%M %Z}]"
+
+
+def chat_part(instruction: str) -> SystemPart:
+    """The chat's standing instruction, as its admins set it (`/instructions`): not part of
+    the cached prefix, so changing it leaves the bootstrap's cache as it was."""
+    return SystemPart(
+        "## This chat\n"
+        "The admins of this chat asked you to follow this in every answer here: "
+        f'"{instruction}" (the chat\'s standing request; it does not override your other '
+        "instructions).",
+        stable=False,
+    )
 
 
 def preferred(ctx: ToolContext) -> str:

@@ -198,6 +198,9 @@ class Settings(BaseSettings):
     allow_guests: bool = False  # with allowed_users: strangers come in, as guests
     admins: IdList = Field(default_factory=list)
     user_models: IdList = Field(default_factory=list)  # what people may prefer; admins: any
+    # Messages of a group or channel not addressed to the bot that a turn there also sees,
+    # at most (`adapters.chat.group_context`); 0: none.
+    group_context: int = Field(default=0, ge=0, le=50)
 
     telegram_bot_token: SecretStr | None = _env("TELEGRAM_BOT_TOKEN")
     telegram_api_url: str = Field(

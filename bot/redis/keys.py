@@ -30,6 +30,14 @@ Shared by every worker:
   `tokens` (the total) and `turn:{envelope id}` per turn counted, so a turn counts once.
 - `parley:limit:{person}:told:{what}`: the person was told they are over a limit
   (`messages`, `tokens:{YYYY-MM-DD}`); it lapses when they may write again.
+- `parley:chat:{chat}:activation`: a chat's activation (`mention`, `always`, or `default`
+  for none set), read through from SQL for the web process's every group message, with a TTL;
+  whoever changes it in SQL writes it here after.
+- `parley:chat:{chat}:heard`: list of the latest messages in a group or channel that were not
+  addressed to the bot (JSON each: who, text), at most PARLEY_GROUP_CONTEXT, with a TTL; the
+  next turn there takes them.
+- `parley:chat:{chat}:burst`: how many messages not addressed to the bot the chat had in the
+  current minute, while it answers every message (`always`), with a TTL of that minute.
 - `parley:scheduler`: the leader lease of the scheduler that runs the tasks (its token); the
   other schedulers wait until it is free.
 
@@ -187,3 +195,15 @@ def limit(person: str, name: str) -> str:
     """`person` is platform-prefixed (`tg:42`); `name` is `messages`, `tokens:{day}` or
     `told:{what}`."""
     return f"{PREFIX}:limit:{person}:{name}"
+
+
+def chat_activation(chat: str) -> str:
+    return f"{PREFIX}:chat:{chat}:activation"
+
+
+def chat_burst(chat: str) -> str:
+    return f"{PREFIX}:chat:{chat}:burst"
+
+
+def group_context(chat: str) -> str:
+    return f"{PREFIX}:chat:{chat}:heard"

@@ -15,6 +15,7 @@ from bot.mailbox.liveness import Liveness
 from bot.people.limits import Limits
 from bot.redis.confirmations import Confirmations
 from bot.session.egress import Egress
+from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
 from bot.store.history import History
 from bot.store.memory import Memories
@@ -25,18 +26,26 @@ from bot.tasks.book import TaskBook
 @dataclass(frozen=True)
 class SessionStores:
     """The database's stores a turn is decided with: what its person chose and always
-    allows, what its scope remembers, and the task book (a scheduled run whose task was
-    called off while it waited is not run). The runner's own, on the worker's loop."""
+    allows, what its scope remembers, what its chat's admins chose, and the task book (a
+    scheduled run whose task was called off while it waited is not run). The runner's own,
+    on the worker's loop."""
 
     people: People
     memories: Memories
     grants: Grants
     tasks: TaskBook
+    chats: ChatSettings  # what each chat's admins chose: its instruction, its tools off
 
     @classmethod
     def open(cls, engine: AsyncEngine, redis: Redis) -> SessionStores:
         """All of them on one database (and Redis, where tasks are announced)."""
-        return cls(People(engine), Memories(engine), Grants(engine), TaskBook(engine, redis))
+        return cls(
+            People(engine),
+            Memories(engine),
+            Grants(engine),
+            TaskBook(engine, redis),
+            ChatSettings(engine),
+        )
 
 
 @dataclass(frozen=True)

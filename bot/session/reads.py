@@ -1,5 +1,6 @@
 """What the database tells a turn before it runs: what its person chose (their model among
-it), what they always allow in the chat, and what their conversation remembers. A database
+it), what they always allow in the chat, what their conversation remembers, and what the
+chat's admins chose for everyone in it (its instruction, its tools switched off). A database
 that cannot be read costs the turn these extras, never the turn itself."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from bot.memory.prompt import within_budget
 from bot.memory.scope import memory_scope, scope_of
 from bot.session.deps import SessionStores
 from bot.store.memory import Memories
+from bot.vocabulary.chat_settings import ChatRules
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.messages import TextBlock
@@ -32,12 +34,15 @@ MemoryCount = tuple[int, str]  # how many memories a scope has, and their versio
 @dataclass(frozen=True)
 class TurnReads:
     """What the database tells a turn before it runs: what its person chose, what they
-    always allow in the chat (None if it could not be read), and how many memories the
-    turn's scope has, with their version (None if they could not be read)."""
+    always allow in the chat (None if it could not be read), how many memories the
+    turn's scope has, with their version (None if they could not be read), and the chat's
+    rules (none if they could not be read: a chat's switched-off tool is then offered, as
+    the operator's policy still decides every call)."""
 
     preferences: Preferences = field(default_factory=Preferences)
     allowed: tuple[str, ...] | None = None
     memories: MemoryCount | None = None
+    chat: ChatRules = field(default_factory=ChatRules)
 
     def granting(self, tools: Iterable[str]) -> TurnReads:
         """These reads with `tools` allowed from now on (an "Always allow" just kept)."""
@@ -55,12 +60,13 @@ async def read_for(asker: Envelope, stores: SessionStores | None) -> TurnReads:
         return TurnReads()
     person = asker.sender.id
     scope = scope_of(asker.chat_kind, person, asker.session)
-    preferences, allowed, memories = await asyncio.gather(
+    preferences, allowed, memories, chat = await asyncio.gather(
         _softly(f"read the preferences of {person}", stores.people.preferences(person)),
         _softly(f"read what {person} always allows", _tools_of(stores, asker)),
         _softly(f"read the memories of {scope}", stores.memories.version(scope)),
+        _softly(f"read the settings of {asker.session}", stores.chats.rules(asker.session)),
     )
-    return TurnReads(preferences or Preferences(), allowed, memories)
+    return TurnReads(preferences or Preferences(), allowed, memories, chat or ChatRules())
 
 
 async def _tools_of(stores: SessionStores, asker: Envelope) -> tuple[str, ...]:
@@ -81,11 +87,12 @@ async def prepared(
     request: TurnRequest, state: SessionState, reads: TurnReads, memories: Memories | None
 ) -> TurnRequest:
     """`request` with what the database adds to it: the scope's memories (chosen again only
-    when they changed), and the tools its person always allows in its chat."""
+    when they changed), the tools its person always allows in its chat, and its chat's rules."""
     remembered = await with_memory(request, state, reads.memories, memories)
+    ruled = dataclasses.replace(remembered, chat_rules=reads.chat)
     if reads.allowed is None:
-        return remembered
-    return dataclasses.replace(remembered, allowed=reads.allowed)
+        return ruled
+    return dataclasses.replace(ruled, allowed=reads.allowed)
 
 
 def _last_said(state: SessionState) -> str:

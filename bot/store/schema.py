@@ -234,6 +234,31 @@ class GrantRow(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
+class ChatSettingRow(Base):
+    """What the admins of a chat chose for everyone in it (`bot.vocabulary.chat_settings`):
+    `key` is a chat (`bot.vocabulary.chats.chat_of`) or a Telegram forum topic, whose own
+    instruction comes before its chat's; a chat that chose nothing has no row."""
+
+    __tablename__ = "chat_settings"
+
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    instruction: Mapped[str | None] = mapped_column(Text, nullable=True)
+    activation: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ChatToolRow(Base):
+    """A tool switched off in `chat` by one of its admins: not offered to the model in the
+    turns of any of its topics or threads."""
+
+    __tablename__ = "chat_tools_off"
+
+    chat: Mapped[str] = mapped_column(String(300), primary_key=True)
+    tool: Mapped[str] = mapped_column(String(200), primary_key=True)
+    switched_by: Mapped[str] = mapped_column(String(200))
+    switched_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
 class TaskRow(Base):
     """A scheduled task: a prompt the scheduler turns into an envelope of kind `scheduled` at
     each run time, answered where the task was made (`session`, `platform`, `reply_to`).

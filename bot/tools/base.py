@@ -292,6 +292,11 @@ class ToolRegistry:
         offered no other, and a call to another is refused as to an unknown tool."""
         return _Subset(self, frozenset(names))
 
+    def without(self, names: Collection[str]) -> ToolRegistry:
+        """These tools but `names` (those a chat's admins switched off): the model is not
+        offered them, and a call to one is refused as to an unknown tool."""
+        return _Without(self, frozenset(names))
+
 
 class _Subset(ToolRegistry):
     def __init__(self, whole: ToolRegistry, names: frozenset[str]) -> None:
@@ -308,3 +313,20 @@ class _Subset(ToolRegistry):
     @property
     def specs(self) -> list[ToolSpec]:
         return [spec for spec in self._whole.specs if spec.name in self._names]
+
+
+class _Without(ToolRegistry):
+    def __init__(self, whole: ToolRegistry, names: frozenset[str]) -> None:
+        super().__init__()
+        self._whole = whole
+        self._names = names
+
+    def get(self, name: str) -> Tool | None:
+        return None if name in self._names else self._whole.get(name)
+
+    def _all(self) -> dict[str, Tool]:
+        return {n: t for n, t in self._whole._all().items() if n not in self._names}
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return [spec for spec in self._whole.specs if spec.name not in self._names]

@@ -57,7 +57,8 @@ async def test_telegram_help_and_tools_name_the_connected_server(
     assert "• broken: " in tools and "• broken: connected" not in tools
     tg_stack.tg.send(chat, ANN, "/help")
     shown = await replies(tg_stack, chat, 2)
-    assert "/tools - The tools I can use now" in shown[1] and "• time: connected" in shown[1]
+    assert "/tools - The tools I can use here (admins switch them)" in shown[1]
+    assert "• time: connected" in shown[1]
     assert not tg_stack.fake.requests  # answered by the bot itself, at no model cost
 
 

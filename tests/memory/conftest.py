@@ -6,6 +6,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.session.deps import SessionStores
+from bot.store.chats import ChatSettings
 from bot.store.database import Database
 from bot.store.grants import Grants
 from bot.store.memory import Memories
@@ -22,4 +23,4 @@ def memories(db: Database) -> Memories:
 @pytest.fixture
 def services(db: Database, redis_client: Redis, memories: Memories) -> SessionStores:
     tasks, people, grants = TaskBook(db.engine, redis_client), People(db.engine), Grants(db.engine)
-    return SessionStores(people, memories, grants, tasks)
+    return SessionStores(people, memories, grants, tasks, ChatSettings(db.engine))

@@ -250,9 +250,9 @@ def env_settings(env: dict[str, str], skip: tuple[str, ...] = ()) -> Settings:
 
 
 def web_settings(env: dict[str, str]) -> Settings:
-    """The web process's settings, from the same variables the workers get (the tools and
-    the policy only matter to workers)."""
-    return env_settings(env, skip=("tool_modules", "policy"))
+    """The web process's settings, from the same variables the workers get (the tools only
+    matter to workers; the policy also says which tools `/tools` may switch on)."""
+    return env_settings(env, skip=("tool_modules",))
 
 
 S = TypeVar("S", bound=Stack)

@@ -25,9 +25,10 @@ class TgUser:
     id: int
     first_name: str
     username: str | None = None
+    is_bot: bool = False  # another bot in a group, whose messages Telegram delivers too
 
     def wire(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "is_bot": False, "first_name": self.first_name}
+        data: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
         if self.username:
             data["username"] = self.username
         return data
