@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.chat import mode_commands, reasoning_commands
+from adapters.chat import mode_commands, pair_commands, reasoning_commands
 from adapters.chat.access import refusal
 from adapters.chat.preference_commands import answer
 from adapters.chat.usage import limits_text, usage_text
@@ -35,6 +35,14 @@ async def on_tools(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
         await ack(refusal(who))
         return
     await ack(literal(await deps.tools.as_text()))
+
+
+async def on_pair(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/pair CODE and /unpair PERSON: an admin lets a person in by their code, or out."""
+    who = person(str(command.get("user_id", "")))
+    name = str(command.get("command", "")).removeprefix("/")
+    said = str(command.get("text") or "")
+    await ack(await pair_commands.answer(deps.gate, who, name, said))
 
 
 async def on_preferences(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

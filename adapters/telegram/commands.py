@@ -4,9 +4,10 @@
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
 Redis; /model sets the session's option in Redis, /mode and /reasoning the chat's;
-/preferences reads and sets the person's own in SQL; /tasks, with its buttons, has a router
-of its own (`task_list`). No command counts against the limits. Commands the bot does not
-know go to the agent as ordinary text (and so count as messages).
+/preferences reads and sets the person's own in SQL; /pair and /unpair (admins) let a
+person in by their pairing code, or out (`adapters.chat.pair_commands`); /tasks, with its
+buttons, has a router of its own (`task_list`). No command counts against the limits.
+Commands the bot does not know go to the agent as ordinary text (and so count as messages).
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
-from adapters.chat import mode_commands, model_commands, preference_commands, reasoning_commands
+from adapters.chat import (
+    mode_commands,
+    model_commands,
+    pair_commands,
+    preference_commands,
+    reasoning_commands,
+)
 from adapters.chat.usage import limits_text, usage_text
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, person, place_of, sender_of
@@ -35,8 +42,10 @@ MENU = {
     "permissions": "Tools you let me use without asking",
     "preferences": "Your language, instruction, model, time zone",
     "tools": "The tools I can use now",
+    "pair": "Let a person in by their code (admins)",
+    "unpair": "Let a paired person out (admins)",
 }
-ELSEWHERE = {"tasks", "memory", "permissions"}  # in the menu, answered by other routers
+ELSEWHERE = {"tasks", "memory", "permissions", "pair", "unpair"}  # not by `on_command`
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
     "running anything sensitive."
@@ -62,6 +71,7 @@ def router() -> Router:
     """A fresh router each time: a router belongs to one dispatcher."""
     commands = Router(name="commands")
     commands.message.register(on_command, Command(*command_names()))
+    commands.message.register(on_pair, Command("pair", "unpair"))
     return commands
 
 
@@ -112,6 +122,14 @@ async def on_command(
             may_change=deps.gate.is_admin(person(message.from_user.id)),
         )  # fmt: skip
     await deps.answer(message, text)
+
+
+async def on_pair(message: TgMessage, command: CommandObject, deps: IngressDeps) -> None:
+    """/pair CODE and /unpair PERSON: an admin lets a person in by their code, or out."""
+    if message.from_user is None or not await deps.admit(message, message.from_user):
+        return
+    who, name = person(message.from_user.id), command.command.lower()
+    await deps.answer(message, await pair_commands.answer(deps.gate, who, name, command.args or ""))
 
 
 async def usage(place: Place, deps: IngressDeps) -> str:

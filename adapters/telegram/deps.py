@@ -24,10 +24,18 @@ from adapters.chat.access import Gate
 from adapters.chat.intake import Arrival, Files, Intake
 from adapters.chat.tool_list import ToolCatalog
 from adapters.telegram.client import TelegramCalls
-from adapters.telegram.place import PLATFORM, envelope_id, person, place_of, sender_of
+from adapters.telegram.place import (
+    PLATFORM,
+    account,
+    envelope_id,
+    person,
+    place_of,
+    sender_of,
+)
 from bot.config.settings import Settings
 from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
+from bot.people.pairing import PrivateChat
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
 from bot.store.grants import Grants
@@ -77,10 +85,18 @@ class IngressDeps:
 
     async def admit(self, message: TgMessage, user: User) -> bool:
         """Whether `user` may talk to the bot; a stranger is told so once, at no model cost."""
-        admission = await self.gate.admit(person(user.id), _where(message))
+        who, private = person(user.id), self.private(message)
+        admission = await self.gate.admit(who, _where(message), private=private)
         if admission.tell is not None:
             await self.answer(message, admission.tell)
         return admission.admitted
+
+    def private(self, message: TgMessage) -> PrivateChat | None:
+        """`message`'s chat if it is a private one, where PARLEY_DM_POLICY decides."""
+        place = place_of(message)
+        if not place.private:
+            return None
+        return PrivateChat(account(self.me.id), PLATFORM, place.session, place.model_dump())
 
     @cached_property
     def intake(self) -> Intake:
@@ -110,6 +126,7 @@ class IngressDeps:
             where=_where(message),
             files=files,
             for_bot=for_bot,
+            private=self.private(message),
         )
 
     async def submit_command(self, message: TgMessage, update: Update, name: str) -> None:

@@ -161,7 +161,7 @@ class TelegramService:
             settings=self.settings,
             me=me,
             calls=TelegramCalls(self.bot, budget, self.settings),
-            gate=Gate(self.settings, self.redis),
+            gate=Gate(self.settings, self.redis, self.services.pairing),
             mailbox=self.services.mailbox,
             confirmations=self.services.confirmations,
             archive=self.services.archive,

@@ -177,6 +177,10 @@ class Settings(BaseSettings):
     user_tokens_per_day: int | None = Field(default=None, ge=1)  # unset: no daily budget
     allow_guests: bool = False  # with allowed_users: strangers come in, as guests
     admins: IdList = Field(default_factory=list)
+    # Who may talk in private chats (`adapters.chat.access`); unset: as PARLEY_ALLOWED_USERS
+    # says (`allowlist` when it is set, `open` when not).
+    dm_policy: Literal["allowlist", "pairing", "open"] | None = None
+    pairing_code_ttl: float = Field(default=3600.0, ge=1, le=7 * 86_400)
     user_models: IdList = Field(default_factory=list)  # what people may prefer; admins: any
 
     telegram_bot_token: SecretStr | None = _env("TELEGRAM_BOT_TOKEN")
