@@ -34,7 +34,7 @@ from bot.store.pairings import Paired, PairedPeople
 from bot.vocabulary.envelope import Envelope, Sender
 
 log = logging.getLogger(__name__)
-ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud, typed again
+ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0 or O, no 1 or I: read out, typed again
 CODE_LENGTH = 8
 MOST_PENDING = 3
 ASKS = 5  # answers to one stranger per ASK_WINDOW, then silence
