@@ -85,13 +85,18 @@ def read_person(said: str) -> str | None:
 
 
 def duration(seconds: float) -> str:
-    """`1 hour`, `20 minutes`, `5 seconds`: how long, as a sentence says it."""
-    for unit, size in (("hour", 3600), ("minute", 60)):
-        if seconds >= size:
-            n = math.ceil(seconds / size - 1e-9)
-            return f"{n} {unit}{'s' if n > 1 else ''}"
-    n = max(1, math.ceil(seconds))
-    return f"{n} second{'s' if n > 1 else ''}"
+    """`1 hour`, `1 hour 30 minutes`, `20 minutes`, `5 seconds`: how long, as a sentence says
+    it, rounded up to what it names."""
+    if seconds < 60:
+        n = max(1, math.ceil(seconds))
+        return f"{n} second{'s' if n > 1 else ''}"
+    hours, minutes = divmod(math.ceil(seconds / 60 - 1e-9), 60)
+    said = [
+        f"{n} {unit}{'s' if n > 1 else ''}"
+        for n, unit in ((hours, "hour"), (minutes, "minute"))
+        if n
+    ]
+    return " ".join(said)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ def test_codes_are_random_of_an_unambiguous_alphabet_and_read_strictly() -> None
     assert read_person(" tg:123 ") == "tg:123" and read_person("slack:U01AB") == "slack:U01AB"
     for bad in ("123", "tg:", "tg:1 2", "tg:١٢", "TG:1"):
         assert read_person(bad) is None, bad
-    assert p.duration(3600) == "1 hour" and p.duration(90) == "2 minutes"
+    assert p.duration(3600) == "1 hour" == p.duration(3599.2) and p.duration(90) == "2 minutes"
+    assert p.duration(5400) == "1 hour 30 minutes" and p.duration(7200) == "2 hours"
     assert p.duration(1) == "1 second"
 
 
