@@ -1,8 +1,8 @@
 """`/pair CODE` and `/unpair PERSON`: an admin lets a stranger in, or a paired person out
 
-The same on every platform. Only admins may, in any chat: the code names whom it lets in, so where it is said does not
-matter. What is said is read strictly and every bad input has its own answer
-(`bot.people.pairing`).
+The same on every platform. Only admins may, in any chat: the code names whom it lets in, so
+where it is said does not matter. What is said is read strictly, and every bad input has its
+own answer (`bot.people.pairing`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from adapters.chat.preference_commands import answer
 from adapters.chat.usage import limits_text, usage_text
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
-from adapters.slack.place import chat_key, person, sender_of
+from adapters.slack.place import chat_key, in_dm, person, sender_of
 
 
 async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
@@ -18,7 +18,7 @@ async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     channel; a DM and its threads), and the person's own room under their limits; a
     stranger is told why not, every time they ask."""
     who = person(str(command.get("user_id", "")))
-    if not deps.gate.may_use(who):
+    if not await deps.gate.lets_in(who, in_dm(command)):
         await ack(refusal(who))
         return
     where = chat_key(str(command.get("team_id", "")), str(command.get("channel_id", "")))
@@ -31,7 +31,7 @@ async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
 async def on_tools(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/tools: what the agent can use now, the MCP servers' state included."""
     who = person(str(command.get("user_id", "")))
-    if not deps.gate.may_use(who):
+    if not await deps.gate.lets_in(who, in_dm(command)):
         await ack(refusal(who))
         return
     await ack(literal(await deps.tools.as_text()))
@@ -48,7 +48,7 @@ async def on_pair(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
 async def on_preferences(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/preferences [what value]: the person's own, shown and set privately."""
     user = str(command.get("user_id", ""))
-    if not deps.gate.may_use(person(user)):
+    if not await deps.gate.lets_in(person(user), in_dm(command)):
         await ack(refusal(person(user)))
         return
     said = str(command.get("text") or "")
@@ -88,7 +88,7 @@ async def _chat_command(
     """Who asked, the chat a command about the channel or DM is for, and whether it is a DM;
     None once a stranger was told they are not let in."""
     who = person(str(command.get("user_id", "")))
-    if not deps.gate.may_use(who):
+    if not await deps.gate.lets_in(who, in_dm(command)):
         await ack(refusal(who))
         return None
     channel = str(command.get("channel_id", ""))

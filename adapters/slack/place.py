@@ -91,3 +91,8 @@ def sender_of(user_id: str, name: str, settings: Settings) -> Sender:
 def account(team: str) -> str:
     """The bot's account in a workspace, as pairing counts the codes waiting on it."""
     return f"{PLATFORM}:{team}"
+
+
+def in_dm(command: dict[str, Any]) -> bool:
+    """Whether a slash command was typed in a DM, where PARLEY_DM_POLICY decides who may."""
+    return str(command.get("channel_id", "")).startswith("D")

@@ -27,7 +27,7 @@ SHORT = {**PAIRING, "PARLEY_PAIRING_CODE_TTL": "1"}
 
 def code_in(text: str) -> str:
     assert "give this code to an admin" in text, text
-    code = read_code(text.split("/pair ")[1].split(".")[0])
+    code = read_code(text.split("/pair ")[1].split(".", maxsplit=1)[0])
     assert code is not None, text
     return code
 
