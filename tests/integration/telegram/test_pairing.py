@@ -6,6 +6,7 @@ guesses are limited, and /unpair lets them out again."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 import pytest
@@ -14,7 +15,7 @@ from redis.asyncio import Redis
 from bot.people.pairing import APPROVED, WELCOME, read_code
 from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
-from tests.integration.telegram.test_approvals import ADMIN
+from tests.integration.telegram.test_approvals import ADMIN, LAUNCH
 from tests.integration.telegram.test_replies import ANN, replies
 from tests.support.telegram import TelegramStack
 from tests.support.waiting import until
@@ -23,6 +24,11 @@ pytestmark = pytest.mark.e2e
 EVE = TgUser(id=666, first_name="Eve", username="eve")
 PAIRING = {"PARLEY_DM_POLICY": "pairing", "PARLEY_ADMINS": f"tg:{ADMIN.id}"}
 SHORT = {**PAIRING, "PARLEY_PAIRING_CODE_TTL": "1"}
+GUESTS_DENIED = {
+    **PAIRING,
+    "PARLEY_ALLOWED_USERS": f"tg:{ANN.id}",
+    "PARLEY_POLICY": json.dumps([{"action": "deny", "tool": "launch", "role": "guest"}]),
+}
 
 
 def code_in(text: str) -> str:
@@ -154,3 +160,19 @@ async def test_an_expired_code_is_refused(tg_stack: TelegramStack) -> None:
     assert "codes last 1 second" in refused
     assert await ask_for_code(tg_stack, "hello?", count=2) != code
     assert tg_stack.fake.requests == []
+
+
+@pytest.mark.parametrize("tg_stack", [GUESTS_DENIED], indirect=True)
+async def test_a_paired_person_is_a_user_to_the_policy(tg_stack: TelegramStack) -> None:
+    """A rule denies `launch` to guests; a paired person, whom PARLEY_ALLOWED_USERS does not
+    list, is a user: asked to approve it rather than denied."""
+    await tg_stack.start_worker()
+    eve = tg_stack.tg.private_chat(EVE)
+    code = await ask_for_code(tg_stack)
+    admin_chat = tg_stack.tg.private_chat(ADMIN)
+    await said_by_bot(tg_stack, admin_chat, f"/pair {code}", 1)
+    await replies(tg_stack, eve, 2)
+    tg_stack.fake.enqueue(Reply(text="Let me launch it.", tool_calls=[LAUNCH]))
+    tg_stack.tg.send(eve, EVE, "launch the rocket")
+    await tg_stack.tg.wait_for(lambda: any(m.reply_markup for m in tg_stack.tg.messages(eve)))
+    assert len(tg_stack.fake.requests) == 1  # asked, not run and not denied
