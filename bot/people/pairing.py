@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.redis.pairing_codes import PairingCodes, Waiting
@@ -36,6 +37,7 @@ from bot.vocabulary.envelope import Envelope, Sender
 log = logging.getLogger(__name__)
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0 or O, no 1 or I: read out, typed again
 CODE_LENGTH = 8
+EXAMPLE = "K7QX2MPA"
 MOST_PENDING = 3
 ASKS = 5  # answers to one stranger per ASK_WINDOW, then silence
 ASK_WINDOW = 3600.0
@@ -63,6 +65,10 @@ NOT_A_PERSON = "Say whom to unpair by their id, like tg:123 or slack:U012AB3CD."
 UNPAIRED = "Unpaired {person}: they are a stranger again."
 NOT_PAIRED = "{person} is not paired (people in PARLEY_ALLOWED_USERS stay there)."
 NO_PAIRING = "Pairing is not available here."
+NOT_RECORDED = (
+    "The code was right, but I could not record the pairing (the database did not answer). "
+    "Ask {person} to write to me again for a new code."
+)
 
 
 def new_code() -> str:
@@ -164,7 +170,11 @@ class Pairing:
             log.warning("%s tried a pairing code that is not waiting", by)
             return WRONG.format(code=code, lifetime=duration(self.lifetime))
         await self.codes.refund([name for name, _ in budgets])
-        await self.pair(waiting, by)
+        try:
+            await self.pair(waiting, by)
+        except (SQLAlchemyError, OSError):  # the code is spent: a new one is a message away
+            log.exception("could not record that %s paired %s", by, waiting.person)
+            return NOT_RECORDED.format(person=waiting.person)
         return APPROVED.format(person=waiting.person)
 
     async def pair(self, waiting: Waiting, by: str) -> Paired:
@@ -183,9 +193,6 @@ class Pairing:
             return NOT_PAIRED.format(person=person)
         log.info("%s unpaired %s", by, person)
         return UNPAIRED.format(person=person)
-
-
-EXAMPLE = "K7QX2MPA"
 
 
 def welcome(waiting: Waiting) -> Envelope:

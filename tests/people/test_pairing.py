@@ -4,6 +4,7 @@ admin, refused when wrong, expired or replayed, and the guesses limited."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 from redis.asyncio import Redis
@@ -11,6 +12,8 @@ from redis.asyncio import Redis
 from bot.people import pairing as p
 from bot.people.pairing import Pairing, PrivateChat, read_code, read_person
 from bot.store.database import Database
+from bot.store.engine import make_engine
+from bot.store.pairings import PairedPeople
 from bot.vocabulary.envelope import Envelope
 from tests.support.waiting import until
 
@@ -160,3 +163,17 @@ async def test_unpairing_makes_a_stranger_again(pairing: Pairing) -> None:
     assert await pairing.revoke("five", "tg:9") == p.NOT_A_PERSON
     assert await pairing.revoke(" tg:5 ", "tg:9") == p.UNPAIRED.format(person="tg:5")
     assert not await pairing.is_paired("tg:5")
+
+
+async def test_a_database_that_does_not_answer_is_said_and_the_code_is_spent(
+    pairing: Pairing, told: list[Envelope]
+) -> None:
+    code = code_in(await pairing.ask("tg:5", TG))
+    away = make_engine("postgresql+asyncpg://parley:parley@127.0.0.1:1/parley")
+    try:
+        broken = replace(pairing, paired=PairedPeople(away))
+        answer = await broken.approve(code, "tg:9")
+    finally:
+        await away.dispose()
+    assert answer == p.NOT_RECORDED.format(person="tg:5") and told == []
+    assert (await pairing.approve(code, "tg:9")).startswith("No pairing code")
