@@ -46,8 +46,9 @@ class PolicyRule(BaseModel):
     """One permission rule: the first rule whose tool glob and argument globs match, for
     this role, person and kind of chat, decides.
 
-    Roles: `admin` (PARLEY_ADMINS), `user` (PARLEY_ALLOWED_USERS; everyone while it is
-    empty), `guest` (anyone else, let in by PARLEY_ALLOW_GUESTS). `remember: false` on an
+    Roles: `admin` (PARLEY_ADMINS), `user` (PARLEY_ALLOWED_USERS and the people paired;
+    everyone while it is empty), `guest` (anyone else, let in by PARLEY_ALLOW_GUESTS, or in
+    private by PARLEY_DM_POLICY=open). `remember: false` on an
     `ask` rule keeps asking every time: no "always allow" button.
     """
 

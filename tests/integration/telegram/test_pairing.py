@@ -133,6 +133,8 @@ async def test_parley_pair_approve_on_the_command_line(tg_stack: TelegramStack) 
     tg_stack.fake.enqueue(Reply(text="Welcome aboard."))
     tg_stack.tg.send(eve, EVE, "am I in?")
     assert (await replies(tg_stack, eve, 3))[-1] == "Welcome aboard."
+    status, out, err = await parley(tg_stack, "pair", "approve", "12٣4")
+    assert (status, out) == (1, "") and "That is not a pairing code" in err
     status, out, err = await parley(tg_stack, "pair", "approve", code)
     assert status == 1 and out == "" and f"\nNo pairing code {code} is waiting" in f"\n{err}"
     status, listed, _ = await parley(tg_stack, "pair", "list")
