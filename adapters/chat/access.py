@@ -13,7 +13,8 @@ the same, while a stranger is given a pairing code instead of the refusal
 (`bot.people.pairing`). Unset, it is what the allowlist alone did before it existed:
 `allowlist` when PARLEY_ALLOWED_USERS is set, `open` when it is not. Whether someone is paired
 is read from SQL (one lookup by primary key, `bot.store.pairings`) only for people the
-settings do not let in, so an unpairing holds on their next message in every process.
+settings do not let in, or let in only as guests (a paired person is a user, which rules on
+`role` see), so an unpairing holds on their next message in every process.
 
 A person let in may still be over their limits (`bot.people.limits`): `take_message` is asked just
 before a message is submitted, never for commands or button presses, and says so once per
@@ -79,6 +80,14 @@ class Gate:
             return True
         return settings.allow_guests or self.is_admin(person) or person in settings.allowed_users
 
+    def _guest(self, person: str) -> bool:
+        """Whether `person`, let in, would be a guest (PARLEY_ALLOW_GUESTS, or `open` private
+        chats, with a list that does not name them): only then does being paired change
+        their role, so only then is it read for someone let in."""
+        settings = self.settings
+        listed = not settings.allowed_users or person in settings.allowed_users
+        return not listed and not self.is_admin(person)
+
     async def is_paired(self, person: str) -> bool:
         return self.pairing is not None and await self.pairing.is_paired(person)
 
@@ -95,6 +104,8 @@ class Gate:
         `scope` narrows the memory where one id is not unique across the platform (a Slack
         user id is per workspace); `where` is only for the log."""
         if self.listed(person, private is not None):
+            if self._guest(person) and await self.is_paired(person):
+                return Admission(admitted=True, paired=True)  # a user, not a guest
             return Admission(admitted=True)
         if await self.is_paired(person):
             return Admission(admitted=True, paired=True)

@@ -1,12 +1,12 @@
 """The people an admin let in by their pairing code: who, on which platform, approved by whom.
 
 SQL is the one truth about who is paired, read by a primary-key lookup (`is_paired`) on each
-message of someone the settings do not let in already. That costs one indexed query where a
-cache would need invalidating in every web process when an admin unpairs someone: an
-unpairing takes effect on the person's next message everywhere, and nothing in Redis can
-disagree with the record (a Redis that lost its data loses no pairing). People the settings
-list, and every message under `open`, never reach the query.
-"""
+message of someone the settings do not let in already, or let in only as a guest. That costs
+one indexed query where a cache would need invalidating in every web process when an admin
+unpairs someone: an unpairing takes effect on the person's next message everywhere, and
+nothing in Redis can disagree with the record (a Redis that lost its data loses no pairing).
+People the settings make users, and everyone under `open` with no list, never reach the
+query."""
 
 from __future__ import annotations
 

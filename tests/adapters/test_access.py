@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
 from adapters.chat.access import ONCE, REFUSAL_MEMORY, Gate, dm_policy, too_long
 from bot.config.settings import Settings
-from bot.people.pairing import PrivateChat
+from bot.people.pairing import Pairing, PrivateChat
 from bot.redis import keys
-from bot.vocabulary.envelope import MAX_TEXT
+from bot.store.database import open_database
+from bot.vocabulary.envelope import MAX_TEXT, Envelope
 
 PRIVATE = PrivateChat("tg:bot7", "telegram", "tg:666", {"chat_id": 666})
 
@@ -97,3 +99,34 @@ async def test_the_dm_policy_decides_private_chats_and_leaves_groups_be(
     pairing = gate_of(redis_client, dm_policy="pairing")
     assert not await pairing.lets_in("tg:666", private=True)
     assert (await pairing.admit("tg:666", "chat 1", private=PRIVATE)).tell is not None
+
+
+async def test_a_paired_guest_is_stamped_a_user_and_a_stranger_gets_a_code(
+    redis_client: Redis, tmp_path: Path
+) -> None:
+    """With guests let in, a paired person is still told apart (a user, for rules on
+    `role`); under `pairing` a stranger in private gets a code, in a group the refusal."""
+    database = await open_database(
+        Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'p.db'}")
+    )
+    try:
+        pairing = Pairing.of(redis_client, database.engine, _ignore, lifetime=60)
+        await pairing.paired.add("tg:5", "telegram", "tg:9")
+        guests = Settings(_env_file=None, allowed_users=["tg:1"], allow_guests=True)
+        gate = Gate(guests, redis_client, pairing)
+        assert (await gate.admit("tg:5", "chat 5", private=PRIVATE)).paired
+        assert (await gate.admit("tg:5", "group 1")).paired
+        stranger = await gate.admit("tg:6", "chat 6", private=PRIVATE)
+        assert stranger.admitted and not stranger.paired
+        assert not (await gate.admit("tg:1", "chat 1", private=PRIVATE)).paired  # listed
+        strict = Gate(Settings(_env_file=None, dm_policy="pairing"), redis_client, pairing)
+        coded = await strict.admit("tg:6", "chat 6", private=PRIVATE)
+        assert not coded.admitted and coded.tell is not None and "/pair " in coded.tell
+        assert (await strict.admit("tg:6", "group 1")).admitted  # groups: no list, anyone
+        assert (await strict.admit("tg:5", "chat 5", private=PRIVATE)).paired
+    finally:
+        await database.aclose()
+
+
+async def _ignore(envelope: Envelope) -> None:
+    """Where a welcome would be submitted: not needed here."""
