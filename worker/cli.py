@@ -7,8 +7,8 @@ import contextlib
 import gc
 import logging
 import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine, Iterator
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -19,6 +19,7 @@ from bot.telemetry import logs
 
 if TYPE_CHECKING:
     from bot.agent.loop import Agent
+    from worker.pair import Done
 
 log = logging.getLogger(__name__)
 MCP_PORT = 8081  # next to `parley web`'s 8080, so both can run on one machine
@@ -238,6 +239,48 @@ def migrate(
 
     with _database_errors():
         typer.echo(f"{url}: schema at {asyncio.run(main()) or 'empty (base)'}")
+
+
+pair_app = typer.Typer(
+    name="pair",
+    help="Let strangers in by their pairing codes (PARLEY_DM_POLICY=pairing).",
+    no_args_is_help=True,
+)
+app.add_typer(pair_app)
+
+
+@pair_app.command("approve")
+def pair_approve(code: str = typer.Argument(..., help="The code the person was given.")) -> None:
+    """Pair the person a code was given to: they may talk to the bot, and are told so."""
+    from worker import pair
+
+    _pairing_done(lambda settings: pair.approve(settings, code))
+
+
+@pair_app.command("list")
+def pair_list() -> None:
+    """The codes waiting for an admin, and the people paired."""
+    from worker import pair
+
+    _pairing_done(pair.listing)
+
+
+@pair_app.command("revoke")
+def pair_revoke(person: str = typer.Argument(..., help="The person's id, like tg:123.")) -> None:
+    """Unpair a person: they are a stranger again."""
+    from worker import pair
+
+    _pairing_done(lambda settings: pair.revoke(settings, person))
+
+
+def _pairing_done(run: Callable[[Settings], Coroutine[Any, Any, Done]]) -> None:
+    """Run a `parley pair` command: its answer on stdout, or on stderr with exit 1."""
+    settings = _settings()
+    with _database_errors():
+        done = asyncio.run(run(settings))
+    typer.echo(done.text, err=not done.ok)
+    if not done.ok:
+        raise typer.Exit(1)
 
 
 @app.command()

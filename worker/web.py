@@ -26,6 +26,7 @@ from bot.files.intake import Intake, Limits
 from bot.files.store import FileStore
 from bot.files.voice import transcriber
 from bot.mailbox.inbox import Mailbox
+from bot.people.pairing import Pairing
 from bot.redis.confirmations import Confirmations
 from bot.store.chats import ChatSettings
 from bot.store.database import open_database
@@ -47,10 +48,11 @@ async def make_app(settings: Settings) -> web.Application:
     stores = ToolStores.open(database.engine, redis)
     files = FileStore(settings.files_dir)
     voice = transcriber(settings)
+    mailbox = Mailbox(redis, redis)
     services = Services(
         settings=settings,
         redis=redis,
-        mailbox=Mailbox(redis, redis),
+        mailbox=mailbox,
         confirmations=Confirmations(redis),
         archive=database.archive,
         tasks=stores.tasks,
@@ -62,6 +64,7 @@ async def make_app(settings: Settings) -> web.Application:
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
         files=Intake(files, Limits.of(settings), voice),
         target_of=partial(answered_target, settings=settings),
+        pairing=Pairing.of(redis, database.engine, mailbox.submit, settings.pairing_code_ttl),
     )
     app = build_app(services)
     watch_refusals(app)

@@ -25,7 +25,7 @@ its sender (a stranger's, or one past the limits, is dropped without a word, und
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from adapters.chat.access import Admission, Gate, too_long
@@ -33,6 +33,7 @@ from bot.files.intake import Arrived, Refused
 from bot.files.intake import Intake as FileIntake
 from bot.files.voice import with_transcripts
 from bot.mailbox.inbox import Mailbox, Submitted
+from bot.people.pairing import PrivateChat
 from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.files import FileRef
 
@@ -73,6 +74,8 @@ class Arrival:
     # Whether a transcript names the bot, for a message only that can show is for it.
     for_bot: Callable[[str], bool] | None = None
     context: str = ""  # where the person is as they write (`Envelope.context`)
+    # A private chat, where PARLEY_DM_POLICY decides who is let in (`adapters.chat.access`).
+    private: PrivateChat | None = None
 
     def envelope(
         self,
@@ -111,11 +114,14 @@ class Intake:
         having shown why if the person is to be told (not again within a refusal's memory)."""
         person = arrival.sender.id
         if arrival.for_bot is not None:  # not known to be for the bot: nothing is said
-            if not self.gate.may_use(person):
+            if not await self.gate.lets_in(person, arrival.private is not None):
                 return None  # a stranger's: not even remembered as refused
             tell = _unsaid
-        if not await _passed(await self.gate.admit(person, arrival.where, arrival.scope), tell):
+        admission = await self.gate.admit(person, arrival.where, arrival.scope, arrival.private)
+        if not await _passed(admission, tell):
             return None
+        if admission.paired:  # a user by an admin's approval: the policy's rules see it
+            arrival = replace(arrival, sender=arrival.sender.model_copy(update={"paired": True}))
         files = arrival.files
         unread = _unread(arrival)
         if unread is None and files is not None:

@@ -87,11 +87,11 @@ def forgotten_line(memory_id: int) -> str:
     return f"#{memory_id} forgotten"
 
 
-def may_forget(gate: Gate, scope: str, presser: Sender) -> str | None:
+async def may_forget(gate: Gate, scope: str, presser: Sender) -> str | None:
     """Why `presser` may not forget `scope`'s memories, None if they may."""
     if is_private(scope):
         return None if presser.id == scope else NOT_YOURS
-    return None if gate.may_use(presser.id) else refusal(presser.id)
+    return None if await gate.lets_in(presser.id) else refusal(presser.id)
 
 
 async def forget(
@@ -108,7 +108,7 @@ async def forget(
     here."""
     if memory_id is None:
         return ForgetAnswer(MALFORMED)
-    refused = may_forget(gate, scope, presser)
+    refused = await may_forget(gate, scope, presser)
     if refused is not None:
         return ForgetAnswer(refused)
     if await memories.forget(scope, memory_id):

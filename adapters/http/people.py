@@ -1,6 +1,7 @@
 """What the agent remembers for a person (or a group chat), for operators: list it, and
 delete one memory or all of them (a privacy request). The tools a person always allows, in
-every chat ("Always allow"), to list and revoke. And a person's preferences, to read and set.
+every chat ("Always allow"), to list and revoke. A person's preferences, to read and set. And
+the people admins let in by their pairing codes (`GET /api/people`).
 
 A person is their sender id, as every platform writes it (`tg:123`, `slack:T1:U1`,
 `http:token`); a group chat's memories are under `chat:` and the chat (`chat:tg:-100123`,
@@ -23,6 +24,7 @@ from bot.llm.served import served_model
 from bot.people.preferences import clean
 from bot.store.grants import Grant
 from bot.store.memory import Memory
+from bot.store.pairings import Paired
 from bot.vocabulary.preferences import NAMES, Name, Preferences
 
 # ASCII only, `platform:` then the platform's own id: nothing a database or a log would misread.
@@ -63,6 +65,15 @@ def grant_json(grant: Grant) -> dict[str, Any]:
     }
 
 
+def paired_json(paired: Paired) -> dict[str, Any]:
+    return {
+        "person": paired.person,
+        "platform": paired.platform,
+        "approved_by": paired.approved_by,
+        "approved_at": paired.approved_at.astimezone(UTC).isoformat(),
+    }
+
+
 def _person(request: web.Request) -> str:
     person = request.match_info["person_id"]
     if not PERSON_ID.fullmatch(person):
@@ -77,6 +88,14 @@ def _person(request: web.Request) -> str:
 class PeopleRoutes:
     def __init__(self, services: Services) -> None:
         self.services = services
+
+    async def paired(self, request: web.Request) -> web.Response:
+        """The people paired by an admin, the earliest first (PARLEY_ALLOWED_USERS and the
+        admins are in the settings, not here)."""
+        pairing = self.services.pairing
+        found = await pairing.paired.all() if pairing is not None else []
+        items = [paired_json(paired) for paired in found]
+        return web.json_response({"total": len(items), "items": items})
 
     async def memory(self, request: web.Request) -> web.Response:
         """All of the person's memories, in the order they were kept."""
@@ -153,6 +172,7 @@ class PeopleRoutes:
 
 def mount(app: web.Application, services: Services) -> None:
     routes = PeopleRoutes(services)
+    app.router.add_get("/api/people", routes.paired)
     app.router.add_get("/api/people/{person_id}/memory", routes.memory)
     app.router.add_delete("/api/people/{person_id}/memory", routes.forget_all)
     app.router.add_delete("/api/people/{person_id}/memory/{memory_id}", routes.forget_one)

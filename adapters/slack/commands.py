@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.chat import instruction_commands, mode_commands, reasoning_commands
+from adapters.chat import instruction_commands, mode_commands, pair_commands, reasoning_commands
 from adapters.chat.access import refusal
 from adapters.chat.preference_commands import answer
 from adapters.chat.usage import limits_text, usage_text
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
-from adapters.slack.place import chat_key, person, sender_of
+from adapters.slack.place import chat_key, in_dm, person, sender_of
 
 
 async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
@@ -22,7 +22,7 @@ async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     channel; a DM and its threads), and the person's own room under their limits; a
     stranger is told why not, every time they ask."""
     who = person(str(command.get("user_id", "")))
-    if not deps.gate.may_use(who):
+    if not await deps.gate.lets_in(who, in_dm(command)):
         await ack(refusal(who))
         return
     where = chat_key(str(command.get("team_id", "")), str(command.get("channel_id", "")))
@@ -75,10 +75,18 @@ async def on_activation(ack: Any, command: dict[str, Any], deps: IngressDeps) ->
     await ack(text)
 
 
+async def on_pair(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/pair CODE and /unpair PERSON: an admin lets a person in by their code, or out."""
+    who = person(str(command.get("user_id", "")))
+    name = str(command.get("command", "")).removeprefix("/")
+    said = str(command.get("text") or "")
+    await ack(await pair_commands.answer(deps.gate, who, name, said))
+
+
 async def on_preferences(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/preferences [what value]: the person's own, shown and set privately."""
     user = str(command.get("user_id", ""))
-    if not deps.gate.may_use(person(user)):
+    if not await deps.gate.lets_in(person(user), in_dm(command)):
         await ack(refusal(person(user)))
         return
     said = str(command.get("text") or "")
@@ -118,7 +126,7 @@ async def _chat_command(
     """Who asked, the chat a command about the channel or DM is for, and whether it is a DM;
     None once a stranger was told they are not let in."""
     who = person(str(command.get("user_id", "")))
-    if not deps.gate.may_use(who):
+    if not await deps.gate.lets_in(who, in_dm(command)):
         await ack(refusal(who))
         return None
     channel = str(command.get("channel_id", ""))

@@ -27,6 +27,7 @@ from adapters.slack.commands import (
     on_activation,
     on_instructions,
     on_mode,
+    on_pair,
     on_preferences,
     on_reasoning,
     on_tools,
@@ -41,13 +42,14 @@ from adapters.slack.memory_list import on_press as on_memory_press
 from adapters.slack.permission_list import ACTION as PERMISSION_ACTION
 from adapters.slack.permission_list import on_permissions
 from adapters.slack.permission_list import on_press as on_permission_press
-from adapters.slack.place import PLATFORM, Place, chat_key, person, place_of, sender_of
+from adapters.slack.place import PLATFORM, Place, account, chat_key, person, place_of, sender_of
 from adapters.slack.presses import on_press
 from adapters.slack.stop_button import ACTION as STOP_ACTION
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
 from adapters.slack.task_list import on_tasks
 from adapters.slack.thread_commands import on_said, on_slash, on_stop_press, said_command
+from bot.people.pairing import PrivateChat
 from bot.redis import keys
 
 EMPTY = "Ask me something after the mention, e.g. `@{name} what can you do?`"
@@ -79,6 +81,8 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/activation")(on_activation)
     for name in ("/new", "/stop", "/model"):
         app.command(name)(on_slash)
+    for name in ("/pair", "/unpair"):
+        app.command(name)(on_pair)
     # Everything else is acknowledged, so Slack does not retry what Parley ignores.
     app.event(re.compile(".*"))(_ignore)
     app.action(re.compile(".*"))(_acknowledge)
@@ -161,6 +165,7 @@ async def handle(
             event, deps.calls.client, deps.settings.slack_api_url, deps.files.limits.file_bytes
         ),
         context=where or "",
+        private=_private(place),
     )
     submitted = await deps.intake.take(arrival, tell)
     if submitted is not None and where is not None:
@@ -189,6 +194,13 @@ def _from_person(event: dict[str, Any]) -> bool:
         and not event.get("bot_id")
         and bool(event.get("user"))
     )
+
+
+def _private(place: Place) -> PrivateChat | None:
+    """The DM `place` is in, where PARLEY_DM_POLICY decides; None in channels."""
+    if not place.is_im:
+        return None
+    return PrivateChat(account(place.team), PLATFORM, place.session, place.model_dump())
 
 
 def _team(context: AsyncBoltContext, event: dict[str, Any]) -> str:

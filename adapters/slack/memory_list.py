@@ -23,7 +23,7 @@ from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section
-from adapters.slack.place import chat_key, person, sender_of
+from adapters.slack.place import chat_key, in_dm, person, sender_of
 from bot.memory.scope import is_private, scope_of
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ async def on_memory(ack: Any, command: dict[str, Any], deps: IngressDeps) -> Non
     """/memory: the list, answered privately; a stranger is told why not, every time."""
     user = str(command.get("user_id", ""))
     who = person(user)
-    if not deps.gate.may_use(who):
+    if not await deps.gate.lets_in(who, in_dm(command)):
         await ack(refusal(who))
         return
     team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))

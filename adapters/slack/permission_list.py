@@ -18,7 +18,7 @@ from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, section
-from adapters.slack.place import chat_key, person, sender_of
+from adapters.slack.place import chat_key, in_dm, person, sender_of
 from bot.vocabulary.envelope import Sender
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ HEADER_BLOCK = "parley_permissions"
 async def on_permissions(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/permissions: the list, answered privately; a stranger is told why not."""
     user = str(command.get("user_id", ""))
-    if not deps.gate.may_use(person(user)):
+    if not await deps.gate.lets_in(person(user), in_dm(command)):
         await ack(refusal(person(user)))
         return
     chat = chat_key(str(command.get("team_id", "")), str(command.get("channel_id", "")))

@@ -5,7 +5,8 @@ the thread under it), and later replies in that thread continue it. A direct mes
 threads is one session per person; a thread in a DM (the assistant pane opens one per
 conversation) is a session of its own. Every `slack:` name Parley gives something of Slack's
 is made (and read back) here, and only here: a person (`slack:{user}`), a chat (the channel or
-DM, `slack:{team}:{channel}`, its threads' sessions under it), a message's envelope.
+DM, `slack:{team}:{channel}`, its threads' sessions under it), a message's envelope, the
+bot's account in a workspace (`slack:{team}`), whose pairing codes are counted together.
 """
 
 from __future__ import annotations
@@ -85,3 +86,13 @@ def chat_key(team: str, channel: str) -> str:
 def sender_of(user_id: str, name: str, settings: Settings) -> Sender:
     who = person(user_id)
     return Sender(id=who, name=name or who, is_admin=settings.is_admin(who))
+
+
+def account(team: str) -> str:
+    """The bot's account in a workspace, as pairing counts the codes waiting on it."""
+    return f"{PLATFORM}:{team}"
+
+
+def in_dm(command: dict[str, Any]) -> bool:
+    """Whether a slash command was typed in a DM, where PARLEY_DM_POLICY decides who may."""
+    return str(command.get("channel_id", "")).startswith("D")

@@ -76,7 +76,7 @@ class SlackService:
         self.deps = IngressDeps(
             settings=settings,
             calls=calls,
-            gate=Gate(settings, redis),
+            gate=Gate(settings, redis, services.pairing),
             redis=redis,
             mailbox=services.mailbox,
             confirmations=services.confirmations,

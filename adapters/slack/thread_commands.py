@@ -25,7 +25,7 @@ from adapters.chat import instruction_commands, mode_commands, model_commands, r
 from adapters.chat.access import refusal
 from adapters.chat.intake import Arrival
 from adapters.slack.deps import IngressDeps
-from adapters.slack.place import PLATFORM, Place, chat_key, person, sender_of
+from adapters.slack.place import PLATFORM, Place, chat_key, in_dm, person, sender_of
 from adapters.slack.stop_button import Pressed, showing
 
 SAID = re.compile(
@@ -57,7 +57,7 @@ async def on_said(
     """A command said in `place` (a thread, or a DM) by the person of `event`."""
     user = str(event["user"])
     who = person(user)
-    if not deps.gate.may_use(who):
+    if not await deps.gate.lets_in(who, place.is_im):
         await tell(refusal(who))
         return
     admin = deps.gate.is_admin(who)
@@ -109,7 +109,7 @@ async def on_slash(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     threads); in a channel, how to say it in a thread."""
     name = str(command.get("command", "")).lstrip("/").lower()
     user, channel = str(command.get("user_id", "")), str(command.get("channel_id", ""))
-    if not deps.gate.may_use(person(user)):
+    if not await deps.gate.lets_in(person(user), in_dm(command)):
         await ack(refusal(person(user)))
         return
     if not channel.startswith("D"):

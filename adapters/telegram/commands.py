@@ -6,9 +6,10 @@ Redis; /help and /tools list the tools and the MCP servers' state, which the wor
 Redis; /model sets the session's option in Redis, /mode and /reasoning the chat's;
 /preferences reads and sets the person's own in SQL; /instructions, /activation and /tools
 read and set what the chat's admins chose for everyone in it, in SQL (a forum topic may have
-an instruction of its own); /tasks, with its buttons, has a router
-of its own (`task_list`). No command counts against the limits. Commands the bot does not
-know go to the agent as ordinary text (and so count as messages).
+an instruction of its own); /pair and /unpair (admins) let a person in by their pairing code,
+or out (`adapters.chat.pair_commands`); /tasks, with its buttons, has a router of its own
+(`task_list`). No command counts against the limits. Commands the bot does not know go to
+the agent as ordinary text (and so count as messages).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from adapters.chat import (
     instruction_commands,
     mode_commands,
     model_commands,
+    pair_commands,
     preference_commands,
     reasoning_commands,
 )
@@ -45,8 +47,10 @@ MENU = {
     "tools": "The tools I can use here (admins switch them)",
     "instructions": "This chat's standing instruction (admins)",
     "activation": "Answer mentions only, or every message (admins)",
+    "pair": "Let a person in by their code (admins)",
+    "unpair": "Let a paired person out (admins)",
 }
-ELSEWHERE = {"tasks", "memory", "permissions"}
+ELSEWHERE = {"tasks", "memory", "permissions", "pair", "unpair"}  # not by `on_command`
 CHAT_SETTINGS = {"instructions", "tools", "activation"}  # in the menu, answered by other routers
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
@@ -73,6 +77,7 @@ def router() -> Router:
     """A fresh router each time: a router belongs to one dispatcher."""
     commands = Router(name="commands")
     commands.message.register(on_command, Command(*command_names()))
+    commands.message.register(on_pair, Command("pair", "unpair"))
     return commands
 
 
@@ -148,6 +153,14 @@ async def chat_setting(name: str, message: TgMessage, said: str, deps: IngressDe
     return await deps.activations.answer(
         chat, said, default=deps.group_activation, may_change=may_change, command=command
     )
+
+
+async def on_pair(message: TgMessage, command: CommandObject, deps: IngressDeps) -> None:
+    """/pair CODE and /unpair PERSON: an admin lets a person in by their code, or out."""
+    if message.from_user is None or not await deps.admit(message, message.from_user):
+        return
+    who, name = person(message.from_user.id), command.command.lower()
+    await deps.answer(message, await pair_commands.answer(deps.gate, who, name, command.args or ""))
 
 
 async def usage(place: Place, deps: IngressDeps) -> str:

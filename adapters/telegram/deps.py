@@ -27,11 +27,19 @@ from adapters.chat.intake import Arrival, Files, Intake
 from adapters.chat.tool_commands import ChatTools
 from adapters.chat.tool_list import ToolCatalog
 from adapters.telegram.client import TelegramCalls
-from adapters.telegram.place import PLATFORM, envelope_id, person, place_of, sender_of
+from adapters.telegram.place import (
+    PLATFORM,
+    account,
+    envelope_id,
+    person,
+    place_of,
+    sender_of,
+)
 from adapters.telegram.reactions import StatusReactions
 from bot.config.settings import Settings
 from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
+from bot.people.pairing import PrivateChat
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
 from bot.store.chats import ChatSettings
@@ -86,7 +94,8 @@ class IngressDeps:
 
     async def admit(self, message: TgMessage, user: User) -> bool:
         """Whether `user` may talk to the bot; a stranger is told so once, at no model cost."""
-        admission = await self.gate.admit(person(user.id), _where(message))
+        who, private = person(user.id), self.private(message)
+        admission = await self.gate.admit(who, _where(message), private=private)
         if admission.tell is not None:
             await self.answer(message, admission.tell)
         return admission.admitted
@@ -111,6 +120,14 @@ class IngressDeps:
         """The tools offered in each chat, and its admins' switches (`/tools`)."""
         policy = Policy(self.settings.policy, self.settings.allowed_users)
         return ChatTools(self.tools, self.chats, policy)
+
+
+    def private(self, message: TgMessage) -> PrivateChat | None:
+        """`message`'s chat if it is a private one, where PARLEY_DM_POLICY decides."""
+        place = place_of(message)
+        if not place.private:
+            return None
+        return PrivateChat(account(self.me.id), PLATFORM, place.session, place.model_dump())
 
     @cached_property
     def intake(self) -> Intake:
@@ -140,6 +157,7 @@ class IngressDeps:
             where=_where(message),
             files=files,
             for_bot=for_bot,
+            private=self.private(message),
         )
 
     async def take(self, message: TgMessage, arrival: Arrival) -> None:

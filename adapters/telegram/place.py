@@ -6,7 +6,8 @@ getMe says `has_topics_enabled`; its messages then carry `message_thread_id` and
 `is_topic_message` as a forum's do, and every answer goes back to the topic with the same
 `message_thread_id`). So the place is also what the session key is made of. Every `tg:` name Parley
 gives something of Telegram's is made here, and only here: a person (`tg:{user}`), a chat
-(`tg:{chat}`, its topics' sessions under it), an update's envelope (`tg:{update}`).
+(`tg:{chat}`, its topics' sessions under it), an update's envelope (`tg:{update}`), the
+bot's own account (`tg:bot{id}`), whose pairing codes are counted together.
 """
 
 from __future__ import annotations
@@ -84,3 +85,8 @@ def sender_of(user: User, settings: Settings) -> Sender:
     who = person(user.id)
     name = user.full_name + (f" (@{user.username})" if user.username else "")
     return Sender(id=who, name=name, is_admin=settings.is_admin(who))
+
+
+def account(bot_id: int) -> str:
+    """The bot's account, as pairing counts the codes waiting on it (`bot.people.pairing`)."""
+    return f"tg:bot{bot_id}"

@@ -167,7 +167,7 @@ class TelegramService:
             settings=self.settings,
             me=me,
             calls=calls,
-            gate=Gate(self.settings, self.redis),
+            gate=Gate(self.settings, self.redis, self.services.pairing),
             mailbox=self.services.mailbox,
             confirmations=self.services.confirmations,
             archive=self.services.archive,

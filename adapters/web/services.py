@@ -15,6 +15,7 @@ from adapters.chat.tool_list import ToolCatalog
 from bot.config.settings import Settings
 from bot.files.intake import Intake
 from bot.mailbox.inbox import Mailbox
+from bot.people.pairing import Pairing
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
 from bot.store.chats import ChatSettings
@@ -44,3 +45,4 @@ class Services:
     # Where a task for a session key is answered, or a ValueError saying why nowhere
     # (`adapters.platforms.targets.answered_target`): given, so the HTTP API imports no platform.
     target_of: Callable[[str], Target]
+    pairing: Pairing | None = None  # strangers' codes and the people paired (PARLEY_DM_POLICY)

@@ -46,8 +46,9 @@ class PolicyRule(BaseModel):
     """One permission rule: the first rule whose tool glob and argument globs match, for
     this role, person and kind of chat, decides.
 
-    Roles: `admin` (PARLEY_ADMINS), `user` (PARLEY_ALLOWED_USERS; everyone while it is
-    empty), `guest` (anyone else, let in by PARLEY_ALLOW_GUESTS). `remember: false` on an
+    Roles: `admin` (PARLEY_ADMINS), `user` (PARLEY_ALLOWED_USERS and the people paired;
+    everyone while it is empty), `guest` (anyone else, let in by PARLEY_ALLOW_GUESTS, or in
+    private by PARLEY_DM_POLICY=open). `remember: false` on an
     `ask` rule keeps asking every time: no "always allow" button.
     """
 
@@ -197,6 +198,10 @@ class Settings(BaseSettings):
     user_tokens_per_day: int | None = Field(default=None, ge=1)  # unset: no daily budget
     allow_guests: bool = False  # with allowed_users: strangers come in, as guests
     admins: IdList = Field(default_factory=list)
+    # Who may talk in private chats (`adapters.chat.access`); unset: as PARLEY_ALLOWED_USERS
+    # says (`allowlist` when it is set, `open` when not).
+    dm_policy: Literal["allowlist", "pairing", "open"] | None = None
+    pairing_code_ttl: float = Field(default=3600.0, ge=1, le=7 * 86_400)
     user_models: IdList = Field(default_factory=list)  # what people may prefer; admins: any
     # Messages of a group or channel not addressed to the bot that a turn there also sees,
     # at most (`adapters.chat.group_context`); 0: none.

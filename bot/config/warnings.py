@@ -13,6 +13,8 @@ process starts, and the process goes on.
   an entry undoes the guard it was meant to loosen (`bot.tools.web.guard`).
 - Voice notes to transcribe (PARLEY_TRANSCRIBE_MODEL) and no `ffmpeg` on PATH: the recordings
   an endpoint does not take as they are (video notes, WebM, AAC) cannot be converted.
+- PARLEY_DM_POLICY=pairing and no PARLEY_ADMINS: strangers get codes nobody in a chat may
+  approve (`parley pair approve` still can).
 
 A process that says them marks its environment (`WARNED`), so the processes it starts
 (`parley up` starts a worker, the scheduler and the web process) do not say them again.
@@ -162,7 +164,17 @@ def settings_warnings(
     if environ.get(WARNED):
         return []
     lines = unknown_variables(environ, env_file) + broad_networks(settings.fetch_allow_hosts)
-    return lines + missing_programs(settings)
+    return lines + missing_programs(settings) + nobody_pairs(settings)
+
+
+def nobody_pairs(settings: Settings) -> list[str]:
+    """Pairing with nobody to approve a code in a chat."""
+    if settings.dm_policy != "pairing" or settings.admins:
+        return []
+    return [
+        "PARLEY_DM_POLICY is pairing but PARLEY_ADMINS is empty: no one can /pair in a chat; "
+        "approve codes with `parley pair approve CODE`"
+    ]
 
 
 def missing_programs(settings: Settings) -> list[str]:

@@ -38,6 +38,15 @@ Shared by every worker:
   next turn there takes them.
 - `parley:chat:{chat}:burst`: how many messages not addressed to the bot the chat had in the
   current minute, while it answers every message (`always`), with a TTL of that minute.
+- `parley:{pair}:code:{sha256}`: a pairing code waiting for an admin (JSON: who asked, where
+  to tell them), by its code's SHA-256, with the code's lifetime as its TTL.
+- `parley:{pair}:asked:{account}:{person}`: the code a stranger was given (to give them the
+  same one again), with the same TTL; `{account}` is the bot's platform account.
+- `parley:{pair}:pending:{account}`: sorted set of the account's waiting codes' hashes,
+  scored by when each expires (ms), so that at most a few wait at once.
+- `parley:{pair}:asks:{account}:{person}`: how often a stranger asked this window.
+- `parley:{pair}:wrong` and `parley:{pair}:wrong:{person}`: wrong codes tried this window,
+  overall and by one admin (`cli` for the command line).
 - `parley:scheduler`: the leader lease of the scheduler that runs the tasks (its token); the
   other schedulers wait until it is free.
 
@@ -207,3 +216,9 @@ def chat_burst(chat: str) -> str:
 
 def group_context(chat: str) -> str:
     return f"{PREFIX}:chat:{chat}:heard"
+
+
+def pairing(name: str) -> str:
+    """A pairing key (`bot.redis.pairing_codes`); all share one hash tag, so one script may
+    touch any of them."""
+    return f"{PREFIX}:{{pair}}:{name}"

@@ -1,6 +1,7 @@
-"""The envelopes a session runs that are not messages for the model: a command (`/new`), and
-a message given up on after it crashed workers too often. Both answer in the chat, and both
-run in order with the messages around them."""
+"""The envelopes a session runs that are not messages for the model: a command (`/new`, or
+`paired`: a person an admin just paired is told they are in), and a message given up on after
+it crashed workers too often. All answer in the chat, and all run in order with the messages
+around them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 from dataclasses import dataclass
 
 from bot.mailbox.inbox import Mailbox
+from bot.people.pairing import PAIRED_COMMAND, WELCOME
 from bot.session.decisions import Decisions
 from bot.session.egress import Egress
 from bot.session.record import Recorder, quietly
@@ -36,6 +38,9 @@ class Commands:
 
     async def run(self, head: Envelope, state: SessionState) -> SessionState:
         """The session's state after the command `head`."""
+        if head.text == PAIRED_COMMAND:
+            await say(self.egress, head, ev.TextDelta(text=WELCOME), ev.FinishReason.END_TURN)
+            return state
         if head.text != "new":
             log.warning("unknown session command %r in %s", head.text, head.session)
             return state

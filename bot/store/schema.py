@@ -259,6 +259,20 @@ class ChatToolRow(Base):
     switched_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
+class PairedRow(Base):
+    """A person an admin let in by their pairing code (`bot.people.pairing`): a user, as if
+    PARLEY_ALLOWED_USERS listed them, until an admin unpairs them. `person` is the sender id
+    (`tg:123`), looked up by its primary key on every message of someone the settings do not
+    let in; `approved_by` is the admin's id, or `cli` for `parley pair approve`."""
+
+    __tablename__ = "paired_people"
+
+    person: Mapped[str] = mapped_column(String(200), primary_key=True)
+    platform: Mapped[str] = mapped_column(String(32))
+    approved_by: Mapped[str] = mapped_column(String(200))
+    approved_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
 class TaskRow(Base):
     """A scheduled task: a prompt the scheduler turns into an envelope of kind `scheduled` at
     each run time, answered where the task was made (`session`, `platform`, `reply_to`).

@@ -8,8 +8,9 @@ names a role, a person or a kind of chat never matches a call whose caller is no
 
 A caller's role comes from their `Sender`, whose `is_admin` was stamped where the message
 came in (the platform, from PARLEY_ADMINS; the scheduler, when a task fires), and from the
-list of users the policy is built with (PARLEY_ALLOWED_USERS): the policy never reads the
-settings per call, and the tools' context carries none.
+list of users the policy is built with (PARLEY_ALLOWED_USERS), or from `paired` on the
+`Sender` (a person an admin paired is a user): the policy never reads the settings per
+call, and the tools' context carries none.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class Caller:
         role: Role = "guest"
         if ctx.user.is_admin:
             role = "admin"
-        elif not users or person in users:
+        elif ctx.user.paired or not users or person in users:
             role = "user"
         return cls(role, person, "private" if ctx.chat_kind == "private" else "group")
 

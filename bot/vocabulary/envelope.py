@@ -27,6 +27,9 @@ class Sender(BaseModel):
     id: str
     name: str = ""
     is_admin: bool = False
+    # Let in as a user by an admin's approval of their pairing code (`bot.people.pairing`),
+    # stamped where the message came in, as `is_admin` is.
+    paired: bool = False
 
 
 class Envelope(BaseModel):

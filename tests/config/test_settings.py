@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.config.settings import ConfigError, load_settings
+from bot.config.warnings import nobody_pairs
 from tests.support.redis_server import free_port
 
 
@@ -281,3 +282,29 @@ def test_suggested_prompts_take_text_or_a_title_and_a_message(
         {"title": "Hi?", "message": "Hi?"},
         {"title": "Standup", "message": "Notes"},
     ]
+
+
+def test_the_dm_policy_is_one_of_three_and_a_code_lives_an_hour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = load_settings(_env_file=None)
+    assert settings.dm_policy is None and settings.pairing_code_ttl == 3600
+    monkeypatch.setenv("PARLEY_DM_POLICY", "pairing")
+    assert load_settings(_env_file=None).dm_policy == "pairing"
+    monkeypatch.setenv("PARLEY_DM_POLICY", "strangers")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(_env_file=None)
+    assert str(caught.value).startswith("PARLEY_DM_POLICY: ")
+    assert "'allowlist', 'pairing' or 'open'" in str(caught.value)
+    monkeypatch.setenv("PARLEY_DM_POLICY", "open")
+    monkeypatch.setenv("PARLEY_PAIRING_CODE_TTL", "0")
+    with pytest.raises(ConfigError, match=r"^PARLEY_PAIRING_CODE_TTL: "):
+        load_settings(_env_file=None)
+
+
+def test_pairing_without_admins_is_a_warning() -> None:
+    alone = load_settings(_env_file=None, dm_policy="pairing")
+    (line,) = nobody_pairs(alone)
+    assert line.startswith("PARLEY_DM_POLICY is pairing but PARLEY_ADMINS is empty")
+    assert nobody_pairs(load_settings(_env_file=None, dm_policy="pairing", admins=["tg:1"])) == []
+    assert nobody_pairs(load_settings(_env_file=None)) == []

@@ -22,6 +22,7 @@ from bot.store.schema import Base, modelled
 TABLES = {
     "sessions", "messages", "runs", "confirmations", "people", "tasks", "memories", "grants",
     "context_messages", "message_files", "chat_settings", "chat_tools_off",
+    "paired_people",
     "alembic_version",
 }  # fmt: skip
 # FTS5's table and its shadow tables, made by migration 0003 on SQLite only

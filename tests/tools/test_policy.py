@@ -137,3 +137,12 @@ def test_a_mistyped_rule_is_refused() -> None:
         PolicyRule.model_validate({"action": "deny", "tool": "shell", "rol": "guest"})
     with pytest.raises(ValidationError):
         PolicyRule.model_validate({"action": "deny", "role": "owner"})
+
+
+def test_a_paired_person_is_a_user_whatever_the_list() -> None:
+    """Someone an admin paired (stamped `paired` where their message came in) is a user,
+    though PARLEY_ALLOWED_USERS does not name them; the same id unstamped is a guest."""
+    listed = Settings(_env_file=None, allowed_users=["tg:2"], allow_guests=True)
+    policy = Policy(listed.policy, listed.allowed_users)
+    assert policy.caller(ToolContext("tg:5", Sender(id="tg:5", paired=True))).role == "user"
+    assert policy.caller(ToolContext("tg:5", Sender(id="tg:5"))).role == "guest"
