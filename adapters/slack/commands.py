@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.chat import instruction_commands, mode_commands, pair_commands, reasoning_commands
+from adapters.chat import mode_commands, pair_commands, reasoning_commands, setting_commands
 from adapters.chat.access import refusal
 from adapters.chat.preference_commands import answer
+from adapters.chat.setting_commands import Asked
 from adapters.chat.usage import limits_text, usage_text
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
@@ -32,47 +33,21 @@ async def on_usage(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     await ack(usage_text(tokens, deps.settings.model, scope) + "\n" + standing)
 
 
-async def on_tools(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
-    """/tools [off NAME | on NAME]: what the agent can use in this channel or DM, the MCP
-    servers' state included, and an admin's switch for each tool."""
+async def on_chat_setting(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/instructions [TEXT | clear], /tools [off NAME | on NAME] and /activation [mention |
+    always]: what this channel's or DM's admins choose for everyone in it (`/tools` lists
+    the MCP servers' state too)."""
     asked = await _chat_command(ack, command, deps)
     if asked is None:
         return
     who, chat, private = asked
-    text = await deps.chat_tools.answer(
-        chat, str(command.get("text") or ""), who=who,
-        may_change=private or deps.gate.is_admin(who), command="/tools",
+    name = str(command.get("command", "")).removeprefix("/")
+    setting = Asked(
+        name=name, said=str(command.get("text") or ""), who=who, here=chat, chat=chat,
+        private=private, may_change=private or deps.gate.is_admin(who), command=f"/{name}",
+        default="mention",
     )  # fmt: skip
-    await ack(literal(text))
-
-
-async def on_instructions(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
-    """/instructions [TEXT | clear]: the standing instruction of this channel or DM."""
-    asked = await _chat_command(ack, command, deps)
-    if asked is None:
-        return
-    who, chat, private = asked
-    text = await instruction_commands.answer(
-        deps.chats, chat, chat, str(command.get("text") or ""),
-        may_change=private or deps.gate.is_admin(who), command="/instructions",
-    )  # fmt: skip
-    await ack(literal(text))
-
-
-async def on_activation(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
-    """/activation [mention | always]: whether every message in this channel is for the bot."""
-    asked = await _chat_command(ack, command, deps)
-    if asked is None:
-        return
-    who, chat, private = asked
-    if private:
-        await ack("In a direct message I answer every message.")
-        return
-    text = await deps.activations.answer(
-        chat, str(command.get("text") or ""), default="mention",
-        may_change=deps.gate.is_admin(who), command="/activation",
-    )  # fmt: skip
-    await ack(text)
+    await ack(literal(await setting_commands.answer(deps, setting)))
 
 
 async def on_pair(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

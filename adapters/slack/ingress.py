@@ -24,13 +24,11 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from adapters.chat.intake import Arrival
 from adapters.slack.assistant import context_of, on_context_changed, on_thread_started, title_once
 from adapters.slack.commands import (
-    on_activation,
-    on_instructions,
+    on_chat_setting,
     on_mode,
     on_pair,
     on_preferences,
     on_reasoning,
-    on_tools,
     on_usage,
 )
 from adapters.slack.confirm import ACTIONS
@@ -76,9 +74,8 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/preferences")(on_preferences)
     app.command("/mode")(on_mode)
     app.command("/reasoning")(on_reasoning)
-    app.command("/tools")(on_tools)
-    app.command("/instructions")(on_instructions)
-    app.command("/activation")(on_activation)
+    for setting in ("/tools", "/instructions", "/activation"):
+        app.command(setting)(on_chat_setting)
     for name in ("/new", "/stop", "/model"):
         app.command(name)(on_slash)
     for name in ("/pair", "/unpair"):

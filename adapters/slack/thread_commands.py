@@ -21,9 +21,10 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from adapters.chat import instruction_commands, mode_commands, model_commands, reasoning_commands
+from adapters.chat import mode_commands, model_commands, reasoning_commands, setting_commands
 from adapters.chat.access import refusal
 from adapters.chat.intake import Arrival
+from adapters.chat.setting_commands import Asked
 from adapters.slack.deps import IngressDeps
 from adapters.slack.place import PLATFORM, Place, chat_key, in_dm, person, sender_of
 from adapters.slack.stop_button import Pressed, showing
@@ -32,7 +33,6 @@ SAID = re.compile(
     r"!(new|stop|model|mode|reasoning|instructions|tools|activation)(?:\s+(.*))?",
     re.DOTALL | re.IGNORECASE,
 )
-CHANNEL_COMMANDS = {"instructions", "tools", "activation"}
 IN_A_THREAD = (
     "In a channel every thread is a conversation of its own: say !{name} in the thread it is for."
 )
@@ -61,7 +61,7 @@ async def on_said(
         await tell(refusal(who))
         return
     admin = deps.gate.is_admin(who)
-    if name in CHANNEL_COMMANDS:
+    if name in setting_commands.NAMES:
         await tell(await _about_channel(name, args, who, place, deps))
     elif name == "new":
         await deps.mailbox.submit(_arrival(event, place, deps).envelope("command"))
@@ -88,20 +88,11 @@ async def _about_channel(name: str, args: str, who: str, place: Place, deps: Ing
     the slash commands there are (`adapters.slack.commands`)."""
     chat = chat_key(place.team, place.channel)
     may_change = place.is_im or deps.gate.is_admin(who)
-    command = f"!{name}"
-    if name == "instructions":
-        return await instruction_commands.answer(
-            deps.chats, chat, chat, args, may_change=may_change, command=command
-        )
-    if name == "tools":
-        return await deps.chat_tools.answer(
-            chat, args, who=who, may_change=may_change, command=command
-        )
-    if place.is_im:
-        return "In a direct message I answer every message."
-    return await deps.activations.answer(
-        chat, args, default="mention", may_change=may_change, command=command
-    )
+    asked = Asked(
+        name=name, said=args, who=who, here=chat, chat=chat, private=place.is_im,
+        may_change=may_change, command=f"!{name}", default="mention",
+    )  # fmt: skip
+    return await setting_commands.answer(deps, asked)
 
 
 async def on_slash(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:

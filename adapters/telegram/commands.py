@@ -20,13 +20,14 @@ from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
 from adapters.chat import (
-    instruction_commands,
     mode_commands,
     model_commands,
     pair_commands,
     preference_commands,
     reasoning_commands,
+    setting_commands,
 )
+from adapters.chat.setting_commands import Asked
 from adapters.chat.usage import limits_text, usage_text
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import Place, chat_key, person, place_of, sender_of
@@ -51,7 +52,6 @@ MENU = {
     "unpair": "Let a paired person out (admins)",
 }
 ELSEWHERE = {"tasks", "memory", "permissions", "pair", "unpair"}  # not by `on_command`
-CHAT_SETTINGS = {"instructions", "tools", "activation"}  # in the menu, answered by other routers
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
     "running anything sensitive."
@@ -89,7 +89,7 @@ async def on_command(
         return  # another bot's command is not answered either: that could start a loop
     place = place_of(message)
     name = command.command.lower()
-    if name in CHAT_SETTINGS:
+    if name in setting_commands.NAMES:
         await deps.answer(message, await chat_setting(name, message, command.args or "", deps))
         return
     if name == "new":
@@ -134,25 +134,15 @@ async def on_command(
 
 async def chat_setting(name: str, message: TgMessage, said: str, deps: IngressDeps) -> str:
     """/instructions, /tools and /activation: what the chat's admins choose for everyone in
-    it; in a private chat its person is its admin, and there is nothing to activate."""
+    it; a forum topic may have an instruction of its own."""
     assert message.from_user is not None
     place, who = place_of(message), person(message.from_user.id)
-    chat = chat_key(place.chat_id)
-    may_change = place.private or deps.gate.is_admin(who)
-    command = f"/{name}"
-    if name == "instructions":
-        return await instruction_commands.answer(
-            deps.chats, place.session, chat, said, may_change=may_change, command=command
-        )
-    if name == "tools":
-        return await deps.chat_tools.answer(
-            chat, said, who=who, may_change=may_change, command=command
-        )
-    if place.private:
-        return "In a private chat I answer every message."
-    return await deps.activations.answer(
-        chat, said, default=deps.group_activation, may_change=may_change, command=command
-    )
+    asked = Asked(
+        name=name, said=said, who=who, here=place.session, chat=chat_key(place.chat_id),
+        private=place.private, may_change=place.private or deps.gate.is_admin(who),
+        command=f"/{name}", default=deps.group_activation,
+    )  # fmt: skip
+    return await setting_commands.answer(deps, asked)
 
 
 async def on_pair(message: TgMessage, command: CommandObject, deps: IngressDeps) -> None:

@@ -227,7 +227,7 @@ async def test_in_a_private_chat_its_person_sets_the_instruction_and_tools(
     assert (await said(tg_stack, chat, ANN, "/tools off current_time")).endswith("not use it here.")
     assert (
         await said(tg_stack, chat, ANN, "/activation")
-        == "In a private chat I answer every message."
+        == "In a private conversation I answer every message."
     )
     tg_stack.fake.enqueue(Reply(text="Arr."), Reply(text="Hello."))
     (asked,) = await ask(tg_stack, chat, ANN, "hi")
