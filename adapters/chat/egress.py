@@ -42,8 +42,18 @@ class ChatEgress(ABC, Generic[Calls]):
     async def aclose(self) -> None:
         """Release the platform client's connections."""
 
+    async def show_answers(self, prompt: dict[str, Any], confirmation: Confirmation) -> None:
+        """Make an `ask_user` prompt remembered as `prompt` show where `confirmation` stands
+        (its answers, how it ended); a platform without question prompts shows the outcome."""
+        await self.show_outcome(prompt, confirmation.status)
+
     async def expired(self, confirmation: Confirmation) -> None:
-        """An expired prompt says so and loses its buttons, so nobody presses it in vain."""
+        """A prompt that ended without a press (it expired; a question a typed reply
+        answered) says so and loses its buttons, so nobody presses it in vain."""
         found = await self.store.load_prompt(confirmation.id)
-        if found is not None:
+        if found is None:
+            return
+        if confirmation.is_question:
+            await self.show_answers(found, confirmation)
+        else:
             await self.show_outcome(found, confirmation.status)

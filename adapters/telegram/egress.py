@@ -13,13 +13,13 @@ from adapters.chat.egress import ChatEgress
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_stream import StreamedReply
 from adapters.chat.transcript import heard_in
-from adapters.telegram import confirm
+from adapters.telegram import ask, confirm
 from adapters.telegram.client import TelegramCalls, make_bot
 from adapters.telegram.place import Place
 from adapters.telegram.stream import telegram_reply
 from bot.config.settings import Settings
 from bot.files.store import FileStore
-from bot.redis.confirmations import Status
+from bot.redis.confirmations import Confirmation, Status
 from bot.redis.ratelimit import RateBudget
 from bot.vocabulary.envelope import Envelope
 
@@ -41,6 +41,18 @@ class TelegramEgress(ChatEgress[TelegramCalls]):
                 text=shown.text,
                 entities=[MessageEntity.model_validate(e) for e in shown.entities],
                 reply_markup=None,
+            ),
+            chat_id,
+        )
+
+    async def show_answers(self, prompt: dict[str, Any], confirmation: Confirmation) -> None:
+        chat_id, message_id = int(prompt["chat_id"]), int(prompt["message_id"])
+        await self.calls.quietly(
+            EditMessageText(
+                chat_id=chat_id,
+                message_id=message_id,
+                text=ask.text(confirmation),
+                reply_markup=ask.keyboard(confirmation),
             ),
             chat_id,
         )

@@ -3,6 +3,8 @@
 The decision itself is shared by every platform (`adapters.chat.decisions`); here is only how
 Telegram shows it: the callback query is answered (an alert for a press that changed
 nothing), and the prompt's message loses its buttons and says what was decided and by whom.
+A press on an `ask_user` prompt is answered the same way (`adapters.chat.questions`), and
+the prompt is drawn again: the answer so far, the next question's options, or who answered.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from aiogram.types import CallbackQuery, MessageEntity
 from aiogram.types import Message as TgMessage
 
 from adapters.chat.decisions import Press, PromptState, decide
-from adapters.telegram import confirm
+from adapters.chat.questions import QuestionPress, answer_press
+from adapters.telegram import ask, confirm
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import PLATFORM, sender_of
 
@@ -30,7 +33,7 @@ def router() -> Router:
 async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
     parsed = confirm.parse(query.data)
     if parsed is None:
-        await _answer(deps, query, STALE)
+        await _on_question(query, deps)
         return
     confirmation_id, choice = parsed
     person = sender_of(query.from_user, deps.settings)
@@ -62,6 +65,31 @@ async def _show_outcome(deps: IngressDeps, query: CallbackQuery, state: PromptSt
             message_id=message.message_id,
             text=shown.text,
             entities=[MessageEntity.model_validate(e) for e in shown.entities],
+        ),
+        message.chat.id,
+    )
+
+
+async def _on_question(query: CallbackQuery, deps: IngressDeps) -> None:
+    """A press on a question's option (or data that is none of Parley's buttons)."""
+    parsed = ask.parse(query.data)
+    if parsed is None:
+        await _answer(deps, query, STALE)
+        return
+    confirmation_id, question, option = parsed
+    person = sender_of(query.from_user, deps.settings)
+    press = QuestionPress(confirmation_id, question, option, person, PLATFORM)
+    answer = await answer_press(press, deps.confirmations, deps.mailbox)
+    await _answer(deps, query, answer.text, alert=answer.alert)
+    message = query.message
+    if answer.shown is None or not isinstance(message, TgMessage):
+        return
+    await deps.calls.quietly(
+        EditMessageText(
+            chat_id=message.chat.id,
+            message_id=message.message_id,
+            text=ask.text(answer.shown),
+            reply_markup=ask.keyboard(answer.shown),
         ),
         message.chat.id,
     )

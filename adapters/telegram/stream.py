@@ -31,11 +31,12 @@ from aiogram.methods import (
 from aiogram.types import MessageEntity
 
 from adapters.chat.pacing import Slot
+from adapters.chat.questions import as_asked
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Messages
 from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
-from adapters.telegram import confirm
+from adapters.telegram import ask, confirm
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, under_heard
@@ -160,6 +161,8 @@ class TelegramSurface(QuietSurface):
         self, event: ev.ConfirmationRequired, expires_in: float
     ) -> dict[str, Any] | None:
         assert event.confirmation_id is not None
+        if event.questions:
+            return await self._post_questions(event)
         shown = confirm.prompt(event.calls, expires_in)
         message = await self.wire.call(
             SendMessage(
@@ -176,3 +179,19 @@ class TelegramSurface(QuietSurface):
         if message is None:
             return None
         return {"chat_id": self.place.chat_id, "message_id": message.message_id} | shown.__dict__
+
+    async def _post_questions(self, event: ev.ConfirmationRequired) -> dict[str, Any] | None:
+        """An `ask_user` prompt; it is drawn again from its confirmation when it changes."""
+        asked = as_asked(event)
+        message = await self.wire.call(
+            SendMessage(
+                chat_id=self.place.chat_id,
+                message_thread_id=self.place.thread_id,
+                text=ask.text(asked),
+                reply_markup=ask.keyboard(asked),
+            ),
+            must_land=True,
+        )
+        if message is None:
+            return None
+        return {"chat_id": self.place.chat_id, "message_id": message.message_id}

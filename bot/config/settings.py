@@ -48,7 +48,8 @@ class PolicyRule(BaseModel):
 
     Roles: `admin` (PARLEY_ADMINS), `user` (PARLEY_ALLOWED_USERS; everyone while it is
     empty), `guest` (anyone else, let in by PARLEY_ALLOW_GUESTS). `remember: false` on an
-    `ask` rule keeps asking every time: no "always allow" button.
+    `ask` rule keeps asking every time: no "always allow" button. `timeout` on an `ask` rule
+    is how long its approvals wait for a person, in seconds (else PARLEY_CONFIRMATION_TTL).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -60,6 +61,13 @@ class PolicyRule(BaseModel):
     person: str = "*"  # a glob of person ids: tg:123, slack:*
     chat: Literal["*", "private", "group"] = "*"  # group: any chat shared with others
     remember: bool = True
+    timeout: float | None = Field(default=None, ge=5, le=YEAR_S)
+
+    @model_validator(mode="after")
+    def _timeout_asks(self) -> PolicyRule:
+        if self.timeout is not None and self.action != "ask":
+            raise ValueError("timeout is only for a rule whose action is ask")
+        return self
 
 
 class ConfiguredTask(BaseModel):

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from bot.vocabulary.files import FileRef
+from bot.vocabulary.questions import Question
 from bot.vocabulary.usage import Usage
 
 
@@ -153,13 +154,16 @@ class PendingCall(BaseModel):
 
 
 class ConfirmationRequired(BaseModel):
-    """Tool calls wait for a person; the worker adds the record's id and expiry."""
+    """Tool calls wait for a person; the worker adds the record's id and expiry. With
+    `questions`, the one call waiting is `ask_user`: the person answers rather than approves."""
 
     type: Literal["confirmation_required"] = "confirmation_required"
     calls: list[PendingCall]
     can_remember: bool = True
     confirmation_id: str | None = None
     expires_at: float | None = None
+    questions: list[Question] = Field(default_factory=list)
+    timeout: float | None = None  # how long it waits, when its policy rule says
 
 
 class Compacted(BaseModel):
