@@ -22,6 +22,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.chat.intake import Arrival
+from adapters.slack.ask import ACTION as ANSWER_ACTION
 from adapters.slack.commands import on_mode, on_preferences, on_reasoning, on_tools, on_usage
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
@@ -33,7 +34,7 @@ from adapters.slack.permission_list import ACTION as PERMISSION_ACTION
 from adapters.slack.permission_list import on_permissions
 from adapters.slack.permission_list import on_press as on_permission_press
 from adapters.slack.place import PLATFORM, Place, place_of, sender_of
-from adapters.slack.presses import on_press
+from adapters.slack.presses import on_answer_press, on_press
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
 from adapters.slack.task_list import on_tasks
@@ -57,6 +58,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.event("message")(on_message)
     app.event("assistant_thread_started")(on_thread_started)
     app.action(re.compile(f"^({'|'.join(ACTIONS)})$"))(on_press)
+    app.action(ANSWER_ACTION)(on_answer_press)
     app.action(TASK_ACTION)(on_task_press)
     app.action(MEMORY_ACTION)(on_memory_press)
     app.action(PERMISSION_ACTION)(on_permission_press)

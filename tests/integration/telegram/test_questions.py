@@ -115,7 +115,9 @@ async def test_only_the_asker_or_an_admin_may_answer(tg_stack: TelegramStack) ->
     await replies(tg_stack, group, 3)
     assert '"Which colour?" → "Blue"' in answered_results(tg_stack)[0]
     await tg_stack.tg.wait_for(
-        lambda: prompt_now(tg_stack, group, prompt.message_id).text.endswith("Answered by Ada (@ada)")
+        lambda: prompt_now(tg_stack, group, prompt.message_id).text.endswith(
+            "Answered by Ada (@ada)"
+        )
     )
 
 
@@ -125,7 +127,9 @@ async def test_a_typed_reply_answers_in_the_persons_own_words_once(
     await tg_stack.start_worker()
     chat = tg_stack.tg.private_chat(ANN)
     prompt = await question_in(tg_stack, chat, COLOUR, WHEN)
-    other = tg_stack.tg.press(chat, ANN, prompt.message_id, buttons(prompt)["✏️ Other: type your answer"])
+    other = tg_stack.tg.press(
+        chat, ANN, prompt.message_id, buttons(prompt)["✏️ Other: type your answer"]
+    )
     await tg_stack.tg.wait_for(
         lambda: any(a["callback_query_id"] == other for a in tg_stack.tg.callback_answers)
     )
