@@ -39,9 +39,7 @@ async def test_questions_answered_by_buttons_one_after_another(slack_stack: Slac
     assert "&lt;!channel&gt;" in block_text(prompt)  # the model's words never notify anyone
     assert set(buttons(prompt)) == {"parley_answer_0", "parley_answer_1", "parley_answer_other"}
     await fake.press(ann, prompt, "parley_answer_1")
-    await fake.wait_for(
-        lambda: "Tomorrow" in str(buttons(now(fake, general, thread, prompt.ts)))
-    )
+    await fake.wait_for(lambda: "Tomorrow" in str(buttons(now(fake, general, thread, prompt.ts))))
     slack_stack.fake.enqueue(Reply(text="Blue, today."))
     await fake.press(ann, now(fake, general, thread, prompt.ts), "parley_answer_0")
     replies = await answered(slack_stack, general, thread, count=3)
