@@ -220,8 +220,9 @@ export class ChatView {
     }, 0);
   }
 
-  async decide(confirmationId, decision) {
-    const response = await postJson(`/api/confirmations/${confirmationId}`, { decision });
+  /** `body`: `{ decision }` for an approval, `{ answers }` for the agent's questions. */
+  async decide(confirmationId, body) {
+    const response = await postJson(`/api/confirmations/${confirmationId}`, body);
     return response.ok ? { ok: true } : { ok: false, message: await refusal(response) };
   }
 
