@@ -25,7 +25,8 @@ def question_card(browser: WebDriver) -> dict[str, Any] | None:
         """const card = [...document.querySelectorAll('#log .question')].pop();
         if (!card) return null;
         return {heads: [...card.querySelectorAll('.card-head')].map(e => e.textContent),
-                buttons: [...card.querySelectorAll('button:not([disabled])')].map(e => e.textContent),
+                buttons: [...card.querySelectorAll('button:not([disabled])')]
+                    .map(e => e.textContent),
                 outcome: card.querySelector('.outcome').textContent};""",
     )
 
