@@ -11,6 +11,7 @@ from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import BotMessage, TgChat, TgUser
 from tests.integration.telegram.test_approvals import ADMIN, answer_to, buttons
 from tests.integration.telegram.test_replies import ANN, BOB, replies
+from tests.support.stack import recorded
 from tests.support.telegram import TelegramStack
 
 COLOUR = {"question": "Which colour?", "options": ["Red", "Blue"]}
@@ -169,3 +170,32 @@ async def test_an_unanswered_question_tells_the_model_there_was_no_answer(
     (result,) = answered_results(tg_stack)
     assert result.startswith("No answer: the person did not answer")
     assert "denied" not in result.lower() and "refus" not in result.replace("not a refusal", "")
+
+
+@pytest.mark.e2e
+async def test_a_waiting_question_survives_its_worker_killed_and_a_new_one_resumes(
+    tg_stack: TelegramStack,
+) -> None:
+    """No worker holds the question while it waits: the one that asked is killed with
+    SIGKILL, the press is taken by the web process, and a worker started afterwards
+    resumes the turn with the answer, once."""
+    first = await tg_stack.start_worker_process()
+    chat = tg_stack.tg.private_chat(ANN)
+    prompt = await question_in(tg_stack, chat, COLOUR, WHEN)
+    await recorded(tg_stack, f"tg:{chat.id}", 2)  # the turn ended, waiting for the answer
+    tg_stack.kill(first)
+    await first.wait()
+    query = tg_stack.tg.press(chat, ANN, prompt.message_id, buttons(prompt)["Red"])
+    await tg_stack.tg.wait_for(
+        lambda: "Tomorrow" in buttons(prompt_now(tg_stack, chat, prompt.message_id))
+    )
+    assert answer_to(tg_stack, query)["text"] == "Noted: Red"
+    tg_stack.fake.enqueue(Reply(text="Red, next week."))
+    last = buttons(prompt_now(tg_stack, chat, prompt.message_id))["Next week"]
+    tg_stack.tg.press(chat, ANN, prompt.message_id, last)
+    await tg_stack.start_worker_process()
+    shown = await replies(tg_stack, chat, 3)
+    assert shown[-1] == "Red, next week."
+    (result,) = answered_results(tg_stack)
+    assert '"Which colour?" → "Red"' in result and '"When?" → "Next week"' in result
+    assert len(tg_stack.fake.requests) == 2
