@@ -44,6 +44,7 @@ from bot.store.database import Database, open_database
 from bot.telemetry import metrics
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
+from worker import reminders
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
@@ -179,6 +180,7 @@ async def prune(ctx: dict[str, Any]) -> int:
 JOBS = [
     func(wake_session, name=keys.WAKE_SESSION_JOB, max_tries=3),
     func(expire_confirmation, name=keys.EXPIRY_JOB, max_tries=3),
+    func(reminders.remind_confirmation, name=keys.REMIND_JOB, max_tries=3),
 ]
 WAKE_GRACE = 5.0
 
@@ -263,7 +265,7 @@ def _supervisor(
     confirmations = Confirmations(redis)
 
     async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
-        await redis.enqueue_job(keys.EXPIRY_JOB, confirmation_id, _defer_by=ttl)
+        await reminders.schedule(redis, settings, confirmation_id, ttl)
 
     egress = PlatformEgress(HttpEgress(redis), platforms)
     runner = SessionRunner(

@@ -147,5 +147,9 @@ class HttpEgress:
     async def expired(self, confirmation: Confirmation) -> None:
         """The web chat learns of an expiry from the turn that follows it."""
 
+    async def remind(self, confirmation: Confirmation) -> None:
+        """The web chat's card counts down to the expiry itself; an API client has the
+        `expires_at` of the event and of `GET /api/sessions/{id}/confirmations`."""
+
     async def aclose(self) -> None:
         """The Redis connection belongs to the worker."""

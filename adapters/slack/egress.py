@@ -39,6 +39,22 @@ class SlackEgress(ChatEgress[SlackCalls]):
             blocks=confirm.with_outcome(prompt["blocks"], status),
         )
 
+    async def post_reminder(
+        self, prompt: dict[str, Any], confirmation: Confirmation, text: str
+    ) -> None:
+        """A note in the prompt's thread that mentions its person."""
+        user = user_of(confirmation.requester)
+        who = f"<@{user}>" if user is not None else "You"
+        thread = Place.from_reply_to(confirmation.reply_to).thread_ts
+        await self.calls.call(
+            "chat.postMessage",
+            prompt["team"],
+            must_land=True,
+            channel=prompt["channel"],
+            thread_ts=thread or prompt["ts"],
+            text=f"{who}, {text}",
+        )
+
     async def show_answers(self, prompt: dict[str, Any], confirmation: Confirmation) -> None:
         user = user_of(confirmation.decided_by or "")
         await self.calls.quietly(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aiogram.methods import EditMessageText
-from aiogram.types import MessageEntity
+from aiogram.methods import EditMessageText, SendMessage
+from aiogram.types import MessageEntity, ReplyParameters
 from redis.asyncio import Redis
 
 from adapters.chat.egress import ChatEgress
@@ -15,7 +15,8 @@ from adapters.chat.reply_stream import StreamedReply
 from adapters.chat.transcript import heard_in
 from adapters.telegram import ask, confirm
 from adapters.telegram.client import TelegramCalls, make_bot
-from adapters.telegram.place import Place
+from adapters.telegram.place import Place, user_of
+from adapters.telegram.render import utf16_len
 from adapters.telegram.stream import telegram_reply
 from bot.config.settings import Settings
 from bot.files.store import FileStore
@@ -43,6 +44,31 @@ class TelegramEgress(ChatEgress[TelegramCalls]):
                 reply_markup=None,
             ),
             chat_id,
+        )
+
+    async def post_reminder(
+        self, prompt: dict[str, Any], confirmation: Confirmation, text: str
+    ) -> None:
+        """A reply to the prompt, its person's name a mention (a `tg://user` link)."""
+        chat_id = int(prompt["chat_id"])
+        name = confirmation.requester_name.split(" (@")[0] or "You"
+        user = user_of(confirmation.requester)
+        entities = []
+        if user is not None:
+            link = {"type": "text_link", "offset": 0, "length": utf16_len(name)}
+            entities.append(MessageEntity.model_validate(link | {"url": f"tg://user?id={user}"}))
+        await self.calls.call(
+            SendMessage(
+                chat_id=chat_id,
+                message_thread_id=Place.from_reply_to(confirmation.reply_to).thread_id,
+                text=f"{name}, {text}",
+                entities=entities,
+                reply_parameters=ReplyParameters(
+                    message_id=int(prompt["message_id"]), allow_sending_without_reply=True
+                ),
+            ),
+            chat_id,
+            must_land=True,
         )
 
     async def show_answers(self, prompt: dict[str, Any], confirmation: Confirmation) -> None:

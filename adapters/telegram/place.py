@@ -80,3 +80,9 @@ def sender_of(user: User, settings: Settings) -> Sender:
     who = person(user.id)
     name = user.full_name + (f" (@{user.username})" if user.username else "")
     return Sender(id=who, name=name, is_admin=settings.is_admin(who))
+
+
+def user_of(person_id: str) -> int | None:
+    """The Telegram user id of a person id `person` made, or None for another platform's."""
+    prefix, _, rest = person_id.partition(":")
+    return int(rest) if prefix == "tg" and rest.isdigit() else None

@@ -175,6 +175,8 @@ class Settings(BaseSettings):
     max_attempts: int = Field(default=3, ge=1)
     merge_messages: int = Field(default=10, ge=0)
     confirmation_ttl: float = Field(default=600.0, ge=5, le=YEAR_S)
+    # Seconds before an approval or a question expires that its person is reminded; "off".
+    confirmation_remind: float | None = Field(default=120.0, ge=1, le=YEAR_S)
     sweep_interval: float = Field(default=1.0, gt=0, le=YEAR_S)
     liveness_ttl: float = Field(default=3.0, ge=0.3, le=YEAR_S)
     poll_delay: float = Field(default=0.05, gt=0, le=YEAR_S)
@@ -248,6 +250,14 @@ class Settings(BaseSettings):
     # takes a bot's document, and so many a turn.
     send_file_mb: float = Field(default=50.0, gt=0, le=2000)
     send_files_per_turn: int = Field(default=10, ge=0, le=100)
+
+    @field_validator("confirmation_remind", mode="before")
+    @classmethod
+    def _remind_off(cls, value: Any) -> Any:
+        """`off` (or nothing) turns the reminder off."""
+        if isinstance(value, str) and value.strip().lower() in ("off", ""):
+            return None
+        return value
 
     @field_validator("timezone")
     @classmethod

@@ -94,6 +94,7 @@ class Confirmation(BaseModel):
     answers: list[Answer] = Field(default_factory=list)
     via: str = ""  # the message whose text answered the questions, if one did
     decided_name: str = ""  # the answerer as their platform shows them
+    requester_name: str = ""  # the asker as their platform shows them (for a reminder)
 
     @field_validator("questions", "answers", mode="before")
     @classmethod
@@ -133,6 +134,7 @@ class Confirmations:
         platform: str = "http",
         reply_to: dict[str, Any] | None = None,
         questions: list[Question] | None = None,
+        requester_name: str = "",
     ) -> Confirmation:
         confirmation = Confirmation(
             id=secrets.token_urlsafe(9),
@@ -145,6 +147,7 @@ class Confirmations:
             platform=platform,
             reply_to=reply_to or {},
             questions=questions or [],
+            requester_name=requester_name,
         )
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.set(
@@ -180,6 +183,13 @@ class Confirmations:
         )
         outcome: Outcome = result.decode() if isinstance(result, bytes) else str(result)  # type: ignore[assignment]
         return outcome
+
+    async def claim_reminder(self, confirmation_id: str) -> bool:
+        """True for the one caller that is to send the confirmation's reminder."""
+        if not _valid(confirmation_id):
+            return False
+        claimed = await self.redis.set(keys.reminded(confirmation_id), "1", nx=True, ex=self.keep)
+        return bool(claimed)
 
     async def answer(
         self,

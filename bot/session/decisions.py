@@ -85,7 +85,7 @@ class Decisions:
         confirmation = await self.confirmations.create(
             head.session, head.id, asker.id, calls, ttl,
             can_remember=event.can_remember, platform=head.platform, reply_to=head.reply_to,
-            questions=event.questions,
+            questions=event.questions, requester_name=asker.name,
         )  # fmt: skip
         if state.pending is not None:
             state.pending.confirmation_id = confirmation.id
