@@ -254,8 +254,8 @@ class Settings(BaseSettings):
     @field_validator("confirmation_remind", mode="before")
     @classmethod
     def _remind_off(cls, value: Any) -> Any:
-        """`off` (or nothing) turns the reminder off."""
-        if isinstance(value, str) and value.strip().lower() in ("off", ""):
+        """`off` turns the reminder off."""
+        if isinstance(value, str) and value.strip().lower() == "off":
             return None
         return value
 

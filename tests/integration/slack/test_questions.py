@@ -74,3 +74,28 @@ async def test_the_wrong_person_is_refused_and_a_reply_in_the_thread_answers(
     assert len(slack_stack.fake.requests) == 2
     await fake.wait_for(lambda: not buttons(now(fake, general, thread, prompt.ts)))
     assert "Answered by <@U0ANN>" in block_text(now(fake, general, thread, prompt.ts))
+
+
+@pytest.mark.parametrize(
+    "slack_stack",
+    [{"PARLEY_CONFIRMATION_TTL": "6", "PARLEY_CONFIRMATION_REMIND": "4"}],
+    indirect=True,
+)
+async def test_a_waiting_question_reminds_its_person_in_the_thread_then_expires(
+    slack_stack: SlackStack,
+) -> None:
+    fake, ann, general = await slack_stack.begin()
+    thread, prompt = await question_in(slack_stack, general, ann, WHEN)
+    slack_stack.fake.enqueue(Reply(text="No answer; I will wait."))
+
+    def reminded() -> list[Posted]:
+        return [m for m in fake.bot_messages(general.id, thread) if "still waiting" in m.text]
+
+    await fake.wait_for(lambda: bool(reminded()))
+    assert reminded()[0].text.startswith("<@U0ANN>, this question is still waiting for you")
+    replies = await answered(slack_stack, general, thread, count=4)
+    assert replies[-1].shown == "No answer; I will wait."
+    assert "⌛ Expired" in block_text(now(fake, general, thread, prompt.ts))
+    result = slack_stack.fake.requests[-1].tool_results()[0][1]
+    assert result.startswith("No answer: the person did not answer")
+    assert len(reminded()) == 1
