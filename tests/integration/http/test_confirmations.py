@@ -68,7 +68,9 @@ async def test_deny_tells_the_model(stack: Stack) -> None:
 
 
 @pytest.mark.parametrize("stack", [{"PARLEY_CONFIRMATION_TTL": "5"}], indirect=True)
-async def test_expiry_denies_and_a_late_press_changes_nothing(stack: Stack) -> None:
+async def test_an_expiry_tells_the_model_no_decision_and_a_late_press_changes_nothing(
+    stack: Stack,
+) -> None:
     await stack.start_worker()
     async with stack.client() as client:
         _, asked = await ask(stack, client)
