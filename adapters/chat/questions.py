@@ -25,7 +25,7 @@ from bot.vocabulary.envelope import Sender
 from bot.vocabulary.events import ConfirmationRequired
 from bot.vocabulary.questions import Answer
 
-TYPE_IT = "Type your answer as a message in this chat."
+TYPE_IT = "Reply to the question with your answer, in your own words."
 LATE = {
     "stale": "That question was answered already.",
     "expired": "This question has expired; nothing was answered.",

@@ -45,7 +45,8 @@ class Trigger(StrEnum):
     MESSAGE = "message"  # a person's message, or several merged into one turn
     API = "api"  # an HTTP API run: a message that carries its own run config
     SCHEDULED = "scheduled"  # a run of a scheduled task
-    DECISION = "decision"  # an approval decided, by a person or by its expiry
+    DECISION = "decision"  # an approval decided (or a question answered) by a person
+    EXPIRY = "expiry"  # an approval or a question nobody answered in time
     RESUME = "resume"  # a turn a stopped worker left half done, carried on
     SKIPPED = "skipped"  # a message given up on after failing too often
 

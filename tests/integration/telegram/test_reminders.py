@@ -78,3 +78,8 @@ async def test_a_rules_own_wait_expires_its_approvals_and_the_model_is_told_no_d
     assert result == EXPIRED
     assert result.startswith("Not run: no decision was made") and "Denied by" not in result
     assert reminders(tg_stack, chat) == []
+    async with tg_stack.client() as client:  # the record tells an expiry from a decision
+        listed = await client.get("/api/metrics/runs", params={"trigger": "expiry"})
+        decided = await client.get("/api/metrics/runs", params={"trigger": "decision"})
+    assert [r["trigger"] for r in listed.json()["items"]] == ["expiry"]
+    assert decided.json()["items"] == []
