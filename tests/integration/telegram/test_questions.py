@@ -134,7 +134,7 @@ async def test_a_typed_reply_answers_in_the_persons_own_words_once(
     await tg_stack.tg.wait_for(
         lambda: any(a["callback_query_id"] == other for a in tg_stack.tg.callback_answers)
     )
-    assert "Type your answer" in str(answer_to(tg_stack, other)["text"])
+    assert "Reply to the question" in str(answer_to(tg_stack, other)["text"])
     tg_stack.fake.enqueue(Reply(text="Green it is."))
     tg_stack.tg.send(chat, ANN, "green, and whenever you like")
     shown = await replies(tg_stack, chat, 3)
