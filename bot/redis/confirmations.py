@@ -31,6 +31,9 @@ local raw = redis.call('GET', KEYS[1])
 if not raw then return 'unknown' end
 local request = cjson.decode(raw)
 if request['status'] ~= 'pending' then return 'decided' end
+local asked = request['questions']
+local approving = ARGV[1] == 'approved' or ARGV[1] == 'denied'
+if approving and type(asked) == 'table' and #asked > 0 then return 'unknown' end
 local expiring = ARGV[1] == 'expired'
 if not expiring and tonumber(ARGV[3]) >= tonumber(request['expires_at']) then return 'expired' end
 if not expiring and ARGV[4] ~= '1' and ARGV[2] ~= request['requester'] then return 'forbidden' end

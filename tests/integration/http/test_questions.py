@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from redis.asyncio import Redis
 
+from bot.redis.confirmations import CallSummary, Confirmations
+from bot.vocabulary.questions import Answer, Question
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.stack import Stack, read_events, send, texts
 
@@ -80,3 +83,27 @@ async def test_the_next_message_answers_in_the_persons_own_words(stack: Stack) -
     result = stack.fake.requests[1].tool_results()[0][1]
     assert result.count('in their own words: "green, any day"') == 2
     assert late.status_code == 409
+
+
+async def test_a_question_is_never_approved_and_an_approval_never_answered(
+    redis_url: str,
+) -> None:
+    """A forged press of the other kind's button (Approve on a question, an option on an
+    approval) changes nothing."""
+    redis = Redis.from_url(redis_url)
+    confirmations = Confirmations(redis)
+    calls = [CallSummary(call_id="c1", name="ask_user", arguments={})]
+    question = Question(question="Which colour?", options=["Red", "Blue"])
+    asked = await confirmations.create("tg:1", "e1", "tg:ann", calls, 60, questions=[question])
+    approval = await confirmations.create("tg:1", "e2", "tg:ann", calls, 60)
+    assert await confirmations.decide(asked.id, "approved", "tg:ann") == "unknown"
+    assert await confirmations.decide(asked.id, "denied", "tg:boss", is_admin=True) == "unknown"
+    red = [Answer(text="Red")]
+    assert await confirmations.answer(approval.id, red, "tg:ann", start=0) == "unknown"
+    assert await confirmations.answer(asked.id, red, "tg:bob", start=0) == "forbidden"
+    assert await confirmations.answer(asked.id, red, "tg:ann", start=1) == "stale"
+    assert (await confirmations.get(asked.id)).status == "pending"  # type: ignore[union-attr]
+    assert (await confirmations.get(approval.id)).status == "pending"  # type: ignore[union-attr]
+    assert await confirmations.answer(asked.id, red, "tg:ann", start=0) == "ok"
+    assert await confirmations.decide(asked.id, "declined", "x", is_admin=True) == "decided"
+    await redis.aclose()
