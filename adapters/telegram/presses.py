@@ -10,13 +10,13 @@ the prompt is drawn again: the answer so far, the next question's options, or wh
 from __future__ import annotations
 
 from aiogram import Router
-from aiogram.methods import AnswerCallbackQuery, EditMessageText
+from aiogram.methods import AnswerCallbackQuery
 from aiogram.types import CallbackQuery, MessageEntity
 from aiogram.types import Message as TgMessage
 
 from adapters.chat.decisions import Press, PromptState, decide
 from adapters.chat.questions import QuestionPress, answer_press
-from adapters.telegram import ask, confirm
+from adapters.telegram import ask, confirm, ephemeral
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import PLATFORM, sender_of
 
@@ -59,15 +59,9 @@ async def _show_outcome(deps: IngressDeps, query: CallbackQuery, state: PromptSt
     by = query.from_user.full_name if state.by_presser else state.decided_by
     entities = [e.model_dump(exclude_none=True) for e in message.entities or []]
     shown = confirm.with_outcome(confirm.Prompt(message.text, entities), state.status, by)
-    await deps.calls.quietly(
-        EditMessageText(
-            chat_id=message.chat.id,
-            message_id=message.message_id,
-            text=shown.text,
-            entities=[MessageEntity.model_validate(e) for e in shown.entities],
-        ),
-        message.chat.id,
-    )
+    where = ephemeral.pressed(message, query.from_user.id)
+    kept = [MessageEntity.model_validate(e) for e in shown.entities]
+    await deps.calls.quietly(ephemeral.edit(where, shown.text, kept), message.chat.id)
 
 
 async def _on_question(query: CallbackQuery, deps: IngressDeps) -> None:
@@ -84,12 +78,6 @@ async def _on_question(query: CallbackQuery, deps: IngressDeps) -> None:
     message = query.message
     if answer.shown is None or not isinstance(message, TgMessage):
         return
-    await deps.calls.quietly(
-        EditMessageText(
-            chat_id=message.chat.id,
-            message_id=message.message_id,
-            text=ask.text(answer.shown),
-            reply_markup=ask.keyboard(answer.shown),
-        ),
-        message.chat.id,
-    )
+    where = ephemeral.pressed(message, query.from_user.id)
+    text, markup = ask.text(answer.shown), ask.keyboard(answer.shown)
+    await deps.calls.quietly(ephemeral.edit(where, text, markup=markup), message.chat.id)

@@ -200,6 +200,8 @@ class Settings(BaseSettings):
     # How a reply streams in a private chat: a draft (finished by a message), or a message
     # edited in place as in groups, for clients that keep a stale draft painted.
     telegram_stream: Literal["draft", "edit"] = "draft"
+    # Approval prompts and questions in a group shown only to the person they are for.
+    telegram_ephemeral_prompts: bool = False
     telegram_chat_rate: float = Field(default=1.0, gt=0, le=1000)
     telegram_group_rate: float = Field(default=20 / 60, gt=0, le=1000)
     telegram_bot_rate: float = Field(default=30.0, gt=0, le=1000)

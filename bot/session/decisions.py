@@ -92,7 +92,11 @@ class Decisions:
         where = session_info(head)
         await quietly("audit", confirmation, lambda c: self.history.asked(where, c))
         await self.schedule_expiry(confirmation.id, ttl)
-        update = {"confirmation_id": confirmation.id, "expires_at": confirmation.expires_at}
+        update = {
+            "confirmation_id": confirmation.id,
+            "expires_at": confirmation.expires_at,
+            "requester": confirmation.requester,
+        }
         return event.model_copy(update=update)
 
     async def decide(self, head: Envelope, state: SessionState, person: str) -> Decided | None:

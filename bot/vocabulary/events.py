@@ -165,6 +165,7 @@ class ConfirmationRequired(BaseModel):
     expires_at: float | None = None
     questions: list[Question] = Field(default_factory=list)
     timeout: float | None = None  # how long it waits, when its policy rule says
+    requester: str | None = None  # whom it waits for (the worker adds it)
 
 
 class Compacted(BaseModel):
