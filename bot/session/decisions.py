@@ -105,16 +105,7 @@ class Decisions:
         expired = head.kind == "expiry"
         confirmation = await self.confirmations.get(head.confirmation_id or "")
         asked = confirmation is not None and confirmation.is_question
-        outcome = (
-            "expired"
-            if expired
-            else "answered"
-            if asked
-            else "approved"
-            if head.approve
-            else "denied"
-        )
-        metrics.CONFIRMATIONS.labels(outcome).inc()
+        metrics.CONFIRMATIONS.labels(_outcome(expired, asked, bool(head.approve))).inc()
         await self._audit(confirmation)
         pending = state.pending
         if pending is None or pending.confirmation_id != head.confirmation_id:
@@ -135,7 +126,10 @@ class Decisions:
             await self.confirmations.decide(
                 state.pending.confirmation_id, "declined", by, is_admin=True
             )
-            await self.audit(state.pending.confirmation_id)
+            confirmation = await self.confirmations.get(state.pending.confirmation_id)
+            await self._audit(confirmation)
+            if confirmation is not None and confirmation.is_question:  # no button stays
+                await quietly("show the question set aside in", confirmation, self.show)
 
     async def typed(self, group: list[Envelope], state: SessionState) -> Typed | None:
         """The asker's messages `group` while their question waits: they answer it in their
@@ -188,6 +182,15 @@ class Decisions:
             log.warning("could not keep what %s allowed in %s", person, chat, exc_info=True)
             return False
         return True
+
+
+def _outcome(expired: bool, asked: bool, approved: bool) -> str:
+    """The label the metric counts a decision under."""
+    if expired:
+        return "expired"
+    if asked:
+        return "answered"
+    return "approved" if approved else "denied"
 
 
 def _answers(confirmation: Confirmation, waiting: Collection[str]) -> dict[str, str]:

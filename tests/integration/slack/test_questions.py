@@ -99,3 +99,23 @@ async def test_a_waiting_question_reminds_its_person_in_the_thread_then_expires(
     result = slack_stack.fake.requests[-1].tool_results()[0][1]
     assert result.startswith("No answer: the person did not answer")
     assert len(reminded()) == 1
+
+
+async def test_someone_elses_message_sets_the_question_aside_and_is_answered(
+    slack_stack: SlackStack,
+) -> None:
+    await slack_stack.start_worker()
+    fake = slack_stack.fake_slack
+    ann, bob = fake.user("U0ANN", "ann"), fake.user("U0BOB", "bob")
+    general = fake.channel("C0GENERAL", "general")
+    thread, prompt = await question_in(slack_stack, general, ann, COLOUR)
+    slack_stack.fake.enqueue(Reply(text="Hello Bob."))
+    await fake.say(bob, general, "hello there", thread_ts=thread)
+    replies = await answered(slack_stack, general, thread, count=3)
+    assert replies[-1].shown == "Hello Bob."
+    last = slack_stack.fake.requests[-1]
+    (result,) = [c for _, c in last.tool_results()]
+    assert result.startswith("No answer: a new message came before the question was answered")
+    assert last.last_user_text().splitlines()[-1] == "hello there"
+    await fake.wait_for(lambda: not buttons(now(fake, general, thread, prompt.ts)))
+    assert "Set aside" in block_text(now(fake, general, thread, prompt.ts))

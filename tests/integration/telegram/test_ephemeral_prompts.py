@@ -74,3 +74,26 @@ async def test_in_a_private_chat_the_prompt_stays_an_ordinary_message(
     tg_stack.tg.send(chat, ANN, "paint the shed")
     await tg_stack.tg.wait_for(lambda: any(m.reply_markup for m in tg_stack.tg.messages(chat)))
     assert tg_stack.tg.ephemerals.seen_by(chat, ANN.id) == []
+
+
+@pytest.mark.parametrize(
+    "tg_stack",
+    [ON | {"PARLEY_CONFIRMATION_TTL": "6", "PARLEY_CONFIRMATION_REMIND": "4"}],
+    indirect=True,
+)
+async def test_the_reminder_of_a_prompt_only_its_person_sees_is_theirs_alone(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    group = tg_stack.tg.group("Ops")
+    tg_stack.fake.enqueue(Reply(text="Let me launch it.", tool_calls=[LAUNCH]))
+    tg_stack.tg.send(group, ANN, "@parley_test_bot launch the rocket")
+    await shown_to(tg_stack, group, ANN)
+
+    def reminded() -> list[str]:
+        seen = tg_stack.tg.ephemerals.seen_by(group, ANN.id)
+        return [m.text for m in seen if "still waiting" in m.text]
+
+    await tg_stack.tg.wait_for(lambda: bool(reminded()), what="the reminder")
+    assert reminded()[0].startswith("Ann, this approval request is still waiting for you")
+    assert not any("still waiting" in m.text for m in tg_stack.tg.messages(group))

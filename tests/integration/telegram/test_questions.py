@@ -199,3 +199,23 @@ async def test_a_waiting_question_survives_its_worker_killed_and_a_new_one_resum
     (result,) = answered_results(tg_stack)
     assert '"Which colour?" → "Red"' in result and '"When?" → "Next week"' in result
     assert len(tg_stack.fake.requests) == 2
+
+
+@pytest.mark.parametrize("tg_stack", [{"PARLEY_CONFIRMATION_TTL": "6"}], indirect=True)
+async def test_answers_given_before_the_expiry_reach_the_model_with_the_rest_unanswered(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    chat = tg_stack.tg.private_chat(ANN)
+    prompt = await question_in(tg_stack, chat, COLOUR, WHEN)
+    tg_stack.tg.press(chat, ANN, prompt.message_id, buttons(prompt)["Red"])
+    await tg_stack.tg.wait_for(
+        lambda: "Today" in buttons(prompt_now(tg_stack, chat, prompt.message_id))
+    )
+    tg_stack.fake.enqueue(Reply(text="Red, some day."))
+    await replies(tg_stack, chat, 3)
+    (result,) = answered_results(tg_stack)
+    assert result.startswith("No answer: the person did not answer")
+    assert '"Which colour?" → "Red"' in result and '"When?" → no answer' in result
+    final = prompt_now(tg_stack, chat, prompt.message_id)
+    assert final.reply_markup is None and "→ Red" in final.text and "Expired" in final.text
