@@ -122,7 +122,8 @@ EXPIRY_SENDER = "timeout"
 
 
 async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None:
-    """At its expiry an undecided confirmation is denied, and the turn goes on."""
+    """At its expiry an undecided confirmation expires (its calls do not run; the model is
+    told no decision was made), and the turn goes on."""
     supervisor: Supervisor = ctx["supervisor"]
     if await supervisor.confirmations.decide(confirmation_id, "expired", EXPIRY_SENDER) != "ok":
         return

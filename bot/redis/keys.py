@@ -70,7 +70,7 @@ Per platform (`tg`, `slack`, `http`):
 The arq job `drain` (`WAKE_SESSION_JOB`, run by `worker.jobs.wake_session`) wakes a worker
 for a session; its id (`drain:{session}:{generation}`) lets arq drop a second wake-up for the
 same generation. The arq job `expire_confirmation` (`EXPIRY_JOB`), deferred to a
-confirmation's expiry, denies it if nobody decided; `remind_confirmation` (`REMIND_JOB`),
+confirmation's expiry, expires it if nobody decided; `remind_confirmation` (`REMIND_JOB`),
 deferred to a while before it, reminds the person once. Every new wake-up job's id is also
 published on `parley:jobs` (`JOBS_CHANNEL`): workers with room start it at once instead of at
 their next poll of arq's queue, which stays the backstop for a publication nobody heard.
