@@ -21,9 +21,10 @@ from bot.vocabulary.questions import ANSWER_CHARS, MAX_OPTIONS, Answer
 
 
 class AnswerIn(BaseModel):
-    """One question's answer: the number of an option (from 0), or the person's own words."""
+    """One question's answer: the number of an option (from 0), or the person's own words;
+    read strictly (`true` or `"1"` is no option number)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     option: int | None = Field(default=None, ge=0, lt=MAX_OPTIONS)
     other: str | None = Field(default=None, min_length=1, max_length=ANSWER_CHARS)

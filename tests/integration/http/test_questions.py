@@ -44,6 +44,8 @@ async def test_a_client_lists_the_question_and_answers_it(stack: Stack) -> None:
             {"answers": [{"option": 0, "other": "x"}, {"option": 0}]},
             {"decision": "approve"},  # a question is answered, not approved
             {"answers": [{"option": 0}, {"option": 0}], "decision": "approve"},
+            {"answers": [{"option": True}, {"option": "1"}]},  # no option numbers
+            {"answers": [{"option": 0}, {"other": ""}]},
         ]
         for body in bad:
             answer = await client.post(url, json=body)
