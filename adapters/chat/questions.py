@@ -96,8 +96,16 @@ async def answer_press(
     return QuestionAnswer(LATE.get(status, LATE["unknown"]), alert=True, shown=now)
 
 
+SHOWN_CHARS = 300  # of an answer in one's own words, so three fit a message on every platform
+
+
 def answer_shown(answer: Answer) -> str:
-    return f"“{answer.text}” (own words)" if answer.other else answer.text
+    """An answer as the prompt shows it: one's own words cut short (the model reads them
+    whole), so a prompt stays within a message's limits."""
+    if not answer.other:
+        return answer.text
+    text = answer.text if len(answer.text) <= SHOWN_CHARS else answer.text[:SHOWN_CHARS] + "…"
+    return f"“{text}” (own words)"
 
 
 def question_lines(confirmation: Confirmation) -> list[tuple[str, str | None]]:

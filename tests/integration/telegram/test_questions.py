@@ -219,3 +219,25 @@ async def test_answers_given_before_the_expiry_reach_the_model_with_the_rest_una
     assert '"Which colour?" → "Red"' in result and '"When?" → no answer' in result
     final = prompt_now(tg_stack, chat, prompt.message_id)
     assert final.reply_markup is None and "→ Red" in final.text and "Expired" in final.text
+
+
+async def test_a_long_typed_answer_is_whole_for_the_model_and_short_on_the_prompt(
+    tg_stack: TelegramStack,
+) -> None:
+    """Three questions answered by 2,000 characters of one's own words: the model reads
+    them whole, the prompt (4,096 characters at most) shows each cut short."""
+    await tg_stack.start_worker()
+    chat = tg_stack.tg.private_chat(ANN)
+    third = {"question": "Where?", "options": ["Inside", "Outside"]}
+    prompt = await question_in(tg_stack, chat, COLOUR, WHEN, third)
+    words = "green " * 333
+    tg_stack.fake.enqueue(Reply(text="Noted."))
+    tg_stack.tg.send(chat, ANN, words.strip())
+    await replies(tg_stack, chat, 3)
+    (result,) = answered_results(tg_stack)
+    assert result.count(words.strip()) == 3
+    await tg_stack.tg.wait_for(
+        lambda: prompt_now(tg_stack, chat, prompt.message_id).reply_markup is None
+    )
+    final = prompt_now(tg_stack, chat, prompt.message_id).text
+    assert final.count("…” (own words)") == 3 and final.endswith("Answered by Ann (@ann)")
