@@ -58,10 +58,9 @@ def chosen(confirmation: Confirmation, given: Answers) -> list[Answer] | str:
 async def answer(
     confirmations: Confirmations, confirmation: Confirmation, answers: list[Answer], by: Sender
 ) -> Outcome:
-    """Answer every question of `confirmation` at once, as its asker."""
-    return await confirmations.answer(
-        confirmation.id, answers, by.id, start=0, is_admin=False, name=by.name
-    )
+    """Answer every question of `confirmation` at once, as its asker (whom the API knows
+    by no name: the model reads that "the person" answered)."""
+    return await confirmations.answer(confirmation.id, answers, by.id, start=0, is_admin=False)
 
 
 def listed(confirmation: Confirmation) -> dict[str, Any]:

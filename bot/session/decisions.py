@@ -197,7 +197,7 @@ def _answers(confirmation: Confirmation, waiting: Collection[str]) -> dict[str, 
     """What the waiting `ask_user` call's result says: the answers, or that none came (the
     answers given before the time ran out included)."""
     if confirmation.status == "answered":
-        by = confirmation.decided_name or confirmation.decided_by or ""
+        by = confirmation.decided_name  # as their platform shows them; else "The person"
         said = answered_text(confirmation.questions, confirmation.answers, by, complete=True)
     elif confirmation.answers:
         partly = answered_text(confirmation.questions, confirmation.answers, "", complete=False)

@@ -64,6 +64,7 @@ async def test_a_client_lists_the_question_and_answers_it(stack: Stack) -> None:
         after = (await client.get(f"/api/sessions/{session}/confirmations")).json()
     assert texts(events) == "Blue, soon."
     result = stack.fake.requests[1].tool_results()[0][1]
+    assert result.startswith("The person answered:")
     assert '"Which colour?" → "Blue"' in result
     assert '"When?" → in their own words: "when it stops raining"' in result
     assert again.status_code == 409 and again.json()["status"] == "answered"
