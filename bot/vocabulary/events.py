@@ -168,6 +168,15 @@ class ConfirmationRequired(BaseModel):
     requester: str | None = None  # whom it waits for (the worker adds it)
 
 
+class Reminded(BaseModel):
+    """An approval or a question still waits, a while before it expires: its person is
+    reminded (on a session's event stream; a chat gets a message that names them)."""
+
+    type: Literal["reminder"] = "reminder"
+    confirmation_id: str
+    expires_at: float
+
+
 class Compacted(BaseModel):
     type: Literal["compacted"] = "compacted"
     tokens_before: int
@@ -243,6 +252,7 @@ AgentEvent = Annotated[
     | FailedOver
     | Retrying
     | ConfirmationRequired
+    | Reminded
     | Compacted
     | Validated
     | PlanUpdated

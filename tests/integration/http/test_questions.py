@@ -3,9 +3,11 @@ all at once (strictly read), or by the next message in the asker's own words."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
+import pytest
 from redis.asyncio import Redis
 
 from bot.redis.confirmations import CallSummary, Confirmations
@@ -110,3 +112,27 @@ async def test_a_question_is_never_approved_and_an_approval_never_answered(
     assert await confirmations.answer(asked.id, red, "tg:ann", start=0) == "ok"
     assert await confirmations.decide(asked.id, "declined", "x", is_admin=True) == "decided"
     await redis.aclose()
+
+
+@pytest.mark.parametrize(
+    "stack", [{"PARLEY_CONFIRMATION_TTL": "6", "PARLEY_CONFIRMATION_REMIND": "4"}], indirect=True
+)
+async def test_a_client_following_the_session_sees_the_reminder_then_the_expiry(
+    stack: Stack,
+) -> None:
+    await stack.start_worker()
+    async with stack.client() as client:
+        session, asked = await ask(stack, client)
+        stack.fake.enqueue(Reply(text="No answer, so I will wait."))
+        seen: list[dict[str, Any]] = []
+        async with client.stream("GET", f"/api/sessions/{session}/events") as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    seen.append(json.loads(line[6:]))
+                    if seen[-1]["type"] == "completed":
+                        break
+    (reminder,) = [e for e in seen if e["type"] == "reminder"]
+    assert reminder["confirmation_id"] == asked["confirmation_id"]
+    assert seen.index(reminder) == 0  # before the turn went on
+    assert texts(seen) == "No answer, so I will wait."
+    assert stack.fake.requests[1].tool_results()[0][1].startswith("No answer: the person did not")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
@@ -57,3 +58,23 @@ async def test_the_questions_are_answered_with_options_and_own_words(
     result = stack.fake.requests[1].tool_results()[0][1]
     assert '"Which colour?" → "Blue"' in result
     assert '"When?" → in their own words: "after the rain"' in result
+
+
+@pytest.mark.parametrize(
+    "stack", [{"PARLEY_CONFIRMATION_TTL": "8", "PARLEY_CONFIRMATION_REMIND": "6"}], indirect=True
+)
+async def test_the_card_says_when_it_is_reminded(stack: Stack, browser: WebDriver) -> None:
+    await stack.start_worker()
+    stack.fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("ask_user", {"questions": QUESTIONS})]),
+        Reply(text="No answer came."),
+    )
+    await run(browser, browser.get, stack.base_url + "/")
+    await say(browser, "paint the shed")
+    await wait_for(browser, question_card, "the question card")
+
+    def reminded(b: WebDriver) -> object:
+        return script(b, "return document.querySelector('#log .question .reminder')?.textContent")
+
+    assert await wait_for(browser, reminded, "the reminder") == "⏰ Still waiting for you."
+    await wait_for_text(browser, "No answer came.")

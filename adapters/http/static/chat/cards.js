@@ -67,6 +67,12 @@ class WaitingCard {
     this.expiry.textContent = `Expires in ${Math.floor(shown / 60)}:${String(shown % 60).padStart(2, "0")}`;
   }
 
+  /** The reminder before the expiry: said once on the card, while it still waits. */
+  remind() {
+    if (this.settled || this.element.querySelector(".reminder")) return;
+    this.expiry.before(h("div", { class: "reminder", role: "status", text: "⏰ Still waiting for you." }));
+  }
+
   /** The turn went on without a decision from this page: expired, or decided elsewhere. */
   turnWentOn() {
     if (this.settled || this.deciding) return; // this page's own decision is on its way

@@ -111,6 +111,9 @@ export class Turn {
       case "confirmation_required":
         this.ask(event, id);
         break;
+      case "reminder":
+        this.view.cards.get(event.confirmation_id)?.remind();
+        break;
       case "plan":
         this.showPlan(event);
         break;
@@ -178,6 +181,7 @@ export class Turn {
       ? new QuestionCard(event, (answers) => this.view.decide(event.confirmation_id, { answers }))
       : new ApprovalCard(event, (decision) => this.view.decide(event.confirmation_id, { decision }));
     this.add(card.element);
+    this.view.cards.set(event.confirmation_id, card);
     this.view.asked(event, id, card, this);
   }
 

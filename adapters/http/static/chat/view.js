@@ -27,6 +27,7 @@ export class ChatView {
     Object.assign(this, { log, session, stopButton, onSession, onTurnEnd, mode, onMode });
     this.controller = new AbortController();
     this.tools = new Map(); // call id → ToolCard, across the view's turns
+    this.cards = new Map(); // confirmation id → its approval or question card
     this.streams = 0;
     this.stopButton.disabled = true;
   }
