@@ -1,7 +1,9 @@
 """`parley chat`: the agent in a terminal, no Redis and no platform.
 
 Reads lines from stdin (so `echo hi | parley chat` works), streams the reply as it arrives,
-shows tool calls as they run, and asks about tools that need approval on the terminal. Ctrl-C
+shows tool calls as they run, and asks about tools that need approval on the terminal; the
+agent's questions (`ask_user`) are numbered lists, answered by a number or in one's own words,
+one question after another. Ctrl-C
 during a reply stops that reply, as `/stop` does on the platforms. A failed turn is one line on
 stderr, so `parley chat > answer.txt` keeps only answers and the failure still shows.
 """
@@ -21,10 +23,12 @@ from bot.agent.deps import TurnRequest
 from bot.agent.loop import Agent
 from bot.config.settings import Settings
 from bot.files.store import FileStore
+from bot.tools import ask_user
 from bot.tools.base import ToolContext
 from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Sender
+from bot.vocabulary.questions import ANSWER_CHARS, Answer, Question, answered_text
 from bot.vocabulary.state import SessionState
 
 Ask = Callable[[str], Awaitable[str | None]]
@@ -108,10 +112,35 @@ class ConsoleChat:
                 elif isinstance(event, ev.Completed):
                     ok = event.finish_reason != ev.FinishReason.ERROR
             request = None
-            if pending is not None:
+            if pending is not None and pending.questions:
+                said = await self._answer(pending.questions)
+                answers = {call.call_id: said for call in pending.calls}
+                request = TurnRequest(self.ctx, decisions={}, answers=answers)
+            elif pending is not None:
                 decisions = {call.call_id: await self._decide(call) for call in pending.calls}
                 request = TurnRequest(self.ctx, decisions=decisions)
         return ok
+
+    async def _answer(self, questions: list[Question]) -> str:
+        """Each question as a numbered list: a number picks its option, other text is the
+        answer in one's own words; what the model reads back."""
+        answers: list[Answer] = []
+        for question in questions:
+            options = "".join(f"  {n}. {o}\n" for n, o in enumerate(question.options, 1))
+            line = await self.ask(
+                f"\n❓ {question.question}\n{options}  (a number, or your own words) "
+            )
+            if line is None:
+                self._write("(no terminal to ask on: no answer)\n")
+                return ask_user.NO_ANSWER
+            text = line.strip()
+            if text.isdigit() and 1 <= int(text) <= len(question.options):
+                answers.append(Answer(text=question.options[int(text) - 1]))
+            elif text:
+                answers.append(Answer(text=text[:ANSWER_CHARS], other=True))
+            else:
+                return ask_user.NO_ANSWER
+        return answered_text(questions, answers, self.ctx.user.name, complete=True)
 
     async def _events(self, request: TurnRequest) -> AsyncIterator[ev.AgentEvent]:
         cancel = asyncio.Event()

@@ -44,6 +44,7 @@ from bot.store.database import Database, open_database
 from bot.telemetry import metrics
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
+from worker import reminders
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
@@ -121,7 +122,8 @@ EXPIRY_SENDER = "timeout"
 
 
 async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None:
-    """At its expiry an undecided confirmation is denied, and the turn goes on."""
+    """At its expiry an undecided confirmation expires (its calls do not run; the model is
+    told no decision was made), and the turn goes on."""
     supervisor: Supervisor = ctx["supervisor"]
     if await supervisor.confirmations.decide(confirmation_id, "expired", EXPIRY_SENDER) != "ok":
         return
@@ -179,6 +181,7 @@ async def prune(ctx: dict[str, Any]) -> int:
 JOBS = [
     func(wake_session, name=keys.WAKE_SESSION_JOB, max_tries=3),
     func(expire_confirmation, name=keys.EXPIRY_JOB, max_tries=3),
+    func(reminders.remind_confirmation, name=keys.REMIND_JOB, max_tries=3),
 ]
 WAKE_GRACE = 5.0
 
@@ -263,7 +266,7 @@ def _supervisor(
     confirmations = Confirmations(redis)
 
     async def schedule_expiry(confirmation_id: str, ttl: float) -> None:
-        await redis.enqueue_job(keys.EXPIRY_JOB, confirmation_id, _defer_by=ttl)
+        await reminders.schedule(redis, settings, confirmation_id, ttl)
 
     egress = PlatformEgress(HttpEgress(redis), platforms)
     runner = SessionRunner(

@@ -114,9 +114,13 @@ async def claim(press: Press, confirmations: Confirmations) -> Claim:
     return Claim(outcome, confirmation)
 
 
-async def queue(press: Press, confirmation: Confirmation, mailbox: Mailbox) -> Envelope:
-    """Queue the decision `press` made on `confirmation`, for its turn to resume."""
-    envelope = decision(confirmation, press.person, press.choice, press.status, press.platform)
+async def queue(
+    press: Press, confirmation: Confirmation, mailbox: Mailbox, status: Status | None = None
+) -> Envelope:
+    """Queue the decision `press` made on `confirmation` (`status`: what it came to, if not
+    the press's own: a question's answers), for its turn to resume."""
+    made = status or press.status
+    envelope = decision(confirmation, press.person, press.choice, made, press.platform)
     await mailbox.submit(envelope)
     return envelope
 

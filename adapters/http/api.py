@@ -29,7 +29,8 @@ from redis.exceptions import RedisError
 from adapters.chat import decisions
 from adapters.chat.access import too_long
 from adapters.chat.decisions import Choice, Press
-from adapters.http import agent_run, chats, pages, people, place, sessions, tasks, traces
+from adapters.http import agent_run, answers, chats, pages, people, place, sessions, tasks, traces
+from adapters.http.answers import AnswerIn
 from adapters.http.common import USER, api_sender
 from adapters.http.files import Files
 from adapters.http.messages import posted
@@ -43,10 +44,11 @@ from bot.config.settings import Settings
 from bot.files.voice import with_transcripts
 from bot.llm.served import served_model
 from bot.redis import keys
-from bot.redis.confirmations import Outcome
+from bot.redis.confirmations import Outcome, Status
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 from bot.telemetry import metrics
 from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.questions import MAX_QUESTIONS
 from bot.vocabulary.run_config import Mode, Reasoning
 
 log = logging.getLogger(__name__)
@@ -88,7 +90,18 @@ class SessionChange(BaseModel):
 
 
 class DecisionIn(BaseModel):
-    decision: str = Field(pattern="^(approve|deny)$")
+    """An approval's decision, or (`answers`) the answers to an `ask_user` question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: str | None = Field(default=None, pattern="^(approve|deny)$")
+    answers: list[AnswerIn] | None = Field(default=None, min_length=1, max_length=MAX_QUESTIONS)
+
+    @model_validator(mode="after")
+    def _one(self) -> DecisionIn:
+        if (self.decision is None) == (self.answers is None):
+            raise ValueError("give decision or answers")
+        return self
 
 
 def _message_id(request: web.Request) -> str:
@@ -220,22 +233,40 @@ class Api:
         choice: Choice = "approve" if body.decision == "approve" else "deny"
         press = Press(confirmation_id, choice, api_sender(request), place.PLATFORM, own_only=True)
         confirmations = self.services.confirmations
-        claimed = await decisions.claim(press, confirmations)
-        confirmation = claimed.confirmation
-        if confirmation is None:
+        asked = await confirmations.get(confirmation_id)
+        if asked is None:
             return error(404, "unknown confirmation")
-        if claimed.outcome != "ok":
+        if asked.is_question != (body.answers is not None):
+            wanted = "answers" if asked.is_question else "a decision"
+            return error(400, f"this confirmation takes {wanted}")
+        if body.answers is not None:
+            given = answers.chosen(asked, body.answers)
+            if isinstance(given, str):
+                return error(400, given)
+            outcome = await answers.answer(confirmations, asked, given, press.person)
+            status: Status = "answered"
+        else:
+            outcome = (await decisions.claim(press, confirmations)).outcome
+            status = press.status
+        if outcome != "ok":
             current = await confirmations.get(confirmation_id)
             return error(
-                DECISION_CODES[claimed.outcome],
-                f"confirmation {claimed.outcome}",
+                DECISION_CODES.get(outcome, 409),
+                f"confirmation {outcome}",
                 status=current.status if current else None,
             )
-        since = await stream_position(self.services.redis, confirmation.session)
-        envelope = await decisions.queue(press, confirmation, self.services.mailbox)
+        since = await stream_position(self.services.redis, asked.session)
+        envelope = await decisions.queue(press, asked, self.services.mailbox, status)
         if slot is not None:
-            return await relay(request, slot, confirmation.session, envelope.id, since)
-        return web.json_response({"status": press.status}, status=202)
+            return await relay(request, slot, asked.session, envelope.id, since)
+        return web.json_response({"status": status}, status=202)
+
+    async def waiting(self, request: web.Request) -> web.Response:
+        """What the session waits for now: its approval or question, if one waits."""
+        session = await self._known(request)
+        found = await self.services.confirmations.asking(session)
+        listed = [answers.listed(found)] if found is not None else []
+        return web.json_response({"confirmations": listed})
 
     async def tools(self, request: web.Request) -> web.Response:
         return web.json_response(await self.services.tools.as_json())
@@ -359,6 +390,7 @@ def build_app(services: Services) -> web.Application:
     app.router.add_get("/api/sessions/{session_id}/events", api.events)
     app.router.add_post("/api/sessions/{session_id}/stop", api.stop)
     app.router.add_post("/api/confirmations/{confirmation_id}", api.decide)
+    app.router.add_get("/api/sessions/{session_id}/confirmations", api.waiting)
     tasks.mount(app, services)
     people.mount(app, services)
     chats.mount(app, services)

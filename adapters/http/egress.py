@@ -33,7 +33,7 @@ from bot.redis import keys
 from bot.redis.confirmations import Confirmation
 from bot.telemetry import metrics
 from bot.vocabulary.envelope import Envelope
-from bot.vocabulary.events import AgentEvent, FileSent, TextDelta
+from bot.vocabulary.events import AgentEvent, FileSent, Reminded, TextDelta
 
 STREAM_LENGTH = 2000
 # Longer than an approval waits by default (10 minutes) and a turn runs (3), so a client that
@@ -146,6 +146,21 @@ class HttpEgress:
 
     async def expired(self, confirmation: Confirmation) -> None:
         """The web chat learns of an expiry from the turn that follows it."""
+
+    async def remind(self, confirmation: Confirmation) -> None:
+        """A `reminder` event on the session's stream, as part of the turn that asked (the
+        web chat marks the card; an API client following the session sees it)."""
+        event = Reminded(confirmation_id=confirmation.id, expires_at=confirmation.expires_at)
+        name = keys.events(confirmation.session)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.xadd(
+                name,
+                {"envelopes": confirmation.envelope_id, "event": encoded(event)},
+                maxlen=STREAM_LENGTH,
+                approximate=True,
+            )
+            pipe.expire(name, math.ceil(RETAIN_S))
+            await pipe.execute()
 
     async def aclose(self) -> None:
         """The Redis connection belongs to the worker."""

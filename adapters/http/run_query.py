@@ -7,7 +7,7 @@ choices is a 400 that names the parameter, never a filter silently ignored.
                  | skipped (the run's status, `bot.store.outcome.RunStatus`; ok is `completed`)
     platform     telegram | slack | http | console
     model        the model's name as the run recorded it
-    trigger      message | decision | resume | scheduled | skipped
+    trigger      message | api | decision | expiry | resume | scheduled | skipped
     q            a piece of the session's title (or key), in any case
 """
 

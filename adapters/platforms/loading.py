@@ -61,6 +61,9 @@ class LoadingEgress:
     async def expired(self, confirmation: Confirmation) -> None:
         await (await self.ready()).expired(confirmation)
 
+    async def remind(self, confirmation: Confirmation) -> None:
+        await (await self.ready()).remind(confirmation)
+
     async def aclose(self) -> None:
         built = self._built()
         if built is not None:

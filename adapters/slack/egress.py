@@ -11,13 +11,13 @@ from adapters.chat.egress import ChatEgress
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_stream import StreamedReply
 from adapters.chat.transcript import heard_in
-from adapters.slack import confirm
+from adapters.slack import ask, confirm
 from adapters.slack.client import SlackCalls, make_client
-from adapters.slack.place import Place
+from adapters.slack.place import Place, user_of
 from adapters.slack.stream import slack_reply
 from bot.config.settings import Settings
 from bot.files.store import FileStore
-from bot.redis.confirmations import Status
+from bot.redis.confirmations import Confirmation, Status
 from bot.redis.ratelimit import RateBudget
 from bot.vocabulary.envelope import Envelope
 
@@ -41,6 +41,33 @@ class SlackEgress(ChatEgress[SlackCalls]):
             ts=prompt["ts"],
             text=confirm.outcome(status),
             blocks=confirm.with_outcome(prompt["blocks"], status),
+        )
+
+    async def post_reminder(
+        self, prompt: dict[str, Any], confirmation: Confirmation, text: str
+    ) -> None:
+        """A note in the prompt's thread that mentions its person."""
+        user = user_of(confirmation.requester)
+        who = f"<@{user}>" if user is not None else "You"
+        thread = Place.from_reply_to(confirmation.reply_to).thread_ts
+        await self.calls.call(
+            "chat.postMessage",
+            prompt["team"],
+            must_land=True,
+            channel=prompt["channel"],
+            thread_ts=thread or prompt["ts"],
+            text=f"{who}, {text}",
+        )
+
+    async def show_answers(self, prompt: dict[str, Any], confirmation: Confirmation) -> None:
+        user = user_of(confirmation.decided_by or "")
+        await self.calls.quietly(
+            "chat.update",
+            prompt["team"],
+            channel=prompt["channel"],
+            ts=prompt["ts"],
+            text=ask.summary(confirmation),
+            blocks=ask.blocks(confirmation, f"<@{user}>" if user else ""),
         )
 
     async def aclose(self) -> None:

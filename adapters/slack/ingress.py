@@ -22,6 +22,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.chat.intake import Arrival
+from adapters.slack.ask import ACTION as ANSWER_ACTION
 from adapters.slack.assistant import context_of, on_context_changed, on_thread_started, title_once
 from adapters.slack.commands import (
     on_chat_setting,
@@ -41,7 +42,7 @@ from adapters.slack.permission_list import ACTION as PERMISSION_ACTION
 from adapters.slack.permission_list import on_permissions
 from adapters.slack.permission_list import on_press as on_permission_press
 from adapters.slack.place import PLATFORM, Place, account, chat_key, person, place_of, sender_of
-from adapters.slack.presses import on_press
+from adapters.slack.presses import on_answer_press, on_press
 from adapters.slack.stop_button import ACTION as STOP_ACTION
 from adapters.slack.task_list import ACTION as TASK_ACTION
 from adapters.slack.task_list import on_press as on_task_press
@@ -63,6 +64,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.event("assistant_thread_started")(on_thread_started)
     app.event("assistant_thread_context_changed")(on_context_changed)
     app.action(re.compile(f"^({'|'.join(ACTIONS)})$"))(on_press)
+    app.action(ANSWER_ACTION)(on_answer_press)
     app.action(TASK_ACTION)(on_task_press)
     app.action(MEMORY_ACTION)(on_memory_press)
     app.action(PERMISSION_ACTION)(on_permission_press)

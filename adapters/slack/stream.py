@@ -35,11 +35,12 @@ from slack_sdk.models.messages.chunk import TaskUpdateChunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
 from adapters.chat.pacing import Slot
+from adapters.chat.questions import as_asked
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Messages
 from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
-from adapters.slack import confirm
+from adapters.slack import ask, confirm
 from adapters.slack.client import SlackCalls, error_of
 from adapters.slack.pages import Pager
 from adapters.slack.place import Place
@@ -48,6 +49,7 @@ from adapters.slack.stop_button import StopButton
 from adapters.slack.uploads import Uploads
 from adapters.slack.wire import SlackWire
 from bot.files.store import FileStore
+from bot.redis.confirmations import Confirmation
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
@@ -359,6 +361,8 @@ class SlackSurface(QuietSurface):
         self, event: ev.ConfirmationRequired, expires_in: float
     ) -> dict[str, Any] | None:
         assert event.confirmation_id is not None
+        if event.questions:
+            return await self._post_questions(as_asked(event))
         blocks = confirm.prompt(
             event.calls,
             expires_in,
@@ -380,3 +384,18 @@ class SlackSurface(QuietSurface):
         return {"team": self.place.team, "channel": self.place.channel, "ts": posted["ts"]} | {
             "blocks": blocks
         }
+
+    async def _post_questions(self, asked: Confirmation) -> dict[str, Any] | None:
+        """An `ask_user` prompt; it is drawn again from its confirmation when it changes."""
+        posted = await self.calls.call(
+            "chat.postMessage",
+            self.place.team,
+            must_land=True,
+            channel=self.place.channel,
+            thread_ts=self.place.thread_ts,
+            text=ask.summary(asked),
+            blocks=ask.blocks(asked),
+        )
+        if posted is None:
+            return None
+        return {"team": self.place.team, "channel": self.place.channel, "ts": posted["ts"]}

@@ -59,6 +59,7 @@ class TelegramCalls(PacedCalls):
         super().__init__(budget)
         self.bot = bot
         self.drafts = settings.telegram_stream == "draft"  # in private chats
+        self.ephemeral_prompts = settings.telegram_ephemeral_prompts  # in groups
         self.chat_rate = settings.telegram_chat_rate
         self.group_rate = settings.telegram_group_rate
         # Telegram allows the bot about a second's worth of calls at once; a third of it is

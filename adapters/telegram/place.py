@@ -12,6 +12,7 @@ bot's own account (`tg:bot{id}`), whose pairing codes are counted together.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from aiogram.types import Message, User
@@ -90,3 +91,9 @@ def sender_of(user: User, settings: Settings) -> Sender:
 def account(bot_id: int) -> str:
     """The bot's account, as pairing counts the codes waiting on it (`bot.people.pairing`)."""
     return f"tg:bot{bot_id}"
+
+
+def user_of(person_id: str) -> int | None:
+    """The Telegram user id of a person id `person` made, or None for another platform's."""
+    prefix, _, rest = person_id.partition(":")
+    return int(rest) if prefix == "tg" and re.fullmatch(r"[0-9]{1,20}", rest) else None

@@ -3,17 +3,20 @@
 The decision itself is shared by every platform (`adapters.chat.decisions`); here is only how
 Telegram shows it: the callback query is answered (an alert for a press that changed
 nothing), and the prompt's message loses its buttons and says what was decided and by whom.
+A press on an `ask_user` prompt is answered the same way (`adapters.chat.questions`), and
+the prompt is drawn again: the answer so far, the next question's options, or who answered.
 """
 
 from __future__ import annotations
 
 from aiogram import Router
-from aiogram.methods import AnswerCallbackQuery, EditMessageText
+from aiogram.methods import AnswerCallbackQuery
 from aiogram.types import CallbackQuery, MessageEntity
 from aiogram.types import Message as TgMessage
 
 from adapters.chat.decisions import Press, PromptState, decide
-from adapters.telegram import confirm
+from adapters.chat.questions import QuestionPress, answer_press
+from adapters.telegram import ask, confirm, ephemeral
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import PLATFORM, sender_of
 
@@ -30,7 +33,7 @@ def router() -> Router:
 async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
     parsed = confirm.parse(query.data)
     if parsed is None:
-        await _answer(deps, query, STALE)
+        await _on_question(query, deps)
         return
     confirmation_id, choice = parsed
     person = sender_of(query.from_user, deps.settings)
@@ -56,12 +59,25 @@ async def _show_outcome(deps: IngressDeps, query: CallbackQuery, state: PromptSt
     by = query.from_user.full_name if state.by_presser else state.decided_by
     entities = [e.model_dump(exclude_none=True) for e in message.entities or []]
     shown = confirm.with_outcome(confirm.Prompt(message.text, entities), state.status, by)
-    await deps.calls.quietly(
-        EditMessageText(
-            chat_id=message.chat.id,
-            message_id=message.message_id,
-            text=shown.text,
-            entities=[MessageEntity.model_validate(e) for e in shown.entities],
-        ),
-        message.chat.id,
-    )
+    where = ephemeral.pressed(message, query.from_user.id)
+    kept = [MessageEntity.model_validate(e) for e in shown.entities]
+    await deps.calls.quietly(ephemeral.edit(where, shown.text, kept), message.chat.id)
+
+
+async def _on_question(query: CallbackQuery, deps: IngressDeps) -> None:
+    """A press on a question's option (or data that is none of Parley's buttons)."""
+    parsed = ask.parse(query.data)
+    if parsed is None:
+        await _answer(deps, query, STALE)
+        return
+    confirmation_id, question, option = parsed
+    person = sender_of(query.from_user, deps.settings)
+    press = QuestionPress(confirmation_id, question, option, person, PLATFORM)
+    answer = await answer_press(press, deps.confirmations, deps.mailbox)
+    await _answer(deps, query, answer.text, alert=answer.alert)
+    message = query.message
+    if answer.shown is None or not isinstance(message, TgMessage):
+        return
+    where = ephemeral.pressed(message, query.from_user.id)
+    text, markup = ask.text(answer.shown), ask.keyboard(answer.shown)
+    await deps.calls.quietly(ephemeral.edit(where, text, markup=markup), message.chat.id)

@@ -31,11 +31,12 @@ from aiogram.methods import (
 from aiogram.types import MessageEntity
 
 from adapters.chat.pacing import Slot
+from adapters.chat.questions import as_asked
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Messages
 from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
-from adapters.telegram import confirm
+from adapters.telegram import ask, confirm, ephemeral
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, under_heard
@@ -169,6 +170,9 @@ class TelegramSurface(QuietSurface):
         self, event: ev.ConfirmationRequired, expires_in: float
     ) -> dict[str, Any] | None:
         assert event.confirmation_id is not None
+        alone = ephemeral.receiver(self.wire.calls, self.place, event.requester)
+        if event.questions:
+            return await self._post_questions(event, alone)
         shown = confirm.prompt(event.calls, expires_in)
         message = await self.wire.call(
             SendMessage(
@@ -179,9 +183,29 @@ class TelegramSurface(QuietSurface):
                 reply_markup=confirm.keyboard(
                     event.confirmation_id, can_remember=event.can_remember
                 ),
+                ephemeral_message_parameters=ephemeral.parameters(alone),
             ),
             must_land=True,
         )
         if message is None:
             return None
-        return {"chat_id": self.place.chat_id, "message_id": message.message_id} | shown.__dict__
+        return ephemeral.remembered(self.place.chat_id, message, alone) | shown.__dict__
+
+    async def _post_questions(
+        self, event: ev.ConfirmationRequired, alone: int | None
+    ) -> dict[str, Any] | None:
+        """An `ask_user` prompt; it is drawn again from its confirmation when it changes."""
+        asked = as_asked(event)
+        message = await self.wire.call(
+            SendMessage(
+                chat_id=self.place.chat_id,
+                message_thread_id=self.place.thread_id,
+                text=ask.text(asked),
+                reply_markup=ask.keyboard(asked),
+                ephemeral_message_parameters=ephemeral.parameters(alone),
+            ),
+            must_land=True,
+        )
+        if message is None:
+            return None
+        return ephemeral.remembered(self.place.chat_id, message, alone)

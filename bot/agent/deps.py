@@ -48,12 +48,15 @@ class AgentDeps:
 @dataclass(frozen=True)
 class TurnRequest:
     """A new user message (`text`), decisions on waiting calls (call id → approved), or
-    neither: continue the turn saved in the state (after the worker running it died)."""
+    neither: continue the turn saved in the state (after the worker running it died).
+    `answers` are the results of waiting `ask_user` calls (call id → what the model reads);
+    with a `text` too, they settle the waiting calls before the new message is taken in."""
 
     ctx: ToolContext
     text: str | None = None
     attachments: tuple[FileRef, ...] = ()  # the files sent with the text
     decisions: Mapping[str, bool] | None = None
+    answers: Mapping[str, str] | None = None
     envelope_ids: tuple[str, ...] = ()
     deny_note: str = "Denied by the user."
     model: str | None = None

@@ -168,7 +168,7 @@ class _Run:
         if request.text is not None:
             if state.pending is not None:
                 note = "Not run: the user sent a new message instead of deciding."
-                async for item in self.tools.apply_decisions({}, note):
+                async for item in self.tools.apply_decisions({}, note, request.answers):
                     yield item
             state.close_unanswered("Not run: the turn it belonged to was abandoned.")
             ctx = request.ctx
@@ -203,7 +203,8 @@ class _Run:
                 return
             if request.envelope_ids:
                 self.turn.envelope_ids = list(request.envelope_ids)
-            async for item in self.tools.apply_decisions(request.decisions, request.deny_note):
+            decisions, note, answers = request.decisions, request.deny_note, request.answers
+            async for item in self.tools.apply_decisions(decisions, note, answers):
                 yield item
         elif interrupted := state.unanswered_tool_uses():
             async for item in self.tools.resume(interrupted):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from bot.agent.attachments import Attachments, SendLimits
 from bot.agent.cancel import wait_all_or_cancel
 from bot.agent.step import Step, StepEnd
+from bot.tools import ask_user
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome, cache_key
 from bot.tools.policy import Policy
@@ -25,6 +26,10 @@ from bot.vocabulary.state import PendingConfirmation, SessionState, TurnProgress
 REPEAT_WARN = 3
 CANCELLED = "Cancelled by the user before it finished."
 STOPPED = "Not run: the turn was stopped."
+ASK_ALONE = (
+    "Not run: it was called with ask_user, which waits for the person's answer. Call it "
+    "again once they answered, if it is still needed."
+)
 INTERRUPTED = (
     "Interrupted: the worker running this tool stopped before it finished. It was not run "
     "again, because running it twice could repeat its effect; ask the user before retrying."
@@ -145,8 +150,14 @@ class ToolStep:
         async for item in self.run(rerun, done=results, order=calls, resumed=True):
             yield item
 
-    async def apply_decisions(self, decisions: Mapping[str, bool], deny_note: str) -> Step:
-        """Finish a suspended batch: run what was approved, refuse the rest, record all."""
+    async def apply_decisions(
+        self,
+        decisions: Mapping[str, bool],
+        deny_note: str,
+        answers: Mapping[str, str] | None = None,
+    ) -> Step:
+        """Finish a suspended batch: run what was approved, refuse the rest, record all. An
+        `ask_user` call's result is its answer (`answers`), or says it had none."""
         pending = self.state.pending
         if pending is None:
             yield StepEnd()
@@ -154,7 +165,12 @@ class ToolStep:
         results = dict(pending.results)
         approved = [c for c in pending.calls if c.id in pending.waiting and decisions.get(c.id)]
         for call in pending.calls:
-            if call.id in pending.waiting and not decisions.get(call.id):
+            if call.id not in pending.waiting or decisions.get(call.id):
+                continue
+            if call.name == ask_user.NAME:
+                said = (answers or {}).get(call.id, ask_user.SET_ASIDE)
+                results[call.id] = ToolResultBlock(tool_use_id=call.id, content=said)
+            else:
                 results[call.id] = _error(call, deny_note)
         if approved:
             yield ev.StateChanged(layer="call", state=ev.CallState.TOOL_EXECUTING)
@@ -177,15 +193,23 @@ class ToolStep:
         """Keep the batch in the state until a person decides on the `waiting` calls."""
         self.state.pending = PendingConfirmation(calls=batch, results=results, waiting=waiting)
         asked = [c for c in batch if c.id in waiting]
+        questions = ask_user.parse(asked[0].input) if asked[0].name == ask_user.NAME else []
         return [
             ev.StateChanged(layer="turn", state=ev.TurnState.AWAITING_CONFIRMATION),
             ev.ConfirmationRequired(
                 calls=[ev.PendingCall(call_id=c.id, name=c.name, arguments=c.input) for c in asked],
-                can_remember=all(
-                    self.policy.may_remember(c.name, c.input, self.caller) for c in asked
-                ),
+                can_remember=not questions
+                and all(self.policy.may_remember(c.name, c.input, self.caller) for c in asked),
+                questions=questions if isinstance(questions, list) else [],
+                timeout=self._timeout(asked),
             ),
         ]
+
+    def _timeout(self, asked: Sequence[ToolUseBlock]) -> float | None:
+        """The shortest wait the asked calls' rules set, if any sets one."""
+        waits = [self.policy.timeout(c.name, c.input, self.caller) for c in asked]
+        given = [wait for wait in waits if wait is not None]
+        return min(given) if given else None
 
     def _close(
         self, batch: list[ToolUseBlock], results: dict[str, ToolResultBlock], unasked: list[str]
@@ -220,7 +244,7 @@ class ToolStep:
                 screened.waiting.append(call.id)
             else:
                 screened.run_now.append(call)
-        return screened
+        return _one_question(screened, calls, results)
 
     def _count_repeat(self, call: ToolUseBlock) -> None:
         turn = self.turn
@@ -249,6 +273,9 @@ class ToolStep:
         action = self.policy.decide(tool, call.name, call.input, self.caller)
         if action == "deny":
             return _error(call, f"Not run: the policy does not allow {call.name} here.")
+        if call.name == ask_user.NAME:  # never run: the person answers it
+            asked = ask_user.parse(call.input)
+            return _error(call, asked) if isinstance(asked, str) else "ask"
         return action
 
     async def _execute(
@@ -308,6 +335,23 @@ class ToolStep:
                 )
             )
         return events
+
+
+def _one_question(
+    screened: _Screened, calls: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
+) -> _Screened:
+    """A batch waits for one thing: with an `ask_user` call among those waiting, the first
+    such call waits alone, and the other calls that wait are not run (the model may call
+    them again once it has the answer). A confirmation is either a question or approvals."""
+    names = {call.id: call for call in calls}
+    first = next((i for i in screened.waiting if names[i].name == ask_user.NAME), None)
+    if first is None:
+        return screened
+    for call_id in screened.waiting:
+        if call_id != first:
+            results[call_id] = _error(names[call_id], ASK_ALONE)
+    screened.waiting = [first]
+    return screened
 
 
 def _looping_notice(name: str) -> str:

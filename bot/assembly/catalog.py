@@ -26,6 +26,7 @@ from bot.people.preferences import ModelChoices
 from bot.people.tools import people_tools
 from bot.sandbox.probe import unavailable
 from bot.tasks.tools import task_tools
+from bot.tools.ask_user import ask_user_tool
 from bot.tools.base import Tool
 from bot.tools.builtin import builtin_tools
 from bot.tools.python import python_tool
@@ -45,8 +46,9 @@ DATABASE_TOOLS = (
     "recall",
     "set_preferences",
 )
-# The tools that send the person something in the conversation, which an MCP client has not.
-CHAT_TOOLS = ("send_file",)
+# The tools that send the person something in the conversation (or ask them something),
+# which an MCP client has not.
+CHAT_TOOLS = ("send_file", "ask_user")
 
 
 def database_tools(settings: Settings, stores: ToolStores) -> list[Tool]:
@@ -72,5 +74,6 @@ def standard_tools(settings: Settings, stores: ToolStores | None = None) -> list
         *web_tools(fetch_limits(settings), search_service(settings)),
         *workspace_tools(workspace_limits(settings)),
         send_file_tool(send_file_limit(settings)),
+        ask_user_tool(),
         *sandbox_tools(settings),
     ]

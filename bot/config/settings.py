@@ -48,8 +48,9 @@ class PolicyRule(BaseModel):
 
     Roles: `admin` (PARLEY_ADMINS), `user` (PARLEY_ALLOWED_USERS and the people paired;
     everyone while it is empty), `guest` (anyone else, let in by PARLEY_ALLOW_GUESTS, or in
-    private by PARLEY_DM_POLICY=open). `remember: false` on an
-    `ask` rule keeps asking every time: no "always allow" button.
+    private by PARLEY_DM_POLICY=open). `remember: false` on an `ask` rule keeps asking
+    every time: no "always allow" button. `timeout` on an `ask` rule is how long its
+    approvals wait for a person, in seconds (else PARLEY_CONFIRMATION_TTL).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -61,6 +62,13 @@ class PolicyRule(BaseModel):
     person: str = "*"  # a glob of person ids: tg:123, slack:*
     chat: Literal["*", "private", "group"] = "*"  # group: any chat shared with others
     remember: bool = True
+    timeout: float | None = Field(default=None, ge=5, le=YEAR_S)
+
+    @model_validator(mode="after")
+    def _timeout_asks(self) -> PolicyRule:
+        if self.timeout is not None and self.action != "ask":
+            raise ValueError("timeout is only for a rule whose action is ask")
+        return self
 
 
 class ConfiguredTask(BaseModel):
@@ -188,6 +196,8 @@ class Settings(BaseSettings):
     max_attempts: int = Field(default=3, ge=1)
     merge_messages: int = Field(default=10, ge=0)
     confirmation_ttl: float = Field(default=600.0, ge=5, le=YEAR_S)
+    # Seconds before an approval or a question expires that its person is reminded; "off".
+    confirmation_remind: float | None = Field(default=120.0, ge=1, le=YEAR_S)
     sweep_interval: float = Field(default=1.0, gt=0, le=YEAR_S)
     liveness_ttl: float = Field(default=3.0, ge=0.3, le=YEAR_S)
     poll_delay: float = Field(default=0.05, gt=0, le=YEAR_S)
@@ -220,6 +230,8 @@ class Settings(BaseSettings):
     telegram_stream: Literal["draft", "edit"] = "draft"
     # 👀 on a person's message while it waits for its answer.
     telegram_reactions: bool = False
+    # Approval prompts and questions in a group shown only to the person they are for.
+    telegram_ephemeral_prompts: bool = False
     telegram_chat_rate: float = Field(default=1.0, gt=0, le=1000)
     telegram_group_rate: float = Field(default=20 / 60, gt=0, le=1000)
     telegram_bot_rate: float = Field(default=30.0, gt=0, le=1000)
@@ -276,6 +288,14 @@ class Settings(BaseSettings):
     # takes a bot's document, and so many a turn.
     send_file_mb: float = Field(default=50.0, gt=0, le=2000)
     send_files_per_turn: int = Field(default=10, ge=0, le=100)
+
+    @field_validator("confirmation_remind", mode="before")
+    @classmethod
+    def _remind_off(cls, value: Any) -> Any:
+        """`off` turns the reminder off."""
+        if isinstance(value, str) and value.strip().lower() == "off":
+            return None
+        return value
 
     @field_validator("timezone")
     @classmethod

@@ -17,7 +17,9 @@ Shared by every worker:
 - `parley:dead`: list of envelopes given up on (dead letters), newest first.
 - `parley:cancel`: pub/sub channel; a message is a session whose running turn must stop.
 - `parley:rate:{scope}`: one token bucket of the shared rate budget.
-- `parley:confirm:{id}`: one approval record (JSON) that waits for a person's decision.
+- `parley:confirm:{id}`: one approval record (JSON) that waits for a person's decision (or,
+  for `ask_user`, their answers).
+- `parley:confirm:{id}:reminded`: set by the one worker that reminds the person of it.
 - `parley:tasks`: pub/sub channel; a message is the id of a scheduled task that was added,
   cancelled or changed, for the scheduler to apply.
 - `parley:mcp:{host}:{pid}`: hash of one worker's MCP servers and how each is doing (JSON
@@ -67,6 +69,7 @@ Per session, all under the hash tag `{session}` so one script touches one slot
 - `attempts:{envelope id}`: how often a worker tried the envelope (survives crashes).
 - `options`: hash of per-session settings chosen by a person (e.g. `model`).
 - `events`: stream of a turn's events for the HTTP API; the last 15 minutes' are kept.
+- `asking`: the id of the confirmation the session last asked for, for the API's listing.
 
 Per platform (`tg`, `slack`, `http`):
 
@@ -90,7 +93,8 @@ Per platform (`tg`, `slack`, `http`):
 The arq job `drain` (`WAKE_SESSION_JOB`, run by `worker.jobs.wake_session`) wakes a worker
 for a session; its id (`drain:{session}:{generation}`) lets arq drop a second wake-up for the
 same generation. The arq job `expire_confirmation` (`EXPIRY_JOB`), deferred to a
-confirmation's expiry, denies it if nobody decided. Every new wake-up job's id is also
+confirmation's expiry, expires it if nobody decided; `remind_confirmation` (`REMIND_JOB`),
+deferred to a while before it, reminds the person once. Every new wake-up job's id is also
 published on `parley:jobs` (`JOBS_CHANNEL`): workers with room start it at once instead of at
 their next poll of arq's queue, which stays the backstop for a publication nobody heard.
 """
@@ -117,6 +121,7 @@ SESSION_PREFIX = f"{PREFIX}:"
 # The wake-up job's name on the wire is still `drain`: jobs queued by an older version run.
 WAKE_SESSION_JOB = "drain"
 EXPIRY_JOB = "expire_confirmation"
+REMIND_JOB = "remind_confirmation"
 
 
 def wake_job_id(session: str, generation: int) -> str:
@@ -151,6 +156,16 @@ def rate(scope: str) -> str:
 
 def confirmation(confirmation_id: str) -> str:
     return f"{PREFIX}:confirm:{confirmation_id}"
+
+
+def reminded(confirmation_id: str) -> str:
+    """Set once by the worker that sends the reminder, so only one sends it."""
+    return f"{PREFIX}:confirm:{confirmation_id}:reminded"
+
+
+def asking(session_id: str) -> str:
+    """The confirmation a session last asked for (the API lists it while it waits)."""
+    return session(session_id, "asking")
 
 
 def reply(platform: str, envelope_id: str) -> str:

@@ -32,6 +32,11 @@ class Egress(Protocol):
         """A confirmation ended without a press (it expired): update what the person sees."""
         ...
 
+    async def remind(self, confirmation: Confirmation) -> None:
+        """A confirmation still waits, a while before it expires: remind its person, once
+        (the caller made sure only it sends this)."""
+        ...
+
     async def aclose(self) -> None:
         """Release connections when the worker stops."""
         ...
@@ -56,6 +61,9 @@ class PlatformEgress:
 
     async def expired(self, confirmation: Confirmation) -> None:
         await self._for(confirmation.platform).expired(confirmation)
+
+    async def remind(self, confirmation: Confirmation) -> None:
+        await self._for(confirmation.platform).remind(confirmation)
 
     async def aclose(self) -> None:
         for egress in {id(e): e for e in [self.default, *self.by_platform.values()]}.values():

@@ -63,4 +63,6 @@ def trigger(head: Envelope, request: TurnRequest) -> ev.Trigger:
         return ev.Trigger.MESSAGE
     if request.decisions is None:
         return ev.Trigger.RESUME
-    return ev.Trigger.DECISION  # a person's or the expiry's: the record has one for both
+    if head.kind == "expiry":  # nobody decided: not a person's decision
+        return ev.Trigger.EXPIRY
+    return ev.Trigger.DECISION

@@ -48,8 +48,9 @@ class SessionRunner:
         stores = deps.stores
         grants = stores.grants if stores is not None else None
         decisions = Decisions(
-            deps.confirmations, deps.history, grants, deps.schedule_expiry, s.confirmation_ttl
-        )
+            deps.confirmations, deps.history, grants, deps.schedule_expiry, s.confirmation_ttl,
+            show=deps.egress.expired,
+        )  # fmt: skip
         agent = deps.agent.deps
         models = (agent.model, *agent.fallbacks)
         recorder = Recorder(deps.history, deps.limits, agent.tools.names, models)

@@ -57,18 +57,26 @@ class Turns:
                 reads = reads.granting(decided.granted)
             request = TurnRequest(
                 ctx, decisions=decided.decisions, deny_note=decided.note, envelope_ids=ids,
-                model=model, config=config,
+                model=model, config=config, answers=decided.answers,
             )  # fmt: skip
         elif not resumed:
             if head.kind == "scheduled" and await self._called_off(head):
                 return None  # it waited behind the message that cancelled its task
-            await self.decisions.decline_pending(state, head.sender.id)
-            text = "\n".join(envelope.text for envelope in group if envelope.text)
-            text = with_context(text, group)
-            files = tuple(ref for envelope in group for ref in envelope.attachments)
-            request = TurnRequest(
-                ctx, text=text, attachments=files, envelope_ids=ids, model=model, config=config
-            )
+            typed = await self.decisions.typed(group, state)
+            if typed is not None and typed.whole:  # the asker's reply answers their question
+                request = TurnRequest(
+                    ctx, decisions={}, answers=typed.answers, envelope_ids=ids, model=model,
+                    config=config,
+                )  # fmt: skip
+            else:
+                await self.decisions.decline_pending(state, head.sender.id)
+                text = "\n".join(envelope.text for envelope in group if envelope.text)
+                text = with_context(text, group)
+                files = tuple(ref for envelope in group for ref in envelope.attachments)
+                request = TurnRequest(
+                    ctx, text=text, attachments=files, envelope_ids=ids, model=model,
+                    config=config, answers=typed.answers if typed is not None else None,
+                )  # fmt: skip
         memories = self.stores.memories if self.stores is not None else None
         return await prepared(request, state, reads, memories)
 

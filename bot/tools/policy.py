@@ -112,6 +112,13 @@ class Policy:
         rule = self._first(name, arguments, caller)
         return rule is None or rule.remember
 
+    def timeout(
+        self, name: str, arguments: Mapping[str, Any], caller: Caller | None = None
+    ) -> float | None:
+        """How long an approval of this call waits, if its rule says (`timeout`)."""
+        rule = self._first(name, arguments, caller)
+        return rule.timeout if rule is not None else None
+
     def _first(
         self, name: str, arguments: Mapping[str, Any], caller: Caller | None
     ) -> PolicyRule | None:

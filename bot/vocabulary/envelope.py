@@ -40,7 +40,8 @@ class Envelope(BaseModel):
     core: the adapter that made the envelope reads it back when it answers. A `command`
     (`text` = "new") changes the session itself, in order with its messages; a `decision`
     with `remember` also allows the approved tools for the rest of the session. An `expiry`
-    is the decision nobody made in time: it denies the calls that waited. A `scheduled`
+    is the decision nobody made in time: the calls that waited do not run, and the model is
+    told no decision was made (a question: that it had no answer). A `scheduled`
     envelope is a run of a scheduled task, sent by the scheduler in the name of the person who
     made the task; it is a turn of its own, never merged with messages. A message with a
     `run` config (an API run, a task's schema) is a turn of its own too. A message's
@@ -80,7 +81,8 @@ class Envelope(BaseModel):
 
     @property
     def is_decision(self) -> bool:
-        """A decision on waiting tool calls: a person's, or the expiry's (a denial)."""
+        """A decision on waiting tool calls (or an answer to a question): a person's, or the
+        expiry's (none was made)."""
         return self.kind in ("decision", "expiry")
 
     @property

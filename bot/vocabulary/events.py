@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from bot.vocabulary.files import FileRef
+from bot.vocabulary.questions import Question
 from bot.vocabulary.usage import Usage
 
 
@@ -44,7 +45,8 @@ class Trigger(StrEnum):
     MESSAGE = "message"  # a person's message, or several merged into one turn
     API = "api"  # an HTTP API run: a message that carries its own run config
     SCHEDULED = "scheduled"  # a run of a scheduled task
-    DECISION = "decision"  # an approval decided, by a person or by its expiry
+    DECISION = "decision"  # an approval decided (or a question answered) by a person
+    EXPIRY = "expiry"  # an approval or a question nobody answered in time
     RESUME = "resume"  # a turn a stopped worker left half done, carried on
     SKIPPED = "skipped"  # a message given up on after failing too often
 
@@ -153,13 +155,26 @@ class PendingCall(BaseModel):
 
 
 class ConfirmationRequired(BaseModel):
-    """Tool calls wait for a person; the worker adds the record's id and expiry."""
+    """Tool calls wait for a person; the worker adds the record's id and expiry. With
+    `questions`, the one call waiting is `ask_user`: the person answers rather than approves."""
 
     type: Literal["confirmation_required"] = "confirmation_required"
     calls: list[PendingCall]
     can_remember: bool = True
     confirmation_id: str | None = None
     expires_at: float | None = None
+    questions: list[Question] = Field(default_factory=list)
+    timeout: float | None = None  # how long it waits, when its policy rule says
+    requester: str | None = None  # whom it waits for (the worker adds it)
+
+
+class Reminded(BaseModel):
+    """An approval or a question still waits, a while before it expires: its person is
+    reminded (on a session's event stream; a chat gets a message that names them)."""
+
+    type: Literal["reminder"] = "reminder"
+    confirmation_id: str
+    expires_at: float
 
 
 class Compacted(BaseModel):
@@ -237,6 +252,7 @@ AgentEvent = Annotated[
     | FailedOver
     | Retrying
     | ConfirmationRequired
+    | Reminded
     | Compacted
     | Validated
     | PlanUpdated

@@ -172,3 +172,51 @@ async def test_terminal_asks_and_approval_runs_the_tool(fake_llm: FakeLLM, tmp_p
         os.close(leader)
     assert b"\xe2\x86\x92 4" in screen  # "→ 4"
     assert fake_llm.requests[1].tool_results()[0][1] == "4"
+
+
+async def test_the_agents_questions_are_numbered_lists_on_the_terminal(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    questions = [
+        {"question": "Which colour?", "options": ["Red", "Blue"]},
+        {"question": "When?", "options": ["Today", "Tomorrow"]},
+    ]
+    fake_llm.enqueue(
+        Reply(tool_calls=[ToolCallSpec("ask_user", {"questions": questions})]),
+        Reply(text="Blue, soon."),
+    )
+    leader, follower = pty.openpty()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "worker", "chat",
+        stdin=follower, stdout=follower, stderr=follower,
+        env=chat_env(fake_llm, tmp_path), cwd=tmp_path, start_new_session=True,
+    )  # fmt: skip
+    os.close(follower)
+    screen = b""
+
+    async def read_until(marker: bytes) -> None:
+        nonlocal screen
+        while marker not in screen:
+            chunk = await asyncio.wait_for(asyncio.to_thread(os.read, leader, 4096), 30)
+            screen += chunk
+
+    try:
+        await read_until(b"you> ")
+        os.write(leader, b"paint the shed\n")
+        await read_until("❓ Which colour?\r\n  1. Red\r\n  2. Blue\r\n".encode())
+        await read_until(b"(a number, or your own words) ")
+        os.write(leader, b"2\n")
+        await read_until("❓ When?".encode())
+        await read_until(b"(a number, or your own words) ")
+        os.write(leader, b"when it stops raining\n")
+        await read_until(b"Blue, soon.")
+        await read_until(b"you> ")
+        os.write(leader, b"/exit\n")
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        os.close(leader)
+    result = fake_llm.requests[1].tool_results()[0][1]
+    assert '"Which colour?" → "Blue"' in result
+    assert '"When?" → in their own words: "when it stops raining"' in result

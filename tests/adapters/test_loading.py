@@ -49,6 +49,9 @@ class RecordingEgress:
     async def expired(self, confirmation: Confirmation) -> None:
         self.expired_ids.append(confirmation.id)
 
+    async def remind(self, confirmation: Confirmation) -> None:
+        self.expired_ids.append(f"remind:{confirmation.id}")
+
     async def aclose(self) -> None:
         self.closed = True
 

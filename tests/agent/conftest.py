@@ -81,6 +81,7 @@ async def collect(
     text: str | None = None,
     *,
     decisions: dict[str, bool] | None = None,
+    answers: dict[str, str] | None = None,
     cancel: Any = None,
     on_event: Callable[[ev.AgentEvent], Awaitable[None]] | None = None,
     allowed: tuple[str, ...] = (),
@@ -92,6 +93,7 @@ async def collect(
         text=text,
         attachments=attachments,
         decisions=decisions,
+        answers=answers,
         allowed=allowed,
         config=config or RunConfig(),
     )

@@ -16,7 +16,9 @@ from aiogram.exceptions import (
     TelegramRetryAfter,
     TelegramUnauthorizedError,
 )
+from aiogram.methods import DeleteEphemeralMessage, EditEphemeralMessageText, SendMessage
 from aiogram.types import (
+    EphemeralMessageParameters,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     MessageEntity,
@@ -29,6 +31,10 @@ from tests.fakes.tg import TOKEN, FakeTelegram, FloodLimits, TgUser
 from tests.support.redis_server import free_port
 
 ANN = TgUser(id=1001, first_name="Ann")
+
+
+def bot_of(fake: FakeTelegram) -> Bot:
+    return Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(fake.base_url)))
 
 
 @pytest.fixture
@@ -227,3 +233,33 @@ async def test_message_reactions(fake: FakeTelegram, bot: Bot) -> None:
     with pytest.raises(TelegramBadRequest, match="message to react not found"):
         await bot.set_message_reaction(chat.id, asked + 100, eyes)
     assert len(fake.reactions) == 2
+
+
+async def test_ephemeral_messages_are_checked_as_the_bot_api_documents_them() -> None:
+    """Only in groups, with a receiver; edited by its ephemeral id and receiver alone (the
+    default flood limits: the fixture's leave a group two calls at once)."""
+    async with FakeTelegram() as fake, bot_of(fake) as bot:
+        group, private = fake.group("Ops"), fake.private_chat(ANN)
+        alone = EphemeralMessageParameters(receiver_user_id=ANN.id)
+        sent = await bot(
+            SendMessage(chat_id=group.id, text="for Ann", ephemeral_message_parameters=alone)
+        )
+        assert sent.message_id == 0 and sent.ephemeral_message_id == 1
+        assert fake.messages(group) == []
+        assert [m.text for m in fake.ephemerals.seen_by(group, ANN.id)] == ["for Ann"]
+        with pytest.raises(TelegramBadRequest, match="only to group"):
+            await bot(SendMessage(chat_id=private.id, text="x", ephemeral_message_parameters=alone))
+        edit = EditEphemeralMessageText(
+            chat_id=group.id, receiver_user_id=ANN.id, ephemeral_message_id=1, text="edited"
+        )
+        assert await bot(edit) is True
+        with pytest.raises(TelegramBadRequest, match="not modified"):
+            await bot(edit)
+        with pytest.raises(TelegramBadRequest, match="not found"):
+            await bot(edit.model_copy(update={"receiver_user_id": 1002}))
+        assert await bot(
+            DeleteEphemeralMessage(
+                chat_id=group.id, receiver_user_id=ANN.id, ephemeral_message_id=1
+            )
+        )
+        assert fake.ephemerals.seen_by(group, ANN.id) == []

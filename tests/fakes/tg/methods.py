@@ -35,6 +35,7 @@ FLOODED = {
     "sendMessage",
     "editMessageText",
     "editMessageReplyMarkup",
+    "editEphemeralMessageText",
     "sendMessageDraft",
     "sendPhoto",
     "sendDocument",
@@ -249,8 +250,36 @@ class Methods:
         check_text(text)
         markup = check_markup(self.fake.json_param(params, "reply_markup"))
         reply = self.fake.json_param(params, "reply_parameters") or {}
+        receiver = self.fake.ephemerals.receiver(chat, params)
+        if receiver is not None:
+            if reply:
+                raise bad("replies of ephemeral messages are not supported here")
+            alone = self.fake.ephemerals.post(chat, receiver, text, entities, markup, thread)
+            return self.fake.ephemerals.wire(chat, alone)
         message = self.fake.post(chat, text, entities, markup, thread, reply.get("message_id"))
         return self.fake.wire(chat, message)
+
+    def editEphemeralMessageText(self, params: dict[str, Any]) -> Any:
+        chat = self.chat(params)
+        receiver = _int(params, "receiver_user_id")
+        message = self.fake.ephemerals.find(chat, receiver, _int(params, "ephemeral_message_id"))
+        text, entities = formatted(params)
+        check_text(text)
+        markup = check_markup(self.fake.json_param(params, "reply_markup"))
+        if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
+            raise bad(NOT_MODIFIED)
+        message.history.append(message.text)
+        message.text, message.entities, message.reply_markup = text, entities, markup
+        message.edits += 1
+        return True
+
+    def deleteEphemeralMessage(self, params: dict[str, Any]) -> Any:
+        chat = self.chat(params)
+        receiver = _int(params, "receiver_user_id")
+        self.fake.ephemerals.find(
+            chat, receiver, _int(params, "ephemeral_message_id")
+        ).deleted = True
+        return True
 
     def sendPhoto(self, params: dict[str, Any]) -> Any:
         chat = self.chat(params)

@@ -79,6 +79,8 @@ class BotMessage:
     history: list[str] = field(default_factory=list)
     deleted: bool = False
     upload: Upload | None = None  # a photo or document; `text` is then its caption
+    ephemeral_id: int | None = None  # an ephemeral message's id (its message_id is 0)
+    receiver: int | None = None  # the one member who sees an ephemeral message
 
 
 @dataclass(frozen=True)

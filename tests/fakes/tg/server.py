@@ -21,6 +21,7 @@ import aiohttp
 from aiohttp import web
 from aiohttp.web_request import FileField
 
+from tests.fakes.tg.ephemeral import Ephemerals
 from tests.fakes.tg.files import Shelf
 from tests.fakes.tg.methods import FLOODED, Methods
 from tests.fakes.tg.model import (
@@ -79,6 +80,7 @@ class FakeTelegram(UserSide):
         self._delivery: asyncio.Task[None] | None = None
         self._runner: web.AppRunner | None = None
         self.methods = Methods(self)
+        self.ephemerals = Ephemerals(self)
         self.shelf = Shelf()
         self.base_url = ""
 

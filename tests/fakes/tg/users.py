@@ -12,6 +12,7 @@ from tests.fakes.tg.formatting import utf16
 from tests.fakes.tg.model import BOT_USERNAME, BotMessage, TgChat, TgUser
 
 if TYPE_CHECKING:
+    from tests.fakes.tg.ephemeral import Ephemerals
     from tests.fakes.tg.files import Shelf
     from tests.fakes.tg.model import FloodLimits
 
@@ -29,6 +30,7 @@ class UserSide:
     queries: dict[str, float]
     limits: FloodLimits
     shelf: Shelf
+    ephemerals: Ephemerals
 
     def __init__(self) -> None:
         self._update_ids = itertools.count(100_000)
@@ -243,6 +245,25 @@ class UserSide:
             "id": query_id,
             "from": user.wire(),
             "message": self.wire(chat, message),
+            "chat_instance": str(chat.id),
+            "data": data,
+        }
+        self.push({"callback_query": query})
+        return query_id
+
+    def press_ephemeral(self, chat: TgChat, user: TgUser, ephemeral_id: int, data: str) -> str:
+        """A press of a button of an ephemeral message; only its receiver sees it to press."""
+        message = self.ephemerals.find(chat, user.id, ephemeral_id)
+        markup = message.reply_markup or {}
+        datas = [b.get("callback_data") for row in markup.get("inline_keyboard", []) for b in row]
+        if data not in datas:
+            raise AssertionError(f"ephemeral message {ephemeral_id} has no button {data!r}")
+        query_id = secrets.token_hex(8)
+        self.queries[query_id] = time.monotonic()
+        query = {
+            "id": query_id,
+            "from": user.wire(),
+            "message": self.ephemerals.wire(chat, message),
             "chat_instance": str(chat.id),
             "data": data,
         }

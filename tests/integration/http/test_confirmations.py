@@ -68,7 +68,9 @@ async def test_deny_tells_the_model(stack: Stack) -> None:
 
 
 @pytest.mark.parametrize("stack", [{"PARLEY_CONFIRMATION_TTL": "5"}], indirect=True)
-async def test_expiry_denies_and_a_late_press_changes_nothing(stack: Stack) -> None:
+async def test_an_expiry_tells_the_model_no_decision_and_a_late_press_changes_nothing(
+    stack: Stack,
+) -> None:
     await stack.start_worker()
     async with stack.client() as client:
         _, asked = await ask(stack, client)
@@ -80,7 +82,8 @@ async def test_expiry_denies_and_a_late_press_changes_nothing(stack: Stack) -> N
     assert late.status_code in (409, 410)
     assert late.json()["status"] == "expired"
     result = stack.fake.requests[1].tool_results()[0][1]
-    assert result == "Not run: nobody approved it before the request expired."
+    assert result.startswith("Not run: no decision was made before the request expired")
+    assert "Denied by the user" not in result
 
 
 async def test_new_message_instead_of_a_press_declines(stack: Stack) -> None:

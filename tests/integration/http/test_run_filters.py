@@ -49,7 +49,7 @@ async def test_runs_of_every_trigger_can_be_listed(stack: Stack, database_url: s
     seeds = [
         Seed("http:" + "a" * 32, "http", "From the API", f"e{n}", started_at=AT + 60 * n,
              trigger=trigger)
-        for n, trigger in enumerate(("api", "message", "decision", "resume", "skipped"))
+        for n, trigger in enumerate(("api", "message", "decision", "expiry", "resume", "skipped"))
     ]  # fmt: skip
     database = await open_database(Settings(_env_file=None, database_url=database_url))
     try:

@@ -12,6 +12,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from bot.session.decisions import EXPIRED as DECISIONLESS
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import wait_for, wait_for_text
 from tests.support.chat_page import run, say, script, shown, tool_cards
@@ -19,7 +20,7 @@ from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack
 
 ASK_CALCULATOR = json.dumps([{"action": "ask", "tool": "calculator"}])
-EXPIRED = "Not run: nobody approved it before the request expired."
+EXPIRED = DECISIONLESS  # no decision was made: not a denial
 
 
 def ask_card(browser: WebDriver) -> dict[str, Any] | None:

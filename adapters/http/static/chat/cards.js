@@ -45,30 +45,19 @@ export class ToolCard {
   }
 }
 
-/**
- * A request to approve tool calls: what would run, Approve and Deny, and once settled, the
- * decision (made here or elsewhere) or that the request expired.
- */
-export class ApprovalCard {
-  constructor(event, decide) {
-    const names = [...new Set(event.calls.map((call) => call.name))].join(", ");
+/** What every card that waits for a person has: a countdown, and once settled an outcome. */
+class WaitingCard {
+  startClock(event) {
     this.outcome = h("div", { class: "outcome", role: "status" });
     this.expiry = h("div", { class: "expiry" });
-    const button = (decision, text) =>
-      h("button", { type: "button", class: decision, text, onclick: () => this.press(decision, decide) });
-    this.buttons = h("div", { class: "actions" }, button("approve", "Approve"), button("deny", "Deny"));
-    this.element = h("div", { class: "msg card ask", "data-confirmation": event.confirmation_id },
-      h("div", { class: "card-head", text: `Allow ${names}?` }),
-      ...event.calls.map((call) => h("div", { class: "call" },
-        h("span", { class: "tool-name", text: call.name }),
-        h("pre", { class: "args", text: pretty(call.arguments) }))),
-      this.buttons, this.expiry, this.outcome);
     this.expiresAt = event.expires_at ? event.expires_at * 1000 : null;
     this.settled = false;
-    if (this.expiresAt) {
-      this.tick();
-      this.timer = setInterval(() => this.tick(), 1000);
-    }
+  }
+
+  tickEvery() {
+    if (!this.expiresAt) return;
+    this.tick();
+    this.timer = setInterval(() => this.tick(), 1000);
   }
 
   tick() {
@@ -78,13 +67,10 @@ export class ApprovalCard {
     this.expiry.textContent = `Expires in ${Math.floor(shown / 60)}:${String(shown % 60).padStart(2, "0")}`;
   }
 
-  async press(decision, decide) {
-    if (this.settled || this.deciding) return;
-    this.deciding = true;
-    this.buttons.remove();
-    const answer = await decide(decision);
-    if (answer.ok) this.settle(decision === "approve" ? "Approved." : "Denied.", decision);
-    else this.settle(answer.message.replace(/^confirmation /, "Not decided: ") + ".", "refused");
+  /** The reminder before the expiry: said once on the card, while it still waits. */
+  remind() {
+    if (this.settled || this.element.querySelector(".reminder")) return;
+    this.expiry.before(h("div", { class: "reminder", role: "status", text: "⏰ Still waiting for you." }));
   }
 
   /** The turn went on without a decision from this page: expired, or decided elsewhere. */
@@ -102,5 +88,91 @@ export class ApprovalCard {
     this.expiry.remove();
     this.outcome.textContent = text;
     this.element.classList.add("settled", kind);
+  }
+}
+
+/**
+ * A request to approve tool calls: what would run, Approve and Deny, and once settled, the
+ * decision (made here or elsewhere) or that the request expired.
+ */
+export class ApprovalCard extends WaitingCard {
+  constructor(event, decide) {
+    super();
+    this.startClock(event);
+    const names = [...new Set(event.calls.map((call) => call.name))].join(", ");
+    const button = (decision, text) =>
+      h("button", { type: "button", class: decision, text, onclick: () => this.press(decision, decide) });
+    this.buttons = h("div", { class: "actions" }, button("approve", "Approve"), button("deny", "Deny"));
+    this.element = h("div", { class: "msg card ask", "data-confirmation": event.confirmation_id },
+      h("div", { class: "card-head", text: `Allow ${names}?` }),
+      ...event.calls.map((call) => h("div", { class: "call" },
+        h("span", { class: "tool-name", text: call.name }),
+        h("pre", { class: "args", text: pretty(call.arguments) }))),
+      this.buttons, this.expiry, this.outcome);
+    this.tickEvery();
+  }
+
+  async press(decision, decide) {
+    if (this.settled || this.deciding) return;
+    this.deciding = true;
+    this.buttons.remove();
+    const answer = await decide(decision);
+    if (answer.ok) this.settle(decision === "approve" ? "Approved." : "Denied.", decision);
+    else this.settle(answer.message.replace(/^confirmation /, "Not decided: ") + ".", "refused");
+  }
+}
+
+/**
+ * The agent's questions (`ask_user`): each with its options to pick, or a field for an
+ * answer in one's own words; Send answers them all at once.
+ */
+export class QuestionCard extends WaitingCard {
+  constructor(event, answer) {
+    super();
+    this.startClock(event);
+    this.chosen = event.questions.map(() => null);
+    this.others = event.questions.map(() => h("input", { type: "text", class: "other", maxlength: 2000, placeholder: "Or in your own words…" }));
+    const send = h("button", { type: "button", class: "approve send", text: "Send", onclick: () => this.send(answer) });
+    this.buttons = h("div", { class: "actions" }, send);
+    this.element = h("div", { class: "msg card ask question", "data-confirmation": event.confirmation_id },
+      ...event.questions.map((question, index) => this.question(question, index)),
+      this.buttons, this.expiry, this.outcome);
+    this.tickEvery();
+  }
+
+  question(question, index) {
+    const options = question.options.map((label, number) => h("button", {
+      type: "button", class: "option", text: label,
+      onclick: (e) => {
+        this.chosen[index] = number;
+        for (const other of e.target.parentNode.children) other.classList.toggle("chosen", other === e.target);
+      },
+    }));
+    return h("div", { class: "call" },
+      h("div", { class: "card-head", text: question.question }),
+      h("div", { class: "actions options" }, ...options), this.others[index]);
+  }
+
+  /** Settled: the choices stay in sight (what was picked), but cannot be changed. */
+  settle(text, kind) {
+    super.settle(text, kind);
+    for (const input of this.element.querySelectorAll(".options button, input.other")) input.disabled = true;
+  }
+
+  async send(answer) {
+    if (this.settled || this.deciding) return;
+    const answers = this.chosen.map((option, index) => {
+      const own = this.others[index].value.trim();
+      return own ? { other: own } : option === null ? null : { option };
+    });
+    if (answers.includes(null)) {
+      this.expiry.textContent = "Answer every question first.";
+      return;
+    }
+    this.deciding = true;
+    this.buttons.remove();
+    const sent = await answer(answers);
+    if (sent.ok) this.settle("Answered.", "approve");
+    else this.settle(sent.message.replace(/^confirmation /, "Not answered: ") + ".", "refused");
   }
 }

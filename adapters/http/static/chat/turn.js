@@ -1,7 +1,7 @@
 // One turn of the conversation as the page shows it: the plan (when the run has one) on top,
 // then the bot's text bubbles and tool cards in the order they happened.
 
-import { ApprovalCard, ToolCard } from "./cards.js";
+import { ApprovalCard, QuestionCard, ToolCard } from "./cards.js";
 import { h, heardLine, keepPinned } from "./dom.js";
 import { sentFile } from "./files.js";
 import { MarkdownText } from "./markdown.js";
@@ -111,6 +111,9 @@ export class Turn {
       case "confirmation_required":
         this.ask(event, id);
         break;
+      case "reminder":
+        this.view.cards.get(event.confirmation_id)?.remind();
+        break;
       case "plan":
         this.showPlan(event);
         break;
@@ -174,8 +177,11 @@ export class Turn {
   ask(event, id) {
     this.endBubble();
     for (const call of event.calls) this.view.tools.get(call.call_id)?.awaiting();
-    const card = new ApprovalCard(event, (decision) => this.view.decide(event.confirmation_id, decision));
+    const card = event.questions?.length
+      ? new QuestionCard(event, (answers) => this.view.decide(event.confirmation_id, { answers }))
+      : new ApprovalCard(event, (decision) => this.view.decide(event.confirmation_id, { decision }));
     this.add(card.element);
+    this.view.cards.set(event.confirmation_id, card);
     this.view.asked(event, id, card, this);
   }
 

@@ -27,6 +27,7 @@ export class ChatView {
     Object.assign(this, { log, session, stopButton, onSession, onTurnEnd, mode, onMode });
     this.controller = new AbortController();
     this.tools = new Map(); // call id → ToolCard, across the view's turns
+    this.cards = new Map(); // confirmation id → its approval or question card
     this.streams = 0;
     this.stopButton.disabled = true;
   }
@@ -220,8 +221,9 @@ export class ChatView {
     }, 0);
   }
 
-  async decide(confirmationId, decision) {
-    const response = await postJson(`/api/confirmations/${confirmationId}`, { decision });
+  /** `body`: `{ decision }` for an approval, `{ answers }` for the agent's questions. */
+  async decide(confirmationId, body) {
+    const response = await postJson(`/api/confirmations/${confirmationId}`, body);
     return response.ok ? { ok: true } : { ok: false, message: await refusal(response) };
   }
 
