@@ -53,7 +53,7 @@ class SessionRunner:
         agent = deps.agent.deps
         models = (agent.model, *agent.fallbacks)
         recorder = Recorder(deps.history, deps.limits, agent.tools.names, models)
-        self.turns = Turns(s, deps.mailbox, decisions, stores)
+        self.turns = Turns(s, deps.mailbox, decisions, stores, agent.prompt.skills)
         self.commands = Commands(
             deps.mailbox, deps.egress, decisions, recorder, deps.agent.default_model
         )
