@@ -1,10 +1,10 @@
 """The system prompt: the bootstrap files and the skills, then the chat's instruction, then
 where and when the conversation happens.
 
-The bootstrap files and the skills' names change rarely and form the cached prefix. The date changes daily, so it
-comes after them; the time of day is stamped on each user message instead of the system
-prompt, because a clock in the system prompt would invalidate the cached conversation on
-every call.
+The bootstrap files and the skills' names change rarely and form the cached prefix. The
+date changes daily, so it comes after them; the time of day is stamped on each user message
+instead of the system prompt, because a clock in the system prompt would invalidate the
+cached conversation on every call.
 
 The default files are package data (the `bootstrap` package), found through `importlib.resources`:
 the same lookup from a checkout, an editable install, the Docker image and an installed wheel,

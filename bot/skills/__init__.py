@@ -1,1 +1,1 @@
-"""Skills: folders of instructions the operator writes for particular tasks, in the open "Agent Skills" layout"""
+"""Skills: folders of instructions the operator writes for particular tasks"""

@@ -54,7 +54,8 @@ def read_library(roots: Iterable[Path]) -> Library:
     for name in sorted(found):
         places = found[name]
         if len(places) > 1:
-            refused.append(f"skill {name}: in both {' and '.join(map(str, places))}: neither loaded")
+            both = " and ".join(map(str, places))
+            refused.append(f"skill {name}: in both {both}: neither is loaded")
         elif len(skills) >= MAX_SKILLS:
             refused.append(f"skill {places[0]}: more than {MAX_SKILLS} skills; not loaded")
         else:

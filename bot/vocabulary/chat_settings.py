@@ -1,5 +1,6 @@
 """What the admins of a chat choose for everyone in it: a standing instruction, the tools
-and skills switched off there, and whether the bot answers every message or only those addressed to it.
+and skills switched off there, and whether the bot answers every message or only those
+addressed to it.
 
 The rules their values follow live here, below every place that sets them (the chat
 commands, the HTTP API) and the store that keeps them, so a value is checked the same way
