@@ -1,6 +1,6 @@
 """Slack's slash commands, answered privately in the acknowledgement itself.
 
-`/instructions`, `/tools` and `/activation` are about the channel or DM they are said in
+`/instructions`, `/tools`, `/skills` and `/activation` are about the channel or DM they are said in
 (every thread of it): anyone sees them; in a channel only an admin changes them, in a DM its
 person does (there is nothing to activate in a DM)."""
 
@@ -42,6 +42,20 @@ async def on_tools(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     text = await deps.chat_tools.answer(
         chat, str(command.get("text") or ""), who=who,
         may_change=private or deps.gate.is_admin(who), command="/tools",
+    )  # fmt: skip
+    await ack(literal(text))
+
+
+async def on_skills(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/skills [off NAME | on NAME]: the operator's skills offered in this channel or DM, and
+    an admin's switch for each."""
+    asked = await _chat_command(ack, command, deps)
+    if asked is None:
+        return
+    who, chat, private = asked
+    text = await deps.chat_skills.answer(
+        chat, str(command.get("text") or ""), who=who,
+        may_change=private or deps.gate.is_admin(who), command="/skills",
     )  # fmt: skip
     await ack(literal(text))
 

@@ -30,6 +30,7 @@ from adapters.slack.commands import (
     on_pair,
     on_preferences,
     on_reasoning,
+    on_skills,
     on_tools,
     on_usage,
 )
@@ -77,6 +78,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/mode")(on_mode)
     app.command("/reasoning")(on_reasoning)
     app.command("/tools")(on_tools)
+    app.command("/skills")(on_skills)
     app.command("/instructions")(on_instructions)
     app.command("/activation")(on_activation)
     for name in ("/new", "/stop", "/model"):

@@ -29,10 +29,10 @@ from adapters.slack.place import PLATFORM, Place, chat_key, in_dm, person, sende
 from adapters.slack.stop_button import Pressed, showing
 
 SAID = re.compile(
-    r"!(new|stop|model|mode|reasoning|instructions|tools|activation)(?:\s+(.*))?",
+    r"!(new|stop|model|mode|reasoning|instructions|tools|skills|activation)(?:\s+(.*))?",
     re.DOTALL | re.IGNORECASE,
 )
-CHANNEL_COMMANDS = {"instructions", "tools", "activation"}
+CHANNEL_COMMANDS = {"instructions", "tools", "skills", "activation"}
 IN_A_THREAD = (
     "In a channel every thread is a conversation of its own: say !{name} in the thread it is for."
 )
@@ -95,6 +95,10 @@ async def _about_channel(name: str, args: str, who: str, place: Place, deps: Ing
         )
     if name == "tools":
         return await deps.chat_tools.answer(
+            chat, args, who=who, may_change=may_change, command=command
+        )
+    if name == "skills":
+        return await deps.chat_skills.answer(
             chat, args, who=who, may_change=may_change, command=command
         )
     if place.is_im:

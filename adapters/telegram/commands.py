@@ -4,8 +4,8 @@
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
 Redis; /model sets the session's option in Redis, /mode and /reasoning the chat's;
-/preferences reads and sets the person's own in SQL; /instructions, /activation and /tools
-read and set what the chat's admins chose for everyone in it, in SQL (a forum topic may have
+/preferences reads and sets the person's own in SQL; /instructions, /activation, /tools and
+/skills read and set what the chat's admins chose for everyone in it, in SQL (a forum topic may have
 an instruction of its own); /pair and /unpair (admins) let a person in by their pairing code,
 or out (`adapters.chat.pair_commands`); /tasks, with its buttons, has a router of its own
 (`task_list`). No command counts against the limits. Commands the bot does not know go to
@@ -45,13 +45,15 @@ MENU = {
     "permissions": "Tools you let me use without asking",
     "preferences": "Your language, instruction, model, time zone",
     "tools": "The tools I can use here (admins switch them)",
+    "skills": "The skills I can use here (admins switch them)",
     "instructions": "This chat's standing instruction (admins)",
     "activation": "Answer mentions only, or every message (admins)",
     "pair": "Let a person in by their code (admins)",
     "unpair": "Let a paired person out (admins)",
 }
 ELSEWHERE = {"tasks", "memory", "permissions", "pair", "unpair"}  # not by `on_command`
-CHAT_SETTINGS = {"instructions", "tools", "activation"}  # in the menu, answered by other routers
+# in the menu, answered by other routers
+CHAT_SETTINGS = {"instructions", "tools", "skills", "activation"}
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
     "running anything sensitive."
@@ -133,7 +135,7 @@ async def on_command(
 
 
 async def chat_setting(name: str, message: TgMessage, said: str, deps: IngressDeps) -> str:
-    """/instructions, /tools and /activation: what the chat's admins choose for everyone in
+    """/instructions, /tools, /skills and /activation: what the chat's admins choose for everyone in
     it; in a private chat its person is its admin, and there is nothing to activate."""
     assert message.from_user is not None
     place, who = place_of(message), person(message.from_user.id)
@@ -146,6 +148,10 @@ async def chat_setting(name: str, message: TgMessage, said: str, deps: IngressDe
         )
     if name == "tools":
         return await deps.chat_tools.answer(
+            chat, said, who=who, may_change=may_change, command=command
+        )
+    if name == "skills":
+        return await deps.chat_skills.answer(
             chat, said, who=who, may_change=may_change, command=command
         )
     if place.private:
