@@ -29,6 +29,7 @@ MAX_SKILLS = 100  # their lines are in every system prompt
 MAX_ENTRIES = 20_000  # paths a fingerprint looks at, at most
 CHECK_EVERY = 2.0  # seconds between two looks at the folders
 Fingerprint = tuple[tuple[str, int, int], ...]
+_SAID: set[str] = set()  # the lines about the skills this process said last
 
 
 @dataclass(frozen=True)
@@ -136,10 +137,7 @@ class Skills:
         if now == self._print:
             return self.library
         library = read_library(self.roots)
-        for line in library.refused:
-            log.warning("%s", line)
-        names = ", ".join(library.skills) or "none"
-        log.info("skills loaded from %s: %s", ", ".join(map(str, self.roots)), names)
+        _say(library, self.roots)
         self.library, self._print = library, now
         return library
 
@@ -155,3 +153,18 @@ class Skills:
                     log.warning("could not read the skills again", exc_info=True)
                 self._checked = self.clock()
         return self.library
+
+
+def _say(library: Library, roots: tuple[Path, ...]) -> None:
+    """Log what was loaded and each refusal, once a process however many libraries it reads
+    (`parley worker` builds its agent twice): a line said is said again only after it
+    stopped being true for a while (a skill mended, then broken again)."""
+    names = ", ".join(library.skills) or "none"
+    loaded = f"skills loaded from {', '.join(map(str, roots))}: {names}"
+    if loaded not in _SAID:
+        log.info("%s", loaded)
+    for line in library.refused:
+        if line not in _SAID:
+            log.warning("%s", line)
+    _SAID.clear()
+    _SAID.update([loaded, *library.refused])
