@@ -5,8 +5,8 @@ app, Redis and database; fake model."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
-from pathlib import Path
 
 import httpx
 import pytest
@@ -45,7 +45,7 @@ async def test_skills_change_under_a_running_worker_and_bad_ones_are_refused(
     (skills / "broken").mkdir(parents=True)
     (skills / "broken" / "SKILL.md").write_text("no front matter here")
     await stack.start_worker_process()
-    log = Path(stack.tmp / "worker-0.log").read_text()
+    log = await asyncio.to_thread((stack.tmp / "worker-0.log").read_text)
     refused = [line for line in log.splitlines() if "skills/broken" in line]
     assert len(refused) == 1
     assert refused[0].endswith(
