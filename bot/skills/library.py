@@ -93,6 +93,7 @@ def fingerprint(roots: Iterable[Path]) -> Fingerprint:
     entries: list[tuple[str, int, int]] = []
     for root in roots:
         for top, dirs, names in os.walk(root, followlinks=False):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]  # as the skills are read
             for name in [*dirs, *names]:
                 path = os.path.join(top, name)
                 try:

@@ -25,6 +25,7 @@ MAX_DESCRIPTION = 1024
 MAX_SKILL_FILE = 64 * 1024  # bytes of SKILL.md: instructions, not a library
 MAX_FOLDER = 8 * 1024 * 1024  # bytes of every file of a skill together
 MAX_FILES = 200  # files in a skill's folder, SKILL.md included
+MAX_ENTRIES = 1000  # files and folders in it: empty folders cost a walk too
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # the layout's rule: no hyphen at an end or twice
 FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.DOTALL)
 
@@ -120,12 +121,17 @@ def _tools(value: object) -> tuple[str, ...]:
 
 def _files(folder: Path) -> tuple[str, ...]:
     """The files beside SKILL.md, relative to `folder`; a link that leads out of the folder,
-    a special file, or a folder too large refuses the skill."""
+    a special file, or a folder too large refuses the skill. Hidden entries (a `.git` of a
+    skill kept in its own repository) are not the skill's and are not looked into."""
     root = folder.resolve(strict=True)
     found: list[str] = []
-    total = 0
+    total = entries = 0
     for top, dirs, names in os.walk(folder, followlinks=False):
-        for entry in sorted([*dirs, *names]):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for entry in sorted(n for n in [*dirs, *names] if not n.startswith(".")):
+            entries += 1
+            if entries > MAX_ENTRIES:
+                raise SkillError(f"the folder holds more than {MAX_ENTRIES} files and folders")
             path = Path(top) / entry
             relative = path.relative_to(folder).as_posix()
             _check_link(path, root, relative)

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from bot.skills.library import Skills, read_library
-from bot.skills.skill import MAX_FOLDER, MAX_SKILL_FILE, SkillError, read_skill
+from bot.skills.skill import (
+    MAX_ENTRIES,
+    MAX_FILES,
+    MAX_FOLDER,
+    MAX_SKILL_FILE,
+    SkillError,
+    read_skill,
+)
 from tests.skills.making import write_skill
 
 
@@ -25,6 +32,10 @@ def test_a_skill_in_the_open_layout_loads_with_its_files_and_tools(tmp_path: Pat
     (folder / "template.md").write_text("## Added\n")
     (folder / "scripts").mkdir()
     (folder / "scripts" / "count.py").write_text("print(1)\n")
+    (folder / ".git" / "objects").mkdir(parents=True)  # a skill kept in a repository of its own
+    for n in range(300):
+        (folder / ".git" / "objects" / f"{n:03}").write_text("blob")
+    (folder / ".git" / "out").symlink_to("/etc")
     skill = read_skill(folder)
     assert skill.name == "release-notes"
     assert skill.description == (
@@ -84,6 +95,14 @@ def test_sizes_are_bounded(tmp_path: Path) -> None:
     with (heavy / "data.bin").open("wb") as data:
         data.truncate(MAX_FOLDER + 1)
     assert refusal(heavy).startswith("the folder holds more than")
+    crowded = write_skill(tmp_path, "crowded")
+    for n in range(MAX_FILES):
+        (crowded / f"{n}.md").write_text("x")
+    assert refusal(crowded) == f"the folder holds more than {MAX_FILES} files or {MAX_FOLDER} bytes"
+    nested = write_skill(tmp_path, "nested")
+    for n in range(MAX_ENTRIES + 1):
+        (nested / f"d{n}").mkdir()
+    assert refusal(nested) == f"the folder holds more than {MAX_ENTRIES} files and folders"
 
 
 def test_a_link_out_of_the_folder_is_refused_and_one_inside_is_not(tmp_path: Path) -> None:
