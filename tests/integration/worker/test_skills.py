@@ -37,11 +37,14 @@ async def asked(stack: Stack, client: httpx.AsyncClient, session: str, text: str
     return stack.fake.requests[before].system_text()
 
 
+def offered(request: RecordedRequest) -> set[str]:
+    return {tool["name"] for tool in request.body.get("tools", [])}
+
+
 async def test_skills_change_under_a_running_worker_and_bad_ones_are_refused(
     stack: Stack,
 ) -> None:
     skills = stack.tmp / "skills"  # the default PARLEY_SKILLS_DIR, in the worker's folder
-    write_skill(skills, "greeting", "Greet people in French.", "Say bonjour.")
     (skills / "broken").mkdir(parents=True)
     (skills / "broken" / "SKILL.md").write_text("no front matter here")
     await stack.start_worker_process()
@@ -55,22 +58,40 @@ async def test_skills_change_under_a_running_worker_and_bad_ones_are_refused(
 
     async with stack.client() as client:
         session = await stack.session(client)
-        system = await asked(stack, client, session, "hi")
-        assert "- greeting: Greet people in French." in system and "broken" not in system
+        await send(client, session, "hi")
+        first = stack.fake.requests[-1]
+        assert "## Skills" not in first.system_text() and "load_skill" not in offered(first)
 
+        write_skill(skills, "greeting", "Greet people in French.", "Say bonjour.")
         write_skill(skills, "farewell", "Say goodbye.", FAREWELL)
-        write_skill(skills, "greeting", "Greet people in Italian.", "Say ciao.")
 
-        async def changed() -> bool:
+        async def added() -> bool:
             system = await asked(stack, client, session, "hi again")
-            return "- farewell: Say goodbye." in system and "in Italian" in system
+            return "- farewell: Say goodbye." in system and "- greeting: " in system
 
-        await until(changed, "the next turns to see the skill added and the one edited")
+        await until(added, "the next turns to see the skills added")
+        assert "load_skill" in offered(stack.fake.requests[-1])
+        assert "broken" not in stack.fake.requests[-1].system_text()
         events = await send(client, session, "bye")
         assert texts(events) == "Au revoir!"
         (loaded,) = [e for e in events if e["type"] == "tool_call_result"]
         assert FAREWELL in loaded["content"]
 
+        async def counted() -> bool:  # by its name, though there was no skill at first
+            shown = (await client.get("/metrics")).text.splitlines()
+            calls = [line for line in shown if line.startswith("parley_tool_calls_total{")]
+            return any('tool="load_skill"' in line for line in calls)
+
+        await until(counted, "load_skill's call in the deployment's metrics")
+
+        write_skill(skills, "greeting", "Greet people in Italian.", "Say ciao.")
+
+        async def edited() -> bool:
+            return "- greeting: Greet people in Italian." in await asked(
+                stack, client, session, "hello"
+            )
+
+        await until(edited, "the next turns to see the skill edited")
         shutil.rmtree(skills / "greeting")
 
         async def removed() -> bool:
