@@ -19,6 +19,7 @@ from bot.vocabulary.chat_settings import SKILL, skills_off
 HOW = "An admin may switch one off here with {command} off NAME, and on with {command} on NAME."
 NONE = "No skills are installed. An operator adds them as folders in PARLEY_SKILLS_DIR."
 SHOWN = 160  # characters of a description in the list
+LISTED = 3000  # characters of the list: one message on every platform (Telegram's 4,096)
 
 
 @dataclass(frozen=True)
@@ -55,11 +56,16 @@ class ChatSkills:
         if not library.skills:
             return NONE + note
         off = skills_off(await self.chats.tools_off(chat))
-        lines = []
-        for skill in library.skills.values():
+        lines: list[str] = []
+        skills = list(library.skills.values())
+        for count, skill in enumerate(skills):
             about = skill.description
             about = about if len(about) <= SHOWN else about[: SHOWN - 1] + "…"
             mark = " (switched off here)" if skill.name in off else ""
-            lines.append(f"• {skill.name}{mark}: {about}")
+            line = f"• {skill.name}{mark}: {about}"
+            if sum(map(len, lines)) + len(line) > LISTED:
+                lines.append(f"… and {len(skills) - count} more")
+                break
+            lines.append(line)
         listed = "\n".join(lines)
         return f"Skills in this chat:\n{listed}\n{HOW.format(command=command)}{note}"
