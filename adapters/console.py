@@ -102,7 +102,10 @@ class ConsoleChat:
         return status
 
     async def turn(self, request: TurnRequest | None) -> bool:
-        """Run one user turn, including the decisions it needs; False if it failed."""
+        """Run one user turn, including the decisions it needs; False if it failed. The
+        skills are looked at first, as a worker does: one changed since shows in this turn."""
+        if (skills := self.agent.deps.prompt.skills) is not None:
+            await skills.current()
         ok = True
         while request is not None:
             pending: ev.ConfirmationRequired | None = None

@@ -1,6 +1,6 @@
-"""`/instructions`, `/tools` and `/activation`: what a chat's admins choose for everyone in it,
-told apart and answered the same way on every platform, whatever the command looks like
-there (a slash command, or `!name` said in a Slack thread).
+"""`/instructions`, `/tools`, `/skills` and `/activation`: what a chat's admins choose for
+everyone in it, told apart and answered the same way on every platform, whatever the command
+looks like there (a slash command, or `!name` said in a Slack thread).
 
 In a private chat its person is its admin, and there is nothing to activate: the bot
 answers every message there already.
@@ -13,11 +13,12 @@ from typing import Protocol
 
 from adapters.chat import instruction_commands
 from adapters.chat.activation import Activations
+from adapters.chat.skill_commands import ChatSkills
 from adapters.chat.tool_commands import ChatTools
 from bot.store.chats import ChatSettings
 from bot.vocabulary.chat_settings import Activation
 
-NAMES = frozenset({"instructions", "tools", "activation"})
+NAMES = frozenset({"instructions", "tools", "skills", "activation"})
 NOTHING_TO_ACTIVATE = "In a private conversation I answer every message."
 
 
@@ -29,6 +30,9 @@ class SettingsDeps(Protocol):
 
     @property
     def chat_tools(self) -> ChatTools: ...
+
+    @property
+    def chat_skills(self) -> ChatSkills: ...
 
     @property
     def activations(self) -> Activations: ...
@@ -61,8 +65,9 @@ async def answer(deps: SettingsDeps, asked: Asked) -> str:
             may_change=asked.may_change,
             command=asked.command,
         )
-    if asked.name == "tools":
-        return await deps.chat_tools.answer(
+    if asked.name in ("tools", "skills"):
+        switches = deps.chat_tools if asked.name == "tools" else deps.chat_skills
+        return await switches.answer(
             asked.chat,
             asked.said,
             who=asked.who,

@@ -45,6 +45,7 @@ from bot.files.voice import with_transcripts
 from bot.llm.served import served_model
 from bot.redis import keys
 from bot.redis.confirmations import Outcome, Status
+from bot.skills.library import Skills
 from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 from bot.telemetry import metrics
 from bot.vocabulary.envelope import Envelope
@@ -118,6 +119,7 @@ class Api:
     def __init__(self, services: Services, hub: StreamHub) -> None:
         self.services = services
         self.hub = hub
+        self.skill_library = Skills.of(services.settings)  # read as the workers read it
 
     def _reserve(self) -> Slot:
         """A place for one more event stream, or 503 before anything is done for the request."""
@@ -271,6 +273,16 @@ class Api:
     async def tools(self, request: web.Request) -> web.Response:
         return web.json_response(await self.services.tools.as_json())
 
+    async def skills(self, request: web.Request) -> web.Response:
+        """The operator's skills as the next turns see them, and a line for each refused."""
+        library = await self.skill_library.current()
+        listed = [
+            {"name": s.name, "description": s.description, "files": list(s.files),
+             "allowed_tools": list(s.allowed_tools)}
+            for s in library.skills.values()
+        ]  # fmt: skip
+        return web.json_response({"skills": listed, "refused": list(library.refused)})
+
     async def metrics(self, request: web.Request) -> web.Response:
         """The deployment's Prometheus metrics: every live process's, added up (see
         `bot.telemetry.metrics`), and the mailboxes' backlog read now; behind the API token
@@ -379,6 +391,7 @@ def build_app(services: Services) -> web.Application:
     app.router.add_get("/healthz", api.health)
     app.router.add_get("/metrics", api.metrics)
     app.router.add_get("/api/tools", api.tools)
+    app.router.add_get("/api/skills", api.skills)
     app.router.add_post("/api/sessions", api.create_session)
     app.router.add_get("/api/sessions", records.page)
     app.router.add_get("/api/sessions/{session_id}", records.detail)

@@ -1,8 +1,8 @@
 """Slack's slash commands, answered privately in the acknowledgement itself.
 
-`/instructions`, `/tools` and `/activation` are about the channel or DM they are said in
-(every thread of it): anyone sees them; in a channel only an admin changes them, in a DM its
-person does (there is nothing to activate in a DM)."""
+`/instructions`, `/tools`, `/skills` and `/activation` are about the channel or DM they are
+said in (every thread of it): anyone sees them; in a channel only an admin changes them, in a
+DM its person does (there is nothing to activate in a DM)."""
 
 from __future__ import annotations
 

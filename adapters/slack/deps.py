@@ -21,6 +21,7 @@ from adapters.chat.access import Gate
 from adapters.chat.activation import Activations
 from adapters.chat.group_context import GroupContext
 from adapters.chat.intake import Intake
+from adapters.chat.skill_commands import ChatSkills
 from adapters.chat.tool_commands import ChatTools
 from adapters.chat.tool_list import ToolCatalog
 from adapters.slack.client import SlackCalls
@@ -28,6 +29,7 @@ from bot.config.settings import Settings
 from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
+from bot.skills.library import Skills
 from bot.store.archive import Archive
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
@@ -70,6 +72,11 @@ class IngressDeps:
         """The tools offered in each channel or DM, and its admins' switches (`/tools`)."""
         policy = Policy(self.settings.policy, self.settings.allowed_users)
         return ChatTools(self.tools, self.chats, policy)
+
+    @cached_property
+    def chat_skills(self) -> ChatSkills:
+        """The operator's skills offered in each chat, and its admins' switches (`/skills`)."""
+        return ChatSkills(Skills.of(self.settings), self.chats)
 
     @cached_property
     def intake(self) -> Intake:

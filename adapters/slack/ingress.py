@@ -76,7 +76,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/preferences")(on_preferences)
     app.command("/mode")(on_mode)
     app.command("/reasoning")(on_reasoning)
-    for setting in ("/tools", "/instructions", "/activation"):
+    for setting in ("/tools", "/skills", "/instructions", "/activation"):
         app.command(setting)(on_chat_setting)
     for name in ("/new", "/stop", "/model"):
         app.command(name)(on_slash)

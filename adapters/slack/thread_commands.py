@@ -30,7 +30,7 @@ from adapters.slack.place import PLATFORM, Place, chat_key, in_dm, person, sende
 from adapters.slack.stop_button import Pressed, showing
 
 SAID = re.compile(
-    r"!(new|stop|model|mode|reasoning|instructions|tools|activation)(?:\s+(.*))?",
+    r"!(new|stop|model|mode|reasoning|instructions|tools|skills|activation)(?:\s+(.*))?",
     re.DOTALL | re.IGNORECASE,
 )
 IN_A_THREAD = (

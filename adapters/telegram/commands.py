@@ -4,12 +4,12 @@
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
 Redis; /model sets the session's option in Redis, /mode and /reasoning the chat's;
-/preferences reads and sets the person's own in SQL; /instructions, /activation and /tools
-read and set what the chat's admins chose for everyone in it, in SQL (a forum topic may have
-an instruction of its own); /pair and /unpair (admins) let a person in by their pairing code,
-or out (`adapters.chat.pair_commands`); /tasks, with its buttons, has a router of its own
-(`task_list`). No command counts against the limits. Commands the bot does not know go to
-the agent as ordinary text (and so count as messages).
+/preferences reads and sets the person's own in SQL; /instructions, /activation, /tools and
+/skills read and set what the chat's admins chose for everyone in it, in SQL (a forum topic
+may have an instruction of its own); /pair and /unpair (admins) let a person in by their
+pairing code, or out (`adapters.chat.pair_commands`); /tasks, with its buttons, has a router
+of its own (`task_list`). No command counts against the limits. Commands the bot does not
+know go to the agent as ordinary text (and so count as messages).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ MENU = {
     "permissions": "Tools you let me use without asking",
     "preferences": "Your language, instruction, model, time zone",
     "tools": "The tools I can use here (admins switch them)",
+    "skills": "The skills I can use here (admins switch them)",
     "instructions": "This chat's standing instruction (admins)",
     "activation": "Answer mentions only, or every message (admins)",
     "pair": "Let a person in by their code (admins)",
@@ -133,8 +134,8 @@ async def on_command(
 
 
 async def chat_setting(name: str, message: TgMessage, said: str, deps: IngressDeps) -> str:
-    """/instructions, /tools and /activation: what the chat's admins choose for everyone in
-    it; a forum topic may have an instruction of its own."""
+    """/instructions, /tools, /skills and /activation: what the chat's admins choose for
+    everyone in it; a forum topic may have an instruction of its own."""
     assert message.from_user is not None
     place, who = place_of(message), person(message.from_user.id)
     asked = Asked(

@@ -24,6 +24,7 @@ from adapters.chat.access import Gate
 from adapters.chat.activation import Activations
 from adapters.chat.group_context import GroupContext
 from adapters.chat.intake import Arrival, Files, Intake
+from adapters.chat.skill_commands import ChatSkills
 from adapters.chat.tool_commands import ChatTools
 from adapters.chat.tool_list import ToolCatalog
 from adapters.telegram.client import TelegramCalls
@@ -41,6 +42,7 @@ from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
 from bot.people.pairing import PrivateChat
 from bot.redis.confirmations import Confirmations
+from bot.skills.library import Skills
 from bot.store.archive import Archive
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
@@ -120,6 +122,11 @@ class IngressDeps:
         """The tools offered in each chat, and its admins' switches (`/tools`)."""
         policy = Policy(self.settings.policy, self.settings.allowed_users)
         return ChatTools(self.tools, self.chats, policy)
+
+    @cached_property
+    def chat_skills(self) -> ChatSkills:
+        """The operator's skills offered in each chat, and its admins' switches (`/skills`)."""
+        return ChatSkills(Skills.of(self.settings), self.chats)
 
     def private(self, message: TgMessage) -> PrivateChat | None:
         """`message`'s chat if it is a private one, where PARLEY_DM_POLICY decides."""

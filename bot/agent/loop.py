@@ -360,6 +360,7 @@ class _Run:
                 deps.clock(),
                 self.request.memory,
                 self.request.chat_rules.instruction,
+                self.request.chat_rules.skills_off,
             ),
             messages=self.state.messages,
             tools=deps.tools.specs,

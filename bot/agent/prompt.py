@@ -1,10 +1,10 @@
-"""The system prompt: the bootstrap files, then the chat's instruction, then where and when
-the conversation happens.
+"""The system prompt: the bootstrap files and the skills, then the chat's instruction, then
+where and when the conversation happens.
 
-The bootstrap files change rarely and form the cached prefix. The date changes daily, so it
-comes after them; the time of day is stamped on each user message instead of the system
-prompt, because a clock in the system prompt would invalidate the cached conversation on
-every call.
+The bootstrap files and the skills' names change rarely and form the cached prefix. The
+date changes daily, so it comes after them; the time of day is stamped on each user message
+instead of the system prompt, because a clock in the system prompt would invalidate the
+cached conversation on every call.
 
 The default files are package data (the `bootstrap` package), found through `importlib.resources`:
 the same lookup from a checkout, an editable install, the Docker image and an installed wheel,
@@ -22,6 +22,8 @@ from pathlib import Path
 
 from bot.llm.base import SystemPart
 from bot.memory.prompt import memory_part
+from bot.skills.library import Skills
+from bot.skills.prompt import skills_text
 from bot.tools.base import ToolContext
 from bot.tools.untrusted import NOTE as UNTRUSTED_NOTE
 
@@ -61,8 +63,9 @@ def load_bootstrap(override: Path | None, default: Traversable = DEFAULT_DIR) ->
 
 
 class PromptBuilder:
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str, skills: Skills | None = None) -> None:
         self.bootstrap = bootstrap
+        self.skills = skills  # the operator's skills, as last read (`Skills.current`)
 
     def system(
         self,
@@ -70,11 +73,14 @@ class PromptBuilder:
         now: datetime,
         memory: tuple[str, ...] = (),
         chat_instruction: str | None = None,
+        skills_off: frozenset[str] = frozenset(),
     ) -> list[SystemPart]:
         """`memory`: what the conversation's scope remembers, in a part of its own after the
         bootstrap's (see `bot.memory.prompt`), so the bootstrap stays cached when it changes.
         `chat_instruction`: what the chat's admins asked for every answer there, in a part of
-        its own after the bootstrap's too, and before the person's own preferences."""
+        its own after the bootstrap's too, and before the person's own preferences.
+        `skills_off`: the skills the chat's admins switched off, left out of the listing,
+        which is cached with the bootstrap (one prefix per set of skills offered)."""
         local = now.astimezone(ctx.timezone)
         where = (
             "## This conversation\n"
@@ -86,8 +92,10 @@ class PromptBuilder:
         )
         rules = f"{self.bootstrap}\n\n## Tool results\n{UNTRUSTED_NOTE}"
         remembered = memory_part(memory)
+        listed = self.skills and skills_text(self.skills.library.offered(skills_off))
         return [
             SystemPart(rules, stable=True),
+            *([SystemPart(listed, stable=True)] if listed else []),
             *([chat_part(chat_instruction)] if chat_instruction else []),
             *([remembered] if remembered is not None else []),
             SystemPart(where, stable=False),

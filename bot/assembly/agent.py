@@ -22,6 +22,8 @@ from bot.llm.registry import context_window
 from bot.llm.retry import RetryPolicy, Sleep
 from bot.llm.router import ModelRouter
 from bot.llm.served import Served
+from bot.skills.library import Skills
+from bot.skills.tools import SkillTools
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
@@ -119,6 +121,9 @@ def build_agent(
         max_tokens=settings.max_tokens,
     )
     executor = tool_executor(settings, registry)
+    skills = Skills.of(settings)
+    skills.load()  # at start: a bad skill is said now, in one line each
+    registry.add_source(SkillTools(skills, stores.chats if stores is not None else None))
     return Agent(
         AgentDeps(
             settings=settings,
@@ -128,7 +133,7 @@ def build_agent(
             tools=registry,
             executor=executor,
             policy=Policy(settings.policy, settings.allowed_users),
-            prompt=PromptBuilder(load_bootstrap(settings.bootstrap_dir)),
+            prompt=PromptBuilder(load_bootstrap(settings.bootstrap_dir), skills),
             compactor=compactor,
             retry=retry,
             sleep=sleep,

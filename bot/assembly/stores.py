@@ -1,5 +1,5 @@
 """The database's stores Parley's own tools are built on: the task book, the people's
-preferences, the memories.
+preferences, the memories, the chats' settings (the skills switched off in each).
 
 A process that has them (a worker, and `parley web` for its list of tools) builds the
 scheduled-task, memory and preference tools on them (`bot.assembly.catalog`); no tool is
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.store.chats import ChatSettings
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
@@ -25,8 +26,9 @@ class ToolStores:
     tasks: TaskBook
     people: People
     memories: Memories
+    chats: ChatSettings | None = None  # None: no skill is switched off anywhere
 
     @classmethod
     def open(cls, engine: AsyncEngine, redis: Redis) -> ToolStores:
         """All of them on one database (and Redis, where tasks are announced)."""
-        return cls(TaskBook(engine, redis), People(engine), Memories(engine))
+        return cls(TaskBook(engine, redis), People(engine), Memories(engine), ChatSettings(engine))

@@ -184,6 +184,7 @@ class Settings(BaseSettings):
     tool_modules: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     bootstrap_dir: DirectoryPath | None = None
+    skills_dir: Path = Path("skills")  # and bootstrap_dir's skills/ (bot.skills)
 
     api_token: SecretStr | None = None
     http_host: str = "127.0.0.1"

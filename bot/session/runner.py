@@ -29,6 +29,7 @@ from bot.session.play import Player
 from bot.session.record import Recorder
 from bot.session.states import StateStore
 from bot.session.turn import Turns
+from bot.skills.tools import LOAD as LOAD_SKILL
 from bot.store.cold_context import ColdContext
 from bot.telemetry import logs, metrics
 from bot.vocabulary.envelope import Envelope
@@ -53,8 +54,10 @@ class SessionRunner:
         )  # fmt: skip
         agent = deps.agent.deps
         models = (agent.model, *agent.fallbacks)
-        recorder = Recorder(deps.history, deps.limits, agent.tools.names, models)
-        self.turns = Turns(s, deps.mailbox, decisions, stores)
+        # load_skill comes and goes with the skills, and is counted by its name all along
+        named = [*agent.tools.names, LOAD_SKILL]
+        recorder = Recorder(deps.history, deps.limits, named, models)
+        self.turns = Turns(s, deps.mailbox, decisions, stores, agent.prompt.skills)
         self.commands = Commands(
             deps.mailbox, deps.egress, decisions, recorder, deps.agent.default_model
         )

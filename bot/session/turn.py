@@ -14,6 +14,7 @@ from bot.people.preferences import ModelChoices
 from bot.session.decisions import Decisions
 from bot.session.deps import SessionStores
 from bot.session.reads import prepared, read_for
+from bot.skills.library import Skills
 from bot.tools.base import ToolContext
 from bot.tools.untrusted import mark
 from bot.tools.workspace_paths import workspace_of
@@ -30,6 +31,7 @@ class Turns:
     mailbox: Mailbox
     decisions: Decisions
     stores: SessionStores | None
+    skills: Skills | None = None  # looked at again before each turn, when they may have changed
 
     async def request(
         self, group: list[Envelope], state: SessionState, *, resumed: bool
@@ -40,10 +42,11 @@ class Turns:
         head = group[0]
         goes_on = head.is_decision or resumed
         asker = _asker(head, state) if goes_on else head
-        reads, config, option = await asyncio.gather(  # at once: the person waits for them
+        reads, config, option, _ = await asyncio.gather(  # at once: the person waits for them
             read_for(asker, self.stores),
             run_config(head, state, self.mailbox, goes_on=goes_on),
             self.mailbox.option(head.session, "model"),
+            self._skills(),
         )
         ctx = tool_context(asker, self.settings, reads.preferences)
         model = config.model or option or preferred_model(ctx, self.settings)
@@ -79,6 +82,12 @@ class Turns:
                 )  # fmt: skip
         memories = self.stores.memories if self.stores is not None else None
         return await prepared(request, state, reads, memories)
+
+    async def _skills(self) -> None:
+        """The skills as their folders are now: a skill added, edited or removed shows in
+        the next turn, without a restart."""
+        if self.skills is not None:
+            await self.skills.current()
 
     async def _called_off(self, head: Envelope) -> bool:
         return self.stores is not None and await self.stores.tasks.called_off(head.id)

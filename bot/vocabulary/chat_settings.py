@@ -1,5 +1,6 @@
 """What the admins of a chat choose for everyone in it: a standing instruction, the tools
-switched off there, and whether the bot answers every message or only those addressed to it.
+and skills switched off there, and whether the bot answers every message or only those
+addressed to it.
 
 The rules their values follow live here, below every place that sets them (the chat
 commands, the HTTP API) and the store that keeps them, so a value is checked the same way
@@ -15,6 +16,7 @@ from typing import Literal
 # never crowds the model's context or the system prompt's other parts.
 MAX_INSTRUCTION = 1000
 MAX_TOOL_NAME = 200
+SKILL = "skill:"  # a switched-off skill's row among the tools: no tool's name has a colon
 Activation = Literal["mention", "always"]
 ACTIVATIONS: tuple[Activation, ...] = ("mention", "always")
 
@@ -26,6 +28,16 @@ class ChatRules:
 
     instruction: str | None = None
     tools_off: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def skills_off(self) -> frozenset[str]:
+        """The skills switched off in the chat (`/skills off NAME`), by name."""
+        return skills_off(self.tools_off)
+
+
+def skills_off(tools_off: frozenset[str]) -> frozenset[str]:
+    """The skills among a chat's switched-off rows: those kept as `skill:NAME`."""
+    return frozenset(t.removeprefix(SKILL) for t in tools_off if t.startswith(SKILL))
 
 
 def clean_instruction(text: str) -> str | None:

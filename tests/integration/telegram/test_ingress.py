@@ -27,7 +27,7 @@ async def test_commands_are_in_the_menu_and_help_answers_at_once(
     assert names == [
         "start", "help", "new", "stop", "usage", "model", "mode", "reasoning", "tasks", "memory",
         "permissions",
-        "preferences", "tools", "instructions", "activation", "pair", "unpair",
+        "preferences", "tools", "skills", "instructions", "activation", "pair", "unpair",
     ]  # fmt: skip
     chat = tg_stack.tg.private_chat(ANN)
     tg_stack.tg.send(chat, ANN, "/help")

@@ -1,0 +1,1 @@
+"""Skills: folders of instructions the operator writes for particular tasks"""
