@@ -24,7 +24,8 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from adapters.platforms.targets import UnknownSession, target_of
-from bot.config.settings import ConfigError, ConfiguredTask, Settings
+from bot.config.settings import ConfigError, Settings
+from bot.config.values import ConfiguredTask
 from bot.config.zones import known_zone
 from bot.llm.served import served_model
 from bot.mailbox.inbox import Mailbox

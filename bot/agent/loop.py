@@ -20,7 +20,7 @@ from bot.agent.model_call import ModelOutcome, call_model
 from bot.agent.plan import PlanExecution
 from bot.agent.step import Step, StepEnd
 from bot.agent.tool_step import CANCELLED, ToolStep
-from bot.config.settings import PolicyRule
+from bot.config.values import PolicyRule
 from bot.llm.base import ModelRequest
 from bot.llm.media import carries_images
 from bot.vocabulary import events as ev

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-from bot.config.settings import PolicyRule
+from bot.config.values import PolicyRule
 from bot.tools.base import Tool, ToolContext
 
 Action = Literal["allow", "deny", "ask"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.config.settings import PolicyRule
+from bot.config.values import PolicyRule
 from bot.tools.base import ToolContext, tool
 from bot.tools.builtin import builtin_tools
 from bot.vocabulary import events as ev

@@ -4,7 +4,7 @@ tool error, and the answer becomes the call's result."""
 from __future__ import annotations
 
 from bot.agent.tool_step import ASK_ALONE
-from bot.config.settings import PolicyRule
+from bot.config.values import PolicyRule
 from bot.tools.ask_user import SET_ASIDE, ask_user_tool
 from bot.tools.builtin import builtin_tools
 from bot.vocabulary import events as ev

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config.settings import ConfigError, PolicyRule, load_settings
+from bot.config.settings import ConfigError, load_settings
+from bot.config.values import PolicyRule
 from bot.tools.policy import Policy
 
 

@@ -19,7 +19,7 @@ from mcp_types import (
 )
 from mcp_types import Tool as McpTool
 
-from bot.config.settings import PolicyRule
+from bot.config.values import PolicyRule
 from bot.mcp.config import ServerConfig
 from bot.mcp.results import result_text
 from bot.mcp.tools import mcp_tools

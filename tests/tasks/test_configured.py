@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.config.settings import ConfigError, ConfiguredTask, Settings
+from bot.config.settings import ConfigError, Settings
+from bot.config.values import ConfiguredTask
 from bot.vocabulary.run_config import RunConfig
 from worker.scheduler import configured_tasks
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bot.config.settings import PolicyRule, Settings
+from bot.config.settings import Settings
+from bot.config.values import PolicyRule
 from bot.tools.base import ToolContext, tool
 from bot.tools.builtin import calculator
 from bot.tools.policy import Caller, Policy
