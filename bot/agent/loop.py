@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 
-from bot.agent import failed_turn, output
+from bot.agent import budget, failed_turn, output
 from bot.agent.compaction import context_sizes, estimate_text_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.deps import AgentDeps, TurnRequest
@@ -246,8 +246,12 @@ class _Run:
             )
             yield StepEnd(ev.FinishReason.MAX_ITERATIONS)
             return
+        request = budget.within(self.config.token_budget, self.turn.usage, self._request())
+        if request is None:  # see `bot.agent.budget`
+            self._notice(budget.notice(self.config.token_budget or 0))
+            yield StepEnd(ev.FinishReason.BUDGET_SPENT)
+            return
         self.turn.iteration += 1
-        request = self._request()
         yield ev.Iteration(number=self.turn.iteration, model=request.model)
         async for event in self._compact(request):
             yield event
