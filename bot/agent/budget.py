@@ -1,9 +1,11 @@
-"""A run's token budget (`RunConfig.token_budget`): what a helper may spend of its parent's.
+"""A run's token budget (`RunConfig.token_budget`): what a helper may spend of its
+parent's, or an API run of its own.
 
 The budget holds before each model call, not after: a call is made only when what the
 request is estimated to read (its system prompt, tools and messages, about four characters
-a token, with a margin) leaves room for an answer, and its answer is capped at the room left. So a run
-stops short of its budget rather than past it, short by at most the estimate's error.
+a token, with a margin) leaves room for an answer, and its answer is capped at the room
+left. So a run stops short of its budget rather than past it, short by at most the
+estimate's error.
 """
 
 from __future__ import annotations

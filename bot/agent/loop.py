@@ -238,18 +238,9 @@ class _Run:
         if self.cancel is not None and self.cancel.is_set():
             yield StepEnd(ev.FinishReason.CANCELLED)
             return
-        cap = self.config.max_steps or self.deps.settings.max_iterations
-        if self.turn.iteration >= cap:
-            self._notice(
-                f"I stopped after {cap} steps without a final answer. "
-                "Tell me how to go on, or ask a narrower question."
-            )
-            yield StepEnd(ev.FinishReason.MAX_ITERATIONS)
-            return
-        request = budget.within(self.config.token_budget, self.turn.usage, self._request())
-        if request is None:  # see `bot.agent.budget`
-            self._notice(budget.notice(self.config.token_budget or 0))
-            yield StepEnd(ev.FinishReason.BUDGET_SPENT)
+        request = self._next_request()
+        if isinstance(request, StepEnd):
+            yield request
             return
         self.turn.iteration += 1
         yield ev.Iteration(number=self.turn.iteration, model=request.model)
@@ -277,6 +268,22 @@ class _Run:
         self.model = outcome.model  # a fallback that answered answers the rest of the turn
         async for item in self._observe(outcome):
             yield item
+
+    def _next_request(self) -> ModelRequest | StepEnd:
+        """The next model call's request, or the end of a turn at its step cap or with no
+        room left in its token budget (`bot.agent.budget`)."""
+        cap = self.config.max_steps or self.deps.settings.max_iterations
+        if self.turn.iteration >= cap:
+            self._notice(
+                f"I stopped after {cap} steps without a final answer. "
+                "Tell me how to go on, or ask a narrower question."
+            )
+            return StepEnd(ev.FinishReason.MAX_ITERATIONS)
+        request = budget.within(self.config.token_budget, self.turn.usage, self._request())
+        if request is None:
+            self._notice(budget.notice(self.config.token_budget or 0))
+            return StepEnd(ev.FinishReason.BUDGET_SPENT)
+        return request
 
     def _call(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent | ModelOutcome]:
         deps = self.deps

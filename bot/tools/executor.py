@@ -149,7 +149,9 @@ class ToolExecutor:
         duration = time.monotonic() - started
         usage = sum(spent, Usage()) if spent else None
         files_made = tuple(files)
-        return ToolOutcome(call.id, call.name, content, is_error, duration, cached, files_made, usage)
+        return ToolOutcome(
+            call.id, call.name, content, is_error, duration, cached, files_made, usage
+        )
 
     async def _run(
         self,
