@@ -121,7 +121,6 @@ class IngressDeps:
         policy = Policy(self.settings.policy, self.settings.allowed_users)
         return ChatTools(self.tools, self.chats, policy)
 
-
     def private(self, message: TgMessage) -> PrivateChat | None:
         """`message`'s chat if it is a private one, where PARLEY_DM_POLICY decides."""
         place = place_of(message)

@@ -54,10 +54,10 @@ def brain(request: RecordedRequest) -> Reply:
     if "job " in first and "helpers" not in first:  # a helper
         gate = asyncio.Event()
         asyncio.get_running_loop().call_later(MODEL_S, gate.set)
-        return Reply(text="done: " + first.rsplit("job ", 1)[1].split()[0], gate=gate)
+        return Reply(text="done: " + first.rsplit("job ", 1)[1].split(maxsplit=1)[0], gate=gate)
     if request.tool_results():
         return Reply(text=f"{len(request.tool_results())} helpers answered")
-    count = int(first.rsplit("start ", 1)[1].split()[0])
+    count = int(first.rsplit("start ", 1)[1].split(maxsplit=1)[0])
     return Reply(
         tool_calls=[ToolCallSpec("delegate", {"task": f"do job {n} now"}) for n in range(count)]
     )

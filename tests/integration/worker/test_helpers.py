@@ -292,3 +292,23 @@ async def test_a_worker_killed_while_a_helper_runs_leaves_one_answer(stack: Stac
 
 async def answered(client: httpx.AsyncClient, session: str) -> bool:
     return bool((await client.get(f"/api/sessions/{session}")).json().get("runs"))
+
+
+async def test_a_helper_that_needs_an_approval_is_stopped_and_its_parent_told(
+    stack: Stack,
+) -> None:
+    """A helper cannot ask the person: one whose tool call needs an approval (`write_file`
+    by default) is stopped, nothing is written, and its parent's call says why, naming
+    the tool, so the parent can run it itself."""
+    await stack.start_worker_process()
+    write = Reply(tool_calls=[ToolCallSpec("write_file", {"path": "a.txt", "content": "x"})])
+    stack.fake.responder = brain(1, helper=write)
+    async with stack.client() as client:
+        session = await stack.session(client)
+        events = await send(client, session, "please split this")
+    (result,) = tool_results(events)
+    assert result["is_error"]
+    assert "approval" in result["content"] and "write_file" in result["content"]
+    assert texts(events).startswith("summed: The helper")
+    assert not list(stack.tmp.rglob("a.txt"))
+    assert [e for e in events if e["type"] == "confirmation_required"] == []  # not the parent's
