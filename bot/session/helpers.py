@@ -269,6 +269,5 @@ def _result(answer: Answer, helper_run: str) -> ToolResult:
             f"{done.get('iterations', 0)} steps. What it said last: {said or '(nothing)'}",
             usage,
         )
-    return ToolResult(
-        text=f"{said or '(the helper gave no text)'}\n[helper run {helper_run}]", usage=usage
-    )
+    text = said or "(the helper gave no text)"
+    return ToolResult(text=f"[helper run {helper_run}]\n{text}", usage=usage)

@@ -55,7 +55,7 @@ def brain(jobs: int, delay: float = HELPER_DELAY_S, helper: Reply | None = None)
             task = task_of(request)
             return Reply(text=f"result {task}", delay=delay)
         if results := request.tool_results():
-            return Reply(text="summed: " + " | ".join(content for _, content in results))
+            return Reply(text="summed: " + " | ".join(c.split("\n")[-1] for _, c in results))
         calls = [
             ToolCallSpec("delegate", {"task": f"do job {n} now"}, id=f"toolu_job{n}")
             for n in range(jobs)
@@ -63,6 +63,13 @@ def brain(jobs: int, delay: float = HELPER_DELAY_S, helper: Reply | None = None)
         return Reply(tool_calls=calls)
 
     return answer
+
+
+def answer_of(result: dict[str, Any]) -> str:
+    """A helper's answer in its call's result, below the line naming its run."""
+    head, _, said = result["content"].partition("\n")
+    assert head.startswith("[helper run ") and len(head) == len("[helper run ]") + 32, head
+    return said
 
 
 def tool_results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -88,7 +95,7 @@ async def test_three_helpers_run_in_parallel(stack: Stack) -> None:
     print(f"\na turn with one helper took {one:.2f} s, with three {took:.2f} s")
     results = tool_results(events)
     assert [r["name"] for r in results] == ["delegate"] * 3
-    assert [r["content"].split("\n")[0] for r in results] == [
+    assert [answer_of(r) for r in results] == [
         "result 0",
         "result 1",
         "result 2",
@@ -134,7 +141,7 @@ async def test_a_helper_cannot_delegate(stack: Stack) -> None:
     ((_, refused),) = seen[1].tool_results()
     assert refused.startswith("Unknown tool 'delegate'")
     (result,) = tool_results(events)
-    assert result["content"].startswith("could not nest")
+    assert answer_of(result) == "could not nest"
     assert len(seen) == 2  # no helper of the helper ever asked the model
 
 
@@ -281,10 +288,10 @@ async def test_a_worker_killed_while_a_helper_runs_leaves_one_answer(stack: Stac
     await redis.aclose()
     assert len(helpers) == 1, helpers  # the resumed call found the same helper
     results = tool_results(events)
-    assert results[-1]["content"].startswith("result 0"), results
+    assert answer_of(results[-1]) == "result 0", results
     completed = [e for e in events if e["type"] == "completed"]
     assert len(completed) == 1 and completed[0]["finish_reason"] == "end_turn"
-    assert texts(events) == "summed: " + results[-1]["content"]
+    assert texts(events) == "summed: result 0"
     finals = [r for r in stack.fake.requests if not is_helper(r) and r.tool_results()]
     assert len(finals) == 1  # the parent answered once
     assert "helper" not in str(history.get("error", ""))
