@@ -319,3 +319,43 @@ async def test_a_helper_that_needs_an_approval_is_stopped_and_its_parent_told(
     assert texts(events).startswith("summed: The helper")
     assert not list(stack.tmp.rglob("a.txt"))
     assert [e for e in events if e["type"] == "confirmation_required"] == []  # not the parent's
+
+
+@pytest.mark.parametrize("stack", [{"PARLEY_WORKER_SESSIONS": "1"}], indirect=True)
+async def test_helpers_need_no_slot_of_their_own(stack: Stack) -> None:
+    """One worker with one slot, held by the parent while it waits: its three helpers still
+    run (in the parent's slot), so a waiting parent never starves its helpers."""
+    await stack.start_worker_process()
+    stack.fake.responder = brain(3)
+    async with stack.client() as client:
+        session = await stack.session(client)
+        events = await asyncio.wait_for(send(client, session, "please split this"), 60)
+    assert [answer_of(r) for r in tool_results(events)] == ["result 0", "result 1", "result 2"]
+    assert texts(events) == "summed: result 0 | result 1 | result 2"
+
+
+async def test_a_helper_gets_no_tool_its_parent_may_not_use(stack: Stack) -> None:
+    """A helper asked with a tool outside its parent's is not started: the call says which
+    tool, and no helper asks the model. One asked with fewer tools is offered only those."""
+    await stack.start_worker_process()
+    calls = [
+        ToolCallSpec("delegate", {"task": "do job 0 now", "tools": ["no_such_tool"]}),
+        ToolCallSpec("delegate", {"task": "do job 1 now", "tools": ["calculator"]}),
+    ]
+
+    def answer(request: RecordedRequest) -> Reply:
+        if is_helper(request):
+            return Reply(text=f"result {task_of(request)}")
+        if request.tool_results():
+            return Reply(text="done")
+        return Reply(tool_calls=calls)
+
+    stack.fake.responder = answer
+    async with stack.client() as client:
+        session = await stack.session(client)
+        events = await send(client, session, "please split this")
+    refused, allowed = tool_results(events)
+    assert refused["is_error"] and "['no_such_tool']" in refused["content"]
+    assert answer_of(allowed) == "result 1"
+    (helper,) = helpers_of(stack)
+    assert tool_names(helper) == ["calculator"]
