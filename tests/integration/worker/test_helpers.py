@@ -359,3 +359,34 @@ async def test_a_helper_gets_no_tool_its_parent_may_not_use(stack: Stack) -> Non
     assert answer_of(allowed) == "result 1"
     (helper,) = helpers_of(stack)
     assert tool_names(helper) == ["calculator"]
+
+
+async def test_a_session_deleted_takes_its_helpers_with_it(stack: Stack) -> None:
+    """Deleting the parent's session deletes its helpers' too: their Redis keys, their
+    records and traces (their files are in the parent's workspace, which goes with it)."""
+    await stack.start_worker_process()
+    def answer(request: RecordedRequest) -> Reply:
+        if is_helper(request):
+            return Reply(text="result 0")
+        if request.tool_results():
+            return Reply(text="done")
+        return Reply(tool_calls=[ToolCallSpec("delegate", {"task": "do job 0 now"})])
+
+    stack.fake.responder = answer
+    redis = Redis.from_url(stack.redis_url)
+    async with stack.client() as client:
+        session = await stack.session(client)
+        events = await send(client, session, "please split this")
+        helper_run = tool_results(events)[0]["content"].split("]")[0].rsplit(" ", 1)[1]
+
+        async def traced() -> bool:
+            return (await client.get(f"/api/traces/{helper_run}")).status_code == 200
+
+        await until(traced, "the helper's run recorded")
+        pattern = f"parley:{{http:{session}:helper-*}}:*"
+        assert [k async for k in redis.scan_iter(match=pattern)]
+        deleted = await client.delete(f"/api/sessions/{session}")
+        assert deleted.status_code == 200, deleted.text
+        assert [k async for k in redis.scan_iter(match=pattern)] == []
+        assert (await client.get(f"/api/traces/{helper_run}")).status_code == 404
+    await redis.aclose()
