@@ -76,6 +76,7 @@ class Answer:
 
     completed: dict[str, Any] | None = None
     confirmation: dict[str, Any] | None = None
+    lost: bool = False  # it ended long ago, and its stream (kept 15 minutes) lapsed since
 
     @property
     def usage(self) -> Usage:
@@ -206,7 +207,7 @@ class HelperRuns:
             if live.cancel.is_set():  # a /stop or the parent's clock: not a worker stopping
                 await stop_helper(mailbox.redis, session)
             raise
-        if answer.completed is None:  # out of time, or waiting for an approval
+        if answer.completed is None and not answer.lost:  # out of time, or asking approval
             await stop_helper(mailbox.redis, session)
         return answer
 
@@ -220,11 +221,16 @@ class HelperRuns:
             since = await self._read(session, envelope_id, since, answer, block=False)
             if answer.completed is not None or answer.confirmation is not None:
                 return answer
-            if await mailbox.pending(session) and not await mailbox.busy(session):
+            waiting, busy = await mailbox.pending(session), await mailbox.busy(session)
+            if waiting and not busy:
                 # Its own task, so the helper's log context stays its own; cancelled with us.
                 await asyncio.ensure_future(self.runner.take_turns(session))
                 continue
-            await self._read(session, envelope_id, since, answer, block=True)
+            if not waiting and not busy:  # its run was committed: its answer was written
+                await self._read(session, envelope_id, since, answer, block=False)
+                answer.lost = answer.completed is None and answer.confirmation is None
+                return answer  # found now (it ended just after the read above), or lapsed
+            since = await self._read(session, envelope_id, since, answer, block=True)
         return answer
 
     async def _read(
@@ -258,6 +264,11 @@ def _result(answer: Answer, helper_run: str) -> ToolResult:
             f"The helper (run {helper_run}) stopped: it needed a person's approval to run "
             f"{', '.join(names)}, which a helper cannot ask for. Run it yourself if needed.",
             usage,
+        )
+    if answer.lost:
+        raise HelperFailed(
+            f"The helper (run {helper_run}) ended long ago and its answer is no longer kept; "
+            "read its run's record, or start a new helper."
         )
     if done is None:
         raise HelperFailed(f"The helper (run {helper_run}) did not finish in time and was stopped.")
