@@ -67,7 +67,7 @@ def brain(jobs: int, delay: float = HELPER_DELAY_S, helper: Reply | None = None)
 
 def answer_of(result: dict[str, Any]) -> str:
     """A helper's answer in its call's result, below the line naming its run."""
-    head, _, said = result["content"].partition("\n")
+    head, _, said = str(result["content"]).partition("\n")
     assert head.startswith("[helper run ") and len(head) == len("[helper run ]") + 32, head
     return said
 
@@ -365,6 +365,7 @@ async def test_a_session_deleted_takes_its_helpers_with_it(stack: Stack) -> None
     """Deleting the parent's session deletes its helpers' too: their Redis keys, their
     records and traces (their files are in the parent's workspace, which goes with it)."""
     await stack.start_worker_process()
+
     def answer(request: RecordedRequest) -> Reply:
         if is_helper(request):
             return Reply(text="result 0")
