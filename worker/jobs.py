@@ -26,6 +26,7 @@ from adapters.platforms.egresses import configured_egresses
 from adapters.platforms.loading import LoadingEgress
 from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
+from bot.assembly.delegate import HelperLink
 from bot.assembly.stores import ToolStores
 from bot.config.settings import Settings
 from bot.files.store import FileStore
@@ -38,6 +39,7 @@ from bot.redis import keys
 from bot.redis.confirmations import Confirmations
 from bot.session.deps import RunnerDeps, SessionStores
 from bot.session.egress import Egress, PlatformEgress
+from bot.session.helpers import HelperRuns
 from bot.session.runner import SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
@@ -297,7 +299,10 @@ def build_worker(
     their task book announces new tasks on a client of its own, which connects when a task
     is made."""
     announcer = Redis.from_url(settings.redis_url)
-    agent = build_agent(settings, stores=ToolStores.open(database.engine, announcer))
+    helpers = HelperLink()  # bound to the worker's runner once it has one
+    agent = build_agent(
+        settings, stores=ToolStores.open(database.engine, announcer), helpers=helpers
+    )
     if servers is not None:
         agent.deps.tools.add_source(servers)
     background: list[asyncio.Task[None]] = []
@@ -313,6 +318,7 @@ def build_worker(
             settings, redis, agent, database, liveness, platforms, worker.in_progress_timeout_s
         )
         supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
+        helpers.bind(HelperRuns(settings, supervisor.runner, supervisor.runner.deps.limits))
         if servers is not None:
             supervisor.tools_ready = servers.first_connections
         mailbox, runner = supervisor.mailbox, supervisor.runner

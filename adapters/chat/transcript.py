@@ -2,10 +2,12 @@
 
 Text of model calls that ended stays; the call in progress can be taken back (a retried
 model call resets it); a running tool is remembered until it ends, for platforms that show
-it; Parley's own closing line (an error, a stop) comes last. A `plan_execute` turn's plan
-comes first, as a checklist redrawn whenever a step starts or ends. Above everything, when
-the person spoke rather than typed, a quoted line with what Parley heard (`HEARD_MOST`
-characters of it at most, its markdown escaped so a person's words never format the reply).
+it; Parley's own closing line (an error, a stop) comes last. Each helper a turn started
+(`delegate`) has a status line, its task with a mark for how it is doing, above the text.
+A `plan_execute` turn's plan comes first, as a checklist redrawn whenever a step starts
+or ends. Above everything, when the person spoke rather than typed, a quoted line with
+what Parley heard (`HEARD_MOST` characters of it at most, its markdown escaped so a
+person's words never format the reply).
 The model's thinking, where the turn shows it, comes next as a quote: its latest part, as
 much as the platform shows (`thought_limit`), since a chat has no room for pages of it. A
 turn a fallback model took over says so once, after its text. Once a reply posted a file
@@ -19,8 +21,10 @@ from collections.abc import Sequence
 
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.helpers import TOOL as HELPER_TOOL
 
 HEARD_MOST = 1000  # characters of a voice note's transcript shown above a reply
+HELPER_SHOWN = 80  # characters of a helper's task on its status line
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation mark
 
 MARKS = {"pending": "⬜", "running": "⏳", "done": "✅", "failed": "❌", "skipped": "⏭"}
@@ -33,6 +37,13 @@ def checklist(plan: ev.PlanUpdated) -> str:
         why = f": {step.result}" if step.status == "failed" and step.result else ""
         lines.append(f"{MARKS[step.status]} {step.title}{why}")
     return "\n".join(lines)
+
+
+def helper_task(arguments: object) -> str:
+    """A helper's task as its status line shows it: one line, `HELPER_SHOWN` characters."""
+    task = arguments.get("task", "") if isinstance(arguments, dict) else ""
+    line = " ".join(str(task).split())
+    return line if len(line) <= HELPER_SHOWN else line[: HELPER_SHOWN - 1].rstrip() + "…"
 
 
 def heard_in(envelopes: Sequence[Envelope]) -> str:
@@ -61,6 +72,7 @@ class Transcript:
         self.thought_limit = 0  # characters of thinking shown; 0: none
         self.thinking = ""  # the thinking of the model calls that ended
         self.thinking_now = ""  # of the call in progress
+        self.helpers: dict[str, tuple[str, str]] = {}  # call id -> (task, status)
 
     def apply(self, event: ev.AgentEvent) -> None:
         if isinstance(event, ev.TextDelta):
@@ -76,8 +88,10 @@ class Transcript:
         elif isinstance(event, ev.ToolCallStart):
             self._end_model_call()
             self.tool = event.name
+            self._helper(event)
         elif isinstance(event, ev.ToolCallResult):
             self.tool = ""
+            self._helper(event)
         elif isinstance(event, ev.PlanUpdated):
             self.plan = checklist(event)
         elif isinstance(event, ev.Error):
@@ -88,13 +102,34 @@ class Transcript:
             self._end_model_call()
             self.tool = ""
 
+    def _helper(self, event: ev.ToolCallStart | ev.ToolCallResult) -> None:
+        """A helper's status line: running from its call's start, then done or failed."""
+        if isinstance(event, ev.ToolCallStart) and event.name == HELPER_TOOL:
+            self.helpers[event.call_id] = (helper_task(event.arguments), "running")
+        elif isinstance(event, ev.ToolCallResult) and event.call_id in self.helpers:
+            status = "failed" if event.is_error else "done"
+            self.helpers[event.call_id] = (self.helpers[event.call_id][0], status)
+
     def body(self, *extra: str) -> str:
         """The reply's text, with `extra` lines (a tool's status) after it."""
         plan = self.plan if self.plan_inline else ""
         heard = quoted(self.heard) if self.heard and self.heard_inline else ""
         switched = f"_↪ answered by {self.answered_by}_" if self.answered_by else ""
         thought = self.thought()
-        parts = [heard, thought, plan, self.done, self.current, switched, self.ending, *extra]
+        helpers = "\n".join(
+            f"{MARKS[status]} Helper: {task}" for task, status in self.helpers.values()
+        )
+        parts = [
+            heard,
+            thought,
+            plan,
+            helpers,
+            self.done,
+            self.current,
+            switched,
+            self.ending,
+            *extra,
+        ]
         return "\n\n".join(part.strip() for part in parts if part.strip())
 
     def thought(self) -> str:

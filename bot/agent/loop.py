@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 
-from bot.agent import failed_turn, output
+from bot.agent import budget, failed_turn, output
 from bot.agent.compaction import context_sizes, estimate_text_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.deps import AgentDeps, TurnRequest
@@ -239,16 +239,11 @@ class _Run:
         if self.cancel is not None and self.cancel.is_set():
             yield StepEnd(ev.FinishReason.CANCELLED)
             return
-        cap = self.config.max_steps or self.deps.settings.max_iterations
-        if self.turn.iteration >= cap:
-            self._notice(
-                f"I stopped after {cap} steps without a final answer. "
-                "Tell me how to go on, or ask a narrower question."
-            )
-            yield StepEnd(ev.FinishReason.MAX_ITERATIONS)
+        request = self._next_request()
+        if isinstance(request, StepEnd):
+            yield request
             return
         self.turn.iteration += 1
-        request = self._request()
         yield ev.Iteration(number=self.turn.iteration, model=request.model)
         async for event in self._compact(request):
             yield event
@@ -274,6 +269,22 @@ class _Run:
         self.model = outcome.model  # a fallback that answered answers the rest of the turn
         async for item in self._observe(outcome):
             yield item
+
+    def _next_request(self) -> ModelRequest | StepEnd:
+        """The next model call's request, or the end of a turn at its step cap or with no
+        room left in its token budget (`bot.agent.budget`)."""
+        cap = self.config.max_steps or self.deps.settings.max_iterations
+        if self.turn.iteration >= cap:
+            self._notice(
+                f"I stopped after {cap} steps without a final answer. "
+                "Tell me how to go on, or ask a narrower question."
+            )
+            return StepEnd(ev.FinishReason.MAX_ITERATIONS)
+        request = budget.within(self.config.token_budget, self.turn.usage, self._request())
+        if request is None:
+            self._notice(budget.notice(self.config.token_budget or 0))
+            return StepEnd(ev.FinishReason.BUDGET_SPENT)
+        return request
 
     def _call(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent | ModelOutcome]:
         deps = self.deps

@@ -298,6 +298,8 @@ class ToolStep:
                 results[call.id] = _error(call, self.stopped())
                 continue
             out = outcomes[call.id] = task.result()
+            if out.usage is not None:  # a helper's tokens are this run's too
+                self.turn.usage += out.usage
             content, sent = out.content, list[ev.FileSent]()
             if out.files:
                 note, sent = await self.attachments.take(call.id, out.files, self.turn)

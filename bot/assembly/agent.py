@@ -13,6 +13,7 @@ from bot.agent.deps import AgentDeps
 from bot.agent.loop import Agent
 from bot.agent.prompt import PromptBuilder, load_bootstrap
 from bot.assembly.catalog import DATABASE_TOOLS, standard_tools
+from bot.assembly.delegate import HelperLink, delegate_tool
 from bot.assembly.stores import ToolStores
 from bot.assembly.tool_settings import send_file_limit, tool_config, unclaimed
 from bot.config.settings import ConfigError, Settings
@@ -97,13 +98,19 @@ def build_agent(
     tools: Iterable[Tool] | None = None,
     provider: Provider | None = None,
     sleep: Sleep = asyncio.sleep,
+    helpers: HelperLink | None = None,
 ) -> Agent:
     """The agent for `settings`, with the tools that reach the database where there are
-    `stores` (a worker's); raises ConfigError for an unknown model or a missing key."""
+    `stores` (a worker's), and `delegate` where there are `helpers` to run (a worker's,
+    unless PARLEY_DELEGATE_DEPTH is 0); raises ConfigError for an unknown model or a
+    missing key."""
     served = Served.of(settings)
     served.check()
     provider = provider or ModelRouter(served)
-    registry = tool_registry(configured_tools(settings, stores) if tools is None else tools)
+    chosen = list(configured_tools(settings, stores) if tools is None else tools)
+    if helpers is not None and settings.delegate_depth > 0:
+        chosen.append(delegate_tool(settings, helpers))
+    registry = tool_registry(chosen)
     retry = RetryPolicy(
         attempts=settings.llm_attempts,
         backoff_base=settings.llm_backoff_base,

@@ -39,6 +39,7 @@ from redis.asyncio import Redis
 from bot.mailbox.saved_state import WRITE_STATE, ContextMissing, RedisState, StateWrite, StoredState
 from bot.redis import keys
 from bot.redis.results import done, text
+from bot.vocabulary.chats import HELPER_MARK
 from bot.vocabulary.envelope import Envelope
 
 log = logging.getLogger(__name__)
@@ -387,8 +388,12 @@ class Mailbox:
         return forgotten
 
     async def _names(self, session: str) -> list[Any]:
-        pattern = keys.session(re.sub(r"([*?\[\]\\])", r"\\\1", session), "*")
-        return [name async for name in self.redis.scan_iter(match=pattern, count=500)]
+        """The session's keys, and its helpers' (`bot.vocabulary.helpers`): they go with it."""
+        escaped = re.sub(r"([*?\[\]\\])", r"\\\1", session)
+        names = []
+        for pattern in (keys.session(escaped, "*"), keys.session(f"{escaped}{HELPER_MARK}*", "*")):
+            names += [name async for name in self.redis.scan_iter(match=pattern, count=500)]
+        return names
 
     async def busy(self, session: str) -> bool:
         """Whether a worker holds the session's lease (a turn is running)."""

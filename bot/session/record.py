@@ -16,6 +16,7 @@ from bot.store.sqlite_file import DatabaseFileGone
 from bot.telemetry import metrics
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.helpers import is_helper
 from bot.vocabulary.runs import RunRecord
 from bot.vocabulary.state import SessionState
 
@@ -44,7 +45,8 @@ class Recorder:
         it with the messages since `state.recorded`. Its tokens count against the person's
         day, once per turn."""
         await quietly("record run", record, lambda r: self.history.record(state, r))
-        if self.limits is not None:
+        # A helper's tokens are its parent's (`delegate` adds them up): counted there, once.
+        if self.limits is not None and not is_helper(record.where.session):
             await quietly("count the tokens of", record, self.limits.charge_turn)
 
     async def finished(self, state: SessionState, record: RunRecord) -> None:
@@ -55,6 +57,8 @@ class Recorder:
 
 def trigger(head: Envelope, request: TurnRequest) -> ev.Trigger:
     """What started the run, as the record and the metrics name it."""
+    if is_helper(head.session) and request.text is not None:
+        return ev.Trigger.HELPER
     if head.kind == "scheduled" and request.text is not None:
         return ev.Trigger.SCHEDULED
     if head.run is not None and request.text is not None:

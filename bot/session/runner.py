@@ -25,6 +25,7 @@ from bot.session.decisions import Decisions
 from bot.session.deps import RunnerDeps
 from bot.session.groups import finished_group, merged_group, resumed_group
 from bot.session.lease import LeaseKeeper
+from bot.session.live import LiveTurn, helper_stopped
 from bot.session.play import Player
 from bot.session.record import Recorder
 from bot.session.states import StateStore
@@ -33,6 +34,7 @@ from bot.skills.tools import LOAD as LOAD_SKILL
 from bot.store.cold_context import ColdContext
 from bot.telemetry import logs, metrics
 from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.helpers import is_helper
 from bot.vocabulary.state import SessionState
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,7 @@ class SessionRunner:
         )
         self.player = Player(deps.agent, deps.egress, decisions, recorder, logs.secrets_of(s))
         self._cancels: dict[str, asyncio.Event] = {}
+        self.live: dict[str, LiveTurn] = {}  # the turns running here, for their helpers
 
     def cancel(self, session: str) -> bool:
         """Stop the turn running here for `session` (a /stop); False if none runs here."""
@@ -163,8 +166,12 @@ class SessionRunner:
         """Play the turn under the lease: its checkpoints are saved with the lease's token,
         and a /stop for the session reaches it through `cancel`."""
         cancel = self._cancels[session] = asyncio.Event()
+        self.live[session] = LiveTurn(state, request, self.deps.settings.turn_timeout, cancel)
         save = functools.partial(self.states.save, session, token)
         try:
+            if is_helper(session) and await helper_stopped(self.deps.mailbox.redis, session):
+                cancel.set()  # its parent stopped before it began: it ends at once
             await self.player.play(group, state, request, save=save, cancel=cancel)
         finally:
             self._cancels.pop(session, None)
+            self.live.pop(session, None)

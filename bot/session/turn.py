@@ -20,6 +20,7 @@ from bot.tools.untrusted import mark
 from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.helpers import root_of
 from bot.vocabulary.preferences import Preferences
 from bot.vocabulary.run_config import MODES, RunConfig, reasoning_of
 from bot.vocabulary.state import SessionState
@@ -112,7 +113,8 @@ def _asker(head: Envelope, state: SessionState) -> Envelope:
 def tool_context(head: Envelope, settings: Settings, preferences: Preferences) -> ToolContext:
     """What the turn's tools know: the chat, the person and what they chose, and the
     session's workspace; of the settings only the default time zone, and of the database
-    nothing (a tool that needs a store is built with it)."""
+    nothing (a tool that needs a store is built with it). A helper works in its parent's
+    workspace (`root_of`): what it writes there is its parent's to read, and goes with it."""
     return ToolContext(
         session_key=head.session,
         user=head.sender,
@@ -121,7 +123,7 @@ def tool_context(head: Envelope, settings: Settings, preferences: Preferences) -
         reply_to=head.reply_to,
         preferences=preferences,
         default_timezone=settings.timezone,
-        workspace=workspace_of(settings.workspace_dir, head.session),
+        workspace=workspace_of(settings.workspace_dir, root_of(head.session)),
     )
 
 

@@ -26,6 +26,7 @@ from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS
 from bot.store.record_statements import FILES, TOKEN_COUNTS
 from bot.store.schema import TaskRow
 from bot.store.sqlite_file import DatabaseFile
+from bot.vocabulary.chats import HELPER_MARK
 
 CHUNK = 500
 TASKS: Table = TaskRow.__table__  # type: ignore[assignment]
@@ -208,8 +209,10 @@ class Archive:
         messages (and `files`, those of a turn not recorded yet) carried that no other
         message does: the file store's to remove."""
         async with self.engine.begin() as db:
-            wanted = await _files_of(db, MESSAGES.c.session_key == key)
+            helpers = await _helpers_of(db, key)  # a session's helpers go with it
+            wanted = await _files_of(db, MESSAGES.c.session_key.in_([key, *helpers]))
             existed = await _delete(db, [key]) > 0
+            await _delete(db, helpers)
             return Deleted(existed, await _unused(db, wanted | set(files)))
 
     async def stats(self) -> Stats:
@@ -315,6 +318,15 @@ async def _unused(db: AsyncConnection, hashes: set[str]) -> list[str]:
             (await db.execute(select(FILES.c.sha256).where(FILES.c.sha256.in_(chunk)))).scalars()
         )
     return [sha for sha in wanted if sha not in kept]
+
+
+async def _helpers_of(db: AsyncConnection, key: str) -> list[str]:
+    """The sessions of `key`'s helpers (`bot.vocabulary.helpers`), theirs included."""
+    prefix = f"{key}{HELPER_MARK}"
+    found = await db.execute(
+        select(SESSIONS.c.key).where(SESSIONS.c.key.startswith(prefix, autoescape=True))
+    )
+    return [str(row.key) for row in found]
 
 
 async def _delete(db: AsyncConnection, keys: list[str], *, tasks: bool = True) -> int:

@@ -34,6 +34,7 @@ STATUS_OF_FINISH: dict[str, RunStatus] = {
     FinishReason.CANCELLED: RunStatus.STOPPED,
     FinishReason.TIMED_OUT: RunStatus.TIMED_OUT,
     FinishReason.MAX_ITERATIONS: RunStatus.STEP_LIMIT,
+    FinishReason.BUDGET_SPENT: RunStatus.STEP_LIMIT,
     FinishReason.DOOM_LOOP: RunStatus.LOOPED,
     FinishReason.POISONED: RunStatus.GIVEN_UP,
 }

@@ -45,6 +45,7 @@ from bot.llm.base import ToolSpec
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.preferences import Preferences
+from bot.vocabulary.usage import Usage
 
 ToolFunction = Callable[..., Any]
 Isolation = Literal["thread", "process", "loop"]
@@ -74,6 +75,9 @@ class ToolResult:
 
     text: str
     files: tuple[Attachment, ...] = ()
+    # Tokens spent on the call's behalf by model calls it caused (a helper's run): they
+    # count as the calling run's own.
+    usage: Usage | None = None
 
 
 class TemporaryFailure(ToolError):
@@ -103,6 +107,7 @@ class ToolContext:
     default_timezone: str = "UTC"  # the deployment's (PARLEY_TIMEZONE)
     workspace: Path | None = None
     config: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold a key
+    call_id: str = ""  # the id of the tool call being run (set by the executor)
 
     @property
     def chat(self) -> str:

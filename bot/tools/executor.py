@@ -45,6 +45,7 @@ from bot.tools.config import ToolConfig
 from bot.tools.isolation import ToolRunner
 from bot.tools.untrusted import mark
 from bot.vocabulary.messages import ToolUseBlock
+from bot.vocabulary.usage import Usage
 
 log = logging.getLogger(__name__)
 RETRIES = 2  # more tries of a read-only call that failed for a while
@@ -60,6 +61,7 @@ class ToolOutcome:
     duration: float = 0.0
     cached: bool = False
     files: tuple[Attachment, ...] = ()  # what the tool made for the person
+    usage: Usage | None = None  # tokens the call spent on model calls (a helper's run)
 
 
 def _validation_message(error: ValidationError) -> str:
@@ -142,19 +144,24 @@ class ToolExecutor:
     ) -> ToolOutcome:
         started = time.monotonic()
         files: list[Attachment] = []
-        content, is_error, cached = await self._run(call, ctx, cache, files)
+        spent: list[Usage] = []
+        content, is_error, cached = await self._run(call, ctx, cache, (files, spent))
         duration = time.monotonic() - started
-        return ToolOutcome(call.id, call.name, content, is_error, duration, cached, tuple(files))
+        usage = sum(spent, Usage()) if spent else None
+        files_made = tuple(files)
+        return ToolOutcome(
+            call.id, call.name, content, is_error, duration, cached, files_made, usage
+        )
 
     async def _run(
         self,
         call: ToolUseBlock,
         ctx: ToolContext,
         cache: MutableMapping[str, str],
-        files: list[Attachment],
+        made: tuple[list[Attachment], list[Usage]],
     ) -> tuple[str, bool, bool]:
         """The call's text, whether it failed, whether it came from `cache`; the files a
-        successful call made go into `files`."""
+        successful call made, and the tokens it spent, go into `made`."""
         tool = self.registry.get(call.name)
         if tool is None:
             available = ", ".join(self.registry.names) or "none"
@@ -169,11 +176,13 @@ class ToolExecutor:
         if tool.read_only and key in cache:
             return cache[key], False, True
         timeout = tool.timeout or self.timeout
-        ctx = replace(ctx, config=self.config.of(tool.name))
+        ctx = replace(ctx, config=self.config.of(tool.name), call_id=call.id)
         try:
             deadline = asyncio.get_running_loop().time() + timeout
             output = await self._attempts(tool, ctx, arguments, deadline)
         except ToolError as exc:
+            if isinstance(spent := getattr(exc, "usage", None), Usage):  # a helper's failure
+                made[1].append(spent)
             return self._outside(tool, str(exc)), True, False
         except TimeoutError:
             return f"{call.name} timed out after {timeout:g} s and was stopped.", True, False
@@ -181,7 +190,8 @@ class ToolExecutor:
             log.warning("tool %s failed: %s", call.name, type(exc).__name__, exc_info=True)
             return f"{call.name} failed: {type(exc).__name__}: {exc}", True, False
         if isinstance(output, ToolResult):
-            files += output.files
+            made[0].extend(output.files)
+            made[1].extend([output.usage] if output.usage is not None else [])
             output = output.text
         output = self._outside(tool, self.truncate(output or "(no output)"))
         if tool.read_only:

@@ -8,25 +8,29 @@ thing led to the next: a step to the next step, a model call to the tools it ask
 The work per event is a few attribute writes, and the nodes are capped.
 
 A node says why as well as what: a tool call keeps the start of its result, or its error,
-and the files it sent the person (`files`: name, type, size, hash); a validation the start of
-the answer it judged. Each text is cut to a preview before it
+and the files it sent the person (`files`: name, type, size, hash), a `delegate` call the run
+of its helper (`helper_run`, whose own trace it is); a validation the start of the answer it
+judged. Each text is cut to a preview before it
 is kept and has the deployment's secrets taken out, so a trace is bounded whatever a tool
 returns and shows an operator nothing the logs would not.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from bot.vocabulary import events as ev
+from bot.vocabulary.helpers import TOOL as HELPER_TOOL
 from bot.vocabulary.trace import EdgeType, Status, Trace, TraceEdge, TraceNode
 
 MAX_NODES = 500
 PREVIEW = 200  # characters of a tool call's arguments kept in its node
 TEXT_PREVIEW = 500  # characters of a result, an error or an answer kept in its node
 REDACTED = "[redacted]"
+HELPER_RUN = re.compile(r"\brun ([0-9a-f]{32})\b")  # as a `delegate` result names its helper's
 
 
 def cut(text: str, limit: int, secrets: Sequence[str] = ()) -> str:
@@ -152,6 +156,8 @@ class TraceBuilder:
         node.status = "error" if event.is_error else "ok"
         node.detail["cached"] = event.cached
         node.detail["error" if event.is_error else "result"] = self._text(event.content)
+        if node.name == HELPER_TOOL and (named := HELPER_RUN.search(event.content)):
+            node.detail["helper_run"] = named[1]  # the helper's own trace: /api/traces/{id}
         if self._model is not None:
             self._edge(self._model, node, "error" if event.is_error else "success")
 

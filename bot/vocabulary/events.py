@@ -44,6 +44,7 @@ class Trigger(StrEnum):
 
     MESSAGE = "message"  # a person's message, or several merged into one turn
     API = "api"  # an HTTP API run: a message that carries its own run config
+    HELPER = "helper"  # a helper's run, started by its parent's `delegate` call
     SCHEDULED = "scheduled"  # a run of a scheduled task
     DECISION = "decision"  # an approval decided (or a question answered) by a person
     EXPIRY = "expiry"  # an approval or a question nobody answered in time
@@ -65,6 +66,7 @@ class FinishReason(StrEnum):
     CANCELLED = "cancelled"  # a /stop, or the text stream was cut off
     TIMED_OUT = "timed_out"  # the turn ran past PARLEY_TURN_TIMEOUT
     MAX_ITERATIONS = "max_iterations"  # PARLEY_MAX_ITERATIONS model calls without an answer
+    BUDGET_SPENT = "budget_spent"  # the run's token budget left no room for another call
     DOOM_LOOP = "doom_loop"  # the same tool call with the same arguments, again and again
     INVALID_OUTPUT = "invalid_output"  # the answer still broke its output schema after repairs
     ERROR = "error"  # the provider failed beyond its retries

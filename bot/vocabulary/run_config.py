@@ -1,6 +1,6 @@
 """How one run is to be made, when it is not the chat's usual way: the agent mode, the model
 and its temperature, the step cap, the tools offered, the output schema, retries, timeout,
-reasoning.
+reasoning, a token budget.
 
 An API run carries one in its envelope (`POST /api/agent/run`), a scheduled task may keep
 one, and a chat may set its mode. Every field left out keeps the deployment's setting.
@@ -69,6 +69,9 @@ class RunConfig(BaseModel):
     retry: RetryConfig | None = None
     timeout: float | None = Field(default=None, gt=0, le=3600)  # seconds of the run
     reasoning: Reasoning | None = None
+    # Tokens the run may use in all (input and output of every model call): a helper's
+    # share of its parent's budget (`delegate`). None: no cap but the person's day.
+    token_budget: int | None = Field(default=None, ge=1)
 
     @field_validator("tools")
     @classmethod

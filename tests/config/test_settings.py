@@ -308,3 +308,23 @@ def test_pairing_without_admins_is_a_warning() -> None:
     assert line.startswith("PARLEY_DM_POLICY is pairing but PARLEY_ADMINS is empty")
     assert nobody_pairs(load_settings(_env_file=None, dm_policy="pairing", admins=["tg:1"])) == []
     assert nobody_pairs(load_settings(_env_file=None)) == []
+
+
+def test_the_helpers_bounds_are_refused_out_of_range(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each of a helper's bounds is a setting with a default, and one it cannot work with
+    stops the process with a line naming it."""
+    settings = load_settings()
+    assert (settings.delegate_steps, settings.delegate_tokens, settings.delegate_timeout) == (
+        10,
+        50_000,
+        120.0,
+    )
+    assert (settings.delegate_concurrency, settings.delegate_depth) == (4, 1)
+    monkeypatch.setenv("PARLEY_DELEGATE_TIMEOUT", "0")
+    monkeypatch.setenv("PARLEY_DELEGATE_CONCURRENCY", "-1")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert "PARLEY_DELEGATE_TIMEOUT: Input should be greater than 0" in message
+    assert "PARLEY_DELEGATE_CONCURRENCY: Input should be greater than or equal to 1" in message
+    assert "\n" not in message

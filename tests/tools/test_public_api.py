@@ -64,6 +64,7 @@ CONTEXT = [
     "default_timezone",
     "workspace",
     "config",
+    "call_id",  # the call's own id: what makes a call's work findable again after a crash
 ]
 
 

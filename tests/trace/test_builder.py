@@ -241,3 +241,28 @@ def test_a_tool_call_keeps_the_files_it_sent() -> None:
         {"name": "chart.png", "media_type": "image/png", "size": 2048, "sha256": "c" * 64}
     ]
     assert measure(trace, latency_ms=10, tokens=1).steps == 2  # a file is no step of its own
+
+
+def test_a_delegate_call_names_its_helper_s_run() -> None:
+    """A `delegate` call's node links to its helper's own trace, whether the helper
+    answered or failed; another tool's result that happens to say "run …" links nothing."""
+    ticks = itertools.count()
+    builder = TraceBuilder(clock=lambda: float(next(ticks)))
+    helper, other = "ab" * 16, "cd" * 16
+    for event in (
+        ev.Iteration(number=1),
+        start("a", "delegate", task="look it up"),
+        start("b", "delegate", task="and this"),
+        start("c", "web_fetch", url="https://example.com"),
+        ev.ToolCallResult(call_id="a", name="delegate", content=f"[helper run {helper}]\n42"),
+        ev.ToolCallResult(
+            call_id="b", name="delegate", is_error=True,
+            content=f"The helper (run {other}) did not finish in time and was stopped.",
+        ),
+        ev.ToolCallResult(call_id="c", name="web_fetch", content=f"a run {helper} page"),
+        done(),
+    ):  # fmt: skip
+        builder.see(event)
+    linked = {n.name + n.detail["call"]: n.detail.get("helper_run") for n in builder.trace.nodes
+              if n.kind == "tool_call"}  # fmt: skip
+    assert linked == {"delegatea": helper, "delegateb": other, "web_fetchc": None}

@@ -5,13 +5,17 @@ import { folded, h, pretty, seconds } from "./dom.js";
 /** One tool call: its name and (folded) arguments, then its (folded) result and duration. */
 export class ToolCard {
   constructor(call) {
+    const args = call.arguments ?? call.input ?? {};
+    const helper = call.name === "delegate"; // a helper: named by its task
+    const task = String(args.task ?? "").replace(/\s+/g, " ").trim();
+    const name = helper ? `Helper: ${task.length > 80 ? task.slice(0, 79) + "…" : task}` : call.name;
     this.status = h("span", { class: "tool-status", text: "running…" });
     this.element = h("div", { class: "msg tool running", "data-call": call.call_id ?? call.id },
       h("div", { class: "tool-head" },
-        h("span", { class: "tool-icon", "aria-hidden": "true", text: "⚙" }),
-        h("span", { class: "tool-name", text: call.name }),
+        h("span", { class: "tool-icon", "aria-hidden": "true", text: helper ? "🤝" : "⚙" }),
+        h("span", { class: "tool-name", text: name }),
         this.status),
-      folded("Arguments", pretty(call.arguments ?? call.input ?? {}), "tool-args"));
+      folded("Arguments", pretty(args), "tool-args"));
   }
 
   /** Started again, e.g. after its approval: running once more. */

@@ -1,0 +1,147 @@
+"""Helpers in parallel: a turn whose model asks for 1, 3 or 8 helpers (`delegate`) in one
+reply, timed from the person's message to the whole answer, with a model that takes 1 s to
+answer each helper.
+
+A real redis-server, `parley web` (in this process) and a `parley worker` process, and the
+fake model in this process: a person's message makes it call `delegate` N times at once,
+each helper's request is answered after `MODEL_S`, and the parent's request that carries the
+helpers' answers is answered at once. So a turn is two quick model calls around the
+helpers' part: in series that part would take N × `MODEL_S`, in parallel about `MODEL_S`.
+Figures, medians of several turns:
+- "turn with N helpers": for N = 1, 3 and 8, with the default settings (a turn runs 4
+  helpers at once, PARLEY_DELEGATE_CONCURRENCY, so 8 take two rounds);
+- "turn with 8 helpers, 8 at once": with PARLEY_DELEGATE_CONCURRENCY and
+  PARLEY_TOOL_CONCURRENCY at 8;
+- "3 helpers against 1": the ratio, whose target is 1.3.
+
+Run with `make bench`, or `python -m tests.bench.helpers`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from aiohttp import web
+
+from tests.bench.processes import settle_collector, start_workers, stop
+from tests.bench.table import Figure, report, samples
+from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, RecordedRequest, Reply, ToolCallSpec
+from tests.support.redis_server import RedisServer, free_port
+from tests.support.stack import web_settings
+from worker.web import make_app
+
+MODEL_S = 1.0  # each helper's model call
+TURNS = samples(5, 2)
+FIGURES = (
+    "turn with 1 helper (1 s model call): median",
+    "turn with 3 helpers: median",
+    "turn with 8 helpers: median",
+    "turn with 8 helpers, 8 at once: median",
+    "3 helpers against 1",
+)
+
+
+def brain(request: RecordedRequest) -> Reply:
+    """The person's message names how many helpers to start; a helper's first message is
+    its task; the parent's request with the helpers' answers is answered at once."""
+    first = str(request.body["messages"][0]["content"])
+    if "job " in first and "helpers" not in first:  # a helper
+        gate = asyncio.Event()
+        asyncio.get_running_loop().call_later(MODEL_S, gate.set)
+        return Reply(text="done: " + first.rsplit("job ", 1)[1].split(maxsplit=1)[0], gate=gate)
+    if request.tool_results():
+        return Reply(text=f"{len(request.tool_results())} helpers answered")
+    count = int(first.rsplit("start ", 1)[1].split(maxsplit=1)[0])
+    return Reply(
+        tool_calls=[ToolCallSpec("delegate", {"task": f"do job {n} now"}) for n in range(count)]
+    )
+
+
+async def turn(client: httpx.AsyncClient, count: int) -> float:
+    session = (await client.post("/api/sessions")).json()["id"]
+    start = time.perf_counter()
+    answer = await client.post(
+        f"/api/sessions/{session}/messages",
+        json={"text": f"please start {count} helpers"},
+        timeout=120,
+    )
+    took = time.perf_counter() - start
+    assert answer.status_code == 200, answer.text
+    assert f"{count} helpers answered" in answer.text, answer.text[-500:]
+    return took
+
+
+async def timed(client: httpx.AsyncClient, count: int) -> float:
+    took = [await turn(client, count) for _ in range(TURNS)]
+    median = statistics.median(took)
+    print(f"{count} helpers: median {median:.2f} s, each {', '.join(f'{t:.2f}' for t in took)}")
+    return median
+
+
+def env_for(redis_url: str, folder: str, llm: FakeLLM, **more: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": f"sqlite+aiosqlite:///{folder}/parley.db",
+        "PARLEY_MODEL": "claude-bench",
+        "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "ANTHROPIC_BASE_URL": llm.anthropic_base_url,
+        "PARLEY_LOG_LEVEL": "WARNING",
+        "PARLEY_FILES_DIR": f"{folder}/files",
+        **more,
+    }
+
+
+async def measured(
+    base_url: str, env: dict[str, str], redis_url: str, counts: list[int]
+) -> list[float]:
+    workers, _ = await start_workers(1, env, redis_url)
+    try:
+        async with httpx.AsyncClient(base_url=base_url) as client:
+            await turn(client, 1)  # warm: the SDK's first connection, the database
+            return [await timed(client, count) for count in counts]
+    finally:
+        await stop(workers)
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp))
+        server.start()
+        async with FakeLLM() as llm:
+            llm.responder = brain
+            port = free_port()
+            env = env_for(server.url, tmp, llm)
+            runner = web.AppRunner(await make_app(web_settings(env)))
+            await runner.setup()
+            await web.TCPSite(runner, "127.0.0.1", port).start()
+            settle_collector()
+            base_url = f"http://127.0.0.1:{port}"
+            try:
+                one, three, eight = await measured(base_url, env, server.url, [1, 3, 8])
+                wide = env | {"PARLEY_DELEGATE_CONCURRENCY": "8", "PARLEY_TOOL_CONCURRENCY": "8"}
+                (eight_at_once,) = await measured(base_url, wide, server.url, [8])
+            finally:
+                await runner.cleanup()
+                server.stop()
+    print(
+        f"a turn with helpers of a {MODEL_S:g} s model call: 1 → {one:.2f} s, 3 → {three:.2f} s "
+        f"({three / one:.2f}×), 8 → {eight:.2f} s (4 at once), {eight_at_once:.2f} s (8 at once)"
+    )
+    report(
+        Figure("turn with 1 helper (1 s model call): median", one * 1000, "ms"),
+        Figure("turn with 3 helpers: median", three * 1000, "ms"),
+        Figure("turn with 8 helpers: median", eight * 1000, "ms"),
+        Figure("turn with 8 helpers, 8 at once: median", eight_at_once * 1000, "ms"),
+        Figure("3 helpers against 1", three / one, "×", 1.3),
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
