@@ -3,39 +3,63 @@ everyone in it, told apart and answered the same way on every platform, whatever
 looks like there (a slash command, or `!name` said in a Slack thread).
 
 In a private chat its person is its admin, and there is nothing to activate: the bot
-answers every message there already.
+answers every message there already. What the commands act on (`ChatChoices`) is built once
+per platform from its dependencies, and the ingress reads the same parts for every message in
+a group (its activation, what was said there before the bot was addressed).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from functools import cached_property
 
 from adapters.chat import instruction_commands
+from adapters.chat.access import Gate
 from adapters.chat.activation import Activations
+from adapters.chat.group_context import GroupContext
 from adapters.chat.skill_commands import ChatSkills
 from adapters.chat.tool_commands import ChatTools
+from adapters.chat.tool_list import ToolCatalog
+from bot.config.settings import Settings
+from bot.skills.library import Skills
 from bot.store.chats import ChatSettings
+from bot.tools.policy import Policy
 from bot.vocabulary.chat_settings import Activation
 
 NAMES = frozenset({"instructions", "tools", "skills", "activation"})
 NOTHING_TO_ACTIVATE = "In a private conversation I answer every message."
 
 
-class SettingsDeps(Protocol):
-    """What a platform's dependencies give these commands."""
+class ChatChoices:
+    """What the chat settings are read and changed with, built once from a platform's
+    dependencies: mixed into each platform's `IngressDeps`, which gives the four attributes
+    declared here."""
 
-    @property
-    def chats(self) -> ChatSettings: ...
+    settings: Settings
+    gate: Gate
+    chats: ChatSettings
+    tools: ToolCatalog
 
-    @property
-    def chat_tools(self) -> ChatTools: ...
+    @cached_property
+    def activations(self) -> Activations:
+        """Whether a group's or channel's messages need to be addressed to the bot."""
+        return Activations(self.gate.redis, self.chats)
 
-    @property
-    def chat_skills(self) -> ChatSkills: ...
+    @cached_property
+    def group_context(self) -> GroupContext:
+        """What a group said before the bot was addressed (PARLEY_GROUP_CONTEXT)."""
+        return GroupContext(self.gate.redis, self.settings.group_context)
 
-    @property
-    def activations(self) -> Activations: ...
+    @cached_property
+    def chat_tools(self) -> ChatTools:
+        """The tools offered in each chat, and its admins' switches (`/tools`)."""
+        policy = Policy(self.settings.policy, self.settings.allowed_users)
+        return ChatTools(self.tools, self.chats, policy)
+
+    @cached_property
+    def chat_skills(self) -> ChatSkills:
+        """The operator's skills offered in each chat, and its admins' switches (`/skills`)."""
+        return ChatSkills(Skills.of(self.settings), self.chats)
 
 
 @dataclass(frozen=True)
@@ -54,7 +78,7 @@ class Asked:
     default: Activation  # the chat's activation where its admins chose none
 
 
-async def answer(deps: SettingsDeps, asked: Asked) -> str:
+async def answer(deps: ChatChoices, asked: Asked) -> str:
     """The answer to `asked`, with the change it asks for made when the asker may make it."""
     if asked.name == "instructions":
         return await instruction_commands.answer(

@@ -18,29 +18,24 @@ from redis.asyncio import Redis
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from adapters.chat.access import Gate
-from adapters.chat.activation import Activations
-from adapters.chat.group_context import GroupContext
 from adapters.chat.intake import Intake
-from adapters.chat.skill_commands import ChatSkills
-from adapters.chat.tool_commands import ChatTools
+from adapters.chat.setting_commands import ChatChoices
 from adapters.chat.tool_list import ToolCatalog
 from adapters.slack.client import SlackCalls
 from bot.config.settings import Settings
 from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmations
-from bot.skills.library import Skills
 from bot.store.archive import Archive
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
-from bot.tools.policy import Policy
 
 
 @dataclass
-class IngressDeps:
+class IngressDeps(ChatChoices):
     settings: Settings
     calls: SlackCalls
     gate: Gate
@@ -56,27 +51,6 @@ class IngressDeps:
     tools: ToolCatalog
     files: FileIntake
     background: set[asyncio.Task[Any]] = field(default_factory=set)
-
-    @cached_property
-    def activations(self) -> Activations:
-        """Whether a channel's messages need to mention the bot (`/activation`)."""
-        return Activations(self.redis, self.chats)
-
-    @cached_property
-    def group_context(self) -> GroupContext:
-        """What a channel said before the bot was addressed (PARLEY_GROUP_CONTEXT)."""
-        return GroupContext(self.redis, self.settings.group_context)
-
-    @cached_property
-    def chat_tools(self) -> ChatTools:
-        """The tools offered in each channel or DM, and its admins' switches (`/tools`)."""
-        policy = Policy(self.settings.policy, self.settings.allowed_users)
-        return ChatTools(self.tools, self.chats, policy)
-
-    @cached_property
-    def chat_skills(self) -> ChatSkills:
-        """The operator's skills offered in each chat, and its admins' switches (`/skills`)."""
-        return ChatSkills(Skills.of(self.settings), self.chats)
 
     @cached_property
     def intake(self) -> Intake:

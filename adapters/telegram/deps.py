@@ -21,11 +21,8 @@ from aiogram.types import InlineKeyboardMarkup, ReplyParameters, Update, User
 from aiogram.types import Message as TgMessage
 
 from adapters.chat.access import Gate
-from adapters.chat.activation import Activations
-from adapters.chat.group_context import GroupContext
 from adapters.chat.intake import Arrival, Files, Intake
-from adapters.chat.skill_commands import ChatSkills
-from adapters.chat.tool_commands import ChatTools
+from adapters.chat.setting_commands import ChatChoices
 from adapters.chat.tool_list import ToolCatalog
 from adapters.telegram.client import TelegramCalls
 from adapters.telegram.place import (
@@ -42,21 +39,19 @@ from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
 from bot.people.pairing import PrivateChat
 from bot.redis.confirmations import Confirmations
-from bot.skills.library import Skills
 from bot.store.archive import Archive
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
-from bot.tools.policy import Policy
 from bot.vocabulary.chat_settings import Activation
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class IngressDeps:
+class IngressDeps(ChatChoices):
     settings: Settings
     me: User
     calls: TelegramCalls
@@ -106,27 +101,6 @@ class IngressDeps:
     def group_activation(self) -> Activation:
         """A group's activation where its admins chose none: TELEGRAM_GROUP_TRIGGER's."""
         return "always" if self.settings.telegram_group_trigger == "all" else "mention"
-
-    @cached_property
-    def activations(self) -> Activations:
-        """Whether a group's messages need to be addressed to the bot (`/activation`)."""
-        return Activations(self.gate.redis, self.chats)
-
-    @cached_property
-    def group_context(self) -> GroupContext:
-        """What a group said before the bot was addressed (PARLEY_GROUP_CONTEXT)."""
-        return GroupContext(self.gate.redis, self.settings.group_context)
-
-    @cached_property
-    def chat_tools(self) -> ChatTools:
-        """The tools offered in each chat, and its admins' switches (`/tools`)."""
-        policy = Policy(self.settings.policy, self.settings.allowed_users)
-        return ChatTools(self.tools, self.chats, policy)
-
-    @cached_property
-    def chat_skills(self) -> ChatSkills:
-        """The operator's skills offered in each chat, and its admins' switches (`/skills`)."""
-        return ChatSkills(Skills.of(self.settings), self.chats)
 
     def private(self, message: TgMessage) -> PrivateChat | None:
         """`message`'s chat if it is a private one, where PARLEY_DM_POLICY decides."""
