@@ -160,9 +160,9 @@ def _say(library: Library, roots: tuple[Path, ...]) -> None:
     """Log what was loaded and each refusal, once a process however many libraries it reads
     (`parley worker` builds its agent twice): a line said is said again only after it
     stopped being true for a while (a skill mended, then broken again)."""
-    names = ", ".join(library.skills) or "none"
+    names = ", ".join(library.skills)
     loaded = f"skills loaded from {', '.join(map(str, roots))}: {names}"
-    if loaded not in _SAID:
+    if names and loaded not in _SAID:  # a deployment without skills hears nothing of them
         log.info("%s", loaded)
     for line in library.refused:
         if line not in _SAID:
