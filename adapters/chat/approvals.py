@@ -49,6 +49,11 @@ def shown_arguments(arguments: dict[str, Any], limit: int) -> list[Shown]:
     return shown
 
 
+def helper_line(task: str) -> str:
+    """What a prompt says of the helper that asks (its parent's chat shows the prompt)."""
+    return f"🤖 Asked by a helper working on: {task}"
+
+
 def outcome_line(status: str, by: str, where: str = "chat") -> str:
     """What the prompt says once it is decided; `where`: "chat", "thread"..."""
     lines = {

@@ -159,7 +159,10 @@ def decision(
     """The decision for the session's mailbox; its id is the dedup key, so a press delivered
     twice, or queued again after a failure, resumes the turn once. It is answered where it
     was made: where the request was asked (`reply_to`) means nothing to another platform
-    (the HTTP API deciding a request its task's run asked in a chat)."""
+    (the HTTP API deciding a request its task's run asked in a chat). A helper's run answers
+    into its own stream wherever its prompt was pressed."""
+    if confirmation.helper:
+        platform = confirmation.platform
     same_platform = platform == confirmation.platform
     return Envelope(
         id=decision_id(confirmation.id),

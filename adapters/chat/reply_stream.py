@@ -86,9 +86,9 @@ class Surface(Protocol):
         ...
 
     async def file_posted(self) -> None:
-        """A file was posted below the reply's text: a surface that edits its messages in
-        place has them kept as they are (`seal_above`), so the text that follows shows
-        below the file."""
+        """A file, or a helper's approval prompt, was posted below the reply's text while
+        the turn goes on: a surface that edits its messages in place has them kept as they
+        are (`seal_above`), so the text that follows shows below it."""
         ...
 
     def beside(self) -> Coroutine[Any, Any, None] | None:
@@ -315,10 +315,15 @@ class StreamedReply:
             await self.surface.file_posted()
 
     async def _ask(self, event: ev.ConfirmationRequired) -> None:
-        """Post the approval prompt with its buttons, and remember where it is."""
+        """Post the approval prompt with its buttons, and remember where it is; once (a
+        resumed turn finds a helper's request, asked here before the crash, again)."""
         if event.confirmation_id is None:
+            return
+        if await self.messages.store.load_prompt(event.confirmation_id) is not None:
             return
         expires_in = (event.expires_at or time.time()) - time.time()
         remembered = await self.surface.post_prompt(event, expires_in)
         if remembered is not None:
             await self.messages.store.save_prompt(event.confirmation_id, remembered)
+            if event.helper:  # the turn goes on: what it says next goes below the prompt
+                await self.surface.file_posted()

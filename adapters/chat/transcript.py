@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.helpers import TOOL as HELPER_TOOL
+from bot.vocabulary.helpers import task_line
 
 HEARD_MOST = 1000  # characters of a voice note's transcript shown above a reply
-HELPER_SHOWN = 80  # characters of a helper's task on its status line
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation mark
 
 MARKS = {"pending": "⬜", "running": "⏳", "done": "✅", "failed": "❌", "skipped": "⏭"}
@@ -40,10 +40,9 @@ def checklist(plan: ev.PlanUpdated) -> str:
 
 
 def helper_task(arguments: object) -> str:
-    """A helper's task as its status line shows it: one line, `HELPER_SHOWN` characters."""
+    """A helper's task as its status line shows it."""
     task = arguments.get("task", "") if isinstance(arguments, dict) else ""
-    line = " ".join(str(task).split())
-    return line if len(line) <= HELPER_SHOWN else line[: HELPER_SHOWN - 1].rstrip() + "…"
+    return task_line(str(task))
 
 
 def heard_in(envelopes: Sequence[Envelope]) -> str:

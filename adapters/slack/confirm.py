@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from adapters.chat.approvals import arguments_json, outcome_line, shown_arguments
+from adapters.chat.approvals import arguments_json, helper_line, outcome_line, shown_arguments
 from adapters.chat.decisions import Choice
 from bot.vocabulary.events import PendingCall
 
@@ -74,8 +74,12 @@ def prompt(
     *,
     can_remember: bool,
     requester: str,
+    helper: str | None = None,
 ) -> list[dict[str, Any]]:
+    """The prompt's blocks; `helper`: the task of the helper whose calls these are."""
     blocks: list[dict[str, Any]] = [_section(f"*{summary(calls)}*")]
+    if helper:
+        blocks.append(_section(literal(helper_line(helper))))
     for index, call in enumerate(calls):
         more = _call_blocks(call)
         if len(blocks) + len(more) > MAX_CALL_BLOCKS:

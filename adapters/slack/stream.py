@@ -369,6 +369,7 @@ class SlackSurface(QuietSurface):
             event.confirmation_id,
             can_remember=event.can_remember,
             requester=self.place.user,
+            helper=event.helper,
         )
         posted = await self.calls.call(
             "chat.postMessage",

@@ -14,7 +14,7 @@ from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
-from adapters.chat.approvals import outcome_line, shown_arguments
+from adapters.chat.approvals import helper_line, outcome_line, shown_arguments
 from adapters.chat.decisions import Choice
 from adapters.telegram.render import utf16_len
 from bot.vocabulary.events import PendingCall
@@ -53,11 +53,14 @@ def keyboard(confirmation_id: str, *, can_remember: bool) -> InlineKeyboardMarku
     return InlineKeyboardMarkup(inline_keyboard=rows)
 
 
-def prompt(calls: list[PendingCall], expires_in: float) -> Prompt:
-    """ "🔐 Allow calculator?" with each call's arguments in a code block."""
+def prompt(calls: list[PendingCall], expires_in: float, helper: str | None = None) -> Prompt:
+    """ "🔐 Allow calculator?" with each call's arguments in a code block; `helper`: the
+    task of the helper whose calls these are."""
     names = ", ".join(dict.fromkeys(call.name for call in calls))
     text = f"🔐 Allow {names}?\n"
     entities: list[dict[str, Any]] = [{"type": "bold", "offset": 0, "length": utf16_len(text) - 1}]
+    if helper:
+        text += helper_line(helper) + "\n"
     share = max(200, ARGS_LIMIT // len(calls))
     for call in calls:
         if len(calls) > 1:

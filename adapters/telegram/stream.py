@@ -173,7 +173,7 @@ class TelegramSurface(QuietSurface):
         alone = ephemeral.receiver(self.wire.calls, self.place, event.requester)
         if event.questions:
             return await self._post_questions(event, alone)
-        shown = confirm.prompt(event.calls, expires_in)
+        shown = confirm.prompt(event.calls, expires_in, event.helper)
         message = await self.wire.call(
             SendMessage(
                 chat_id=self.place.chat_id,

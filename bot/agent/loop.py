@@ -51,9 +51,13 @@ class Agent:
         *,
         cancel: asyncio.Event | None = None,
         checkpoint: Checkpoint | None = None,
+        deadline: Deadline | None = None,
     ) -> AsyncIterator[ev.AgentEvent]:
-        """Advance `state` (mutated in place) and stream what happens; see the module doc."""
-        return _Run(self.deps, state, request, cancel, checkpoint).events()
+        """Advance `state` (mutated in place) and stream what happens; see the module doc.
+        `deadline`: the turn's clock, when its caller holds it too (a worker's turns)."""
+        run = _Run(self.deps, state, request, cancel, checkpoint)
+        run.deadline = deadline or run.deadline
+        return run.events()
 
     @property
     def default_model(self) -> str:

@@ -47,7 +47,8 @@ def delegate_tool(settings: Settings, link: HelperLink) -> Tool:
         name=TOOL,
         read_only=True,
         isolation="loop",
-        timeout=settings.delegate_timeout + WAIT_SLACK_S,
+        # A helper's request may wait for a person (PARLEY_CONFIRMATION_TTL) before it runs.
+        timeout=settings.delegate_timeout + settings.confirmation_ttl + WAIT_SLACK_S,
     )
     async def delegate(
         ctx: ToolContext,
@@ -72,7 +73,8 @@ def delegate_tool(settings: Settings, link: HelperLink) -> Tool:
         own step, token and time limits, and a subset of your tools. It returns the helper's
         final answer. Several delegate calls in one reply run in parallel, so split work
         that has independent parts (research several things, check several sources) into
-        one call each. The helper cannot ask the user anything."""
+        one call each. The helper cannot ask the user questions; a tool it needs approved is
+        asked in this chat."""
         runs = link.runs
         if runs is None:
             raise ToolError("Helpers are not available here.")

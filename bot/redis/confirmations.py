@@ -4,6 +4,10 @@ A confirmation is created when a turn suspends. Whoever decides first wins, atom
 the person (approve or deny), or the expiry. The winner then submits a decision envelope to
 the session, so the turn resumes in order with the other messages.
 
+A helper's confirmation is asked in its parent's chat: the parent marks it (`show_in`) with
+that chat's platform and the helper's task, while its run (its `platform`, `reply_to`, the
+decision that resumes it) stays the helper's own.
+
 A confirmation with `questions` is an `ask_user` call's: it is answered rather than approved,
 question by question (a press answers the question it was shown for, and a press for one
 already answered is `stale`), or all at once (the HTTP API, or a typed reply that answers the
@@ -73,6 +77,18 @@ redis.call('SET', KEYS[1], cjson.encode(request), 'KEEPTTL')
 return 'ok'
 """
 
+_SHOW_IN = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return nil end
+local request = cjson.decode(raw)
+if request['status'] ~= 'pending' then return nil end
+request['shown_in'] = ARGV[1]
+request['helper'] = ARGV[2]
+local updated = cjson.encode(request)
+redis.call('SET', KEYS[1], updated, 'KEEPTTL')
+return updated
+"""
+
 
 class CallSummary(BaseModel):
     call_id: str
@@ -98,6 +114,13 @@ class Confirmation(BaseModel):
     via: str = ""  # the message whose text answered the questions, if one did
     decided_name: str = ""  # the answerer as their platform shows them
     requester_name: str = ""  # the asker as their platform shows them (for a reminder)
+    shown_in: str = ""  # the platform whose chat shows the prompt, if not `platform`'s
+    helper: str = ""  # the task of the helper that asks, shown in its parent's chat
+
+    @property
+    def prompt_platform(self) -> str:
+        """Where the prompt is, to show how it ended or to remind its person."""
+        return self.shown_in or self.platform
 
     @field_validator("questions", "answers", mode="before")
     @classmethod
@@ -124,6 +147,7 @@ class Confirmations:
         self.keep = keep
         self._decide = redis.register_script(_DECIDE)
         self._answer = redis.register_script(_ANSWER)
+        self._show_in = redis.register_script(_SHOW_IN)
 
     async def create(
         self,
@@ -161,6 +185,18 @@ class Confirmations:
             pipe.set(keys.asking(session), confirmation.id, ex=int(ttl) + self.keep)
             await pipe.execute()
         return confirmation
+
+    async def show_in(
+        self, confirmation_id: str, platform: str, helper: str
+    ) -> Confirmation | None:
+        """Mark a helper's pending confirmation as asked in its parent's chat on `platform`;
+        the confirmation as it is now, or None when it is decided or gone."""
+        if not _valid(confirmation_id):
+            return None
+        raw = await self._show_in(
+            keys=[keys.confirmation(confirmation_id)], args=[platform, helper]
+        )
+        return Confirmation.model_validate_json(raw) if raw else None
 
     async def asking(self, session: str) -> Confirmation | None:
         """The confirmation `session` waits for, if one does."""

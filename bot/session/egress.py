@@ -60,10 +60,10 @@ class PlatformEgress:
         return self._for(envelopes[0].platform).open(envelopes)
 
     async def expired(self, confirmation: Confirmation) -> None:
-        await self._for(confirmation.platform).expired(confirmation)
+        await self._for(confirmation.prompt_platform).expired(confirmation)
 
     async def remind(self, confirmation: Confirmation) -> None:
-        await self._for(confirmation.platform).remind(confirmation)
+        await self._for(confirmation.prompt_platform).remind(confirmation)
 
     async def aclose(self) -> None:
         for egress in {id(e): e for e in [self.default, *self.by_platform.values()]}.values():

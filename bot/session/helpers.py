@@ -23,6 +23,14 @@ A parent resumed after its worker died calls `delegate` again with the same call
 tool may run again: it is idempotent, see `bot.assembly.delegate`): its envelope is the
 mailbox's duplicate, and the call finds the helper running, or its answer, or runs it.
 
+A helper's call that needs a person's approval is asked in its parent's chat: the parent,
+following the helper's stream, finds the request there, marks it to be shown in its own
+chat (`Confirmations.show_in`) and posts its prompt in its own reply (`LiveTurn.show`),
+naming the helper. It goes on waiting meanwhile, its clock held (the time is the person's),
+for as long as the request waits and the helper then runs. A press decides the request as
+any press does; the decision goes into the helper's mailbox and resumes the helper, which
+answers into its own stream, where its parent reads the answer.
+
 A helper ends with its parent: a `/stop` or the parent's clock sets the parent's cancel,
 which cancels the call, which stops the helper (`stop_helper`: marked, so one not yet
 started stops at once, and told to every worker). A parent's worker that shuts down or
@@ -32,6 +40,7 @@ dies does not stop its helpers: the parent resumes elsewhere and finds them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -39,16 +48,26 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.agent.deadline import Deadline
 from bot.config.settings import Settings
 from bot.llm.served import Served
 from bot.people.limits import Limits
 from bot.redis import keys
+from bot.redis.confirmations import Confirmations
 from bot.redis.results import text
 from bot.session.live import LiveTurn, stop_helper
 from bot.session.runner import SessionRunner
 from bot.tools.base import ToolContext, ToolError, ToolResult
+from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope
-from bot.vocabulary.helpers import TOOL, depth_of, helper_envelope_id, helper_session
+from bot.vocabulary.helpers import (
+    PLATFORM,
+    TOOL,
+    depth_of,
+    helper_envelope_id,
+    helper_session,
+    task_line,
+)
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.runs import run_id
 from bot.vocabulary.usage import Usage
@@ -72,16 +91,21 @@ class HelperFailed(ToolError):
 
 @dataclass
 class Answer:
-    """What a helper's stream said of its run: its end, or that it asked for an approval."""
+    """What a helper's stream said of its run: its end, and the approvals it asked for."""
 
-    completed: dict[str, Any] | None = None
-    confirmation: dict[str, Any] | None = None
+    completed: dict[str, Any] | None = None  # its last run's end: its answer, or why none
+    asked: list[ev.ConfirmationRequired] = field(default_factory=list)  # not yet shown
     lost: bool = False  # it ended long ago, and its stream (kept 15 minutes) lapsed since
+    usage: Usage = field(default_factory=Usage)  # of all its runs (it may stop to ask)
 
-    @property
-    def usage(self) -> Usage:
-        raw = (self.completed or {}).get("usage") or {}
-        return Usage(**{k: int(v) for k, v in raw.items() if k in Usage.__dataclass_fields__})
+    def ended(self, event: dict[str, Any]) -> None:
+        """A run of the helper's ended: its tokens count; it is the last unless it stopped
+        to wait for a person."""
+        raw = event.get("usage") or {}
+        fields = Usage.__dataclass_fields__
+        self.usage += Usage(**{k: int(v) for k, v in raw.items() if k in fields})
+        if event.get("finish_reason") != ev.FinishReason.AWAITING_CONFIRMATION:
+            self.completed = event
 
 
 @dataclass
@@ -130,7 +154,7 @@ class HelperRuns:
                 share.reserved += budget
                 try:
                     config = config.model_copy(update={"token_budget": budget})
-                    answer = await self._run(ctx, session, task, config, live)
+                    answer = await self._run(_Parent(ctx, live), session, task, config)
                 finally:
                     share.reserved -= budget
         finally:
@@ -189,82 +213,128 @@ class HelperRuns:
             raise ToolError("Not run: no tokens are left in this turn's budget for a helper.")
         return budget
 
-    async def _run(
-        self, ctx: ToolContext, session: str, task: str, config: RunConfig, live: LiveTurn
-    ) -> Answer:
+    async def _run(self, parent: _Parent, session: str, task: str, config: RunConfig) -> Answer:
         """Send the helper its envelope (again, after a resume: a duplicate then) and wait
         for its answer; a cancelled parent stops it."""
+        ctx = parent.ctx
         envelope = Envelope(
             id=helper_envelope_id(ctx.call_id), session=session, text=task, sender=ctx.user,
-            platform="http", chat_kind=ctx.chat_kind, run=config,
+            platform=PLATFORM, chat_kind=ctx.chat_kind, run=config,
         )  # fmt: skip
         mailbox = self.runner.deps.mailbox
         try:
             await mailbox.submit(envelope)
             limit = (config.timeout or self.settings.delegate_timeout) + SLACK_S
-            answer = await self._follow(session, envelope.id, limit)
+            answer = await self._follow(parent, session, task_line(task), limit)
         except asyncio.CancelledError:
-            if live.cancel.is_set():  # a /stop or the parent's clock: not a worker stopping
+            if parent.live.cancel.is_set():  # a /stop or the parent's clock, not a shutdown
                 await stop_helper(mailbox.redis, session)
             raise
-        if answer.completed is None and not answer.lost:  # out of time, or asking approval
+        if answer.completed is None and not answer.lost:  # out of time
             await stop_helper(mailbox.redis, session)
         return answer
 
-    async def _follow(self, session: str, envelope_id: str, limit: float) -> Answer:
+    async def _follow(self, parent: _Parent, session: str, task: str, limit: float) -> Answer:
         """The helper's answer from its stream, read from the start; meanwhile, whenever
-        nobody holds its lease and its envelope waits, it is run here (see the module doc)."""
+        nobody holds its lease and its envelope waits, it is run here, and what it asks a
+        person is asked in the parent's chat (see the module doc)."""
         mailbox = self.runner.deps.mailbox
         answer, since = Answer(), "0-0"
         deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            since = await self._read(session, envelope_id, since, answer, block=False)
-            if answer.completed is not None or answer.confirmation is not None:
-                return answer
-            waiting, busy = await mailbox.pending(session), await mailbox.busy(session)
-            if waiting and not busy:
-                # Its own task, so the helper's log context stays its own; cancelled with us.
-                await asyncio.ensure_future(self.runner.take_turns(session))
-                continue
-            if not waiting and not busy:  # its run was committed: its answer was written
-                await self._read(session, envelope_id, since, answer, block=False)
-                answer.lost = answer.completed is None and answer.confirmation is None
-                return answer  # found now (it ended just after the read above), or lapsed
-            since = await self._read(session, envelope_id, since, answer, block=True)
+        with _Waiting(self.runner.deps.confirmations, parent.live.deadline) as waiting:
+            while time.monotonic() < deadline:
+                since = await self._read(session, since, answer, block=False)
+                if answer.completed is not None:
+                    return answer
+                for event in answer.asked:
+                    if (until := await waiting.ask(parent, event, task)) is not None:
+                        deadline = max(deadline, time.monotonic() + until - time.time() + limit)
+                answer.asked.clear()
+                await waiting.check()
+                queued, busy = await mailbox.pending(session), await mailbox.busy(session)
+                if queued and not busy:
+                    # Its own task, so the helper's log context stays its own; cancelled with us.
+                    await asyncio.ensure_future(self.runner.take_turns(session))
+                    continue
+                if not queued and not busy and waiting.person is None:
+                    since = await self._read(session, since, answer, block=False)  # committed
+                    if answer.completed is None and answer.asked:
+                        continue  # it stopped at a request just after the read above
+                    answer.lost = answer.completed is None
+                    return answer  # found now (it ended just after the read above), or lapsed
+                since = await self._read(session, since, answer, block=True)
         return answer
 
-    async def _read(
-        self, session: str, envelope_id: str, since: str, answer: Answer, *, block: bool
-    ) -> str:
-        """Events of the helper's stream after `since` into `answer`; the new position."""
+    async def _read(self, session: str, since: str, answer: Answer, *, block: bool) -> str:
+        """Events of the helper's stream after `since` into `answer`; the new position. The
+        stream is the helper's alone: its task's run, and the runs its decisions resume."""
         redis = self.runner.deps.mailbox.redis
         wait = int(LOOK_S * 1000) if block else None
         found = await redis.xread({keys.events(session): since}, count=500, block=wait)
         for _, entries in found or []:
             for entry_id, fields in entries:
                 since = text(entry_id)
-                named = {text(k): text(v) for k, v in fields.items()}
-                if envelope_id not in named.get("envelopes", "").split(","):
-                    continue
-                event = json.loads(named["event"])
+                event = json.loads({text(k): text(v) for k, v in fields.items()}["event"])
                 if event.get("type") == "completed":
-                    answer.completed = event
+                    answer.ended(event)
                 elif event.get("type") == "confirmation_required":
-                    answer.confirmation = event
+                    answer.asked.append(ev.ConfirmationRequired.model_validate(event))
         return since
+
+
+@dataclass(frozen=True)
+class _Parent:
+    """The turn a helper works for: its call's context, and the turn as it runs here."""
+
+    ctx: ToolContext
+    live: LiveTurn
+
+
+class _Waiting:
+    """A helper's approval request, asked in its parent's chat, while a person decides it:
+    the parent's clock is held meanwhile (the time is the person's, not the agent's)."""
+
+    def __init__(self, confirmations: Confirmations, clock: Deadline) -> None:
+        self.confirmations = confirmations
+        self.clock = clock
+        self.person: str | None = None  # the request a person decides now
+        self._hold = contextlib.ExitStack()
+
+    def __enter__(self) -> _Waiting:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._hold.close()
+
+    async def ask(self, parent: _Parent, event: ev.ConfirmationRequired, task: str) -> float | None:
+        """Post the helper's request `event` in the parent's reply, naming the helper; when it
+        expires (Unix time), or None when it was decided already (a parent resumed after a
+        crash reads the helper's stream again from its start)."""
+        if event.confirmation_id is None:
+            return None
+        shown = await self.confirmations.show_in(event.confirmation_id, parent.ctx.platform, task)
+        if shown is None:
+            return None
+        await parent.live.show(event.model_copy(update={"helper": task}))
+        if self.person is None:
+            self._hold.enter_context(self.clock.held())
+        self.person = shown.id
+        return shown.expires_at
+
+    async def check(self) -> None:
+        """Let the parent's clock run again once the request is decided (or expired)."""
+        if self.person is None:
+            return
+        now = await self.confirmations.get(self.person)
+        if now is None or now.status != "pending" or now.expires_at <= time.time():
+            self.person = None
+            self._hold.close()
 
 
 def _result(answer: Answer, helper_run: str) -> ToolResult:
     """The helper's answer as its parent's model reads it, or its failure, said plainly."""
     done = answer.completed
     usage = answer.usage
-    if answer.confirmation is not None:
-        names = sorted({call["name"] for call in answer.confirmation.get("calls", [])})
-        raise HelperFailed(
-            f"The helper (run {helper_run}) stopped: it needed a person's approval to run "
-            f"{', '.join(names)}, which a helper cannot ask for. Run it yourself if needed.",
-            usage,
-        )
     if answer.lost:
         raise HelperFailed(
             f"The helper (run {helper_run}) ended long ago and its answer is no longer kept; "

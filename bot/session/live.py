@@ -9,14 +9,16 @@ is read here, from the turn itself, rather than copied into every tool call's co
 from __future__ import annotations
 
 import asyncio
-import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
+from bot.agent.deadline import Deadline
 from bot.agent.deps import TurnRequest
 from bot.redis import keys
 from bot.redis.results import done
+from bot.vocabulary.events import AgentEvent
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState
 from bot.vocabulary.usage import Usage
@@ -24,17 +26,27 @@ from bot.vocabulary.usage import Usage
 STOP_TTL = 86_400  # as long as the helper's envelope may wait for a worker
 
 
+async def _unshown(event: AgentEvent) -> None:
+    """Before the turn's reply is open, nothing is shown beside it."""
+
+
 @dataclass
 class LiveTurn:
     """One turn running in this process: its state (mutated as it goes), its request, the
     deployment's turn timeout (PARLEY_TURN_TIMEOUT, for a run whose config sets none), its
-    cancel, and when it started (monotonic)."""
+    cancel, its clock (`bot.agent.deadline`, which a helper's wait for a person holds), and
+    `show`: what puts an event into the turn's reply from beside the run (a helper's
+    approval prompt, posted in this turn's chat while its `delegate` call waits)."""
 
     state: SessionState
     request: TurnRequest
     turn_timeout: float
     cancel: asyncio.Event
-    started: float = field(default_factory=time.monotonic)
+    show: Callable[[AgentEvent], Awaitable[None]] = _unshown
+    deadline: Deadline = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.deadline = Deadline(self.config.timeout or self.turn_timeout, self.cancel)
 
     @property
     def config(self) -> RunConfig:
@@ -51,8 +63,8 @@ class LiveTurn:
 
     @property
     def time_left(self) -> float:
-        """Seconds until the turn's own clock stops it (`bot.agent.deadline`)."""
-        return self.started + (self.config.timeout or self.turn_timeout) - time.monotonic()
+        """Seconds until the turn's own clock stops it."""
+        return self.deadline.left
 
 
 async def stop_helper(redis: Redis, session: str) -> None:

@@ -7,10 +7,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from bot.agent.deps import TurnRequest
 from bot.agent.loop import Agent
 from bot.session.decisions import Decisions
 from bot.session.egress import Egress
+from bot.session.live import LiveTurn
 from bot.session.record import Recorder, trigger
 from bot.session.watch import RunWatch
 from bot.telemetry import logs
@@ -30,18 +30,10 @@ class Player:
     recorder: Recorder
     secrets: Sequence[str]  # kept out of the runs' traces
 
-    async def play(
-        self,
-        group: list[Envelope],
-        state: SessionState,
-        request: TurnRequest,
-        *,
-        save: Save,
-        cancel: asyncio.Event,
-    ) -> None:
-        """Run `request` to its end (or until `cancel` is set), saving the state through
-        `save` at each checkpoint; a run that completed is recorded."""
-        head = group[0]
+    async def play(self, group: list[Envelope], live: LiveTurn, *, save: Save) -> None:
+        """Run the turn `live` to its end (or until its cancel is set), saving the state
+        through `save` at each checkpoint; a run that completed is recorded."""
+        head, state, request = group[0], live.state, live.request
         resumed = request.text is None and request.decisions is None
         watch = RunWatch.of(state, resumed=resumed, secrets=self.secrets)
 
@@ -50,12 +42,16 @@ class Player:
             await save(current)
 
         stream = self.egress.open(group)
+        live.show = stream.send
         named = logs.RUN.set(run_id(head.session, head.id))
         abandoned = False  # stopped from outside: the lease was lost, or the worker stops
         try:
             if resumed:
                 await stream.send(ev.TextReset(reason="the turn is resumed after a restart"))
-            async for event in self.agent.run(state, request, cancel=cancel, checkpoint=checkpoint):
+            run = self.agent.run(
+                state, request, cancel=live.cancel, checkpoint=checkpoint, deadline=live.deadline
+            )
+            async for event in run:
                 outgoing = event
                 if isinstance(event, ev.ConfirmationRequired):
                     outgoing = await self.decisions.ask(head, state, event)

@@ -166,12 +166,14 @@ class SessionRunner:
         """Play the turn under the lease: its checkpoints are saved with the lease's token,
         and a /stop for the session reaches it through `cancel`."""
         cancel = self._cancels[session] = asyncio.Event()
-        self.live[session] = LiveTurn(state, request, self.deps.settings.turn_timeout, cancel)
+        live = self.live[session] = LiveTurn(
+            state, request, self.deps.settings.turn_timeout, cancel
+        )
         save = functools.partial(self.states.save, session, token)
         try:
             if is_helper(session) and await helper_stopped(self.deps.mailbox.redis, session):
                 cancel.set()  # its parent stopped before it began: it ends at once
-            await self.player.play(group, state, request, save=save, cancel=cancel)
+            await self.player.play(group, live, save=save)
         finally:
             self._cancels.pop(session, None)
             self.live.pop(session, None)

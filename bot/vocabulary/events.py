@@ -158,7 +158,9 @@ class PendingCall(BaseModel):
 
 class ConfirmationRequired(BaseModel):
     """Tool calls wait for a person; the worker adds the record's id and expiry. With
-    `questions`, the one call waiting is `ask_user`: the person answers rather than approves."""
+    `questions`, the one call waiting is `ask_user`: the person answers rather than approves.
+    With `helper`, the calls are a helper's, asked in its parent's reply while the parent's
+    `delegate` call waits; `helper` is its task, as its status line shows it."""
 
     type: Literal["confirmation_required"] = "confirmation_required"
     calls: list[PendingCall]
@@ -168,6 +170,7 @@ class ConfirmationRequired(BaseModel):
     questions: list[Question] = Field(default_factory=list)
     timeout: float | None = None  # how long it waits, when its policy rule says
     requester: str | None = None  # whom it waits for (the worker adds it)
+    helper: str | None = None
 
 
 class Reminded(BaseModel):

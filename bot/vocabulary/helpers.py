@@ -16,6 +16,8 @@ import re
 from bot.vocabulary.chats import HELPER_MARK as MARK
 
 TOOL = "delegate"  # the tool that starts a helper
+PLATFORM = "http"  # a helper answers into its own stream, as an HTTP run does
+SHOWN = 80  # characters of a helper's task where it is shown (its status line, its prompts)
 _SAFE = re.compile(r"[^A-Za-z0-9_-]")
 MOST_ID = 48  # characters of a call id kept as they are in a key
 
@@ -50,3 +52,9 @@ def is_helper(session: str) -> bool:
 def root_of(session: str) -> str:
     """The person's own session a helper (or a helper's helper) works for."""
     return session.split(MARK, 1)[0]
+
+
+def task_line(task: str) -> str:
+    """A helper's task as people see it: one line, at most `SHOWN` characters."""
+    line = " ".join(task.split())
+    return line if len(line) <= SHOWN else line[: SHOWN - 1].rstrip() + "…"

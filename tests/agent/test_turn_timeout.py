@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.agent.deadline import TOOL_NOTE
+from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.vocabulary import events as ev
 from bot.vocabulary.state import SessionState
 from tests.agent.conftest import MakeAgent, collect, completed, of_type, shown_text
@@ -83,3 +83,30 @@ async def test_a_stop_before_the_deadline_is_a_stop(
     assert completed(events).finish_reason == "cancelled"
     assert "ran out of time" not in shown_text(events)
     gate.set()
+
+
+async def test_the_clock_stands_still_while_it_is_held() -> None:
+    """A helper's wait for a person holds its parent's clock: held, the turn is not stopped
+    however long the hold lasts; let go, it runs on with what was left, and stops then."""
+    cancel = asyncio.Event()
+    clock = Deadline(0.5, cancel)
+    clock.start()
+    await asyncio.sleep(0.1)
+    with clock.held():
+        with clock.held():  # two helpers wait at once; the first to be decided lets go
+            left = clock.left
+            await asyncio.sleep(0.8)
+        assert clock.left == left and not cancel.is_set()
+    assert 0 < clock.left <= left
+    await asyncio.wait_for(cancel.wait(), 30)
+    assert clock.passed
+
+
+async def test_a_stopped_clock_is_not_started_again_by_a_hold_let_go() -> None:
+    cancel = asyncio.Event()
+    clock = Deadline(0.2, cancel)
+    clock.start()
+    with clock.held():
+        clock.stop()  # the turn ended while a hold was on
+    await asyncio.sleep(0.5)
+    assert not cancel.is_set() and not clock.passed

@@ -301,24 +301,75 @@ async def answered(client: httpx.AsyncClient, session: str) -> bool:
     return bool((await client.get(f"/api/sessions/{session}")).json().get("runs"))
 
 
-async def test_a_helper_that_needs_an_approval_is_stopped_and_its_parent_told(
-    stack: Stack,
-) -> None:
-    """A helper cannot ask the person: one whose tool call needs an approval (`write_file`
-    by default) is stopped, nothing is written, and its parent's call says why, naming
-    the tool, so the parent can run it itself."""
+def writer(request: RecordedRequest) -> Reply:
+    """A parent that asks one helper; the helper writes a file (which needs an approval by
+    default), then answers with what came of it; the parent passes the answer on."""
+    if is_helper(request):
+        if results := request.tool_results():
+            return Reply(text=f"wrote: {results[0][1]}")
+        return Reply(tool_calls=[ToolCallSpec("write_file", {"path": "a.txt", "content": "x"})])
+    if results := request.tool_results():
+        return Reply(text="summed: " + results[0][1].split("\n")[-1])
+    return Reply(tool_calls=[ToolCallSpec("delegate", {"task": "do job 0 now"}, id="toolu_w")])
+
+
+async def decide_helpers(
+    client: httpx.AsyncClient, session: str, decision: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Send a message and decide each approval asked in its reply as it comes, the reply
+    still streaming; its events, and the approvals asked."""
+    asked: list[dict[str, Any]] = []
+
+    async def decide(event: dict[str, Any]) -> None:
+        if event["type"] == "confirmation_required":
+            asked.append(event)
+            url = f"/api/confirmations/{event['confirmation_id']}"
+            response = await client.post(url, json={"decision": decision})
+            assert response.status_code == 202, response.text
+
+    body = {"text": "please split this"}
+    async with client.stream("POST", f"/api/sessions/{session}/messages", json=body) as response:
+        assert response.status_code == 200
+        events = await read_events(response, decide)
+    return events, asked
+
+
+async def test_a_helpers_approval_is_asked_in_its_parents_reply(stack: Stack) -> None:
+    """A helper's call that needs an approval (`write_file`, by default) is asked in its
+    parent's reply, naming the helper, while the parent's turn runs on; approved there, it
+    runs in the helper, whose answer comes back to the parent in the same turn."""
     await stack.start_worker_process()
-    write = Reply(tool_calls=[ToolCallSpec("write_file", {"path": "a.txt", "content": "x"})])
-    stack.fake.responder = brain(1, helper=write)
+    stack.fake.responder = writer
     async with stack.client() as client:
         session = await stack.session(client)
-        events = await send(client, session, "please split this")
+        events, asked = await decide_helpers(client, session, "approve")
+    assert len(asked) == 1, [e["content"] for e in events if e["type"] == "tool_call_result"]
+    (prompt,) = asked
+    assert prompt["helper"] == "do job 0 now"
+    assert [c["name"] for c in prompt["calls"]] == ["write_file"]
     (result,) = tool_results(events)
-    assert result["is_error"]
-    assert "approval" in result["content"] and "write_file" in result["content"]
-    assert texts(events).startswith("summed: The helper")
+    assert not result["is_error"] and answer_of(result).startswith("wrote: ")
+    assert "error" not in answer_of(result).lower()
+    assert texts(events).startswith("summed: wrote: ")
+    assert [e["finish_reason"] for e in events if e["type"] == "completed"] == ["end_turn"]
+    (written,) = list(stack.tmp.rglob("a.txt"))
+    assert written.read_text() == "x"
+    assert stack.fake.rejected == []
+
+
+async def test_a_helpers_call_denied_in_its_parents_reply_is_not_run(stack: Stack) -> None:
+    """Denied, the helper's call does not run; the helper is told and answers, and so does
+    its parent."""
+    await stack.start_worker_process()
+    stack.fake.responder = writer
+    async with stack.client() as client:
+        session = await stack.session(client)
+        events, asked = await decide_helpers(client, session, "deny")
+    assert len(asked) == 1
+    (result,) = tool_results(events)
+    assert answer_of(result) == "wrote: Denied by the user."
+    assert texts(events) == "summed: wrote: Denied by the user."
     assert not list(stack.tmp.rglob("a.txt"))
-    assert [e for e in events if e["type"] == "confirmation_required"] == []  # not the parent's
 
 
 @pytest.mark.parametrize("stack", [{"PARLEY_WORKER_SESSIONS": "1"}], indirect=True)

@@ -109,6 +109,7 @@ export class ApprovalCard extends WaitingCard {
     this.buttons = h("div", { class: "actions" }, button("approve", "Approve"), button("deny", "Deny"));
     this.element = h("div", { class: "msg card ask", "data-confirmation": event.confirmation_id },
       h("div", { class: "card-head", text: `Allow ${names}?` }),
+      ...(event.helper ? [h("div", { class: "helper-line", text: `🤖 Asked by a helper working on: ${event.helper}` })] : []),
       ...event.calls.map((call) => h("div", { class: "call" },
         h("span", { class: "tool-name", text: call.name }),
         h("pre", { class: "args", text: pretty(call.arguments) }))),

@@ -182,7 +182,8 @@ export class Turn {
       : new ApprovalCard(event, (decision) => this.view.decide(event.confirmation_id, { decision }));
     this.add(card.element);
     this.view.cards.set(event.confirmation_id, card);
-    this.view.asked(event, id, card, this);
+    // A helper's request is asked while this turn runs on: no continuation to follow.
+    if (!event.helper) this.view.asked(event, id, card, this);
   }
 
   completed(event, id) {

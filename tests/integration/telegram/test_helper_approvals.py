@@ -1,0 +1,77 @@
+"""A helper's call that needs an approval is asked in its parent's Telegram chat.
+
+The parent's reply runs on while the prompt waits: it names the helper, its buttons decide
+the helper's call as any prompt's do (only the person who asked, or an admin), and the
+helper's answer comes back to the parent, whose reply then lands in the chat. The helper's
+own run shows nothing in the chat but the prompt.
+"""
+
+from __future__ import annotations
+
+from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
+from tests.fakes.tg import BotMessage, TgChat
+from tests.integration.telegram.test_approvals import answer_to, buttons
+from tests.integration.telegram.test_replies import ANN, BOB, replies
+from tests.support.telegram import TelegramStack
+
+TASK = "launch the rocket ✨ and say how it went"
+
+
+def brain(request: RecordedRequest) -> Reply:
+    """The parent asks one helper to launch; the helper launches (which needs an approval)
+    and says how it went; the parent passes that on."""
+    first = str(request.body["messages"][0]["content"])
+    results = request.tool_results()
+    if "get the rocket launched" not in first:  # the helper: its task is its first message
+        if results:
+            return Reply(text=f"helper: {results[0][1]}")
+        return Reply(tool_calls=[ToolCallSpec("launch", {"target": "rocket ✨"})])
+    if results:
+        return Reply(text="Done. " + results[0][1].split("\n")[-1])
+    return Reply(text="Asking a helper.", tool_calls=[ToolCallSpec("delegate", {"task": TASK})])
+
+
+async def prompted(stack: TelegramStack, chat: TgChat) -> BotMessage:
+    stack.fake.responder = brain
+    stack.tg.send(chat, ANN, "@parley_test_bot get the rocket launched")
+    await stack.tg.wait_for(lambda: any(m.reply_markup for m in stack.tg.messages(chat)))
+    (prompt,) = [m for m in stack.tg.messages(chat) if m.reply_markup]
+    return prompt
+
+
+async def test_a_helpers_approval_is_asked_in_the_chat_and_approving_runs_it(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    group = tg_stack.tg.group("Ops")
+    prompt = await prompted(tg_stack, group)
+    assert prompt.text.startswith("🔐 Allow launch?\n🤖 Asked by a helper working on: ")
+    assert TASK in prompt.text and '"target": "rocket ✨"' in prompt.text
+    assert tg_stack.fake.requests[-1].tool_results() == []  # the helper waits: nothing ran
+    wrong = tg_stack.tg.press(group, BOB, prompt.message_id, buttons(prompt)["✅ Approve"])
+    await tg_stack.tg.wait_for(
+        lambda: any(a["callback_query_id"] == wrong for a in tg_stack.tg.callback_answers)
+    )
+    assert "Only the person who asked" in str(answer_to(tg_stack, wrong)["text"])
+    query = tg_stack.tg.press(group, ANN, prompt.message_id, buttons(prompt)["✅ Approve"])
+    await replies(tg_stack, group, 3)
+    await tg_stack.tg.wait_for(lambda: tg_stack.tg.messages(group)[1].reply_markup is None)
+    shown = [m.text for m in tg_stack.tg.messages(group)]
+    assert answer_to(tg_stack, query)["text"] == "Approved."
+    # The reply so far, the prompt, then the rest of the reply below it, the helper's line
+    # now done; the helper's own run showed nothing in the chat but its prompt.
+    assert len(shown) == 3, shown
+    assert shown[0] == f"⏳ Helper: {TASK}\n\nAsking a helper."
+    assert shown[1].endswith("✅ Approved by Ann")
+    assert shown[2] == f"✅ Helper: {TASK}\n\nDone. helper: launched rocket ✨"
+    assert tg_stack.fake.rejected == []
+
+
+async def test_a_helpers_call_denied_in_the_chat_is_not_run(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    chat = tg_stack.tg.private_chat(ANN)
+    prompt = await prompted(tg_stack, chat)
+    tg_stack.tg.press(chat, ANN, prompt.message_id, buttons(prompt)["❌ Deny"])
+    shown = await replies(tg_stack, chat, 3)
+    assert shown[-1].endswith("\n\nDone. helper: Denied by the user.")
+    assert all("launched" not in text for text in shown)
