@@ -3,7 +3,8 @@
 Text of model calls that ended stays; the call in progress can be taken back (a retried
 model call resets it); a running tool is remembered until it ends, for platforms that show
 it; Parley's own closing line (an error, a stop) comes last. Each helper a turn started
-(`delegate`) has a status line, its task with a mark for how it is doing, above the text.
+(`delegate`) has a status line, its task with a mark for how it is doing, above the text,
+unless the platform shows helpers its own way (`helpers_inline`).
 A `plan_execute` turn's plan comes first, as a checklist redrawn whenever a step starts
 or ends. Above everything, when the person spoke rather than typed, a quoted line with
 what Parley heard (`HEARD_MOST` characters of it at most, its markdown escaped so a
@@ -39,11 +40,11 @@ def checklist(plan: ev.PlanUpdated) -> str:
     return "\n".join(lines)
 
 
-def helper_task(arguments: object) -> str:
-    """A helper's task as its status line shows it: one line, `HELPER_SHOWN` characters."""
+def helper_task(arguments: object, most: int = HELPER_SHOWN) -> str:
+    """A helper's task as its status line shows it: one line, `most` characters."""
     task = arguments.get("task", "") if isinstance(arguments, dict) else ""
     line = " ".join(str(task).split())
-    return line if len(line) <= HELPER_SHOWN else line[: HELPER_SHOWN - 1].rstrip() + "…"
+    return line if len(line) <= most else line[: most - 1].rstrip() + "…"
 
 
 def heard_in(envelopes: Sequence[Envelope]) -> str:
@@ -73,6 +74,7 @@ class Transcript:
         self.thinking = ""  # the thinking of the model calls that ended
         self.thinking_now = ""  # of the call in progress
         self.helpers: dict[str, tuple[str, str]] = {}  # call id -> (task, status)
+        self.helpers_inline = True  # False where the platform shows helpers its own way
 
     def apply(self, event: ev.AgentEvent) -> None:
         if isinstance(event, ev.TextDelta):
@@ -117,7 +119,8 @@ class Transcript:
         switched = f"_↪ answered by {self.answered_by}_" if self.answered_by else ""
         thought = self.thought()
         helpers = "\n".join(
-            f"{MARKS[status]} Helper: {task}" for task, status in self.helpers.values()
+            f"{MARKS[status]} Helper: {task}"
+            for task, status in (self.helpers.values() if self.helpers_inline else ())
         )
         parts = [
             heard,
