@@ -17,6 +17,7 @@ from tests.integration.slack.test_replies import MENTION, answered
 from tests.integration.telegram.test_replies import replies
 from tests.integration.worker.test_helpers import is_helper, task_of
 from tests.support.slack import SlackStack
+from tests.support.stack import reply_ids_kept
 from tests.support.telegram import TelegramStack
 
 pytestmark = pytest.mark.e2e
@@ -26,7 +27,7 @@ ASKED = "please split this in two"
 LINES = "✅ Helper: do job 0 now\n❌ Helper: do job 1 now"  # as Telegram shows them
 
 
-def brain(fails: str = "1") -> Any:
+def brain(fails: str = "1", delay: float = 0.5) -> Any:
     """The person's turn asks for two helpers in one reply; helper `fails` gets an error
     from the model API, the other answers after a while; then the turn answers."""
 
@@ -35,7 +36,7 @@ def brain(fails: str = "1") -> Any:
             task = task_of(request)
             if task == fails:
                 return Fail(400, "invalid_request_error", "the helper's request was refused")
-            return Reply(text=f"result {task}", delay=0.5)
+            return Reply(text=f"result {task}", delay=delay)
         if request.tool_results():
             return Reply(text=ANSWER, chunk_size=4, delay=0.05)
         calls = [
@@ -79,6 +80,34 @@ async def test_slack_streams_each_helper_as_a_task_update(slack_stack: SlackStac
     assert fake.bot_messages(general.id) == []  # the helpers posted nothing of their own
     helpers = [r for r in slack_stack.fake.requests if is_helper(r)]
     assert sorted(task_of(r) for r in helpers) == ["0", "1"]
+
+
+@pytest.mark.slow(30)
+async def test_a_slack_reply_resumed_after_a_crash_shows_each_helper_once(
+    slack_stack: SlackStack,
+) -> None:
+    """The worker streaming a reply is SIGKILLed while a helper still runs: the worker that
+    resumes the turn edits the same message, adds no task to it, and shows each helper's
+    status line once above the one answer."""
+    first = await slack_stack.start_worker_process()
+    fake = slack_stack.fake_slack
+    ann, general = fake.user("U0ANN", "ann"), fake.channel("C0GENERAL", "general")
+    slack_stack.fake.responder = brain(delay=2)
+    asked = await fake.say(ann, general, f"{MENTION} {ASKED}")
+
+    def both_shown() -> bool:
+        return any(len(m.tasks) == 2 for m in fake.bot_messages(general.id, asked.ts))
+
+    await fake.wait_for(both_shown)
+    await reply_ids_kept(slack_stack.redis_url, "slack")
+    slack_stack.kill(first)
+    await first.wait()
+    await slack_stack.start_worker_process()
+    (reply,) = await answered(slack_stack, general, asked.ts, count=1)
+    assert reply.shown == f"{LINES}\n\n{ANSWER}"
+    running = [t["id"] for t in reply.task_history if t["status"] == "in_progress"]
+    assert sorted(running) == ["helper-toolu_job0", "helper-toolu_job1"]  # once each
+    assert fake.count("chat.update") >= 1
 
 
 async def test_a_slack_dm_shows_the_helpers_as_status_lines(slack_stack: SlackStack) -> None:
