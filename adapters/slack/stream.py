@@ -189,7 +189,7 @@ class SlackSurface(QuietSurface):
                 return
             if await self._send_tasks(chunks):
                 self.tasks.mark(chunks)
-            elif self.streaming:  # its stream was stopped (after a prompt, or a file)
+            elif self.streaming:  # its stream was stopped (its last update, before a prompt)
                 await self._leave_stream()
 
     async def _send_tasks(self, chunks: list[TaskUpdateChunk]) -> bool:
