@@ -44,6 +44,7 @@ from adapters.chat.reply_messages import Messages
 from adapters.chat.transcript import Transcript
 from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
+from bot.vocabulary.helpers import TOOL as HELPER_TOOL
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,13 @@ class Surface(Protocol):
         platform streams it (under `lock`, the one updates are shown under)."""
         ...
 
+    async def helping(
+        self, event: ev.ToolCallStart | ev.ToolCallResult, lock: asyncio.Lock
+    ) -> None:
+        """A helper started or ended (a `delegate` call's start or result); the transcript
+        shows its status line unless the platform shows helpers its own way (under `lock`)."""
+        ...
+
     async def resumed(self) -> None:
         """The first update found messages an earlier worker posted for this reply."""
         ...
@@ -153,6 +161,11 @@ class QuietSurface:
         return None
 
     async def planned(self, event: ev.PlanUpdated, lock: asyncio.Lock) -> None:
+        return None
+
+    async def helping(
+        self, event: ev.ToolCallStart | ev.ToolCallResult, lock: asyncio.Lock
+    ) -> None:
         return None
 
     async def resumed(self) -> None:
@@ -211,6 +224,10 @@ class StreamedReply:
         self.transcript.apply(event)
         if isinstance(event, ev.ToolCallStart):
             await self.surface.tool_started(event.name)
+            if event.name == HELPER_TOOL:
+                await self.surface.helping(event, self._lock)
+        elif isinstance(event, ev.ToolCallResult) and event.name == HELPER_TOOL:
+            await self.surface.helping(event, self._lock)
         elif isinstance(event, ev.ThinkingDelta):
             await self.surface.thinking()
         elif isinstance(event, ev.PlanUpdated):

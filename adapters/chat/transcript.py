@@ -3,7 +3,8 @@
 Text of model calls that ended stays; the call in progress can be taken back (a retried
 model call resets it); a running tool is remembered until it ends, for platforms that show
 it; Parley's own closing line (an error, a stop) comes last. Each helper a turn started
-(`delegate`) has a status line, its task with a mark for how it is doing, above the text.
+(`delegate`) has a status line, its task with a mark for how it is doing, above the text,
+unless the platform shows helpers its own way (`helpers_inline`).
 A `plan_execute` turn's plan comes first, as a checklist redrawn whenever a step starts
 or ends. Above everything, when the person spoke rather than typed, a quoted line with
 what Parley heard (`HEARD_MOST` characters of it at most, its markdown escaped so a
@@ -21,8 +22,8 @@ from collections.abc import Sequence
 
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.helpers import SHOWN, task_line
 from bot.vocabulary.helpers import TOOL as HELPER_TOOL
-from bot.vocabulary.helpers import task_line
 
 HEARD_MOST = 1000  # characters of a voice note's transcript shown above a reply
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation mark
@@ -39,10 +40,10 @@ def checklist(plan: ev.PlanUpdated) -> str:
     return "\n".join(lines)
 
 
-def helper_task(arguments: object) -> str:
-    """A helper's task as its status line shows it."""
+def helper_task(arguments: object, most: int = SHOWN) -> str:
+    """A helper's task as its status line shows it: one line, `most` characters."""
     task = arguments.get("task", "") if isinstance(arguments, dict) else ""
-    return task_line(str(task))
+    return task_line(str(task), most)
 
 
 def heard_in(envelopes: Sequence[Envelope]) -> str:
@@ -72,6 +73,7 @@ class Transcript:
         self.thinking = ""  # the thinking of the model calls that ended
         self.thinking_now = ""  # of the call in progress
         self.helpers: dict[str, tuple[str, str]] = {}  # call id -> (task, status)
+        self.helpers_inline = True  # False where the platform shows helpers its own way
 
     def apply(self, event: ev.AgentEvent) -> None:
         if isinstance(event, ev.TextDelta):
@@ -116,7 +118,8 @@ class Transcript:
         switched = f"_↪ answered by {self.answered_by}_" if self.answered_by else ""
         thought = self.thought()
         helpers = "\n".join(
-            f"{MARKS[status]} Helper: {task}" for task, status in self.helpers.values()
+            f"{MARKS[status]} Helper: {task}"
+            for task, status in (self.helpers.values() if self.helpers_inline else ())
         )
         parts = [
             heard,

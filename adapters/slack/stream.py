@@ -17,9 +17,10 @@ made is uploaded into the reply's thread (`uploads`), and the text that follows 
 a new stream (or new messages) below it. A reply that takes a while gets a Stop button below
 it until its turn is over (`stop_button`).
 
-A `plan_execute` turn's plan streams as Slack's task updates, in the stream that then carries
-the answer: each step is sent when it starts or ends. Where the reply is edited instead, the
-plan is a checklist above the answer, as on other platforms.
+A `plan_execute` turn's plan and the helpers a turn starts stream as Slack's task updates, in
+the stream that then carries the answer: each step or helper is sent when it starts or ends
+(`tasks`). Where the reply is edited instead, the plan is a checklist above the answer and
+each helper a status line, as on other platforms.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -46,6 +47,7 @@ from adapters.slack.pages import Pager
 from adapters.slack.place import Place
 from adapters.slack.status import ThreadStatus
 from adapters.slack.stop_button import StopButton
+from adapters.slack.tasks import TaskBoard
 from adapters.slack.uploads import Uploads
 from adapters.slack.wire import SlackWire
 from bot.files.store import FileStore
@@ -57,25 +59,6 @@ log = logging.getLogger(__name__)
 THINKING = "is thinking…"
 THOUGHT_SHOWN = 600  # characters of the model's thinking quoted above an edited reply
 STATUS_THOUGHT = 80  # of its latest line in a thread's status
-TASK_STATUS = {
-    "pending": "pending",
-    "running": "in_progress",
-    "done": "complete",
-    "failed": "error",
-    "skipped": "complete",
-}
-TASK_TEXT = 256  # Slack's limit on a task's details and output
-
-
-def task_chunk(step: ev.PlanStep) -> TaskUpdateChunk:
-    details = "Skipped: a step it needs did not succeed." if step.status == "skipped" else None
-    return TaskUpdateChunk(
-        id=str(step.id),
-        title=step.title[:TASK_TEXT],
-        status=TASK_STATUS[step.status],
-        details=details,
-        output=step.result[:TASK_TEXT] or None,
-    )
 
 
 def slack_reply(
@@ -122,12 +105,17 @@ class SlackSurface(QuietSurface):
         self.index = 0  # the page being streamed
         self.appended = ""  # what the open stream holds (sent, or buffered to send again)
         self.committed = ""  # the body up to where streamed pages show it: it can only grow
-        self.tasks: dict[int, tuple[str, str, str]] = {}  # a plan's steps as last streamed
+        self.tasks = TaskBoard()  # the plan's steps and the helpers, as last streamed
         self.status = ThreadStatus(calls, place)  # "is thinking…" under the thread
         self.stop_button: StopButton | None = None
-        self.transcript.plan_inline = not self.streaming
-        # A stream only grows at its end: the thinking shows as the thread's status instead.
-        self.transcript.thought_limit = 0 if self.streaming else THOUGHT_SHOWN
+        self._inline(not self.streaming)
+
+    def _inline(self, inline: bool) -> None:
+        """Whether the text shows the plan, the helpers and the thinking: where it is edited.
+        A stream shows the plan and the helpers as task updates, and as it only grows at its
+        end, the thinking as the thread's status."""
+        self.transcript.plan_inline = self.transcript.helpers_inline = inline
+        self.transcript.thought_limit = THOUGHT_SHOWN if inline else 0
 
     def pace(self) -> float:
         return self.calls.pace(self.place.team, self._next_method(), self.place.channel)
@@ -177,22 +165,36 @@ class SlackSurface(QuietSurface):
 
     async def planned(self, event: ev.PlanUpdated, lock: asyncio.Lock) -> None:
         """Stream the steps that changed since the last update as task updates."""
-        changed = [
-            step
-            for step in event.steps
-            if self.tasks.get(step.id) != (step.title, step.status, step.result)
-        ]
-        if not self.streaming or not changed:
-            return
+        if self.streaming:
+            await self._update_tasks(lambda: self.tasks.plan(event), lock)
+
+    async def helping(
+        self, event: ev.ToolCallStart | ev.ToolCallResult, lock: asyncio.Lock
+    ) -> None:
+        """Stream a helper that started or ended as a task update."""
+        if self.streaming:
+            await self._update_tasks(lambda: self.tasks.helper(event), lock)
+
+    async def _update_tasks(
+        self, changed: Callable[[], list[TaskUpdateChunk]], lock: asyncio.Lock
+    ) -> None:
+        """Send the `changed` tasks into the stream, unless this reply is edited by now (an
+        earlier worker's messages, a stream that failed or was stopped): then the text shows
+        them, as the transcript has them."""
         async with lock:
             if await self.messages.load():
                 await self.resumed()
-            if self.streaming and await self._send_tasks([task_chunk(s) for s in changed]):
-                self.tasks.update({s.id: (s.title, s.status, s.result) for s in changed})
+            chunks = changed()
+            if not self.streaming or not chunks:
+                return
+            if await self._send_tasks(chunks):
+                self.tasks.mark(chunks)
+            elif self.streaming:  # its stream was stopped (its last update, before a prompt)
+                await self._leave_stream()
 
     async def _send_tasks(self, chunks: list[TaskUpdateChunk]) -> bool:
         if self.stream is None and self.appended:
-            return False  # its stream was stopped: the checklist goes in the edited text
+            return False  # its stream was stopped: the tasks go in the edited text
         if self.stream is None:
             self.stream = await self._open_stream()
         stream = self.stream
@@ -227,8 +229,7 @@ class SlackSurface(QuietSurface):
         posted = self.messages.posted
         assert posted
         self.streaming = False
-        self.transcript.plan_inline = True
-        self.transcript.thought_limit = THOUGHT_SHOWN
+        self._inline(True)
         await self.calls.quietly(
             "chat.stopStream", self.place.team, channel=self.place.channel, ts=posted[-1].id
         )
@@ -325,8 +326,7 @@ class SlackSurface(QuietSurface):
                     "chat.stopStream", self.place.team, stream.stop, must_land=True
                 )
         self.streaming = False
-        self.transcript.plan_inline = True
-        self.transcript.thought_limit = THOUGHT_SHOWN
+        self._inline(True)
         posted = self.messages.posted
         if posted and self.stream is not None and self.stream.ts is not None:
             posted[-1].content = None  # what it holds is uncertain: edit it to be sure

@@ -54,7 +54,7 @@ def root_of(session: str) -> str:
     return session.split(MARK, 1)[0]
 
 
-def task_line(task: str) -> str:
-    """A helper's task as people see it: one line, at most `SHOWN` characters."""
+def task_line(task: str, most: int = SHOWN) -> str:
+    """A helper's task as people see it: one line, at most `most` characters."""
     line = " ".join(task.split())
-    return line if len(line) <= SHOWN else line[: SHOWN - 1].rstrip() + "…"
+    return line if len(line) <= most else line[: most - 1].rstrip() + "…"

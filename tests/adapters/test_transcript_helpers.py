@@ -21,3 +21,13 @@ def test_each_helper_has_a_status_line_that_follows_it() -> None:
     assert shown.body() == (
         "✅ Helper: look up thing 0 in detail\n❌ Helper: look up thing 1 in detail\n\nBoth done."
     )
+
+
+def test_a_platform_that_shows_helpers_its_own_way_has_no_status_lines() -> None:
+    shown = Transcript()
+    shown.helpers_inline = False
+    shown.apply(ev.ToolCallStart(call_id="c0", name="delegate", arguments={"task": "look"}))
+    shown.apply(ev.TextDelta(text="Looking."))
+    assert shown.body() == "Looking."
+    shown.helpers_inline = True  # the reply is edited from now on: the line shows again
+    assert shown.body() == "⏳ Helper: look\n\nLooking."

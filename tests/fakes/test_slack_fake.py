@@ -254,6 +254,42 @@ async def test_streaming(fake: FakeSlack, client: AsyncWebClient) -> None:
     assert await refused(start(channel=dm.id, thread_ts=root)) == "feature_not_enabled"
 
 
+async def test_task_updates_are_checked_and_kept_by_id(
+    fake: FakeSlack, client: AsyncWebClient
+) -> None:
+    """A task is created by its first update and changed by the next ones with its id; an
+    update without an id or a title, with a status Slack does not know, or with details or
+    output over 256 characters is refused, as is a display mode other than two."""
+    dm = fake.dm(fake.user("U0ANN", "ann"))
+    root = (await client.chat_postMessage(channel=dm.id, text="q"))["ts"]
+    task = {"type": "task_update", "id": "helper-a", "title": "Look it up", "status": "in_progress"}
+    assert await refused(
+        client.chat_startStream(channel=dm.id, thread_ts=root, task_display_mode="list")
+    ) == ("invalid_arguments")
+    ts = (
+        await client.chat_startStream(
+            channel=dm.id, thread_ts=root, task_display_mode="plan", chunks=[task]
+        )
+    )["ts"]
+    wrong = [
+        {**task, "status": "done"},
+        {**task, "output": "x" * 257},
+        {**task, "details": "x" * 257},
+        {k: v for k, v in task.items() if k != "title"},
+        {**task, "id": ""},
+        {"type": "task_list", "id": "a"},
+    ]
+    for chunk in wrong:
+        append = client.chat_appendStream(channel=dm.id, ts=ts, chunks=[chunk])
+        assert await refused(append) == "invalid_arguments", chunk
+    done = {**task, "status": "complete", "output": "x" * 256}
+    await client.chat_appendStream(channel=dm.id, ts=ts, chunks=[done])
+    (message,) = fake.bot_messages(dm.id, root)
+    assert message.tasks == {"helper-a": {k: v for k, v in done.items() if k != "type"}}
+    assert [t["status"] for t in message.task_history] == ["in_progress", "complete"]
+    assert message.shown == ""  # tasks are no text
+
+
 async def test_a_quiet_stream_expires_keeping_its_text(
     fake: FakeSlack, client: AsyncWebClient
 ) -> None:
