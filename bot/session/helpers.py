@@ -44,6 +44,7 @@ from bot.llm.served import Served
 from bot.people.limits import Limits
 from bot.redis import keys
 from bot.redis.results import text
+from bot.session.helper_cleanup import drop_answered_helper
 from bot.session.live import LiveTurn, stop_helper
 from bot.session.runner import SessionRunner
 from bot.tools.base import ToolContext, ToolError, ToolResult
@@ -209,6 +210,8 @@ class HelperRuns:
             raise
         if answer.completed is None and not answer.lost:  # out of time, or asking approval
             await stop_helper(mailbox.redis, session)
+        if answer.completed is not None:  # read: its hot state may go (its stream stays)
+            await drop_answered_helper(mailbox, self.runner.states, session, envelope.id)
         return answer
 
     async def _follow(self, session: str, envelope_id: str, limit: float) -> Answer:
