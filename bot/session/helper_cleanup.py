@@ -18,11 +18,12 @@ What stays, because a parent resumed after its worker died must find the same an
 The state is dropped only while nobody runs the helper and nothing waits in its inbox,
 checked in the same Lua call as the delete: a worker that answered but has not committed yet
 (the answer is streamed before the commit) would otherwise find its state gone, or a worker
-that died in between would find a finished turn without the state that says so. Such a
-commit takes milliseconds, so the call waits for it a little (`SETTLE_S`); past that, the
-state is left for retention, as before. The copy of the state the worker keeps in memory for
-a session's next turn is dropped too. Its messages and run stay in SQL, the durable record;
-they go with the parent's session.
+that died in between would find a finished turn without the state that says so. Between
+its answer and its commit the helper's worker writes its run to SQL, which takes milliseconds
+(seconds, with a database slow to write), so the call waits for it (`SETTLE_S` at most:
+the parent's answer waits too); past that, the state is left for retention, as before.
+The copy of the state this worker keeps in memory for a session's next turn is dropped too.
+Its messages and run stay in SQL, the durable record; they go with the parent's session.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from bot.session.states import StateStore
 
 log = logging.getLogger(__name__)
 DROPPED = ("state", "context", "saved", "options", "asking")  # per session, see `keys`
-SETTLE_S = 2.0  # how long to wait for the helper's worker to commit its answered turn
+SETTLE_S = 5.0  # how long to wait for the helper's worker to commit its answered turn
 LOOK_S = 0.05  # how often to look meanwhile
 
 # KEYS[1..3]: the lease, the armed mark and the inbox; the rest are deleted if all are idle.
