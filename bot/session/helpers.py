@@ -55,6 +55,7 @@ from bot.people.limits import Limits
 from bot.redis import keys
 from bot.redis.confirmations import Confirmations
 from bot.redis.results import text
+from bot.session.helper_cleanup import drop_answered_helper
 from bot.session.live import LiveTurn, stop_helper
 from bot.session.runner import SessionRunner
 from bot.tools.base import ToolContext, ToolError, ToolResult
@@ -232,6 +233,8 @@ class HelperRuns:
             raise
         if answer.completed is None and not answer.lost:  # out of time
             await stop_helper(mailbox.redis, session)
+        if answer.completed is not None:  # read: its hot state may go (its stream stays)
+            await drop_answered_helper(mailbox, self.runner.states, session, envelope.id)
         return answer
 
     async def _follow(self, parent: _Parent, session: str, task: str, limit: float) -> Answer:

@@ -105,6 +105,11 @@ class StateStore:
         older = [] if mark is None else await self._older(session, mark)
         return decode(stored, older or [], mark if older is not None else None)
 
+    def forget(self, session: str) -> None:
+        """Drop the copy kept of `session`'s last state: it takes no next turn (a helper
+        whose answer was read, `bot.session.helper_cleanup`)."""
+        self._kept.pop(session, None)
+
     async def _older(self, session: str, mark: ColdMark) -> list[str] | None:
         """The context's older messages from SQL. A database that does not answer is asked
         again for a while (the turn waits, holding its lease), then the load fails and the

@@ -144,6 +144,12 @@ def _message(row: Any) -> MessageInfo:
     )
 
 
+def _own(key: Any) -> Any:
+    """Not a helper's session: a helper's tokens are in its parent's run too (the `delegate`
+    call adds them to it), so sums of usage leave helpers out and count them once, there."""
+    return ~key.contains(HELPER_MARK, autoescape=True)
+
+
 def _sums(table: Table) -> list[Any]:
     return [
         *(func.coalesce(func.sum(table.c[name]), 0).label(name) for name in TOKEN_COUNTS),
@@ -190,9 +196,10 @@ class Archive:
         return SessionDetail(**info.model_dump(), recent=[_message(m) for m in messages])
 
     async def totals(self, prefix: str) -> tuple[int, Tokens]:
-        """How many sessions are `prefix` or under it (`prefix:…`), and their summed usage."""
+        """How many sessions are `prefix` or under it (`prefix:…`), and their summed usage;
+        helpers' sessions are neither counted nor added (their tokens are their parents')."""
         key = SESSIONS.c.key
-        under = (key == prefix) | key.startswith(f"{prefix}:", autoescape=True)
+        under = ((key == prefix) | key.startswith(f"{prefix}:", autoescape=True)) & _own(key)
         async with self.engine.connect() as db:
             row = (
                 await db.execute(select(func.count().label("n"), *_sums(SESSIONS)).where(under))
@@ -216,6 +223,9 @@ class Archive:
             return Deleted(existed, await _unused(db, wanted | set(files)))
 
     async def stats(self) -> Stats:
+        """Every session, message and run counted (a helper's run is work done, and listed
+        as such); tokens and cost summed over the sessions and runs that are not helpers',
+        whose tokens their parents' runs hold already."""
         async with self.engine.connect() as db:
             sessions, messages = (
                 await db.execute(
@@ -230,11 +240,18 @@ class Archive:
                     select(func.count(), func.count().filter(RUNS.c.status == "failed"))
                 )
             ).one()
-            total = (await db.execute(select(*_sums(SESSIONS)))).one()
+            own = _own(SESSIONS.c.key)
+            total = (await db.execute(select(*_sums(SESSIONS)).where(own))).one()
             platforms = await db.execute(
-                select(SESSIONS.c.platform, *_sums(SESSIONS)).group_by(SESSIONS.c.platform)
+                select(SESSIONS.c.platform, *_sums(SESSIONS))
+                .where(own)
+                .group_by(SESSIONS.c.platform)
             )
-            models = await db.execute(select(RUNS.c.model, *_sums(RUNS)).group_by(RUNS.c.model))
+            models = await db.execute(
+                select(RUNS.c.model, *_sums(RUNS))
+                .where(_own(RUNS.c.session_key))
+                .group_by(RUNS.c.model)
+            )
             return Stats(
                 sessions=sessions,
                 messages=messages,

@@ -7,6 +7,7 @@ import time
 import zoneinfo
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from redis.asyncio import Redis
 from sqlalchemy import ColumnElement, Table, func, select, update
 
@@ -26,11 +27,14 @@ LONG_AGO = datetime.now(UTC) - timedelta(days=40)
 WINDOW = timedelta(days=30)
 
 
-async def converse(db: Database, key: str, platform: str = "tg", turns: int = 1) -> None:
+async def converse(
+    db: Database, key: str, platform: str = "tg", turns: int = 1, tokens: int = 100
+) -> None:
+    """`turns` runs in `key`, each reading `tokens` and writing a tenth of that."""
     state = SessionState()
     for turn in range(turns):
         state.messages.append(Message(role="user", content=[TextBlock(text=f"q{turn}")]))
-        usage = Usage(input_tokens=100, output_tokens=10)
+        usage = Usage(input_tokens=tokens, output_tokens=tokens // 10)
         state.messages.append(
             Message(role="assistant", content=[TextBlock(text=f"a{turn}")], usage=usage)
         )
@@ -99,6 +103,31 @@ async def test_stats_add_up_every_session(db: Database) -> None:
     assert stats.by_platform["tg"].input == 200 and stats.by_platform["slack"].input == 100
     assert stats.by_model["claude-test"].cost_usd is not None
     assert stats.usage.cost_usd is not None and stats.usage.cost_usd > 0
+
+
+async def test_a_helpers_tokens_are_counted_once_in_its_parents(db: Database) -> None:
+    """A turn that ran a helper: the parent's run holds the helper's tokens (40 of its 140),
+    and so does the helper's own session. The totals count them once, in the parent; the
+    helper's run is still counted as a run, and its session as a session, but not as one of
+    the chat's threads, nor its platform (`http`) as one that spent anything."""
+    await converse(db, "slack:T:C:1.5", platform="slack", tokens=140)
+    await converse(db, "slack:T:C:1.5:helper-toolu_1", platform="http", tokens=40)
+    await converse(db, "slack:T:C:2.5", platform="slack")
+    stats = await db.archive.stats()
+    assert (stats.sessions, stats.runs) == (3, 3)
+    assert (stats.usage.input, stats.usage.output) == (240, 24)
+    assert set(stats.by_platform) == {"slack"}
+    assert stats.by_platform["slack"].input == 240
+    assert stats.by_model["claude-test"].input == 240
+    own = await db.archive.session("slack:T:C:1.5")
+    priced = [stats.usage.cost_usd, stats.by_model["claude-test"].cost_usd]
+    assert own is not None and own.usage.cost_usd is not None
+    assert priced == [pytest.approx(own.usage.cost_usd * 240 / 140)] * 2
+    threads, tokens = await db.archive.totals("slack:T:C")
+    assert (threads, tokens.input, tokens.output) == (2, 240, 24)
+    assert tokens.cost_usd == pytest.approx(stats.usage.cost_usd)
+    one, alone = await db.archive.totals("slack:T:C:1.5")
+    assert (one, alone.input) == (1, 140)
 
 
 async def test_delete_removes_everything_about_one_session(

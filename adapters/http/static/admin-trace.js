@@ -2,7 +2,8 @@
 // goes in as text): the graph, with the boxes where `/api/traces/{id}/graph` placed them and
 // typed edges between them, and the timeline, one bar per node from its start for its latency.
 // Each is built off-document and inserted at once, so a trace of hundreds of nodes is one
-// layout for the browser.
+// layout for the browser. Under a graph, each `delegate` call's helper: its own run's trace,
+// drawn the same way when opened, with its own helpers under it.
 
 const SVG = "http://www.w3.org/2000/svg";
 const BOX_W = 200;
@@ -73,6 +74,10 @@ function nodeBox(node, at, onSelect) {
   group.appendChild(el("text", { x: 12, y: 24, class: "name" }, clip(node.name, 24)));
   const second = `${node.kind} · ${duration(node.latency_ms)} · ${node.status}`;
   group.appendChild(el("text", { x: 12, y: 44, class: "sub" }, clip(second, 32)));
+  if (helperOf(node)) {
+    group.classList.add("has-helper");
+    group.appendChild(el("text", { x: BOX_W - 10, y: 24, class: "helper-mark" }, "⤵"));
+  }
   group.addEventListener("click", () => onSelect(node, group));
   group.addEventListener("keydown", (event) => {
     if (event.key === "Enter" || event.key === " ") { event.preventDefault(); onSelect(node, group); }
@@ -81,14 +86,15 @@ function nodeBox(node, at, onSelect) {
 }
 
 // The graph of `graph` (the /graph answer) into `box`; `onSelect(node, element)` on a click.
-export function drawGraph(box, graph, onSelect) {
+// `id` names the drawing: `graph` for the run's own, another for a helper's.
+export function drawGraph(box, graph, onSelect, id = "graph") {
   const nodes = graph.nodes || [];
   const left = nodes.length ? Math.min(...nodes.map((n) => n.x)) : 0;
   const place = new Map(nodes.map((n) => [n.id, { x: n.x - left + PAD + LANE, y: n.y + PAD }]));
   const width = Math.max(...[...place.values()].map((p) => p.x + BOX_W), 0) + PAD;
   const height = Math.max(...[...place.values()].map((p) => p.y + BOX_H), 0) + PAD;
   const svg = el("svg", {
-    id: "graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    id, class: "graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
     "aria-label": `the run's trace: ${nodes.length} nodes`,
   });
   svg.appendChild(markers());
@@ -151,4 +157,65 @@ export function drawTimeline(box, graph, onSelect) {
   });
   box.replaceChildren(svg);
   return svg;
+}
+
+// --- helpers' traces -------------------------------------------------------------------------
+
+// How deep helpers are drawn: PARLEY_DELEGATE_DEPTH's highest value, so a helper's helpers
+// are drawn as far as any can go, and a trace that claimed more could not make this loop.
+export const HELPER_DEPTH = 4;
+
+// The run of the helper a node's `delegate` call started, if it did (`detail.helper_run`).
+export function helperOf(node) {
+  const run = node.detail && node.detail.helper_run;
+  return typeof run === "string" && /^[0-9a-f]{32}$/.test(run) ? run : null;
+}
+
+// Under a graph (`box`, next to its drawing), one panel per helper of its `delegate` calls,
+// closed: a helper's trace is fetched (`load(run)`, once) and drawn when its panel opens, so
+// a run with many helpers costs nothing until one is looked at. `onSelect(node, element,
+// graph)` on a click in a helper's graph.
+export function drawHelpers(box, graph, load, onSelect, depth = 1) {
+  const calls = depth <= HELPER_DEPTH ? (graph.nodes || []).filter(helperOf) : [];
+  box.replaceChildren(...calls.map((call) => helperPanel(call, load, onSelect, depth)));
+  box.hidden = calls.length === 0;
+}
+
+// The panel of the helper `call` started, in `box` (the one `drawHelpers` filled), opened.
+export function openHelper(box, call) {
+  const panel = [...box.children].find((p) => p.dataset.node === String(call.id));
+  if (!panel) return;
+  panel.open = true;
+  panel.scrollIntoView({ block: "nearest" });
+}
+
+function helperPanel(call, load, onSelect, depth) {
+  const run = helperOf(call);
+  const panel = document.createElement("details");
+  panel.className = "helper";
+  Object.assign(panel.dataset, { node: String(call.id), run, depth: String(depth) });
+  const summary = document.createElement("summary");
+  const asked = typeof call.detail.arguments === "string" ? `: ${clip(call.detail.arguments, 80)}` : "";
+  summary.textContent = `Helper of call ${call.id} (step ${call.step}, ${call.status}), run ${run}${asked}`;
+  const drawing = document.createElement("div");
+  drawing.className = "drawing";
+  const nested = document.createElement("div");
+  nested.className = "helpers";
+  nested.hidden = true;
+  panel.append(summary, drawing, nested);
+  panel.addEventListener("toggle", async () => {
+    if (!panel.open || panel.dataset.state) return;
+    panel.dataset.state = "loading";
+    drawing.textContent = "Loading the helper's trace…";
+    try {
+      const sub = await load(run);
+      drawGraph(drawing, sub, (node, element) => onSelect(node, element, sub), `graph-${run}`);
+      drawHelpers(nested, sub, load, onSelect, depth + 1);
+      panel.dataset.state = "drawn";
+    } catch (error) {
+      drawing.textContent = `Could not load the helper's trace: ${error.message || error}`;
+      delete panel.dataset.state; // opened again, it tries again
+    }
+  });
+  return panel;
 }

@@ -5,10 +5,15 @@
 // Timings for the benchmark (tests/bench/dashboard.py): the marks `parley:runs`,
 // `parley:charts` and `parley:ready` (both drawn) of the first load, and a measure
 // `parley:trace` from a click on a run to its graph drawn.
+//
+// A `delegate` call's helper has a run and a trace of its own: its panel under the graph
+// (opened from it, or by a click on the call's node) draws it, nested as deep as helpers go.
 
 import { getJson } from "./api.js";
 import { drawCharts } from "./admin-charts.js";
-import { drawGraph, drawTimeline, duration, token } from "./admin-trace.js";
+import {
+  drawGraph, drawHelpers, drawTimeline, duration, helperOf, openHelper, token,
+} from "./admin-trace.js";
 
 const LIMIT = 25;
 const RANGES = { "1h": 3600e3, "6h": 6 * 3600e3, "24h": 24 * 3600e3, "7d": 7 * 86400e3, "30d": 30 * 86400e3 };
@@ -229,10 +234,24 @@ function showWhy(detail) {
   $("node-why-text").textContent = detail[found[0]];
 }
 
-function selectNode(node, element) {
+function traceOf(run) {
+  return getJson(`/api/traces/${encodeURIComponent(run)}/graph`);
+}
+
+// The helpers' panels that belong with the drawing `element` is in: those after its graph
+// (the run's own, for its timeline).
+function helpersNear(element) {
+  const drawing = element.closest(".drawing");
+  return !drawing || drawing.id === "timeline-box" ? $("helpers-box") : drawing.nextElementSibling;
+}
+
+// A node of the run's trace, or of a helper's (`graph`): its details; a delegate call's
+// node opens its helper's trace too.
+function selectNode(node, element, graph = state.graph) {
   for (const chosen of document.querySelectorAll("#run .selected")) chosen.classList.remove("selected");
   element.classList.add("selected");
-  const first = Math.min(...state.graph.nodes.map((n) => n.started_at));
+  if (helperOf(node)) openHelper(helpersNear(element), node);
+  const first = Math.min(...graph.nodes.map((n) => n.started_at));
   $("node-title").textContent = `${node.kind}: ${node.name}`;
   const list = $("node-fields");
   list.replaceChildren();
@@ -243,6 +262,7 @@ function selectNode(node, element) {
   term(list, "latency", duration(node.latency_ms));
   term(list, "started", `+${duration((node.started_at - first) * 1000)}`);
   if (node.parent) term(list, "parent", `node ${node.parent}`);
+  if (graph !== state.graph) term(list, "helper run", graph.run.id);
   showWhy(node.detail ?? {});
   $("node-detail").textContent = JSON.stringify(node.detail ?? {}, null, 2);
   $("node").hidden = false;
@@ -268,7 +288,7 @@ async function openRun(id) {
   remember();
   for (const row of $("runs").tBodies[0].rows) row.classList.toggle("selected", row.dataset.id === id);
   try {
-    const graph = await getJson(`/api/traces/${encodeURIComponent(id)}/graph`);
+    const graph = await traceOf(id);
     if (state.run !== id) return;
     state.graph = graph;
     $("run").hidden = false;
@@ -276,6 +296,7 @@ async function openRun(id) {
     drawRunHead(graph.run, graph.metrics);
     delete $("timeline-box").dataset.drawn;
     drawGraph($("graph-box"), graph, selectNode);
+    drawHelpers($("helpers-box"), graph, traceOf, selectNode);
     showView(state.view);
     await frame();
     document.body.dataset.trace = id;

@@ -106,7 +106,7 @@ async def test_three_helpers_run_in_parallel(stack: Stack) -> None:
     assert took < 1.3 * one  # in series it would be three times the helper's part
     # Each helper's run is its own, in a session under the parent's, and names no delegate.
     redis = Redis.from_url(stack.redis_url)
-    pattern = f"parley:{{http:{session}:helper-*}}:state"
+    pattern = f"parley:{{http:{session}:helper-*}}:events"
     names = [key.decode() async for key in redis.scan_iter(match=pattern)]
     await redis.aclose()
     assert len(names) == 3, names
@@ -185,7 +185,7 @@ async def test_a_helper_stays_within_its_parents_remaining_tokens(stack: Stack) 
     assert body["usage"]["output_tokens"] >= sum(map(written, helper))  # counted here too
     # The helper's run ended for its budget; so did its parent's, past what it had left.
     redis = Redis.from_url(stack.redis_url, decode_responses=True)
-    pattern = f"parley:{{http:{body['session']}:helper-*}}:state"
+    pattern = f"parley:{{http:{body['session']}:helper-*}}:events"
     (helper_key,) = [key async for key in redis.scan_iter(match=pattern)]
     helper_session = helper_key.split("{", 1)[1].rsplit("}", 1)[0]
     assert await helper_end(redis, helper_session) == "budget_spent"
@@ -284,9 +284,11 @@ async def test_a_worker_killed_while_a_helper_runs_leaves_one_answer(stack: Stac
             events = await read_events(response, crash_in_helper)
         history = (await client.get(f"/api/sessions/{session}")).json()
     redis = Redis.from_url(stack.redis_url)
-    helpers = [k async for k in redis.scan_iter(match=f"parley:{{http:{session}:helper-*}}:state")]
+    helpers = [k async for k in redis.scan_iter(match=f"parley:{{http:{session}:helper-*}}:events")]
+    states = [k async for k in redis.scan_iter(match=f"parley:{{http:{session}:helper-*}}:state")]
     await redis.aclose()
     assert len(helpers) == 1, helpers  # the resumed call found the same helper
+    assert states == []  # and, its answer read, dropped the helper's state
     results = tool_results(events)
     assert answer_of(results[-1]) == "result 0", results
     completed = [e for e in events if e["type"] == "completed"]
