@@ -31,7 +31,7 @@ from bot.agent.plan_helpers import FAILED
 from bot.agent.step import Step, StepEnd
 from bot.agent.tool_step import ToolStep
 from bot.vocabulary import events as ev
-from bot.vocabulary.messages import TextBlock
+from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState, TurnProgress
 
@@ -77,6 +77,9 @@ STEP = (
 
 
 GROUP = "Carry out steps {ids} of the plan now, at the same time, each by a helper."
+# Closes the helpers' results: the next call is not within their tool calls, so a model that
+# thinks is not asked for the thinking that led to them (Parley's calls have none).
+HELPED = "The helpers of steps {ids} answered, above."
 
 
 def revise(failed: Sequence[ev.PlanStep], last_id: int) -> str:
@@ -262,6 +265,9 @@ class PlanExecution:
             text, error = helpers.answer_of(answers.get(step.call_id))
             if _settle(step, text, error=error):
                 failed.append(step)
+        if state.messages and state.messages[-1].role == "user":
+            said = HELPED.format(ids=", ".join(str(step.id) for step in group))
+            state.messages.append(Message(role="assistant", content=[TextBlock(text=said)]))
         self._failed(failed)
         async for event in self._next():
             yield event

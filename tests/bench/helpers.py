@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 from aiohttp import web
 
-from bot.agent.plan import PLANNING
+from bot.agent.plan import ANSWER, PLANNING
 from tests.bench.processes import settle_collector, start_workers, stop
 from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, RecordedRequest, Reply, ToolCallSpec
@@ -63,6 +63,9 @@ def brain(request: RecordedRequest) -> Reply:
         return Reply(text="done: " + first.rsplit("job ", 1)[1].split(maxsplit=1)[0], gate=gate)
     if request.tool_results():
         return Reply(text=f"{len(request.tool_results())} helpers answered")
+    if ANSWER in request.last_user_text():  # a plan's, after its steps' helpers answered
+        answered = json.dumps(request.body["messages"]).count("done: ")
+        return Reply(text=f"{answered} helpers answered")
     if PLANNING in request.last_user_text():  # a plan's steps: Parley starts their helpers
         count = int(first.split("please run ", 1)[1].split(maxsplit=1)[0])
         steps = [{"id": n + 1, "title": f"do job {n}", "depends_on": []} for n in range(count)]

@@ -38,6 +38,21 @@ def step_of(request: RecordedRequest) -> int | None:
     return int(found[1]) if found else None
 
 
+def results_in(request: RecordedRequest) -> list[str]:
+    """The tool results anywhere in the request's conversation, in order, for either API."""
+    found: list[str] = []
+    for message in request.body["messages"]:
+        if message.get("role") == "tool":
+            found.append(str(message["content"]))
+        elif isinstance(message.get("content"), list):
+            found += [
+                str(block["content"])
+                for block in message["content"]
+                if block.get("type") == "tool_result"
+            ]
+    return found
+
+
 class Gate:
     """Opens once `expected` helpers asked the model, or after `ALONE_S` (then `met` is
     False: they did not run together); one that is `held` opens only when the test says."""
@@ -72,7 +87,7 @@ def brain(plan: list[dict[str, Any]], gate: Gate, own: dict[int, str]) -> Any:
         if PLANNING in asked:
             return Reply(text=json.dumps({"steps": plan}))
         if ANSWER in asked:
-            said = [content.split("\n")[-1] for _, content in request.tool_results()]
+            said = [content.split("\n")[-1] for content in results_in(request)]
             return Reply(text="summed: " + " | ".join(said))
         number = int(asked.split("Carry out step ", 1)[1].split()[0])
         return Reply(text=own[number])
