@@ -220,7 +220,7 @@ async def test_helpers_are_told_what_the_steps_before_found(
 
 async def test_failed_helpers_revise_the_plan(fake_llm: FakeLLM, planner: MakePlanner) -> None:
     """A helper that ended without an answer fails its step, as one that said FAILED does;
-    the plan is revised for both at once."""
+    the plan is revised for both at once, and a revised step may need one that ended."""
     agent, helpers = planner(together=3)
     fake_llm.enqueue(
         plan(
@@ -228,7 +228,7 @@ async def test_failed_helpers_revise_the_plan(fake_llm: FakeLLM, planner: MakePl
             {"id": 2, "title": "Read the page", "depends_on": []},
             {"id": 3, "title": "Fail again", "depends_on": []},
         ),
-        plan({"id": 4, "title": "Ask the archive", "depends_on": []}),
+        plan({"id": 4, "title": "Ask the archive", "depends_on": [2]}),  # one that ended
         Reply(text="The archive has it."),
         Reply(text="From the archive: it is there."),
     )
@@ -242,6 +242,7 @@ async def test_failed_helpers_revise_the_plan(fake_llm: FakeLLM, planner: MakePl
     final = of_type(events, ev.PlanUpdated)[-1]
     assert final.revision == 1
     assert statuses(final) == [(1, "failed"), (2, "done"), (3, "failed"), (4, "done")]
+    assert final.steps[3].depends_on == [2]
     assert completed(events).text == "From the archive: it is there."
 
 
