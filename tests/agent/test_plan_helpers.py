@@ -44,7 +44,8 @@ class Helpers:
     """Stands in for the worker's helper runs behind the real `delegate` tool: records each
     call's id and task, counts how many run at once, and answers "found <title>" once
     `together` of them have started (or after `WAIT_S` alone). A task whose title begins
-    with "Fail" fails the way a helper that ended without its answer does."""
+    with "Fail" fails the way a helper that ended without its answer does; one whose title
+    begins with "Cannot" answers that its step failed."""
 
     WAIT_S = 5.0
 
@@ -72,8 +73,9 @@ class Helpers:
         title = task.split("\n", 1)[0]
         if title.startswith("Fail"):
             raise ToolError(f"The helper (run {'0' * 32}) did not finish in time and was stopped.")
+        said = "FAILED: there is no way" if title.startswith("Cannot") else f"found {title}"
         usage = Usage(output_tokens=HELPER_TOKENS)
-        return ToolResult(text=f"[helper run {'0' * 32}]\nfound {title}", usage=usage)
+        return ToolResult(text=f"[helper run {'0' * 32}]\n{said}", usage=usage)
 
     @property
     def ids(self) -> list[str]:
@@ -226,7 +228,7 @@ async def test_failed_helpers_revise_the_plan(fake_llm: FakeLLM, planner: MakePl
         plan(
             {"id": 1, "title": "Fail to fetch", "depends_on": []},
             {"id": 2, "title": "Read the page", "depends_on": []},
-            {"id": 3, "title": "Fail again", "depends_on": []},
+            {"id": 3, "title": "Cannot read it", "depends_on": []},
         ),
         plan({"id": 4, "title": "Ask the archive", "depends_on": [2]}),  # one that ended
         Reply(text="The archive has it."),
@@ -238,7 +240,7 @@ async def test_failed_helpers_revise_the_plan(fake_llm: FakeLLM, planner: MakePl
     assert statuses(ended) == [(1, "failed"), (2, "done"), (3, "failed")]
     assert "did not finish in time" in ended.steps[0].result
     asked = fake_llm.requests[1].last_user_text()
-    assert "Step 1 failed: The helper" in asked and "Step 3 failed: The helper" in asked
+    assert "Step 1 failed: The helper" in asked and "Step 3 failed: there is no way" in asked
     final = of_type(events, ev.PlanUpdated)[-1]
     assert final.revision == 1
     assert statuses(final) == [(1, "failed"), (2, "done"), (3, "failed"), (4, "done")]
