@@ -1,31 +1,43 @@
-"""The `plan_execute` mode: plan the steps first, carry them out one by one, revise the plan
-when a step fails, then write the answer.
+"""The `plan_execute` mode: plan the steps first, carry them out, revise the plan when a
+step fails, then write the answer.
+
+A step runs once the steps it depends on are done. The planner says which those are
+(`depends_on`), and only a clear word makes a step independent: a step without `depends_on`
+waits for every step before it, and one whose `depends_on` names a step that is not before it
+in the plan (or an id two steps share) is read the same way. Steps run one by one in the
+conversation, each an ordinary step of the loop; where the turn may start helpers, two or
+more steps ready at the same time run at once instead, each as a helper
+(`bot.agent.plan_helpers`), through the turn's ordinary tool step.
 
 Every model call is an ordinary step of the loop (`Run.iterate`), with its tools, retries,
-approvals and trace; this module only says what each call is asked and reads what it
-answered. What the plan is and where it stands is kept in the turn's saved progress, so a
-turn that waits for an approval, or that another worker resumes after a crash, goes on at
-the step it was in. Only the final answer is streamed as the reply: the plan's own calls
+approvals and trace, and so is every call that starts a helper (`Run.tools`); this module
+only says what each is asked and reads what it answered. What the plan is and where it
+stands is kept in the turn's saved progress, so a turn that waits for an approval, or that
+another worker resumes after a crash, goes on at the step it was in (its helpers found
+again by their calls' ids). Only the final answer is streamed as the reply: the plan's own calls
 are shown as the plan (`PlanUpdated`), a checklist the platforms draw.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any, Protocol
 
+from bot.agent import plan_helpers as helpers
+from bot.agent.deps import AgentDeps
 from bot.agent.output import check, instruction
+from bot.agent.plan_helpers import FAILED
 from bot.agent.step import Step, StepEnd
+from bot.agent.tool_step import ToolStep
 from bot.vocabulary import events as ev
-from bot.vocabulary.messages import TextBlock
+from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState, TurnProgress
 
 MAX_STEPS = 8
 MAX_REVISIONS = 2
 RESULT_CHARS = 300
-FAILED = "FAILED:"
 PLAN_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["steps"],
@@ -47,8 +59,11 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 PLAN_FORMAT = (
     'Reply with JSON only: {"steps": [{"id": 1, "title": "…", "depends_on": []}, …]}, at most '
-    f"{MAX_STEPS} steps, each one thing to find out or do, `depends_on` naming the ids of the "
-    "steps whose results it needs."
+    f"{MAX_STEPS} steps, each one thing to find out or do, with a title that says all it must "
+    "find or do. `depends_on` lists the ids of the earlier steps whose results a step needs; "
+    "`[]` says it needs none. A step without `depends_on` waits for every step before it. "
+    "Steps that need nothing from each other may be carried out at the same time, each "
+    "knowing only its title, the request and what the steps before found."
 )
 PLANNING = (
     "Before answering, plan how. Do not carry out any step yet and do not answer yet. "
@@ -61,10 +76,16 @@ STEP = (
 )
 
 
-def revise(step: ev.PlanStep, last_id: int) -> str:
-    reason = step.result or "no reason given"
+GROUP = "Carry out steps {ids} of the plan now, at the same time, each by a helper."
+# Closes the helpers' results: the next call is not within their tool calls, so a model that
+# thinks is not asked for the thinking that led to them (Parley's calls have none).
+HELPED = "The helpers of steps {ids} answered, above."
+
+
+def revise(failed: Sequence[ev.PlanStep], last_id: int) -> str:
+    said = " ".join(f"Step {s.id} failed: {s.result or 'no reason given'}." for s in failed)
     return (
-        f"Step {step.id} failed: {reason}. Revise the plan for what is still to be done, "
+        f"{said} Revise the plan for what is still to be done, "
         f"given what the steps so far found. {PLAN_FORMAT} Use ids above {last_id}."
     )
 
@@ -80,6 +101,8 @@ class Run(Protocol):
 
     state: SessionState
     config: RunConfig
+    deps: AgentDeps
+    tools: ToolStep
 
     @property
     def turn(self) -> TurnProgress: ...
@@ -89,22 +112,51 @@ class Run(Protocol):
     async def save(self) -> None: ...
 
 
-def _steps(value: Any, first_id: int) -> list[ev.PlanStep]:
-    """The steps of a plan the model wrote, renumbered from `first_id` with their
-    dependencies mapped along (a dependency on a step outside the plan is dropped)."""
+def _steps(value: Any, first_id: int, ended: Collection[int]) -> list[ev.PlanStep]:
+    """The steps of a plan the model wrote, renumbered from `first_id`, their dependencies
+    read strictly (see the module doc). `ended` are the ids of the steps that ended before
+    a revision, which a revised step may name as they are."""
     raw = value["steps"][:MAX_STEPS]
-    ids = {item.get("id", n): first_id + n for n, item in enumerate(raw)}
+    given = [item.get("id") for item in raw]
+    named = {i: first_id + n for n, i in enumerate(given) if i is not None and given.count(i) == 1}
     steps = []
     for n, item in enumerate(raw):
         own = first_id + n
-        needs = [ids[d] for d in item.get("depends_on", []) if ids.get(d, own) < own]
+        needs = _needs(item.get("depends_on"), named, ended, range(first_id, own))
         title = " ".join(item["title"].split())[:200]
         steps.append(ev.PlanStep(id=own, title=title, depends_on=needs))
     return steps
 
 
+def _needs(
+    declared: list[int] | None, named: dict[int, int], ended: Collection[int], before: range
+) -> list[int]:
+    """The steps a step waits for: those it names, when each is a step before it (of this
+    plan, or one that ended before a revision); else every step before it."""
+    if declared is None:
+        return list(before)
+    needs: set[int] = set()
+    for name in declared:
+        if name in named and named[name] in before:
+            needs.add(named[name])
+        elif name in ended and name not in named:
+            needs.add(name)
+        else:
+            return list(before)
+    return sorted(needs)
+
+
+def _settle(step: ev.PlanStep, text: str, *, error: bool = False) -> bool:
+    """Record how `step` ended from its account `text`; whether it failed."""
+    said = text.lstrip()
+    marked = said.upper().startswith(FAILED)
+    step.status = "failed" if marked or error else "done"
+    step.result = " ".join((said[len(FAILED) :] if marked else said).split())[:RESULT_CHARS]
+    return step.status == "failed"
+
+
 class PlanExecution:
-    """The next model call of a `plan_execute` turn, each time the loop asks for one."""
+    """The next step of a `plan_execute` turn, each time the loop asks for one."""
 
     def __init__(self, run: Run) -> None:
         self.run = run
@@ -127,6 +179,11 @@ class PlanExecution:
             self._ask(PLANNING)
         if turn.plan_phase == "answering":
             async for item in self.run.iterate():
+                yield item
+            return
+        group = [s for s in turn.plan or [] if s.status == "running" and s.call_id]
+        if group:
+            async for item in self._delegated(group):
                 yield item
             return
         async for item in self._quiet(self.run.iterate()):
@@ -166,7 +223,7 @@ class PlanExecution:
         verdict = await asyncio.to_thread(check, PLAN_SCHEMA, text)
         first = max((s.id for s in done), default=0) + 1
         if verdict.valid:
-            fresh = _steps(verdict.value, first)
+            fresh = _steps(verdict.value, first, {s.id for s in done})
         elif turn.plan_phase == "planning":  # no usable plan: the request is the one step
             fresh = [ev.PlanStep(id=first, title="Answer the request")]
         else:  # a revision that did not parse: what was pending stays
@@ -180,44 +237,88 @@ class PlanExecution:
         current = next((s for s in self.turn.plan or [] if s.status == "running"), None)
         if current is None:  # a plan saved without its running step: go on with the next
             return
-        failed = text.lstrip().upper().startswith(FAILED)
-        result = text.lstrip()[len(FAILED) :] if failed else text
-        current.status = "failed" if failed else "done"
-        current.result = " ".join(result.split())[:RESULT_CHARS]
+        if _settle(current, text):
+            self._failed([current])
+
+    def _failed(self, failed: Sequence[ev.PlanStep]) -> None:
+        """Steps failed: the plan is revised for what is left, while revisions are left."""
         if failed and self.turn.plan_revision < MAX_REVISIONS:
             self.turn.plan_phase = "revising"
-            self._ask(revise(current, max(s.id for s in self.turn.plan or [])))
+            self._ask(revise(failed, max(s.id for s in self.turn.plan or [])))
+
+    async def _delegated(self, group: list[ev.PlanStep]) -> Step:
+        """The steps of `group` run by their helpers: the calls made (unless a decision on
+        them, or a resumed turn, made them already), then their answers taken as the steps'
+        results."""
+        state, ids = self.run.state, [step.call_id for step in group]
+        unanswered = [call for call in state.unanswered_tool_uses() if call.id in ids]
+        if unanswered:
+            async for item in self.run.tools.run(unanswered):
+                if not isinstance(item, StepEnd):
+                    yield item
+                elif item.finish is not None:  # stopped, or waiting for a person
+                    yield item
+                    return
+        answers = helpers.results(state.messages, ids)
+        failed = []
+        for step in group:
+            text, error = helpers.answer_of(answers.get(step.call_id))
+            if _settle(step, text, error=error):
+                failed.append(step)
+        if state.messages and state.messages[-1].role == "user":
+            said = HELPED.format(ids=", ".join(str(step.id) for step in group))
+            state.messages.append(Message(role="assistant", content=[TextBlock(text=said)]))
+        self._failed(failed)
+        async for event in self._next():
+            yield event
 
     async def _next(self) -> AsyncIterator[ev.AgentEvent]:
-        """Start the next runnable step, or ask for the answer once none is left."""
+        """Start what is ready (one step in the conversation, or two or more as helpers), or
+        ask for the answer once nothing is left."""
         turn = self.turn
         if turn.plan_phase == "executing":
             ready = self._ready()
-            if ready is None:
+            if not ready:
                 turn.plan_phase = "answering"
                 schema = self.run.config.output_schema
                 self._ask(ANSWER + ("\n\n" + instruction(schema) if schema else ""))
+            elif len(ready) > 1 and helpers.offered(
+                self.run.tools, self.run.deps.settings.delegate_depth
+            ):
+                self._delegate(ready)
             else:
-                ready.status = "running"
-                self._ask(STEP.format(id=ready.id, title=ready.title))
+                ready[0].status = "running"
+                self._ask(STEP.format(id=ready[0].id, title=ready[0].title))
         await self.run.save()
         yield self._show()
 
-    def _ready(self) -> ev.PlanStep | None:
-        """The first pending step whose dependencies are done; a step that depends on one
-        that failed or was skipped is skipped."""
+    def _delegate(self, group: list[ev.PlanStep]) -> None:
+        """Hand each step of `group` to a helper: the calls go into the context now, and
+        run at the plan's next step (`_delegated`)."""
+        turn, state = self.turn, self.run.state
+        request = helpers.request_of(state.messages, turn.start, PLANNING)
+        for step in group:
+            step.status, step.call_id = "running", helpers.call_id(turn, step)
+        self._ask(GROUP.format(ids=", ".join(str(step.id) for step in group)))
+        state.messages.append(helpers.calls(group, turn.plan or [], request))
+
+    def _ready(self) -> list[ev.PlanStep]:
+        """The pending steps whose dependencies are done, which need nothing from each
+        other; a step that depends on one that failed or was skipped is skipped."""
         steps = self.turn.plan or []
         status = {s.id: s.status for s in steps}
+        ready = []
         for step in steps:
             if step.status != "pending":
                 continue
             needs = [status.get(d, "done") for d in step.depends_on]
             if any(state in ("failed", "skipped") for state in needs):
                 step.status, status[step.id] = "skipped", "skipped"
-                continue
-            if all(state == "done" for state in needs):
-                return step
+            elif all(state == "done" for state in needs):
+                ready.append(step)
+        if ready:
+            return ready
         for step in steps:  # what is left waits on itself: a cycle the model wrote
             if step.status == "pending":
                 step.status = "skipped"
-        return None
+        return []

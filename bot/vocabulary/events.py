@@ -212,6 +212,7 @@ class PlanStep(BaseModel):
     depends_on: list[int] = Field(default_factory=list)
     status: PlanStatus = "pending"
     result: str = ""  # what the step found, in short, once it ended
+    call_id: str = ""  # the `delegate` call that runs it as a helper, when one does
 
 
 class PlanUpdated(BaseModel):

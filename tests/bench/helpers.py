@@ -12,7 +12,10 @@ Figures, medians of several turns:
   helpers at once, PARLEY_DELEGATE_CONCURRENCY, so 8 take two rounds);
 - "turn with 8 helpers, 8 at once": with PARLEY_DELEGATE_CONCURRENCY and
   PARLEY_TOOL_CONCURRENCY at 8;
-- "3 helpers against 1": the ratio, whose target is 1.3.
+- "3 helpers against 1": the ratio, whose target is 1.3;
+- "plan of 3 independent steps": a `plan_execute` turn whose plan has 3 steps that need
+  nothing from each other, which Parley runs as 3 helpers at once (the plan's model call, the
+  helpers, the answer's).
 
 Run with `make bench`, or `python -m tests.bench.helpers`.
 """
@@ -20,6 +23,7 @@ Run with `make bench`, or `python -m tests.bench.helpers`.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
 import tempfile
@@ -29,6 +33,7 @@ from pathlib import Path
 import httpx
 from aiohttp import web
 
+from bot.agent.plan import ANSWER, PLANNING
 from tests.bench.processes import settle_collector, start_workers, stop
 from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, RecordedRequest, Reply, ToolCallSpec
@@ -44,6 +49,7 @@ FIGURES = (
     "turn with 8 helpers: median",
     "turn with 8 helpers, 8 at once: median",
     "3 helpers against 1",
+    "turn with a plan of 3 independent steps (helpers): median",
 )
 
 
@@ -57,19 +63,28 @@ def brain(request: RecordedRequest) -> Reply:
         return Reply(text="done: " + first.rsplit("job ", 1)[1].split(maxsplit=1)[0], gate=gate)
     if request.tool_results():
         return Reply(text=f"{len(request.tool_results())} helpers answered")
+    if ANSWER in request.last_user_text():  # a plan's, after its steps' helpers answered
+        answered = json.dumps(request.body["messages"]).count("done: ")
+        return Reply(text=f"{answered} helpers answered")
+    if PLANNING in request.last_user_text():  # a plan's steps: Parley starts their helpers
+        count = int(first.split("please run ", 1)[1].split(maxsplit=1)[0])
+        steps = [{"id": n + 1, "title": f"do job {n}", "depends_on": []} for n in range(count)]
+        return Reply(text=json.dumps({"steps": steps}))
     count = int(first.rsplit("start ", 1)[1].split(maxsplit=1)[0])
     return Reply(
         tool_calls=[ToolCallSpec("delegate", {"task": f"do job {n} now"}) for n in range(count)]
     )
 
 
-async def turn(client: httpx.AsyncClient, count: int) -> float:
-    session = (await client.post("/api/sessions")).json()["id"]
+async def turn(client: httpx.AsyncClient, count: int, *, plan: bool = False) -> float:
+    """One turn with `count` helpers: asked for by the model, or run for the steps of a plan
+    (the person's words name no helper then, as a helper's task carries them)."""
+    mode = {"mode": "plan_execute"} if plan else {}
+    session = (await client.post("/api/sessions", json=mode)).json()["id"]
+    text = f"please run {count} steps" if plan else f"please start {count} helpers"
     start = time.perf_counter()
     answer = await client.post(
-        f"/api/sessions/{session}/messages",
-        json={"text": f"please start {count} helpers"},
-        timeout=120,
+        f"/api/sessions/{session}/messages", json={"text": text}, timeout=120
     )
     took = time.perf_counter() - start
     assert answer.status_code == 200, answer.text
@@ -77,10 +92,11 @@ async def turn(client: httpx.AsyncClient, count: int) -> float:
     return took
 
 
-async def timed(client: httpx.AsyncClient, count: int) -> float:
-    took = [await turn(client, count) for _ in range(TURNS)]
+async def timed(client: httpx.AsyncClient, count: int, *, plan: bool = False) -> float:
+    took = [await turn(client, count, plan=plan) for _ in range(TURNS)]
     median = statistics.median(took)
-    print(f"{count} helpers: median {median:.2f} s, each {', '.join(f'{t:.2f}' for t in took)}")
+    what = f"a plan of {count} steps" if plan else f"{count} helpers"
+    print(f"{what}: median {median:.2f} s, each {', '.join(f'{t:.2f}' for t in took)}")
     return median
 
 
@@ -99,13 +115,15 @@ def env_for(redis_url: str, folder: str, llm: FakeLLM, **more: str) -> dict[str,
 
 
 async def measured(
-    base_url: str, env: dict[str, str], redis_url: str, counts: list[int]
+    base_url: str, env: dict[str, str], redis_url: str, counts: list[int], *, plan: int = 0
 ) -> list[float]:
+    """The median turn with each of `counts` helpers, then with a plan of `plan` steps."""
     workers, _ = await start_workers(1, env, redis_url)
     try:
         async with httpx.AsyncClient(base_url=base_url) as client:
             await turn(client, 1)  # warm: the SDK's first connection, the database
-            return [await timed(client, count) for count in counts]
+            medians = [await timed(client, count) for count in counts]
+            return medians + ([await timed(client, plan, plan=True)] if plan else [])
     finally:
         await stop(workers)
 
@@ -124,7 +142,9 @@ async def main() -> None:
             settle_collector()
             base_url = f"http://127.0.0.1:{port}"
             try:
-                one, three, eight = await measured(base_url, env, server.url, [1, 3, 8])
+                one, three, eight, planned = await measured(
+                    base_url, env, server.url, [1, 3, 8], plan=3
+                )
                 wide = env | {"PARLEY_DELEGATE_CONCURRENCY": "8", "PARLEY_TOOL_CONCURRENCY": "8"}
                 (eight_at_once,) = await measured(base_url, wide, server.url, [8])
             finally:
@@ -132,7 +152,8 @@ async def main() -> None:
                 server.stop()
     print(
         f"a turn with helpers of a {MODEL_S:g} s model call: 1 → {one:.2f} s, 3 → {three:.2f} s "
-        f"({three / one:.2f}×), 8 → {eight:.2f} s (4 at once), {eight_at_once:.2f} s (8 at once)"
+        f"({three / one:.2f}×), 8 → {eight:.2f} s (4 at once), {eight_at_once:.2f} s (8 at once); "
+        f"a plan of 3 independent steps → {planned:.2f} s"
     )
     report(
         Figure("turn with 1 helper (1 s model call): median", one * 1000, "ms"),
@@ -140,6 +161,7 @@ async def main() -> None:
         Figure("turn with 8 helpers: median", eight * 1000, "ms"),
         Figure("turn with 8 helpers, 8 at once: median", eight_at_once * 1000, "ms"),
         Figure("3 helpers against 1", three / one, "×", 1.3),
+        Figure("turn with a plan of 3 independent steps (helpers): median", planned * 1000, "ms"),
     )
 
 
