@@ -196,7 +196,7 @@ async def test_a_worker_killed_while_the_steps_helpers_run_leaves_one_answer(
 
             events = await read_events(response, crash_in_helpers)
     redis = Redis.from_url(stack.redis_url)
-    pattern = f"parley:{{http:{session}:helper-*}}:state"
+    pattern = f"parley:{{http:{session}:helper-*}}:events"  # their state went once read
     helpers = [key async for key in redis.scan_iter(match=pattern)]
     await redis.aclose()
     assert len(helpers) == 3, helpers  # the resumed calls found the same helpers
