@@ -29,7 +29,8 @@ chat (`Confirmations.show_in`) and posts its prompt in its own reply (`LiveTurn.
 naming the helper. It goes on waiting meanwhile, its clock held (the time is the person's),
 for as long as the request waits and the helper then runs. A press decides the request as
 any press does; the decision goes into the helper's mailbox and resumes the helper, which
-answers into its own stream, where its parent reads the answer.
+answers into its own stream, where its parent reads the answer. The files a helper sends
+are posted in the parent's reply the same way.
 
 A helper ends with its parent: a `/stop` or the parent's clock sets the parent's cancel,
 which cancels the call, which stops the helper (`stop_helper`: marked, so one not yet
@@ -95,7 +96,9 @@ class Answer:
     """What a helper's stream said of its run: its end, and the approvals it asked for."""
 
     completed: dict[str, Any] | None = None  # its last run's end: its answer, or why none
-    asked: list[ev.ConfirmationRequired] = field(default_factory=list)  # not yet shown
+    # What its runs posted for the person (its approval requests, its files), not yet shown
+    # in the parent's reply.
+    news: list[ev.ConfirmationRequired | ev.FileSent] = field(default_factory=list)
     lost: bool = False  # it ended long ago, and its stream (kept 15 minutes) lapsed since
     usage: Usage = field(default_factory=Usage)  # of all its runs (it may stop to ask)
 
@@ -247,12 +250,10 @@ class HelperRuns:
         with _Waiting(self.runner.deps.confirmations, parent.live.deadline) as waiting:
             while time.monotonic() < deadline:
                 since = await self._read(session, since, answer, block=False)
+                if (until := await _pass_on(parent, answer, waiting, task)) is not None:
+                    deadline = max(deadline, time.monotonic() + until - time.time() + limit)
                 if answer.completed is not None:
                     return answer
-                for event in answer.asked:
-                    if (until := await waiting.ask(parent, event, task)) is not None:
-                        deadline = max(deadline, time.monotonic() + until - time.time() + limit)
-                answer.asked.clear()
                 await waiting.check()
                 queued, busy = await mailbox.pending(session), await mailbox.busy(session)
                 if queued and not busy:
@@ -261,8 +262,8 @@ class HelperRuns:
                     continue
                 if not queued and not busy and waiting.person is None:
                     since = await self._read(session, since, answer, block=False)  # committed
-                    if answer.completed is None and answer.asked:
-                        continue  # it stopped at a request just after the read above
+                    if answer.news:
+                        continue  # it posted (it stopped at a request) just after the read above
                     answer.lost = answer.completed is None
                     return answer  # found now (it ended just after the read above), or lapsed
                 since = await self._read(session, since, answer, block=True)
@@ -281,8 +282,24 @@ class HelperRuns:
                 if event.get("type") == "completed":
                     answer.ended(event)
                 elif event.get("type") == "confirmation_required":
-                    answer.asked.append(ev.ConfirmationRequired.model_validate(event))
+                    answer.news.append(ev.ConfirmationRequired.model_validate(event))
+                elif event.get("type") == "file":
+                    answer.news.append(ev.FileSent.model_validate(event))
         return since
+
+
+async def _pass_on(parent: _Parent, answer: Answer, waiting: _Waiting, task: str) -> float | None:
+    """Show in the parent's reply what the helper posted for the person: its files (a reply
+    posts each file once, so a resumed parent reading them again posts nothing twice), and
+    its approval requests. When the last request asked now expires (Unix time), if one was."""
+    until = None
+    for event in answer.news:
+        if isinstance(event, ev.FileSent):
+            await parent.live.show(event)
+        elif (expires := await waiting.ask(parent, event, task)) is not None:
+            until = expires
+    answer.news.clear()
+    return until
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
-"""A helper's call that needs an approval is asked in its parent's Telegram chat.
+"""What a helper posts for the person shows in its parent's Telegram chat: its approval
+requests and its files.
 
-The parent's reply runs on while the prompt waits: it names the helper, its buttons decide
+The parent's reply runs on while a prompt waits: it names the helper, its buttons decide
 the helper's call as any prompt's do (only the person who asked, or an admin), and the
-helper's answer comes back to the parent, whose reply then lands in the chat. The helper's
-own run shows nothing in the chat but the prompt.
+helper's answer comes back to the parent, whose reply then lands in the chat. A file a
+helper sends is posted in the parent's reply, once. The helper's own run shows nothing else
+in the chat.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.fakes.tg import BotMessage, TgChat
 from tests.integration.telegram.test_approvals import answer_to, buttons
+from tests.integration.telegram.test_files_out import TABLE, workspace
 from tests.integration.telegram.test_replies import ANN, BOB, replies
 from tests.support.telegram import TelegramStack
 
@@ -75,3 +78,36 @@ async def test_a_helpers_call_denied_in_the_chat_is_not_run(tg_stack: TelegramSt
     shown = await replies(tg_stack, chat, 3)
     assert shown[-1].endswith("\n\nDone. helper: Denied by the user.")
     assert all("launched" not in text for text in shown)
+
+
+def sender(request: RecordedRequest) -> Reply:
+    """The parent asks a helper for the table; the helper sends it and says so."""
+    first = str(request.body["messages"][0]["content"])
+    results = request.tool_results()
+    if "the table please" not in first:
+        if results:
+            return Reply(text="Sent it.")
+        return Reply(tool_calls=[ToolCallSpec("send_file", {"path": "cities.csv"})])
+    if results:
+        return Reply(text="The helper: " + results[0][1].split("\n")[-1])
+    return Reply(tool_calls=[ToolCallSpec("delegate", {"task": "send cities.csv"})])
+
+
+async def test_a_file_a_helper_sends_is_posted_in_its_parents_reply(
+    tg_stack: TelegramStack,
+) -> None:
+    await tg_stack.start_worker()
+    group = tg_stack.tg.group("Reports")
+    (workspace(tg_stack, group) / "cities.csv").write_bytes(TABLE)
+    tg_stack.fake.responder = sender
+    tg_stack.tg.send(group, ANN, "@parley_test_bot the table please")
+    await replies(tg_stack, group, 2)
+    [document] = tg_stack.tg.uploads(group)
+    assert document.upload is not None and document.upload.data == TABLE
+    # The reply so far, the file below it, and the rest of the reply below the file.
+    shown = [(m.upload.kind if m.upload else "text", m.text) for m in tg_stack.tg.everything(group)]
+    assert shown == [
+        ("text", "⏳ Helper: send cities.csv"),
+        ("document", ""),
+        ("text", "✅ Helper: send cities.csv\n\nThe helper: Sent it."),
+    ]
