@@ -1,5 +1,6 @@
-"""`/skills [off NAME | on NAME]`: the operator's skills offered in a chat, and an admin's
-switch for each, the same on every platform.
+"""`/skills [off NAME | on NAME]`: the operator's skills offered in a chat (each with the
+tools it names, those switched off in the chat marked), and an admin's switch for each, the
+same on every platform.
 
 A switched-off skill is kept as a row among the chat's switched-off tools, named `skill:NAME`
 (`bot.vocabulary.chat_settings.SKILL`), for every topic and thread of the chat: the next turn
@@ -55,17 +56,28 @@ class ChatSkills:
         note = f"\n{refused} skill folder(s) were refused; the log says why." if refused else ""
         if not library.skills:
             return NONE + note
-        off = skills_off(await self.chats.tools_off(chat))
+        switched = await self.chats.tools_off(chat)
+        off = skills_off(switched)
         lines: list[str] = []
         skills = list(library.skills.values())
         for count, skill in enumerate(skills):
             about = skill.description
             about = about if len(about) <= SHOWN else about[: SHOWN - 1] + "…"
             mark = " (switched off here)" if skill.name in off else ""
-            line = f"• {skill.name}{mark}: {about}"
+            line = f"• {skill.name}{mark}: {about}{_needs(skill.allowed_tools, switched)}"
             if sum(map(len, lines)) + len(line) > LISTED:
                 lines.append(f"… and {len(skills) - count} more")
                 break
             lines.append(line)
         listed = "\n".join(lines)
         return f"Skills in this chat:\n{listed}\n{HOW.format(command=command)}{note}"
+
+
+def _needs(tools: tuple[str, ...], off: frozenset[str]) -> str:
+    """The tools a skill names (`allowed-tools`), those switched off in the chat marked: a
+    skill whose tools are off here cannot be followed as written."""
+    if not tools:
+        return ""
+    named = ", ".join(f"{t} (switched off here)" if t in off else t for t in tools[:8])
+    more = f" and {len(tools) - 8} more" if len(tools) > 8 else ""
+    return f" Uses: {named}{more}."
