@@ -13,7 +13,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from bot.session.decisions import EXPIRED as DECISIONLESS
-from tests.fakes.llm import Reply, ToolCallSpec
+from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.support.browser import wait_for, wait_for_text
 from tests.support.chat_page import run, say, script, shown, tool_cards
 from tests.support.redis_server import RedisServer
@@ -240,3 +240,34 @@ def finished(browser: WebDriver) -> list[str] | None:
     note = browser.find_elements(By.CSS_SELECTOR, ".msg.note")
     stop = browser.find_element(By.ID, "stop")
     return None if note or stop.is_enabled() else bot_texts(browser)
+
+
+def helper_writes(request: RecordedRequest) -> Reply:
+    """The parent asks a helper to write a file (which needs an approval by default)."""
+    first = str(request.body["messages"][0]["content"])
+    results = request.tool_results()
+    if "write it down" not in first:  # the helper: its task is its first message
+        if results:
+            return Reply(text=f"helper: {results[0][1]}")
+        return Reply(tool_calls=[ToolCallSpec("write_file", {"path": "n.txt", "content": "1"})])
+    if results:
+        return Reply(text="All done. " + results[0][1].split("\n")[-1])
+    return Reply(tool_calls=[ToolCallSpec("delegate", {"task": "note the number"})])
+
+
+async def test_a_helpers_approval_is_a_card_in_the_chat(stack: Stack, browser: WebDriver) -> None:
+    """The card names the helper; approved, the helper's call runs and the reply goes on."""
+    await stack.start_worker()
+    stack.fake.responder = helper_writes
+    await run(browser, browser.get, stack.base_url + "/")
+    await say(browser, "write it down")
+    card = await wait_for(browser, ask_card, "the helper's approval card")
+    assert card["head"] == "Allow write_file?" and card["buttons"] == ["Approve", "Deny"]
+    line = await run(browser, browser.find_element, By.CSS_SELECTOR, "#log .ask .helper-line")
+    assert line.text == "🤖 Asked by a helper working on: note the number"
+    await press(browser, "Approve")
+    messages = await wait_for_text(browser, "All done. helper: ")
+    assert (await wait_for(browser, settled_card, "the decision"))["outcome"] == "Approved."
+    assert "error" not in " ".join(messages).lower()
+    (written,) = list(stack.tmp.rglob("n.txt"))
+    assert written.read_text() == "1"
