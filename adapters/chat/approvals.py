@@ -62,5 +62,6 @@ def outcome_line(status: str, by: str, where: str = "chat") -> str:
         "denied": f"❌ Denied by {by}",
         "expired": "⌛ Expired: nobody decided in time, so it was not run.",
         "declined": "↩️ Not run: a new message came instead of a decision.",
+        "withdrawn": "↩️ Not run: the helper that asked was stopped.",
     }
     return lines.get(status, f"Decided: {status}")

@@ -30,6 +30,7 @@ ANSWERS = {
     "approved": "This was already approved.",
     "denied": "This was already denied.",
     "declined": "A newer message replaced this request; nothing was run.",
+    "withdrawn": "The helper that asked for this was stopped; nothing was run.",
     "unknown": "This request is no longer available.",
 }
 

@@ -26,7 +26,8 @@ from redis.asyncio import Redis
 from bot.redis import keys
 from bot.vocabulary.questions import Answer, Question
 
-Status = Literal["pending", "approved", "denied", "expired", "declined", "answered"]
+# `withdrawn`: its helper was stopped while it waited (`bot.session.helpers`).
+Status = Literal["pending", "approved", "denied", "expired", "declined", "answered", "withdrawn"]
 Outcome = Literal["ok", "unknown", "expired", "decided", "forbidden", "partial", "stale"]
 _ANSWERS = TypeAdapter(list[Answer])
 

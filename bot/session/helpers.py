@@ -6,7 +6,8 @@ budget, a timeout, the tools it may use) and sent as the parent's person, in the
 chat. So it inherits every promise of the mailbox: it is committed once, its answer is
 recorded, and a worker killed while it runs hands it to another, which resumes it. Its
 events go to its own stream in Redis (`keys.events`, as an HTTP run's do), and its answer is
-the `completed` event there for its envelope: whoever waits reads it from the start.
+the last `completed` event there (a run of its that stopped to wait for a person is not the
+last): whoever waits reads it from the start.
 
 Why a waiting parent cannot starve its helpers (the deadlock question): a parent's turn
 holds one of its worker's slots (PARLEY_WORKER_SESSIONS) while it waits, and if every slot
@@ -24,24 +25,23 @@ tool may run again: it is idempotent, see `bot.assembly.delegate`): its envelope
 mailbox's duplicate, and the call finds the helper running, or its answer, or runs it.
 
 A helper's call that needs a person's approval is asked in its parent's chat: the parent,
-following the helper's stream, finds the request there, marks it to be shown in its own
-chat (`Confirmations.show_in`) and posts its prompt in its own reply (`LiveTurn.show`),
-naming the helper. It goes on waiting meanwhile, its clock held (the time is the person's),
-for as long as the request waits and the helper then runs. A press decides the request as
-any press does; the decision goes into the helper's mailbox and resumes the helper, which
-answers into its own stream, where its parent reads the answer. The files a helper sends
-are posted in the parent's reply the same way.
+following the helper's stream, finds the request there and posts its prompt in its own
+reply, naming the helper (`bot.session.helper_requests`). It goes on waiting meanwhile, its
+clock held (the time is the person's), for as long as the request waits and the helper then
+runs. A press decides the request as any press does; the decision goes into the helper's
+mailbox and resumes the helper, which answers into its own stream, where its parent reads
+the answer. The files a helper sends are posted in the parent's reply the same way.
 
 A helper ends with its parent: a `/stop` or the parent's clock sets the parent's cancel,
 which cancels the call, which stops the helper (`stop_helper`: marked, so one not yet
-started stops at once, and told to every worker). A parent's worker that shuts down or
-dies does not stop its helpers: the parent resumes elsewhere and finds them.
+started stops at once, and told to every worker) and withdraws the request it waits on. A
+parent's worker that shuts down or dies does not stop its helpers: the parent resumes
+elsewhere and finds them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
@@ -49,14 +49,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.agent.deadline import Deadline
 from bot.config.settings import Settings
 from bot.llm.served import Served
 from bot.people.limits import Limits
 from bot.redis import keys
-from bot.redis.confirmations import Confirmations
 from bot.redis.results import text
 from bot.session.helper_cleanup import drop_answered_helper
+from bot.session.helper_requests import Parent, Waiting, pass_on, withdraw
 from bot.session.live import LiveTurn, stop_helper
 from bot.session.runner import SessionRunner
 from bot.tools.base import ToolContext, ToolError, ToolResult
@@ -158,7 +157,7 @@ class HelperRuns:
                 share.reserved += budget
                 try:
                     config = config.model_copy(update={"token_budget": budget})
-                    answer = await self._run(_Parent(ctx, live), session, task, config)
+                    answer = await self._run(Parent(ctx, live), session, task, config)
                 finally:
                     share.reserved -= budget
         finally:
@@ -217,7 +216,7 @@ class HelperRuns:
             raise ToolError("Not run: no tokens are left in this turn's budget for a helper.")
         return budget
 
-    async def _run(self, parent: _Parent, session: str, task: str, config: RunConfig) -> Answer:
+    async def _run(self, parent: Parent, session: str, task: str, config: RunConfig) -> Answer:
         """Send the helper its envelope (again, after a resume: a duplicate then) and wait
         for its answer; a cancelled parent stops it."""
         ctx = parent.ctx
@@ -232,25 +231,31 @@ class HelperRuns:
             answer = await self._follow(parent, session, task_line(task), limit)
         except asyncio.CancelledError:
             if parent.live.cancel.is_set():  # a /stop or the parent's clock, not a shutdown
-                await stop_helper(mailbox.redis, session)
+                await self._stop(session)
             raise
         if answer.completed is None and not answer.lost:  # out of time
-            await stop_helper(mailbox.redis, session)
+            await self._stop(session)
         if answer.completed is not None:  # read: its hot state may go (its stream stays)
             await drop_answered_helper(mailbox, self.runner.states, session, envelope.id)
         return answer
 
-    async def _follow(self, parent: _Parent, session: str, task: str, limit: float) -> Answer:
+    async def _stop(self, session: str) -> None:
+        """Stop the helper, and withdraw the request it waits on, if it waits on one."""
+        await stop_helper(self.runner.deps.mailbox.redis, session)
+        deps = self.runner.deps
+        await withdraw(deps.confirmations, deps.history, deps.egress, session)
+
+    async def _follow(self, parent: Parent, session: str, task: str, limit: float) -> Answer:
         """The helper's answer from its stream, read from the start; meanwhile, whenever
         nobody holds its lease and its envelope waits, it is run here, and what it asks a
         person is asked in the parent's chat (see the module doc)."""
         mailbox = self.runner.deps.mailbox
         answer, since = Answer(), "0-0"
         deadline = time.monotonic() + limit
-        with _Waiting(self.runner.deps.confirmations, parent.live.deadline) as waiting:
+        with Waiting(self.runner.deps.confirmations, parent.live.deadline) as waiting:
             while time.monotonic() < deadline:
                 since = await self._read(session, since, answer, block=False)
-                if (until := await _pass_on(parent, answer, waiting, task)) is not None:
+                if (until := await pass_on(parent, answer.news, waiting, task)) is not None:
                     deadline = max(deadline, time.monotonic() + until - time.time() + limit)
                 if answer.completed is not None:
                     return answer
@@ -286,69 +291,6 @@ class HelperRuns:
                 elif event.get("type") == "file":
                     answer.news.append(ev.FileSent.model_validate(event))
         return since
-
-
-async def _pass_on(parent: _Parent, answer: Answer, waiting: _Waiting, task: str) -> float | None:
-    """Show in the parent's reply what the helper posted for the person: its files (a reply
-    posts each file once, so a resumed parent reading them again posts nothing twice), and
-    its approval requests. When the last request asked now expires (Unix time), if one was."""
-    until = None
-    for event in answer.news:
-        if isinstance(event, ev.FileSent):
-            await parent.live.show(event)
-        elif (expires := await waiting.ask(parent, event, task)) is not None:
-            until = expires
-    answer.news.clear()
-    return until
-
-
-@dataclass(frozen=True)
-class _Parent:
-    """The turn a helper works for: its call's context, and the turn as it runs here."""
-
-    ctx: ToolContext
-    live: LiveTurn
-
-
-class _Waiting:
-    """A helper's approval request, asked in its parent's chat, while a person decides it:
-    the parent's clock is held meanwhile (the time is the person's, not the agent's)."""
-
-    def __init__(self, confirmations: Confirmations, clock: Deadline) -> None:
-        self.confirmations = confirmations
-        self.clock = clock
-        self.person: str | None = None  # the request a person decides now
-        self._hold = contextlib.ExitStack()
-
-    def __enter__(self) -> _Waiting:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._hold.close()
-
-    async def ask(self, parent: _Parent, event: ev.ConfirmationRequired, task: str) -> float | None:
-        """Post the helper's request `event` in the parent's reply, naming the helper; when it
-        expires (Unix time), or None when it was decided already (a parent resumed after a
-        crash reads the helper's stream again from its start)."""
-        if event.confirmation_id is None:
-            return None
-        shown = await self.confirmations.show_in(event.confirmation_id, parent.ctx.platform, task)
-        if shown is None:
-            return None
-        await parent.live.show(event.model_copy(update={"helper": task}))
-        if self.person is None:
-            self._hold.enter_context(self.clock.held())
-        self.person = shown.id
-        return shown.expires_at
-
-    async def check(self) -> None:
-        """Let the parent's clock run again once the request is decided (or expired)."""
-        if self.person is None:
-            return
-        now = await self.confirmations.get(self.person)
-        if now is None or now.status != "pending" or now.expires_at <= time.time():
-            self.person = None
-            self._hold.close()
 
 
 def _result(answer: Answer, helper_run: str) -> ToolResult:

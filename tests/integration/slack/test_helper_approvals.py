@@ -36,7 +36,8 @@ async def test_a_helpers_approval_is_asked_in_the_thread_and_approving_runs_it(
     assert f"🤖 Asked by a helper working on: {TASK}" in shown and "launch" in shown
     await fake.press(ann, prompt, "parley_approve")
     replies = await answered(slack_stack, general, asked.ts, count=3)
-    assert "✅ Approved by <@U0ANN>" in block_text(await settled(fake, general, asked.ts, prompt.ts))
+    decided = await settled(fake, general, asked.ts, prompt.ts)
+    assert "✅ Approved by <@U0ANN>" in block_text(decided)
     texts = [m.shown for m in replies]
     assert texts[0].startswith("Asking a helper."), texts
     assert texts[-1] == "Done. helper: launched rocket", texts

@@ -10,6 +10,9 @@ in the chat.
 
 from __future__ import annotations
 
+from redis.asyncio import Redis
+
+from bot.redis.confirmations import Confirmations
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.fakes.tg import BotMessage, TgChat
 from tests.integration.telegram.test_approvals import answer_to, buttons
@@ -111,3 +114,29 @@ async def test_a_file_a_helper_sends_is_posted_in_its_parents_reply(
         ("document", ""),
         ("text", "✅ Helper: send cities.csv\n\nThe helper: Sent it."),
     ]
+
+
+async def test_stop_withdraws_the_request_its_helper_waits_on(tg_stack: TelegramStack) -> None:
+    """A /stop while a helper's request waits: the parent and its helper stop, the prompt
+    says the request was withdrawn (its buttons gone), and the request is decided for good,
+    so no later decision (the HTTP API's) runs the call."""
+    await tg_stack.start_worker()
+    group = tg_stack.tg.group("Ops")
+    prompt = await prompted(tg_stack, group)
+    approve = buttons(prompt)["✅ Approve"]
+    tg_stack.tg.send(group, ANN, "/stop")
+
+    def withdrawn() -> bool:
+        now = [m for m in tg_stack.tg.messages(group) if m.message_id == prompt.message_id]
+        return now[0].reply_markup is None
+
+    await tg_stack.tg.wait_for(withdrawn)
+    shown = await replies(tg_stack, group, 3)
+    assert shown[1].endswith("↩️ Not run: the helper that asked was stopped."), shown
+    assert shown[2] == f"❌ Helper: {TASK}\n\n⏹ Stopped.", shown
+    redis = Redis.from_url(tg_stack.redis_url)
+    withdrawn = await Confirmations(redis).get(approve.split(":")[1])
+    await redis.aclose()
+    assert withdrawn is not None and withdrawn.status == "withdrawn"
+    assert withdrawn.decided_by == "stopped"
+    assert all("launched" not in str(r.tool_results()) for r in tg_stack.fake.requests)
