@@ -3,25 +3,19 @@ helper; pressed there, it runs in the helper, and the parent's reply goes on bel
 
 from __future__ import annotations
 
-from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
+from tests.fakes.llm import ToolCallSpec
 from tests.integration.slack.test_approvals import buttons, settled
 from tests.integration.slack.test_replies import MENTION, answered
+from tests.support.helper_brains import one_helper
 from tests.support.slack import SlackStack, block_text
 
 TASK = "launch the rocket and say how it went"
 
 
-def brain(request: RecordedRequest) -> Reply:
-    """The parent asks a helper to launch; the helper launches (which needs an approval)."""
-    first = str(request.body["messages"][0]["content"])
-    results = request.tool_results()
-    if "get it launched" not in first:  # the helper: its task is its first message
-        if results:
-            return Reply(text=f"helper: {results[0][1]}")
-        return Reply(tool_calls=[ToolCallSpec("launch", {"target": "rocket"})])
-    if results:
-        return Reply(text="Done. " + results[0][1].split("\n")[-1])
-    return Reply(text="Asking a helper.", tool_calls=[ToolCallSpec("delegate", {"task": TASK})])
+# The helper launches (which needs an approval) and says how it went.
+brain = one_helper(
+    "get it launched", TASK, ToolCallSpec("launch", {"target": "rocket"}), first="Asking a helper."
+)
 
 
 async def test_a_helpers_approval_is_asked_in_the_thread_and_approving_runs_it(

@@ -13,28 +13,20 @@ from __future__ import annotations
 from redis.asyncio import Redis
 
 from bot.redis.confirmations import Confirmations
-from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
+from tests.fakes.llm import ToolCallSpec
 from tests.fakes.tg import BotMessage, TgChat
 from tests.integration.telegram.test_approvals import answer_to, buttons
 from tests.integration.telegram.test_files_out import TABLE, workspace
 from tests.integration.telegram.test_replies import ANN, BOB, replies
+from tests.support.helper_brains import one_helper
 from tests.support.telegram import TelegramStack
 
 TASK = "launch the rocket ✨ and say how it went"
 
 
-def brain(request: RecordedRequest) -> Reply:
-    """The parent asks one helper to launch; the helper launches (which needs an approval)
-    and says how it went; the parent passes that on."""
-    first = str(request.body["messages"][0]["content"])
-    results = request.tool_results()
-    if "get the rocket launched" not in first:  # the helper: its task is its first message
-        if results:
-            return Reply(text=f"helper: {results[0][1]}")
-        return Reply(tool_calls=[ToolCallSpec("launch", {"target": "rocket ✨"})])
-    if results:
-        return Reply(text="Done. " + results[0][1].split("\n")[-1])
-    return Reply(text="Asking a helper.", tool_calls=[ToolCallSpec("delegate", {"task": TASK})])
+LAUNCH = ToolCallSpec("launch", {"target": "rocket ✨"})
+# The helper launches (which needs an approval) and says how it went.
+brain = one_helper("get the rocket launched", TASK, LAUNCH, first="Asking a helper.")
 
 
 async def prompted(stack: TelegramStack, chat: TgChat) -> BotMessage:
@@ -83,17 +75,10 @@ async def test_a_helpers_call_denied_in_the_chat_is_not_run(tg_stack: TelegramSt
     assert all("launched" not in text for text in shown)
 
 
-def sender(request: RecordedRequest) -> Reply:
-    """The parent asks a helper for the table; the helper sends it and says so."""
-    first = str(request.body["messages"][0]["content"])
-    results = request.tool_results()
-    if "the table please" not in first:
-        if results:
-            return Reply(text="Sent it.")
-        return Reply(tool_calls=[ToolCallSpec("send_file", {"path": "cities.csv"})])
-    if results:
-        return Reply(text="The helper: " + results[0][1].split("\n")[-1])
-    return Reply(tool_calls=[ToolCallSpec("delegate", {"task": "send cities.csv"})])
+# The helper sends the table and says so.
+sender = one_helper(
+    "the table please", "send cities.csv", ToolCallSpec("send_file", {"path": "cities.csv"})
+)
 
 
 async def test_a_file_a_helper_sends_is_posted_in_its_parents_reply(
@@ -109,11 +94,14 @@ async def test_a_file_a_helper_sends_is_posted_in_its_parents_reply(
     assert document.upload is not None and document.upload.data == TABLE
     # The reply so far, the file below it, and the rest of the reply below the file.
     shown = [(m.upload.kind if m.upload else "text", m.text) for m in tg_stack.tg.everything(group)]
-    assert shown == [
+    assert len(shown) == 3 and shown[:2] == [
         ("text", "⏳ Helper: send cities.csv"),
         ("document", ""),
-        ("text", "✅ Helper: send cities.csv\n\nThe helper: Sent it."),
     ]
+    assert shown[2][1].startswith("✅ Helper: send cities.csv\n\nDone. ")
+    assert shown[2][1].endswith(
+        "cities.csv (39 bytes) was sent to the person; do not send it again."
+    )
 
 
 async def test_stop_withdraws_the_request_its_helper_waits_on(tg_stack: TelegramStack) -> None:
@@ -135,8 +123,8 @@ async def test_stop_withdraws_the_request_its_helper_waits_on(tg_stack: Telegram
     assert shown[1].endswith("↩️ Not run: the helper that asked was stopped."), shown
     assert shown[2] == f"❌ Helper: {TASK}\n\n⏹ Stopped.", shown
     redis = Redis.from_url(tg_stack.redis_url)
-    withdrawn = await Confirmations(redis).get(approve.split(":")[1])
+    request = await Confirmations(redis).get(approve.split(":")[1])
     await redis.aclose()
-    assert withdrawn is not None and withdrawn.status == "withdrawn"
-    assert withdrawn.decided_by == "stopped"
+    assert request is not None and request.status == "withdrawn"
+    assert request.decided_by == "stopped"
     assert all("launched" not in str(r.tool_results()) for r in tg_stack.fake.requests)

@@ -13,9 +13,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from bot.session.decisions import EXPIRED as DECISIONLESS
-from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
+from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import wait_for, wait_for_text
 from tests.support.chat_page import run, say, script, shown, tool_cards
+from tests.support.helper_brains import one_helper
 from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack
 
@@ -242,17 +243,13 @@ def finished(browser: WebDriver) -> list[str] | None:
     return None if note or stop.is_enabled() else bot_texts(browser)
 
 
-def helper_writes(request: RecordedRequest) -> Reply:
-    """The parent asks a helper to write a file (which needs an approval by default)."""
-    first = str(request.body["messages"][0]["content"])
-    results = request.tool_results()
-    if "write it down" not in first:  # the helper: its task is its first message
-        if results:
-            return Reply(text=f"helper: {results[0][1]}")
-        return Reply(tool_calls=[ToolCallSpec("write_file", {"path": "n.txt", "content": "1"})])
-    if results:
-        return Reply(text="All done. " + results[0][1].split("\n")[-1])
-    return Reply(tool_calls=[ToolCallSpec("delegate", {"task": "note the number"})])
+# The helper writes a file (which needs an approval by default) and says how it went.
+helper_writes = one_helper(
+    "write it down",
+    "note the number",
+    ToolCallSpec("write_file", {"path": "n.txt", "content": "1"}),
+    done="All done. ",
+)
 
 
 async def test_a_helpers_approval_is_a_card_in_the_chat(stack: Stack, browser: WebDriver) -> None:
