@@ -92,6 +92,17 @@ def test_both_set_counts_the_env_file_too(monkeypatch: pytest.MonkeyPatch, tmp_p
         load_settings(_env_file=env_file)
 
 
+def test_an_empty_variable_beside_a_file_is_unset(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """As `.env.example` leaves ANTHROPIC_API_KEY: empty, so the file gives it."""
+    env_file = write(tmp_path, b"ANTHROPIC_API_KEY=\n", ".env")
+    monkeypatch.setenv("ANTHROPIC_API_KEY_FILE", str(write(tmp_path, KEY.encode())))
+    settings = load_settings(_env_file=env_file)
+    assert settings.anthropic_api_key is not None
+    assert settings.anthropic_api_key.get_secret_value() == KEY
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
