@@ -103,6 +103,14 @@ def test_an_empty_variable_beside_a_file_is_unset(
     assert settings.anthropic_api_key.get_secret_value() == KEY
 
 
+def test_a_file_variable_may_be_in_the_env_file(tmp_path: Path) -> None:
+    secret = write(tmp_path, b"tok-en-from-file\n")
+    env_file = write(tmp_path, f"PARLEY_API_TOKEN_FILE={secret}\n".encode(), ".env")
+    settings = load_settings(_env_file=env_file)
+    assert settings.api_token is not None
+    assert settings.api_token.get_secret_value() == "tok-en-from-file"
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [

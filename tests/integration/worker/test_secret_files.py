@@ -1,12 +1,12 @@
-"""A worker given its secrets only as files (`ANTHROPIC_API_KEY_FILE`, as a Docker or
-Kubernetes secret is mounted) runs a turn with the key it read, and the key shows nowhere:
-not in its log (at DEBUG, where the SDKs say the most) and not in the run's trace, though
-the model put it in a tool call's arguments and in its answer."""
+"""A worker given its secrets only as files (`ANTHROPIC_API_KEY_FILE`, `REDIS_URL_FILE`, as
+Docker or Kubernetes secrets are mounted) runs a turn with the key it read, and the key shows
+nowhere: not in its log (at the default level, and at DEBUG, where the SDKs say the most:
+unredacted, that log holds the key many times) and not in the run's trace, though the model
+put it in a tool call's arguments and in its answer."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,14 +17,15 @@ from tests.support.stack import Stack, send, texts
 REDACTED = "[redacted]"
 
 
-def only_as_files(stack: Stack) -> Path:
-    """The worker's environment with the key in a file, not in a variable."""
-    secret = stack.tmp / "anthropic_api_key"
-    secret.write_text(ANTHROPIC_KEY + "\n")
-    secret.chmod(0o400)
-    del stack.env["ANTHROPIC_API_KEY"]
-    stack.env["ANTHROPIC_API_KEY_FILE"] = str(secret)
-    return secret
+def only_as_files(stack: Stack) -> None:
+    """The worker's environment with the model's key and the Redis URL in files (mode 0400,
+    as Kubernetes mounts them), not in variables."""
+    for variable in ("ANTHROPIC_API_KEY", "REDIS_URL"):
+        secret = stack.tmp / "secrets" / variable.lower()
+        secret.parent.mkdir(exist_ok=True)
+        secret.write_text(stack.env.pop(variable) + "\n")
+        secret.chmod(0o400)
+        stack.env[f"{variable}_FILE"] = str(secret)
 
 
 @pytest.mark.e2e
