@@ -21,11 +21,17 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 from pydantic_settings.exceptions import SettingsError
 
 from bot.config import values
 from bot.config.pricing import Price
+from bot.config.secret_files import SecretFileError, SecretFiles, holds_secret
 from bot.config.values import (
     DEFAULT_PROMPTS,
     YEAR_S,
@@ -232,6 +238,21 @@ class Settings(BaseSettings):
     send_file_mb: float = Field(default=50.0, gt=0, le=2000)
     send_files_per_turn: int = Field(default=10, ge=0, le=100)
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The secrets' `NAME_FILE` variables (`bot.config.secret_files`) before the
+        environment's and `.env`'s values, which they stand in for."""
+        given = [getattr(source, "env_vars", {}) for source in (env_settings, dotenv_settings)]
+        files = SecretFiles(settings_cls, secret_variables(), *given)
+        return init_settings, files, env_settings, dotenv_settings, file_secret_settings
+
     @field_validator("confirmation_remind", mode="before")
     @classmethod
     def _remind_off(cls, value: Any) -> Any:
@@ -388,10 +409,19 @@ def env_name(loc: str) -> str:
     return loc.upper()
 
 
+def secret_variables() -> dict[str, str]:
+    """The secret settings' fields and the variables that set them, e.g. `anthropic_api_key`:
+    `ANTHROPIC_API_KEY`; each may be given as a file (`bot.config.secret_files`)."""
+    fields = Settings.model_fields.items()
+    return {name: env_name(name) for name, info in fields if holds_secret(name, info)}
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Read the settings, turning a validation failure into one readable `ConfigError`."""
     try:
         return Settings(**overrides)
+    except SecretFileError as exc:  # already one line that names the variable
+        raise ConfigError(str(exc)) from None
     except SettingsError as exc:  # a value pydantic-settings could not decode
         field = re.search(r'field "(\w+)"', str(exc))
         raise ConfigError(f"{env_name(field[1]) if field else 'settings'}: {exc}") from None

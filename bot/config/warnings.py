@@ -31,7 +31,8 @@ from pathlib import Path
 from dotenv import dotenv_values
 from pydantic import AliasChoices
 
-from bot.config.settings import ENV_PREFIX, TOOL_PREFIX, Settings
+from bot.config.secret_files import SUFFIX
+from bot.config.settings import ENV_PREFIX, TOOL_PREFIX, Settings, secret_variables
 
 WARNED = "_PARLEY_SETTINGS_WARNED"
 ENV_FILE = Path(str(Settings.model_config.get("env_file")))  # where Settings reads it
@@ -58,8 +59,9 @@ PRIVATE = tuple(
 
 
 def known_variables() -> list[str]:
-    """Every variable a setting reads, upper case (the names are not case-sensitive)."""
-    names = []
+    """Every variable a setting reads, upper case (the names are not case-sensitive), the
+    secrets' `_FILE` variables among them."""
+    names = [variable + SUFFIX for variable in secret_variables().values()]
     for name, info in Settings.model_fields.items():
         alias = info.validation_alias
         choices = alias.choices if isinstance(alias, AliasChoices) else []
