@@ -1,20 +1,31 @@
+# Parley's image: three stages, and only the last one ships.
+#   assets  the pages' browser libraries, from npm at web/package-lock.json's versions
+#   build   the virtualenv, made by uv (with a compiler for any dependency without a wheel)
+#   (last)  python slim with ffmpeg and that virtualenv, run as a user without privileges
+# Every base is pinned by version. Digests (`image:tag@sha256:…`) are to be added where a
+# registry can be reached: `docker buildx imagetools inspect <image:tag>` prints them. The uv
+# version is the one the project is developed and locked with.
+
 # The pages' browser libraries, installed from npm at web/package-lock.json's versions by the
 # script `make assets` runs (web/vendor.sh): the image serves the same files as a checkout.
-FROM node:22-slim AS assets
+FROM node:22.12.0-bookworm-slim AS assets
 WORKDIR /src
 COPY web/package.json web/package-lock.json web/vendor.sh web/
 COPY adapters/http/vendor.txt adapters/http/
 RUN sh web/vendor.sh
 
-FROM python:3.11-slim
-# ffmpeg takes the sound out of the voice and video notes an endpoint does not take as they are.
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ffmpeg \
+FROM ghcr.io/astral-sh/uv:0.13.9 AS uv
+
+FROM python:3.11.14-slim-bookworm AS build
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=ghcr.io/astral-sh/uv:latest /uv /usr/local/bin/uv
+COPY --from=uv /uv /usr/local/bin/uv
 WORKDIR /app
 # Compiled at build time: otherwise every new container compiles each module it imports on
-# its first start, seconds of CPU added to the recovery of a replaced worker.
-ENV UV_COMPILE_BYTECODE=1
+# its first start, seconds of CPU added to the recovery of a replaced worker. The venv uses
+# the base image's Python, the same one the last stage has at the same path.
+ENV UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never \
+    UV_PROJECT_ENVIRONMENT=/app/.venv
 COPY pyproject.toml uv.lock README.md hatch_build.py ./
 RUN uv sync --frozen --no-dev --no-install-project
 COPY bot bot
@@ -22,6 +33,24 @@ COPY adapters adapters
 COPY worker worker
 COPY bootstrap bootstrap
 COPY --from=assets /src/adapters/http/static/vendor adapters/http/static/vendor
-RUN uv sync --frozen --no-dev
-ENV PATH="/app/.venv/bin:$PATH"
-CMD ["parley", "--help"]
+# Parley itself is installed as a wheel (not a link to the sources), with its pages, libraries
+# and persona inside: the last stage needs the virtualenv alone.
+RUN uv sync --frozen --no-dev --no-editable
+
+FROM python:3.11.14-slim-bookworm
+# ffmpeg takes the sound out of the voice and video notes an endpoint does not take as they are.
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ffmpeg \
+    && rm -rf /var/lib/apt/lists/*
+# A user without privileges; data/ is theirs so the Compose volumes mounted under it are too.
+RUN useradd --system --uid 10001 --user-group --home-dir /app --no-create-home parley \
+    && mkdir -p /app/data/workspaces /app/data/files && chown -R parley:parley /app/data
+COPY --from=build /app/.venv /app/.venv
+WORKDIR /app
+ENV PATH="/app/.venv/bin:$PATH" PYTHONUNBUFFERED=1
+USER parley
+EXPOSE 8080
+# The web process's check; docker-compose.yml gives the worker and the scheduler their own
+# (`parley health worker`, `parley health scheduler`).
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
+    CMD ["parley", "health", "web"]
+CMD ["parley", "web"]

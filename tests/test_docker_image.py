@@ -3,9 +3,10 @@
 No Docker engine is needed: the Dockerfile's `assets` stage is read and its steps (WORKDIR,
 COPY from the build context, RUN) are run here, in a folder standing for the stage's root, the
 way the image's build would run them (with this machine's node and npm instead of the stage's
-image). Then the image's `COPY --from=assets` must take from what the stage made exactly the
-files `adapters/http/vendor.txt` lists, byte for byte the checkout's, into the folder the
-pages are served from; and `.dockerignore` must keep this machine's copies out of the build.
+image). Then the build stage's `COPY --from=assets` must take from what the stage made exactly
+the files `adapters/http/vendor.txt` lists, byte for byte the checkout's, into the folder the
+pages are served from, before Parley's wheel is built into the virtualenv the image ships; and
+`.dockerignore` must keep this machine's copies out of the build.
 """
 
 from __future__ import annotations
@@ -18,27 +19,11 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from adapters.http.pages import VENDOR, vendor_files
+from tests.support.dockerfile import Step, stages
 
 pytestmark = pytest.mark.e2e  # npm installs the packages
 
 ROOT = Path(__file__).resolve().parents[1]
-Step = tuple[str, str]
-
-
-def stages() -> dict[str, list[Step]]:
-    """The Dockerfile's stages by name (`image` for the last, unnamed one), each its steps."""
-    text = (ROOT / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
-    found: dict[str, list[Step]] = {}
-    steps: list[Step] = []
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        instruction, _, args = line.strip().partition(" ")
-        if instruction.upper() == "FROM":
-            _, _, name = args.partition(" AS ")
-            steps = found.setdefault(name.strip() or "image", [])
-        steps.append((instruction.upper(), args.strip()))
-    return found
 
 
 def ignored(path: str) -> bool:
@@ -77,11 +62,17 @@ def build(steps: list[Step], root: Path) -> None:
 def test_the_image_serves_the_libraries_make_assets_installs(tmp_path: Path) -> None:
     found = stages()
     build(found["assets"], tmp_path)
-    image = found["image"]
-    [taken] = [args.split()[1:] for step, args in image if args.startswith("--from=assets ")]
-    source, dest = taken
-    [workdir] = [args for step, args in image if step == "WORKDIR"]
-    assert ("COPY", "adapters adapters") in image  # the pages are served from WORKDIR/adapters
+    build_stage = found["build"]
+    copied = [i for i, (_, args) in enumerate(build_stage) if args.startswith("--from=assets ")]
+    [at] = copied
+    source, dest = build_stage[at][1].split()[1:]
+    [workdir] = [args for step, args in build_stage if step == "WORKDIR"]
+    assert ("COPY", "adapters adapters") in build_stage  # the package holding the pages
+    # Parley goes into the virtualenv as a wheel once the libraries are in place (hatch_build.py
+    # builds none without them), and the image takes that virtualenv.
+    later = [args for step, args in build_stage[at:] if step == "RUN"]
+    assert any("uv sync" in args and "--no-editable" in args for args in later)
+    assert ("COPY", "--from=build /app/.venv /app/.venv") in found["image"]
     assert PurePosixPath(workdir, dest) == PurePosixPath(workdir, VENDOR.relative_to(ROOT))
     made = tmp_path / source.lstrip("/")
     assert sorted(path.name for path in made.iterdir()) == sorted(vendor_files())
