@@ -12,11 +12,15 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
+
 from bot.store import migrate, revision
 from tests.support.redis_server import RedisServer
 from tests.support.schedulers import Schedulers
 from tests.support.stack import ROOT, Stack
 from tests.support.waiting import until
+
+TOKEN = "probe-test-token-" + "x" * 24
 
 
 async def probe(env: dict[str, str], role: str, cwd: Path) -> tuple[int, str]:
@@ -123,9 +127,8 @@ async def test_health_scheduler_holds_for_the_leader_and_the_standby(
         leader = await schedulers.start()
         await schedulers.wait_for_leader()
         standby = await schedulers.start()
-        await until(
-            lambda: (signals / f"scheduler-{standby.pid}.json").exists(), "the standby's signal"
-        )
+        standby_signal = signals / f"scheduler-{standby.pid}.json"
+        await until(standby_signal.exists, "the standby's signal")
         both = await probe(env, "scheduler", tmp_path)
         leader.kill()
         await leader.wait()
@@ -143,3 +146,12 @@ async def test_health_scheduler_holds_for_the_leader_and_the_standby(
 async def test_health_answers_a_wrong_role_clearly(tmp_path: Path) -> None:
     code, said = await probe({"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)}, "db", tmp_path)
     assert code == 2 and "web, worker or scheduler, not 'db'" in said
+
+
+@pytest.mark.parametrize("stack", [{"PARLEY_API_TOKEN": TOKEN}], indirect=True)
+async def test_readyz_is_public_behind_a_token_and_says_no_secret(stack: Stack) -> None:
+    async with stack.client() as client:
+        ready = await client.get("/readyz")
+        api = await client.get("/api/sessions")
+    assert ready.status_code == 200 and TOKEN not in ready.text
+    assert api.status_code == 401
