@@ -15,9 +15,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from bot.store import migrate, revision
+from tests.fakes.tg import TOKEN as TG_TOKEN
 from tests.support.redis_server import RedisServer
 from tests.support.schedulers import Schedulers
 from tests.support.stack import ROOT, Stack
+from tests.support.telegram import TelegramStack
 from tests.support.waiting import until
 
 TOKEN = "probe-test-token-" + "x" * 24
@@ -155,3 +157,30 @@ async def test_readyz_is_public_behind_a_token_and_says_no_secret(stack: Stack) 
         api = await client.get("/api/sessions")
     assert ready.status_code == 200 and TOKEN not in ready.text
     assert api.status_code == 401
+
+
+async def test_readyz_reports_telegram_once_it_accepted_the_token(tg_stack: TelegramStack) -> None:
+    """The answer the web process got at start (getMe), not a call per probe."""
+    async with tg_stack.client() as client:
+
+        async def ready() -> bool:
+            return (await client.get("/readyz")).status_code == 200
+
+        await until(ready, "/readyz ready once Telegram answered", within=60)
+        answer = await client.get("/readyz")
+    assert answer.json()["checks"] == {"redis": "ok", "database": "ok", "telegram": "ok"}
+    assert TG_TOKEN not in answer.text
+
+
+@pytest.mark.parametrize(
+    "stack", [{"TELEGRAM_BOT_TOKEN": TG_TOKEN, "TELEGRAM_API_URL": "http://127.0.0.1:9"}],
+    indirect=True,
+)  # fmt: skip
+async def test_readyz_names_a_platform_not_reached_yet(stack: Stack) -> None:
+    async with stack.client() as client:
+        answer = await client.get("/readyz")
+        alive = await client.get("/healthz")
+    assert answer.status_code == 503
+    assert answer.json()["failed"] == {"telegram": "its credentials have not been accepted yet"}
+    assert TG_TOKEN not in answer.text
+    assert alive.status_code == 200
