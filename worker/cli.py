@@ -183,6 +183,32 @@ def scheduler() -> None:
 
 
 @app.command()
+def health(
+    role: str = typer.Argument(..., help="web, worker or scheduler: the process to check."),
+) -> None:
+    """Check this host's process (for Docker's HEALTHCHECK and Kubernetes' probes): exit 0
+    if it is healthy, else 1 with one line saying what is wrong."""
+    from worker import health as probes
+
+    if role == "web":
+        try:
+            settings = load_settings()
+        except ConfigError as exc:
+            typer.echo(f"parley: configuration error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        problem = probes.check_web(settings.http_host, settings.http_port)
+    elif role in probes.ROLES:
+        problem = probes.check_role(role)
+    else:
+        typer.echo(f"parley: health checks web, worker or scheduler, not {role!r}", err=True)
+        raise typer.Exit(2)
+    if problem is not None:
+        typer.echo(f"parley: {problem}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{role}: healthy")
+
+
+@app.command()
 def mcp(
     http: bool = typer.Option(
         False, "--http", help="Serve streamable HTTP at /mcp (needs PARLEY_API_TOKEN)."

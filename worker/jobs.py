@@ -46,7 +46,7 @@ from bot.store.database import Database, open_database
 from bot.telemetry import metrics
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
-from worker import reminders
+from worker import health, reminders
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
@@ -323,6 +323,8 @@ def build_worker(
             supervisor.tools_ready = servers.first_connections
         mailbox, runner = supervisor.mailbox, supervisor.runner
         background.append(asyncio.create_task(liveness.run()))
+        signal = health.Signal("worker")
+        background.append(asyncio.create_task(health.keep(signal, 1.0, liveness.beating)))
         background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))
         background.append(asyncio.create_task(_listen(redis, runner, worker)))
         background.append(asyncio.create_task(_watch_database(settings, database)))

@@ -37,6 +37,7 @@ from bot.tasks.model import CONFIG_CREATOR
 from bot.tasks.scheduler import TaskScheduler
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
+from worker import health
 from worker.redis_pool import open_pool
 from worker.signals import stop_on_signals
 
@@ -60,6 +61,7 @@ async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
     lease = LeaderLease(redis, keys.SCHEDULER_LEADER, settings.scheduler_lease)
     book = TaskBook(database.engine, redis)
     log.info("scheduler %s is up", lease.token)
+    signal = asyncio.create_task(health.keep(health.Signal("scheduler"), 1.0, lambda: True))
     try:
         while not stopping.is_set():
             try:
@@ -69,6 +71,8 @@ async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
                 log.warning("scheduler %s: Redis away (%s); standing by", lease.token, exc)
             await _wait(stopping, STANDBY_POLL_S)
     finally:
+        signal.cancel()
+        await asyncio.gather(signal, return_exceptions=True)
         with contextlib.suppress(Exception):
             await lease.release()
         await redis.aclose()

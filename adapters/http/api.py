@@ -29,7 +29,18 @@ from redis.exceptions import RedisError
 from adapters.chat import decisions
 from adapters.chat.access import too_long
 from adapters.chat.decisions import Choice, Press
-from adapters.http import agent_run, answers, chats, pages, people, place, sessions, tasks, traces
+from adapters.http import (
+    agent_run,
+    answers,
+    chats,
+    pages,
+    people,
+    place,
+    readiness,
+    sessions,
+    tasks,
+    traces,
+)
 from adapters.http.answers import AnswerIn
 from adapters.http.common import USER, api_sender
 from adapters.http.files import Files
@@ -291,12 +302,9 @@ class Api:
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def health(self, request: web.Request) -> web.Response:
-        try:
-            await self.services.redis.ping()
-        except Exception:
-            return error(503, "redis unreachable")
-        if (problem := self.services.archive.problem()) is not None:
-            return error(503, problem)
+        """Alive: the process serves requests. Cheap and checking nothing else, so a
+        liveness probe never restarts a web process for Redis or a database being away;
+        whether it can serve them is `/readyz` (`adapters.http.readiness`)."""
         return web.json_response({"status": "ok"})
 
 
@@ -389,6 +397,7 @@ def build_app(services: Services) -> web.Application:
     records = Records(services)
     pages.mount(app, app[PUBLIC])
     app.router.add_get("/healthz", api.health)
+    readiness.mount(app, services, app[PUBLIC])
     app.router.add_get("/metrics", api.metrics)
     app.router.add_get("/api/tools", api.tools)
     app.router.add_get("/api/skills", api.skills)

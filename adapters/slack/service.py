@@ -31,7 +31,7 @@ from adapters.slack.ingress import register
 from adapters.slack.requests import check_shape, listener_failed, signed_text
 from adapters.web.input import error
 from adapters.web.services import Services
-from adapters.web.startup import refuse
+from adapters.web.startup import connected, expect, refuse
 from bot.config.settings import ConfigError
 from bot.redis.ratelimit import RateBudget
 
@@ -100,6 +100,7 @@ class SlackService:
             verifier = SignatureVerifier(secret.get_secret_value())
             app.router.add_post(EVENTS_PATH, functools.partial(self.events, verifier))
             public.add(EVENTS_PATH)
+        expect(app, "slack")
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
 
@@ -123,11 +124,13 @@ class SlackService:
             await _until_answered("auth.test", self._check_bot_token)
             if self.settings.slack_app_token is None:
                 log.info("Slack events served at %s", EVENTS_PATH)
+                connected(app, "slack")
                 return
             token = self.settings.slack_app_token.get_secret_value()
             self.socket = socket = AsyncSocketModeHandler(self.app, token, logger=log)
             await _until_answered("Socket Mode", lambda: self._open_socket(socket, token))
             log.info("Slack connected in Socket Mode")
+            connected(app, "slack")
         except ConfigError as exc:
             refuse(app, exc)
 

@@ -41,7 +41,7 @@ from adapters.telegram.lanes import Lanes
 from adapters.telegram.reactions import StatusReactions
 from adapters.web.input import read_json
 from adapters.web.services import Services
-from adapters.web.startup import refuse
+from adapters.web.startup import connected, expect, refuse
 from bot.config.settings import ConfigError, Settings
 from bot.redis.ratelimit import RateBudget
 
@@ -97,6 +97,7 @@ class TelegramService:
         if self.webhook_path is not None:
             app.router.add_post(self.webhook_path, self.webhook)
             public.add(self.webhook_path)
+        expect(app, "telegram")
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
 
@@ -117,6 +118,7 @@ class TelegramService:
     async def _run(self, app: web.Application) -> None:
         try:
             await self._connect()
+            connected(app, "telegram")
             if self.webhook_path is None:
                 await self._poll()
         except ConfigError as exc:

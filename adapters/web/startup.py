@@ -15,6 +15,10 @@ from aiohttp import web
 from bot.config.settings import ConfigError
 
 REFUSED = web.AppKey("refused_configuration", asyncio.Future[ConfigError])
+# Each configured platform, and whether it has answered with its credentials accepted
+# (Telegram's getMe, Slack's auth.test) since start: what /readyz reports, read from here
+# rather than asked of the platform on every probe.
+CONNECTED = web.AppKey("platforms_connected", dict[str, bool])
 
 
 def watch_refusals(app: web.Application) -> asyncio.Future[ConfigError]:
@@ -29,3 +33,15 @@ def refuse(app: web.Application, error: ConfigError) -> None:
     refused = app.get(REFUSED)
     if refused is not None and not refused.done():
         refused.set_result(error)
+
+
+def expect(app: web.Application, platform: str) -> None:
+    """A platform that is configured: not ready until `connected` says so."""
+    app.setdefault(CONNECTED, {})[platform] = False
+
+
+def connected(app: web.Application, platform: str) -> None:
+    """The platform accepted its credentials."""
+    states = app.get(CONNECTED)
+    if states is not None:
+        states[platform] = True

@@ -55,6 +55,7 @@ class Liveness:
         self._beat = redis.register_script(_BEAT)
         self._lapse = asyncio.Event()
         self._failed_at: float | None = None
+        self.beaten_at: float | None = None  # monotonic time of the last beat Redis answered
 
     async def start(self) -> None:
         """Write the key before the worker takes any lease (a lease naming a worker with no
@@ -68,6 +69,7 @@ class Liveness:
         except Exception:
             self._failed_at = time.monotonic()
             raise
+        self.beaten_at = time.monotonic()
         return kept
 
     async def run(self) -> None:
@@ -90,6 +92,10 @@ class Liveness:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(lapse.wait(), within)
         return lapse.is_set()
+
+    def beating(self) -> bool:
+        """Whether a beat was answered within one TTL: what `parley health worker` reports."""
+        return self.beaten_at is not None and time.monotonic() - self.beaten_at < self.ttl
 
     def steady(self) -> bool:
         """Whether Redis has answered every beat for at least one TTL."""

@@ -9,6 +9,7 @@ when they differ.
 from __future__ import annotations
 
 from sqlalchemy import Connection, inspect, text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.engine import make_engine
 
@@ -22,10 +23,15 @@ async def current(database_url: str) -> str | None:
     as connecting would (OSError or a SQLAlchemyError)."""
     engine = make_engine(database_url)
     try:
-        async with engine.connect() as connection:
-            return await connection.run_sync(_read)
+        return await read(engine)
     finally:
         await engine.dispose()
+
+
+async def read(engine: AsyncEngine) -> str | None:
+    """The revision of the database behind `engine` (a process's own, for /readyz)."""
+    async with engine.connect() as connection:
+        return await connection.run_sync(_read)
 
 
 def _read(connection: Connection) -> str | None:

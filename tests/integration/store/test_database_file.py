@@ -1,5 +1,5 @@
 """The SQLite file deleted under running processes: a worker process says so once, as an
-error naming the file, the web's /healthz answers 503, and what the worker answered
+error naming the file, the web's /readyz answers 503 naming it, and what the worker answered
 meanwhile reaches the database that a process started afterwards makes at the same path."""
 
 from __future__ import annotations
@@ -37,20 +37,20 @@ async def test_a_data_directory_deleted_under_a_worker_is_reported_and_caught_up
         shutil.rmtree(data)
         waited = await until(lambda: f"{file} is gone" in log.read_text(), "the deletion reported")
         print(f"\nthe worker reported the deleted file after {waited:.2f} s")
-        health = await client.get("/healthz")
+        health = await client.get("/readyz")
         records = await client.get("/api/sessions")  # the record is away: come back later
         answer = await send(client, session, "then pear")  # answered all the same
         await idle(stack.redis_url)
         # a process started now (a restarted web) makes a new database at the path
         database = await open_database(web_settings(stack.env))
         try:
-            healthy = await client.get("/healthz")
+            healthy = await client.get("/readyz")
             await send(client, session, "last plum")
             await idle(stack.redis_url)
             detail = await database.archive.session(f"http:{session}")
         finally:
             await database.aclose()
-    assert health.status_code == 503 and file in health.json()["error"]
+    assert health.status_code == 503 and file in health.json()["failed"]["database"]
     assert records.status_code == 503 and records.headers["Retry-After"] == "5"
     assert records.json() == {"error": "the database is unavailable; try again shortly"}
     assert texts(answer) == "you said pear"

@@ -1,0 +1,64 @@
+"""The signal files `parley health worker|scheduler` reads: a live process whose signal ran
+out is named, a dead process's file is dropped, a fresh one holds, and a clean stop removes
+its own file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from worker.health import Signal, check_role, keep
+
+
+def test_a_fresh_signal_of_a_live_process_holds(tmp_path: Path) -> None:
+    Signal("worker", tmp_path).write(10)
+    assert check_role("worker", tmp_path) is None
+    assert check_role("scheduler", tmp_path) == (
+        f"no scheduler process is running here (no signal in {tmp_path})"
+    )
+
+
+def test_a_live_process_whose_signal_ran_out_is_named(tmp_path: Path) -> None:
+    signal = Signal("worker", tmp_path)
+    signal.write(10)
+    problem = check_role("worker", tmp_path, now=time.time() + 25)
+    assert problem is not None and f"worker {signal.pid} is not beating" in problem
+    assert "ran out 15 s ago" in problem
+
+
+def test_a_dead_process_file_is_dropped(tmp_path: Path) -> None:
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, check=True, text=True)  # fmt: skip
+    dead = Signal("worker", tmp_path, pid=int(ended.stdout))
+    dead.write(10)
+    assert check_role("worker", tmp_path) is not None
+    assert not dead.path.exists()
+
+
+def test_a_half_written_file_is_not_read_as_a_process(tmp_path: Path) -> None:
+    (tmp_path / "worker-1.json").write_text('{"pid": 1, "unt')
+    Signal("worker", tmp_path).write(10)
+    assert check_role("worker", tmp_path) is None
+    assert json.loads(Signal("worker", tmp_path).path.read_text())["until"] > time.time()
+
+
+async def test_keep_writes_only_while_it_holds_and_removes_on_stop(tmp_path: Path) -> None:
+    signal = Signal("worker", tmp_path)
+    beating = [False]
+    task = asyncio.create_task(keep(signal, 0.01, lambda: beating[0]))
+    await asyncio.sleep(0.1)
+    written_while_not_beating = signal.path.exists()
+    beating[0] = True
+    for _ in range(500):
+        if signal.path.exists():
+            break
+        await asyncio.sleep(0.01)
+    written = signal.path.exists()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert not written_while_not_beating and written
+    assert not signal.path.exists()

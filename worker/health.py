@@ -1,0 +1,126 @@
+"""`parley health web|worker|scheduler`: the probes of Docker's HEALTHCHECK and Kubernetes.
+
+A worker or a scheduler serves no port, so each keeps a signal file in the temporary folder
+(`$TMPDIR/parley-health/{role}-{pid}.json`) that its event loop rewrites every second or so
+with the time until which it holds (`until`, epoch seconds). The probe runs in the same
+container, so it finds its own process's file there without knowing any id, and needs no
+Redis, no settings and no network: it reads the file, checks that the process is alive and
+that `until` has not passed. A worker writes its file only while its liveness key in Redis
+is refreshed (`bot.mailbox.liveness`): a worker whose loop stalls, or that cannot beat, is
+reported. A scheduler writes its file from its loop, leading or standing by alike: both are
+healthy. Why a file rather than a key in Redis: the probe then tells this container's process
+from every other worker's, costs nothing, and a process killed with SIGKILL (which cleans
+nothing up) is found dead by its pid at once.
+
+`web` asks the process's own `/readyz` (`adapters.http.readiness`) on PARLEY_HTTP_PORT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+FRESH_S = 10.0  # how long a signal holds: several missed rewrites before a probe fails
+PROBE_TIMEOUT_S = 5.0
+ROLES = ("worker", "scheduler")
+
+
+def signal_dir() -> Path:
+    """Where the signals are: the temporary folder, private to a container."""
+    return Path(tempfile.gettempdir()) / "parley-health"
+
+
+class Signal:
+    """One process's signal file."""
+
+    def __init__(self, role: str, folder: Path | None = None, pid: int | None = None) -> None:
+        self.pid = os.getpid() if pid is None else pid
+        self.path = (folder or signal_dir()) / f"{role}-{self.pid}.json"
+
+    def write(self, fresh_for: float = FRESH_S) -> None:
+        """Say this process holds for `fresh_for` more seconds (written whole, then renamed,
+        so a probe never reads half a file)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".tmp")
+        partial.write_text(json.dumps({"pid": self.pid, "until": time.time() + fresh_for}))
+        partial.replace(self.path)
+
+    def remove(self) -> None:
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+async def keep(signal: Signal, every: float, holds: Callable[[], bool]) -> None:
+    """Rewrite `signal` every `every` s while `holds()` says so, until cancelled; removed
+    on the way out (a clean stop is not a failure to report as a stale file)."""
+    try:
+        while True:
+            if holds():
+                with contextlib.suppress(OSError):  # a full disk: the probe will say so
+                    signal.write(max(FRESH_S, every * 3))
+            await asyncio.sleep(every)
+    finally:
+        signal.remove()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def check_role(role: str, folder: Path | None = None, now: float | None = None) -> str | None:
+    """None if this host's `role` processes hold, else one line saying what is wrong."""
+    folder = folder or signal_dir()
+    now = time.time() if now is None else now
+    live, stale = 0, []
+    for path in sorted(folder.glob(f"{role}-*.json")):
+        try:
+            held = json.loads(path.read_text())
+            pid, until = int(held["pid"]), float(held["until"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # being replaced, or not ours
+        if not _alive(pid):
+            with contextlib.suppress(OSError):
+                path.unlink()  # a killed process's: it could not remove it
+            continue
+        live += 1
+        if until < now:
+            stale.append(
+                f"{role} {pid} is not beating (its signal ran out {now - until:.0f} s ago)"
+            )
+    if stale:
+        return "; ".join(stale)
+    if live == 0:
+        return f"no {role} process is running here (no signal in {folder})"
+    return None
+
+
+def check_web(host: str, port: int, timeout: float = PROBE_TIMEOUT_S) -> str | None:
+    """None if `parley web` on host:port answers /readyz with 200, else one line why."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    url = f"http://{shown}:{port}/readyz"
+    try:
+        answer = httpx.get(url, timeout=timeout)
+    except httpx.HTTPError as exc:
+        return f"web is not answering at {url} ({type(exc).__name__})"
+    if answer.status_code == 200:
+        return None
+    try:
+        failed = answer.json().get("failed", {})
+    except ValueError:
+        failed = {}
+    said = ", ".join(f"{name}: {why}" for name, why in failed.items())
+    return f"web is not ready ({answer.status_code}): {said or answer.text[:200]}"
