@@ -21,6 +21,7 @@ from typing import Literal
 from bot.mailbox.inbox import Mailbox
 from bot.redis.confirmations import Confirmation, Confirmations, Outcome, Status
 from bot.vocabulary.envelope import Envelope, Sender, decision_id
+from bot.vocabulary.helpers import is_helper
 
 Choice = Literal["approve", "deny", "remember"]
 FORBIDDEN = "Only the person who asked, or an admin, can decide this."
@@ -162,7 +163,7 @@ def decision(
     was made: where the request was asked (`reply_to`) means nothing to another platform
     (the HTTP API deciding a request its task's run asked in a chat). A helper's run answers
     into its own stream wherever its prompt was pressed."""
-    if confirmation.helper:
+    if is_helper(confirmation.session):
         platform = confirmation.platform
     same_platform = platform == confirmation.platform
     return Envelope(

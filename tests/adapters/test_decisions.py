@@ -128,6 +128,21 @@ async def test_a_decision_made_on_another_platform_carries_no_address_of_the_fir
     assert await world.queued() == [queued.id]
 
 
+async def test_a_helpers_request_pressed_in_its_parents_chat_resumes_the_helper_on_its_stream(
+    world: World,
+) -> None:
+    """A helper's request, shown in its parent's Telegram chat: the decision resumes the helper
+    where it answers (its own stream), never in the chat."""
+    helper = "tg:100:helper-toolu_1"
+    calls = [CallSummary(call_id="c1", name="launch", arguments={"target": "moon"})]
+    record = await world.confirmations.create(helper, "helper:toolu_1", ANN.id, calls, ttl=60)
+    shown = await world.confirmations.show_in(record.id, "telegram", "launch it")
+    assert shown is not None and shown.prompt_platform == "telegram"
+    await world.press(shown, "approve", ANN)
+    (queued,) = await world.mailbox.peek(helper)
+    assert (queued.platform, queued.reply_to, queued.approve) == ("http", {}, True)
+
+
 async def test_an_admin_who_decides_only_their_own_is_refused_another_s(world: World) -> None:
     record = await world.ask()
     press = Press(record.id, "approve", ADMIN, "http", own_only=True)
