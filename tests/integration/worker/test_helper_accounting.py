@@ -41,12 +41,14 @@ async def session_keys(redis: Redis, session: str) -> dict[str, set[str]]:
 
 
 async def runs_recorded(client: httpx.AsyncClient, runs: int) -> dict[str, Any]:
-    """The deployment's stats, once the record holds `runs` runs."""
+    """The deployment's stats, once the record holds `runs` runs, each in a session of its
+    own. The counts are read one statement after another, so a run whose record commits
+    between them shows in one count before the other: both are waited for."""
     stats: dict[str, Any] = {}
 
     async def written() -> bool:
         stats.update((await client.get("/api/stats")).json())
-        return bool(stats["runs"] == runs)
+        return bool(stats["runs"] == runs and stats["sessions"] == runs)
 
     await until(written, f"{runs} runs recorded")
     return stats
