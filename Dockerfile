@@ -2,24 +2,28 @@
 #   assets  the pages' browser libraries, from npm at web/package-lock.json's versions
 #   build   the virtualenv, made by uv (with a compiler for any dependency without a wheel)
 #   (last)  python slim with ffmpeg and that virtualenv, run as a user without privileges
-# Every base is pinned by version. Digests (`image:tag@sha256:…`) are to be added where a
-# registry can be reached: `docker buildx imagetools inspect <image:tag>` prints them. The uv
-# version is the one the project is developed and locked with.
+# Every base is pinned by version and by the digest of its multi-architecture index, so a tag
+# moved on the registry changes nothing here; `docker buildx imagetools inspect IMAGE:TAG`
+# prints the digest to write when a version is raised. uv comes from PyPI at the version the
+# project is locked with, checked against the hashes PyPI lists for its wheels.
 
 # The pages' browser libraries, installed from npm at web/package-lock.json's versions by the
 # script `make assets` runs (web/vendor.sh): the image serves the same files as a checkout.
-FROM node:22.12.0-bookworm-slim AS assets
+FROM node:22.12.0-bookworm-slim@sha256:35531c52ce27b6575d69755c73e65d4468dba93a25644eed56dc12879cae9213 AS assets
 WORKDIR /src
 COPY web/package.json web/package-lock.json web/vendor.sh web/
 COPY adapters/http/vendor.txt adapters/http/
 RUN sh web/vendor.sh
 
-FROM ghcr.io/astral-sh/uv:0.13.9 AS uv
-
-FROM python:3.11.14-slim-bookworm AS build
+FROM python:3.11.14-slim-bookworm@sha256:65a93d69fa75478d554f4ad27c85c1e69fa184956261b4301ebaf6dbb0a3543d AS build
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=uv /uv /usr/local/bin/uv
+# uv 0.13.9's Linux wheels for x86_64 and arm64 (manylinux 2.17 and 2.28), by their sha256.
+RUN printf '%s' 'uv==0.13.9 \
+    --hash=sha256:d7f459fe4fd247d830351c75686d3996ace3c6f3f728eb0e85a30b7ada0cef19 \
+    --hash=sha256:5435c5ce14a56431208ca0996416d310f1598e8c2c8ba707688985a16bb82dbe \
+    --hash=sha256:ecb6028d79dc96fbeafffe5c8af62a7099487ebc05a701e76714eebcffd06375' > /tmp/uv.txt \
+    && pip install --no-cache-dir --require-hashes --only-binary=:all: -r /tmp/uv.txt
 WORKDIR /app
 # Compiled at build time: otherwise every new container compiles each module it imports on
 # its first start, seconds of CPU added to the recovery of a replaced worker. The venv uses
@@ -37,7 +41,7 @@ COPY --from=assets /src/adapters/http/static/vendor adapters/http/static/vendor
 # and persona inside: the last stage needs the virtualenv alone.
 RUN uv sync --frozen --no-dev --no-editable
 
-FROM python:3.11.14-slim-bookworm
+FROM python:3.11.14-slim-bookworm@sha256:65a93d69fa75478d554f4ad27c85c1e69fa184956261b4301ebaf6dbb0a3543d
 # ffmpeg takes the sound out of the voice and video notes an endpoint does not take as they are.
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ffmpeg \
     && rm -rf /var/lib/apt/lists/*

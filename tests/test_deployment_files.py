@@ -26,8 +26,9 @@ from tests.support.dockerfile import LAST, ROOT, base, stages
 
 COMPOSE = ROOT / "docker-compose.yml"
 PARLEY = ("web", "worker", "scheduler")
-# A tag naming a version (`3.11.14-slim-bookworm`, `0.13.9`), not one that moves (`latest`, `7`).
+# A tag naming a version (`3.11.14-slim-bookworm`), not one that moves (`latest`, `7`).
 PINNED = re.compile(r"^[\w./-]+:\d+\.\d+(\.\d+)?([-.\w]*)?(@sha256:[0-9a-f]{64})?$")
+DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 BUILD_TOOLS = ("gcc", "g++", "make", "build-essential", "libc6-dev", "clang", "cargo")
 
 
@@ -41,18 +42,20 @@ def services() -> dict[str, dict[str, Any]]:
     return found
 
 
-def test_every_base_image_is_pinned_by_version() -> None:
+def test_every_base_image_is_pinned_by_version_and_digest() -> None:
     found = stages()
     for name, steps in found.items():
         image = base(steps)
         assert image in found or PINNED.match(image), f"stage {name}: {image} is not pinned"
+        assert image in found or DIGEST.search(image), f"stage {name}: {image} has no digest"
         assert not image.endswith(":latest")
     for name, steps in found.items():
         for step, args in steps:
             if step == "COPY" and args.startswith("--from="):
                 source = args.split()[0].removeprefix("--from=")
                 assert source in found, f"stage {name} copies from {source}, not from a stage"
-    assert PINNED.match(base(found["uv"])) and base(found["uv"]).startswith("ghcr.io/astral-sh/uv:")
+    [uv] = [args for step, args in found["build"] if step == "RUN" and "uv==" in args]
+    assert re.search(r"uv==\d+\.\d+\.\d+ ", uv) and "--require-hashes" in uv
 
 
 def test_the_image_ships_the_virtualenv_and_ffmpeg_and_no_build_tools() -> None:

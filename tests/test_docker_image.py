@@ -11,57 +11,25 @@ pages are served from, before Parley's wheel is built into the virtualenv the im
 
 from __future__ import annotations
 
-import fnmatch
-import shutil
+import re
 import subprocess
+import sys
 from pathlib import Path, PurePosixPath
 
 import pytest
 
 from adapters.http.pages import VENDOR, vendor_files
-from tests.support.dockerfile import Step, stages
+from tests.support.dockerfile import ignored, run_stage, stages
 
 pytestmark = pytest.mark.e2e  # npm installs the packages
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def ignored(path: str) -> bool:
-    """Whether `.dockerignore` keeps `path` (or a folder holding it) out of the build."""
-    lines = (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
-    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-    parts = PurePosixPath(path).parts
-    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-    return any(fnmatch.fnmatch(p, pattern) for p in prefixes for pattern in patterns)
-
-
-def build(steps: list[Step], root: Path) -> None:
-    """Run a stage's steps with `root` standing for its `/`."""
-    workdir = root
-    for instruction, args in steps[1:]:
-        if instruction == "WORKDIR":
-            workdir = root / args.lstrip("/")
-            workdir.mkdir(parents=True, exist_ok=True)
-        elif instruction == "COPY":
-            *sources, dest = args.split()
-            target = workdir / dest
-            for source in sources:
-                assert not ignored(source), f"{source} is left out of the build by .dockerignore"
-                into = target / Path(source).name if dest.endswith("/") else target
-                into.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(ROOT / source, into)
-        elif instruction == "RUN":
-            done = subprocess.run(
-                ["sh", "-c", args], cwd=workdir, capture_output=True, text=True, timeout=600
-            )
-            assert done.returncode == 0, f"RUN {args} failed: {done.stdout}{done.stderr}"
-        else:
-            pytest.fail(f"the assets stage has a step this test does not run: {instruction}")
+SYSTEM_CAS = "/etc/ssl/certs/ca-certificates.crt"
 
 
 def test_the_image_serves_the_libraries_make_assets_installs(tmp_path: Path) -> None:
     found = stages()
-    build(found["assets"], tmp_path)
+    run_stage(found["assets"], tmp_path, {})
     build_stage = found["build"]
     copied = [i for i, (_, args) in enumerate(build_stage) if args.startswith("--from=assets ")]
     [at] = copied
@@ -80,3 +48,30 @@ def test_the_image_serves_the_libraries_make_assets_installs(tmp_path: Path) -> 
         assert (made / name).read_bytes() == (VENDOR / name).read_bytes(), name
     for local in ("web/node_modules/marked/package.json", f"{VENDOR.relative_to(ROOT)}/x.js"):
         assert ignored(local), f"{local} would reach the image from this machine"
+
+
+def test_the_build_stage_installs_the_uv_it_pins_by_its_hashes(tmp_path: Path) -> None:
+    """The build stage's uv comes from PyPI by version and sha256: the step is run with the
+    pip of a fresh virtualenv (as the base image's), from PyPI, ignoring this machine's pip
+    settings; a hash PyPI does not list for the wheel makes pip refuse it."""
+    [step] = [args for step, args in stages()["build"] if step == "RUN" and "uv==" in args]
+    [version] = re.findall(r"uv==(\S+)", step)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=300)
+    env = {
+        "PATH": f"{venv}/bin:/usr/bin:/bin",
+        "PIP_CONFIG_FILE": "/dev/null",
+        "HOME": str(tmp_path),
+    }
+    if Path(SYSTEM_CAS).exists():  # the machine's authorities, which its network may need
+        env["PIP_CERT"] = SYSTEM_CAS
+    done = subprocess.run(
+        ["sh", "-c", step.replace("/tmp/uv.txt", str(tmp_path / "uv.txt"))],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = subprocess.run([venv / "bin" / "uv", "--version"], capture_output=True, text=True)
+    assert said.stdout.split()[:2] == ["uv", version]
