@@ -16,7 +16,7 @@ PYTEST_WORKERS ?= 4
 # SDKs, one core each.
 UNIT := -n 2 -m "not e2e"
 
-.PHONY: run test test-unit lint sync clean bench bench-smoke system-run system-test assets dist
+.PHONY: run test image-test test-unit lint sync clean bench bench-smoke system-run system-test assets dist
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -81,6 +81,11 @@ lint: sync
 
 test: lint system-test assets
 	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+# The image built by a Docker engine and a chat run through it (tests marked `docker`); .ci/run
+# runs it where `docker info` answers. Not part of `make test`: most machines have no engine.
+image-test: system-test assets
+	$(UV) run --frozen pytest -n 0 --docker-engine -m docker -s $(PYTEST_ARGS)
 
 test-unit: sync assets
 	$(UV) run --frozen pytest $(UNIT) $(PYTEST_ARGS)

@@ -73,11 +73,26 @@ def heads_of_chunks(items: list[pytest.Item], workers: int) -> list[pytest.Item]
     return ordered + rest
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--docker-engine",
+        action="store_true",
+        help="run the tests marked `docker`, which build and run the image (make image-test)",
+    )
+
+
 @pytest.hookimpl(wrapper=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None]:
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Generator[None]:
     """Mark the end-to-end tests before `-m` selects by them; once it has, start the long
     tests first (`heads_of_chunks`): a long test (marked `slow`) picked up late would keep the
-    whole run waiting on it alone."""
+    whole run waiting on it alone. The tests needing a Docker engine are deselected unless
+    `--docker-engine` asks for them."""
+    if not config.getoption("--docker-engine"):
+        engine = [item for item in items if item.get_closest_marker("docker")]
+        config.hook.pytest_deselected(items=engine)
+        items[:] = [item for item in items if not item.get_closest_marker("docker")]
     for item in items:
         if end_to_end(item) and not item.get_closest_marker("e2e"):
             item.add_marker(pytest.mark.e2e)
