@@ -45,6 +45,10 @@ def image() -> Iterator[str]:
     docker("image", "rm", "--force", TAG)
 
 
+def remove(*containers: str) -> None:
+    subprocess.run(["docker", "rm", "--force", *containers], capture_output=True, timeout=120)
+
+
 def compressed_size(image: str) -> int:
     """The image's bytes as a registry would hold them, roughly: `docker save`, gzipped."""
     saved = subprocess.run(["docker", "save", image], capture_output=True, check=True).stdout
@@ -65,7 +69,7 @@ async def test_the_image_holds_a_chat_and_answers_its_health_checks(
     names = {role: f"parley-{role}-{os.getpid()}" for role in ("web", "worker")}
     try:
         for role, name in names.items():
-            docker(*run, f"--name={name}", image, "parley", role)
+            await asyncio.to_thread(docker, *run, f"--name={name}", image, "parley", role)
         fake_llm.enqueue(Reply(text="Hello from the image."))
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
 
@@ -80,9 +84,8 @@ async def test_the_image_holds_a_chat_and_answers_its_health_checks(
             events = await send(client, session, "hi")
         assert texts(events) == "Hello from the image."
         for role, name in names.items():
-            docker("exec", name, "parley", "health", role)
+            await asyncio.to_thread(docker, "exec", name, "parley", "health", role)
     finally:
-        for name in names.values():
-            subprocess.run(["docker", "rm", "--force", name], capture_output=True, timeout=120)
+        await asyncio.to_thread(remove, *names.values())
     size = await asyncio.to_thread(compressed_size, image)
     sys.stdout.write(f"\nimage {image}: {size / 2**20:.0f} MiB compressed (target < 250)\n")
