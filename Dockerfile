@@ -1,7 +1,7 @@
 # Parley's image: three stages, and only the last one ships.
 #   assets  the pages' browser libraries, from npm at web/package-lock.json's versions
 #   build   the virtualenv, made by uv (with a compiler for any dependency without a wheel)
-#   (last)  python slim with ffmpeg and that virtualenv, run as a user without privileges
+#   (last)  python slim and that virtualenv (ffmpeg in it), run as a user without privileges
 # Every base is pinned by version and by the digest of its multi-architecture index, so a tag
 # moved on the registry changes nothing here; `docker buildx imagetools inspect IMAGE:TAG`
 # prints the digest to write when a version is raised. uv comes from PyPI at the version the
@@ -30,8 +30,13 @@ WORKDIR /app
 # the base image's Python, the same one the last stage has at the same path.
 ENV UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never \
     UV_PROJECT_ENVIRONMENT=/app/.venv
+# ffmpeg (voice and video notes) is the `ffmpeg` extra: one static program from PyPI, 30 MB,
+# where Debian's package brings 300 libraries and 200 MB. EXTRAS adds one more extra, e.g.
+# `--build-arg EXTRAS=charts` for matplotlib in run_python's sandbox (which needs the worker's
+# container to allow new namespaces: docker-compose.yml).
+ARG EXTRAS=
 COPY pyproject.toml uv.lock README.md hatch_build.py ./
-RUN uv sync --frozen --no-dev --no-install-project
+RUN uv sync --frozen --no-dev --no-install-project --extra ffmpeg ${EXTRAS:+--extra $EXTRAS}
 COPY bot bot
 COPY adapters adapters
 COPY worker worker
@@ -39,12 +44,11 @@ COPY bootstrap bootstrap
 COPY --from=assets /src/adapters/http/static/vendor adapters/http/static/vendor
 # Parley itself is installed as a wheel (not a link to the sources), with its pages, libraries
 # and persona inside: the last stage needs the virtualenv alone.
-RUN uv sync --frozen --no-dev --no-editable
+RUN uv sync --frozen --no-dev --no-editable --extra ffmpeg ${EXTRAS:+--extra $EXTRAS} \
+    && ln -s "$(.venv/bin/python -c 'import imageio_ffmpeg as i; print(i.get_ffmpeg_exe())')" \
+       .venv/bin/ffmpeg
 
 FROM python:3.11.14-slim-bookworm@sha256:65a93d69fa75478d554f4ad27c85c1e69fa184956261b4301ebaf6dbb0a3543d
-# ffmpeg takes the sound out of the voice and video notes an endpoint does not take as they are.
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ffmpeg \
-    && rm -rf /var/lib/apt/lists/*
 # A user without privileges; data/ is theirs so the Compose volumes mounted under it are too.
 RUN useradd --system --uid 10001 --user-group --home-dir /app --no-create-home parley \
     && mkdir -p /app/data/workspaces /app/data/files && chown -R parley:parley /app/data

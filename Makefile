@@ -25,7 +25,7 @@ $(UV):
 # Compiled once here: where PYTHONDONTWRITEBYTECODE is set, as on many CI machines and images,
 # every process would otherwise compile each module it imports (twice the CPU of a start).
 .venv/.synced: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --compile-bytecode
+	$(UV) sync --frozen --compile-bytecode --all-extras
 	@touch $@
 
 sync: .venv/.synced

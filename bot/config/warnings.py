@@ -186,5 +186,5 @@ def missing_programs(settings: Settings) -> list[str]:
     return [
         "PARLEY_TRANSCRIBE_MODEL is set but ffmpeg is not installed: video notes and the "
         "recordings an endpoint does not take as they are will not be transcribed "
-        "(apt-get install ffmpeg)"
+        "(apt-get install ffmpeg, or pip install 'parley[ffmpeg]')"
     ]

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from bot.files import ffmpeg
 
 # Constrained VBR: plain VBR spends 40 kb/s and more on a pure tone, past `OPUS_BYTES_PER_S`.
-OGG_OPUS = ("-map", "0:a:0", "-vn", "-sn", "-dn", "-ac", "1", "-ar", "16000", "-c:a", "libopus",
+# The map is optional (`?`): a file without sound then says "does not contain any stream" in
+# every ffmpeg, where a required map's complaint changed wording between versions.
+OGG_OPUS = ("-map", "0:a:0?", "-vn", "-sn", "-dn", "-ac", "1", "-ar", "16000", "-c:a", "libopus",
             "-b:a", "24k", "-vbr", "constrained", "-application", "voip", "-f", "ogg")  # fmt: skip
 CONVERT_S = 60.0  # ffmpeg's time for one file
 # Bytes of Opus at 24 kb/s per second of sound, with room for the container

@@ -40,6 +40,15 @@ def offered() -> tuple[str, ...]:
     return tuple(sorted(entries))
 
 
+def offers_charts() -> bool:
+    """Whether matplotlib is installed here (Parley's `charts` extra), so a program can draw."""
+    try:
+        metadata.distribution(OFFERED[0])
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def site_packages(prefix: str) -> str:
     """Where the interpreter installed at `prefix` looks for packages (inside the sandbox its
     installation is at the same path)."""

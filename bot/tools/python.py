@@ -15,12 +15,17 @@ from typing import Annotated
 
 from pydantic import Field
 
+from bot.sandbox import packages
 from bot.sandbox.limits import SandboxLimits
 from bot.sandbox.report import describe
 from bot.sandbox.runner import SandboxError, run_program
 from bot.tools.base import Attachment, Tool, ToolContext, ToolError, ToolResult, tool
 
 MAX_PROGRAM = 100_000  # characters: a program, not a data dump (a workspace file is for that)
+LIBRARIES = {
+    True: "The standard library is available, and matplotlib (with numpy and Pillow) for charts",
+    False: "Only the standard library is available (no matplotlib, numpy or Pillow here)",
+}
 EXTRA_SECONDS = 10.0  # the executor's timeout leaves the sandbox time to stop and report
 
 
@@ -28,7 +33,6 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
     """`run_python` with the sandbox's `limits`, and a `timeout` for the whole call that
     outlasts the sandbox's own (`EXTRA_SECONDS`)."""
 
-    @tool(sensitive=True, isolation="loop", timeout=timeout)
     async def run_python(
         ctx: ToolContext,
         code: Annotated[
@@ -40,8 +44,7 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
         ],
     ) -> ToolResult:
         """Run a Python 3 program in an isolated sandbox and return its exit code and what it
-        printed (stdout and stderr together). The standard library is available, and
-        matplotlib (with numpy and Pillow) for charts; there is no network at all and no files
+        printed (stdout and stderr together). {libraries}; there is no network at all and no files
         from earlier runs: each run starts in an empty working directory (its HOME, deleted
         afterwards) where it may write small files. Files it writes in ./out/ (up to 10:
         a chart as PNG, a CSV) are sent to the person, images shown as pictures; to work on
@@ -57,4 +60,7 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
         files = tuple(Attachment(file.name, file.data) for file in outcome.files)
         return ToolResult(describe(outcome, limits), files)
 
-    return run_python
+    # The model is told of matplotlib only where the sandbox offers it (the `charts` extra).
+    charts = packages.offers_charts()
+    run_python.__doc__ = (run_python.__doc__ or "").replace("{libraries}", LIBRARIES[charts])
+    return tool(sensitive=True, isolation="loop", timeout=timeout)(run_python)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,25 @@ def test_it_is_offered_as_a_sensitive_tool_with_side_effects() -> None:
     assert tool.sensitive and not tool.read_only and tool.isolation == "loop"
     assert tool.timeout is not None and tool.timeout > settings.sandbox_timeout
     assert "standard library" in tool.description and "no network" in tool.description
+    assert "matplotlib (with numpy and Pillow) for charts" in tool.description
+    assert "{" not in tool.description
+
+
+def test_without_the_charts_extra_the_model_is_told_only_the_standard_library_is_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An install without matplotlib (the image built without EXTRAS=charts)."""
+    found = metadata.distribution
+
+    def distribution(name: str) -> metadata.Distribution:
+        if name == "matplotlib":
+            raise metadata.PackageNotFoundError(name)
+        return found(name)
+
+    monkeypatch.setattr(metadata, "distribution", distribution)
+    (tool,) = [t for t in standard_tools(Settings()) if t.name == "run_python"]
+    assert "Only the standard library is available" in tool.description
+    assert "matplotlib (with" not in tool.description
 
 
 async def test_a_program_runs_and_its_output_comes_back(

@@ -95,6 +95,9 @@ def run_stage(
         if instruction == "WORKDIR":
             workdir = root / args.lstrip("/")
             workdir.mkdir(parents=True, exist_ok=True)
+        elif instruction == "ARG":  # its default, as a build without --build-arg has it
+            name, _, value = args.partition("=")
+            environment[name] = value
         elif instruction == "ENV":
             for pair in args.split():
                 name, _, value = pair.partition("=")

@@ -1,13 +1,15 @@
 """The image's pages load their scripts: the Dockerfile's `assets` and `build` stages are run
 here step by step (tests/support/dockerfile.py: this machine's npm and uv stand for the stages'
 images), and the `parley web` of the virtualenv the build stage made, which is what the image
-ships, serves `/` and `/admin` to a real headless Chromium: every browser library each page
-uses runs there, and the console holds no error (no refused, missing or broken script)."""
+ships (its ffmpeg too), serves `/` and `/admin` to a real headless Chromium: every browser
+library each page uses runs there, and the console holds no error (no refused, missing or
+broken script)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from functools import partial
 from pathlib import Path
@@ -50,6 +52,17 @@ def image_virtualenv(root: Path) -> Path:
     return venv
 
 
+def ffmpeg_encoders(venv: Path) -> str:
+    done = subprocess.run(
+        [venv / "bin" / "ffmpeg", "-hide_banner", "-encoders"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def ran(browser: WebDriver, checks: dict[str, str]) -> list[str] | None:
     """The libraries whose check holds on the page, once all of them do."""
     held = [name for name, check in checks.items() if browser.execute_script(f"return {check}")]
@@ -60,6 +73,8 @@ async def test_the_images_pages_run_every_library_they_load_in_chromium(
     redis_url: str, fake_llm: FakeLLM, tmp_path: Path, browser: WebDriver
 ) -> None:
     venv = await asyncio.to_thread(image_virtualenv, tmp_path)
+    # the image's ffmpeg (the static one in the virtualenv) makes the Opus voice notes become
+    assert " libopus " in await asyncio.to_thread(ffmpeg_encoders, venv)
     env = stack_env(redis_url, fake_llm, f"sqlite+aiosqlite:///{tmp_path}/parley.db")
     env |= {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
     env["PARLEY_HTTP_PORT"] = str(free_port())
