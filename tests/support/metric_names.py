@@ -1,0 +1,35 @@
+"""The series Parley's `/metrics` can show, by sample name, each with its label names.
+
+Taken from the metric definitions themselves (`bot.telemetry.metrics`), not from a list kept
+by hand: a metric renamed or a label dropped there changes what the alert rules and the
+autoscaler of `deploy/` may name. A counter shows as `NAME_total`, a histogram as
+`NAME_bucket` (with `le`), `NAME_sum` and `NAME_count`; the backlog's gauges are made at each
+scrape (`backlog_text`), so they are read from one.
+"""
+
+from __future__ import annotations
+
+from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot.mailbox.backlog import Backlog
+from bot.telemetry import metrics
+
+SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
+
+
+def exported() -> dict[str, set[str]]:
+    """Every sample name `/metrics` can show, with the label names it carries."""
+    found: dict[str, set[str]] = {}
+    for metric in vars(metrics).values():
+        if not isinstance(metric, MetricWrapperBase):
+            continue
+        # The wrapper's name, type and label names are what its samples are made of; the
+        # client keeps them in these attributes and shows no sample until one is counted.
+        for suffix in SUFFIXES[metric._type]:
+            labels = set(metric._labelnames) | ({"le"} if suffix == "_bucket" else set())
+            found[metric._name + suffix] = labels
+    for family in text_string_to_metric_families(metrics.backlog_text(Backlog())):
+        for sample in family.samples:
+            found[sample.name] = set(sample.labels)
+    return found
