@@ -3,8 +3,9 @@
 Taken from the metric definitions themselves (`bot.telemetry.metrics`), not from a list kept
 by hand: a metric renamed or a label dropped there changes what the alert rules and the
 autoscaler of `deploy/` may name. A counter shows as `NAME_total`, a histogram as
-`NAME_bucket` (with `le`), `NAME_sum` and `NAME_count`; the backlog's gauges are made at each
-scrape (`backlog_text`), so they are read from one.
+`NAME_bucket` (with `le`), `NAME_sum` and `NAME_count`; the backlog's gauges and the dead
+letters' counter are made at each scrape (`backlog_text`, `dead_letters_text`), so they are read
+from one.
 """
 
 from __future__ import annotations
@@ -29,7 +30,17 @@ def exported() -> dict[str, set[str]]:
         for suffix in SUFFIXES[metric._type]:
             labels = set(metric._labelnames) | ({"le"} if suffix == "_bucket" else set())
             found[metric._name + suffix] = labels
-    for family in text_string_to_metric_families(metrics.backlog_text(Backlog())):
+    made_at_scrape = metrics.backlog_text(Backlog()) + metrics.dead_letters_text(0)
+    for family in text_string_to_metric_families(made_at_scrape):
         for sample in family.samples:
             found[sample.name] = set(sample.labels)
     return found
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of the sample `name` (with `labels`) in an exposition `text`; 0 if absent."""
+    for family in text_string_to_metric_families(text):
+        for found in family.samples:
+            if found.name == name and all(found.labels.get(k) == v for k, v in labels.items()):
+                return float(found.value)
+    return 0.0
