@@ -40,8 +40,8 @@ def ignored(text: str) -> dict[str, str]:
     """The ignore list: advisory id -> the reason given for it (a line without one is refused:
     an advisory is ignored for a reason someone wrote down)."""
     found = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
+    for number, written in enumerate(text.splitlines(), 1):
+        line = written.split("#", 1)[0].strip()
         if not line:
             continue
         advisory, _, reason = line.partition(" ")
@@ -117,7 +117,9 @@ def _advisory(via: dict[str, object]) -> str:
 
 def run(command: list[str], cwd: Path) -> tuple[str, str]:
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S)
+        done = subprocess.run(
+            command, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+        )
     except FileNotFoundError:
         return "", f"{command[0]} is not installed"
     except subprocess.TimeoutExpired:

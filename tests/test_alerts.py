@@ -39,10 +39,12 @@ def problems(expr: str) -> list[str]:
     """What in `expr` Parley does not export: a metric, a label, a run's finish."""
     known = exported() | PROMETHEUS
     selectors: list[promql_parser.VectorSelector] = []
-    promql_parser.walk(
-        promql_parser.parse(expr),
-        lambda node: selectors.append(node) if isinstance(node, promql_parser.VectorSelector) else None,
-    )
+
+    def visit(node: promql_parser.Expr) -> None:
+        if isinstance(node, promql_parser.VectorSelector):
+            selectors.append(node)
+
+    promql_parser.walk(promql_parser.parse(expr), visit)
     found = []
     finishes = {str(reason) for reason in FinishReason}
     for selector in selectors:

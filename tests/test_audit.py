@@ -36,9 +36,7 @@ def pip_report(*dependencies: dict[str, Any]) -> str:
 VULNERABLE = {
     "name": "aiohttp",
     "version": "3.9.0",
-    "vulns": [
-        {"id": "PYSEC-2024-24", "fix_versions": ["3.9.2"], "aliases": ["CVE-2024-23334"]}
-    ],
+    "vulns": [{"id": "PYSEC-2024-24", "fix_versions": ["3.9.2"], "aliases": ["CVE-2024-23334"]}],
 }
 CLEAN = {"name": "redis", "version": "5.3.1", "vulns": []}
 UNKNOWN = {"name": "redis", "skip_reason": "Dependency not found on PyPI and could not be audited"}

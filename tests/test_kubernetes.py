@@ -200,9 +200,10 @@ def test_the_web_probes_and_service_are_the_web_servers() -> None:
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": port["name"]}
     assert container["readinessProbe"]["httpGet"] == {"path": readiness.PATH, "port": "http"}
     service = one(objects, "Service", "parley-web")
-    assert service["spec"]["selector"] == deployments(objects)["parley-web"]["spec"]["selector"][
-        "matchLabels"
-    ]
+    assert (
+        service["spec"]["selector"]
+        == deployments(objects)["parley-web"]["spec"]["selector"]["matchLabels"]
+    )
     assert [p["targetPort"] for p in service["spec"]["ports"]] == [port["name"]]
 
 

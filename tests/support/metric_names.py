@@ -27,7 +27,7 @@ def exported() -> dict[str, set[str]]:
             continue
         # The wrapper's name, type and label names are what its samples are made of; the
         # client keeps them in these attributes and shows no sample until one is counted.
-        for suffix in SUFFIXES[metric._type]:
+        for suffix in SUFFIXES[str(metric._type)]:
             labels = set(metric._labelnames) | ({"le"} if suffix == "_bucket" else set())
             found[metric._name + suffix] = labels
     made_at_scrape = metrics.backlog_text(Backlog()) + metrics.dead_letters_text(0)

@@ -28,6 +28,7 @@ from tests.support.waiting import until
 
 TOKEN = "a-long-random-token-for-the-probes-test"
 START_LIMIT = 120  # three processes importing at once on a busy machine of two cores
+Pod = tuple[Object, dict[str, str], asyncio.subprocess.Process]  # container, environment, process
 
 
 def where(tmp: Path, role: str) -> dict[str, str]:
@@ -57,12 +58,12 @@ def write_secrets(data: dict[str, str], env: dict[str, str], values: dict[str, s
 
 
 @contextlib.asynccontextmanager
-async def pods(objects: list[Object], tmp: Path, values: dict[str, str]) -> AsyncIterator[
-    dict[str, tuple[Object, dict[str, str], asyncio.subprocess.Process]]
-]:
+async def pods(
+    objects: list[Object], tmp: Path, values: dict[str, str]
+) -> AsyncIterator[dict[str, Pod]]:
     """Each Deployment's container running: its spec, its environment, its process."""
     data, port = config(objects), free_port()
-    running: dict[str, tuple[Object, dict[str, str], asyncio.subprocess.Process]] = {}
+    running: dict[str, Pod] = {}
     try:
         for obj in objects:
             if obj["kind"] != "Deployment":
@@ -103,6 +104,27 @@ async def probe(probe: Object, container: Object, env: dict[str, str]) -> bool:
     return await asyncio.wait_for(done.wait(), probe.get("timeoutSeconds", 1) + 30) == 0
 
 
+async def passing(role: str, kind: str, pod: Pod, log: Path) -> None:
+    """Ask the container's probe `kind` until it passes, as the kubelet does."""
+    container, env, proc = pod
+
+    async def passes() -> bool:
+        if proc.returncode is not None:
+            said = await asyncio.to_thread(log.read_text)
+            raise AssertionError(f"{role} exited with {proc.returncode}: {said}")
+        return await probe(container[kind], container, env)
+
+    await until(passes, f"{role}'s {kind}", START_LIMIT, every=0.5)
+
+
+async def counted(client: httpx.AsyncClient) -> bool:
+    """Whether /metrics counts one worker and one scheduler, leading (each publishes its
+    snapshot every 5 s)."""
+    shown = (await client.get("/metrics")).text
+    names = ("parley_workers", "parley_schedulers", "parley_scheduler_leading")
+    return [sample(shown, name) for name in names] == [1, 1, 1]
+
+
 async def test_each_pods_command_starts_and_passes_every_probe_it_is_given(
     tmp_path: Path, redis_url: str, postgres_url: str
 ) -> None:
@@ -112,35 +134,20 @@ async def test_each_pods_command_starts_and_passes_every_probe_it_is_given(
         "parley_api_token": TOKEN,
         "anthropic_api_key": "sk-ant-not-called-by-this-test",
     }
-    objects = render()
-    async with pods(objects, tmp_path, values) as running:
+    async with pods(render(), tmp_path, values) as running:
         assert set(running) == {"web", "worker", "scheduler"}
-        for role, (container, env, proc) in running.items():
+        for role, pod in running.items():
             kinds = ("startupProbe", "readinessProbe", "livenessProbe")
-            for kind in (k for k in kinds if k in container):
-
-                async def passes(kind: str = kind) -> bool:
-                    if proc.returncode is not None:
-                        log = (tmp_path / f"{role}.log").read_text()
-                        raise AssertionError(f"{role} exited with {proc.returncode}: {log}")
-                    return await probe(container[kind], container, env)
-
-                await until(passes, f"{role}'s {kind}", START_LIMIT, every=0.5)
-        _, web_env, _ = running["web"]
-        base = f"http://127.0.0.1:{web_env['PARLEY_HTTP_PORT']}"
+            for kind in (k for k in kinds if k in pod[0]):
+                await passing(role, kind, pod, tmp_path / f"{role}.log")
+        base = f"http://127.0.0.1:{running['web'][1]['PARLEY_HTTP_PORT']}"
         async with httpx.AsyncClient(base_url=base, timeout=10) as client:
             assert (await client.get("/metrics")).status_code == 401  # the Secret's token
             client.headers["Authorization"] = f"Bearer {TOKEN}"
-
-            async def counted() -> bool:  # each publishes its snapshot every 5 s
-                shown = (await client.get("/metrics")).text
-                found = [sample(shown, name) for name in
-                         ("parley_workers", "parley_schedulers", "parley_scheduler_leading")]  # fmt: skip
-                return found == [1, 1, 1]
-
-            await until(counted, "the worker and the scheduler counted on /metrics")
+            await until(lambda: counted(client), "the worker and the scheduler on /metrics")
     # every process wrote only where the pod lets it: the volume, the secrets, its /tmp
-    assert {p.name for p in tmp_path.iterdir()} <= {
+    written = await asyncio.to_thread(lambda: {p.name for p in tmp_path.iterdir()})
+    assert written <= {
         "secrets", "data", "web-tmp", "worker-tmp", "scheduler-tmp",
         "web.log", "worker.log", "scheduler.log",
     }  # fmt: skip
