@@ -12,9 +12,11 @@ Labels are bounded: a trigger, a finish reason, an outcome, a registered tool's 
 other name counts as `other`), a platform and one of its API methods (names written in
 Parley's code), never a session, a chat, a person or free text.
 
-The backlog of the mailboxes (`parley_queue_depth` and the sessions it waits in) is the
-deployment's, not a process's: the web process reads it from Redis when it is scraped
-(`exposition`), and no worker publishes it.
+The backlog of the mailboxes (`parley_queue_depth` and the sessions it waits in) and the dead
+letters' count are the deployment's, not a process's: the web process reads them from Redis
+when it is scraped (`exposition`), and no worker publishes them. The dead letters are counted
+in Redis rather than by the worker that gave up, so the total never goes back when a worker's
+snapshot lapses, which `increase()` would take for a reset and an alert for a new one.
 """
 
 from __future__ import annotations
