@@ -149,6 +149,11 @@ def test_the_secrets_are_read_from_the_mounted_secrets_files() -> None:
         volume = mounts(container, spec)[SECRETS_AT]
         assert volume["secret"]["secretName"] == "parley-secrets"
         assert "items" not in volume["secret"]  # every key of the Secret is a file
+        # Kubernetes makes the files root's, and the pod's fsGroup's when it has one: the
+        # user the process runs as reads them through that group, or not at all.
+        mode = volume["secret"].get("defaultMode", 0o644)
+        if not mode & 0o004:
+            assert mode & 0o040 and spec["securityContext"].get("fsGroup") is not None
     # The documented way to create the Secret makes one key for each NAME_FILE.
     section = OPERATIONS.read_text(encoding="utf-8").split("\n## Kubernetes\n", 1)[1]
     documented = set(re.findall(r"> secrets/(\w+)", section.split("\n## ", 1)[0]))
