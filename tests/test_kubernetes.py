@@ -216,6 +216,7 @@ def test_the_workers_scale_on_the_backlog_parley_exports() -> None:
     objects = render()
     hpa = one(objects, "HorizontalPodAutoscaler", "parley-worker")
     assert hpa["spec"]["scaleTargetRef"]["name"] == "parley-worker"
+    assert "replicas" not in deployments(objects)["parley-worker"]["spec"]  # the HPA's to set
     (metric,) = hpa["spec"]["metrics"]
     name = metric[metric["type"].lower()]["metric"]["name"]
     assert name == "parley_queue_depth" and name in exported()
