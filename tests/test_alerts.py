@@ -14,13 +14,11 @@ from typing import Any
 
 import promql_parser
 import pytest
-import yaml
 
 from bot.vocabulary.events import FinishReason
 from tests.support.dockerfile import ROOT
-from tests.support.metric_names import exported
+from tests.support.metric_names import alert_rules, exported, selectors
 
-ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yml"
 OPERATIONS = ROOT / "docs" / "OPERATIONS.md"
 # Made by Prometheus for every scrape, with the target's labels.
 PROMETHEUS = {"up": {"job", "instance"}}
@@ -29,25 +27,15 @@ DURATION = re.compile(r"^\d+[smhd]$")
 
 
 def rules() -> list[dict[str, Any]]:
-    loaded = yaml.safe_load(ALERTS.read_text(encoding="utf-8"))
-    (group,) = loaded["groups"]
-    found: list[dict[str, Any]] = group["rules"]
-    return found
+    return alert_rules()
 
 
 def problems(expr: str) -> list[str]:
     """What in `expr` Parley does not export: a metric, a label, a run's finish."""
     known = exported() | PROMETHEUS
-    selectors: list[promql_parser.VectorSelector] = []
-
-    def visit(node: promql_parser.Expr) -> None:
-        if isinstance(node, promql_parser.VectorSelector):
-            selectors.append(node)
-
-    promql_parser.walk(promql_parser.parse(expr), visit)
     found = []
     finishes = {str(reason) for reason in FinishReason}
-    for selector in selectors:
+    for selector in selectors(expr):
         name = selector.name
         if name not in known:
             found.append(f"{name} is not a metric Parley exports")

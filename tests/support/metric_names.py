@@ -10,11 +10,18 @@ from one.
 
 from __future__ import annotations
 
+from typing import Any
+
+import promql_parser
+import yaml
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.mailbox.backlog import Backlog
 from bot.telemetry import metrics
+from tests.support.dockerfile import ROOT
+
+ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yml"
 
 SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
 
@@ -44,3 +51,23 @@ def sample(text: str, name: str, **labels: str) -> float:
             if found.name == name and all(found.labels.get(k) == v for k, v in labels.items()):
                 return float(found.value)
     return 0.0
+
+
+def selectors(expr: str) -> list[promql_parser.VectorSelector]:
+    """The series a PromQL expression selects (parsed as Prometheus reads it)."""
+    found: list[promql_parser.VectorSelector] = []
+
+    def visit(node: promql_parser.Expr) -> None:
+        if isinstance(node, promql_parser.VectorSelector):
+            found.append(node)
+
+    promql_parser.walk(promql_parser.parse(expr), visit)
+    return found
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    """The rules of `deploy/prometheus/alerts.yml`."""
+    loaded = yaml.safe_load(ALERTS.read_text(encoding="utf-8"))
+    (group,) = loaded["groups"]
+    found: list[dict[str, Any]] = group["rules"]
+    return found

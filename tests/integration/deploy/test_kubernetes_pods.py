@@ -20,9 +20,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.kubernetes import Object, config, containers, render
-from tests.support.metric_names import sample
+from tests.support.metric_names import alert_rules, exported, sample, selectors
 from tests.support.redis_server import free_port
 from tests.support.waiting import until
 
@@ -145,6 +146,14 @@ async def test_each_pods_command_starts_and_passes_every_probe_it_is_given(
             assert (await client.get("/metrics")).status_code == 401  # the Secret's token
             client.headers["Authorization"] = f"Bearer {TOKEN}"
             await until(lambda: counted(client), "the worker and the scheduler on /metrics")
+            shown = (await client.get("/metrics")).text
+    # What the alerts ask for and a scrape shows before anything is counted: every series
+    # without labels (a labelled counter shows once counted; tests/test_alerts.py checks it).
+    scraped = {s.name for f in text_string_to_metric_families(shown) for s in f.samples}
+    unlabelled = {name for name, labels in exported().items() if not labels}
+    for rule in alert_rules():
+        asked = {selector.name for selector in selectors(rule["expr"])}
+        assert asked & unlabelled <= scraped, rule["alert"]
     # every process wrote only where the pod lets it: the volume, the secrets, its /tmp
     written = await asyncio.to_thread(lambda: {p.name for p in tmp_path.iterdir()})
     assert written <= {
