@@ -16,7 +16,7 @@ PYTEST_WORKERS ?= 4
 # SDKs, one core each.
 UNIT := -n 2 -m "not e2e"
 
-.PHONY: run test image-test test-unit lint sync clean bench bench-smoke system-run system-test assets dist
+.PHONY: run test image-test test-unit lint audit sync clean bench bench-smoke system-run system-test assets dist
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -78,6 +78,13 @@ lint: sync
 	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen mypy
 	$(UV) run --frozen lint-imports
+
+# Known vulnerabilities in the locked dependencies: pip-audit on uv.lock's packages, npm audit on
+# web/package-lock.json (.ci/audit.py). Fails on an advisory .ci/audit-ignore.txt does not list;
+# a service out of reach is one line, "audit: NOT AUDITED (...)", and fails only with
+# AUDIT_STRICT=1.
+audit: | $(UV)
+	python3 .ci/audit.py
 
 test: lint system-test assets
 	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)

@@ -330,6 +330,7 @@ def build_worker(
         background.append(asyncio.create_task(_watch_database(settings, database)))
         background.append(asyncio.create_task(agent.warm()))
         background.append(asyncio.create_task(_say_ready(redis, liveness, platforms)))
+        metrics.WORKERS.set(1)
         background.append(asyncio.create_task(metrics.publish(redis, metrics.own_key())))
         if servers is not None:
             background.append(asyncio.create_task(publish(redis, servers, worker_key())))

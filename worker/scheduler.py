@@ -35,6 +35,7 @@ from bot.store.database import open_database
 from bot.tasks.book import NewTask, TaskBook
 from bot.tasks.model import CONFIG_CREATOR
 from bot.tasks.scheduler import TaskScheduler
+from bot.telemetry import metrics
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
 from worker import health
@@ -62,6 +63,8 @@ async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
     book = TaskBook(database.engine, redis)
     log.info("scheduler %s is up", lease.token)
     signal = asyncio.create_task(health.keep(health.Signal("scheduler"), 1.0, lambda: True))
+    metrics.SCHEDULERS.set(1)  # counted on /metrics, as a worker is, by the snapshot it publishes
+    published = asyncio.create_task(metrics.publish(redis, metrics.own_key()))
     try:
         while not stopping.is_set():
             try:
@@ -72,7 +75,8 @@ async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
             await _wait(stopping, STANDBY_POLL_S)
     finally:
         signal.cancel()
-        await asyncio.gather(signal, return_exceptions=True)
+        published.cancel()  # its snapshot is removed on the way out
+        await asyncio.gather(signal, published, return_exceptions=True)
         with contextlib.suppress(Exception):
             await lease.release()
         await redis.aclose()
@@ -104,6 +108,7 @@ async def _lead(
         asyncio.create_task(_follow(pubsub, clock)),
         asyncio.create_task(_reload_now_and_then(clock)),
     ]
+    metrics.SCHEDULER_LEADING.set(1)
     try:
         await clock.start()
         ended = [asyncio.create_task(stopping.wait()), asyncio.create_task(lost.wait())]
@@ -111,6 +116,7 @@ async def _lead(
         for waiter in ended:
             waiter.cancel()
     finally:
+        metrics.SCHEDULER_LEADING.set(0)
         clock.stop()
         for helper in helpers:
             helper.cancel()

@@ -414,6 +414,9 @@ class Mailbox:
             pipe.lpush(keys.DEAD_LETTERS, json.dumps(entry))
             pipe.ltrim(keys.DEAD_LETTERS, 0, DEAD_LETTER_LIMIT - 1)
             await pipe.execute()
+        # Counted in Redis, not by the process: a counter that outlives every worker, so an
+        # alert on its increase never mistakes a worker gone for a counter reset.
+        await self.redis.incr(keys.DEAD_LETTER_COUNT)
 
     async def _forget_dead_letters(self, session: str) -> None:
         """A forgotten session's dead letters go too: they hold its messages' text. Matched

@@ -15,6 +15,8 @@ Shared by every worker:
   added when the worker is about to take jobs; whoever waits for a worker reads it.
 - `parley:sweeper`: set for the sweep interval by the worker that sweeps, so one sweeps.
 - `parley:dead`: list of envelopes given up on (dead letters), newest first.
+- `parley:dead:count`: how many envelopes were ever given up on (the list keeps the newest
+  only), for `/metrics`.
 - `parley:cancel`: pub/sub channel; a message is a session whose running turn must stop.
 - `parley:rate:{scope}`: one token bucket of the shared rate budget.
 - `parley:confirm:{id}`: one approval record (JSON) that waits for a person's decision (or,
@@ -106,6 +108,7 @@ ARMED_SET = f"{PREFIX}:armed"
 WORKER_PREFIX = f"{PREFIX}:worker:"
 SWEEPER = f"{PREFIX}:sweeper"
 DEAD_LETTERS = f"{PREFIX}:dead"
+DEAD_LETTER_COUNT = f"{PREFIX}:dead:count"
 CANCEL_CHANNEL = f"{PREFIX}:cancel"
 JOBS_CHANNEL = f"{PREFIX}:jobs"
 READY_STREAM = f"{PREFIX}:workers"

@@ -12,9 +12,11 @@ Labels are bounded: a trigger, a finish reason, an outcome, a registered tool's 
 other name counts as `other`), a platform and one of its API methods (names written in
 Parley's code), never a session, a chat, a person or free text.
 
-The backlog of the mailboxes (`parley_queue_depth` and the sessions it waits in) is the
-deployment's, not a process's: the web process reads it from Redis when it is scraped
-(`exposition`), and no worker publishes it.
+The backlog of the mailboxes (`parley_queue_depth` and the sessions it waits in) and the dead
+letters' count are the deployment's, not a process's: the web process reads them from Redis
+when it is scraped (`exposition`), and no worker publishes them. The dead letters are counted
+in Redis rather than by the worker that gave up, so the total never goes back when a worker's
+snapshot lapses, which `increase()` would take for a reset and an alert for a new one.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from prometheus_client import (
     disable_created_metrics,
     generate_latest,
 )
-from prometheus_client.metrics_core import Metric
+from prometheus_client.metrics_core import CounterMetricFamily, Metric
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -109,6 +111,21 @@ RATE_LIMIT_WAIT_SECONDS = Histogram(
     "How long a platform call waited for the shared rate budget, a platform's retry_after "
     "included (0: not at all)",
     ["platform"], buckets=(0, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120), registry=REGISTRY,
+)  # fmt: skip
+# Who is running, for the alerts that no worker is or no scheduler leads: each process sets
+# its own to 1 and the live snapshots add up (the web process's own shows 0); a killed
+# process's snapshot lapses within TTL.
+WORKERS = Gauge(
+    "parley_workers", "Worker processes running, each publishing its snapshot",
+    registry=REGISTRY,
+)  # fmt: skip
+SCHEDULERS = Gauge(
+    "parley_schedulers", "Scheduler processes running, leading or standing by",
+    registry=REGISTRY,
+)  # fmt: skip
+SCHEDULER_LEADING = Gauge(
+    "parley_scheduler_leading", "Scheduler processes holding the leader lease (one, normally)",
+    registry=REGISTRY,
 )  # fmt: skip
 
 
@@ -204,12 +221,35 @@ def backlog_text(found: Backlog) -> str:
     return generate_latest(registry).decode()
 
 
+def dead_letters_text(count: int) -> str:
+    """The deployment's dead letters (`keys.DEAD_LETTER_COUNT`) as a counter in the text
+    format: kept in Redis, so it never goes back when a worker's snapshot lapses."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Fixed(CounterMetricFamily(
+        "parley_dead_letters", "Messages given up on after crashing workers "
+        "PARLEY_MAX_ATTEMPTS times (each kept in `parley:dead`, the newest 1000)", value=count,
+    )))  # fmt: skip
+    return generate_latest(registry).decode()
+
+
+class _Fixed:
+    """A collector of families made at scrape time, for `generate_latest`."""
+
+    def __init__(self, *families: Metric) -> None:
+        self.families = list(families)
+
+    def collect(self) -> Iterable[Metric]:
+        return self.families
+
+
 async def exposition(redis: Redis) -> bytes:
     """What `/metrics` shows: this process's counts, every live process's snapshot, and the
-    backlog of the mailboxes as it is now."""
+    backlog of the mailboxes and the dead letters as they are now."""
     own = generate_latest(REGISTRY).decode()
     found = await backlog(redis)
-    return merged([own, *await snapshots(redis), backlog_text(found)])
+    dead = int(await done(redis.get(keys.DEAD_LETTER_COUNT)) or 0)
+    texts = [own, *await snapshots(redis), backlog_text(found), dead_letters_text(dead)]
+    return merged(texts)
 
 
 def merged(texts: Iterable[str]) -> bytes:

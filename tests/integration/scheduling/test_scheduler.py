@@ -23,8 +23,10 @@ from bot.redis.results import done
 from bot.store.database import Database, open_database
 from bot.tasks.book import TASKS, NewTask, TaskBook
 from bot.tasks.model import IfMissed, Target, Task
+from bot.telemetry import metrics
 from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.schedule import Schedule
+from tests.support.metric_names import sample
 from tests.support.redis_server import RedisServer
 from tests.support.schedulers import Schedulers
 from tests.support.stack import ROOT
@@ -141,16 +143,26 @@ async def test_one_scheduler_of_two_sends_each_run_and_the_standby_takes_over(sc
     assert times == sorted(times) and all((b - a) % 2 == 0 for a, b in pairwise(times))
 
 
+async def published(scene: Scene, schedulers: int, leading: int) -> bool:
+    """Whether the schedulers' metrics snapshots (what /metrics adds up) count `schedulers`
+    running, `leading` of them leading."""
+    shown = metrics.merged(await metrics.snapshots(scene.redis)).decode()
+    found = sample(shown, "parley_schedulers"), sample(shown, "parley_scheduler_leading")
+    return found == (schedulers, leading)
+
+
 async def test_a_leader_stopped_cleanly_hands_over_within_a_second_or_two(scene: Scene) -> None:
     first, second = await scene.schedulers.start(), await scene.schedulers.start()
     leader = await scene.schedulers.wait_for_leader()
     standby = second if leader is first else first
+    await until(lambda: published(scene, 2, 1), scene.told("two schedulers, one leading"))
     loop = asyncio.get_running_loop()
     asked = loop.time()
     leader.send_signal(signal.SIGTERM)
     await scene.schedulers.wait_for_leader([standby])
     print(f"standby leads {loop.time() - asked:.2f} s after the leader's SIGTERM")
     assert await leader.wait() == 0
+    await until(lambda: published(scene, 1, 1), scene.told("the standby alone, leading"))
     due = datetime.now(UTC) + timedelta(seconds=2)
     task = await scene.task(once(due))
 

@@ -19,6 +19,7 @@ from bot.redis.results import done
 from bot.session.states import StateStore
 from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
+from tests.support.metric_names import sample
 from tests.support.redis_server import RedisServer
 from tests.support.stack import Stack, idle, read_events, send, texts
 from tests.support.waiting import WITHIN, until
@@ -279,6 +280,7 @@ async def test_poison_message_goes_to_dead_letters_and_the_session_goes_on(
     worker = await stack.start_worker_process()
     crashes = 0
     async with stack.client() as client:
+        before = sample((await client.get("/metrics")).text, "parley_dead_letters_total")
         session = await stack.session(client)
         async with client.stream(
             "POST", f"/api/sessions/{session}/messages", json={"text": "poison"}
@@ -291,6 +293,8 @@ async def test_poison_message_goes_to_dead_letters_and_the_session_goes_on(
                 await asyncio.sleep(0.1)
             events = reading.result()
         assert texts(await send(client, session, "hello again")) == "fine"
+        after = sample((await client.get("/metrics")).text, "parley_dead_letters_total")
+    assert after == before + 1  # the deployment's count, kept in Redis
     assert crashes == 3
     assert events[-1]["type"] == "completed"
     assert "could not process that message (it failed 3 times)" in events[-2]["message"]
