@@ -4,6 +4,8 @@ Anyone who can reach the port could otherwise run Parley's tools, so every reque
 carry `Authorization: Bearer <PARLEY_API_TOKEN>`; without a token configured the server
 does not start. The token is checked before the SDK sees the request: a refused request
 opens no MCP session and runs nothing. Bodies are bounded by the SDK (413 past the limit).
+The check is the one `parley web` makes (`adapters.web.callers`), and uvicorn is not let
+rewrite the client's address from `X-Forwarded-For` (`proxy_headers` off).
 
 The socket is bound here, before uvicorn starts, so that a port in use is one line naming
 it, and port 0 (any free port) can be reported to whoever started us.

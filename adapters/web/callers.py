@@ -117,14 +117,17 @@ def forwarding_header(names: Iterable[str]) -> str | None:
 
 def names_this_machine(netloc: str) -> bool:
     """Whether a `Host` value (`host[:port]`) names this machine: `localhost` (and its
-    subdomains, which browsers resolve to loopback themselves) or a loopback address.
-    Any other name could be one that an attacker's DNS points at 127.0.0.1."""
+    subdomains, which browsers resolve to loopback themselves), a loopback address, or the
+    unspecified one (`0.0.0.0` reaches this machine). Any other name could be one that an
+    attacker's DNS points at 127.0.0.1."""
     try:
         name = urlsplit(f"//{netloc}").hostname or ""
     except ValueError:
         return False
     name = name.rstrip(".")
-    return name == "localhost" or name.endswith(".localhost") or is_loopback(name)
+    if name == "localhost" or name.endswith(".localhost") or is_loopback(name):
+        return True
+    return name in ("0.0.0.0", "::")
 
 
 def _netloc(origin: str) -> str:

@@ -24,6 +24,7 @@ def headers(**given: str) -> CIMultiDict[str]:
         ("::ffff:127.0.0.1", {"Host": "localhost:8080"}),
         ("127.0.0.2", {"Host": "app.localhost"}),
         ("127.0.0.1", {}),  # HTTP/1.0 sends no Host
+        ("127.0.0.1", {"Host": "0.0.0.0:8080"}),  # a browser on this machine, at 0.0.0.0
         ("127.0.0.1", {**LOCAL, "Origin": "http://localhost:8080"}),
     ],
 )
@@ -47,6 +48,7 @@ def test_a_client_on_this_machine_is_served_without_a_token(
         ("127.0.0.1", {"Host": "rebound.example:8080"}, "Host header"),
         ("127.0.0.1", {"Host": "127.0.0.1.example"}, "Host header"),
         ("127.0.0.1", {"Host": "[::1"}, "Host header"),
+        ("127.0.0.1", {"Host": "192.168.1.5:8080"}, "Host header"),
         ("127.0.0.1", {**LOCAL, "Origin": "https://evil.example"}, "another site"),
         ("127.0.0.1", {**LOCAL, "Origin": "null"}, "another site"),
     ],
