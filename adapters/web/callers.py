@@ -63,7 +63,7 @@ class Refusal:
 def bearer_matches(header: str, token: str) -> bool:
     """`Authorization: Bearer <token>` (the scheme in any case), compared in constant time."""
     scheme, _, given = header.partition(" ")
-    matches = secrets.compare_digest(given.strip().encode(), token.encode())
+    matches = secrets.compare_digest(given.encode(), token.encode())
     return scheme.lower() == "bearer" and matches
 
 

@@ -64,7 +64,8 @@ def test_a_client_beyond_this_machine_is_refused_without_a_token(
 
 
 @pytest.mark.parametrize(
-    "authorization", [None, "", "Bearer", f"Basic {TOKEN}", f"Bearer {TOKEN}x", "Bearer wrong"]
+    "authorization",
+    [None, "", "Bearer", f"Basic {TOKEN}", f"Bearer {TOKEN}x", f"Bearer  {TOKEN}", "Bearer wrong"],
 )
 def test_with_a_token_configured_anything_but_the_token_is_refused(
     authorization: str | None,
