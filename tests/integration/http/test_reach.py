@@ -196,8 +196,8 @@ async def reach(
 
 
 def judged(surface: Surface, status: int, text: str) -> str:
-    """ "served" for the surface's own answer, "refused" for a one-line JSON 401 or 403 that
-    shows no secret; anything else is described."""
+    """What an answer comes to: "served" for the surface's own status, "refused" for a
+    one-line JSON 401 or 403 that shows no secret; anything else is described."""
     if status == surface.served:
         return "served"
     leaked = [secret for secret in SECRETS if secret in text]

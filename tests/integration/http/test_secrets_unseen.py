@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -49,7 +49,7 @@ RUN_ID = re.compile(r"\b[0-9a-f]{32}\b")
 
 
 @pytest.fixture
-def locked_redis(tmp_path: Path) -> Any:
+def locked_redis(tmp_path: Path) -> Iterator[str]:
     """A Redis of its own that takes no command without REDIS_PASSWORD; its URL with it."""
     server = RedisServer(tmp_path / "redis-data")
     server.directory.mkdir()
