@@ -57,7 +57,7 @@ class Refusal:
 
     @property
     def headers(self) -> dict[str, str]:
-        return CHALLENGE if self.status == 401 else {}
+        return dict(CHALLENGE) if self.status == 401 else {}
 
 
 def bearer_matches(header: str, token: str) -> bool:
