@@ -4,6 +4,8 @@ Anyone who can reach the port could otherwise run Parley's tools, so every reque
 carry `Authorization: Bearer <PARLEY_API_TOKEN>`; without a token configured the server
 does not start. The token is checked before the SDK sees the request: a refused request
 opens no MCP session and runs nothing. Bodies are bounded by the SDK (413 past the limit).
+The check is the one `parley web` makes (`adapters.web.callers`), and uvicorn is not let
+rewrite the client's address from `X-Forwarded-For` (`proxy_headers` off).
 
 The socket is bound here, before uvicorn starts, so that a port in use is one line naming
 it, and port 0 (any free port) can be reported to whoever started us.
@@ -14,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import socket
 import sys
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from adapters.web import callers
 from bot.config.settings import ConfigError, Settings
 from worker.signals import stop_on_signals
 
@@ -35,27 +37,22 @@ GRACE = 2  # seconds open streams get to finish when the server stops
 
 
 class BearerGate:
-    """Lets a request through only with the right bearer token, compared in constant time."""
+    """Lets a request through only with the right bearer token: `adapters.web.callers`, the
+    rule `parley web` applies with a token configured."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self._token = token.encode()
+        self._token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self._allowed(Headers(scope=scope)):
-            refusal = JSONResponse(
-                {"error": "a bearer token is required (Authorization: Bearer <token>)"},
-                status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="parley"'},
-            )
-            await refusal(scope, receive, send)
-            return
+        if scope["type"] == "http":
+            refused = callers.check_token(Headers(scope=scope), self._token)
+            if refused is not None:
+                body = {"error": f"{refused.reason} (Authorization: Bearer <token>)"}
+                answer = JSONResponse(body, refused.status, headers=refused.headers)
+                await answer(scope, receive, send)
+                return
         await self.app(scope, receive, send)
-
-    def _allowed(self, headers: Headers) -> bool:
-        scheme, _, given = headers.get("authorization", "").partition(" ")
-        matches = secrets.compare_digest(given.strip().encode(), self._token)
-        return scheme.lower() == "bearer" and matches
 
 
 def api_token(settings: Settings) -> str:
@@ -98,6 +95,7 @@ async def serve_http(server: Server, settings: Settings, token: str, port: int) 
         lifespan="on",
         timeout_graceful_shutdown=GRACE,
         server_header=False,
+        proxy_headers=False,  # the peer is the socket's: no header may rewrite it
     )
     web = _Uvicorn(config)
     stopping = stop_on_signals()

@@ -13,12 +13,10 @@ import contextlib
 import json
 import logging
 import re
-import secrets
 import time
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable
-from ipaddress import ip_address
 from typing import Any
 
 from aiohttp import web
@@ -49,6 +47,7 @@ from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
 from adapters.http.streams import Slot, StreamHub, reader_connection
+from adapters.web import callers
 from adapters.web.input import error, read_body, refusal
 from adapters.web.services import Services
 from bot.config.settings import Settings
@@ -309,6 +308,8 @@ class Api:
 
 
 def auth_middleware(settings: Settings) -> Any:
+    """Who may call: the rule of `adapters.web.callers` (the token when one is configured,
+    else only this machine, never through a proxy), for every route but the public ones."""
     token = settings.api_token.get_secret_value() if settings.api_token else None
 
     @web.middleware
@@ -317,25 +318,15 @@ def auth_middleware(settings: Settings) -> Any:
         if path == "/healthz" or path in request.app[PUBLIC] or isinstance(resource, StaticFiles):
             request[USER] = place.PUBLIC
             return await handler(request)
-        if token is not None:
-            if not _bearer_matches(request.headers.get("Authorization", ""), token):
-                return error(401, "a bearer token is required")
-            request[USER] = place.TOKEN_HOLDER
-        else:
-            peer = request.remote or ""
-            if not peer or not ip_address(peer).is_loopback:
-                return error(403, "set PARLEY_API_TOKEN to serve clients beyond this machine")
-            request[USER] = place.LOCAL
+        refused = callers.check(request.remote, request.headers, token)
+        if refused is not None:
+            answer = error(refused.status, refused.reason)
+            answer.headers.update(refused.headers)
+            return answer
+        request[USER] = place.TOKEN_HOLDER if token is not None else place.LOCAL
         return await handler(request)
 
     return check
-
-
-def _bearer_matches(header: str, token: str) -> bool:
-    """`Authorization: Bearer <token>` (the scheme in any case), compared in constant time."""
-    scheme, _, given = header.partition(" ")
-    matches = secrets.compare_digest(given.encode(), token.encode())
-    return scheme.lower() == "bearer" and matches
 
 
 @web.middleware

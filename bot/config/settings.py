@@ -44,6 +44,15 @@ from bot.vocabulary.run_config import Effort, Reasoning
 
 ENV_PREFIX = "PARLEY_"
 TOOL_PREFIX = ENV_PREFIX + "TOOL_"  # also the tools' own settings (`bot.tools.config`)
+# A word in a tool setting's name that says its value is a secret (`PARLEY_TOOL_X_API_KEY`):
+# kept out of logs, traces and the tool's own results.
+_SECRET_WORD = re.compile(r"(^|_)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)(_|$)")
+
+
+def names_a_secret(tool_setting: str) -> bool:
+    """Whether a tool setting's name (`api_key`, or the whole `PARLEY_TOOL_X_API_KEY`) says
+    its value is a secret."""
+    return _SECRET_WORD.search(tool_setting.upper().removeprefix(TOOL_PREFIX)) is not None
 
 
 class ConfigError(Exception):

@@ -7,7 +7,8 @@ line logged anywhere below it (a provider's retry, a tool's failure, a platform'
 says which turn it belongs to without being handed it. Secrets are taken out of every line
 by a filter on the root handler: the configured keys and tokens and the passwords in the
 Redis and database URLs, wherever they appear (an SDK's error that quotes a URL with the bot
-token in it, say).
+token in it, say), and a tool's own setting whose name says it holds one
+(`PARLEY_TOOL_<NAME>_API_KEY`, `..._TOKEN`, `..._SECRET`, `..._PASSWORD`: `tool_secrets`).
 """
 
 from __future__ import annotations
@@ -15,28 +16,47 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import os
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from urllib.parse import urlsplit
 
+from dotenv import dotenv_values
 from pydantic import SecretStr
 
-from bot.config.settings import Settings
+from bot.config.settings import TOOL_PREFIX, Settings, names_a_secret
 
 SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar("session", default=None)
 RUN: contextvars.ContextVar[str | None] = contextvars.ContextVar("run", default=None)
 REDACTED = "[redacted]"
 MIN_SECRET = 6  # shorter values would blank out ordinary words
 TEXT = "%(asctime)s %(levelname)s %(name)s:%(where)s %(message)s"
+ENV_FILE = Path(str(Settings.model_config.get("env_file")))
 
 
-def secrets_of(settings: Settings) -> list[str]:
-    """Every secret value the settings hold, longest first (so one that contains another
-    is taken out whole)."""
+def tool_secrets(environ: Mapping[str, str | None] | None = None) -> list[str]:
+    """The values of the tools' own settings whose names say they are secrets, from `.env`
+    and the environment as `bot.assembly.tool_settings` reads them (or from `environ`)."""
+    if environ is None:
+        from_file = dotenv_values(ENV_FILE) if ENV_FILE.is_file() else {}
+        environ = {**from_file, **os.environ}
+    return [
+        value
+        for name, value in environ.items()
+        if value and name.upper().startswith(TOOL_PREFIX) and names_a_secret(name)
+    ]
+
+
+def secrets_of(settings: Settings, environ: Mapping[str, str | None] | None = None) -> list[str]:
+    """Every secret value the settings hold, and the tools' (`tool_secrets`, of `environ`),
+    longest first (so one that contains another is taken out whole)."""
     found = [
         value.get_secret_value()
         for name in Settings.model_fields
         if isinstance(value := getattr(settings, name), SecretStr)
     ]
+    found += tool_secrets(environ)
     for url in (settings.redis_url, settings.database_url):
         try:
             found.append(urlsplit(url).password or "")

@@ -17,7 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from bot.config.settings import TOOL_PREFIX
+from bot.config.settings import TOOL_PREFIX, names_a_secret
+
+MIN_SECRET = 6  # as `bot.telemetry.logs`: shorter values would blank out ordinary words
 
 
 def namespace(tool: str) -> str:
@@ -68,3 +70,9 @@ class ToolConfig:
                 and not any(name.startswith(other) for other in longer)
             }
         return dict(known)
+
+    def secrets(self, tool: str) -> list[str]:
+        """`tool`'s settings whose names say they are secrets (`api_key`), longest first:
+        what its results and errors must not show (`bot.tools.executor`)."""
+        found = {v for k, v in self.of(tool).items() if names_a_secret(k) and len(v) >= MIN_SECRET}
+        return sorted(found, key=len, reverse=True)

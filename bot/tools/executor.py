@@ -7,7 +7,9 @@ Where each call runs, and how its timeout holds even against a tool that blocks,
 
 A read-only call that fails for a while (`TemporaryFailure`) is tried again within its
 timeout; a call with side effects never is. What an `untrusted` tool returns is marked as
-data from outside (`bot.tools.untrusted`) after it is cut to the output limit.
+data from outside (`bot.tools.untrusted`) after it is cut to the output limit. A tool's own
+secret settings (`PARLEY_TOOL_<NAME>_API_KEY`, `bot.tools.config`) are taken out of its
+result and its error, so a careless tool cannot hand its key to the model, a trace or a chat.
 
 Files a tool made for the person (a `ToolResult`'s) come back beside its text in the
 outcome; the agent's tool step stores and announces them (`bot.agent.attachments`). A cached
@@ -49,6 +51,7 @@ from bot.vocabulary.usage import Usage
 
 log = logging.getLogger(__name__)
 RETRIES = 2  # more tries of a read-only call that failed for a while
+REDACTED = "[redacted]"
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -146,6 +149,8 @@ class ToolExecutor:
         files: list[Attachment] = []
         spent: list[Usage] = []
         content, is_error, cached = await self._run(call, ctx, cache, (files, spent))
+        for secret in self.config.secrets(call.name):  # a tool's own key never leaves it
+            content = content.replace(secret, REDACTED)
         duration = time.monotonic() - started
         usage = sum(spent, Usage()) if spent else None
         files_made = tuple(files)

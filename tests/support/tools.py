@@ -56,6 +56,13 @@ async def fail_loudly(ctx: ToolContext, detail: str) -> str:
     raise RuntimeError(f"something broke: {detail}")
 
 
+@tool(read_only=True)
+async def show_key(ctx: ToolContext) -> str:
+    """A careless tool: its result holds its own key (`PARLEY_TOOL_SHOW_KEY_API_KEY`), which
+    must still never reach a trace or a log."""
+    return f"called the service with key {ctx.config.get('api_key', 'none')}"
+
+
 TOOLS: list[Tool] = [
-    slow_write, launch, crash_worker, block_thread, block_in_async, fail_loudly
+    slow_write, launch, crash_worker, block_thread, block_in_async, fail_loudly, show_key
 ]  # fmt: skip

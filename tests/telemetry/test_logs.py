@@ -36,12 +36,28 @@ def handler(formatter: logging.Formatter) -> tuple[logging.Handler, io.StringIO]
 
 
 def test_every_secret_of_the_settings_is_known() -> None:
-    assert logs.secrets_of(SETTINGS) == [
+    assert logs.secrets_of(SETTINGS, environ={}) == [
         TOKEN,
         "sk-ant-key-of-the-bench",
         "hunter2-redis",
         "pg-s3cret-pw",
     ]  # fmt: skip  (longest first)
+
+
+def test_a_tools_setting_named_as_a_secret_is_one() -> None:
+    environ = {
+        "PARLEY_TOOL_WEATHER_API_KEY": "weather-key-123456",
+        "parley_tool_crm_token": "crm-token-123456",
+        "PARLEY_TOOL_DB_PASSWORD": "db-password-123456",
+        "PARLEY_TOOL_MAIL_CLIENT_SECRET": "mail-secret-123456",
+        "PARLEY_TOOL_SAVE_NOTE_FILE": "/srv/notes/today.txt",  # a path: shown
+        "PARLEY_TOOL_KEYBOARD_LAYOUT": "dvorak-programmer",  # KEY only inside a word
+        "ANTHROPIC_API_KEY_X": "not-a-tool-setting",
+    }
+    found = logs.secrets_of(SETTINGS, environ)
+    assert set(found) - set(logs.secrets_of(SETTINGS, {})) == {
+        "weather-key-123456", "crm-token-123456", "db-password-123456", "mail-secret-123456"
+    }  # fmt: skip
 
 
 def test_secrets_are_taken_out_of_messages_and_tracebacks() -> None:

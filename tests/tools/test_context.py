@@ -98,6 +98,33 @@ async def test_no_secret_of_the_settings_is_in_a_context(
     assert "the peek tool's own" not in repr(given)  # its own key is not shown either
 
 
+@tool(isolation="loop")
+async def careless(ctx: ToolContext, fail: bool) -> str:
+    """Shows its own key, in its result or in its error."""
+    if fail:
+        raise RuntimeError(f"the service refused key {ctx.config['api_key']}")
+    return f"used key {ctx.config['api_key']} for {ctx.config['region']}"
+
+
+@pytest.mark.parametrize("fail", [False, True])
+async def test_a_tool_s_own_key_is_taken_out_of_what_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: bool
+) -> None:
+    monkeypatch.setenv("PARLEY_TOOL_CARELESS_API_KEY", "careless-key-0123")
+    monkeypatch.setenv("PARLEY_TOOL_CARELESS_REGION", "eu-west-3")  # no secret: shown
+    settings = distinctive_settings(tmp_path)
+    executor = tool_executor(settings, ToolRegistry([careless]))
+    try:
+        call = ToolUseBlock(id="c1", name="careless", input={"fail": fail})
+        (outcome,) = await executor.run_all([call], made_contexts(settings)["turn"], {})
+    finally:
+        await executor.aclose()
+    assert outcome.is_error is fail
+    assert "careless-key-0123" not in outcome.content
+    assert "key [redacted]" in outcome.content, outcome.content
+    assert fail or "eu-west-3" in outcome.content
+
+
 def test_each_process_gives_the_chat_the_zone_and_the_workspace(tmp_path: Path) -> None:
     settings = distinctive_settings(tmp_path)
     contexts = made_contexts(settings)
