@@ -136,7 +136,8 @@ class Iteration(BaseModel):
 class ModelAnswered(BaseModel):
     """A model call ended: the model that made it (a fallback, when one did), the tokens it
     used and its stop reason (None when it was cut off or failed). The trace keeps them on
-    the call's node, which is how each call's tokens reach an exported span."""
+    the call's node, which is how each call's tokens reach an exported span; the session's
+    player keeps it off the reply's stream (`bot.session.play`)."""
 
     type: Literal["answered"] = "answered"
     model: str

@@ -95,10 +95,10 @@ def test_a_model_call_span_has_its_own_tokens_model_and_finish_reason() -> None:
     assert chat1.attributes["gen_ai.usage.output_tokens"] == 20
     assert chat1.attributes["gen_ai.usage.cache_read.input_tokens"] == 30
     assert chat1.attributes["gen_ai.usage.cache_creation.input_tokens"] == 5
-    assert list(chat1.attributes["gen_ai.response.finish_reasons"]) == ["tool_use"]
+    assert chat1.attributes["gen_ai.response.finish_reasons"] == ["tool_use"]
     assert chat2.attributes["gen_ai.usage.input_tokens"] == 150
     assert "gen_ai.usage.cache_read.input_tokens" not in chat2.attributes
-    assert list(chat2.attributes["gen_ai.response.finish_reasons"]) == ["end_turn"]
+    assert chat2.attributes["gen_ai.response.finish_reasons"] == ["end_turn"]
 
 
 def test_times_are_the_traces_own() -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-from datetime import datetime
 from collections.abc import AsyncIterator
+from datetime import datetime
 
 import pytest
 
