@@ -5,14 +5,18 @@ Each run is one OpenTelemetry trace whose id is the run's own id (`parley.run.id
 `/admin` and `/api/traces/{id}` know it by): a root `invoke_agent parley` span for the run,
 a `chat {model}` span for each model call and an `execute_tool {name}` span for each tool
 call, both children of the root, with the times the trace recorded. What happened inside a
-model call (a retry, a fail-over, a compaction, a validation) is an event on its span. A
-`delegate` call links to its helper's run, which is a trace of its own: the helper ended
-first and was exported then, before its parent knew it would be.
+model call (a retry, a fail-over, a compaction, a validation) is an event on its span.
 
-Span ids are derived from the run's id and the node's, so a run exported twice (a worker
-that died after exporting, say) gives the same spans. What people wrote and what tools
-returned stays out unless the operator asks for it (`content`), and then only as the
-trace keeps it: a bounded preview with the deployment's secrets taken out.
+A helper's run ends, and is exported, before its parent's: so its root names its parent
+(`parley.parent.run.id`) and nests under the parent's `delegate` span by ids both sides can
+derive, the parent's run id (which the helper's envelope carries) and the call's id (which
+the helper's session key holds). The `delegate` span also links to the helper's root.
+
+Span ids are derived from the run's id and the node's (a tool call's: its call's id), so a
+run exported twice (a worker that died after exporting, say) gives the same spans. What
+people wrote and what tools returned stays out unless the operator asks for it (`content`),
+and then only as the trace keeps it: a bounded preview with the deployment's secrets taken
+out.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from bot.trace.builder import TEXT_PREVIEW, cut
+from bot.vocabulary.chats import HELPER_MARK as MARK
+from bot.vocabulary.helpers import call_part
 from bot.vocabulary.runs import RunRecord
 from bot.vocabulary.trace import TraceNode
 
@@ -68,10 +74,17 @@ def _nodes(record: RunRecord) -> list[TraceNode]:
     return record.trace.nodes if record.trace is not None else []
 
 
-def span_id(run: str, node: int) -> int:
-    """A span's id: eight bytes of a hash of its run and node (0, the run's root), never 0."""
+def span_id(run: str, node: int | str) -> int:
+    """A span's id: eight bytes of a hash of its run and node (0, the run's root; a tool
+    call's, `call:` and its id as a helper's session key holds it), never 0."""
     digest = hashlib.sha256(f"{run}/{node}".encode()).digest()
     return int.from_bytes(digest[:8], "big") or 1
+
+
+def call_node(call_id: str) -> str:
+    """The node of a tool call's span: what a helper it started can name from its own session
+    key (`bot.vocabulary.helpers.helper_session`), without its parent's trace."""
+    return f"call:{call_part(call_id)}"
 
 
 def trace_id(run: str) -> int:
@@ -88,22 +101,40 @@ class _Mapper:
         self.record = record
         self.options = options
         self.run = record.id
+        # A helper's run is part of its parent's trace, under the `delegate` call that
+        # started it; any other run is a trace of its own.
+        self.parent: SpanContext | None = None
         self.trace = trace_id(self.run)
+        if record.parent_run and MARK in record.where.session:
+            self.trace = trace_id(record.parent_run)
+            delegate = "call:" + record.where.session.rsplit(MARK, 1)[1]
+            self.parent = SpanContext(self.trace, span_id(record.parent_run, delegate), False,
+                                      TraceFlags(TraceFlags.SAMPLED))  # fmt: skip
         self.events: dict[int, list[TraceNode]] = {}
+        self.calls: dict[str, int] = {}  # each call's last node (a resumed run ran it again)
         for node in _nodes(record):
+            if node.kind == "tool_call" and isinstance(call := node.detail.get("call"), str):
+                self.calls[call] = node.id
             if node.kind not in ("model_call", "tool_call"):
                 self.events.setdefault(node.parent or 0, []).append(node)
 
-    def context(self, node: int) -> SpanContext:
+    def context(self, node: int | str) -> SpanContext:
         return SpanContext(
             self.trace, span_id(self.run, node), False, TraceFlags(TraceFlags.SAMPLED)
         )
+
+    def node_id(self, node: TraceNode) -> int | str:
+        """A tool call's span is named by its call (a helper finds it so), others by node."""
+        call = node.detail.get("call")
+        if node.kind == "tool_call" and isinstance(call, str) and self.calls[call] == node.id:
+            return call_node(call)
+        return node.id
 
     def text(self, value: Any) -> str:
         return cut(str(value), TEXT_PREVIEW, self.options.secrets)
 
     def span(
-        self, name: str, node: int, parent: SpanContext | None, times: tuple[float, float],
+        self, name: str, node: int | str, parent: SpanContext | None, times: tuple[float, float],
         attributes: Attributes, status: Status, **more: Any,
     ) -> ReadableSpan:  # fmt: skip
         return ReadableSpan(
@@ -141,7 +172,9 @@ class _Mapper:
             attributes["error.type"] = outcome
         times = (record.started_at, record.finished_at)
         span_events = self.span_events(0)
-        return self.span(f"invoke_agent {AGENT}", 0, None, times, attributes, status,
+        if record.parent_run:
+            attributes["parley.parent.run.id"] = record.parent_run
+        return self.span(f"invoke_agent {AGENT}", 0, self.parent, times, attributes, status,
                          events=span_events)  # fmt: skip
 
     def node(self, node: TraceNode) -> ReadableSpan:
@@ -153,8 +186,9 @@ class _Mapper:
             name, attributes, status = self.tool(node)
             kind = SpanKind.INTERNAL
         attributes["parley.step"] = node.step
-        return self.span(name, node.id, self.context(0), times, attributes, status, kind=kind,
-                         events=self.span_events(node.id), links=self.links(node))  # fmt: skip
+        return self.span(name, self.node_id(node), self.context(0), times, attributes, status,
+                         kind=kind, events=self.span_events(node.id),
+                         links=self.links(node))  # fmt: skip
 
     def chat(self, node: TraceNode) -> tuple[str, Attributes, Status]:
         detail = node.detail
@@ -218,12 +252,12 @@ class _Mapper:
         return f"execute_tool {node.name}", attributes, status
 
     def links(self, node: TraceNode) -> list[Link]:
-        """A `delegate` call's link to the root of its helper's run."""
+        """A `delegate` call's link to the root of its helper's run, in this trace."""
         helper = node.detail.get("helper_run")
         if not isinstance(helper, str):
             return []
         try:
-            context = SpanContext(trace_id(helper), span_id(helper, 0), False,
+            context = SpanContext(self.trace, span_id(helper, 0), False,
                                   TraceFlags(TraceFlags.SAMPLED))  # fmt: skip
         except ValueError:
             return []

@@ -4,15 +4,17 @@ stays out of them (content by default, secrets always)."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from bot.store.outcome import UNANSWERED, status_of
-from bot.telemetry.spans import SpanOptions, run_spans, span_id, trace_id
+from bot.telemetry.spans import SpanOptions, run_spans
 from bot.trace.builder import REDACTED, TraceBuilder
 from bot.vocabulary import events as ev
+from bot.vocabulary.helpers import helper_envelope_id, helper_session
 from bot.vocabulary.runs import RunRecord, SessionInfo, run_id
 from bot.vocabulary.usage import Usage
 
@@ -179,18 +181,36 @@ def test_every_run_that_did_not_answer_is_an_error_and_one_that_waits_is_not() -
     assert spans_of(waiting)[0].status.status_code == StatusCode.OK
 
 
-def test_a_delegate_call_links_to_its_helpers_run() -> None:
-    helper = run_id("http:abc:helper-t", "helper:t")
-    record = record_of(
+def test_a_helpers_run_nests_under_its_parents_delegate_call() -> None:
+    helper_session_key = helper_session("http:abc", "toolu_d")
+    helper = run_id(helper_session_key, helper_envelope_id("toolu_d"))
+    parent = record_of(
         ev.Iteration(number=1),
-        ev.ToolCallStart(call_id="t", name="delegate", arguments={"task": "look"}),
-        ev.ToolCallResult(call_id="t", name="delegate", content=f"Found it. (run {helper})"),
+        ev.ToolCallStart(call_id="toolu_d", name="delegate", arguments={"task": "look"}),
+        ev.ToolCallResult(call_id="toolu_d", name="delegate", content=f"Found. (run {helper})"),
         ev.Completed(finish_reason="end_turn", iterations=1, usage=Usage()),
     )
-    tool = spans_of(record)[2]
-    assert tool.attributes is not None and tool.attributes["parley.helper.run.id"] == helper
-    (link,) = tool.links
-    assert (link.context.trace_id, link.context.span_id) == (trace_id(helper), span_id(helper, 0))
+    root, _, delegate = spans_of(parent)
+    assert delegate.attributes is not None
+    assert delegate.attributes["parley.helper.run.id"] == helper
+    child = replace(record_of(ev.Iteration(number=1), ev.Completed(
+        finish_reason="end_turn", iterations=1, usage=Usage())),  # fmt: skip
+        where=SessionInfo(helper_session_key, "http"), envelope_ids=[helper_envelope_id("toolu_d")],
+        parent_run=parent.id)  # fmt: skip
+    assert child.id == helper
+    helper_root, helper_chat = spans_of(child)
+    assert root.context is not None and delegate.context is not None
+    assert helper_root.context is not None and helper_root.parent is not None
+    # the helper's spans are in its parent's trace, its run under the call that started it
+    assert helper_root.context.trace_id == root.context.trace_id
+    assert helper_root.parent.span_id == delegate.context.span_id
+    assert helper_chat.parent is not None
+    assert helper_chat.parent.span_id == helper_root.context.span_id
+    assert helper_root.attributes is not None
+    assert helper_root.attributes["parley.run.id"] == helper
+    assert helper_root.attributes["parley.parent.run.id"] == parent.id
+    (link,) = delegate.links
+    assert link.context.span_id == helper_root.context.span_id
 
 
 def test_the_same_run_gives_the_same_spans() -> None:

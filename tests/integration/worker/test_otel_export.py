@@ -17,6 +17,7 @@ import pytest
 from tests.fakes.llm import ANTHROPIC_KEY, Fail, Reply, ToolCallSpec
 from tests.fakes.otlp import FakeCollector, ReceivedSpan
 from tests.integration.http.test_traces import recorded
+from tests.support.helper_brains import one_helper
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, send, texts
 from tests.support.waiting import until
@@ -163,3 +164,36 @@ async def test_a_collector_that_is_down_costs_no_reply_and_is_said_once(stack: S
         assert await worker.wait() == 0
     log = (stack.tmp / "worker-0.log").read_text()
     assert log.count("could not export runs' traces") == 1, log
+
+
+@pytest.mark.e2e
+async def test_a_helpers_run_nests_under_the_delegate_call_that_started_it(
+    stack: Stack, collector: FakeCollector
+) -> None:
+    exporting_to(stack, collector)
+    await stack.start_worker_process()
+    asked = "please ask a helper"
+    stack.fake.responder = one_helper(
+        asked, "multiply six by seven", ToolCallSpec("calculator", {"expression": "6 * 7"})
+    )
+    async with stack.client() as client:
+        session = await stack.session(client)
+        events = await send(client, session, asked)
+        run = await recorded(client, session, 1)
+    assert "helper: 42" in texts(events)
+    await until(lambda: len(collector.of_trace(run)) == 8, lambda: f"8 spans: {collector.spans}")
+    spans = collector.of_trace(run)
+    roots = [s for s in spans if s.name == "invoke_agent parley"]
+    (parent,) = [s for s in roots if s.parent_span_id == ""]
+    (delegate,) = [s for s in spans if s.name == "execute_tool delegate"]
+    (helper,) = [s for s in roots if s.parent_span_id == delegate.span_id]
+    assert delegate.parent_span_id == parent.span_id
+    assert helper.attributes["parley.parent.run.id"] == run
+    assert helper.attributes["gen_ai.conversation.id"].startswith(f"http:{session}")
+    assert delegate.attributes["parley.helper.run.id"] == helper.attributes["parley.run.id"]
+    (calculator,) = [s for s in spans if s.name == "execute_tool calculator"]
+    helper_calls = [
+        s for s in spans if s.name == "chat claude-test" and s.parent_span_id == helper.span_id
+    ]
+    assert calculator.parent_span_id == helper.span_id and len(helper_calls) == 2
+    assert delegate.start_ns <= helper.start_ns <= helper.end_ns <= delegate.end_ns
