@@ -193,10 +193,15 @@ def test_a_helpers_run_nests_under_its_parents_delegate_call() -> None:
     root, _, delegate = spans_of(parent)
     assert delegate.attributes is not None
     assert delegate.attributes["parley.helper.run.id"] == helper
-    child = replace(record_of(ev.Iteration(number=1), ev.Completed(
-        finish_reason="end_turn", iterations=1, usage=Usage())),  # fmt: skip
-        where=SessionInfo(helper_session_key, "http"), envelope_ids=[helper_envelope_id("toolu_d")],
-        parent_run=parent.id)  # fmt: skip
+    alone = record_of(
+        ev.Iteration(number=1), ev.Completed(finish_reason="end_turn", iterations=1, usage=Usage())
+    )
+    child = replace(
+        alone,
+        where=SessionInfo(helper_session_key, "http"),
+        envelope_ids=[helper_envelope_id("toolu_d")],
+        parent_run=parent.id,
+    )
     assert child.id == helper
     helper_root, helper_chat = spans_of(child)
     assert root.context is not None and delegate.context is not None
