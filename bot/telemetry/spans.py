@@ -203,7 +203,6 @@ class _Mapper:
         }
         usage = detail.get("usage")
         if isinstance(usage, Mapping):
-            attributes["gen_ai.response.model"] = model
             read, write = (
                 int(usage.get("cache_read_tokens", 0)),
                 int(usage.get("cache_write_tokens", 0)),
@@ -213,7 +212,8 @@ class _Mapper:
             )
             attributes["gen_ai.usage.output_tokens"] = int(usage.get("output_tokens", 0))
             attributes |= _cache(read, write)
-        if finish := detail.get("finish_reason"):
+        if finish := detail.get("finish_reason"):  # the model answered (not cut off, not failed)
+            attributes["gen_ai.response.model"] = model
             attributes["gen_ai.response.finish_reasons"] = [str(finish)]
         status = Status(StatusCode.UNSET)
         if node.status == "error":

@@ -153,11 +153,13 @@ def test_a_failed_run_and_its_failed_call_have_error_statuses_saying_why() -> No
     record = record_of(
         ev.Iteration(number=1, model="claude-test"),
         ev.Retrying(attempt=1, delay=0.5, error="overloaded"),
+        answered("claude-test", Usage(), None),  # as the loop says it of a failed call
         ev.Error(message="The model is unavailable", cause=why),
         ev.Completed(finish_reason="error", iterations=1, usage=Usage()),
         error=why,
     )
     root, chat = spans_of(record)
+    assert chat.attributes is not None and "gen_ai.response.model" not in chat.attributes
     assert root.status.status_code == StatusCode.ERROR
     assert root.attributes is not None and root.attributes["parley.run.outcome"] == "failed"
     assert chat.status.status_code == StatusCode.ERROR
