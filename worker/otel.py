@@ -97,7 +97,10 @@ def resource(config: OtelConfig) -> Resource:
 
 def run_exporter(config: OtelConfig, secrets: Sequence[str]) -> RunExporter:
     """The export `config` describes; `secrets` are kept out of any text it sends."""
-    logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)  # see ReportedOnce
+    # One line per failed batch, and one per span dropped from a full queue (a collector
+    # down for long): said once by ReportedOnce instead.
+    logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
+    logging.getLogger("opentelemetry.sdk._shared_internal").setLevel(logging.ERROR)
     options = SpanOptions(resource(config), provider_of, config.capture_content, secrets)
     otlp = OTLPSpanExporter(
         endpoint=config.endpoint, headers=dict(config.headers), timeout=config.timeout_s
