@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import threading
 from collections.abc import Sequence
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -74,7 +75,15 @@ class RunExporter:
             self.processor.on_end(span)
 
     def shutdown(self) -> None:
-        """Send what is queued (for at most `FLUSH_WITHIN_MS`), then stop the thread."""
+        """Send what is queued, then stop the processor's thread; for at most
+        `FLUSH_WITHIN_MS` (a collector that is down would otherwise hold a stopping worker
+        for the exporter's retries, its timeout for each batch): what is not sent by then is
+        dropped with the process."""
+        stopping = threading.Thread(target=self._flush_and_stop, daemon=True)
+        stopping.start()
+        stopping.join(FLUSH_WITHIN_MS / 1000)
+
+    def _flush_and_stop(self) -> None:
         self.processor.force_flush(FLUSH_WITHIN_MS)
         self.processor.shutdown()  # type: ignore[no-untyped-call]
 

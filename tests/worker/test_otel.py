@@ -19,7 +19,7 @@ from bot.vocabulary.usage import Usage
 from tests.fakes.otlp import FakeCollector
 from tests.support.redis_server import free_port
 from tests.support.waiting import until
-from worker.otel import RunExporter, run_exporter
+from worker.otel import FLUSH_WITHIN_MS, RunExporter, run_exporter
 
 KEY = "otlp-api-key-123456789"
 
@@ -103,3 +103,12 @@ async def test_a_collector_that_is_down_costs_nothing_and_is_said_once(
     assert len(said) == 1 and said[0].levelno == logging.WARNING
     assert KEY not in caplog.text
     assert not [r for r in caplog.records if r.name.startswith("opentelemetry")]
+
+
+async def test_a_worker_stopping_waits_for_a_collector_that_is_down_a_bounded_time() -> None:
+    exporter = exporter_to(f"http://127.0.0.1:{free_port()}")  # the default 10 s per export
+    for n in range(3):
+        exporter.export(record(n), "completed", False)
+    started = time.monotonic()
+    await asyncio.to_thread(exporter.shutdown)
+    assert time.monotonic() - started < FLUSH_WITHIN_MS / 1000 + 2
