@@ -28,6 +28,7 @@ from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
 from bot.assembly.delegate import HelperLink
 from bot.assembly.stores import ToolStores
+from bot.config.otel import otel_config
 from bot.config.settings import Settings
 from bot.files.store import FileStore
 from bot.mailbox.inbox import Mailbox
@@ -40,10 +41,11 @@ from bot.redis.confirmations import Confirmations
 from bot.session.deps import RunnerDeps, SessionStores
 from bot.session.egress import Egress, PlatformEgress
 from bot.session.helpers import HelperRuns
+from bot.session.record import RunExport
 from bot.session.runner import SessionRunner
 from bot.store.archive import Archive
 from bot.store.database import Database, open_database
-from bot.telemetry import metrics
+from bot.telemetry import logs, metrics
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
 from worker import health, reminders
@@ -54,6 +56,7 @@ from worker.wakes import Wakes
 
 if TYPE_CHECKING:
     from bot.mcp.source import McpServers
+    from worker.otel import RunExporter
 
 log = logging.getLogger(__name__)
 
@@ -260,6 +263,7 @@ def _supervisor(
     liveness: Liveness,
     platforms: Mapping[str, Egress],
     in_progress_s: float,
+    exports: RunExport | None = None,
 ) -> Supervisor:
     """What one worker process runs turns with, wired once Redis is connected. A worker
     answers whichever platform a session is on, and HTTP (no SDK) always. `in_progress_s`:
@@ -283,6 +287,7 @@ def _supervisor(
             liveness=liveness,
             limits=Limits(redis, settings),
             stores=SessionStores.open(database.engine, redis),
+            exports=exports,
         )
     )
     limit = asyncio.Semaphore(settings.worker_sessions)
@@ -292,9 +297,11 @@ def _supervisor(
 
 
 def build_worker(
-    settings: Settings, database: Database, servers: McpServers | None = None
-) -> Worker:
-    """`servers`: the worker's MCP servers, whose tools the agent offers too. The agent's
+    settings: Settings, database: Database, servers: McpServers | None = None,
+    exports: RunExport | None = None,
+) -> Worker:  # fmt: skip
+    """`servers`: the worker's MCP servers, whose tools the agent offers too; `exports`:
+    where ended runs go besides the record (OpenTelemetry, when configured). The agent's
     tools are built before Redis is connected, those on the database's stores included, so
     their task book announces new tasks on a client of its own, which connects when a task
     is made."""
@@ -315,7 +322,14 @@ def build_worker(
         await check_persistence(redis)
         platforms = configured_egresses(settings, redis)  # loading from now on
         supervisor = ctx["supervisor"] = _supervisor(
-            settings, redis, agent, database, liveness, platforms, worker.in_progress_timeout_s
+            settings,
+            redis,
+            agent,
+            database,
+            liveness,
+            platforms,
+            worker.in_progress_timeout_s,
+            exports,
         )
         supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
         helpers.bind(HelperRuns(settings, supervisor.runner, supervisor.runner.deps.limits))
@@ -381,17 +395,31 @@ async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
     The MCP servers are checked first (a bad mcp.json stops the worker with one line) and
     start connecting in the background; they stay connected while arq's worker restarts."""
     servers = _mcp_servers(settings)
+    exports = _exports(settings)
     if servers is not None:
         servers.start()
     try:
         database = await open_database(settings)
         try:
-            await _serve(settings, database, stopping, servers)
+            await _serve(settings, database, stopping, servers, exports)
         finally:
             await database.aclose()
     finally:
         if servers is not None:
             await servers.aclose()
+        if exports is not None:  # the spans still queued go out, in a bounded time
+            await asyncio.to_thread(exports.shutdown)
+
+
+def _exports(settings: Settings) -> RunExporter | None:
+    """The runs' OpenTelemetry export, when an OTLP endpoint is set (a bad variable is a
+    ConfigError); the SDK is only loaded then."""
+    config = otel_config()
+    if config is None:
+        return None
+    from worker.otel import run_exporter  # noqa: PLC0415
+
+    return run_exporter(config, logs.secrets_of(settings))
 
 
 def _mcp_servers(settings: Settings) -> McpServers | None:
@@ -406,10 +434,11 @@ def _mcp_servers(settings: Settings) -> McpServers | None:
 
 
 async def _serve(
-    settings: Settings, database: Database, stopping: asyncio.Event, servers: McpServers | None
-) -> None:
+    settings: Settings, database: Database, stopping: asyncio.Event, servers: McpServers | None,
+    exports: RunExporter | None = None,
+) -> None:  # fmt: skip
     while not stopping.is_set():
-        worker = build_worker(settings, database, servers)
+        worker = build_worker(settings, database, servers, exports)
         running = asyncio.create_task(worker.async_run())
         stop = asyncio.create_task(stopping.wait())
         await asyncio.wait({running, stop}, return_when=asyncio.FIRST_COMPLETED)

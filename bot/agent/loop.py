@@ -271,6 +271,9 @@ class _Run:
                     yield part
             self.unseen = outcome.error is None
         self.model = outcome.model  # a fallback that answered answers the rest of the turn
+        yield ev.ModelAnswered(
+            model=outcome.model, usage=outcome.usage, finish_reason=outcome.finish_reason
+        )
         async for item in self._observe(outcome):
             yield item
 

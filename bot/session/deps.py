@@ -15,6 +15,7 @@ from bot.mailbox.liveness import Liveness
 from bot.people.limits import Limits
 from bot.redis.confirmations import Confirmations
 from bot.session.egress import Egress
+from bot.session.record import RunExport
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
 from bot.store.history import History
@@ -60,3 +61,4 @@ class RunnerDeps:
     liveness: Liveness | None = None  # None: leases end only by their TTL (tools, tests)
     stores: SessionStores | None = None  # None: turns without preferences, memories, grants
     limits: Limits | None = None  # None: turns count against no daily budget (tests)
+    exports: RunExport | None = None  # None: runs are not exported (no OTLP endpoint)

@@ -58,6 +58,7 @@ from bot.session.helper_cleanup import drop_answered_helper
 from bot.session.helper_requests import Parent, Waiting, pass_on, withdraw
 from bot.session.live import LiveTurn, stop_helper
 from bot.session.runner import SessionRunner
+from bot.telemetry import logs
 from bot.tools.base import ToolContext, ToolError, ToolResult
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope
@@ -222,7 +223,7 @@ class HelperRuns:
         ctx = parent.ctx
         envelope = Envelope(
             id=helper_envelope_id(ctx.call_id), session=session, text=task, sender=ctx.user,
-            platform=PLATFORM, chat_kind=ctx.chat_kind, run=config,
+            platform=PLATFORM, chat_kind=ctx.chat_kind, run=config, parent_run=logs.RUN.get(),
         )  # fmt: skip
         mailbox = self.runner.deps.mailbox
         try:

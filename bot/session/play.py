@@ -56,7 +56,8 @@ class Player:
                 if isinstance(event, ev.ConfirmationRequired):
                     outgoing = await self.decisions.ask(head, state, event)
                 watch.see(event)
-                await stream.send(outgoing)
+                if not isinstance(event, ev.ModelAnswered):  # for the trace, not the chat
+                    await stream.send(outgoing)
         except asyncio.CancelledError:
             abandoned = True
             raise

@@ -7,11 +7,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from bot.agent.deps import TurnRequest
 from bot.people.limits import Limits
 from bot.store.history import History
+from bot.store.outcome import UNANSWERED, status_of
 from bot.store.sqlite_file import DatabaseFileGone
 from bot.telemetry import metrics
 from bot.vocabulary import events as ev
@@ -33,21 +34,41 @@ async def quietly(what: str, subject: Any, write: Callable[[Any], Awaitable[None
         log.exception("could not %s %s", what, getattr(subject, "id", subject))
 
 
+class RunExport(Protocol):
+    """Where ended runs go besides the record: OpenTelemetry spans (`worker.otel`). It must
+    return at once (the spans go out in the background) and is never allowed to fail a turn."""
+
+    def export(self, record: RunRecord, outcome: str, failed: bool) -> None:
+        """`outcome`: the run's status in the record; `failed`: it ended without its answer."""
+        ...
+
+
 @dataclass(frozen=True)
 class Recorder:
     history: History
     limits: Limits | None
     tools: Collection[str]  # the registered tool names, the only ones metrics label
     models: Collection[str] = ()  # the models the settings name, the only ones metrics label
+    exports: RunExport | None = None  # None: the run goes to the record alone
 
     async def record(self, state: SessionState, record: RunRecord) -> None:
         """A run the database missed waits in `state.unrecorded`, and the next record writes
         it with the messages since `state.recorded`. Its tokens count against the person's
         day, once per turn."""
+        self._export(record)
         await quietly("record run", record, lambda r: self.history.record(state, r))
         # A helper's tokens are its parent's (`delegate` adds them up): counted there, once.
         if self.limits is not None and not is_helper(record.where.session):
             await quietly("count the tokens of", record, self.limits.charge_turn)
+
+    def _export(self, record: RunRecord) -> None:
+        if self.exports is None:
+            return
+        status = status_of(record.finish_reason)
+        try:
+            self.exports.export(record, status, status in UNANSWERED)
+        except Exception:  # a bug in the export must not cost the turn its record
+            log.exception("could not export run %s", record.id)
 
     async def finished(self, state: SessionState, record: RunRecord) -> None:
         """A run that completed: counted in the metrics, then recorded."""

@@ -58,7 +58,7 @@ class SessionRunner:
         models = (agent.model, *agent.fallbacks)
         # load_skill comes and goes with the skills, and is counted by its name all along
         named = [*agent.tools.names, LOAD_SKILL]
-        recorder = Recorder(deps.history, deps.limits, named, models)
+        recorder = Recorder(deps.history, deps.limits, named, models, deps.exports)
         self.turns = Turns(s, deps.mailbox, decisions, stores, agent.prompt.skills)
         self.commands = Commands(
             deps.mailbox, deps.egress, decisions, recorder, deps.agent.default_model

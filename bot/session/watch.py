@@ -77,4 +77,5 @@ class RunWatch:
             first_text_at=self.first_text,
             error=self.error,
             trace=self.trace.trace,
+            parent_run=head.parent_run,
         )

@@ -1,8 +1,9 @@
 """Building a run's trace from its events as they pass, the way `RunWatch` builds its record.
 
 Each Iteration opens a model call, whose step is the iteration's number; the tool calls,
-retries and errors of that step are its children. A model call ends where its stream did:
-at its first tool call, at the next iteration, or at the end of the run. Edges say how one
+retries and errors of that step are its children. A model call ends where its stream did
+(`ModelAnswered`, which gives its node the call's tokens and stop reason), or else at its
+first tool call, at the next iteration, or at the end of the run. Edges say how one
 thing led to the next: a step to the next step, a model call to the tools it asked for
 (`success`, or `error` when the tool failed), a failed attempt to its retry (`retry`).
 The work per event is a few attribute writes, and the nodes are capped.
@@ -90,15 +91,15 @@ class TraceBuilder:
         now = self.clock()
         if isinstance(event, ev.Iteration):
             self._next_step(event.number, event.model, now)
-        elif isinstance(event, ev.FailedOver):
-            self._failed_over(event, now)
+        elif isinstance(event, ev.ModelAnswered):
+            self._answered(event, now)
+        elif isinstance(event, ev.FailedOver | ev.FileSent):
+            self._aside(event, now)
         elif isinstance(event, ev.ToolCallStart):
             self._end_model(now)
             self._tool_started(event, now)
         elif isinstance(event, ev.ToolCallResult):
             self._tool_ended(event, now)
-        elif isinstance(event, ev.FileSent):
-            self._file_sent(event)
         elif isinstance(event, ev.Retrying):
             error = self._text(event.error)
             detail = {"attempt": event.attempt, "delay_s": event.delay, "error": error}
@@ -128,6 +129,31 @@ class TraceBuilder:
             self._edge(self._last_step, node, "success")
         self._model = node
         self._last_step = node or self._last_step
+
+    def _aside(self, event: ev.FailedOver | ev.FileSent, now: float) -> None:
+        """What adds to a node already there: a call's new model, a tool call's file."""
+        if isinstance(event, ev.FailedOver):
+            self._failed_over(event, now)
+        else:
+            self._file_sent(event)
+
+    def _answered(self, event: ev.ModelAnswered, now: float) -> None:
+        """The call ended: its node keeps the model that made it, its tokens and its stop
+        reason (what an exported `chat` span reports)."""
+        node = self._model
+        if node is None or node.ended_at is not None:
+            return
+        node.ended_at = now
+        usage = event.usage
+        node.detail["model"] = event.model or node.detail.get("model", "")
+        node.detail["usage"] = {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+        }
+        if event.finish_reason is not None:
+            node.detail["finish_reason"] = event.finish_reason
 
     def _failed_over(self, event: ev.FailedOver, now: float) -> None:
         """The call's model gave up: a node says why, and the call names its new model."""

@@ -50,6 +50,8 @@ class Envelope(BaseModel):
     it too, marked, as the model reads it). `context` is what the platform says about where
     the person is as they write (Slack: the channel they are looking at beside an assistant
     thread); it is not theirs to vouch for, so the model reads it marked as untrusted data.
+    A helper's envelope names the run whose `delegate` call started it (`parent_run`), so its
+    exported spans nest under that call (`bot.telemetry.spans`).
     """
 
     id: str = Field(min_length=1, max_length=200)
@@ -67,6 +69,7 @@ class Envelope(BaseModel):
     approve: bool | None = None
     remember: bool = False
     run: RunConfig | None = None
+    parent_run: str | None = Field(default=None, max_length=64)  # a helper's: see below
     received_at: float = Field(default_factory=time.time)
 
     @model_validator(mode="before")

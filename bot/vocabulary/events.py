@@ -133,6 +133,18 @@ class Iteration(BaseModel):
     model: str = ""  # the model asked
 
 
+class ModelAnswered(BaseModel):
+    """A model call ended: the model that made it (a fallback, when one did), the tokens it
+    used and its stop reason (None when it was cut off or failed). The trace keeps them on
+    the call's node, which is how each call's tokens reach an exported span; the session's
+    player keeps it off the reply's stream (`bot.session.play`)."""
+
+    type: Literal["answered"] = "answered"
+    model: str
+    usage: Usage
+    finish_reason: str | None = None
+
+
 class FailedOver(BaseModel):
     """A model stayed overloaded, rate limited or out of reach after its retries: the call
     is made again on the next model of PARLEY_FALLBACK_MODELS, from its start."""
@@ -255,6 +267,7 @@ AgentEvent = Annotated[
     | ToolCallResult
     | FileSent
     | Iteration
+    | ModelAnswered
     | FailedOver
     | Retrying
     | ConfirmationRequired

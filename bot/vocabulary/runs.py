@@ -44,6 +44,7 @@ class RunRecord:
     error: str | None = None
     last_message: str | None = None
     trace: Trace | None = None  # what happened in it, step by step (`bot.trace`)
+    parent_run: str | None = None  # a helper's: the run whose `delegate` call started it
 
     @property
     def id(self) -> str:
