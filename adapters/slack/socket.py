@@ -51,7 +51,7 @@ class Socket(AsyncSocketModeHandler):
         """Take no more envelopes, finish those taken, close the connection."""
         self.taking = False
         log.info("Slack: Socket Mode takes no more events")
-        if await deadline.within(self._idle.wait()):
+        if not self._handling or await deadline.within(self._idle.wait()):
             log.info("Slack: every event taken is queued and acknowledged")
         else:
             log.warning(

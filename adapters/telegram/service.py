@@ -49,7 +49,7 @@ from adapters.telegram.lanes import Lanes
 from adapters.telegram.reactions import StatusReactions
 from adapters.web.input import read_json
 from adapters.web.services import Services
-from adapters.web.shutdown import DEADLINE
+from adapters.web.shutdown import DEADLINE, Deadline
 from adapters.web.startup import connected, expect, refuse
 from bot.config.settings import ConfigError, Settings
 from bot.redis.ratelimit import RateBudget
@@ -118,7 +118,7 @@ class TelegramService:
 
     async def _drain(self, app: web.Application) -> None:
         """Take no more updates; handle and confirm those taken (the module docstring)."""
-        polling = self.webhook_path is None
+        polling, deadline = self.webhook_path is None, app[DEADLINE]
         if self._task is not None and not self._task.done():
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -128,29 +128,33 @@ class TelegramService:
         lanes = self._lanes
         if lanes is None:
             return
-        if not await app[DEADLINE].within(lanes.finish()):
+        if lanes.busy and not await deadline.within(lanes.finish()):
             log.warning(
                 "Telegram: %d updates not queued in time; Telegram hands them over again",
                 lanes.unfinished,
             )
         else:
             log.info("Telegram: every update taken is queued")
-        if polling:
-            await self._confirm(lanes)
+        if polling and deadline.started:  # else a bare cleanup: nothing is waited for
+            await self._confirm(lanes, deadline)
 
-    async def _confirm(self, lanes: Lanes) -> None:
+    async def _confirm(self, lanes: Lanes, deadline: Deadline) -> None:
         """One getUpdates that only confirms the updates handled since the latest one."""
         offset = lanes.offset
         if offset is None or offset == self._asked:
             return
+        asked = self.bot.get_updates(
+            offset=offset, limit=1, timeout=0, request_timeout=CONFIRM_TIMEOUT
+        )
         try:
-            await self.bot.get_updates(
-                offset=offset, limit=1, timeout=0, request_timeout=CONFIRM_TIMEOUT
-            )
-        except (TelegramAPIError, OSError, TimeoutError) as exc:
+            confirmed = await deadline.within(asked)
+        except (TelegramAPIError, OSError) as exc:
             log.warning("Telegram: could not confirm the updates handled (%s)", exc)
             return
-        log.info("Telegram: updates before %d confirmed", offset)
+        if confirmed:
+            log.info("Telegram: updates before %d confirmed", offset)
+        else:
+            log.warning("Telegram: no time left to confirm the updates handled")
 
     async def _stop(self, _: web.Application) -> None:
         if self._task is not None:

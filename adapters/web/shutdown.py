@@ -31,13 +31,16 @@ class Deadline:
         return self._at != math.inf
 
     def left(self) -> float:
-        """Seconds until the deadline, never less than none."""
+        """Seconds until the deadline; none if the stop did not start with one (the app
+        cleaned up without `Runner.stop`, as a test's app is: nothing is waited for)."""
+        if not self.started:
+            return 0.0
         return max(0.0, self._at - asyncio.get_running_loop().time())
 
     async def within(self, step: Awaitable[object]) -> bool:
         """Wait for `step` until the deadline; whether it finished (it is cancelled if not)."""
         try:
-            await asyncio.wait_for(step, None if not self.started else self.left())
+            await asyncio.wait_for(step, self.left())
         except TimeoutError:
             return False
         return True

@@ -191,6 +191,7 @@ async def test_telegram_long_polling_stopped_mid_burst_answers_each_update_once(
 # --- Slack, Socket Mode ------------------------------------------------------------------------
 
 
+@pytest.mark.slow(30)  # Slack's redelivery waits out its acknowledgement's timeout and more
 async def test_slack_socket_mode_stopped_mid_burst_answers_each_event_once(scene: Scene) -> None:
     """Each person's third message is being handled (its file downloading) when SIGTERM
     arrives: it is queued and acknowledged before the socket closes. Their fourth, sent
