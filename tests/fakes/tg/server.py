@@ -79,6 +79,7 @@ class FakeTelegram(UserSide):
         self._penalty: dict[int, float] = {}
         self._failures: list[tuple[str, ApiError]] = []
         self._held: dict[str, asyncio.Event] = {}
+        self.waiting: list[str] = []  # the held calls that arrived and wait now, by method
         self._next_message_id: dict[int, int] = {}
         self._delivery: asyncio.Task[None] | None = None
         self._runner: web.AppRunner | None = None
@@ -154,7 +155,8 @@ class FakeTelegram(UserSide):
 
     def hold(self, method: str) -> asyncio.Event:
         """Calls of `method` are answered only once the returned event is set: Telegram slow
-        to answer them (each is handled, and recorded, when it is answered)."""
+        to answer them (each is handled, and recorded, when it is answered; `waiting` lists
+        those that arrived meanwhile)."""
         gate = self._held[method] = asyncio.Event()
         return gate
 
@@ -226,7 +228,11 @@ class FakeTelegram(UserSide):
             return _answer(ApiError(401, "Unauthorized").wire())
         params = await _params(request)
         if name in self._held:
-            await self._held[name].wait()
+            self.waiting.append(name)
+            try:
+                await self._held[name].wait()
+            finally:
+                self.waiting.remove(name)
         try:
             if name == "getUpdates":
                 result = await self._get_updates(params)

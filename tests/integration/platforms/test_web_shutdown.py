@@ -23,10 +23,11 @@ from tests.fakes.llm import FakeLLM, Reply
 from tests.fakes.llm.script import RecordedRequest
 from tests.fakes.slack import FakeSlack, SlackChannel, SlackUser
 from tests.fakes.tg import FakeTelegram, TgChat, TgUser
+from tests.support.images import image_bytes
 from tests.support.redis_server import free_port
 from tests.support.slack import slack_env
 from tests.support.stack import Stack, idle, stack_env
-from tests.support.telegram import telegram_env
+from tests.support.telegram import WEBHOOK_PATH, WEBHOOK_SECRET, telegram_env
 from tests.support.waiting import until
 from tests.support.web_process import WebProcess
 
@@ -185,6 +186,51 @@ async def test_telegram_long_polling_stopped_mid_burst_answers_each_update_once(
 
     await answered(replies, "every update answered after the restart")
     await idle(scene.redis_url)
+    assert_each_once_in_order(replies)
+
+
+# --- Telegram, webhook ---------------------------------------------------------------------------
+
+
+async def test_telegram_webhook_request_in_flight_on_sigterm_is_answered_and_queued(
+    scene: Scene, fake_telegram: FakeTelegram
+) -> None:
+    """The first update is being handled (its photo downloading) when SIGTERM arrives: it
+    gets its 200 once it is queued, before the process exits. Telegram delivers the others
+    one after another, trying again each one that fails while no process listens; each is
+    answered once, in order."""
+    tg = fake_telegram
+    url = f"http://127.0.0.1:{scene.port}{WEBHOOK_PATH}"
+    scene.configure(
+        **telegram_env(tg, TELEGRAM_WEBHOOK_URL=url, TELEGRAM_WEBHOOK_SECRET=WEBHOOK_SECRET)
+    )
+    await scene.stack.start_worker_process()
+    first = await scene.web()
+    assert tg.webhook["url"] == url
+    people = [TgUser(id=3001 + n, first_name=f"W{n}") for n in range(CHATS)]
+    chats: list[TgChat] = [tg.private_chat(person) for person in people]
+    slow = tg.hold("getFile")
+    photo = image_bytes((64, 48), "JPEG")
+    held = tg.send_photo(chats[0], people[0], photo, caption="m0-0")
+    for n in range(EACH):
+        for chat, person in enumerate(people):
+            if (chat, n) != (0, 0):
+                tg.send(chats[chat], person, f"m{chat}-{n}")
+    await tg.wait_for(lambda: tg.waiting == ["getFile"], what="the photo's download asked")
+    first.sigterm()
+    await until(lambda: "stopped listening" in first.said(), "the stop begun")
+    slow.set()
+    await scene.stopped(first, "Telegram: every update taken is queued")
+    assert tg.deliveries[0] == (held["update_id"], 200)
+    await scene.web()
+
+    def replies(chat: int) -> list[str]:
+        return [m.text for m in tg.messages(chats[chat])]
+
+    await answered(replies, "every update answered after the restart")
+    await idle(scene.redis_url)
+    refused = sum(1 for _, status in tg.deliveries if status != 200)
+    print(f"{refused} deliveries failed while no process listened")
     assert_each_once_in_order(replies)
 
 
