@@ -18,7 +18,9 @@ from aiohttp import web
 
 
 class Deadline:
-    """When the web process must be done stopping: unset (never) until it begins to."""
+    """When the web process must be done stopping, set as the stop begins (`Runner.stop`).
+    An app cleaned up without it (as tests do) waits on no platform: what one holds is
+    cancelled, not confirmed, and so delivered again."""
 
     def __init__(self) -> None:
         self._at = math.inf
