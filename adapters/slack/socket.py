@@ -54,8 +54,6 @@ class Socket(AsyncSocketModeHandler):
         if not self._handling or await deadline.within(self._idle.wait()):
             log.info("Slack: every event taken is queued and acknowledged")
         else:
-            log.warning(
-                "Slack: %d events not queued in time; Slack delivers them again", self._handling
-            )
+            log.warning("Slack: not queued in time, so delivered again: %d events", self._handling)
         await self.close_async()  # type: ignore[no-untyped-call]
         log.info("Slack: Socket Mode connection closed")

@@ -130,7 +130,7 @@ class TelegramService:
             return
         if lanes.busy and not await deadline.within(lanes.finish()):
             log.warning(
-                "Telegram: %d updates not queued in time; Telegram hands them over again",
+                "Telegram: not queued in time, so handed over again: %d updates",
                 lanes.unfinished,
             )
         else:

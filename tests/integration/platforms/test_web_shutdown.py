@@ -189,6 +189,34 @@ async def test_telegram_long_polling_stopped_mid_burst_answers_each_update_once(
     assert_each_once_in_order(replies)
 
 
+async def test_an_update_not_queued_within_the_grace_comes_again_after_the_restart(
+    scene: Scene, fake_telegram: FakeTelegram
+) -> None:
+    """A photo whose download hangs: the process still exits in time (PARLEY_SHUTDOWN_GRACE,
+    2 s here), without confirming the update, and the next process is handed it again."""
+    tg = fake_telegram
+    env = scene.configure(**telegram_env(tg))
+    env["PARLEY_SHUTDOWN_GRACE"] = "2"
+    await scene.stack.start_worker_process()
+    first = await scene.web()
+    person = TgUser(id=4001, first_name="Slow")
+    chat = tg.private_chat(person)
+    slow = tg.hold("getFile")
+    update = tg.send_photo(chat, person, image_bytes((64, 48), "JPEG"), caption="m0-0")
+    await tg.wait_for(lambda: tg.waiting == ["getFile"], what="the photo's download asked")
+    first.sigterm()
+    code, took = await first.exited()
+    said = first.said()
+    assert code == 0 and took < 2 + 7, said
+    assert "Telegram: not queued in time, so handed over again: 1 updates" in said, said
+    assert confirmed_past(tg) <= update["update_id"]  # not confirmed: Telegram keeps it
+    slow.set()
+    await scene.web()
+    await tg.wait_for(lambda: bool(tg.messages(chat)), within=ANSWERED_WITHIN)
+    await idle(scene.redis_url)
+    assert [numbers([m.text for m in tg.messages(chat)], 0)] == [[0]]
+
+
 # --- Telegram, webhook ---------------------------------------------------------------------------
 
 
