@@ -1,8 +1,9 @@
 """`parley web` stopped with SIGTERM in the middle of a burst, then started again: every Telegram
-update and Slack event is answered once, in order per chat, and Slack's HTTP requests in flight
-are answered (200) and queued before the process ends. Real processes (`parley web`, `parley
-worker`), a real Redis, the fake Telegram, Slack and model APIs; the shutdown's settings are the
-defaults throughout.
+update and Slack event is answered once, in order per chat (long polling, Socket Mode), webhook
+requests in flight (Telegram's webhook, Slack's HTTP events) are answered (200) and queued
+before the process ends, and what could not be queued within the grace comes again. Real
+processes (`parley web`, `parley worker`), a real Redis, the fake Telegram, Slack and model
+APIs; the shutdown's settings are the defaults but in the test of a grace that runs out.
 
 The model echoes the numbered messages it was given since its last answer, so the replies of a
 chat, read in order, list each message once if and only if each was answered once, in order
