@@ -117,7 +117,8 @@ def run(settings: Settings) -> None:
 
 async def serve(settings: Settings) -> None:
     """Serve until SIGTERM or SIGINT, or until a platform refuses its token: that
-    `ConfigError` is raised here, after a clean stop, for the command to print."""
+    `ConfigError` is raised here, after a clean stop, for the command to print. The stop
+    takes PARLEY_SHUTDOWN_GRACE at most (`adapters.web.shutdown`)."""
     stopping = stop_on_signals()
     app = await make_app(settings)
     refused = app[REFUSED]
@@ -127,8 +128,10 @@ async def serve(settings: Settings) -> None:
     try:
         await _listen(runner, settings)
         await stopping.wait()
+        log.info("stopping (%s)", "a platform refused its token" if refused.done() else "signal")
     finally:
-        await runner.cleanup()
+        await runner.stop(settings.shutdown_grace)
+    log.info("stopped")
     if refused.done():
         raise refused.result()
 

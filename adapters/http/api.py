@@ -50,6 +50,7 @@ from adapters.http.streams import Slot, StreamHub, reader_connection
 from adapters.web import callers
 from adapters.web.input import error, read_body, refusal
 from adapters.web.services import Services
+from adapters.web.shutdown import DEADLINE, Deadline
 from bot.config.settings import Settings
 from bot.files.voice import with_transcripts
 from bot.llm.served import served_model
@@ -378,6 +379,7 @@ def build_app(services: Services) -> web.Application:
         handler_args=LIMITS,
     )
     app[STREAMS] = weakref.WeakSet()
+    app[DEADLINE] = Deadline()  # started by `Runner.stop`
     app[PUBLIC] = set()  # the pages hold no data; they ask for the token their calls carry
     settings = services.settings
     app[HUB] = StreamHub(

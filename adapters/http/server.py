@@ -8,6 +8,11 @@ overridden here: the client gets a JSON 414, 431 or 400 and the log one WARNING 
 
 The URL limit differs from the header limit by design: a `LineTooLong` names the limit it
 hit, which is how a long URL (414) is told from a long header (431).
+
+`Runner.stop` is how `parley web` ends: aiohttp's own graceful stop (no new connections, the
+`on_shutdown` handlers, the requests in flight answered, then `on_cleanup`), but with one
+deadline for all of it (`adapters.web.shutdown`) rather than aiohttp's 60 s for the requests
+alone, which is longer than Docker or Kubernetes wait before they kill.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooL
 from aiohttp.web_request import BaseRequest
 
 from adapters.web.input import error
+from adapters.web.shutdown import DEADLINE
 
 log = logging.getLogger(__name__)
 MAX_URL = 8 * 1024  # the request line: method, URL and version
@@ -63,7 +69,28 @@ class _Server(web.Server):
 
 
 class Runner(web.AppRunner):
-    """`web.AppRunner` whose connections answer an unparsable request with JSON."""
+    """`web.AppRunner` whose connections answer an unparsable request with JSON, and that
+    stops within a deadline (see the module docstring)."""
+
+    async def stop(self, grace: float) -> None:
+        """Stop serving within `grace` seconds: what `cleanup` does, on the app's deadline."""
+        deadline = self.app.get(DEADLINE)
+        if deadline is not None:
+            deadline.start(grace)
+        for site in list(self.sites):
+            await site.stop()
+        log.info("stopped listening; finishing what was taken within %g s", grace)
+        await self.cleanup()
+
+    async def shutdown(self) -> None:
+        """The app's `on_shutdown` handlers; then the requests in flight get what is left."""
+        await super().shutdown()
+        deadline = self.app.get(DEADLINE)
+        if deadline is not None and deadline.started:
+            # aiohttp's wait for the requests in flight, read right after this returns;
+            # never 0, which aiohttp takes as no limit at all
+            self._shutdown_timeout = max(deadline.left(), 0.01)
+            log.info("answering the requests in flight within %.1f s", self._shutdown_timeout)
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()

@@ -4,7 +4,10 @@ HTTP events arrive at `/slack/events` (events and interactivity alike); Slack's 
 timestamp are checked on every request (`requests.py`) and a forged or stale one gets a 401
 before anything is parsed; a signed one bolt cannot read gets a 400. In Socket Mode nothing
 is public: Parley connects out, and an envelope is acknowledged only after its listener
-returned, so an unsubmitted event is delivered again.
+returned, so an unsubmitted event is delivered again; on SIGTERM the connection stops taking
+envelopes, finishes those it took and closes (`socket.py`). HTTP events in flight on SIGTERM
+are answered before the process ends (`adapters/http/server.py`), and Slack's retries of an
+event already queued (`X-Slack-Retry-Num`) are recognised by its envelope id.
 Either way the bot token is checked with `auth.test` on start: Slack out of reach is waited
 for, a token it refuses stops `parley web` (adapters/web/startup.py).
 """
@@ -19,7 +22,6 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
-from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
@@ -29,8 +31,10 @@ from adapters.slack.client import SlackCalls, error_of, make_client
 from adapters.slack.deps import IngressDeps
 from adapters.slack.ingress import register
 from adapters.slack.requests import check_shape, listener_failed, signed_text
+from adapters.slack.socket import Socket
 from adapters.web.input import error
 from adapters.web.services import Services
+from adapters.web.shutdown import DEADLINE
 from adapters.web.startup import connected, expect, refuse
 from bot.config.settings import ConfigError
 from bot.redis.ratelimit import RateBudget
@@ -91,7 +95,7 @@ class SlackService:
         )
         register(self.app, self.deps)
         self.app.error(listener_failed)
-        self.socket: AsyncSocketModeHandler | None = None
+        self.socket: Socket | None = None
         self._connecting: asyncio.Task[None] | None = None
 
     def mount(self, app: web.Application, public: set[str]) -> None:
@@ -102,6 +106,7 @@ class SlackService:
             public.add(EVENTS_PATH)
         expect(app, "slack")
         app.on_startup.append(self._start)
+        app.on_shutdown.append(self._drain)
         app.on_cleanup.append(self._stop)
 
     async def events(self, verifier: SignatureVerifier, request: web.Request) -> web.Response:
@@ -127,7 +132,7 @@ class SlackService:
                 connected(app, "slack")
                 return
             token = self.settings.slack_app_token.get_secret_value()
-            self.socket = socket = AsyncSocketModeHandler(self.app, token, logger=log)
+            self.socket = socket = Socket(self.app, token, logger=log)
             await _until_answered("Socket Mode", lambda: self._open_socket(socket, token))
             log.info("Slack connected in Socket Mode")
             connected(app, "slack")
@@ -140,7 +145,7 @@ class SlackService:
         except SlackApiError as exc:
             raise refusal(exc, "SLACK_BOT_TOKEN") or exc from None
 
-    async def _open_socket(self, socket: AsyncSocketModeHandler, token: str) -> None:
+    async def _open_socket(self, socket: Socket, token: str) -> None:
         """Ask for the websocket's URL first: a refused app token is a ConfigError here,
         where the SDK's own connect would log it and try again forever."""
         try:
@@ -150,10 +155,19 @@ class SlackService:
         socket.client.wss_uri = str(opened["url"])
         await socket.connect_async()  # type: ignore[no-untyped-call]
 
+    async def _drain(self, app: web.Application) -> None:
+        """Stop connecting; in Socket Mode, finish the events taken and close (`socket.py`)."""
+        if self._connecting is not None:
+            self._connecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._connecting
+        if self.socket is not None and self.socket.taking:
+            await self.socket.drain(app[DEADLINE])
+
     async def _stop(self, _: web.Application) -> None:
         if self._connecting is not None:
             self._connecting.cancel()
-        if self.socket is not None:
+        if self.socket is not None and self.socket.taking:  # stopped before it drained
             with contextlib.suppress(Exception):
                 await self.socket.close_async()  # type: ignore[no-untyped-call]
         await self.deps.stop()

@@ -122,6 +122,16 @@ class Lanes:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), at_most)
 
+    async def finish(self) -> None:
+        """Return once every update taken was handled (the caller bounds the wait)."""
+        while self._unfinished:
+            self._changed.clear()
+            await self._changed.wait()
+
+    @property
+    def unfinished(self) -> int:
+        return len(self._unfinished)
+
     async def aclose(self) -> None:
         """Stop every lane; what they had not handled is not confirmed, so comes again."""
         for task in list(self._tasks):

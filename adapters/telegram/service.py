@@ -6,6 +6,14 @@ its offset past an update once it was handled, and the webhook answers 200 only 
 500 makes Telegram deliver it again). The webhook checks Telegram's secret header on every
 request before reading anything else. Telegram out of reach is waited for; a token or webhook
 URL it refuses stops `parley web` (adapters/web/startup.py).
+
+On SIGTERM (`_drain`, before the requests in flight are waited for) polling stops at once: a
+getUpdates still waiting is abandoned, which confirms nothing it would have returned. The
+updates already taken are handled within the shutdown's deadline, and a last getUpdates
+confirms those that were, so the next process is not handed them again; one not handled in
+time is not confirmed and comes again. An update handed over twice anyway (a process killed
+between queueing and confirming) is queued once: its envelope id is its update_id, which the
+mailbox keeps for a day.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from adapters.telegram.lanes import Lanes
 from adapters.telegram.reactions import StatusReactions
 from adapters.web.input import read_json
 from adapters.web.services import Services
+from adapters.web.shutdown import DEADLINE, Deadline
 from adapters.web.startup import connected, expect, refuse
 from bot.config.settings import ConfigError, Settings
 from bot.redis.ratelimit import RateBudget
@@ -49,6 +58,7 @@ log = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 UPDATES = ["message", "edited_message", "callback_query", "stopped_message_generation"]
 POLL_TIMEOUT = 25
+CONFIRM_TIMEOUT = 5  # seconds for the last getUpdates, which only confirms
 BUSY_POLL = 0.2  # seconds between getUpdates while a lane is busy
 HANDLER_TRIES = 5
 
@@ -86,6 +96,7 @@ class TelegramService:
         self.secret = webhook_secret(settings)
         self._task: asyncio.Task[None] | None = None
         self._lanes: Lanes | None = None
+        self._asked: int | None = None  # the offset of the latest getUpdates answered
         self.reactions: StatusReactions | None = None
 
     @property
@@ -99,10 +110,51 @@ class TelegramService:
             public.add(self.webhook_path)
         expect(app, "telegram")
         app.on_startup.append(self._start)
+        app.on_shutdown.append(self._drain)
         app.on_cleanup.append(self._stop)
 
     async def _start(self, app: web.Application) -> None:
         self._task = asyncio.create_task(self._run(app))
+
+    async def _drain(self, app: web.Application) -> None:
+        """Take no more updates; handle and confirm those taken (the module docstring)."""
+        polling, deadline = self.webhook_path is None, app[DEADLINE]
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            if polling:
+                log.info("Telegram: long polling stopped")
+        lanes = self._lanes
+        if lanes is None:
+            return
+        if lanes.busy and not await deadline.within(lanes.finish()):
+            log.warning(
+                "Telegram: not queued in time, so handed over again: %d updates",
+                lanes.unfinished,
+            )
+        else:
+            log.info("Telegram: every update taken is queued")
+        if polling and deadline.started:  # else a bare cleanup: nothing is waited for
+            await self._confirm(lanes, deadline)
+
+    async def _confirm(self, lanes: Lanes, deadline: Deadline) -> None:
+        """One getUpdates that only confirms the updates handled since the latest one."""
+        offset = lanes.offset
+        if offset is None or offset == self._asked:
+            return
+        asked = self.bot.get_updates(
+            offset=offset, limit=1, timeout=0, request_timeout=CONFIRM_TIMEOUT
+        )
+        try:
+            confirmed = await deadline.within(asked)
+        except (TelegramAPIError, OSError) as exc:
+            log.warning("Telegram: could not confirm the updates handled (%s)", exc)
+            return
+        if confirmed:
+            log.info("Telegram: updates before %d confirmed", offset)
+        else:
+            log.warning("Telegram: no time left to confirm the updates handled")
 
     async def _stop(self, _: web.Application) -> None:
         if self._task is not None:
@@ -198,12 +250,14 @@ class TelegramService:
         delay = 1.0
         while True:
             try:
+                offset = lanes.offset
                 updates = await self.bot.get_updates(
-                    offset=lanes.offset,
+                    offset=offset,
                     timeout=0 if lanes.busy else POLL_TIMEOUT,
                     allowed_updates=UPDATES,
                     request_timeout=POLL_TIMEOUT + 10,
                 )
+                self._asked = offset
                 delay = 1.0
             except (TelegramAPIError, TelegramConflictError) as exc:
                 refused = refusal(exc)  # the token was revoked meanwhile

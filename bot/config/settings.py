@@ -149,6 +149,8 @@ class Settings(BaseSettings):
     max_streams: int = Field(default=1000, ge=1)
     redis_connections: int = Field(default=50, ge=2)
     redis_idle_timeout: float = Field(default=60.0, gt=0, le=YEAR_S)
+    # Seconds `parley web` may take to stop on SIGTERM: under Docker's 10 s before it kills.
+    shutdown_grace: float = Field(default=8.0, ge=0, le=3600)
 
     lease_ttl: float = Field(default=30.0, ge=1, le=YEAR_S)
     max_attempts: int = Field(default=3, ge=1)

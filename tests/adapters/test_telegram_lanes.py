@@ -111,3 +111,20 @@ async def test_a_failure_is_set_on_the_updates_and_the_lane_goes_on() -> None:
         await failed
     await next_one
     assert handled == [2] and held.offset == 3
+
+
+async def test_finish_returns_once_every_update_taken_was_handled() -> None:
+    """What a stopping `parley web` waits on before it confirms the offset."""
+    recorder = Recorder()
+    recorder.gates[1] = asyncio.Event()
+    held = Lanes(recorder)
+    await held.finish()  # nothing taken: at once
+    held.take([update(20, 1), update(21, 2), update(22, 1)])
+    finishing = asyncio.create_task(held.finish())
+    while recorder.handled != [[21]]:  # chat 2 goes on
+        await held.settle(5)
+    assert not finishing.done() and held.unfinished == 2  # chat 1's two wait
+    recorder.gates[1].set()
+    await asyncio.wait_for(finishing, 5)
+    assert held.unfinished == 0 and held.offset == 23
+    assert sorted(map(tuple, recorder.handled)) == [(20,), (21,), (22,)]

@@ -152,6 +152,26 @@ async def test_long_polling_confirms_by_offset_and_wakes_on_a_new_update(
     assert woken.message is not None and woken.message.text == "second"
 
 
+async def test_a_waiting_getupdates_is_ended_by_the_next_one_with_a_conflict(
+    fake: FakeTelegram, bot: Bot
+) -> None:
+    """Telegram lets one getUpdates wait at a time: a second process polling the same bot
+    ends the first one's with a 409 (and so on, each way, while both poll)."""
+    chat = fake.private_chat(ANN)
+    waiting = asyncio.create_task(bot.get_updates(timeout=10))
+    await fake.wait_for(lambda: fake.polls == 1, what="the first getUpdates waiting")
+    other = Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(fake.base_url)))
+    try:
+        second = asyncio.create_task(other.get_updates(timeout=10))
+        with pytest.raises(TelegramConflictError, match="terminated by other getUpdates"):
+            await asyncio.wait_for(waiting, 5)
+        sent = fake.send(chat, ANN, "for the second")
+        (update,) = await asyncio.wait_for(second, 5)
+    finally:
+        await other.session.close()
+    assert update.update_id == sent["update_id"]
+
+
 async def test_webhook_delivery_carries_the_secret_and_retries(
     fake: FakeTelegram, bot: Bot
 ) -> None:

@@ -1,13 +1,16 @@
 """`parley web` as a process of its own, for the tests of what an install serves: started from
 a given command and folder (another copy of the code, a wheel's virtualenv), awaited on its
-`/healthz`, stopped with SIGTERM; its log kept in a file the test reads."""
+`/healthz`, stopped with SIGTERM; its log kept in a file the test reads. `WebProcess` is
+`python -m worker web` of this checkout, which a test stops when it likes."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import signal
+import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -37,7 +40,9 @@ async def web_process(
         await asyncio.wait_for(proc.wait(), 60)
 
 
-async def _answering(base: str, proc: asyncio.subprocess.Process, log: Path) -> None:
+async def _answering(
+    base: str, proc: asyncio.subprocess.Process, log: Path, path: str = "/healthz"
+) -> None:
     async with httpx.AsyncClient(base_url=base, timeout=10) as client:
 
         async def answering() -> bool:
@@ -45,7 +50,60 @@ async def _answering(base: str, proc: asyncio.subprocess.Process, log: Path) -> 
                 said = await asyncio.to_thread(log.read_text)
                 raise AssertionError(f"it exited with {proc.returncode}: {said}")
             with contextlib.suppress(httpx.TransportError):
-                return (await client.get("/healthz")).status_code == 200
+                return (await client.get(path)).status_code == 200
             return False
 
-        await until(answering, lambda: f"an answer on /healthz: {log.read_text()}", START_LIMIT)
+        await until(answering, lambda: f"an answer on {path}: {log.read_text()}", START_LIMIT)
+
+
+@dataclass
+class WebProcess:
+    """`python -m worker web` started with `env` in `cwd`, logging to `log`; a test stops it
+    with SIGTERM when it likes (`terminate`) and reads how long that took and how it ended."""
+
+    proc: asyncio.subprocess.Process
+    base: str
+    log: Path
+    asked: float = 0.0  # the loop's time of the SIGTERM
+
+    @classmethod
+    async def start(cls, env: dict[str, str], cwd: Path, log: Path) -> WebProcess:
+        """Once it answers `/readyz` (its platforms connected), or a failed test."""
+        with log.open("wb") as out:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "worker", "web",
+                env=env, cwd=cwd, stdout=out, stderr=asyncio.subprocess.STDOUT,
+            )  # fmt: skip
+        started = cls(proc, f"http://127.0.0.1:{env['PARLEY_HTTP_PORT']}", log)
+        try:
+            await _answering(started.base, proc, log, "/readyz")
+        except BaseException:
+            await started.kill()
+            raise
+        return started
+
+    def said(self) -> str:
+        return self.log.read_text()
+
+    def sigterm(self) -> None:
+        self.asked = asyncio.get_running_loop().time()
+        self.proc.send_signal(signal.SIGTERM)
+
+    async def exited(self, within: float = START_LIMIT) -> tuple[int, float]:
+        """Its exit status, and the seconds from SIGTERM to its exit."""
+        try:
+            code = await asyncio.wait_for(self.proc.wait(), within)
+        except TimeoutError:
+            await self.kill()
+            raise AssertionError(f"still running {within} s after SIGTERM: {self.said()}") from None
+        return code, asyncio.get_running_loop().time() - self.asked
+
+    async def terminate(self, within: float = START_LIMIT) -> tuple[int, float]:
+        """SIGTERM; its exit status and the seconds it took to exit."""
+        self.sigterm()
+        return await self.exited(within)
+
+    async def kill(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.kill()
+        await self.proc.wait()

@@ -1,11 +1,13 @@
 """Files people share in Slack, as the Web API describes and serves them: a file object in
 the message event (`files`, with the subtype `file_share` on `message` events), and its bytes
-at `url_private_download`, for a request that carries the bot token. A request without it gets
+at `url_private_download`, for a request that carries the bot token (held back, while a
+test holds them, like a slow file server). A request without it gets
 what Slack serves then: a 200 with the HTML of its sign-in page, not the file. A voice clip
 recorded in Slack is a file with the subtype `slack_audio` and its length (`clip`)."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -31,6 +33,13 @@ class SlackFiles:
 
     files: dict[str, Shared] = field(default_factory=dict)
     downloads: list[str] = field(default_factory=list)  # file ids, in order
+    waiting: int = 0  # downloads held back now
+    _held: asyncio.Event | None = None
+
+    def hold(self) -> asyncio.Event:
+        """Downloads wait until the returned event is set (`waiting` counts them)."""
+        self._held = asyncio.Event()
+        return self._held
 
     def add(
         self,
@@ -65,6 +74,12 @@ class SlackFiles:
             return web.Response(text=SIGN_IN_PAGE, content_type="text/html")
         if shared is None:
             return web.Response(status=404, text="file_not_found")
+        if self._held is not None:
+            self.waiting += 1
+            try:
+                await self._held.wait()
+            finally:
+                self.waiting -= 1
         self.downloads.append(file_id)
         return web.Response(body=shared.data, content_type=shared.mimetype)
 

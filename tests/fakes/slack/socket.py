@@ -3,7 +3,8 @@
 apps.connections.open hands out a one-time `ws://` URL; on connecting the app gets `hello`,
 then each event or interaction arrives as an envelope that the app must acknowledge with its
 `envelope_id` within `ack_timeout`, or Slack sends it again with `retry_attempt` raised. The
-aiohttp server answers the client's pings itself, as the slack_sdk client expects.
+aiohttp server answers the client's pings itself, as the slack_sdk client expects. How each
+connection ended is kept (`closes`): an app that closes its socket cleanly sends 1000.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class SocketMode:
     def __init__(self, fake: FakeSlack) -> None:
         self.fake = fake
         self.connections: list[web.WebSocketResponse] = []
+        self.closes: list[int | None] = []  # how each connection ended: 1000 is a clean close
         self._tickets: set[str] = set()
         self._acks: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.handlers = {"apps.connections.open": self.open}
@@ -69,6 +71,7 @@ class SocketMode:
                     self._acknowledged(message.data)
         finally:
             self.connections.remove(ws)
+            self.closes.append(ws.close_code)
         return ws
 
     def _acknowledged(self, data: str) -> None:

@@ -2,7 +2,9 @@
 
 It answers in the real wire format, refuses what Telegram refuses (see `methods` and
 `formatting`), applies flood control with `retry_after` and its penalty, serves updates by
-long polling or delivers them to a webhook, and records everything for the tests. The
+long polling (an update is confirmed by a later getUpdates whose offset is past it, and a
+getUpdates still waiting when another one comes is answered 409, as Telegram does when two
+processes poll one bot) or delivers them to a webhook, and records everything for the tests. The
 people's side (sending messages, pressing buttons) is in `users.UserSide`.
 """
 
@@ -69,6 +71,7 @@ class FakeTelegram(UserSide):
         self.pending: list[dict[str, Any]] = []
         self.deliveries: list[tuple[int, int]] = []
         self.floods = 0
+        self.polls = 0  # getUpdates calls so far: only the latest one may wait
         self.flood_violations = 0
         self._closing = False
         self._arrived = asyncio.Event()
@@ -76,6 +79,7 @@ class FakeTelegram(UserSide):
         self._penalty: dict[int, float] = {}
         self._failures: list[tuple[str, ApiError]] = []
         self._held: dict[str, asyncio.Event] = {}
+        self.waiting: list[str] = []  # the held calls that arrived and wait now, by method
         self._next_message_id: dict[int, int] = {}
         self._delivery: asyncio.Task[None] | None = None
         self._runner: web.AppRunner | None = None
@@ -151,7 +155,8 @@ class FakeTelegram(UserSide):
 
     def hold(self, method: str) -> asyncio.Event:
         """Calls of `method` are answered only once the returned event is set: Telegram slow
-        to answer them (each is handled, and recorded, when it is answered)."""
+        to answer them (each is handled, and recorded, when it is answered; `waiting` lists
+        those that arrived meanwhile)."""
         gate = self._held[method] = asyncio.Event()
         return gate
 
@@ -223,7 +228,11 @@ class FakeTelegram(UserSide):
             return _answer(ApiError(401, "Unauthorized").wire())
         params = await _params(request)
         if name in self._held:
-            await self._held[name].wait()
+            self.waiting.append(name)
+            try:
+                await self._held[name].wait()
+            finally:
+                self.waiting.remove(name)
         try:
             if name == "getUpdates":
                 result = await self._get_updates(params)
@@ -299,12 +308,17 @@ class FakeTelegram(UserSide):
         offset = int(params.get("offset") or 0)
         if offset:
             self.pending = [u for u in self.pending if u["update_id"] >= offset]
+        self.polls += 1
+        mine = self.polls
+        self._arrived.set()  # a getUpdates still waiting ends, with a 409
         timeout = float(params.get("timeout") or 0)
         deadline = time.monotonic() + min(timeout, 50)
         while not self.pending and not self._closing and time.monotonic() < deadline:
             self._arrived.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._arrived.wait(), deadline - time.monotonic())
+            if self.polls != mine:
+                raise ApiError(409, CONFLICT)
         limit = int(params.get("limit") or 100)
         return self.pending[:limit]
 
@@ -344,6 +358,12 @@ class FakeTelegram(UserSide):
         """Telegram sends an update again when it thinks the first delivery failed."""
         self.pending.append(update)
         self.start_delivery()
+
+
+CONFLICT = (
+    "Conflict: terminated by other getUpdates request; "
+    "make sure that only one bot instance is running"
+)
 
 
 def _too_many(wait: float) -> ApiError:

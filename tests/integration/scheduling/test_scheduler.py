@@ -158,10 +158,13 @@ async def test_a_leader_stopped_cleanly_hands_over_within_a_second_or_two(scene:
     await until(lambda: published(scene, 2, 1), scene.told("two schedulers, one leading"))
     loop = asyncio.get_running_loop()
     asked = loop.time()
+    left = await scene.redis.pttl(keys.SCHEDULER_LEADER) / 1000  # were it left to expire
     leader.send_signal(signal.SIGTERM)
     await scene.schedulers.wait_for_leader([standby])
-    print(f"standby leads {loop.time() - asked:.2f} s after the leader's SIGTERM")
+    took = loop.time() - asked
+    print(f"standby leads {took:.2f} s after the leader's SIGTERM (the lease had {left:.1f} s)")
     assert await leader.wait() == 0
+    assert took < left  # the lease was let go, not waited out (the default lease, 6 s)
     await until(lambda: published(scene, 1, 1), scene.told("the standby alone, leading"))
     due = datetime.now(UTC) + timedelta(seconds=2)
     task = await scene.task(once(due))
