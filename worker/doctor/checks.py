@@ -2,7 +2,10 @@
 
 A host that never answers (a firewalled Redis, a Bot API server behind a dead proxy) must
 not hang the command: each check is bounded, and one that runs out of time, or crashes,
-becomes a failed line of its own while the others report as usual. Work that blocks (the
+becomes a failed line of its own while the others report as usual. What a check imports
+(a platform's SDK, the MCP SDK: seconds of CPU on a busy machine, which an import on the
+event loop would take from every other check's deadline) is imported first, before any
+deadline runs (`Check.load`). Work that blocks (the
 sandbox's probe, importing the operator's tool modules) runs in a daemon thread, so a stuck
 one cannot keep the command from exiting either.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -22,17 +26,26 @@ T = TypeVar("T")
 Run = Callable[[], Awaitable[list[Finding]]]
 
 
+def _nothing() -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Check:
-    """One check: its name, what it runs, and what to do when it gets no answer in time."""
+    """One check: its name, what it runs, what to do when it gets no answer in time, and
+    what it imports (`load`), done before the deadlines start."""
 
     name: str
     run: Run
     stuck: str
+    load: Callable[[], None] = _nothing
 
 
 async def run_all(checks: Sequence[Check], within: float) -> list[Finding]:
     """Every check's findings, in the order of `checks`."""
+    for check in checks:
+        with contextlib.suppress(Exception):  # the check meets the same error, and says it
+            check.load()
     found = await asyncio.gather(*(_bounded(check, within) for check in checks))
     return [finding for findings in found for finding in findings]
 
@@ -55,6 +68,8 @@ async def in_thread(work: Callable[[], T]) -> T:
     future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
     def target() -> None:
+        if not future.set_running_or_notify_cancel():
+            return  # the caller stopped waiting before the thread started
         try:
             future.set_result(work())
         except BaseException as exc:  # handed to the awaiting side

@@ -15,7 +15,6 @@ import contextlib
 
 from bot.config.settings import ConfigError, Settings
 from bot.mcp.config import McpConfig, ServerConfig, load_mcp_config
-from bot.mcp.server import McpServer
 from worker.doctor.checks import Check, Run
 from worker.doctor.report import Finding, failed, ok, skipped
 
@@ -32,9 +31,14 @@ def mcp_config(settings: Settings) -> McpConfig | None:
 def mcp_checks(config: McpConfig, settings: Settings) -> list[Check]:
     """One check for each server of the file."""
     return [
-        Check(f"mcp {name}", _checking(name, server, settings), STUCK)
+        Check(f"mcp {name}", _checking(name, server, settings), STUCK, load=_load)
         for name, server in config.servers.items()
     ]
+
+
+def _load() -> None:
+    """The MCP SDK, imported only where servers are configured."""
+    import bot.mcp.server  # noqa: F401, PLC0415
 
 
 def config_failure(exc: ConfigError) -> Finding:
@@ -58,6 +62,8 @@ async def check_server(name: str, config: ServerConfig, settings: Settings) -> F
         return skipped(check, "disabled in the file")
     if config.trust == "deny":
         return skipped(check, 'trust "deny": none of its tools is offered')
+    from bot.mcp.server import McpServer  # noqa: PLC0415 (imported by `_load`)
+
     server = McpServer(
         name,
         config,

@@ -13,7 +13,7 @@ from bot.config.settings import Settings
 from bot.llm.base import ModelRequest, SystemPart
 from bot.llm.errors import ProviderError
 from bot.llm.events import Finished
-from bot.llm.registry import ModelRef, build_provider
+from bot.llm.registry import ModelRef, build_provider, provider_class
 from bot.llm.served import Served
 from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.usage import Usage
@@ -22,6 +22,12 @@ from worker.doctor.report import Finding, failed, ok, skipped, warning
 TOKENS = 5  # the most the answer may take
 STUCK = "check that the model's API answers from here (its base URL, a proxy, a firewall)"
 BUSY = frozenset({429, 503, 529})
+
+
+def load(settings: Settings) -> None:
+    """The default model's SDK (anthropic or openai): a second or more to import."""
+    served = Served.of(settings)
+    provider_class(served.ref(served.default).provider)
 
 
 def not_asked() -> Finding:

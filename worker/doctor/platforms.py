@@ -4,28 +4,35 @@ Socket Mode's app token).
 
 The clients are those `parley web` builds (`make_bot`, `make_client`, on TELEGRAM_API_URL and
 SLACK_API_URL), and a refusal is read by the same rules that stop `parley web`
-(`refusal`): what the doctor says is what the process would meet.
+(`refusal`): what the doctor says is what the process would meet. Each platform's SDK is
+imported only where its token is set, through its adapter first (`adapters.telegram.sdk`
+imports aiogram without building every type's validator): seconds a doctor of a deployment
+without that platform does not spend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
-from aiogram import Bot
-from aiogram.exceptions import TelegramAPIError
-from slack_sdk.errors import SlackApiError
-
-from adapters.slack.client import error_of, make_client
-from adapters.slack.service import refusal as slack_refusal
-from adapters.telegram.client import make_bot
-from adapters.telegram.service import refusal as telegram_refusal
 from bot.config.settings import Settings
 from worker.doctor.report import Finding, failed, ok, skipped, warning
 
+if TYPE_CHECKING:
+    from aiogram import Bot
+
 TELEGRAM_STUCK = "check that TELEGRAM_API_URL answers from here (network, proxy, firewall)"
 SLACK_STUCK = "check that SLACK_API_URL answers from here (network, proxy, firewall)"
+
+
+def load_telegram() -> None:
+    """aiogram, through the adapter that imports it the fast way (`adapters.telegram.sdk`)."""
+    import adapters.telegram.service  # noqa: F401, PLC0415
+
+
+def load_slack() -> None:
+    """slack_sdk and slack_bolt, through the adapter."""
+    import adapters.slack.service  # noqa: F401, PLC0415
 
 
 def _reason(said: str) -> str:
@@ -36,6 +43,11 @@ def _reason(said: str) -> str:
 async def check_telegram(settings: Settings) -> list[Finding]:
     if settings.telegram_bot_token is None:
         return [skipped("telegram", "TELEGRAM_BOT_TOKEN is not set")]
+    from aiogram.exceptions import TelegramAPIError  # noqa: PLC0415
+
+    from adapters.telegram.client import make_bot  # noqa: PLC0415 (first: aiogram, fast)
+    from adapters.telegram.service import refusal  # noqa: PLC0415
+
     bot = make_bot(settings)
     try:
         me = await bot.get_me()
@@ -43,7 +55,7 @@ async def check_telegram(settings: Settings) -> list[Finding]:
         found = [ok("telegram", f"token accepted: @{me.username} (id {me.id}), {mode}")]
         return found + await _webhook(bot, settings)
     except TelegramAPIError as exc:
-        refused = telegram_refusal(exc)
+        refused = refusal(exc)
         if refused is not None:
             return [
                 failed(
@@ -98,6 +110,8 @@ async def _webhook(bot: Bot, settings: Settings) -> list[Finding]:
 async def check_slack(settings: Settings) -> list[Finding]:
     if settings.slack_bot_token is None:
         return [skipped("slack", "SLACK_BOT_TOKEN is not set")]
+    from adapters.slack.client import make_client  # noqa: PLC0415
+
     client = make_client(settings)
     try:
         found = [
@@ -126,12 +140,25 @@ async def check_slack(settings: Settings) -> list[Finding]:
 
 
 async def _slack_call(call: Awaitable[Any], check: str, variable: str, what: str) -> Finding:
+    import aiohttp  # noqa: PLC0415
+    from slack_sdk.errors import SlackApiError  # noqa: PLC0415
+
+    from adapters.slack.client import error_of, retry_after  # noqa: PLC0415
+    from adapters.slack.service import refusal  # noqa: PLC0415
+
     try:
         answer = await call
     except SlackApiError as exc:
-        refused = slack_refusal(exc, variable)
+        refused = refusal(exc, variable)
         if refused is not None:
             return failed(check, _reason(str(refused)), f"check {variable} ({what})")
+        if retry_after(exc) is not None:  # a rate limit refuses the call, not the token
+            return warning(
+                check,
+                f"Slack rate-limited the call ({variable} was not refused)",
+                "run the doctor again in a minute (apps.connections.open allows about one a "
+                "minute)",
+            )
         return failed(
             check,
             f"Slack answered {error_of(exc) or 'an error'}",

@@ -20,6 +20,7 @@ that ask Redis are in `worker.doctor.stores`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from worker.doctor.report import Finding, failed, ok, warning
@@ -35,10 +36,12 @@ def version_tuple(version: str) -> tuple[int, ...]:
     """`7.0.15` as (7, 0, 15); the numeric parts before any other text."""
     parts = []
     for part in version.split("."):
-        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
-        if not digits:
+        digits = re.match(r"\d+", part)
+        if digits is None:
             break
-        parts.append(int(digits))
+        parts.append(int(digits[0]))
+        if digits[0] != part:  # `4-valkey`, `0-rc1`: nothing after counts
+            break
     return tuple(parts)
 
 

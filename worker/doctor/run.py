@@ -14,9 +14,10 @@ server down), in the processes' words rather than with its fix.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dotenv import dotenv_values
 
@@ -110,18 +111,25 @@ def _checks(settings: Settings, options: Options) -> dict[str, list[Check]]:
         return lambda: run(settings)
 
     def redis() -> Awaitable[list[Finding]]:
-        return stores.check_redis(settings, options.timeout)
+        return stores.check_redis(settings, options.timeout / 2)  # its own error first
 
+    telegram = Check("telegram", on(platforms.check_telegram), platforms.TELEGRAM_STUCK)
+    if settings.telegram_bot_token is not None:
+        telegram = replace(telegram, load=platforms.load_telegram)
+    slack = Check("slack", on(platforms.check_slack), platforms.SLACK_STUCK)
+    if settings.slack_bot_token is not None:
+        slack = replace(slack, load=platforms.load_slack)
     planned = {
         CONFIGURATION: [Check(CONFIGURATION, on(check_configuration), CONFIGURATION_STUCK)],
         "redis": [Check("redis", redis, stores.REDIS_STUCK)],
         "database": [Check("database", on(stores.check_database), stores.DATABASE_STUCK)],
-        "telegram": [Check("telegram", on(platforms.check_telegram), platforms.TELEGRAM_STUCK)],
-        "slack": [Check("slack", on(platforms.check_slack), platforms.SLACK_STUCK)],
+        "telegram": [telegram],
+        "slack": [slack],
         "sandbox": [Check("sandbox", check_sandbox, SANDBOX_STUCK)],
     }
     if options.model:
-        planned["model"] = [Check("model", on(model.check_model), model.STUCK)]
+        load = functools.partial(model.load, settings)
+        planned["model"] = [Check("model", on(model.check_model), model.STUCK, load)]
     return planned
 
 
