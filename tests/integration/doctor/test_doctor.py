@@ -88,6 +88,14 @@ def own_redis(tmp_path: Path, *args: str, password: str | None = None) -> Iterat
         server.stop()
 
 
+def secret_file(tmp_path: Path, name: str, value: str) -> str:
+    """A secret as Docker and Kubernetes mount one; its path, for NAME_FILE."""
+    path = tmp_path / "secrets" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(value + "\n")
+    return str(path)
+
+
 def runs(command: list[str]) -> bool:
     return subprocess.run(command, capture_output=True).returncode == 0
 
@@ -125,7 +133,7 @@ async def deployment(
             "PARLEY_MODEL": "claude-test",
             "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
             "ANTHROPIC_BASE_URL": fake_llm.anthropic_base_url,
-            "TELEGRAM_BOT_TOKEN": TG_TOKEN,
+            "TELEGRAM_BOT_TOKEN_FILE": secret_file(tmp_path, "telegram", TG_TOKEN),
             "TELEGRAM_API_URL": fake_telegram.base_url,
             "SLACK_BOT_TOKEN": BOT_TOKEN,
             "SLACK_APP_TOKEN": APP_TOKEN,
@@ -184,7 +192,12 @@ async def test_a_healthy_deployment_passes_every_check(
 
 
 async def test_an_unconfigured_part_is_skipped_not_failed(deployment: Deployment) -> None:
-    for name in ("TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "PARLEY_MCP_CONFIG"):
+    for name in (
+        "TELEGRAM_BOT_TOKEN_FILE",
+        "SLACK_BOT_TOKEN",
+        "SLACK_APP_TOKEN",
+        "PARLEY_MCP_CONFIG",
+    ):
         del deployment.env[name]
     (deployment.cwd / "mcp.json").unlink()  # else read as ./mcp.json, the default
     said = await deployment.doctor("--json", "--skip", "sandbox")
@@ -245,12 +258,26 @@ async def test_a_schema_behind_the_code(deployment: Deployment) -> None:
 
 async def test_telegram_refuses_the_token(deployment: Deployment) -> None:
     wrong = "7000001:WRONG-doctor-token-2231"
-    deployment.env["TELEGRAM_BOT_TOKEN"] = wrong
+    secret_file(deployment.cwd, "telegram", wrong)  # the file the deployment names
     said = await deployment.doctor("--json")
     row = only_failure(said, "telegram")
     assert row["found"] == "Telegram refused the token (401 Unauthorized)"
     assert row["fix"].startswith("check TELEGRAM_BOT_TOKEN")
     assert wrong not in said.out
+
+
+async def test_telegram_delivering_elsewhere_than_the_webhook_configured(
+    deployment: Deployment,
+) -> None:
+    """A warning, not a failure: `parley web` sets the webhook when it connects."""
+    deployment.env["TELEGRAM_WEBHOOK_URL"] = "https://parley.example.com/telegram"
+    said = await deployment.doctor("--json")
+    assert said.code == 0, said.out
+    assert said.checks["telegram"]["status"] == "ok"
+    webhook = said.checks["telegram webhook"]
+    assert webhook["status"] == "warning"
+    assert webhook["found"] == "Telegram delivers to no webhook, not TELEGRAM_WEBHOOK_URL"
+    assert webhook["fix"] == "start `parley web`: it sets the webhook when it connects"
 
 
 async def test_slack_refuses_the_token(deployment: Deployment) -> None:
@@ -338,3 +365,21 @@ async def test_a_host_that_never_answers_does_not_hang_the_command(
     assert said.checks["telegram"]["found"] == "no answer within 5 s"
     assert "TimeoutError" in said.checks["redis"]["found"]
     assert took < 45, took  # aiogram alone would wait 60 s for Telegram
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [(("--skip", "redis", "--skip", "dns"), "--skip takes configuration, redis, database, "
+      "telegram, slack, mcp, sandbox, not 'dns'"),
+     (("--timeout", "0"), "--timeout must be more than 0 and at most 600, not 0")],
+)  # fmt: skip
+async def test_a_wrong_option_is_one_line_and_exit_2(
+    args: tuple[str, ...], said: str, tmp_path: Path
+) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "worker", "doctor", *args, cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert (proc.returncode, out, err.decode()) == (2, b"", f"parley: {said}\n")
