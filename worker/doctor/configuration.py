@@ -12,7 +12,7 @@ import os
 
 from bot.assembly.agent import configured_tools, tool_registry
 from bot.config.settings import ConfigError, Settings, load_settings
-from bot.config.warnings import settings_warnings
+from bot.config.warnings import WARNED, settings_warnings
 from bot.llm.served import Served
 from worker.doctor.checks import in_thread
 from worker.doctor.report import Finding, failed, ok, warning
@@ -46,7 +46,7 @@ async def check_configuration(settings: Settings) -> list[Finding]:
     ]
     found = f"read; PARLEY_MODEL {settings.model}, {len(tools)} tools, platforms: "
     findings = [ok(CHECK, found + ", ".join(["http", *platforms]))]
-    environ = {k: v for k, v in os.environ.items() if k != "_PARLEY_SETTINGS_WARNED"}
+    environ = {k: v for k, v in os.environ.items() if k != WARNED}  # said by a parent or not
     for line in settings_warnings(settings, environ):
         findings.append(warning(CHECK, line, "change it if it is not what you meant"))
     return findings

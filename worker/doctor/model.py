@@ -9,7 +9,7 @@ the doctor reports the first answer. A rate limit or an overload still says the 
 
 from __future__ import annotations
 
-from bot.config.settings import Settings
+from bot.config.settings import ConfigError, Settings
 from bot.llm.base import ModelRequest, SystemPart
 from bot.llm.errors import ProviderError
 from bot.llm.events import Finished
@@ -35,9 +35,12 @@ def not_asked() -> Finding:
 
 
 async def check_model(settings: Settings) -> list[Finding]:
-    served = Served.of(settings)
-    ref = served.ref(served.default)
-    provider = build_provider(settings, ref)
+    try:
+        served = Served.of(settings)
+        ref = served.ref(served.default)
+        provider = build_provider(settings, ref)
+    except ConfigError as exc:  # the configuration's line says it, with its fix
+        return [skipped("model", f"cannot be called: {exc}")]
     request = ModelRequest(
         model=ref.model,
         system=[SystemPart("This is a connection check. Answer with one word.")],

@@ -53,6 +53,14 @@ async def check_redis(settings: Settings, wait: float) -> list[Finding]:
                 "check the password (and user) in REDIS_URL: redis://USER:PASSWORD@HOST:PORT/DB",
             )
         )
+    except ResponseError as exc:  # an ACL that refuses INFO, say
+        return _unreached(
+            failed(
+                "redis",
+                f"Redis at {where} refused a command ({_said(exc)})",
+                "let REDIS_URL's user run INFO (and CONFIG GET, for the persistence check)",
+            )
+        )
     except (RedisError, OSError) as exc:
         return _unreached(
             failed(

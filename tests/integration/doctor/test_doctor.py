@@ -228,6 +228,18 @@ async def test_redis_unreachable(deployment: Deployment) -> None:
     assert said.checks["redis persistence"]["status"] == "skipped"
 
 
+async def test_a_redis_user_who_may_not_run_info(deployment: Deployment, tmp_path: Path) -> None:
+    with own_redis(tmp_path) as url:
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        acl = ["on", f">{REDIS_PASSWORD}", "~*", "&*", "+@all", "-info"]
+        redis.Redis(port=int(port)).execute_command("ACL", "SETUSER", "doctor", *acl)
+        deployment.env["REDIS_URL"] = f"redis://doctor:{REDIS_PASSWORD}@127.0.0.1:{port}/0"
+        row = only_failure(await deployment.doctor("--json"), "redis")
+    assert row["found"].startswith("Redis at redis://doctor:***@127.0.0.1:")
+    assert "refused a command (NoPermissionError" in row["found"]
+    assert row["fix"].startswith("let REDIS_URL's user run INFO")
+
+
 async def test_redis_that_persists_nothing(deployment: Deployment, tmp_path: Path) -> None:
     with own_redis(tmp_path, "--appendonly", "no") as url:
         deployment.env["REDIS_URL"] = url
