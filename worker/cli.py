@@ -22,7 +22,10 @@ if TYPE_CHECKING:
     from worker.pair import Done
 
 log = logging.getLogger(__name__)
-DOCTOR_CHECKS = ("configuration", "redis", "database", "telegram", "slack", "mcp", "sandbox")
+# `parley doctor`'s checks, for its help (`worker.doctor.run.NAMES`, which the command checks)
+DOCTOR_CHECKS = (
+    "configuration", "redis", "database", "telegram", "slack", "model", "mcp", "sandbox",
+)  # fmt: skip
 SKIP_HELP = "Leave a check out (repeatable): " + ", ".join(DOCTOR_CHECKS) + "."
 MCP_PORT = 8081  # next to `parley web`'s 8080, so both can run on one machine
 app = typer.Typer(
@@ -222,12 +225,12 @@ def doctor(
     """Check this deployment: settings, Redis, the database, the platforms' tokens, MCP
     servers, the sandbox; the fix for each failure, no secret shown. Exit 1 if any failed."""
     from worker.doctor import report
-    from worker.doctor.run import Options, examine
+    from worker.doctor.run import NAMES, Options, examine
 
     skip = skip or []
-    unknown = [name for name in skip if name not in DOCTOR_CHECKS]
+    unknown = [name for name in skip if name not in NAMES]
     if unknown:
-        known = ", ".join(DOCTOR_CHECKS)
+        known = ", ".join(NAMES)
         typer.echo(f"parley: --skip takes {known}, not {unknown[0]!r}", err=True)
         raise typer.Exit(2)
     if not 0 < timeout <= 600:

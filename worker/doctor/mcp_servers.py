@@ -16,7 +16,7 @@ import contextlib
 from bot.config.settings import ConfigError, Settings
 from bot.mcp.config import McpConfig, ServerConfig, load_mcp_config
 from worker.doctor.checks import Check, Run
-from worker.doctor.report import Finding, failed, ok, skipped
+from worker.doctor.report import Finding, failed, ok, skipped, warning
 
 STOP_WITHIN = 10.0  # a stdio server's shutdown takes 6 s at most
 SHOWN_TOOLS = 5
@@ -79,6 +79,12 @@ async def check_server(name: str, config: ServerConfig, settings: Settings) -> F
         server.stop()
         with contextlib.suppress(Exception):
             await asyncio.wait({task}, timeout=STOP_WITHIN)
+    if status.state == "connected" and not status.tools:
+        return warning(
+            check,
+            "connected, but it offers Parley no tool",
+            f'check "tools" (allow, deny) of {name!r} in mcp.json, and that the server has any',
+        )
     if status.state == "connected":
         tools = ", ".join(status.tools[:SHOWN_TOOLS])
         more = len(status.tools) - SHOWN_TOOLS

@@ -313,8 +313,9 @@ async def test_the_model_api_refuses_the_key(deployment: Deployment) -> None:
 
 
 async def test_mcp_servers_that_do_not_start(deployment: Deployment, tmp_path: Path) -> None:
-    """One server's program is missing; the other exits at once, quoting its secret on
-    stderr, which the checklist shows hidden."""
+    """One server's program is missing; another exits at once, quoting its secret on
+    stderr, which the checklist shows hidden. One that offers no tool is a warning, one
+    switched off is skipped."""
     crash = "import os, sys; sys.stderr.write('refused ' + os.environ['ITS_PHRASE']); sys.exit(3)"
     servers = {
         "missing": {"command": str(tmp_path / "no-such-server")},
@@ -324,12 +325,19 @@ async def test_mcp_servers_that_do_not_start(deployment: Deployment, tmp_path: P
             "env": {"ITS_PHRASE": "${DOCTOR_MCP_PHRASE}"},
         },
         "toolbox": TOOLBOX_ENTRY,
+        "hidden": {**TOOLBOX_ENTRY, "tools": {"deny": ["*"]}},
+        "off": {"command": str(tmp_path / "no-such-server"), "disabled": True},
     }
     deployment.env["PARLEY_MCP_CONFIG"] = mcp_file(tmp_path, servers)
     said = await deployment.doctor("--json")
     assert said.code == 1
     assert set(said.failed()) == {"mcp missing", "mcp crashing"}, said.out
     assert said.checks["mcp toolbox"]["status"] == "ok"
+    assert said.checks["mcp hidden"]["status"] == "warning"
+    assert said.checks["mcp hidden"]["found"] == "connected, but it offers Parley no tool"
+    assert said.checks["mcp off"] == {
+        "check": "mcp off", "status": "skipped", "found": "disabled in the file", "fix": None,
+    }  # fmt: skip
     missing, crashing = said.checks["mcp missing"], said.checks["mcp crashing"]
     assert "cannot start" in missing["found"] and "No such file" in missing["found"]
     assert missing["fix"] == "run its command by hand to see why (mcp.json, 'missing')"
@@ -382,7 +390,7 @@ async def test_a_host_that_never_answers_does_not_hang_the_command(
 @pytest.mark.parametrize(
     ("args", "said"),
     [(("--skip", "redis", "--skip", "dns"), "--skip takes configuration, redis, database, "
-      "telegram, slack, mcp, sandbox, not 'dns'"),
+      "telegram, slack, model, mcp, sandbox, not 'dns'"),
      (("--timeout", "0"), "--timeout must be more than 0 and at most 600, not 0")],
 )  # fmt: skip
 async def test_a_wrong_option_is_one_line_and_exit_2(

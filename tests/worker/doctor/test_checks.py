@@ -10,8 +10,10 @@ import time
 
 import pytest
 
+from worker.cli import DOCTOR_CHECKS
 from worker.doctor.checks import Check, in_thread, run_all
 from worker.doctor.report import Finding, ok
+from worker.doctor.run import NAMES
 
 
 async def forever() -> list[Finding]:
@@ -54,3 +56,7 @@ async def test_a_thread_that_never_returns_does_not_hold_the_caller() -> None:
     finally:
         blocked.set()
     assert await in_thread(lambda: 41 + 1) == 42
+
+
+def test_the_commands_help_names_the_checks_it_takes() -> None:
+    assert DOCTOR_CHECKS == NAMES
