@@ -232,8 +232,10 @@ async def test_redis_unreachable(deployment: Deployment) -> None:
 async def test_a_redis_user_who_may_not_run_info(deployment: Deployment, tmp_path: Path) -> None:
     with own_redis(tmp_path) as url:
         port = url.rsplit(":", 1)[1].split("/")[0]
-        acl = ["on", f">{REDIS_PASSWORD}", "~*", "&*", "+@all", "-info"]
-        redis.Redis(port=int(port)).execute_command("ACL", "SETUSER", "doctor", *acl)
+        redis.Redis(port=int(port)).acl_setuser(
+            "doctor", enabled=True, passwords=[f"+{REDIS_PASSWORD}"], keys=["*"],
+            channels=["*"], commands=["+@all", "-info"],
+        )  # fmt: skip
         deployment.env["REDIS_URL"] = f"redis://doctor:{REDIS_PASSWORD}@127.0.0.1:{port}/0"
         row = only_failure(await deployment.doctor("--json"), "redis")
     assert row["found"].startswith("Redis at redis://doctor:***@127.0.0.1:")
