@@ -8,7 +8,7 @@ import gc
 import logging
 import os
 from collections.abc import Callable, Coroutine, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from worker.pair import Done
 
 log = logging.getLogger(__name__)
+# `parley doctor`'s checks, for its help (`worker.doctor.run.NAMES`, which the command checks)
+DOCTOR_CHECKS = (
+    "configuration", "redis", "database", "telegram", "slack", "model", "mcp", "sandbox",
+)  # fmt: skip
+SKIP_HELP = "Leave a check out (repeatable): " + ", ".join(DOCTOR_CHECKS) + "."
 MCP_PORT = 8081  # next to `parley web`'s 8080, so both can run on one machine
 app = typer.Typer(
     name="parley",
@@ -206,6 +211,37 @@ def health(
         typer.echo(f"parley: {problem}", err=True)
         raise typer.Exit(1)
     typer.echo(f"{role}: healthy")
+
+
+@app.command()
+def doctor(
+    model: bool = typer.Option(
+        False, "--model", help="Also call the default model once, for a few tokens."
+    ),
+    skip: Annotated[list[str] | None, typer.Option("--skip", help=SKIP_HELP)] = None,
+    timeout: float = typer.Option(15.0, "--timeout", help="Seconds each check may take."),
+    as_json: bool = typer.Option(False, "--json", help="The checklist as JSON."),
+) -> None:
+    """Check this deployment: settings, Redis, the database, the platforms' tokens, MCP
+    servers, the sandbox; the fix for each failure, no secret shown. Exit 1 if any failed."""
+    from worker.doctor import report
+    from worker.doctor.run import NAMES, Options, examine
+
+    skip = skip or []
+    unknown = [name for name in skip if name not in NAMES]
+    if unknown:
+        known = ", ".join(NAMES)
+        typer.echo(f"parley: --skip takes {known}, not {unknown[0]!r}", err=True)
+        raise typer.Exit(2)
+    if not 0 < timeout <= 600:
+        typer.echo(
+            f"parley: --timeout must be more than 0 and at most 600, not {timeout:g}", err=True
+        )
+        raise typer.Exit(2)
+    outcome = examine(Options(model=model, skip=frozenset(skip), timeout=timeout))
+    render = report.render_json if as_json else report.render
+    typer.echo(render(outcome.findings, outcome.scrub))
+    raise typer.Exit(1 if report.failures(outcome.findings) else 0)
 
 
 @app.command()

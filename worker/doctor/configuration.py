@@ -1,0 +1,52 @@
+"""The configuration: the settings read as every process reads them, then what a worker
+checks before it runs (a key for each model the settings name, the tool modules loaded
+without a clash), and what a process would warn about at start (`bot.config.warnings`).
+
+A setting that cannot be read is the one failure the other checks cannot go past: they are
+listed as skipped, and the line names the variable, as `parley web` would.
+"""
+
+from __future__ import annotations
+
+import os
+
+from bot.assembly.agent import configured_tools, tool_registry
+from bot.config.settings import ConfigError, Settings, load_settings
+from bot.config.warnings import WARNED, settings_warnings
+from bot.llm.served import Served
+from worker.doctor.checks import in_thread
+from worker.doctor.report import Finding, failed, ok, warning
+
+CHECK = "configuration"
+STUCK = "check PARLEY_TOOL_MODULES: one of its modules may hang when it is imported"
+FIX = "correct the variable named (in the environment, .env or its _FILE): docs/CONFIGURATION.md"
+
+
+def load() -> Settings | Finding:
+    """The settings, or the failed finding that says why there are none."""
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        return failed(CHECK, str(exc), FIX)
+
+
+async def check_configuration(settings: Settings) -> list[Finding]:
+    try:
+        Served.of(settings).check()
+        tools = await in_thread(lambda: tool_registry(configured_tools(settings)))
+    except ConfigError as exc:
+        return [failed(CHECK, str(exc), FIX)]
+    platforms = [
+        name
+        for name, token in (
+            ("telegram", settings.telegram_bot_token),
+            ("slack", settings.slack_bot_token),
+        )
+        if token is not None
+    ]
+    found = f"read; PARLEY_MODEL {settings.model}, {len(tools)} tools, platforms: "
+    findings = [ok(CHECK, found + ", ".join(["http", *platforms]))]
+    environ = {k: v for k, v in os.environ.items() if k != WARNED}  # said by a parent or not
+    for line in settings_warnings(settings, environ):
+        findings.append(warning(CHECK, line, "change it if it is not what you meant"))
+    return findings
