@@ -1,0 +1,88 @@
+"""A rolling restart: every worker replaced, one after another, while messages keep coming.
+
+Three `parley worker` processes with the default settings (lease, liveness, timeouts) take a
+steady stream of messages over several sessions (`tests.support.traffic`: long streamed
+replies, tool calls with a side effect). Each original worker in turn gets SIGTERM, exits,
+and a new one is started and awaited on its own signal of being ready (its entry in the
+ready stream, and `parley health worker`'s signal file), as an orchestrator rolling a
+deployment would. Afterwards every message is answered exactly once and in order per session,
+no reply is cut or doubled, no side effect ran twice, nothing is dead or left waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+from arq.connections import RedisSettings, create_pool
+
+from bot.mailbox.inbox import Mailbox
+from tests.support.stack import Stack, idle, lease_tokens
+from tests.support.traffic import Ledger, Traffic, check_conversations
+from tests.support.waiting import until
+from worker import health
+
+SESSIONS = 6
+WORKERS = 3
+
+
+def signalled(pid: int) -> bool:
+    """Whether the worker of process `pid` writes the health signal `parley health worker`
+    reads (the probe an orchestrator waits on before it stops the next one)."""
+    return health.Signal("worker", pid=pid).path.exists()
+
+
+async def test_every_worker_replaced_under_load_loses_and_repeats_nothing(
+    stack: Stack, tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects"
+    effects.mkdir()
+    ledger = Ledger(effects)
+    stack.fake.responder = ledger
+    originals = [await stack.start_worker_process() for _ in range(WORKERS)]
+    pool = await create_pool(RedisSettings.from_dsn(stack.redis_url))
+    traffic = Traffic(Mailbox(pool, pool), SESSIONS)
+    sending = asyncio.create_task(traffic.run(at_least=3))
+    try:
+        await until(lambda: ledger.calls >= SESSIONS, "the first turns running")
+        for old in originals:
+            calls = ledger.calls
+            # mid-turn: while it holds a session's lease, a turn of it streaming or in a tool
+            await until(lambda old=old: _holds(stack, old), "the worker running a turn")
+            stack.kill(old, signal.SIGTERM)
+            assert await asyncio.wait_for(old.wait(), 60) == 0  # a clean exit, turns handed over
+            new = await stack.start_worker_process()  # ready: announced in the ready stream
+            await until(lambda pid=new.pid: signalled(pid), "the new worker's health signal")
+            await until(lambda n=calls: ledger.calls > n + 2, "turns running between restarts")
+        traffic.stop.set()
+        await asyncio.wait_for(sending, 120)
+    finally:
+        traffic.stop.set()
+        sending.cancel()
+    for s in range(SESSIONS):
+        await until(
+            lambda s=s: _drained(traffic, s), f"session {s}'s messages all answered", within=120
+        )
+    await idle(stack.redis_url)
+    sent = sum(traffic.sent.values())
+    print(f"\n{sent} messages over {SESSIONS} sessions, {ledger.calls} model calls, all "
+          f"{WORKERS} workers replaced")  # fmt: skip
+    assert ledger.violations == []
+    assert await check_conversations(traffic, stack.redis_url, effects) == []
+    assert all(proc.returncode is None for proc in stack.workers[WORKERS:])
+    assert stack.fake.rejected == []
+    await pool.aclose()
+
+
+async def _holds(stack: Stack, proc: asyncio.subprocess.Process) -> bool:
+    """Whether worker process `proc` holds a session's lease now (its token names it)."""
+    holders = [
+        token.split(":", 1)[1].rpartition(":")[0]
+        for token in (await lease_tokens(stack.redis_url)).values()
+    ]
+    return any(stack.named.get(worker) is proc for worker in holders)
+
+
+async def _drained(traffic: Traffic, s: int) -> bool:
+    return await traffic.mailbox.pending(traffic.session(s)) == 0
