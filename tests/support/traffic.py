@@ -179,7 +179,12 @@ async def check_conversations(traffic: Traffic, redis_url: str, effects: Path) -
         await redis.aclose()
     if dead:
         problems.append(f"dead letters: {dead}")
-    for path in sorted(effects.glob("*.txt")):
-        if (lines := path.read_text().count("written")) > 1:
-            problems.append(f"{path.name}: the side effect ran {lines} times")
-    return problems
+    return problems + await asyncio.to_thread(_repeated_effects, effects)
+
+
+def _repeated_effects(effects: Path) -> list[str]:
+    """The side effects that ran more than once."""
+    counted = {path.name: path.read_text().count("written") for path in effects.glob("*.txt")}
+    return [
+        f"{name}: the side effect ran {n} times" for name, n in sorted(counted.items()) if n > 1
+    ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from functools import partial
 from pathlib import Path
 
 from arq.connections import RedisSettings, create_pool
@@ -47,23 +48,14 @@ async def test_every_worker_replaced_under_load_loses_and_repeats_nothing(
     try:
         await until(lambda: ledger.calls >= SESSIONS, "the first turns running")
         for old in originals:
-            calls = ledger.calls
-            # mid-turn: while it holds a session's lease, a turn of it streaming or in a tool
-            await until(lambda old=old: _holds(stack, old), "the worker running a turn")
-            stack.kill(old, signal.SIGTERM)
-            assert await asyncio.wait_for(old.wait(), 60) == 0  # a clean exit, turns handed over
-            new = await stack.start_worker_process()  # ready: announced in the ready stream
-            await until(lambda pid=new.pid: signalled(pid), "the new worker's health signal")
-            await until(lambda n=calls: ledger.calls > n + 2, "turns running between restarts")
+            await replace(stack, old, ledger)
         traffic.stop.set()
         await asyncio.wait_for(sending, 120)
     finally:
         traffic.stop.set()
         sending.cancel()
     for s in range(SESSIONS):
-        await until(
-            lambda s=s: _drained(traffic, s), f"session {s}'s messages all answered", within=120
-        )
+        await until(partial(_drained, traffic, s), f"session {s}'s answers", within=120)
     await idle(stack.redis_url)
     sent = sum(traffic.sent.values())
     print(f"\n{sent} messages over {SESSIONS} sessions, {ledger.calls} model calls, all "
@@ -73,6 +65,19 @@ async def test_every_worker_replaced_under_load_loses_and_repeats_nothing(
     assert all(proc.returncode is None for proc in stack.workers[WORKERS:])
     assert stack.fake.rejected == []
     await pool.aclose()
+
+
+async def replace(stack: Stack, old: asyncio.subprocess.Process, ledger: Ledger) -> None:
+    """SIGTERM `old` while it runs a turn, wait for its clean exit, start its successor and
+    wait for it to be ready, then for turns to run again."""
+    calls = ledger.calls
+    # mid-turn: while it holds a session's lease, a turn of it streaming or in a tool
+    await until(partial(_holds, stack, old), "the worker running a turn")
+    stack.kill(old, signal.SIGTERM)
+    assert await asyncio.wait_for(old.wait(), 60) == 0  # a clean exit, its turns handed over
+    new = await stack.start_worker_process()  # ready: announced in the ready stream
+    await until(partial(signalled, new.pid), "the new worker's health signal")
+    await until(lambda: ledger.calls > calls + 2, "turns running between restarts")
 
 
 async def _holds(stack: Stack, proc: asyncio.subprocess.Process) -> bool:
