@@ -77,14 +77,14 @@ def _starting() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _database_errors() -> Iterator[None]:
-    """A database (or, for `parley web`, a Redis) that cannot be reached: exit 1 with one
-    line, not a traceback."""
-    from bot.store.database import DatabaseUnavailable
+    """A database (or, for `parley web`, a Redis) that cannot be reached, or one migrated by
+    a newer version: exit 1 with one line, not a traceback."""
+    from bot.store.database import DatabaseUnavailable, SchemaAhead
     from worker.redis_pool import RedisUnavailable
 
     try:
         yield
-    except (DatabaseUnavailable, RedisUnavailable) as exc:
+    except (DatabaseUnavailable, SchemaAhead, RedisUnavailable) as exc:
         typer.echo(f"parley: {exc}", err=True)
         raise typer.Exit(1) from None
 
