@@ -59,6 +59,7 @@ async def redis_said(base: str, state: str) -> bool:
     return (checks["redis"] == "ok") == (state == "ok")
 
 
+@pytest.mark.slow(25)  # a web process, two workers and a scheduler started, Redis restarted
 async def test_redis_restarted_under_load_no_process_exits_and_nothing_is_lost(
     compose_redis: RedisServer, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:

@@ -2,13 +2,13 @@
 
 Three `parley worker` processes with the default settings (lease, liveness, timeouts) take a
 steady stream of messages over several sessions (`tests.support.traffic`: long streamed
-replies, tool calls with a side effect), and a person on the HTTP API reads each reply's stream
-as it comes. Each original worker in turn gets SIGTERM, exits,
-and a new one is started and awaited on its own signal of being ready (its entry in the
-ready stream, and `parley health worker`'s signal file), as an orchestrator rolling a
-deployment would. Afterwards every message is answered exactly once and in order per session,
-no reply is cut or doubled (in the record, and as the HTTP client
-shows it), no side effect ran twice, nothing is dead or left waiting.
+replies, tool calls with a side effect), and a person on the HTTP API reads each reply's
+stream as it comes. Each original worker in turn gets SIGTERM while it runs a turn, exits, and
+a new one is started and awaited on its own signal of being ready (its entry in the ready
+stream, and `parley health worker`'s signal file), as an orchestrator rolling a deployment
+would. Afterwards every message is answered exactly once and in order per session, no reply is
+cut or doubled (in the record, and as the HTTP client shows it), no side effect ran twice,
+nothing is dead or left waiting.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 from arq.connections import RedisSettings, create_pool
 
 from bot.mailbox.inbox import Mailbox
@@ -37,6 +38,7 @@ def signalled(pid: int) -> bool:
     return health.Signal("worker", pid=pid).path.exists()
 
 
+@pytest.mark.slow(40)  # three workers started and stopped in turn under load
 async def test_every_worker_replaced_under_load_loses_and_repeats_nothing(
     stack: Stack, tmp_path: Path
 ) -> None:
