@@ -8,6 +8,7 @@ import gc
 import logging
 import os
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -265,6 +266,25 @@ def migrate(
 
     with _database_errors():
         typer.echo(f"{url}: schema at {asyncio.run(main()) or 'empty (base)'}")
+
+
+@app.command()
+def backup(
+    destination: str = typer.Argument(
+        ..., help="A new file (or a folder) to copy the SQLite database to."
+    ),
+) -> None:
+    """Copy the SQLite database (DATABASE_URL) while Parley runs: a consistent snapshot,
+    checked; PostgreSQL is backed up with pg_dump, Redis by copying its AOF."""
+    from worker.backup import BackupRefused, back_up
+
+    settings = _settings()
+    try:
+        copied = back_up(settings.database_url, Path(destination))
+    except BackupRefused as exc:
+        typer.echo(f"parley: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(copied.line())
 
 
 pair_app = typer.Typer(

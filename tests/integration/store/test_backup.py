@@ -3,7 +3,7 @@
 A deployment (Redis as the Compose file runs it, with AOF; SQLite or PostgreSQL) holds some
 history: a conversation, a memory, a scheduled task not yet run, and a message waiting in a
 session's mailbox while no worker runs. With the web process still serving, the database is
-copied online (SQLite's backup API; `pg_dump -Fc`) and Redis's AOF is rewritten
+copied online (`parley backup` for SQLite; `pg_dump -Fc`) and Redis's AOF is rewritten
 (`BGREWRITEAOF`) and its folder copied. Both are restored into fresh servers, the processes
 start again on them, and: the history and the memory are there, the task fires, and the
 waiting message is answered once.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -34,6 +35,7 @@ from tests.support.chat_tasks import task_book
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.schedulers import Schedulers
 from tests.support.stack import (
+    ROOT,
     Stack,
     database_for,
     idle,
@@ -69,9 +71,9 @@ def redis_server(directory: Path) -> RedisServer:
     return server
 
 
-def run(*command: str) -> str:
+def run(*command: str, env: dict[str, str] | None = None) -> str:
     """A backup command, as an operator types it; fails the test with what it said."""
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     if done.returncode != 0:
         pytest.fail(f"{command} failed ({done.returncode}): {done.stdout}{done.stderr}")
     return done.stdout
@@ -83,12 +85,10 @@ def libpq(database_url: str) -> str:
 
 
 def back_up_database(database_url: str, backup: Path, bindir: Path | None) -> None:
-    if database_url.startswith("sqlite"):
-        live = database_url.split(":///", 1)[1]
-        copy = (
-            "import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))"
-        )
-        run(sys.executable, "-c", copy, live, str(backup / "parley.db"))
+    if database_url.startswith("sqlite"):  # `parley backup`, with the deployment's settings
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "DATABASE_URL": database_url}
+        said = run(sys.executable, "-m", "worker", "backup", str(backup / "parley.db"), env=env)
+        assert said.startswith("backed up ") and "(schema " in said, said
     else:
         assert bindir is not None
         run(str(bindir / "pg_dump"), "-Fc", "-f", str(backup / "parley.dump"), libpq(database_url))
