@@ -53,6 +53,17 @@ def _turn_text(request: RecordedRequest) -> str:
     return ""
 
 
+def _shown(request: RecordedRequest) -> list[str]:
+    """The request's last messages, short: each role and its blocks' types and texts."""
+    shown = []
+    for message in request.body.get("messages", [])[-6:]:
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        parts = [f"{b.get('type')}:{str(b.get('text', b.get('id', '')))[:40]}" for b in blocks]
+        shown.append(f"{message.get('role')}[{', '.join(parts)}]")
+    return shown
+
+
 @dataclass
 class Ledger:
     """The fake model's responder; it notes anything a turn saw out of order."""
@@ -73,7 +84,10 @@ class Ledger:
             for n in ANSWERED.findall(block.get("text", ""))
         ]
         if history != sorted(set(history)) or (history and history[-1] >= numbers[0]):
-            self.violations.append(f"s{session}: answers {history} before {numbers}")
+            self.violations.append(
+                f"s{session}: answers {history} before {numbers}; the request's messages: "
+                f"{_shown(request)}"
+            )
         wanted = [m for m in numbers if m % 3 == 1]
         if wanted and not request.tool_results():
             calls = [
