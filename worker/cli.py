@@ -8,6 +8,7 @@ import gc
 import logging
 import os
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -82,14 +83,14 @@ def _starting() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _database_errors() -> Iterator[None]:
-    """A database (or, for `parley web`, a Redis) that cannot be reached: exit 1 with one
-    line, not a traceback."""
-    from bot.store.database import DatabaseUnavailable
+    """A database (or, for `parley web`, a Redis) that cannot be reached, or one migrated by
+    a newer version: exit 1 with one line, not a traceback."""
+    from bot.store.database import DatabaseUnavailable, SchemaAhead
     from worker.redis_pool import RedisUnavailable
 
     try:
         yield
-    except (DatabaseUnavailable, RedisUnavailable) as exc:
+    except (DatabaseUnavailable, SchemaAhead, RedisUnavailable) as exc:
         typer.echo(f"parley: {exc}", err=True)
         raise typer.Exit(1) from None
 
@@ -301,6 +302,25 @@ def migrate(
 
     with _database_errors():
         typer.echo(f"{url}: schema at {asyncio.run(main()) or 'empty (base)'}")
+
+
+@app.command()
+def backup(
+    destination: str = typer.Argument(
+        ..., help="A new file (or a folder) to copy the SQLite database to."
+    ),
+) -> None:
+    """Copy the SQLite database (DATABASE_URL) while Parley runs: a consistent snapshot,
+    checked; PostgreSQL is backed up with pg_dump, Redis by copying its AOF."""
+    from worker.backup import BackupRefused, back_up
+
+    settings = _settings()
+    try:
+        copied = back_up(settings.database_url, Path(destination))
+    except BackupRefused as exc:
+        typer.echo(f"parley: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(copied.line())
 
 
 pair_app = typer.Typer(

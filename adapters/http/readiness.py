@@ -1,7 +1,9 @@
 """`/readyz`: whether this web process can serve now; `/healthz` only says it is alive.
 
 Ready means Redis answers, the database answers with its schema at the revision this code
-needs (`bot.store.revision.HEAD`; a database left behind by a rollback is not ready), its file
+needs (`bot.store.revision.HEAD`; a database left behind by a rollback is not ready; one a
+newer version migrated forward is, since migrations only add and this process serves on until
+an upgrade replaces it; see docs/OPERATIONS.md, "Upgrades"), its file
 is in place (`bot.store.sqlite_file`), and every configured platform has accepted its
 credentials since start (`adapters.web.startup.CONNECTED`: the answer the process already
 got, so no probe ever calls Telegram or Slack). The checks run at once, each bounded by
@@ -41,7 +43,7 @@ class Readiness:
         if (problem := self.services.archive.problem()) is not None:
             return problem  # names the missing file, which is no secret
         at = await revision.read(self.services.archive.engine)
-        if at != revision.HEAD:
+        if at != revision.HEAD and not (at is not None and revision.newer(at)):
             shown = at or "empty"
             return f"the schema is at {shown}, not {revision.HEAD}: run `parley migrate`"
         return None

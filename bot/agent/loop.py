@@ -213,6 +213,13 @@ class _Run:
         elif interrupted := state.unanswered_tool_uses():
             async for item in self.tools.resume(interrupted):
                 yield item
+        elif self.plan is None and (kept := _kept_answer(state)) is not None:
+            # Its worker stopped after the answer was saved and before the turn's end was:
+            # shown again after the client's reset, never asked for (and kept) twice.
+            self.final_text = kept
+            yield ev.TextDelta(text=kept)
+            yield StepEnd(ev.FinishReason.END_TURN)
+            return
         await self.save()
 
     async def _judge(self) -> AsyncIterator[ev.AgentEvent]:
@@ -420,6 +427,16 @@ class _Run:
             output=self.output,
             model=self.model,
         )
+
+
+def _kept_answer(state: SessionState) -> str | None:
+    """The final answer a resumed turn already holds: its last message is the model's, with
+    text and no tool call. A turn's own question is saved before any answer, so that
+    message is this turn's."""
+    last = state.messages[-1] if state.turn is not None and state.messages else None
+    if last is None or last.role != "assistant" or last.tool_uses or not last.text:
+        return None
+    return last.text
 
 
 def _configured(deps: AgentDeps, config: RunConfig, off: frozenset[str]) -> AgentDeps:

@@ -28,6 +28,12 @@ class DatabaseUnavailable(Exception):
     """The database did not answer while a process was starting; the message names it."""
 
 
+class SchemaAhead(Exception):
+    """The database was migrated by a newer Parley than this one: a process of this code
+    starting on it would run code the schema has moved past, so it refuses (nothing written).
+    """
+
+
 @dataclass(frozen=True)
 class Database:
     engine: AsyncEngine
@@ -73,8 +79,18 @@ async def upgrade(url: str, *, wait: float = WAIT_S, revision: str = "head") -> 
 
 async def _upgrade(url: str, revision: str) -> None:
     """Migrate unless the schema is at the head already (the usual case, seen with one query)."""
-    if revision == "head" and await schema.current(url) == schema.HEAD:
+    at = await schema.current(url)
+    if revision == "head" and at == schema.HEAD:
         return
     from bot.store import migrate  # noqa: PLC0415 (alembic is imported only to migrate)
 
+    if at is not None and not migrate.known(at):
+        where = shown_url(database_url(url))
+        raise SchemaAhead(
+            f"the database at {where} has its schema at {at}, newer than this version of "
+            f"Parley knows (it needs {schema.HEAD}): it was migrated by a newer version. "
+            "Run that version, or go back with it (`parley migrate "
+            f"{schema.HEAD} --down`) or to the backup taken before the upgrade; "
+            "nothing was changed"
+        )
     await migrate.upgrade(url, revision)

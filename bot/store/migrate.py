@@ -18,6 +18,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -56,10 +57,24 @@ async def current(database_url: str) -> str | None:
         await engine.dispose()
 
 
-def head() -> str:
+def scripts_config() -> Config:
+    """Alembic's configuration naming this code's migration scripts."""
     config = Config()
     config.set_main_option("script_location", str(SCRIPTS))
-    revision = ScriptDirectory.from_config(config).get_current_head()
+    return config
+
+
+def known(revision: str) -> bool:
+    """Whether `revision` is one of this code's migrations (an unknown one is a newer
+    version's)."""
+    try:
+        return ScriptDirectory.from_config(scripts_config()).get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def head() -> str:
+    revision = ScriptDirectory.from_config(scripts_config()).get_current_head()
     assert revision is not None
     return revision
 

@@ -18,6 +18,12 @@ HEAD = "0013"
 TABLE = "alembic_version"  # where alembic keeps a database's revision
 
 
+def newer(at: str) -> bool:
+    """Whether revision `at` comes after this code's HEAD: migrated by a newer version.
+    Revisions are numbered "0001", "0002", ... (tests/store/test_migrations.py holds it)."""
+    return at.isdigit() and len(at) == len(HEAD) and at > HEAD
+
+
 async def current(database_url: str) -> str | None:
     """The database's revision, or None for an empty one. An unreachable database raises,
     as connecting would (OSError or a SQLAlchemyError)."""

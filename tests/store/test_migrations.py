@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
 from bot.store import migrate
@@ -171,3 +172,13 @@ async def test_runs_that_ended_without_an_answer_get_their_own_status_and_score(
         assert statuses == {reason: before[0] for reason, (before, _) in OUTCOMES.items()}
     finally:
         await engine.dispose()
+
+
+def test_revisions_are_numbered_in_order_so_a_newer_one_is_told_without_alembic() -> None:
+    """`revision.newer` (readiness: a database a newer version migrated) compares numbers."""
+    script = ScriptDirectory.from_config(migrate.scripts_config())
+    chain = [found.revision for found in script.walk_revisions()]
+    numbered = [f"{n:04d}" for n in range(1, len(chain) + 1)]
+    assert list(reversed(chain)) == numbered
+    assert schema.newer(f"{int(schema.HEAD) + 1:04d}")
+    assert not schema.newer(schema.HEAD) and not schema.newer("0001")
