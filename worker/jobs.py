@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from arq.connections import ArqRedis, RedisSettings
+from arq.connections import ArqRedis
 from arq.cron import cron
 from arq.worker import Worker, func
-from redis.asyncio import Redis
 
 from adapters.http.egress import HttpEgress
 from adapters.platforms.egresses import configured_egresses
@@ -46,7 +45,7 @@ from bot.store.database import Database, open_database
 from bot.telemetry import metrics
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
-from worker import health, reminders
+from worker import health, redis_connections, reminders
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
@@ -298,7 +297,7 @@ def build_worker(
     tools are built before Redis is connected, those on the database's stores included, so
     their task book announces new tasks on a client of its own, which connects when a task
     is made."""
-    announcer = Redis.from_url(settings.redis_url)
+    announcer = redis_connections.client(settings)
     helpers = HelperLink()  # bound to the worker's runner once it has one
     agent = build_agent(
         settings, stores=ToolStores.open(database.engine, announcer), helpers=helpers
@@ -354,7 +353,7 @@ def build_worker(
     worker = Worker(
         functions=JOBS,
         cron_jobs=[cron(prune, minute=17, run_at_startup=True, unique=True, timeout=600)],
-        redis_settings=RedisSettings.from_dsn(settings.redis_url),
+        redis_pool=redis_connections.arq_client(settings),  # TLS and Sentinel alike
         on_startup=startup,
         on_shutdown=shutdown,
         poll_delay=settings.poll_delay,

@@ -16,6 +16,7 @@ from aiohttp import web
 from adapters.chat.tool_list import ToolCatalog
 from adapters.http.api import PUBLIC, build_app
 from adapters.http.server import Runner
+from adapters.http.streams import READER_OPTIONS
 from adapters.platforms.targets import answered_target
 from adapters.web.services import Services
 from adapters.web.startup import REFUSED, watch_refusals
@@ -33,8 +34,10 @@ from bot.store.database import open_database
 from bot.store.grants import Grants
 from bot.store.traces import Traces
 from bot.tools.base import ToolRegistry
+from worker import redis_connections
 from worker.persistence import check_persistence
-from worker.redis_pool import IdleClosingPool, closing_idle, open_pool
+from worker.redis_connections import IdleClosingPool
+from worker.redis_pool import closing_idle, open_pool
 from worker.signals import stop_on_signals
 
 log = logging.getLogger(__name__)
@@ -64,6 +67,7 @@ async def make_app(settings: Settings) -> web.Application:
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
         files=Intake(files, Limits.of(settings), voice),
         target_of=partial(answered_target, settings=settings),
+        stream_reader=partial(redis_connections.client, settings, **READER_OPTIONS),
         pairing=Pairing.of(redis, database.engine, mailbox.submit, settings.pairing_code_ttl),
     )
     app = build_app(services)

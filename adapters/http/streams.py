@@ -48,16 +48,14 @@ def parse_id(value: str) -> StreamId:
     return int(milliseconds), int(sequence or 0)
 
 
-def reader_connection(url: str) -> Redis:
-    """The reader's own connection: it blocks, so it is never shared with other commands."""
-    client: Redis = Redis.from_url(
-        url,
-        single_connection_client=True,
-        socket_connect_timeout=5,
-        socket_timeout=BLOCK_MS / 1000 + 10,  # a read that outlives its block: Redis is gone
-        socket_keepalive=True,
-    )
-    return client
+# The reader's own connection (`Services.stream_reader` makes it): it blocks, so it is never
+# shared with other commands, and a read that outlives its block means Redis is gone.
+READER_OPTIONS = {
+    "single_connection_client": True,
+    "socket_connect_timeout": 5,
+    "socket_timeout": BLOCK_MS / 1000 + 10,
+    "socket_keepalive": True,
+}
 
 
 class StreamInterrupted(Exception):
