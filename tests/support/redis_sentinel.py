@@ -91,10 +91,18 @@ class SentinelGroup:
     def master_url(self) -> str:
         return f"redis://127.0.0.1:{self.master_port()}/0"
 
-    def failover(self) -> int:
-        """Promote the replica; its port, once every sentinel names it and it takes writes."""
+    def failover(self, *, kill: bool = False) -> int:
+        """Promote the replica (SENTINEL FAILOVER, or `kill` the master with SIGKILL and let
+        the sentinels find it down); the new master's port, once every sentinel names it and
+        it takes writes."""
         before = self.master_port()
-        self._until(self._failover_started, "SENTINEL FAILOVER to be accepted")
+        if kill:
+            assert self.master.process is not None
+            self.master.process.kill()
+            self.master.process.wait(10)
+            self.master.process = None
+        else:
+            self._until(self._failover_started, "SENTINEL FAILOVER to be accepted")
 
         def moved() -> bool:
             ports = {self._named(s) for s in self.sentinels}

@@ -124,6 +124,16 @@ class TlsRedisServer(RedisServer):
     def url(self) -> str:
         return f"rediss://localhost:{self.tls_port}/0"
 
+    @property
+    def client_url(self) -> str:
+        """The URL the tests' own clients use: the TLS files in redis-py's query options
+        (Parley itself reads them from its settings, `tls_env`)."""
+        certificates = self.certificates
+        return (
+            f"{self.url}?ssl_ca_certs={certificates.ca}&ssl_certfile={certificates.client_cert}"
+            f"&ssl_keyfile={certificates.client_key}"
+        )
+
     def ping_client(self) -> redis.Redis:
         return redis.Redis(
             host="localhost",

@@ -1,0 +1,104 @@
+"""Parley through Redis Sentinel: the web process and a worker process find the master by
+asking the sentinels; after a failover (SENTINEL FAILOVER, or the master killed with a
+replica in place) the next turn is answered on the new master, no process having exited.
+The web process's pool keeps its bounds behind the sentinels too."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.redis.keys import READY_STREAM
+from bot.redis.results import done
+from tests.fakes.llm import FakeLLM, Reply
+from tests.support.redis_sentinel import SentinelGroup
+from tests.support.redis_server import free_port
+from tests.support.stack import (
+    Stack,
+    env_settings,
+    recorded,
+    send,
+    serving,
+    stack_env,
+    texts,
+    web_settings,
+)
+from worker.redis_connections import SentinelIdleClosingPool
+from worker.redis_pool import open_pool
+
+
+@pytest.fixture
+async def sentinels(tmp_path: Path) -> AsyncIterator[SentinelGroup]:
+    group = SentinelGroup(tmp_path / "sentinel")
+    await asyncio.to_thread(group.start)
+    try:
+        yield group
+    finally:
+        group.stop()
+
+
+@pytest.fixture
+async def sentinel_stack(
+    sentinels: SentinelGroup, fake_llm: FakeLLM, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    env = stack_env(
+        sentinels.master.url,
+        fake_llm,
+        f"sqlite+aiosqlite:///{tmp_path}/parley.db",
+        PARLEY_WORKSPACE_DIR=str(tmp_path / "workspaces"),
+        PARLEY_FILES_DIR=str(tmp_path / "files"),
+        **sentinels.env(),  # REDIS_URL's host unused: the sentinels name the master
+    )
+    built = Stack(sentinels.master.url, fake_llm, tmp_path, env=env)
+    async with serving(built, web_settings(env), free_port()) as running:
+        yield running
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("kill", [False, True], ids=["sentinel-failover", "master-killed"])
+async def test_the_next_turn_after_a_failover_is_answered(
+    sentinel_stack: Stack, sentinels: SentinelGroup, kill: bool
+) -> None:
+    worker = await sentinel_stack.start_worker_process()
+    sentinel_stack.fake.enqueue(Reply(text="Before the failover."), Reply(text="After it."))
+    async with sentinel_stack.client() as client:
+        session = await sentinel_stack.session(client)
+        assert texts(await send(client, session, "one")) == "Before the failover."
+        old = sentinels.master.port
+        new = await asyncio.to_thread(sentinels.failover, kill=kill)
+        assert new != old
+        events = await send(client, session, "two")
+        assert texts(events) == "After it."
+        assert events[-1]["type"] == "completed"
+    assert worker.returncode is None  # the worker followed the master, never exited
+    # the second turn saw the first: the session's state lives on the new master
+    assert "Before the failover." in str(sentinel_stack.fake.requests[-1].body["messages"])
+    assert (await recorded(sentinel_stack, session, 4))["messages"] == 4
+    master = Redis(port=new)
+    try:
+        assert await master.exists(READY_STREAM)  # what the worker wrote, on the new master
+    finally:
+        await master.aclose()
+
+
+async def test_the_web_pool_stays_bounded_behind_the_sentinels(
+    sentinels: SentinelGroup,
+) -> None:
+    env = sentinels.env() | {"PARLEY_REDIS_CONNECTIONS": "4"}
+    settings = env_settings(env)
+    client = await open_pool(settings)
+    observer = Redis(port=sentinels.master.port, single_connection_client=True)
+    try:
+        assert isinstance(client.connection_pool, SentinelIdleClosingPool)
+        before = int((await observer.info("clients"))["connected_clients"])
+        await asyncio.gather(*(done(client.blpop(["nothing"], timeout=1)) for _ in range(12)))
+        during = int((await observer.info("clients"))["connected_clients"])
+        assert during - before <= 4
+        assert len(client.connection_pool._available_connections) == 4
+    finally:
+        await observer.aclose()
+        await client.aclose()
