@@ -142,12 +142,14 @@ def worker(worker_id: str) -> str:
     return f"{WORKER_PREFIX}{worker_id}"
 
 
-def mcp_status(host: str, pid: int) -> str:
-    return f"{MCP_STATUS_PREFIX}{host}:{pid}"
+def mcp_status(instance: str) -> str:
+    """One worker's MCP servers; `instance`: `bot.redis.instance`, unique across hosts."""
+    return f"{MCP_STATUS_PREFIX}{instance}"
 
 
-def metrics(host: str, pid: int) -> str:
-    return f"{METRICS_PREFIX}{host}:{pid}"
+def metrics(instance: str) -> str:
+    """One process's metrics; `instance`: `bot.redis.instance`, unique across hosts."""
+    return f"{METRICS_PREFIX}{instance}"
 
 
 def rate(scope: str) -> str:
