@@ -8,10 +8,10 @@ Redis, no settings and no network: it reads the file, checks that the process is
 that `until` has not passed (a file names its host too: in a temporary folder shared by
 mistake, another host's process is never taken for this one's). A worker writes its file
 only while its liveness key in Redis is refreshed (`bot.mailbox.liveness`): a worker whose
-loop stalls, or that cannot beat, is reported. A scheduler writes its file from its loop, leading or standing by alike: both are
-healthy. Why a file rather than a key in Redis: the probe then tells this container's process
-from every other worker's, costs nothing, and a process killed with SIGKILL (which cleans
-nothing up) is found dead by its pid at once.
+loop stalls, or that cannot beat, is reported. A scheduler writes its file from its loop,
+leading or standing by alike: both are healthy. Why a file rather than a key in Redis: the
+probe then tells this container's process from every other worker's, costs nothing, and a
+process killed with SIGKILL (which cleans nothing up) is found dead by its pid at once.
 
 `web` asks the process's own `/readyz` (`adapters.http.readiness`) on PARLEY_HTTP_PORT.
 """
