@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from arq.connections import ArqRedis
 from arq.cron import cron
 from arq.worker import Worker, func
+from redis.exceptions import RedisError
 
 from adapters.http.egress import HttpEgress
 from adapters.platforms.egresses import configured_egresses
@@ -28,6 +29,7 @@ from bot.assembly.agent import build_agent
 from bot.assembly.delegate import HelperLink
 from bot.assembly.stores import ToolStores
 from bot.config.settings import Settings
+from bot.files import shared_dirs
 from bot.files.store import FileStore
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
@@ -215,6 +217,24 @@ async def _watch_database(settings: Settings, database: Database) -> None:
         database.problem()
 
 
+async def _watch_shared_dirs(redis: ArqRedis, settings: Settings) -> None:
+    """Say at start, and whenever it changes, whether this worker's directories are the
+    ones the other processes use (`bot.files.shared_dirs`): an ERROR names each that is not."""
+    said: str | None = None
+    while True:
+        try:
+            problem = await shared_dirs.check(redis, settings)
+        except (RedisError, OSError):
+            problem = said  # Redis away: nothing new to say
+        if problem != said:
+            if problem is not None:
+                log.error("%s", problem)
+            else:
+                log.info("the shared directories are the other processes' again")
+            said = problem
+        await asyncio.sleep(shared_dirs.EVERY_S)
+
+
 async def _listen(redis: ArqRedis, runner: SessionRunner, worker: Worker) -> None:
     """Turns to cancel, and drain jobs just queued (`keys.JOBS_CHANNEL`): one with room
     starts such a job now rather than at its next poll. Every worker hears the id; arq's own
@@ -327,6 +347,7 @@ def build_worker(
         background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))
         background.append(asyncio.create_task(_listen(redis, runner, worker)))
         background.append(asyncio.create_task(_watch_database(settings, database)))
+        background.append(asyncio.create_task(_watch_shared_dirs(redis, settings)))
         background.append(asyncio.create_task(agent.warm()))
         background.append(asyncio.create_task(_say_ready(redis, liveness, platforms)))
         background.append(asyncio.create_task(metrics.publish(redis, metrics.own_key())))

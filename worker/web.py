@@ -23,6 +23,7 @@ from adapters.web.startup import REFUSED, watch_refusals
 from bot.assembly.catalog import standard_tools
 from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
+from bot.files import shared_dirs
 from bot.files.intake import Intake, Limits
 from bot.files.store import FileStore
 from bot.files.voice import transcriber
@@ -48,6 +49,8 @@ async def make_app(settings: Settings) -> web.Application:
     database = await open_database(settings)
     redis = await open_pool(settings)
     await check_persistence(redis)
+    if (problem := await shared_dirs.check(redis, settings)) is not None:
+        log.error("%s", problem)  # and /readyz says so while it lasts
     stores = ToolStores.open(database.engine, redis)
     files = FileStore(settings.files_dir)
     voice = transcriber(settings)
