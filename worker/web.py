@@ -12,6 +12,8 @@ import resource
 from functools import partial
 
 from aiohttp import web
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from adapters.chat.tool_list import ToolCatalog
 from adapters.http.api import PUBLIC, build_app
@@ -49,8 +51,7 @@ async def make_app(settings: Settings) -> web.Application:
     database = await open_database(settings)
     redis = await open_pool(settings)
     await check_persistence(redis)
-    if (problem := await shared_dirs.check(redis, settings)) is not None:
-        log.error("%s", problem)  # and /readyz says so while it lasts
+    await _say_if_not_shared(redis, settings)
     stores = ToolStores.open(database.engine, redis)
     files = FileStore(settings.files_dir)
     voice = transcriber(settings)
@@ -88,6 +89,18 @@ async def make_app(settings: Settings) -> web.Application:
     assert isinstance(pool, IdleClosingPool)
     app.cleanup_ctx.append(lambda _: closing_idle(pool))
     return app
+
+
+async def _say_if_not_shared(redis: Redis, settings: Settings) -> None:
+    """An ERROR at start for a files or workspaces directory that is not the one the other
+    processes use (`bot.files.shared_dirs`); `/readyz` says so too, while it lasts."""
+    try:
+        problem = await shared_dirs.check(redis, settings)
+    except (RedisError, OSError) as exc:
+        log.warning("could not check the shared directories (%s)", type(exc).__name__)
+        return
+    if problem is not None:
+        log.error("%s", problem)
 
 
 def _mount_platforms(app: web.Application, services: Services) -> None:
