@@ -60,7 +60,18 @@ class IdleClosingPool(BlockingConnectionPool):
         return len(idle)
 
 
-class SentinelIdleClosingPool(IdleClosingPool, SentinelConnectionPool):
+class SentinelPool(SentinelConnectionPool):
+    """redis-py's pool to the master the sentinels name, which also closes its connections
+    to the sentinels when it is closed (redis-py's leaves them open)."""
+
+    async def disconnect(self, inuse_connections: bool = True) -> None:
+        await super().disconnect(inuse_connections)
+        if inuse_connections:  # closed, not just dropping idle ones after a failover
+            for sentinel in self.sentinel_manager.sentinels:
+                await sentinel.aclose()
+
+
+class SentinelIdleClosingPool(IdleClosingPool, SentinelPool):
     """`IdleClosingPool` whose connections find the master through the sentinels."""
 
 
@@ -107,7 +118,7 @@ def pool(settings: Settings, **extra: Any) -> ConnectionPool:
     """An unbounded pool (arq's and redis-py's default) to Redis or its master."""
     options = _pool_options(settings, extra)
     if settings.redis_sentinel is not None:
-        return SentinelConnectionPool(**options)  # type: ignore[no-untyped-call]
+        return SentinelPool(**options)  # type: ignore[no-untyped-call]
     return ConnectionPool(**options)
 
 

@@ -27,6 +27,7 @@ from tests.support.stack import (
     texts,
     web_settings,
 )
+from tests.support.waiting import until
 from worker.redis_connections import SentinelIdleClosingPool
 from worker.redis_pool import open_pool
 
@@ -85,11 +86,19 @@ async def test_the_next_turn_after_a_failover_is_answered(
         await master.aclose()
 
 
+async def clients_of(sentinel: Redis) -> int:
+    """The sentinel's clients but the other sentinels (which link up when they like)."""
+    listed = await sentinel.client_list()
+    return sum(1 for c in listed if not str(c.get("name", "")).startswith("sentinel-"))
+
+
 async def test_the_web_pool_stays_bounded_behind_the_sentinels(
     sentinels: SentinelGroup,
 ) -> None:
     env = sentinels.env() | {"PARLEY_REDIS_CONNECTIONS": "4"}
     settings = env_settings(env)
+    asked = Redis(port=sentinels.sentinels[0].port, single_connection_client=True)
+    sentinel_clients = await clients_of(asked)
     client = await open_pool(settings)
     observer = Redis(port=sentinels.master.port, single_connection_client=True)
     try:
@@ -102,3 +111,9 @@ async def test_the_web_pool_stays_bounded_behind_the_sentinels(
     finally:
         await observer.aclose()
         await client.aclose()
+
+    async def let_go() -> bool:
+        return await clients_of(asked) == sentinel_clients
+
+    await until(let_go, "the pool's connections to the sentinel closed with it")
+    await asked.aclose()
