@@ -39,6 +39,16 @@ def shown_url(url: str) -> str:
     return parts._replace(netloc=netloc).geturl()
 
 
+def shown_where(settings: Settings) -> str:
+    """Where Redis is, for a message: REDIS_URL without its password, or the master the
+    sentinels are asked for."""
+    found = settings.redis_sentinel
+    if found is None:
+        return shown_url(settings.redis_url)
+    sentinels = ",".join(f"{host}:{port}" for host, port in found.addresses)
+    return f"the master {found.master!r} of the sentinels {sentinels}"
+
+
 async def open_pool(settings: Settings, *, wait: float = CONNECT_WAIT_S) -> ArqRedis:
     """A client on a bounded pool that can enqueue arq jobs. A Redis that is still starting
     (compose brings services up together) is waited for, as the database is."""
@@ -57,7 +67,7 @@ async def open_pool(settings: Settings, *, wait: float = CONNECT_WAIT_S) -> ArqR
             await redis.ping()
             return redis
         except (RedisError, OSError) as exc:
-            where = shown_url(settings.redis_url)
+            where = shown_where(settings)
             problem = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             if loop.time() + delay > deadline:
                 await redis.aclose()

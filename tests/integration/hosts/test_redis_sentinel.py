@@ -29,7 +29,7 @@ from tests.support.stack import (
 )
 from tests.support.waiting import until
 from worker.redis_connections import SentinelIdleClosingPool
-from worker.redis_pool import open_pool
+from worker.redis_pool import RedisUnavailable, open_pool
 
 
 @pytest.fixture
@@ -117,3 +117,19 @@ async def test_the_web_pool_stays_bounded_behind_the_sentinels(
 
     await until(let_go, "the pool's connections to the sentinel closed with it")
     await asked.aclose()
+
+
+async def test_no_sentinel_answering_is_one_line_naming_them(tmp_path: Path) -> None:
+    port = free_port()
+    settings = env_settings(
+        {
+            "REDIS_URL": "redis://:pw-of-the-master@unused/0",
+            "PARLEY_REDIS_SENTINELS": f"127.0.0.1:{port}",
+            "PARLEY_REDIS_SENTINEL_MASTER": "parley",
+        }
+    )
+    with pytest.raises(RedisUnavailable) as caught:
+        await open_pool(settings, wait=0.5)
+    said = str(caught.value)
+    assert said.startswith(f"no Redis at the master 'parley' of the sentinels 127.0.0.1:{port} (")
+    assert "\n" not in said and "pw-of-the-master" not in said
