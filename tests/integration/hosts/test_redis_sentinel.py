@@ -1,7 +1,8 @@
 """Parley through Redis Sentinel: the web process and a worker process find the master by
 asking the sentinels; after a failover (SENTINEL FAILOVER, or the master killed with a
-replica in place) the next turn is answered on the new master, no process having exited.
-The web process's pool keeps its bounds behind the sentinels too."""
+replica in place) the next turn is answered on the new master, and the scheduler leads
+there again, no process having exited. The web process's pool keeps its bounds behind the
+sentinels too, and closes its connections to them with it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from bot.redis.results import done
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_sentinel import SentinelGroup
 from tests.support.redis_server import free_port
+from tests.support.schedulers import Schedulers
 from tests.support.stack import (
     Stack,
     env_settings,
@@ -133,3 +135,26 @@ async def test_no_sentinel_answering_is_one_line_naming_them(tmp_path: Path) -> 
     said = str(caught.value)
     assert said.startswith(f"no Redis at the master 'parley' of the sentinels 127.0.0.1:{port} (")
     assert "\n" not in said and "pw-of-the-master" not in said
+
+
+@pytest.mark.e2e
+async def test_the_scheduler_leads_again_on_the_new_master(
+    sentinels: SentinelGroup, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    env = stack_env(
+        sentinels.master.url,
+        fake_llm,
+        f"sqlite+aiosqlite:///{tmp_path}/parley.db",
+        **sentinels.env(),
+    )
+    before = Schedulers(sentinels.master.url, env, tmp_path)
+    scheduler = await before.start()
+    try:
+        assert await before.wait_for_leader() is scheduler
+        new = await asyncio.to_thread(sentinels.failover, kill=True)
+        after = Schedulers(f"redis://127.0.0.1:{new}/0", env, tmp_path)
+        after.processes = before.processes
+        assert await after.wait_for_leader() is scheduler  # the same process, leading again
+        assert scheduler.returncode is None
+    finally:
+        await before.stop()
