@@ -437,8 +437,11 @@ async def _serve(
         failure = None
         with contextlib.suppress(asyncio.CancelledError):
             failure = await asyncio.gather(running, return_exceptions=True)
+        pool = worker.pool  # ours (`redis_connections.arq_client`): closed whatever happens
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await worker.close()  # fails without Redis; the jobs it waits for were cancelled
+        with contextlib.suppress(Exception):
+            await pool.aclose()  # its connections, and with Sentinel those to the sentinels
         if worker.on_shutdown is not None:
             await worker.on_shutdown(worker.ctx)
         if not stopping.is_set():

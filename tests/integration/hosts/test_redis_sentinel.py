@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from bot.redis.keys import READY_STREAM
+from bot.redis import keys
 from bot.redis.results import done
 from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_sentinel import SentinelGroup
@@ -82,8 +82,12 @@ async def test_the_next_turn_after_a_failover_is_answered(
     assert "Before the failover." in str(sentinel_stack.fake.requests[-1].body["messages"])
     assert (await recorded(sentinel_stack, session, 4))["messages"] == 4
     master = Redis(port=new)
-    try:
-        assert await master.exists(READY_STREAM)  # what the worker wrote, on the new master
+
+    async def beating() -> bool:  # a worker started over keeps a key of a new id
+        return bool([key async for key in master.scan_iter(keys.worker("*"))])
+
+    try:  # the worker keeps its liveness key alive on the new master
+        await until(beating, "the worker's liveness key on the new master")
     finally:
         await master.aclose()
 
