@@ -5,6 +5,7 @@ one), and a second CA that signed nothing here, to be refused with."""
 from __future__ import annotations
 
 import datetime
+import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,7 +68,6 @@ def _ca(common: str) -> tuple[x509.Certificate, Key]:
 def _leaf(
     common: str, ca: x509.Certificate, ca_key: Key, usage: x509.ObjectIdentifier
 ) -> tuple[x509.Certificate, Key]:
-    import ipaddress
 
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from bot.config.settings import Settings
 from tests.fakes.llm import FakeLLM, Reply
@@ -74,7 +75,6 @@ async def test_a_ca_that_did_not_sign_the_server_is_refused_in_one_line(
 def test_the_tls_files_are_required_by_the_server(tls_stack: Stack) -> None:
     """The fixture's server refuses a client without a certificate: the turn above really
     used the one of the settings."""
-    import redis
 
     settings: Settings = web_settings(tls_stack.env)
     port = int(settings.redis_url.rsplit(":", 1)[1].split("/")[0])
