@@ -5,12 +5,13 @@ A worker or a scheduler serves no port, so each keeps a signal file in the tempo
 with the time until which it holds (`until`, epoch seconds). The probe runs in the same
 container, so it finds its own process's file there without knowing any id, and needs no
 Redis, no settings and no network: it reads the file, checks that the process is alive and
-that `until` has not passed. A worker writes its file only while its liveness key in Redis
-is refreshed (`bot.mailbox.liveness`): a worker whose loop stalls, or that cannot beat, is
-reported. A scheduler writes its file from its loop, leading or standing by alike: both are
-healthy. Why a file rather than a key in Redis: the probe then tells this container's process
-from every other worker's, costs nothing, and a process killed with SIGKILL (which cleans
-nothing up) is found dead by its pid at once.
+that `until` has not passed (a file names its host too: in a temporary folder shared by
+mistake, another host's process is never taken for this one's). A worker writes its file
+only while its liveness key in Redis is refreshed (`bot.mailbox.liveness`): a worker whose
+loop stalls, or that cannot beat, is reported. A scheduler writes its file from its loop,
+leading or standing by alike: both are healthy. Why a file rather than a key in Redis: the
+probe then tells this container's process from every other worker's, costs nothing, and a
+process killed with SIGKILL (which cleans nothing up) is found dead by its pid at once.
 
 `web` asks the process's own `/readyz` (`adapters.http.readiness`) on PARLEY_HTTP_PORT.
 """
@@ -21,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import tempfile
 import time
 from collections.abc import Callable
@@ -50,7 +52,8 @@ class Signal:
         so a probe never reads half a file)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_suffix(".tmp")
-        partial.write_text(json.dumps({"pid": self.pid, "until": time.time() + fresh_for}))
+        held = {"pid": self.pid, "host": socket.gethostname(), "until": time.time() + fresh_for}
+        partial.write_text(json.dumps(held))
         partial.replace(self.path)
 
     def remove(self) -> None:
@@ -85,13 +88,17 @@ def check_role(role: str, folder: Path | None = None, now: float | None = None) 
     """None if this host's `role` processes hold, else one line saying what is wrong."""
     folder = folder or signal_dir()
     now = time.time() if now is None else now
+    here = socket.gethostname()
     live, stale = 0, []
     for path in sorted(folder.glob(f"{role}-*.json")):
         try:
             held = json.loads(path.read_text())
             pid, until = int(held["pid"]), float(held["until"])
-        except (OSError, ValueError, KeyError, TypeError):
+            host = str(held.get("host", here))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue  # being replaced, or not ours
+        if host != here:
+            continue  # another host's, in a folder shared by mistake: its pid means nothing here
         if not _alive(pid):
             with contextlib.suppress(OSError):
                 path.unlink()  # a killed process's: it could not remove it

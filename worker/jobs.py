@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from arq.connections import ArqRedis, RedisSettings
+from arq.connections import ArqRedis
 from arq.cron import cron
 from arq.worker import Worker, func
-from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from adapters.http.egress import HttpEgress
 from adapters.platforms.egresses import configured_egresses
@@ -30,6 +30,7 @@ from bot.assembly.delegate import HelperLink
 from bot.assembly.stores import ToolStores
 from bot.config.otel import otel_config
 from bot.config.settings import Settings
+from bot.files import shared_dirs
 from bot.files.store import FileStore
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
@@ -48,7 +49,7 @@ from bot.store.database import Database, open_database
 from bot.telemetry import logs, metrics
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
-from worker import health, reminders
+from worker import health, redis_connections, reminders
 from worker.persistence import check_persistence
 from worker.ready import announce
 from worker.signals import stop_on_signals
@@ -219,6 +220,24 @@ async def _watch_database(settings: Settings, database: Database) -> None:
         database.problem()
 
 
+async def _watch_shared_dirs(redis: ArqRedis, settings: Settings) -> None:
+    """Say at start, and whenever it changes, whether this worker's directories are the
+    ones the other processes use (`bot.files.shared_dirs`): an ERROR names each that is not."""
+    said: str | None = None
+    while True:
+        try:
+            problem = await shared_dirs.check(redis, settings)
+        except (RedisError, OSError):
+            problem = said  # Redis away: nothing new to say
+        if problem != said:
+            if problem is not None:
+                log.error("%s", problem)
+            else:
+                log.info("the shared directories are the other processes' again")
+            said = problem
+        await asyncio.sleep(shared_dirs.EVERY_S)
+
+
 async def _listen(redis: ArqRedis, runner: SessionRunner, worker: Worker) -> None:
     """Turns to cancel, and drain jobs just queued (`keys.JOBS_CHANNEL`): one with room
     starts such a job now rather than at its next poll. Every worker hears the id; arq's own
@@ -305,7 +324,7 @@ def build_worker(
     tools are built before Redis is connected, those on the database's stores included, so
     their task book announces new tasks on a client of its own, which connects when a task
     is made."""
-    announcer = Redis.from_url(settings.redis_url)
+    announcer = redis_connections.client(settings)
     helpers = HelperLink()  # bound to the worker's runner once it has one
     agent = build_agent(
         settings, stores=ToolStores.open(database.engine, announcer), helpers=helpers
@@ -342,6 +361,7 @@ def build_worker(
         background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))
         background.append(asyncio.create_task(_listen(redis, runner, worker)))
         background.append(asyncio.create_task(_watch_database(settings, database)))
+        background.append(asyncio.create_task(_watch_shared_dirs(redis, settings)))
         background.append(asyncio.create_task(agent.warm()))
         background.append(asyncio.create_task(_say_ready(redis, liveness, platforms)))
         metrics.WORKERS.set(1)
@@ -369,7 +389,7 @@ def build_worker(
     worker = Worker(
         functions=JOBS,
         cron_jobs=[cron(prune, minute=17, run_at_startup=True, unique=True, timeout=600)],
-        redis_settings=RedisSettings.from_dsn(settings.redis_url),
+        redis_pool=redis_connections.arq_client(settings),  # TLS and Sentinel alike
         on_startup=startup,
         on_shutdown=shutdown,
         poll_delay=settings.poll_delay,
@@ -447,8 +467,11 @@ async def _serve(
         failure = None
         with contextlib.suppress(asyncio.CancelledError):
             failure = await asyncio.gather(running, return_exceptions=True)
+        pool = worker.pool  # ours (`redis_connections.arq_client`): closed whatever happens
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await worker.close()  # fails without Redis; the jobs it waits for were cancelled
+        with contextlib.suppress(Exception):
+            await pool.aclose()  # its connections, and with Sentinel those to the sentinels
         if worker.on_shutdown is not None:
             await worker.on_shutdown(worker.ctx)
         if not stopping.is_set():

@@ -3,52 +3,27 @@
 redis-py's pool opens a connection whenever all are busy and keeps every one it opened for
 good, so a burst of requests leaves the web process holding that many connections to Redis
 forever. This one opens at most `max_connections` (a request beyond waits for a free one
-rather than failing) and closes connections nobody used for `idle_timeout` seconds.
+rather than failing) and closes connections nobody used for `idle_timeout` seconds
+(`worker.redis_connections`, where every process's connections are made).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator
-from typing import Any
 from urllib.parse import urlsplit
 
 from arq.connections import ArqRedis
-from redis.asyncio import BlockingConnectionPool
-from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import RedisError
 
 from bot.config.settings import Settings
+from worker.redis_connections import IdleClosingPool, bounded_pool
 
 log = logging.getLogger(__name__)
 
 WAIT_S = 20  # a command waits this long for a free connection before it fails
 CONNECT_WAIT_S = 60  # how long `parley web` waits at start for Redis to answer
-
-
-class IdleClosingPool(BlockingConnectionPool):
-    def __init__(self, *, idle_timeout: float, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.idle_timeout = idle_timeout
-        self._released: dict[AbstractConnection, float] = {}
-
-    async def release(self, connection: AbstractConnection) -> None:
-        self._released[connection] = time.monotonic()
-        await super().release(connection)
-
-    async def close_idle(self) -> int:
-        """Close the connections idle for longer than `idle_timeout`; how many were closed."""
-        cutoff = time.monotonic() - self.idle_timeout
-        async with self._condition:  # no command takes a connection while we choose
-            idle = [c for c in self._available_connections if self._released.get(c, 0) < cutoff]
-            for connection in idle:
-                self._available_connections.remove(connection)
-                self._released.pop(connection, None)
-        for connection in idle:
-            await connection.disconnect()
-        return len(idle)
 
 
 class RedisUnavailable(Exception):
@@ -64,15 +39,24 @@ def shown_url(url: str) -> str:
     return parts._replace(netloc=netloc).geturl()
 
 
+def shown_where(settings: Settings) -> str:
+    """Where Redis is, for a message: REDIS_URL without its password, or the master the
+    sentinels are asked for."""
+    found = settings.redis_sentinel
+    if found is None:
+        return shown_url(settings.redis_url)
+    sentinels = ",".join(f"{host}:{port}" for host, port in found.addresses)
+    return f"the master {found.master!r} of the sentinels {sentinels}"
+
+
 async def open_pool(settings: Settings, *, wait: float = CONNECT_WAIT_S) -> ArqRedis:
     """A client on a bounded pool that can enqueue arq jobs. A Redis that is still starting
     (compose brings services up together) is waited for, as the database is."""
-    pool = IdleClosingPool.from_url(
-        settings.redis_url,
+    pool = bounded_pool(
+        settings,
         max_connections=settings.redis_connections,
         timeout=WAIT_S,
         idle_timeout=settings.redis_idle_timeout,
-        socket_connect_timeout=5,
     )
     redis = ArqRedis(pool_or_conn=pool)
     redis.auto_close_connection_pool = True  # closing the client closes its pool
@@ -83,7 +67,7 @@ async def open_pool(settings: Settings, *, wait: float = CONNECT_WAIT_S) -> ArqR
             await redis.ping()
             return redis
         except (RedisError, OSError) as exc:
-            where = shown_url(settings.redis_url)
+            where = shown_where(settings)
             problem = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             if loop.time() + delay > deadline:
                 await redis.aclose()

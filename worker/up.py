@@ -69,7 +69,10 @@ def _interrupt(signum: int, frame: object) -> None:
 def up(settings: Settings) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
-    redis_process = _start_redis(settings.redis_url)
+    # A plain redis:// may be started here; a Redis over TLS or behind sentinels is the
+    # operator's, and the processes wait for it themselves.
+    plain = settings.redis_sentinel is None and urlparse(settings.redis_url).scheme == "redis"
+    redis_process = _start_redis(settings.redis_url) if plain else None
     command = [sys.executable, "-m", "worker"]
     children = [subprocess.Popen([*command, name]) for name in ("worker", "scheduler", "web")]
     print(

@@ -12,16 +12,20 @@ import resource
 from functools import partial
 
 from aiohttp import web
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from adapters.chat.tool_list import ToolCatalog
 from adapters.http.api import PUBLIC, build_app
 from adapters.http.server import Runner
+from adapters.http.streams import READER_OPTIONS
 from adapters.platforms.targets import answered_target
 from adapters.web.services import Services
 from adapters.web.startup import REFUSED, watch_refusals
 from bot.assembly.catalog import standard_tools
 from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
+from bot.files import shared_dirs
 from bot.files.intake import Intake, Limits
 from bot.files.store import FileStore
 from bot.files.voice import transcriber
@@ -33,8 +37,10 @@ from bot.store.database import open_database
 from bot.store.grants import Grants
 from bot.store.traces import Traces
 from bot.tools.base import ToolRegistry
+from worker import redis_connections
 from worker.persistence import check_persistence
-from worker.redis_pool import IdleClosingPool, closing_idle, open_pool
+from worker.redis_connections import IdleClosingPool
+from worker.redis_pool import closing_idle, open_pool
 from worker.signals import stop_on_signals
 
 log = logging.getLogger(__name__)
@@ -45,6 +51,7 @@ async def make_app(settings: Settings) -> web.Application:
     database = await open_database(settings)
     redis = await open_pool(settings)
     await check_persistence(redis)
+    await _say_if_not_shared(redis, settings)
     stores = ToolStores.open(database.engine, redis)
     files = FileStore(settings.files_dir)
     voice = transcriber(settings)
@@ -64,6 +71,7 @@ async def make_app(settings: Settings) -> web.Application:
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
         files=Intake(files, Limits.of(settings), voice),
         target_of=partial(answered_target, settings=settings),
+        stream_reader=partial(redis_connections.client, settings, **READER_OPTIONS),
         pairing=Pairing.of(redis, database.engine, mailbox.submit, settings.pairing_code_ttl),
     )
     app = build_app(services)
@@ -81,6 +89,18 @@ async def make_app(settings: Settings) -> web.Application:
     assert isinstance(pool, IdleClosingPool)
     app.cleanup_ctx.append(lambda _: closing_idle(pool))
     return app
+
+
+async def _say_if_not_shared(redis: Redis, settings: Settings) -> None:
+    """An ERROR at start for a files or workspaces directory that is not the one the other
+    processes use (`bot.files.shared_dirs`); `/readyz` says so too, while it lasts."""
+    try:
+        problem = await shared_dirs.check(redis, settings)
+    except (RedisError, OSError) as exc:
+        log.warning("could not check the shared directories (%s)", type(exc).__name__)
+        return
+    if problem is not None:
+        log.error("%s", problem)
 
 
 def _mount_platforms(app: web.Application, services: Services) -> None:

@@ -46,7 +46,7 @@ from adapters.http.messages import posted
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
-from adapters.http.streams import Slot, StreamHub, reader_connection
+from adapters.http.streams import Slot, StreamHub
 from adapters.web import callers
 from adapters.web.input import error, read_body, refusal
 from adapters.web.services import Services
@@ -382,9 +382,7 @@ def build_app(services: Services) -> web.Application:
     app[DEADLINE] = Deadline()  # started by `Runner.stop`
     app[PUBLIC] = set()  # the pages hold no data; they ask for the token their calls carry
     settings = services.settings
-    app[HUB] = StreamHub(
-        services.redis, lambda: reader_connection(settings.redis_url), settings.max_streams
-    )
+    app[HUB] = StreamHub(services.redis, services.stream_reader, settings.max_streams)
     app.on_shutdown.append(close_streams)
     api = Api(services, app[HUB])
     records = Records(services)

@@ -3,13 +3,14 @@
 Ready means Redis answers, the database answers with its schema at the revision this code
 needs (`bot.store.revision.HEAD`; a database left behind by a rollback is not ready; one a
 newer version migrated forward is, since migrations only add and this process serves on until
-an upgrade replaces it; see docs/OPERATIONS.md, "Upgrades"), its file
-is in place (`bot.store.sqlite_file`), and every configured platform has accepted its
-credentials since start (`adapters.web.startup.CONNECTED`: the answer the process already
-got, so no probe ever calls Telegram or Slack). The checks run at once, each bounded by
-CHECK_TIMEOUT_S, so a probe answers within about that however much is down. The answer
-names each failed check with a short reason and nothing else: no URL, no token, no
-exception text that could carry one.
+an upgrade replaces it; see docs/OPERATIONS.md, "Upgrades"), its file is in place
+(`bot.store.sqlite_file`), the shared directories (files, workspaces) are the ones the other
+processes use (`bot.files.shared_dirs`), and every configured platform has accepted its
+credentials since start (`adapters.web.startup.CONNECTED`: the answer the process already got,
+so no probe ever calls Telegram or Slack). The checks run at once, each bounded by
+CHECK_TIMEOUT_S, so a probe answers within about that however much is down. The answer names
+each failed check with a short reason and nothing else: no URL, no token, no exception text
+that could carry one (a directory's path is no secret).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from redis.exceptions import RedisError
 
 from adapters.web.services import Services
 from adapters.web.startup import CONNECTED
+from bot.files import shared_dirs
 from bot.store import revision
 
 log = logging.getLogger(__name__)
@@ -48,6 +51,13 @@ class Readiness:
             return f"the schema is at {shown}, not {revision.HEAD}: run `parley migrate`"
         return None
 
+    async def storage(self) -> str | None:
+        """The shared directories are the ones the other processes use (`bot.files.shared_dirs`)."""
+        try:
+            return await shared_dirs.check(self.services.redis, self.services.settings)
+        except (RedisError, OSError):
+            return None  # Redis away: the `redis` check says so, once
+
     def platforms(self) -> dict[str, str | None]:
         """Each configured platform's state as the process last learnt it."""
         known = self.app.get(CONNECTED, {})
@@ -55,7 +65,11 @@ class Readiness:
         return {name: None if up else waiting for name, up in known.items()}
 
     async def answer(self, _: web.Request) -> web.Response:
-        checks: dict[str, Check] = {"redis": self.redis, "database": self.database}
+        checks: dict[str, Check] = {
+            "redis": self.redis,
+            "database": self.database,
+            "storage": self.storage,
+        }
         found = await asyncio.gather(*(_bounded(name, check) for name, check in checks.items()))
         results = dict(zip(checks, found, strict=True)) | self.platforms()
         failed = {name: why for name, why in results.items() if why is not None}

@@ -48,16 +48,14 @@ def parse_id(value: str) -> StreamId:
     return int(milliseconds), int(sequence or 0)
 
 
-def reader_connection(url: str) -> Redis:
-    """The reader's own connection: it blocks, so it is never shared with other commands."""
-    client: Redis = Redis.from_url(
-        url,
-        single_connection_client=True,
-        socket_connect_timeout=5,
-        socket_timeout=BLOCK_MS / 1000 + 10,  # a read that outlives its block: Redis is gone
-        socket_keepalive=True,
-    )
-    return client
+# The reader's own connection (`Services.stream_reader` makes it): it blocks, so it is never
+# shared with other commands, and a read that outlives its block means Redis is gone.
+READER_OPTIONS = {
+    "single_connection_client": True,
+    "socket_connect_timeout": 5,
+    "socket_timeout": BLOCK_MS / 1000 + 10,
+    "socket_keepalive": True,
+}
 
 
 class StreamInterrupted(Exception):
@@ -275,15 +273,7 @@ class StreamHub:
         client = self.connect()
         try:
             while await self._has_listeners():
-                streams = {k: self._positions[k] for k in self.listeners}
-                self._reading = frozenset(streams)
-                self._wake_pending = False
-                streams[self._wake_key] = self._wake_position
-                try:
-                    batches = await client.xread(streams, count=BATCH, block=BLOCK_MS)  # type: ignore[arg-type]
-                finally:
-                    self._reading = frozenset()
-                self._deliver(batches or [])
+                self._deliver(await self._read_once(client))
         except (RedisError, OSError) as exc:
             log.warning("event streams cut: lost Redis (%s)", type(exc).__name__)
             self._interrupt_all(REDIS_LOST)
@@ -295,6 +285,28 @@ class StreamHub:
             self._positions.clear()
             with contextlib.suppress(Exception):
                 await asyncio.shield(client.aclose())
+
+    async def _read_once(self, client: Redis) -> list[Any]:
+        """One blocking read of every stream listened to. A connection found broken is
+        made again once and the read repeated from the same positions, so nothing is lost
+        or repeated: a connection that went stale while the reader lingered (Redis
+        restarted, a Sentinel failover moved the master) cuts no stream. A second failure
+        in a row is Redis lost, for `_read` to report."""
+        for attempt in (1, 2):
+            streams = {k: self._positions[k] for k in self.listeners}
+            self._reading = frozenset(streams)
+            self._wake_pending = False
+            streams[self._wake_key] = self._wake_position
+            try:
+                batches = await client.xread(streams, count=BATCH, block=BLOCK_MS)  # type: ignore[arg-type]
+                return list(batches or [])
+            except (RedisError, OSError):
+                if attempt == 2:
+                    raise
+                log.info("event streams: the reader's connection broke; connecting again")
+            finally:
+                self._reading = frozenset()
+        return []  # not reached: the second attempt returns or raises
 
     async def _has_listeners(self) -> bool:
         """True while someone listens; after the last one left, wait LINGER_S for another."""

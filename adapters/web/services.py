@@ -45,4 +45,7 @@ class Services:
     # Where a task for a session key is answered, or a ValueError saying why nowhere
     # (`adapters.platforms.targets.answered_target`): given, so the HTTP API imports no platform.
     target_of: Callable[[str], Target]
+    # A new connection of its own for the event streams' reader (`adapters.http.streams`),
+    # made as every other one is, TLS and Sentinel included (`worker.redis_connections`).
+    stream_reader: Callable[[], Redis]
     pairing: Pairing | None = None  # strangers' codes and the people paired (PARLEY_DM_POLICY)

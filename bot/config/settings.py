@@ -29,8 +29,9 @@ from pydantic_settings import (
 )
 from pydantic_settings.exceptions import SettingsError
 
-from bot.config import values
+from bot.config import redis_options, values
 from bot.config.pricing import Price
+from bot.config.redis_options import RedisSentinel, RedisTls
 from bot.config.secret_files import SecretFileError, SecretFiles, holds_secret
 from bot.config.values import (
     DEFAULT_PROMPTS,
@@ -151,6 +152,14 @@ class Settings(BaseSettings):
     redis_idle_timeout: float = Field(default=60.0, gt=0, le=YEAR_S)
     # Seconds `parley web` may take to stop on SIGTERM: under Docker's 10 s before it kills.
     shutdown_grace: float = Field(default=8.0, ge=0, le=3600)
+    # TLS files for rediss://, and Redis Sentinel (`bot.config.redis_options`)
+    redis_tls_ca: Path | None = None
+    redis_tls_cert: Path | None = None
+    redis_tls_key: Path | None = None
+    redis_tls_check_hostname: bool = True
+    redis_sentinels: IdList = Field(default_factory=list)
+    redis_sentinel_master: str | None = None
+    redis_sentinel_password: SecretStr | None = None
 
     lease_ttl: float = Field(default=30.0, ge=1, le=YEAR_S)
     max_attempts: int = Field(default=3, ge=1)
@@ -300,6 +309,41 @@ class Settings(BaseSettings):
     @classmethod
     def _redis_url(cls, value: str) -> str:
         return values.redis_url(value)
+
+    @field_validator("redis_sentinels", mode="before")
+    @classmethod
+    def _sentinels(cls, value: Any) -> Any:
+        return redis_options.sentinel_list(value)
+
+    @model_validator(mode="after")
+    def _redis_reachable(self) -> Settings:
+        """TLS files that fit REDIS_URL, sentinels with their master's name."""
+        redis_options.check_tls(self.redis_url, self.redis_tls)
+        redis_options.check_sentinel(
+            self.redis_url, self.redis_sentinels, self.redis_sentinel_master
+        )
+        return self
+
+    @property
+    def redis_tls(self) -> RedisTls:
+        return RedisTls(
+            self.redis_tls_ca,
+            self.redis_tls_cert,
+            self.redis_tls_key,
+            self.redis_tls_check_hostname,
+        )
+
+    @property
+    def redis_sentinel(self) -> RedisSentinel | None:
+        """The sentinels to ask for the master, if Redis is reached through them."""
+        if not self.redis_sentinels or self.redis_sentinel_master is None:
+            return None
+        password = self.redis_sentinel_password
+        return RedisSentinel(
+            tuple(redis_options.address(item) for item in self.redis_sentinels),
+            self.redis_sentinel_master,
+            password.get_secret_value() if password is not None else None,
+        )
 
     @field_validator("database_url")
     @classmethod

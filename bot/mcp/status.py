@@ -12,8 +12,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
-import socket
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
@@ -22,6 +20,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot.redis import keys
+from bot.redis.instance import instance
 from bot.redis.results import done, text
 
 log = logging.getLogger(__name__)
@@ -42,7 +41,7 @@ class ServerStatus:
 
 
 def worker_key() -> str:
-    return keys.mcp_status(socket.gethostname(), os.getpid())
+    return keys.mcp_status(instance())
 
 
 async def write_status(redis: Redis, key: str, status: Mapping[str, ServerStatus]) -> None:

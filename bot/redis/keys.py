@@ -24,10 +24,13 @@ Shared by every worker:
 - `parley:confirm:{id}:reminded`: set by the one worker that reminds the person of it.
 - `parley:tasks`: pub/sub channel; a message is the id of a scheduled task that was added,
   cancelled or changed, for the scheduler to apply.
-- `parley:mcp:{host}:{pid}`: hash of one worker's MCP servers and how each is doing (JSON
+- `parley:mcp:{host}:{pid}:{nonce}`: hash of one worker's MCP servers and how each is doing (JSON
   per server name), with a TTL that the worker keeps refreshing while it runs.
-- `parley:metrics:{host}:{pid}`: one process's Prometheus metrics (the text exposition
+- `parley:metrics:{host}:{pid}:{nonce}`: one process's Prometheus metrics (the text exposition
   format), rewritten every few seconds with a TTL, so a gone process's lapse.
+- `parley:shared:{name}`: the mark of the directory (`files`, `workspaces`, `database`) the
+  processes share, as the first of them found it, with a TTL its users refresh
+  (`bot.files.shared_dirs`).
 - `parley:limit:{person}:messages`: sorted set of the person's messages accepted in the last
   minute (member: the message's key, score: when, in ms of Redis time).
 - `parley:limit:{person}:tokens:{YYYY-MM-DD}`: hash of the person's token use that UTC day:
@@ -145,12 +148,18 @@ def worker(worker_id: str) -> str:
     return f"{WORKER_PREFIX}{worker_id}"
 
 
-def mcp_status(host: str, pid: int) -> str:
-    return f"{MCP_STATUS_PREFIX}{host}:{pid}"
+def mcp_status(instance: str) -> str:
+    """One worker's MCP servers; `instance`: `bot.redis.instance`, unique across hosts."""
+    return f"{MCP_STATUS_PREFIX}{instance}"
 
 
-def metrics(host: str, pid: int) -> str:
-    return f"{METRICS_PREFIX}{host}:{pid}"
+def metrics(instance: str) -> str:
+    """One process's metrics; `instance`: `bot.redis.instance`, unique across hosts."""
+    return f"{METRICS_PREFIX}{instance}"
+
+
+def shared_dir(name: str) -> str:
+    return f"{PREFIX}:shared:{name}"
 
 
 def rate(scope: str) -> str:

@@ -24,8 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import socket
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -44,6 +42,7 @@ from redis.exceptions import RedisError
 
 from bot.mailbox.backlog import Backlog, backlog
 from bot.redis import keys
+from bot.redis.instance import instance
 from bot.redis.results import done
 from bot.vocabulary.runs import RunRecord
 
@@ -155,7 +154,7 @@ def observe_run(record: RunRecord, tools: Collection[str], models: Collection[st
 
 
 def own_key() -> str:
-    return keys.metrics(socket.gethostname(), os.getpid())
+    return keys.metrics(instance())
 
 
 async def publish(redis: Redis, key: str, every: float = PUBLISH_EVERY) -> None:

@@ -37,7 +37,7 @@ async def connected(redis: Redis) -> dict[str, ServerStatus]:
 
 
 async def test_workers_views_merge_and_a_stopped_worker_leaves_none(redis: Redis) -> None:
-    other = keys.mcp_status("elsewhere", 4242)
+    other = keys.mcp_status("elsewhere:4242:0badcafe")
     await write_status(
         redis,
         other,

@@ -58,16 +58,20 @@ class RedisServer:
             ],
             stdout=subprocess.DEVNULL,
         )
-        client = redis.Redis(port=self.port)
+        client = self.ping_client()
         deadline = time.monotonic() + 60  # generous: the machine may be busy
         while True:
             try:
                 client.ping()
                 return
-            except redis.ConnectionError:
+            except (redis.ConnectionError, redis.BusyLoadingError):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
+
+    def ping_client(self) -> redis.Redis:
+        """What `start` asks until the server answers (TLS servers are asked over TLS)."""
+        return redis.Redis(port=self.port)
 
     def stop(self) -> None:
         if self.process is not None:

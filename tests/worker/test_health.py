@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -37,6 +38,19 @@ def test_a_dead_process_file_is_dropped(tmp_path: Path) -> None:
     dead.write(10)
     assert check_role("worker", tmp_path) is not None
     assert not dead.path.exists()
+
+
+def test_another_hosts_signal_is_not_taken_for_a_process_here(tmp_path: Path) -> None:
+    """Its pid is alive here (it is this test's), but on host-b it named another process."""
+    theirs = Signal("worker", tmp_path)
+    theirs.write(10)
+    held = json.loads(theirs.path.read_text())
+    assert held["host"] == socket.gethostname()
+    theirs.path.write_text(json.dumps(held | {"host": "host-b"}))
+    assert check_role("worker", tmp_path) == (
+        f"no worker process is running here (no signal in {tmp_path})"
+    )
+    assert theirs.path.exists()  # not this host's to remove
 
 
 def test_a_half_written_file_is_not_read_as_a_process(tmp_path: Path) -> None:

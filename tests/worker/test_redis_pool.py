@@ -13,7 +13,8 @@ from redis.asyncio import Redis
 from bot.config.settings import Settings
 from bot.redis.results import done
 from tests.support.redis_server import free_port
-from worker.redis_pool import IdleClosingPool, RedisUnavailable, open_pool
+from worker.redis_connections import IdleClosingPool
+from worker.redis_pool import RedisUnavailable, open_pool
 
 
 async def test_a_burst_is_bounded_and_its_connections_are_closed_when_idle(

@@ -19,6 +19,7 @@ from bot.config.settings import Settings
 from bot.redis.results import done, text
 from bot.store import revision
 from bot.store.engine import make_engine, shown_url
+from worker import redis_connections
 from worker.doctor.redis_rules import (
     EVICTION,
     PERSISTENCE,
@@ -27,7 +28,7 @@ from worker.doctor.redis_rules import (
     server_finding,
 )
 from worker.doctor.report import Finding, failed, ok, skipped, warning
-from worker.redis_pool import shown_url as shown_redis
+from worker.redis_pool import shown_where
 
 REDIS_STUCK = "check that REDIS_URL's host answers from here (network, firewall; rediss:// for TLS)"
 DATABASE_STUCK = "check that DATABASE_URL's host answers from here (network, firewall)"
@@ -40,8 +41,8 @@ def _said(exc: BaseException) -> str:
 
 async def check_redis(settings: Settings, wait: float) -> list[Finding]:
     """The server, its persistence and its eviction policy; `wait`: seconds for each reply."""
-    where = shown_redis(settings.redis_url)
-    client = Redis.from_url(settings.redis_url, socket_connect_timeout=wait, socket_timeout=wait)
+    where = shown_where(settings)
+    client = redis_connections.client(settings, socket_connect_timeout=wait, socket_timeout=wait)
     try:
         info = await done(client.info())
         config = await _config(client)

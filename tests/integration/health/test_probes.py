@@ -58,7 +58,10 @@ async def test_readyz_names_a_stopped_redis_while_healthz_stays_alive(
 
         await until(back, "/readyz ready again once Redis is back", within=60)
     assert ready.status_code == 200, ready.text
-    assert ready.json() == {"status": "ready", "checks": {"redis": "ok", "database": "ok"}}
+    assert ready.json() == {
+        "status": "ready",
+        "checks": {"redis": "ok", "database": "ok", "storage": "ok"},
+    }
     assert healthy_probe == (0, "web: healthy\n")
     assert unready.status_code == 503
     assert list(unready.json()["failed"]) == ["redis"]
@@ -168,7 +171,12 @@ async def test_readyz_reports_telegram_once_it_accepted_the_token(tg_stack: Tele
 
         await until(ready, "/readyz ready once Telegram answered", within=60)
         answer = await client.get("/readyz")
-    assert answer.json()["checks"] == {"redis": "ok", "database": "ok", "telegram": "ok"}
+    assert answer.json()["checks"] == {
+        "redis": "ok",
+        "database": "ok",
+        "storage": "ok",
+        "telegram": "ok",
+    }
     assert TG_TOKEN not in answer.text
 
 
