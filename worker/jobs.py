@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -19,18 +18,15 @@ from typing import TYPE_CHECKING, Any
 from arq.connections import ArqRedis
 from arq.cron import cron
 from arq.worker import Worker, func
-from redis.exceptions import RedisError
 
 from adapters.http.egress import HttpEgress
 from adapters.platforms.egresses import configured_egresses
-from adapters.platforms.loading import LoadingEgress
 from bot.agent.loop import Agent
 from bot.assembly.agent import build_agent
 from bot.assembly.delegate import HelperLink
 from bot.assembly.stores import ToolStores
 from bot.config.otel import otel_config
 from bot.config.settings import Settings
-from bot.files import shared_dirs
 from bot.files.store import FileStore
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
@@ -49,9 +45,8 @@ from bot.store.database import Database, open_database
 from bot.telemetry import logs, metrics
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
-from worker import health, redis_connections, reminders
+from worker import health, loops, redis_connections, reminders
 from worker.persistence import check_persistence
-from worker.ready import announce
 from worker.signals import stop_on_signals
 from worker.wakes import Wakes
 
@@ -189,89 +184,6 @@ JOBS = [
     func(expire_confirmation, name=keys.EXPIRY_JOB, max_tries=3),
     func(reminders.remind_confirmation, name=keys.REMIND_JOB, max_tries=3),
 ]
-WAKE_GRACE = 5.0
-
-
-async def _sweep(settings: Settings, mailbox: Mailbox, liveness: Liveness) -> None:
-    """Every worker sweeps, but one sweep per interval runs across them all (`exclusive`).
-
-    A lease whose worker's liveness key is gone is freed at the first sweep, so an idle worker
-    takes it within about liveness TTL + sweep interval. An armed session with no holder is
-    only re-woken after WAKE_GRACE (or the interval, if longer): its drain job may just be
-    queued behind others, and a lost wake-up is rare enough that 5 s is quick."""
-    grace = max(WAKE_GRACE, settings.sweep_interval)
-    while True:
-        await asyncio.sleep(settings.sweep_interval)
-        if not liveness.steady():
-            continue  # until every live worker has had time to refresh its key again
-        try:
-            await mailbox.sweep(
-                grace=grace, exclusive=settings.sweep_interval * 0.9, sweeper=liveness.id
-            )
-        except Exception:
-            log.warning("sweep failed", exc_info=True)
-
-
-async def _watch_database(settings: Settings, database: Database) -> None:
-    """Look at the database file now and then, so a data directory deleted under a quiet
-    worker is reported (an ERROR naming the file) before the next turn tries to write."""
-    while True:
-        await asyncio.sleep(settings.sweep_interval)
-        database.problem()
-
-
-async def _watch_shared_dirs(redis: ArqRedis, settings: Settings) -> None:
-    """Say at start, and whenever it changes, whether this worker's directories are the
-    ones the other processes use (`bot.files.shared_dirs`): an ERROR names each that is not."""
-    said: str | None = None
-    while True:
-        try:
-            problem = await shared_dirs.check(redis, settings)
-        except (RedisError, OSError):
-            problem = said  # Redis away: nothing new to say
-        if problem != said:
-            if problem is not None:
-                log.error("%s", problem)
-            else:
-                log.info("the shared directories are the other processes' again")
-            said = problem
-        await asyncio.sleep(shared_dirs.EVERY_S)
-
-
-async def _listen(redis: ArqRedis, runner: SessionRunner, worker: Worker) -> None:
-    """Turns to cancel, and drain jobs just queued (`keys.JOBS_CHANNEL`): one with room
-    starts such a job now rather than at its next poll. Every worker hears the id; arq's own
-    check (the job's in-progress key, set in a transaction) lets exactly one of them run it,
-    and it is the least busy one, the first to get to it."""
-    pubsub = redis.pubsub()
-    await pubsub.subscribe(keys.CANCEL_CHANNEL, keys.JOBS_CHANNEL)
-    async for message in pubsub.listen():
-        if message.get("type") != "message":
-            continue
-        if message["channel"] == keys.CANCEL_CHANNEL.encode():
-            runner.cancel(message["data"].decode())
-        elif worker.allow_pick_jobs and worker.job_counter < worker.max_jobs:
-            await worker.start_jobs([message["data"]])
-
-
-async def _say_ready(
-    redis: ArqRedis, liveness: Liveness, platforms: Mapping[str, LoadingEgress]
-) -> None:
-    """Say so once every configured platform is loaded, in the log and on the workers'
-    stream (`worker.ready`). The worker takes work before that (see
-    `adapters.platforms.loading`), but a reply opened until then reaches its platform only
-    now."""
-    results = await asyncio.gather(*(e.ready() for e in platforms.values()), return_exceptions=True)
-    # The platforms' SDKs were imported after start-up moved what it made out of the
-    # collector's sight (`worker.cli`): aiogram leaves some 50,000 objects (its modules,
-    # classes and functions) that live as long as the process. Left in view, each of the
-    # full collections a busy worker makes every hundred turns or so went over all of them
-    # again (8 ms quiet, 60 ms and more under load: a pause every reply in flight shares).
-    gc.freeze()
-    outcomes = zip(platforms, results, strict=True)
-    loaded = [name for name, result in outcomes if not isinstance(result, BaseException)]
-    log.info("worker %s is ready for %s", liveness.id, ", ".join(["http", *loaded]))
-    await announce(redis, liveness.id)
 
 
 def _supervisor(
@@ -358,12 +270,12 @@ def build_worker(
         background.append(asyncio.create_task(liveness.run()))
         signal = health.Signal("worker")
         background.append(asyncio.create_task(health.keep(signal, 1.0, liveness.beating)))
-        background.append(asyncio.create_task(_sweep(settings, mailbox, liveness)))
-        background.append(asyncio.create_task(_listen(redis, runner, worker)))
-        background.append(asyncio.create_task(_watch_database(settings, database)))
-        background.append(asyncio.create_task(_watch_shared_dirs(redis, settings)))
+        background.append(asyncio.create_task(loops.sweep(settings, mailbox, liveness)))
+        background.append(asyncio.create_task(loops.listen(redis, runner, worker)))
+        background.append(asyncio.create_task(loops.watch_database(settings, database)))
+        background.append(asyncio.create_task(loops.watch_shared_dirs(redis, settings)))
         background.append(asyncio.create_task(agent.warm()))
-        background.append(asyncio.create_task(_say_ready(redis, liveness, platforms)))
+        background.append(asyncio.create_task(loops.say_ready(redis, liveness, platforms)))
         metrics.WORKERS.set(1)
         background.append(asyncio.create_task(metrics.publish(redis, metrics.own_key())))
         if servers is not None:

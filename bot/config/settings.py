@@ -29,16 +29,15 @@ from pydantic_settings import (
 )
 from pydantic_settings.exceptions import SettingsError
 
-from bot.config import redis_options, values
+from bot.config import values
+from bot.config.platform_settings import PlatformSettings
 from bot.config.pricing import Price
-from bot.config.redis_options import RedisSentinel, RedisTls
+from bot.config.redis_reach import RedisReach
 from bot.config.secret_files import SecretFileError, SecretFiles, holds_secret
 from bot.config.values import (
-    DEFAULT_PROMPTS,
     YEAR_S,
     ConfiguredTask,
     PolicyRule,
-    SuggestedPrompt,
 )
 from bot.config.zones import known_zone
 from bot.vocabulary.run_config import Effort, Reasoning
@@ -60,15 +59,13 @@ class ConfigError(Exception):
     """A configuration problem, phrased for the person who set the variable."""
 
 
-IdList = Annotated[list[str], NoDecode]
+IdList = values.IdList
 
 
-def _env(name: str) -> Any:
-    """An alias for a fixed, unprefixed variable name (the names other tools already use)."""
-    return Field(default=None, validation_alias=AliasChoices(name, name.lower()))
+_env = values.fixed_name
 
 
-class Settings(BaseSettings):
+class Settings(RedisReach, PlatformSettings):
     """All of Parley's configuration; see `.env.example` for each variable."""
 
     model_config = SettingsConfigDict(
@@ -93,10 +90,6 @@ class Settings(BaseSettings):
     anthropic_base_url: str | None = _env("ANTHROPIC_BASE_URL")
     openai_api_key: SecretStr | None = _env("OPENAI_API_KEY")
     openai_base_url: str | None = _env("OPENAI_BASE_URL")
-    redis_url: str = Field(
-        default="redis://localhost:6379/0",
-        validation_alias=AliasChoices("REDIS_URL", "redis_url"),
-    )
     database_url: str = Field(
         default="sqlite+aiosqlite:///./data/parley.db",
         validation_alias=AliasChoices("DATABASE_URL", "database_url"),
@@ -152,14 +145,6 @@ class Settings(BaseSettings):
     redis_idle_timeout: float = Field(default=60.0, gt=0, le=YEAR_S)
     # Seconds `parley web` may take to stop on SIGTERM: under Docker's 10 s before it kills.
     shutdown_grace: float = Field(default=8.0, ge=0, le=3600)
-    # TLS files for rediss://, and Redis Sentinel (`bot.config.redis_options`)
-    redis_tls_ca: Path | None = None
-    redis_tls_cert: Path | None = None
-    redis_tls_key: Path | None = None
-    redis_tls_check_hostname: bool = True
-    redis_sentinels: IdList = Field(default_factory=list)
-    redis_sentinel_master: str | None = None
-    redis_sentinel_password: SecretStr | None = None
 
     lease_ttl: float = Field(default=30.0, ge=1, le=YEAR_S)
     max_attempts: int = Field(default=3, ge=1)
@@ -186,39 +171,6 @@ class Settings(BaseSettings):
     # at most (`adapters.chat.group_context`); 0: none.
     group_context: int = Field(default=0, ge=0, le=50)
 
-    telegram_bot_token: SecretStr | None = _env("TELEGRAM_BOT_TOKEN")
-    telegram_api_url: str = Field(
-        default="https://api.telegram.org",
-        validation_alias=AliasChoices("TELEGRAM_API_URL", "telegram_api_url"),
-    )
-    telegram_webhook_url: str | None = _env("TELEGRAM_WEBHOOK_URL")
-    telegram_webhook_secret: SecretStr | None = _env("TELEGRAM_WEBHOOK_SECRET")
-    telegram_group_trigger: Literal["mention", "all"] = "mention"
-    # How a reply streams in a private chat: a draft (finished by a message), or a message
-    # edited in place as in groups, for clients that keep a stale draft painted.
-    telegram_stream: Literal["draft", "edit"] = "draft"
-    # 👀 on a person's message while it waits for its answer.
-    telegram_reactions: bool = False
-    # Approval prompts and questions in a group shown only to the person they are for.
-    telegram_ephemeral_prompts: bool = False
-    telegram_chat_rate: float = Field(default=1.0, gt=0, le=1000)
-    telegram_group_rate: float = Field(default=20 / 60, gt=0, le=1000)
-    telegram_bot_rate: float = Field(default=30.0, gt=0, le=1000)
-
-    slack_bot_token: SecretStr | None = _env("SLACK_BOT_TOKEN")
-    slack_app_token: SecretStr | None = _env("SLACK_APP_TOKEN")
-    slack_signing_secret: SecretStr | None = _env("SLACK_SIGNING_SECRET")
-    slack_api_url: str = Field(
-        default="https://slack.com/api/",
-        validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
-    )
-    slack_rate_share: float = Field(default=0.8, gt=0, le=1)
-    # Seconds a reply runs before a Stop button shows under it (a quick answer gets none).
-    slack_stop_after: float = Field(default=3.0, ge=0, le=3600)
-    # What a new assistant thread offers to ask: a JSON list of at most 4 (Slack's most).
-    slack_suggested_prompts: Annotated[list[SuggestedPrompt], NoDecode] = Field(
-        default_factory=lambda: list(DEFAULT_PROMPTS), max_length=4
-    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     log_format: Literal["text", "json"] = "text"
 
@@ -300,51 +252,6 @@ class Settings(BaseSettings):
     def _json(cls, value: Any) -> Any:
         return values.json_value(value)
 
-    @field_validator("slack_suggested_prompts", mode="before")
-    @classmethod
-    def _prompts_shape(cls, value: Any) -> Any:
-        return values.suggested_prompts(value)
-
-    @field_validator("redis_url")
-    @classmethod
-    def _redis_url(cls, value: str) -> str:
-        return values.redis_url(value)
-
-    @field_validator("redis_sentinels", mode="before")
-    @classmethod
-    def _sentinels(cls, value: Any) -> Any:
-        return redis_options.sentinel_list(value)
-
-    @model_validator(mode="after")
-    def _redis_reachable(self) -> Settings:
-        """TLS files that fit REDIS_URL, sentinels with their master's name."""
-        redis_options.check_tls(self.redis_url, self.redis_tls)
-        redis_options.check_sentinel(
-            self.redis_url, self.redis_sentinels, self.redis_sentinel_master
-        )
-        return self
-
-    @property
-    def redis_tls(self) -> RedisTls:
-        return RedisTls(
-            self.redis_tls_ca,
-            self.redis_tls_cert,
-            self.redis_tls_key,
-            self.redis_tls_check_hostname,
-        )
-
-    @property
-    def redis_sentinel(self) -> RedisSentinel | None:
-        """The sentinels to ask for the master, if Redis is reached through them."""
-        if not self.redis_sentinels or self.redis_sentinel_master is None:
-            return None
-        password = self.redis_sentinel_password
-        return RedisSentinel(
-            tuple(redis_options.address(item) for item in self.redis_sentinels),
-            self.redis_sentinel_master,
-            password.get_secret_value() if password is not None else None,
-        )
-
     @field_validator("database_url")
     @classmethod
     def _database_url(cls, value: str) -> str:
@@ -360,23 +267,12 @@ class Settings(BaseSettings):
     @field_validator(
         "anthropic_base_url",
         "openai_base_url",
-        "telegram_api_url",
-        "telegram_webhook_url",
-        "slack_api_url",
         "search_url",
         "transcribe_base_url",
     )
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         return values.http_url(value)
-
-    @field_validator("telegram_bot_token")
-    @classmethod
-    def _bot_token(cls, value: SecretStr | None) -> SecretStr | None:
-        """The shape aiogram insists on, checked here so it is one line, not a traceback."""
-        if value is not None and not re.fullmatch(r"\d+:\S+", value.get_secret_value()):
-            raise ValueError("not a bot token (@BotFather's look like 123456789:AAH...)")
-        return value
 
     @field_validator("models", "fallback_models", mode="before")
     @classmethod
@@ -396,16 +292,6 @@ class Settings(BaseSettings):
             if not platform or not ident:
                 raise ValueError(f"{item!r} needs a platform prefix, e.g. tg:123 or slack:U01")
         return value
-
-    @model_validator(mode="after")
-    def _slack_receives_somehow(self) -> Settings:
-        """A Slack bot needs a way to hear from Slack: Socket Mode, or signed HTTP events."""
-        if self.slack_bot_token and not (self.slack_app_token or self.slack_signing_secret):
-            raise ValueError(
-                "SLACK_SIGNING_SECRET: needed for HTTP events (or set SLACK_APP_TOKEN for "
-                "Socket Mode)"
-            )
-        return self
 
     @model_validator(mode="after")
     def _search_is_complete(self) -> Settings:

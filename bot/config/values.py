@@ -8,13 +8,24 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import NoDecode
 
 from bot.config.zones import known_zone
 from bot.vocabulary.run_config import RunConfig
+
+# A list setting read by its validator (comma-separated or JSON), not decoded as JSON first.
+IdList = Annotated[list[str], NoDecode]
+
+
+def fixed_name(name: str) -> Any:
+    """A setting's field under a fixed, unprefixed variable name (the names other tools
+    already use: REDIS_URL, TELEGRAM_BOT_TOKEN...)."""
+    return Field(default=None, validation_alias=AliasChoices(name, name.lower()))
+
 
 ALIAS = re.compile(r"[A-Za-z0-9._-]{1,40}")  # a model's alias in PARLEY_MODELS
 YEAR_S = 365 * 24 * 3600  # longer than any wait, timeout or interval: a mistake, or infinity

@@ -14,7 +14,7 @@ from bot.mailbox.liveness import Liveness
 from bot.redis import keys
 from bot.session.egress import Egress
 from worker.cli import _starting
-from worker.jobs import _say_ready
+from worker.loops import say_ready
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +60,7 @@ async def test_what_the_platforms_loaded_after_start_is_left_out_of_later_passes
     try:
         frozen = gc.get_freeze_count()
         platforms = {"late": LoadingEgress("late", load)}
-        await _say_ready(pool, Liveness(pool, 3.0), platforms)
+        await say_ready(pool, Liveness(pool, 3.0), platforms)
         assert gc.get_freeze_count() >= frozen + len(made)
         assert await pool.xlen(keys.READY_STREAM) == 1
     finally:

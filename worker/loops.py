@@ -1,0 +1,112 @@
+"""What a worker runs beside its turns, for as long as it runs: the sweep that frees the
+leases of dead workers and re-wakes lost wake-ups, the listener for cancels and new drain
+jobs, the watch on the database file and the shared directories, and the word that it is
+ready. Each is a loop `worker.jobs` starts as a task and cancels when the worker stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+from collections.abc import Mapping
+
+from arq.connections import ArqRedis
+from arq.worker import Worker
+from redis.exceptions import RedisError
+
+from adapters.platforms.loading import LoadingEgress
+from bot.config.settings import Settings
+from bot.files import shared_dirs
+from bot.mailbox.inbox import Mailbox
+from bot.mailbox.liveness import Liveness
+from bot.redis import keys
+from bot.session.runner import SessionRunner
+from bot.store.database import Database
+from worker.ready import announce
+
+log = logging.getLogger(__name__)
+
+WAKE_GRACE = 5.0
+
+
+async def sweep(settings: Settings, mailbox: Mailbox, liveness: Liveness) -> None:
+    """Every worker sweeps, but one sweep per interval runs across them all (`exclusive`).
+
+    A lease whose worker's liveness key is gone is freed at the first sweep, so an idle worker
+    takes it within about liveness TTL + sweep interval. An armed session with no holder is
+    only re-woken after WAKE_GRACE (or the interval, if longer): its drain job may just be
+    queued behind others, and a lost wake-up is rare enough that 5 s is quick."""
+    grace = max(WAKE_GRACE, settings.sweep_interval)
+    while True:
+        await asyncio.sleep(settings.sweep_interval)
+        if not liveness.steady():
+            continue  # until every live worker has had time to refresh its key again
+        try:
+            await mailbox.sweep(
+                grace=grace, exclusive=settings.sweep_interval * 0.9, sweeper=liveness.id
+            )
+        except Exception:
+            log.warning("sweep failed", exc_info=True)
+
+
+async def watch_database(settings: Settings, database: Database) -> None:
+    """Look at the database file now and then, so a data directory deleted under a quiet
+    worker is reported (an ERROR naming the file) before the next turn tries to write."""
+    while True:
+        await asyncio.sleep(settings.sweep_interval)
+        database.problem()
+
+
+async def watch_shared_dirs(redis: ArqRedis, settings: Settings) -> None:
+    """Say at start, and whenever it changes, whether this worker's directories are the
+    ones the other processes use (`bot.files.shared_dirs`): an ERROR names each that is not."""
+    said: str | None = None
+    while True:
+        try:
+            problem = await shared_dirs.check(redis, settings)
+        except (RedisError, OSError):
+            problem = said  # Redis away: nothing new to say
+        if problem != said:
+            if problem is not None:
+                log.error("%s", problem)
+            else:
+                log.info("the shared directories are the other processes' again")
+            said = problem
+        await asyncio.sleep(shared_dirs.EVERY_S)
+
+
+async def listen(redis: ArqRedis, runner: SessionRunner, worker: Worker) -> None:
+    """Turns to cancel, and drain jobs just queued (`keys.JOBS_CHANNEL`): one with room
+    starts such a job now rather than at its next poll. Every worker hears the id; arq's own
+    check (the job's in-progress key, set in a transaction) lets exactly one of them run it,
+    and it is the least busy one, the first to get to it."""
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(keys.CANCEL_CHANNEL, keys.JOBS_CHANNEL)
+    async for message in pubsub.listen():
+        if message.get("type") != "message":
+            continue
+        if message["channel"] == keys.CANCEL_CHANNEL.encode():
+            runner.cancel(message["data"].decode())
+        elif worker.allow_pick_jobs and worker.job_counter < worker.max_jobs:
+            await worker.start_jobs([message["data"]])
+
+
+async def say_ready(
+    redis: ArqRedis, liveness: Liveness, platforms: Mapping[str, LoadingEgress]
+) -> None:
+    """Say so once every configured platform is loaded, in the log and on the workers'
+    stream (`worker.ready`). The worker takes work before that (see
+    `adapters.platforms.loading`), but a reply opened until then reaches its platform only
+    now."""
+    results = await asyncio.gather(*(e.ready() for e in platforms.values()), return_exceptions=True)
+    # The platforms' SDKs were imported after start-up moved what it made out of the
+    # collector's sight (`worker.cli`): aiogram leaves some 50,000 objects (its modules,
+    # classes and functions) that live as long as the process. Left in view, each of the
+    # full collections a busy worker makes every hundred turns or so went over all of them
+    # again (8 ms quiet, 60 ms and more under load: a pause every reply in flight shares).
+    gc.freeze()
+    outcomes = zip(platforms, results, strict=True)
+    loaded = [name for name, result in outcomes if not isinstance(result, BaseException)]
+    log.info("worker %s is ready for %s", liveness.id, ", ".join(["http", *loaded]))
+    await announce(redis, liveness.id)
