@@ -15,6 +15,12 @@ to new storage as a whole is not held to the old mark for long). A different mar
 this process's directory is not the one the others use: `check` says so in one line that
 names the variable, for the worker's log and the web process's `/readyz`. A directory that
 does not exist yet is skipped: nothing was written to it, and its first write makes it.
+
+A process remembers the mark it matched for each directory (`_MATCHED`, one process's own
+knowledge), so a directory deleted and made again under it (a data folder wiped, then
+restored) takes that mark back rather than a new one: the process, and the others, go on
+agreeing. A process that never matched a directory has no mark to give it, so a host's own
+empty directory still gets a mark of its own, and is told apart.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from bot.redis import keys
 MARK = ".parley-volume"
 TTL_S = 600  # seconds a mark outlives the last process that confirmed it
 EVERY_S = 60.0  # how often a running worker checks again
+_MATCHED: dict[Path, str] = {}  # the mark this process found each directory holding, last
 
 # The mark held (set if none is); the TTL refreshed only for the process that matches it.
 _HELD = """
@@ -60,16 +67,17 @@ def shared_dirs(settings: Settings) -> dict[str, tuple[str, Path]]:
     return found
 
 
-def mark_of(folder: Path) -> str | None:
-    """The folder's mark, written now if it has none; None if there is no folder yet."""
+def mark_of(folder: Path, known: str | None = None) -> str | None:
+    """The folder's mark, written now if it has none (`known`, else a new one); None if there
+    is no folder yet."""
     path = folder / MARK
     try:
         return path.read_text(encoding="ascii").strip()
     except FileNotFoundError:
         if not folder.is_dir():
             return None
-    new = uuid.uuid4().hex
-    draft = folder / f"{MARK}.{new}"
+    new = known or uuid.uuid4().hex
+    draft = folder / f"{MARK}.{uuid.uuid4().hex}"
     draft.write_text(new, encoding="ascii")
     try:
         os.link(draft, path)  # atomic: of two processes marking at once, one mark wins
@@ -88,14 +96,16 @@ async def check(redis: Redis, settings: Settings) -> str | None:
     held = redis.register_script(_HELD)
     for name, (variable, folder) in shared_dirs(settings).items():
         try:
-            mark = await asyncio.to_thread(mark_of, folder)
+            mark = await asyncio.to_thread(mark_of, folder, _MATCHED.get(folder))
         except (OSError, UnicodeError) as exc:
             problems.append(f"{variable} ({folder}) cannot be marked ({type(exc).__name__})")
             continue
         if mark is None:
             continue
         found = await held(keys=[keys.shared_dir(name)], args=[mark, TTL_S])
-        if (found.decode() if isinstance(found, bytes) else str(found)) != mark:
+        if (found.decode() if isinstance(found, bytes) else str(found)) == mark:
+            _MATCHED[folder] = mark
+        else:
             problems.append(
                 f"{variable} ({folder}) is not the directory the other processes use: on "
                 "several hosts it must be one shared directory (docs/OPERATIONS.md, Many hosts)"
