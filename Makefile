@@ -8,9 +8,10 @@ PYTEST_ARGS ?=
 # The whole suite in one pytest run, end-to-end and unit tests side by side: the end-to-end
 # ones spend most of their time waiting (timers, rate limits, processes starting, the
 # network), and the unit ones use the cores meanwhile; the long ones start first, each on a
-# pytest worker of its own (see tests/conftest.py). Four workers keep two cores busy. Each
-# worker starts its own Redis and PostgreSQL when a test of its needs them.
-PYTEST_WORKERS ?= 4
+# pytest worker of its own (see tests/conftest.py). Six workers keep two cores busy: the
+# suite's processes use 1.4 of them on four. Each worker starts its own Redis and PostgreSQL
+# when a test of its needs them.
+PYTEST_WORKERS ?= 6
 # The unit part alone (make test-unit): the tests that start no process and no server (see
 # tests/conftest.py), on two pytest workers: each spends a third of its time importing the
 # SDKs, one core each.
