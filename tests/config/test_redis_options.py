@@ -8,19 +8,15 @@ from pathlib import Path
 import pytest
 
 from bot.config.redis_options import RedisSentinel, RedisTls
-from bot.config.settings import ConfigError, load_settings
+from bot.config.settings import load_settings
 from bot.telemetry.logs import secrets_of
+from tests.support.config_errors import refusal as one_line_refusal
 
 TLS_URL = "rediss://:pw-of-redis@redis.internal:6380/2"
 
 
 def refusal(monkeypatch: pytest.MonkeyPatch, **env: str) -> str:
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(ConfigError) as caught:
-        load_settings(_env_file=None)
-    message = str(caught.value)
-    assert "\n" not in message
+    message = one_line_refusal(monkeypatch, **env)
     assert "pw-of-redis" not in message
     return message
 

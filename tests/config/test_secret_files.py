@@ -15,6 +15,7 @@ from bot.config.secret_files import MAX_SECRET_FILE
 from bot.config.settings import ConfigError, load_settings, secret_variables
 from bot.config.warnings import unknown_variables
 from bot.telemetry.logs import secrets_of
+from tests.support.config_errors import refusal
 
 KEY = "sk-ant-from-a-file-0123456789"
 ONE_VALUE = "a secret file holds one value"
@@ -24,16 +25,6 @@ def write(tmp_path: Path, content: bytes, name: str = "secret") -> Path:
     path = tmp_path / name
     path.write_bytes(content)
     return path
-
-
-def refusal(monkeypatch: pytest.MonkeyPatch, **env: str) -> str:
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(ConfigError) as caught:
-        load_settings(_env_file=None)
-    message = str(caught.value)
-    assert "\n" not in message
-    return message
 
 
 def test_every_secret_setting_takes_a_file() -> None:
