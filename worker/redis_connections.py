@@ -7,13 +7,19 @@ announcer and the scheduler all connect here, so TLS (`rediss://` with the files
 without TLS or a password, so the worker gets an `ArqRedis` made here instead.
 
 With Sentinel a connection asks the sentinels for the master's address whenever it
-connects, and one that finds the master demoted (READONLY) drops and reconnects: after a
-failover the next command of every process reaches the new master, with no restart. The
-web process's pool keeps its bounds then too (`IdleClosingPool` with the sentinels' lookup).
+connects, and one that finds the master demoted (READONLY) drops and reconnects. That alone
+is not enough: after SENTINEL FAILOVER the old master takes writes until the sentinels
+demote it (some 10 s), and what lands there is lost when it becomes a replica. So a pool in
+use also asks the sentinels, at most once a second, whether the master moved; when it did,
+idle connections are closed and busy ones as they come back, and the next command of every
+process reaches the new master, with no restart. The web process's pool keeps its bounds
+then too (`IdleClosingPool` with the sentinels' lookup).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,11 +33,14 @@ from redis.asyncio.sentinel import (
     SentinelManagedConnection,
     SentinelManagedSSLConnection,
 )
+from redis.exceptions import RedisError
 
 from bot.config.redis_options import RedisSentinel
 from bot.config.settings import Settings
 
 CONNECT_TIMEOUT_S = 5.0
+FOLLOW_S = 1.0  # how often a Sentinel pool in use asks whether the master moved
+FOLLOW_WAIT_S = 1.0  # how long a command waits for that answer
 
 
 class IdleClosingPool(BlockingConnectionPool):
@@ -61,18 +70,59 @@ class IdleClosingPool(BlockingConnectionPool):
 
 
 class SentinelPool(SentinelConnectionPool):
-    """redis-py's pool to the master the sentinels name, which also closes its connections
-    to the sentinels when it is closed (redis-py's leaves them open)."""
+    """redis-py's pool to the master the sentinels name, which follows a failover before
+    the old master is demoted, and closes its connections to the sentinels when it is
+    closed (redis-py's leaves them open)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
+        self._follow_at = 0.0
+        self._following: asyncio.Task[None] | None = None
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> AbstractConnection:
+        await self.follow_master()
+        return await super().get_connection(*args, **kwargs)  # type: ignore[no-any-return]
+
+    async def follow_master(self) -> None:
+        """Ask the sentinels where the master is when the last answer is older than
+        `FOLLOW_S`, before the command that finds it so (one lookup for every command that
+        waits), and never longer than `FOLLOW_WAIT_S`: a sentinel that is down may take its
+        connect timeout to say so, and meanwhile the master we know is the best guess."""
+        now = time.monotonic()
+        if self._following is None or (now >= self._follow_at and self._following.done()):
+            self._follow_at = now + FOLLOW_S
+            self._following = asyncio.create_task(self._ask_sentinels())
+        if not self._following.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._following), FOLLOW_WAIT_S)
+
+    async def _ask_sentinels(self) -> None:
+        # get_master_address closes the idle connections when the master moved
+        with contextlib.suppress(RedisError):  # none answered: keep the master we know
+            await self.get_master_address()  # type: ignore[no-untyped-call]
+
+    async def release(self, connection: AbstractConnection) -> None:
+        """A connection to a master the sentinels no longer name goes back closed."""
+        address = (getattr(connection, "host", None), getattr(connection, "port", None))
+        if self.master_address is not None and address != self.master_address:
+            await connection.disconnect()
+        await super().release(connection)
 
     async def disconnect(self, inuse_connections: bool = True) -> None:
         await super().disconnect(inuse_connections)
         if inuse_connections:  # closed, not just dropping idle ones after a failover
+            if self._following is not None:
+                self._following.cancel()
             for sentinel in self.sentinel_manager.sentinels:
                 await sentinel.aclose()
 
 
 class SentinelIdleClosingPool(IdleClosingPool, SentinelPool):
     """`IdleClosingPool` whose connections find the master through the sentinels."""
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> AbstractConnection:
+        await self.follow_master()  # the blocking pool's lookup does not call the one above
+        return await super().get_connection(*args, **kwargs)  # type: ignore[no-any-return]
 
 
 def url_options(settings: Settings) -> dict[str, Any]:
@@ -118,7 +168,7 @@ def pool(settings: Settings, **extra: Any) -> ConnectionPool:
     """An unbounded pool (arq's and redis-py's default) to Redis or its master."""
     options = _pool_options(settings, extra)
     if settings.redis_sentinel is not None:
-        return SentinelPool(**options)  # type: ignore[no-untyped-call]
+        return SentinelPool(**options)
     return ConnectionPool(**options)
 
 

@@ -1,6 +1,7 @@
 """Redis Sentinel for the tests: a master, a replica of it, and two sentinels watching them
-(quorum 1), each a real redis-server on a free port. `failover` makes the sentinels promote
-the replica (SENTINEL FAILOVER) and returns once they name it as the master."""
+(quorum 1), each a real redis-server on a free port. `promote` makes the sentinels promote
+the replica and returns once they name it as the master; `failover` also waits for the old
+master's demotion."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -92,12 +94,26 @@ class SentinelGroup:
         return f"redis://127.0.0.1:{self.master_port()}/0"
 
     def failover(self, *, kill: bool = False) -> int:
+        """`promote`, then wait until the old master, when it lives, is a replica of the new
+        one: the failover is complete."""
+        new = self.promote(kill=kill)
+        if not kill:
+            self._until(self._old_master_demoted, "the old master to become a replica")
+        return new
+
+    def promote(self, *, kill: bool = False) -> int:
         """Promote the replica (SENTINEL FAILOVER, or `kill` the master with SIGKILL and let
         the sentinels find it down); the new master's port, once every sentinel names it and
-        it takes writes."""
+        it takes writes. A living old master takes writes too, until the sentinels demote it
+        some 10 s later.
+
+        The master is killed only once the replica holds every write it took: Redis
+        replicates asynchronously, and what it acknowledged just before dying may be lost
+        (OPERATIONS.md says how to bound that)."""
         before = self.master_port()
         if kill:
             assert self.master.process is not None
+            self._replicated()
             self.master.process.kill()
             self.master.process.wait(10)
             self.master.process = None
@@ -115,6 +131,22 @@ class SentinelGroup:
 
         self._until(moved, "every sentinel to name the replica as the master")
         return self.replica.port
+
+    def _replicated(self) -> None:
+        master = redis.Redis(port=self.master.port)
+        master.set("parley:test:replicated", 1)  # WAIT counts from this client's last write
+        acknowledged = master.execute_command(  # type: ignore[no-untyped-call]
+            "WAIT", 1, int(WITHIN * 1000)
+        )
+        assert acknowledged == 1, "the replica did not catch up with the master"
+
+    def _old_master_demoted(self) -> bool:
+        try:
+            found: dict[str, Any] = redis.Redis(port=self.master.port).info("replication")  # type: ignore[assignment]
+            role = found["role"]
+        except redis.RedisError:
+            return False
+        return bool(role == "slave")
 
     def stop(self) -> None:
         for sentinel in self.sentinels:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.sentinel import SentinelManagedConnection
 
 from bot.redis import keys
 from bot.redis.results import done
@@ -30,6 +32,7 @@ from tests.support.stack import (
     web_settings,
 )
 from tests.support.waiting import until
+from worker import redis_connections
 from worker.redis_connections import SentinelIdleClosingPool
 from worker.redis_pool import RedisUnavailable, open_pool
 
@@ -76,7 +79,7 @@ async def test_the_next_turn_after_a_failover_is_answered(
         assert new != old
         events = await send(client, session, "two")
         assert texts(events) == "After it."
-        assert events[-1]["type"] == "completed"
+        assert events[-1]["type"] == "completed", events[-3:]
     assert worker.returncode is None  # the worker followed the master, never exited
     # the second turn saw the first: the session's state lives on the new master
     assert "Before the failover." in str(sentinel_stack.fake.requests[-1].body["messages"])
@@ -90,6 +93,40 @@ async def test_the_next_turn_after_a_failover_is_answered(
         await until(beating, "the worker's liveness key on the new master")
     finally:
         await master.aclose()
+
+
+async def test_a_pool_follows_the_master_before_the_old_one_is_demoted(
+    sentinels: SentinelGroup,
+) -> None:
+    """After SENTINEL FAILOVER the old master takes writes for some 10 s more, and loses them
+    when it becomes a replica. A pool's first command once its lookup is due (every
+    `FOLLOW_S`) reaches the new master, and a connection busy across the switch is closed
+    when it comes back rather than kept for the next command."""
+    client = redis_connections.client(env_settings(sentinels.env()))
+    old, holder = sentinels.master.port, Redis(port=sentinels.master.port)
+    try:
+        await asyncio.gather(client.set("before", 1), client.set("before", 1))  # two idle
+        busy = asyncio.create_task(done(client.blpop(["held"], timeout=0)))
+        await until(lambda: blocked(holder), "the BLPOP waiting on the old master")
+        new = await asyncio.to_thread(sentinels.promote)
+        await asyncio.sleep(redis_connections.FOLLOW_S)  # the pool's lookup falls due
+        await client.set("after", 2)
+        assert await holder.get("after") is None
+        async with Redis(port=new) as reached:
+            assert await reached.get("after") == b"2"
+        await done(holder.lpush("held", "x"))  # the old master, still taking writes, frees it
+        assert list(await busy) == [b"held", b"x"]
+        pool = client.connection_pool
+        held = cast(list[SentinelManagedConnection], pool._available_connections)
+        assert {c.port for c in held if c.is_connected} == {new}
+        assert old != new
+    finally:
+        await holder.aclose()
+        await client.aclose()
+
+
+async def blocked(redis: Redis) -> bool:
+    return int((await redis.info("clients"))["blocked_clients"]) == 1
 
 
 async def clients_of(sentinel: Redis) -> int:
