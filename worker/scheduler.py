@@ -38,6 +38,7 @@ from bot.tasks.scheduler import TaskScheduler
 from bot.telemetry import metrics
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
+from bot.waits import set_within
 from worker import health
 from worker.redis_pool import open_pool
 from worker.signals import stop_on_signals
@@ -171,8 +172,7 @@ async def _reload_now_and_then(clock: TaskScheduler) -> None:
 
 
 async def _wait(stopping: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stopping.wait(), seconds)
+    await set_within(stopping, seconds)
 
 
 def configured_tasks(settings: Settings, now: datetime) -> list[NewTask]:

@@ -28,6 +28,7 @@ from redis.exceptions import RedisError
 
 from bot.redis import keys
 from bot.redis.results import done
+from bot.waits import set_within
 
 log = logging.getLogger(__name__)
 
@@ -313,9 +314,7 @@ class StreamHub:
         while not self.listeners:
             self._positions.clear()
             self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), LINGER_S)
-            except TimeoutError:
+            if not await set_within(self._changed, LINGER_S):
                 return bool(self.listeners)
         return True
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 from aiogram.types import Update
 
+from bot.waits import set_within
+
 log = logging.getLogger(__name__)
 
 ALBUM_WAIT = 0.5  # seconds after an album's latest part before it is taken as whole
@@ -119,8 +121,7 @@ class Lanes:
         """Wait until an update was handled, `at_most` seconds; at once if none is held."""
         if self._unfinished:
             self._changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), at_most)
+            await set_within(self._changed, at_most)
 
     async def finish(self) -> None:
         """Return once every update taken was handled (the caller bounds the wait)."""

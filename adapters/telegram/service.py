@@ -97,6 +97,7 @@ class TelegramService:
         self._task: asyncio.Task[None] | None = None
         self._lanes: Lanes | None = None
         self._asked: int | None = None  # the offset of the latest getUpdates answered
+        self._stopping = False  # polling ends at its next round even if a cancel were lost
         self.reactions: StatusReactions | None = None
 
     @property
@@ -119,6 +120,7 @@ class TelegramService:
     async def _drain(self, app: web.Application) -> None:
         """Take no more updates; handle and confirm those taken (the module docstring)."""
         polling, deadline = self.webhook_path is None, app[DEADLINE]
+        self._stopping = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -248,7 +250,7 @@ class TelegramService:
         passed, until every lane is done."""
         lanes = self._lanes = Lanes(self._handle)
         delay = 1.0
-        while True:
+        while not self._stopping:
             try:
                 offset = lanes.offset
                 updates = await self.bot.get_updates(

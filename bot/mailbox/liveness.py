@@ -33,6 +33,7 @@ import uuid
 from redis.asyncio import Redis
 
 from bot.redis import keys
+from bot.waits import set_within
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +89,7 @@ class Liveness:
 
     async def lapsed(self, within: float) -> bool:
         """Wait up to `within` s; True at once if the key is found lapsed meanwhile."""
-        lapse = self._lapse
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(lapse.wait(), within)
-        return lapse.is_set()
+        return await set_within(self._lapse, within)
 
     def beating(self) -> bool:
         """Whether a beat was answered within one TTL: what `parley health worker` reports."""
