@@ -86,15 +86,18 @@ class SentinelPool(SentinelConnectionPool):
     async def follow_master(self) -> None:
         """Ask the sentinels where the master is when the last answer is older than
         `FOLLOW_S`, before the command that finds it so (one lookup for every command that
-        waits), and never longer than `FOLLOW_WAIT_S`: a sentinel that is down may take its
-        connect timeout to say so, and meanwhile the master we know is the best guess."""
+        waits), and no later than `FOLLOW_WAIT_S` after it was asked: a sentinel that is down
+        may take its connect timeout to say so, and meanwhile the master we know is the best
+        guess, so the commands after that go on without waiting for it."""
         now = time.monotonic()
         if self._following is None or (now >= self._follow_at and self._following.done()):
             self._follow_at = now + FOLLOW_S
             self._following = asyncio.create_task(self._ask_sentinels())
-        if not self._following.done():
+        left = self._follow_at - FOLLOW_S + FOLLOW_WAIT_S - now
+        if left > 0 and not self._following.done():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._following), FOLLOW_WAIT_S)
+                async with asyncio.timeout(left):
+                    await asyncio.shield(self._following)
 
     async def _ask_sentinels(self) -> None:
         # get_master_address closes the idle connections when the master moved
