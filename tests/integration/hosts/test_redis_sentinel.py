@@ -37,10 +37,24 @@ from worker.redis_connections import SentinelIdleClosingPool
 from worker.redis_pool import RedisUnavailable, open_pool
 
 
+def started(directory: Path) -> SentinelGroup:
+    """A running group, stopped if it did not come up; tried twice, because each server's
+    port is chosen free before it binds it, and another test's server may take it between."""
+    for attempt in (1, 2):
+        group = SentinelGroup(directory / f"try-{attempt}")
+        try:
+            group.start()
+            return group
+        except AssertionError:
+            group.stop()
+            if attempt == 2:
+                raise
+    raise AssertionError("not reached")
+
+
 @pytest.fixture
 async def sentinels(tmp_path: Path) -> AsyncIterator[SentinelGroup]:
-    group = SentinelGroup(tmp_path / "sentinel")
-    await asyncio.to_thread(group.start)
+    group = await asyncio.to_thread(started, tmp_path / "sentinel")
     try:
         yield group
     finally:
