@@ -27,7 +27,7 @@ from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
 from bot.files import shared_dirs
 from bot.files.intake import Intake, Limits
-from bot.files.store import FileStore
+from bot.files.reading import Readers, ReadLimits
 from bot.files.voice import transcriber
 from bot.mailbox.inbox import Mailbox
 from bot.people.pairing import Pairing
@@ -53,7 +53,6 @@ async def make_app(settings: Settings) -> web.Application:
     await check_persistence(redis)
     await _say_if_not_shared(redis, settings)
     stores = ToolStores.open(database.engine, redis)
-    files = FileStore(settings.files_dir)
     voice = transcriber(settings)
     mailbox = Mailbox(redis, redis)
     services = Services(
@@ -69,7 +68,9 @@ async def make_app(settings: Settings) -> web.Application:
         chats=ChatSettings(database.engine),
         traces=Traces(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
-        files=Intake(files, Limits.of(settings), voice),
+        files=Intake(
+            Readers(settings.files_dir, ReadLimits.of(settings)), Limits.of(settings), voice
+        ),
         target_of=partial(answered_target, settings=settings),
         stream_reader=partial(redis_connections.client, settings, **READER_OPTIONS),
         pairing=Pairing.of(redis, database.engine, mailbox.submit, settings.pairing_code_ttl),

@@ -155,7 +155,7 @@ class Intake:
             return None
         if (unread := too_long(with_transcripts(arrival.text, heard.said))) is not None:
             raise Refused(unread)  # a long recording's transcript
-        stored = await self.files.accept(heard.files)
+        stored = await self.files.accept(heard.files, arrival.sender.id)
         return arrival.envelope(files=stored, said=tuple(heard.said))
 
 

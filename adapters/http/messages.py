@@ -4,9 +4,11 @@ both, read and checked before anything is queued. As JSON:
     {"text": "What's wrong here?",
      "attachments": [{"name": "shot.png", "media_type": "image/png", "data": "<base64>"}]}
 
-or as `multipart/form-data` (`curl -F text=... -F file=@shot.png`): a `text` field and any
-number of file parts, each read up to the file cap as it arrives, so no part is held whole
-past it.
+or as `multipart/form-data` (`curl -F text=... -F file=@shot.png`): one `text` field and
+file parts, each read up to the file cap as it arrives, and all of them up to the message's,
+so no body is held past what a message may carry. A body whose `Content-Length` says it is
+larger is refused (413) before a byte of it is read, and only `BODIES` bodies are read at
+once by one process: a burst of uploads waits in the network's buffers, not in memory.
 
 A file's `media_type` is the client's word and is not trusted: what a file is comes from its
 bytes (`bot.files.intake`); a recording (a voice note, an audio file) is transcribed
@@ -34,6 +36,7 @@ from bot.vocabulary.envelope import MAX_ATTACHMENTS, MAX_TEXT
 from bot.vocabulary.files import FileRef
 
 IN_THREAD = 256 * 1024  # bytes of body from which it is parsed off the event loop
+BODIES = 4  # message bodies read at once by one process
 CHUNK = 64 * 1024
 ROOM = 64 * 1024  # the JSON around the files and the text
 
@@ -81,21 +84,41 @@ def body_limit(limits: Limits) -> int:
     return (limits.turn_bytes + 2) // 3 * 4 + MAX_TEXT * 4 + ROOM
 
 
-async def posted(request: web.Request, intake: Intake) -> Posted:
-    """The posted message's text, its files stored and its recordings heard; or a 400, 413
-    or 422 that says what to fix, nothing stored."""
-    if request.content_type == "multipart/form-data":
-        text, arrived = await read_form(request, intake.limits)
-    else:
-        body = await read_message(request, intake.limits)
-        text, arrived = body.text, await _decoded_json(body.attachments, intake)
+async def posted(
+    request: web.Request, intake: Intake, lane: str, bodies: asyncio.Semaphore
+) -> Posted:
+    """The posted message's text, its files stored (read in `lane`, the conversation's) and
+    its recordings heard; or a 400, 413 or 422 that says what to fix, nothing stored.
+    `bodies` bounds the bodies read at once (`BODIES`)."""
+    _refuse_announced(request, intake.limits)
+    async with bodies:
+        if request.content_type == "multipart/form-data":
+            text, arrived = await read_form(request, intake.limits)
+        else:
+            body = await read_message(request, intake.limits)
+            text, arrived = body.text, await _decoded_json(body.attachments, intake)
     try:
         heard = await intake.hear(arrived)
-        return Posted(text, await intake.accept(heard.files) if heard.files else [], heard.said)
+        stored = await intake.accept(heard.files, lane) if heard.files else []
+        return Posted(text, stored, heard.said)
     except TooLarge as exc:
         raise refusal(_TooLarge, str(exc)) from None
     except Refused as exc:
         raise _unprocessable(f"attachments: {exc}") from None
+
+
+def _refuse_announced(request: web.Request, limits: Limits) -> None:
+    """A 413 for a body that says it is larger than a message may be, before it is read."""
+    most = body_limit(limits)
+    if request.content_length is not None and request.content_length > most:
+        raise refusal(_TooLarge, _too_large(most, limits))
+
+
+def _too_large(most: int, limits: Limits) -> str:
+    return (
+        f"the body is larger than {most} bytes: a message's files may come to "
+        f"{limits.turn_bytes // (1024 * 1024)} MB"
+    )
 
 
 def _unprocessable(problem: str) -> web.HTTPException:
@@ -104,23 +127,27 @@ def _unprocessable(problem: str) -> web.HTTPException:
 
 async def read_form(request: web.Request, limits: Limits) -> tuple[str, list[Arrived]]:
     """A multipart message: its `text` field and its file parts, each bounded as it is read."""
-    text, files = b"", list[Arrived]()
+    text, files = None, list[Arrived]()
+    left = body_limit(limits)
     try:
         reader = await request.multipart()
         while (part := await reader.next()) is not None:
             if not isinstance(part, BodyPartReader):
                 raise _unprocessable("body: a part may not hold parts of its own")
-            if part.filename is None and part.name == "text":
-                text = await _bounded(part, MAX_TEXT * 4, "the text")
+            if part.filename is None and part.name == "text" and text is None:
+                text = await _bounded(part, min(MAX_TEXT * 4, left), "the text is too long")
+                left -= len(text)
             elif part.filename is None:
-                raise _unprocessable(f"{part.name}: not a field; send text and files")
+                raise _unprocessable(f"{part.name}: not a field; send one text and files")
             else:
                 if len(files) == limits.files:
                     raise refusal(_TooLarge, f"more than {limits.files} files in one message")
-                data = await _bounded(part, limits.file_bytes, called(part.filename))
+                data = await _bounded(part, *_room(part.filename, files, left, limits))
                 files.append(Arrived(data, part.filename))
+                left -= len(data)
     except (ValueError, AssertionError, RuntimeError):  # what aiohttp's reader raises
         raise refusal(web.HTTPBadRequest, "the body is not valid multipart/form-data") from None
+    text = text or b""
     try:
         message = MessageIn(text=text.decode("utf-8"))
     except UnicodeDecodeError:
@@ -132,12 +159,22 @@ async def read_form(request: web.Request, limits: Limits) -> tuple[str, list[Arr
     return message.text, files
 
 
-async def _bounded(part: BodyPartReader, most: int, what: str) -> bytes:
+def _room(name: str, files: Sequence[Arrived], left: int, limits: Limits) -> tuple[int, str]:
+    """How much of the next file may be read, and what a 413 says past that: the file's
+    own cap, or what is left of the message's."""
+    room = min(left, limits.turn_bytes - sum(len(file.data) for file in files))
+    if limits.file_bytes <= room:
+        return limits.file_bytes, f"{called(name)} is larger than {limits.file_bytes} bytes"
+    return max(room, 0), _too_large(body_limit(limits), limits)
+
+
+async def _bounded(part: BodyPartReader, most: int, too_large: str) -> bytes:
+    """The part, read as it comes; a 413 saying `too_large` once it passes `most` bytes."""
     data = bytearray()
     while chunk := await part.read_chunk(CHUNK):
         data += chunk
         if len(data) > most:
-            raise refusal(_TooLarge, f"{what} is larger than {most} bytes")
+            raise refusal(_TooLarge, too_large)
     return bytes(data)
 
 
@@ -147,11 +184,7 @@ async def read_message(request: web.Request, limits: Limits) -> MessageIn:
     try:
         raw = await request.clone(client_max_size=most).read()
     except web.HTTPRequestEntityTooLarge:
-        raise refusal(
-            _TooLarge,
-            f"the body is larger than {most} bytes: a message's files may come to "
-            f"{limits.turn_bytes // (1024 * 1024)} MB",
-        ) from None
+        raise refusal(_TooLarge, _too_large(most, limits)) from None
     data = await asyncio.to_thread(parse_json, raw) if len(raw) > IN_THREAD else parse_json(raw)
     return validated(data, MessageIn)
 

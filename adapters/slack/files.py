@@ -83,7 +83,8 @@ async def _download(file: SharedFile, client: AsyncWebClient, api_url: str, most
     if url is None or not allowed(url, api_url):
         raise Refused(f"{said} cannot be downloaded from Slack by the app")
     try:
-        return Arrived(await _bytes(url, client, most, said), file.name)
+        data = await _bytes(url, client, most, said)
+        return Arrived(data, file.name, recording=file.is_recording)
     except (ClientError, TimeoutError):
         raise Refused(f"Slack did not hand {said} over in time; send it again") from None
 

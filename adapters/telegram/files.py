@@ -47,7 +47,7 @@ def files_of(messages: Sequence[Message], bot: Bot) -> Files | None:
         return None
 
     async def fetch() -> list[Arrived]:
-        return list(await asyncio.gather(*(_download(bot, *part[:2]) for part in parts)))
+        return list(await asyncio.gather(*(_download(bot, *part) for part in parts)))
 
     # A size Telegram did not say is checked on the bytes once they are here.
     recordings = tuple(duration for *_, duration in parts if duration is not None)
@@ -80,7 +80,10 @@ def _recording_name(recording: Voice | Audio | VideoNote) -> str:
     return VOICE_NAME if isinstance(recording, Voice) else VIDEO_NOTE_NAME
 
 
-async def _download(bot: Bot, file_id: str, name: str) -> Arrived:
+async def _download(
+    bot: Bot, file_id: str, name: str, size: int | None, length: float | None
+) -> Arrived:
+    """The file's bytes; a recording (one with a `length`) is told apart for `hear`."""
     said = called(name)
     try:
         downloaded = await bot.download(file_id)
@@ -90,4 +93,4 @@ async def _download(bot: Bot, file_id: str, name: str) -> Arrived:
         again = "Telegram did not hand it over in time; send it again"
         raise Refused(f"{said}: {again}") from None
     assert downloaded is not None  # a download to no destination returns its buffer
-    return Arrived(downloaded.read(), name)
+    return Arrived(downloaded.read(), name, recording=length is not None)

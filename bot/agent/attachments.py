@@ -1,9 +1,11 @@
 """Files a tool made for the person: stored by content, bounded per turn, and announced.
 
 A tool hands its files back beside its text (`bot.tools.base.ToolResult`). Here they become
-what every process and platform reads: each is stored once in the file store (`bot.files.store`,
-by its SHA-256, in a thread, since hashing and writing megabytes would stall the loop), and a
-`FileSent` event with its reference follows the call's result, for the reply to post. The
+what every process and platform reads: each goes through the same bounded reader processes
+as the files people send (`bot.files.reading`, in the person's lane), which tell its type
+from its bytes (an image decoded whole, so a broken or hostile one is not sent) and store it
+once by its SHA-256 (`bot.files.store`); a `FileSent` event with its reference follows the
+call's result, for the reply to post. The
 model reads, under the call's own text, which files went out and which did not (too large,
 empty, past the turn's count), so it neither sends one again nor claims one it did not.
 What a turn sent is counted in its saved progress, so a turn resumed after a crash keeps the
@@ -12,13 +14,11 @@ same count; that it is not posted twice is the reply's business (it remembers wh
 
 from __future__ import annotations
 
-import asyncio
-import mimetypes
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.files.store import FileStore
+from bot.files.reading import Arrived, NotRead, Readers
 from bot.tools.base import Attachment
 from bot.tools.send_file import size
 from bot.vocabulary import events as ev
@@ -41,16 +41,16 @@ class SendLimits:
 class Attachments:
     """Takes the files of one tool call out of its result: see the module docstring."""
 
-    def __init__(self, store: FileStore | None, limits: SendLimits) -> None:
-        """`store` None: this process keeps no files (the terminal chat), none is sent."""
-        self.store = store
+    def __init__(self, readers: Readers | None, limits: SendLimits) -> None:
+        """`readers` None: this process keeps no files (the terminal chat), none is sent."""
+        self.readers = readers
         self.limits = limits
 
     async def take(
-        self, call_id: str, files: Sequence[Attachment], turn: TurnProgress
+        self, call_id: str, files: Sequence[Attachment], turn: TurnProgress, lane: str = ""
     ) -> tuple[str, list[ev.FileSent]]:
         """A note for the model on what happened to each of `files`, and the events of
-        those sent. Counts what was sent in `turn`."""
+        those sent, read in `lane` (the person's). Counts what was sent in `turn`."""
         notes: list[str] = []
         sent: list[ev.FileSent] = []
         for file in files:
@@ -59,17 +59,35 @@ class Attachments:
             if refused:
                 notes.append(f"{name} was not sent: {refused}.")
                 continue
-            assert self.store is not None  # `_refusal` says so when there is none
-            ref = await asyncio.to_thread(_stored, self.store, file.data, name)
+            assert self.readers is not None  # `_refusal` says so when there is none
+            try:
+                [kept] = await self.readers.read(
+                    lane or call_id, [Arrived(file.data, name)], "tool"
+                )
+            except NotRead as exc:
+                notes.append(f"{name} was not sent: {exc.why}.")
+                continue
+            ref = FileRef(sha256=kept.sha256, media_type=kept.media_type, name=name,
+                          size=kept.size)  # fmt: skip
             turn.files_sent += 1
             caption = file.caption.strip()[:MAX_CAPTION]
             sent.append(ev.FileSent(call_id=call_id, file=ref, caption=caption))
             notes.append(f"{name} ({size(ref.size)}) was sent to the person; do not send it again.")
         return "\n".join(notes), sent
 
+    async def _stored(self, file: Arrived, lane: str) -> FileRef | str:
+        """The file read and stored, or why it was not."""
+        assert self.readers is not None  # `_refusal` says so when there is none
+        try:
+            [kept] = await self.readers.read(lane, [file], "tool")
+        except NotRead as exc:
+            return exc.why
+        return FileRef(sha256=kept.sha256, media_type=kept.media_type, name=file.name,
+                       size=kept.size)  # fmt: skip
+
     def _refusal(self, file: Attachment, turn: TurnProgress) -> str:
         limits = self.limits
-        if self.store is None:
+        if self.readers is None:
             return "this conversation cannot receive files"
         if limits.per_turn == 0:
             return "this deployment sends no files (PARLEY_SEND_FILES_PER_TURN is 0)"
@@ -80,18 +98,6 @@ class Attachments:
         if turn.files_sent >= limits.per_turn:
             return f"a turn sends at most {limits.per_turn} files and this one sent them"
         return ""
-
-
-def _stored(store: FileStore, data: bytes, name: str) -> FileRef:
-    """The file in the store, its type read from its bytes where they say (run in a thread)."""
-    from bot.files.images import media_type  # noqa: PLC0415 (Pillow, loaded with the first file)
-
-    kind = media_type(data)
-    if kind is None and data.startswith(b"%PDF-"):
-        kind = "application/pdf"
-    if kind is None:
-        kind = mimetypes.guess_type(name, strict=False)[0] or "application/octet-stream"
-    return store.put(data, kind, name)
 
 
 def clean_name(name: str) -> str:

@@ -302,7 +302,9 @@ class ToolStep:
                 self.turn.usage += out.usage
             content, sent = out.content, list[ev.FileSent]()
             if out.files:
-                note, sent = await self.attachments.take(call.id, out.files, self.turn)
+                note, sent = await self.attachments.take(
+                    call.id, out.files, self.turn, self.ctx.user.id
+                )
                 content, self._files = f"{content}\n{note}", [*self._files, *sent]
             results[call.id] = ToolResultBlock(
                 tool_use_id=call.id,

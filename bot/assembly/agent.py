@@ -17,7 +17,7 @@ from bot.assembly.delegate import HelperLink, delegate_tool
 from bot.assembly.stores import ToolStores
 from bot.assembly.tool_settings import send_file_limit, tool_config, unclaimed
 from bot.config.settings import ConfigError, Settings
-from bot.files.store import FileStore
+from bot.files.reading import Readers, ReadLimits
 from bot.llm.base import Provider
 from bot.llm.registry import context_window
 from bot.llm.retry import RetryPolicy, Sleep
@@ -152,4 +152,4 @@ def build_agent(
 def attachments(settings: Settings) -> Attachments:
     """Where the files tools make go (the file store every process reads), and their limits."""
     limits = SendLimits(send_file_limit(settings), settings.send_files_per_turn)
-    return Attachments(FileStore(settings.files_dir), limits)
+    return Attachments(Readers(settings.files_dir, ReadLimits.of(settings)), limits)

@@ -198,6 +198,11 @@ class Settings(RedisReach, PlatformSettings):
     max_files: int = Field(default=10, ge=1, le=10)  # per message (an album's most)
     max_file_mb: float = Field(default=20.0, gt=0, le=2000)  # the Bot API's download cap
     max_turn_mb: float = Field(default=50.0, gt=0, le=2000)
+    # The reader processes every file goes through (`bot.files.reading`): seconds per file
+    # (of CPU, and of wall clock), memory each, and how many one process runs at once.
+    file_read_seconds: float = Field(default=20.0, gt=0, le=3600)
+    file_read_mb: int = Field(default=512, ge=128, le=65536)
+    file_readers: int = Field(default=4, ge=1, le=64)
     workspace_quota_mb: float = Field(default=50.0, gt=0, le=1_048_576)
     # Voice notes (`bot.files.voice`): transcribed only where a model is named.
     transcribe_model: str | None = Field(default=None, min_length=1, max_length=200)

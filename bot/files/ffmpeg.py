@@ -13,18 +13,17 @@ install. Writing the input file happens in a thread: nothing here blocks the eve
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import re
 import shutil
-import signal
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.files import children
+
 PROGRAM = "ffmpeg"
-CHUNK = 64 * 1024
+CHUNK = children.CHUNK
 STDERR_KEPT = 4096  # bytes of ffmpeg's start and end kept: the duration, the complaint
 _DURATION = re.compile(rb"Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)")
 
@@ -71,14 +70,14 @@ async def convert(
         try:
             async with asyncio.timeout(seconds):
                 out, err = await asyncio.gather(
-                    _read(process.stdout, most, lambda: _kill(process)),
+                    _read(process.stdout, most, lambda: children.kill(process)),
                     _read(process.stderr, None, lambda: None),
                 )
                 code = await process.wait()
         except TimeoutError:
             raise Failed(f"ffmpeg took longer than {seconds:g} s") from None
         finally:
-            await _end(process)
+            await children.end(process)
     if out is None:
         raise Failed(f"ffmpeg wrote more than {most} bytes")
     if code != 0:
@@ -109,24 +108,6 @@ async def _read(
         tail += chunk[room:] if room > 0 else chunk
         del tail[:-STDERR_KEPT]
     return None if kept is None else bytes(head + tail)
-
-
-def _kill(process: asyncio.subprocess.Process) -> None:
-    """SIGKILL to ffmpeg's process group, unless it was reaped already."""
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-
-
-async def _end(process: asyncio.subprocess.Process) -> None:
-    """Kill ffmpeg unless it ended, read its pipes to their end (a pipe left full would
-    keep them open) and reap it."""
-    _kill(process)
-    for stream in (process.stdout, process.stderr):
-        assert stream is not None
-        while await stream.read(CHUNK):
-            pass
-    await process.wait()
 
 
 def _duration(stderr: bytes | None) -> float | None:

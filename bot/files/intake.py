@@ -3,45 +3,33 @@
 Cheap checks first, on what the platform said and the bytes' length: how many files, how
 large each, how large all of them (`PARLEY_MAX_FILES`, `PARLEY_MAX_FILE_MB`,
 `PARLEY_MAX_TURN_MB`). Then each file's type, from its bytes, and the file made ready: an
-image scaled (`bot.files.images`), a PDF's text taken out or a text file read
-(`bot.files.documents`), in a thread, at most `BUSY` at once per process: a burst of large
-photos waits its turn instead of taking every core, and the event loop never decodes. A
-refusal names the file and says what to send instead; nothing is stored for a message that
-is refused.
+image scaled (`bot.files.images`), a PDF's or Word document's text taken out or a text file
+read (`bot.files.documents`), in a reader process with bounds of its own, in the sender's
+lane (`bot.files.reading`): the event loop never decodes, and one person's heavy file never
+holds up another's. A refusal names the file and says what to send instead; nothing is
+stored for a message that is refused.
 
 Sound (a voice note, an audio file, a video note) is not stored for a model, none of which
 Parley sends sound to: it is heard (`hear`), its transcript becoming part of the message's
-text (`bot.files.voice`), and only the message's other files go on to `accept`.
+text (`bot.files.voice`), and only the message's other files go on to `accept`. What a
+platform calls a recording but whose bytes are no sound is refused as such, not read as
+whatever its bytes are.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from bot.config.settings import Settings
 from bot.files import audio
+from bot.files.reading import Arrived, Readers, Refused, Stored, TooLarge, called
 from bot.files.store import FileStore
 from bot.files.voice import NO_BACKEND, NotHeard, Transcriber
 from bot.vocabulary.files import FileRef
 
-if TYPE_CHECKING:
-    from bot.files.documents import Document
-    from bot.files.images import Prepared
-
-BUSY = 2  # files made ready at once in one process
-UNREAD = "this kind of file is not read; send an image, a PDF, a Word document or a text file"
+__all__ = ["Arrived", "Heard", "Intake", "Limits", "Refused", "TooLarge", "called"]
 MB = 1024 * 1024
-
-
-class Refused(ValueError):
-    """A file (or a message's files) not taken; the text is for the person who sent it."""
-
-
-class TooLarge(Refused):
-    """Refused for its size or the number of files."""
 
 
 @dataclass(frozen=True)
@@ -58,14 +46,6 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Arrived:
-    """One file as a platform handed it over: its bytes and the name it was sent with."""
-
-    data: bytes
-    name: str = ""
-
-
-@dataclass(frozen=True)
 class Heard:
     """A message's files once its sound was heard: what was said in each recording, in
     order, and the files that are no sound."""
@@ -75,11 +55,11 @@ class Heard:
 
 
 class Intake:
-    def __init__(self, store: FileStore, limits: Limits, voice: Transcriber | None = None) -> None:
-        self.store = store
+    def __init__(self, readers: Readers, limits: Limits, voice: Transcriber | None = None) -> None:
+        self.readers = readers
+        self.store = FileStore(readers.store)  # where the readers store what they take
         self.limits = limits
         self.voice = voice  # None: voice notes are answered with `NO_BACKEND`
-        self._busy = asyncio.Semaphore(BUSY)
 
     def check_voice(self, seconds: Sequence[float]) -> None:
         """Refuse recordings before they are downloaded: when nothing transcribes them here,
@@ -97,6 +77,8 @@ class Intake:
         heard = Heard([], [])
         for arrived in files:
             sound = audio.sniff(arrived.data)
+            if sound is None and arrived.recording:
+                raise Refused(f"{called(arrived.name)} is not a recording that can be heard")
             if sound is None:
                 heard.files.append(arrived)
                 continue
@@ -128,48 +110,21 @@ class Intake:
                 f"the files come to {_mb(total)}; at most {_mb(limits.turn_bytes)} per message"
             )
 
-    async def accept(self, files: Sequence[Arrived]) -> list[FileRef]:
-        """Each file checked, made ready and stored, in order; Refused for the first that is
-        not, before any is stored."""
+    async def accept(self, files: Sequence[Arrived], lane: str) -> list[FileRef]:
+        """Each file checked, made ready and stored, in order, in `lane` (the sender's);
+        Refused for the first that is not, before any is stored."""
         self.check_sizes([(f.name, len(f.data)) for f in files])
-        ready = []
-        for arrived in files:
-            async with self._busy:
-                made = await asyncio.to_thread(_made_ready, arrived)
-            if isinstance(made, str):
-                raise Refused(f"{called(arrived.name)}: {made}")
-            ready.append(made)
-        return [
-            await asyncio.to_thread(self._stored, made, arrived.name)
-            for arrived, made in zip(files, ready, strict=True)
-        ]
-
-    def _stored(self, made: Prepared | Document, name: str) -> FileRef:
-        """The file in the store, and a PDF's text beside it (its reference's `extract`)."""
-        ref = self.store.put(made.data, made.media_type, name)
-        text = made.text
-        if text is None:
-            return ref
-        extract = self.store.put(text.encode(), "text/plain")
-        return ref.model_copy(update={"extract": extract.sha256})
+        stored = await self.readers.read(lane, files, "people")
+        return [_ref(kept, arrived.name) for kept, arrived in zip(stored, files, strict=True)]
 
 
-def _made_ready(arrived: Arrived) -> Prepared | Document | str:
-    """The image made ready or the document read, or why neither can be (run in a thread)."""
-    from bot.files import documents, images  # noqa: PLC0415 (loaded with the first file)
+def _ref(kept: Stored, name: str) -> FileRef:
+    return FileRef(sha256=kept.sha256, media_type=kept.media_type, name=name, size=kept.size,
+                   extract=kept.extract)  # fmt: skip
 
-    data = arrived.data
-    try:
-        if images.media_type(data) is not None:
-            return images.prepare(data)
-        if documents.is_pdf(data):
-            return documents.read_pdf(data)
-        if documents.is_docx(data):
-            return documents.read_docx(data)
-    except (images.NotAnImage, documents.NotADocument) as exc:
-        return str(exc)
-    text = documents.read_text(data, arrived.name)
-    return text if text is not None else UNREAD
+
+def _mb(size: int) -> str:
+    return f"{size / MB:.1f} MB" if size < 10 * MB else f"{size // MB} MB"
 
 
 def kind_of(data: bytes) -> str:
@@ -185,12 +140,3 @@ def kind_of(data: bytes) -> str:
     if documents.read_text(data, "") is not None:
         return "text/plain; charset=utf-8"
     return "application/octet-stream"
-
-
-def called(name: str) -> str:
-    """A file as a refusal names it: its name in quotes, or "the file"."""
-    return f"“{name}”" if name else "the file"
-
-
-def _mb(size: int) -> str:
-    return f"{size / MB:.1f} MB" if size < 10 * MB else f"{size // MB} MB"

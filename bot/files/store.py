@@ -1,21 +1,19 @@
 """Files by content: `<root>/<first two hex digits>/<SHA-256>`, written once, removed once no
 recorded message carries them (`bot.store.archive` says which).
 
-The name is the hash of the bytes, so a file sent twice (an album forwarded again, the same
-screenshot in two chats) is stored once and a reference can never point at other bytes. A
-file is written under a temporary name and renamed into place, so a worker killed mid-write
-leaves no half file behind a valid name. The calls are blocking file I/O: callers on an
-event loop run them in a thread (`asyncio.to_thread`).
+The name is the hash of the bytes (`bot.files.by_content`), so a file sent twice (an album
+forwarded again, the same screenshot in two chats) is stored once and a reference can never
+point at other bytes. The files that arrive are stored by the reader process that made them
+ready (`bot.files.reader`); the calls here are blocking file I/O: callers on an event loop
+run them in a thread (`asyncio.to_thread`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from bot.files import by_content
 from bot.vocabulary.files import FileRef
 
 
@@ -29,14 +27,11 @@ class FileStore:
         self.root = root
 
     def path(self, sha256: str) -> Path:
-        return self.root / sha256[:2] / sha256
+        return by_content.path(self.root, sha256)
 
     def put(self, data: bytes, media_type: str, name: str = "") -> FileRef:
         """Store `data` (if it is not there yet) and return its reference."""
-        sha256 = hashlib.sha256(data).hexdigest()
-        target = self.path(sha256)
-        if not target.exists():
-            _write(target, data)
+        sha256 = by_content.write_once(self.root, data)
         return FileRef(sha256=sha256, media_type=media_type, name=name, size=len(data))
 
     def remove(self, hashes: Iterable[str]) -> int:
@@ -65,16 +60,3 @@ class FileStore:
         except FileNotFoundError:
             name = ref.name or ref.media_type
             raise FileMissing(f"file {sha256[:12]} ({name}) is gone") from None
-
-
-def _write(target: Path, data: bytes) -> None:
-    """`data` at `target`, under a temporary name first (see the module docstring)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -16,7 +16,7 @@ from adapters.chat.intake import Arrival, Files, Intake
 from bot.config.settings import Settings
 from bot.files.intake import MB, Arrived, Limits
 from bot.files.intake import Intake as FileIntake
-from bot.files.store import FileStore
+from bot.files.reading import Readers, ReadLimits
 from bot.mailbox.inbox import Mailbox
 from bot.redis import keys
 from bot.vocabulary.envelope import MAX_TEXT, Sender
@@ -57,7 +57,7 @@ def arrival(sender: Sender, text: str = "hello", n: int = 1, **given: Any) -> Ar
 async def intake(redis_url: str, tmp_path: Path) -> AsyncIterator[Intake]:
     redis = Redis.from_url(redis_url)
     settings = Settings(_env_file=None, allowed_users=[ANN.id], user_messages_per_minute=2)
-    files = FileIntake(FileStore(tmp_path / "files"), Limits(file_bytes=MB))
+    files = FileIntake(Readers(tmp_path / "files", ReadLimits()), Limits(file_bytes=MB))
     yield Intake(Gate(settings, redis), Mailbox(redis, Jobs()), files)
     await redis.aclose()
 

@@ -16,7 +16,7 @@ from adapters.chat.intake import Files, Intake
 from bot.config.settings import Settings
 from bot.files.intake import MB, Arrived, Limits
 from bot.files.intake import Intake as FileIntake
-from bot.files.store import FileStore
+from bot.files.reading import Readers, ReadLimits
 from bot.files.voice import MARK, NO_BACKEND, Endpoint, Transcriber
 from bot.mailbox.inbox import Mailbox
 from tests.adapters.test_intake import ANN, SESSION, STRANGER, Jobs, Told, arrival, queued
@@ -44,10 +44,14 @@ class Fetches:
 async def intake(redis_url: str, tmp_path: Path, fake_llm: FakeLLM) -> AsyncIterator[Intake]:
     redis = Redis.from_url(redis_url)
     settings = Settings(_env_file=None, allowed_users=[ANN.id], user_messages_per_minute=2)
-    store = FileStore(tmp_path / "files")
+    store = tmp_path / "files"
     endpoint = Endpoint("whisper-1", fake_llm.openai_base_url, OPENAI_KEY, 10, 600)
     voice = Transcriber(endpoint)
-    yield Intake(Gate(settings, redis), Mailbox(redis, Jobs()), FileIntake(store, Limits(), voice))
+    yield Intake(
+        Gate(settings, redis),
+        Mailbox(redis, Jobs()),
+        FileIntake(Readers(store, ReadLimits()), Limits(), voice),
+    )
     await voice.aclose()
     await redis.aclose()
 
@@ -91,7 +95,7 @@ async def test_without_a_transcriber_a_voice_note_is_told_and_not_fetched(
 ) -> None:
     redis = Redis.from_url(redis_url)
     settings = Settings(_env_file=None, allowed_users=[ANN.id])
-    files = FileIntake(FileStore(tmp_path / "files"), Limits(file_bytes=MB))
+    files = FileIntake(Readers(tmp_path / "files", ReadLimits()), Limits(file_bytes=MB))
     intake = Intake(Gate(settings, redis), Mailbox(redis, Jobs()), files)
     told, fetches = Told(), Fetches()
     try:

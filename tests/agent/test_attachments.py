@@ -7,10 +7,12 @@ import hashlib
 from pathlib import Path
 
 from bot.agent.attachments import Attachments, SendLimits, clean_name
+from bot.files.reading import Readers, ReadLimits
 from bot.files.store import FileStore
 from bot.tools.base import Attachment
 from bot.tools.send_file import size
 from bot.vocabulary.state import TurnProgress
+from tests.fakes import hostile_files
 from tests.support.images import image_bytes
 
 TABLE = b"a,b\n1,2\n"
@@ -18,7 +20,9 @@ TABLE = b"a,b\n1,2\n"
 
 async def test_files_are_stored_by_content_and_announced(tmp_path: Path) -> None:
     store = FileStore(tmp_path)
-    attachments = Attachments(store, SendLimits(max_bytes=1_000_000, per_turn=5))
+    attachments = Attachments(
+        Readers(store.root, ReadLimits()), SendLimits(max_bytes=1_000_000, per_turn=5)
+    )
     png = image_bytes((40, 30))
     turn = TurnProgress()
     files = [Attachment("out/chart.bin", png, " A chart "), Attachment("t.csv", TABLE)]
@@ -38,7 +42,9 @@ async def test_files_are_stored_by_content_and_announced(tmp_path: Path) -> None
 
 async def test_what_is_not_sent_is_said_and_not_stored(tmp_path: Path) -> None:
     store = FileStore(tmp_path / "files")
-    attachments = Attachments(store, SendLimits(max_bytes=10, per_turn=2))
+    attachments = Attachments(
+        Readers(store.root, ReadLimits()), SendLimits(max_bytes=10, per_turn=2)
+    )
     turn = TurnProgress(files_sent=1)
     files = [
         Attachment("empty.txt", b""),
@@ -64,7 +70,9 @@ async def test_a_process_without_a_store_sends_nothing() -> None:
     attachments = Attachments(None, SendLimits(max_bytes=10, per_turn=2))
     note, sent = await attachments.take("c", [Attachment("a.txt", b"a")], TurnProgress())
     assert sent == [] and note == "a.txt was not sent: this conversation cannot receive files."
-    none = Attachments(FileStore(Path("/nonexistent")), SendLimits(max_bytes=10, per_turn=0))
+    none = Attachments(
+        Readers(Path("/nonexistent"), ReadLimits()), SendLimits(max_bytes=10, per_turn=0)
+    )
     note, sent = await none.take("c", [Attachment("a.txt", b"a")], TurnProgress())
     assert sent == [] and note == (
         "a.txt was not sent: this deployment sends no files (PARLEY_SEND_FILES_PER_TURN is 0)."
@@ -77,3 +85,22 @@ def test_a_name_is_one_clean_component() -> None:
     assert clean_name(".hidden") == "hidden"
     assert clean_name("///") == "file"
     assert len(clean_name("x" * 400)) == 255
+
+
+async def test_a_hostile_image_a_tool_made_is_not_sent_and_the_model_is_told(
+    tmp_path: Path,
+) -> None:
+    """The crafted PNG a program writes in ./out/ goes through the readers like a person's
+    file: the turn goes on, nothing is stored, and the note says why it was not sent."""
+    attachments = Attachments(Readers(tmp_path, ReadLimits()), SendLimits(10_000_000, 5))
+    name, bomb = hostile_files.png_ztxt_bomb()
+    turn = TurnProgress()
+    note, sent = await attachments.take(
+        "c", [Attachment(name, bomb), Attachment("t.csv", TABLE)], turn
+    )
+    assert [event.file.name for event in sent] == ["t.csv"]
+    assert (
+        note.splitlines()[0]
+        == f"{name} was not sent: the image carries more packed text than is read."
+    )
+    assert turn.files_sent == 1

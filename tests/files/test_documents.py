@@ -79,7 +79,7 @@ def test_a_word_document_s_paragraphs_and_tables_are_its_text() -> None:
 
 def test_a_word_document_that_cannot_be_read_says_why() -> None:
     bomb = zipped({"word/document.xml": b"\x00" * (MAX_UNPACKED + 1)})
-    with pytest.raises(NotADocument, match="unpacks to more than 100 MB"):
+    with pytest.raises(NotADocument, match="unpacks to more than 32 MB"):
         read_docx(bomb)
     with pytest.raises(NotADocument, match="damaged"):
         read_docx(zipped({"word/document.xml": b"<not a document"}))

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from bot.files.documents import DOCX
-from bot.files.intake import UNREAD
+from bot.files.reader import UNREAD
 from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
 from tests.integration.telegram.test_replies import ANN, replies, said
