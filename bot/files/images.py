@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from bot.vocabulary.files import LONG_EDGE
+from bot.vocabulary.image_edge import LONG_EDGE
 
 MAX_PIXELS = 50_000_000  # a 48-megapixel phone photo passes; Pillow's own bomb limit is 89 M
 MAX_ENCODED = 3_900_000  # bytes: under Anthropic's 5 MB once in base64

@@ -8,7 +8,8 @@ file's name and length), then the files' bytes one after another. It answers on 
 a line of JSON per step: `{"reading": i}` as it starts on a file, so a process ended for its
 limits is known to have been reading that one, and last `{"stored": [...]}` (each file's
 hash, type, size, and its text's hash) or `{"refused": i, "why": "..."}`, the sentence for
-the person. Nothing is stored unless every file was made ready. The answer is plain JSON,
+the person; the last line also says the process's peak memory (`peak_mb`). Nothing is
+stored unless every file was made ready. The answer is plain JSON,
 never pickle: a process that read a hostile file is not trusted with its parent's code.
 
 The limits are set before any file's byte is read: the address space (RLIMIT_AS, so a
@@ -64,11 +65,11 @@ def main() -> None:
         data = _exactly(stdin, int(file["size"]))
         ready = _made_ready(data, str(file["name"]), job["purpose"], int(job["memory_mb"]))
         if isinstance(ready, str):
-            _say(out, refused=index, why=ready)
+            _say(out, refused=index, why=ready, peak_mb=_peak_mb())
             return
         made.append(ready)
     root = Path(job["store"])
-    _say(out, stored=[_stored(root, ready) for ready in made])
+    _say(out, stored=[_stored(root, ready) for ready in made], peak_mb=_peak_mb())
 
 
 def _made_ready(data: bytes, name: str, purpose: Purpose, memory_mb: int) -> Ready | str:
@@ -140,6 +141,12 @@ def _cpu_for(seconds: float) -> None:
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
     soft = min(int(usage.ru_utime + usage.ru_stime + seconds) + 1, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _peak_mb() -> float:
+    """The most memory this process held (VmHWM: since its exec, unlike `ru_maxrss`)."""
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
 
 
 def _exactly(stream: IO[bytes], size: int) -> bytes:

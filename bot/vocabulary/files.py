@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.vocabulary.image_edge import LONG_EDGE
+
+__all__ = ["IMAGE_TYPES", "LONG_EDGE", "FileRef"]
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
-# px: the longest edge an image is sent to a model at. Anthropic scales a larger one down
-# itself, after the upload; a platform that keeps several sizes of a photo is asked for this.
-LONG_EDGE = 1568
 
 
 class FileRef(BaseModel):

@@ -158,6 +158,22 @@ def _pdf_pages(count: int, contents: list[int], first: int) -> list[bytes]:
             *[page] * count]  # fmt: skip
 
 
+def pdf_heavy(pages: int = 100, page_bytes: int = 30_000) -> bytes:
+    """An honest PDF that is slow to read: `pages` pages of some `page_bytes` of drawing
+    instructions each, each drawing a short word (a table of numbers, say)."""
+    objects = _pdf_pages(pages, [], 3)
+    line = b"BT /F1 9 Tf %d %d Td (%d) Tj ET\n"
+    for n in range(pages):
+        lines = (
+            line % (20 + (k % 9) * 60, 700 - (k % 60) * 11, k) for k in range(page_bytes // 36)
+        )
+        objects.append(_stream(b"".join(lines)))
+        objects[2 + n] = objects[2 + n].replace(
+            b"/Contents []", b"/Contents %d 0 R" % (3 + pages + n)
+        )
+    return _pdf(objects)
+
+
 def pdf_inflating_stream() -> tuple[str, bytes]:
     """One page whose content stream inflates to 20 MB of text operators."""
     ops = b"BT /F1 12 Tf 72 700 Td (aaaaaaaaaaaaaaaa) Tj ET\n"
