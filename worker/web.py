@@ -22,7 +22,7 @@ from adapters.http.streams import READER_OPTIONS
 from adapters.platforms.targets import answered_target
 from adapters.web.services import Services
 from adapters.web.startup import REFUSED, watch_refusals
-from bot.assembly.catalog import standard_tools
+from bot.assembly.catalog import worker_tools
 from bot.assembly.stores import ToolStores
 from bot.config.settings import ConfigError, Settings
 from bot.files import shared_dirs
@@ -67,7 +67,7 @@ async def make_app(settings: Settings) -> web.Application:
         grants=Grants(database.engine),
         chats=ChatSettings(database.engine),
         traces=Traces(database.engine),
-        tools=ToolCatalog(redis, ToolRegistry(standard_tools(settings, stores)).specs),
+        tools=ToolCatalog(redis, ToolRegistry(worker_tools(settings, stores)).specs),
         files=Intake(
             Readers(settings.files_dir, ReadLimits.of(settings)), Limits.of(settings), voice
         ),

@@ -117,6 +117,7 @@ class _Run:
             self.save,
             lambda: TOOL_NOTE if self.deadline.passed else CANCELLED,
             deps.attachments,
+            helpers=deps.settings.helpers_per_turn,
         )
         self.final_text = ""
         self.notice = ""

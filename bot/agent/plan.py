@@ -7,7 +7,8 @@ waits for every step before it, and one whose `depends_on` names a step that is 
 in the plan (or an id two steps share) is read the same way. Steps run one by one in the
 conversation, each an ordinary step of the loop; where the turn may start helpers, two or
 more steps ready at the same time run at once instead, each as a helper
-(`bot.agent.plan_helpers`), through the turn's ordinary tool step.
+(`bot.agent.plan_helpers`), through the turn's ordinary tool step: as many as the turn may
+still start (`bot.agent.helper_count`), the others after them.
 
 Every model call is an ordinary step of the loop (`Run.iterate`), with its tools, retries,
 approvals and trace, and so is every call that starts a helper (`Run.tools`); this module
@@ -24,6 +25,7 @@ import asyncio
 from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any, Protocol
 
+from bot.agent import helper_count
 from bot.agent import plan_helpers as helpers
 from bot.agent.deps import AgentDeps
 from bot.agent.output import check, instruction
@@ -282,15 +284,21 @@ class PlanExecution:
                 turn.plan_phase = "answering"
                 schema = self.run.config.output_schema
                 self._ask(ANSWER + ("\n\n" + instruction(schema) if schema else ""))
-            elif len(ready) > 1 and helpers.offered(
-                self.run.tools, self.run.deps.settings.delegate_depth
-            ):
-                self._delegate(ready)
+            elif len(group := ready[: self._helpers_left()]) > 1:
+                self._delegate(group)
             else:
                 ready[0].status = "running"
                 self._ask(STEP.format(id=ready[0].id, title=ready[0].title))
         await self.run.save()
         yield self._show()
+
+    def _helpers_left(self) -> int:
+        """How many steps may go to helpers now: none where the turn may not start them,
+        else as many as it may still start (PARLEY_HELPERS_PER_TURN, `helper_count`)."""
+        settings = self.run.deps.settings
+        if not helpers.offered(self.run.tools, settings.delegate_depth):
+            return 0
+        return helper_count.room(self.turn, settings.helpers_per_turn)
 
     def _delegate(self, group: list[ev.PlanStep]) -> None:
         """Hand each step of `group` to a helper: the calls go into the context now, and

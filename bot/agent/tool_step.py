@@ -3,7 +3,8 @@
 Results are collected per call and added to the context in one user message, in the order of
 the calls, only when every call has one: the model APIs reject a context in which a tool_use
 lacks its tool_result. Files a call made for the person are stored and announced after the
-results (`bot.agent.attachments`), each a `FileSent` event.
+results (`bot.agent.attachments`), each a `FileSent` event. `delegate` calls past the helpers
+a turn may start are answered without running (`bot.agent.helper_count`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from bot.agent import helper_count
 from bot.agent.attachments import Attachments, SendLimits
 from bot.agent.cancel import wait_all_or_cancel
 from bot.agent.step import Step, StepEnd
@@ -20,6 +22,7 @@ from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome, cache_key
 from bot.tools.policy import Policy
 from bot.vocabulary import events as ev
+from bot.vocabulary.helpers import TOOL as DELEGATE
 from bot.vocabulary.messages import ToolResultBlock, ToolUseBlock
 from bot.vocabulary.state import PendingConfirmation, SessionState, TurnProgress
 
@@ -60,10 +63,13 @@ class ToolStep:
         save: Callable[[], Awaitable[None]],
         stopped: Callable[[], str] = lambda: CANCELLED,
         attachments: Attachments | None = None,
+        *,
+        helpers: int,
     ) -> None:
         """`stopped` says why a call the turn's cancel cut off did not finish (a /stop, or
         the turn's time running out); `attachments` takes the files calls made (None: no
-        file is sent)."""
+        file is sent); `helpers` is how many helpers the turn may start
+        (PARLEY_HELPERS_PER_TURN)."""
         self.registry = registry
         self.executor = executor
         self.policy = policy
@@ -73,6 +79,7 @@ class ToolStep:
         self.cancel = cancel
         self.save = save
         self.stopped = stopped
+        self.helpers = helpers
         self.attachments = attachments or Attachments(None, SendLimits(0, 0))
         self._files: list[ev.FileSent] = []  # of the calls just run, announced after results
 
@@ -273,6 +280,8 @@ class ToolStep:
         action = self.policy.decide(tool, call.name, call.input, self.caller)
         if action == "deny":
             return _error(call, f"Not run: the policy does not allow {call.name} here.")
+        if call.name == DELEGATE and not helper_count.let_through(self.turn, call.id, self.helpers):
+            return _error(call, helper_count.refusal(self.helpers))
         if call.name == ask_user.NAME:  # never run: the person answers it
             asked = ask_user.parse(call.input)
             return _error(call, asked) if isinstance(asked, str) else "ask"

@@ -12,8 +12,8 @@ from bot.agent.compaction import Compactor
 from bot.agent.deps import AgentDeps
 from bot.agent.loop import Agent
 from bot.agent.prompt import PromptBuilder, load_bootstrap
-from bot.assembly.catalog import DATABASE_TOOLS, standard_tools
-from bot.assembly.delegate import HelperLink, delegate_tool
+from bot.assembly.catalog import RESERVED, delegation, standard_tools
+from bot.assembly.delegate import HelperLink
 from bot.assembly.stores import ToolStores
 from bot.assembly.tool_settings import send_file_limit, tool_config, unclaimed
 from bot.config.settings import ConfigError, Settings
@@ -53,15 +53,25 @@ def load_tool_modules(names: Iterable[str]) -> list[Tool]:
     return found
 
 
-def configured_tools(settings: Settings, stores: ToolStores | None = None) -> list[Tool]:
-    """Parley's own tools and those of `PARLEY_TOOL_MODULES`. A module's tool may not take
-    the name of one of Parley's, also of one not offered here for want of `stores`: the
-    same modules must load in every process."""
+def configured_tools(
+    settings: Settings, stores: ToolStores | None = None, helpers: HelperLink | None = None
+) -> list[Tool]:
+    """Parley's own tools (`bot.assembly.catalog.standard_tools`) and those of
+    `PARLEY_TOOL_MODULES`. A module's tool may not take the name of one of Parley's, also of
+    one not offered here for want of `stores` or `helpers`: the same modules must load in
+    every process."""
     extra = load_tool_modules(settings.tool_modules)
     for item in extra:
-        if item.name in DATABASE_TOOLS:
+        if item.name in RESERVED:
             raise ConfigError(f"PARLEY_TOOL_MODULES: tool {item.name!r} is registered twice")
-    return [*standard_tools(settings, stores), *extra]
+    return [*standard_tools(settings, stores, helpers), *extra]
+
+
+def worker_registry(settings: Settings) -> ToolRegistry:
+    """The tools a worker's agent is built on, Parley's own and those of
+    `PARLEY_TOOL_MODULES`, for a process that counts them and runs no turn (`parley
+    doctor`): on stores that reach nothing, `delegate` on a link to no helpers."""
+    return tool_registry(configured_tools(settings, ToolStores.unopened(), HelperLink()))
 
 
 def tool_registry(tools: Iterable[Tool]) -> ToolRegistry:
@@ -107,9 +117,10 @@ def build_agent(
     served = Served.of(settings)
     served.check()
     provider = provider or ModelRouter(served)
-    chosen = list(configured_tools(settings, stores) if tools is None else tools)
-    if helpers is not None and settings.delegate_depth > 0:
-        chosen.append(delegate_tool(settings, helpers))
+    if tools is None:
+        chosen = configured_tools(settings, stores, helpers)
+    else:
+        chosen = [*tools, *delegation(settings, helpers)]
     registry = tool_registry(chosen)
     retry = RetryPolicy(
         attempts=settings.llm_attempts,

@@ -73,8 +73,9 @@ def delegate_tool(settings: Settings, link: HelperLink) -> Tool:
         own step, token and time limits, and a subset of your tools. It returns the helper's
         final answer. Several delegate calls in one reply run in parallel, so split work
         that has independent parts (research several things, check several sources) into
-        one call each. The helper cannot ask the user questions; a tool it needs approved is
-        asked in this chat."""
+        one call each; a turn starts only a few helpers, and calls past them do not run.
+        The helper cannot ask the user questions; a tool it needs approved is asked in this
+        chat."""
         runs = link.runs
         if runs is None:
             raise ToolError("Helpers are not available here.")

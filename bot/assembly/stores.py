@@ -5,7 +5,8 @@ A process that has them (a worker, and `parley web` for its list of tools) build
 scheduled-task, memory and preference tools on them (`bot.assembly.catalog`); no tool is
 handed the bundle, each gets the store it works on. Where there are none (`parley mcp`,
 `parley chat`), those tools are not offered at all. A worker's turns read their own
-(`bot.session.deps.SessionStores`).
+(`bot.session.deps.SessionStores`). `parley doctor` counts a worker's tools on stores that
+reach nothing (`unopened`): it reads no database to count them, nor creates a file.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot.store.chats import ChatSettings
 from bot.store.memory import Memories
@@ -32,3 +33,9 @@ class ToolStores:
     def open(cls, engine: AsyncEngine, redis: Redis) -> ToolStores:
         """All of them on one database (and Redis, where tasks are announced)."""
         return cls(TaskBook(engine, redis), People(engine), Memories(engine), ChatSettings(engine))
+
+    @classmethod
+    def unopened(cls) -> ToolStores:
+        """Stores on an in-memory database and a Redis client that are never connected:
+        for building the tools to name or count them, never to call them."""
+        return cls.open(create_async_engine("sqlite+aiosqlite://"), Redis())

@@ -120,12 +120,13 @@ class Settings(RedisReach, PlatformSettings):
 
     tool_timeout: float = Field(default=30.0, gt=0, le=YEAR_S)
     # Helpers (`delegate`): each child run's own step cap, token budget and wall clock (each
-    # at most what its parent has left), how many one turn runs at once, and how deep they
-    # nest (1: a helper cannot delegate).
+    # at most what its parent has left), how many one turn runs at once, how many it starts
+    # in all, and how deep they nest (1: a helper cannot delegate).
     delegate_steps: int = Field(default=10, ge=1, le=100)
     delegate_tokens: int = Field(default=50_000, ge=100)
     delegate_timeout: float = Field(default=120.0, gt=0, le=3600)
     delegate_concurrency: int = Field(default=4, ge=1, le=64)
+    helpers_per_turn: int = Field(default=8, ge=1, le=100)
     delegate_depth: int = Field(default=1, ge=0, le=4)
     tool_concurrency: int = Field(default=4, ge=1, le=64)
     tool_output_limit: int = Field(default=16_000, ge=200)

@@ -15,7 +15,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import yaml
 
@@ -119,10 +119,28 @@ def _tools(value: object) -> tuple[str, ...]:
     raise SkillError("allowed-tools is neither a string of tool names nor a list of them")
 
 
+def hidden(path: PurePath) -> bool:
+    """Whether `path` names a hidden file or folder or goes through one: a part of it that
+    starts with a dot (`.git`, `.env`), `.` and `..` aside. Those are not the skill's: a
+    `.git` of a skill kept in a repository of its own (its remote's URL may hold a token),
+    an `.env` beside it. They are never listed, looked into or read."""
+    return any(part.startswith(".") and part not in (".", "..") for part in path.parts)
+
+
+def leads_to_hidden(path: Path, root: Path) -> bool:
+    """Whether `path`, its links followed as far as they go (whether or not what they name
+    is there), is a hidden file or folder of the folder `root` (resolved), or is in one."""
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a loop: refused as a link that leads nowhere
+        return False
+    return target.is_relative_to(root) and hidden(target.relative_to(root))
+
+
 def _files(folder: Path) -> tuple[str, ...]:
     """The files beside SKILL.md, relative to `folder`; a link that leads out of the folder,
-    a special file, or a folder too large refuses the skill. Hidden entries (a `.git` of a
-    skill kept in its own repository) are not the skill's and are not looked into."""
+    a special file, or a folder too large refuses the skill. Hidden entries, and links that
+    lead to one, are not the skill's (see `hidden`) and are left out."""
     root = folder.resolve(strict=True)
     found: list[str] = []
     total = entries = 0
@@ -133,6 +151,8 @@ def _files(folder: Path) -> tuple[str, ...]:
             if entries > MAX_ENTRIES:
                 raise SkillError(f"the folder holds more than {MAX_ENTRIES} files and folders")
             path = Path(top) / entry
+            if path.is_symlink() and leads_to_hidden(path, root):
+                continue
             relative = path.relative_to(folder).as_posix()
             _check_link(path, root, relative)
             info = path.stat()

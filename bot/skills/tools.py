@@ -2,7 +2,8 @@
 
 The system prompt lists the skills by name and description only (`bot.skills.prompt`); the
 model calls this tool for the whole text, and again for a file the instructions name. A file
-is read only inside its skill's folder, links followed and the result checked, and at most
+is read only inside its skill's folder, links followed and the result checked, never a
+hidden one (a `.git`, an `.env`: not the skill's, and where secrets sit), and at most
 `MAX_FILE` bytes of it. A skill its chat's admins switched off (`/skills off NAME`, a row in
 the chat's switched-off tools as `skill:NAME`) is refused here as it is absent from the
 prompt. The tool is offered only while there is a skill to load: it comes and goes with the
@@ -21,7 +22,7 @@ from typing import Annotated
 from pydantic import Field
 
 from bot.skills.library import Skills
-from bot.skills.skill import MAX_NAME, SKILL_FILE, Skill
+from bot.skills.skill import MAX_NAME, SKILL_FILE, Skill, hidden
 from bot.store.chats import ChatSettings
 from bot.tools.base import Tool, ToolContext, ToolError, tool
 from bot.vocabulary.chat_settings import skills_off
@@ -100,23 +101,38 @@ def instructions(skill: Skill) -> str:
 
 def read_skill_file(skill: Skill, file: str) -> str:
     """A file of `skill` as text; a ToolError for a path that leaves the skill's folder
-    (by `..`, an absolute path or a link), a file that is not there or is not text."""
+    (by `..`, an absolute path or a link), one that names or leads to a hidden file or
+    folder (`bot.skills.skill.hidden`: refused alike whether it is there or not, so the
+    refusal says nothing of what the folder holds), a file that is not there or is not text."""
     if "\0" in file or not file.strip():
         raise ToolError("Refused: name a file of the skill, such as one its files list shows.")
     if PurePosixPath(file).is_absolute() or file.startswith("~"):
         raise ToolError(f"Refused: {file!r} is absolute; name a file of the skill relative to it.")
     root = skill.folder.resolve()
+    if hidden(PurePosixPath(file)):
+        raise ToolError(_hidden(skill, file))
     try:
-        path = (root / file).resolve(strict=True)
+        path = (root / file).resolve()  # links followed as far as they go, there or not
     except (OSError, RuntimeError):
         raise ToolError(f"The skill {skill.name} has no file {file!r}.") from None
     if not path.is_relative_to(root):
         raise ToolError(f"Refused: {file!r} is outside the skill {skill.name}'s folder.")
+    if hidden(path.relative_to(root)):
+        raise ToolError(_hidden(skill, file))
+    if not path.exists():
+        raise ToolError(f"The skill {skill.name} has no file {file!r}.")
     if not path.is_file():
         raise ToolError(f"{file!r} is not a file of the skill {skill.name}.")
     if path == root / SKILL_FILE:
         return instructions(skill)
     return _text(path, file)
+
+
+def _hidden(skill: Skill, file: str) -> str:
+    return (
+        f"Refused: {file!r} is, or leads to, a hidden file or folder (its name starts with a "
+        f"dot), which is not part of the skill {skill.name}."
+    )
 
 
 def _text(path: Path, file: str) -> str:

@@ -64,6 +64,7 @@ class TurnProgress(BaseModel):
     trace: Trace | None = None  # the run's trace so far, for a worker that resumes it
     start: ContextMark | None = None
     files_sent: int = 0  # files the turn's tools sent the person (`bot.agent.attachments`)
+    helpers: list[str] = Field(default_factory=list)  # its `delegate` calls let through, by id
 
 
 class PendingConfirmation(BaseModel):

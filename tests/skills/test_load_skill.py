@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.skills.library import Skills
-from bot.skills.tools import LOAD, MAX_FILE, SkillTools, read_skill_file
+from bot.skills.tools import LOAD, MAX_FILE, SkillTools, instructions, read_skill_file
 from bot.tools.base import ToolError
 from tests.skills.making import write_skill
 
@@ -68,3 +68,67 @@ def test_the_tool_is_offered_only_while_there_is_a_skill(tmp_path: Path) -> None
     write_skill(tmp_path / "none", "deploy")
     empty.load()
     assert list(SkillTools(empty, None).tools()) == [LOAD]
+
+
+TOKEN = "ghp_s3cretTokenInTheRemote"
+
+
+@pytest.fixture
+def hidden(skills: Skills) -> Skills:
+    """The deploy skill kept in a repository of its own, with secrets beside it."""
+    folder = skills.library.skills["deploy"].folder
+    (folder / ".git").mkdir()
+    (folder / ".git" / "config").write_text(f'[remote "origin"]\nurl = https://{TOKEN}@x/y\n')
+    (folder / ".env").write_text(f"TOKEN={TOKEN}\n")
+    (folder / ".ENV").write_text(f"TOKEN={TOKEN}\n")
+    (folder / "docs" / ".git").mkdir()
+    (folder / "docs" / ".git" / "config").write_text(TOKEN)
+    (folder / "docs" / ".notes.md").write_text(TOKEN)
+    (folder / "env.md").symlink_to(".env")
+    (folder / "nothing.md").symlink_to(".nothing")
+    (folder / "repo").symlink_to(".git")
+    (folder / "config.md").symlink_to(".git/config")
+    skills.load()
+    return skills
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".env",
+        "./.env",
+        ".ENV",
+        ".git/config",
+        ".git",
+        "docs/.git/config",
+        "docs/.notes.md",
+        ".git/../.env",
+        ".git/../steps.md",
+        "docs/../.env",
+        "env.md",
+        "repo/config",
+        "config.md",
+        ".missing",
+        "docs/.missing/file",
+        "nothing.md",
+    ],
+)
+def test_a_hidden_file_is_refused_whatever_the_path_and_whether_or_not_it_exists(
+    hidden: Skills, path: str
+) -> None:
+    with pytest.raises(ToolError) as refused:
+        read_skill_file(hidden.library.skills["deploy"], path)
+    said = str(refused.value)
+    assert said == (
+        f"Refused: {path!r} is, or leads to, a hidden file or folder (its name starts with a "
+        "dot), which is not part of the skill deploy."
+    )
+    assert TOKEN not in said
+
+
+def test_hidden_files_are_neither_listed_nor_offered(hidden: Skills) -> None:
+    skill = hidden.library.skills["deploy"]
+    assert skill.files == ("big.txt", "docs/more.md", "image.bin", "steps.md")
+    listed = instructions(skill)
+    assert ".env" not in listed and ".git" not in listed and "env.md" not in listed
+    assert read_skill_file(skill, "./steps.md") == "1. build\n2. ship\n"

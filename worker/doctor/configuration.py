@@ -1,6 +1,8 @@
 """The configuration: the settings read as every process reads them, then what a worker
 checks before it runs (a key for each model the settings name, the tool modules loaded
-without a clash), and what a process would warn about at start (`bot.config.warnings`).
+without a clash) with the count of the tools a worker offers (Parley's own, `delegate` and
+the database's among them, and the modules'), and what a process would warn about at start
+(`bot.config.warnings`).
 
 A setting that cannot be read is the one failure the other checks cannot go past: they are
 listed as skipped, and the line names the variable, as `parley web` would.
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from bot.assembly.agent import configured_tools, tool_registry
+from bot.assembly.agent import worker_registry
 from bot.config.settings import ConfigError, Settings, load_settings
 from bot.config.warnings import WARNED, settings_warnings
 from bot.llm.served import Served
@@ -33,7 +35,7 @@ def load() -> Settings | Finding:
 async def check_configuration(settings: Settings) -> list[Finding]:
     try:
         Served.of(settings).check()
-        tools = await in_thread(lambda: tool_registry(configured_tools(settings)))
+        tools = await in_thread(lambda: worker_registry(settings))
     except ConfigError as exc:
         return [failed(CHECK, str(exc), FIX)]
     platforms = [

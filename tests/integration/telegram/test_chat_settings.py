@@ -11,7 +11,7 @@ import json
 import pytest
 
 from adapters.chat.activation import BURST
-from tests.fakes.llm import RecordedRequest, Reply
+from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
 from tests.fakes.tg import TgChat, TgUser
 from tests.integration.telegram.test_approvals import ADMIN
 from tests.integration.telegram.test_memory import ask
@@ -234,6 +234,26 @@ async def test_in_a_private_chat_its_person_sets_the_instruction_and_tools(
     assert PIRATE in asked.system_text() and "current_time" not in offered(asked)
     (bobs,) = await ask(tg_stack, tg_stack.tg.private_chat(BOB), BOB, "hi")
     assert PIRATE not in bobs.system_text() and "current_time" in offered(bobs)
+
+
+async def test_delegate_is_listed_and_switched_off_like_any_tool(tg_stack: TelegramStack) -> None:
+    """With the defaults: `/tools` lists `delegate`, and switched off in Ann's chat it is not
+    offered to the model there (a call of it made anyway is refused as unknown), while Bob's
+    chat still has it."""
+    await tg_stack.start_worker()
+    chat = tg_stack.tg.private_chat(ANN)
+    assert "• delegate\n" in await said(tg_stack, chat, ANN, "/tools")
+    assert await said(tg_stack, chat, ANN, "/tools off delegate") == (
+        "delegate is switched off in this chat: I will not use it here."
+    )
+    assert "• delegate (switched off here)" in await said(tg_stack, chat, ANN, "/tools")
+    delegating = Reply(tool_calls=[ToolCallSpec("delegate", {"task": "do job 1"})])
+    tg_stack.fake.enqueue(delegating, Reply(text="I will do it myself."), Reply(text="Hi."))
+    asked = await ask(tg_stack, chat, ANN, "split this")
+    assert "delegate" not in offered(asked[0])
+    assert asked[1].tool_results()[0][1].startswith("Unknown tool 'delegate'.")
+    (bobs,) = await ask(tg_stack, tg_stack.tg.private_chat(BOB), BOB, "hi")
+    assert "delegate" in offered(bobs)
 
 
 @pytest.mark.parametrize("tg_stack", [ADMINS], indirect=True)
