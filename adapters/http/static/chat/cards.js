@@ -25,9 +25,10 @@ export class ToolCard {
     this.status.textContent = "running…";
   }
 
-  awaiting() {
+  /** Waiting for a person: for an approval, or (`question`) for their answer. */
+  awaiting(question = false) {
     this.element.classList.replace("running", "awaiting");
-    this.status.textContent = "waiting for approval";
+    this.status.textContent = question ? "waiting for your answer" : "waiting for approval";
   }
 
   /** A call the history shows without a result, nothing waiting on it either. */

@@ -176,8 +176,9 @@ export class Turn {
    * (or after the request expires). */
   ask(event, id) {
     this.endBubble();
-    for (const call of event.calls) this.view.tools.get(call.call_id)?.awaiting();
-    const card = event.questions?.length
+    const question = Boolean(event.questions?.length);
+    for (const call of event.calls) this.view.tools.get(call.call_id)?.awaiting(question);
+    const card = question
       ? new QuestionCard(event, (answers) => this.view.decide(event.confirmation_id, { answers }))
       : new ApprovalCard(event, (decision) => this.view.decide(event.confirmation_id, { decision }));
     this.add(card.element);
