@@ -106,7 +106,7 @@ export class Turn {
         this.toolEnded(event);
         break;
       case "file":
-        this.fileSent(event.file);
+        this.fileSent(event.file, event.caption);
         break;
       case "confirmation_required":
         this.ask(event, id);
@@ -157,10 +157,11 @@ export class Turn {
     keepPinned();
   }
 
-  /** A file a tool sent: after the text so far, as the chat platforms post it. */
-  fileSent(file) {
+  /** A file a tool sent, with its caption: after the text so far, as the chat platforms
+   * post it. */
+  fileSent(file, caption) {
     this.endBubble();
-    this.add(sentFile(file));
+    this.add(sentFile(file, caption));
   }
 
   showPlan(event) {
