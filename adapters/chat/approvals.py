@@ -1,5 +1,6 @@
 """What every platform's approval prompts say: the arguments shown, and the line that
-replaces the buttons once a request is decided (the answers to presses: `decisions.py`)."""
+replaces the buttons once a request is decided (the answers to presses: `decisions.py`). The
+web chat's card shows the same blocks, which the HTTP egress puts in the request's event."""
 
 from __future__ import annotations
 

@@ -6,7 +6,10 @@ dozens of tiny deltas a second, and one stream entry per delta would make Redis 
 worker, not the model, the limit when hundreds of replies stream at once.
 
 A file a tool sent (`FileSent`) is written with its address on the API (`url`,
-`/api/files/{sha256}`), and counted as sent: the client shows or downloads it from there.
+`/api/files/{sha256}`), and counted as sent: the client shows or downloads it from there. A
+request for approval carries, with each call, its arguments as the chat platforms' prompts
+show them (`shown`, `adapters.chat.approvals`: a program as the text it is, the rest as JSON),
+so the web chat's card and any client show what Telegram shows, decided in one place.
 As on the chat platforms, the files a turn's stream carried are kept in Redis by their
 SHA-256 under its first envelope (`adapters.chat.replies`), so a turn resumed after a crash
 does not show one twice.
@@ -20,6 +23,7 @@ by its recent traffic, not by its conversation's length, and an idle session's s
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import time
@@ -28,18 +32,26 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from adapters.chat.approvals import shown_arguments
 from adapters.chat.replies import ReplyStore
 from bot.redis import keys
 from bot.redis.confirmations import Confirmation
 from bot.telemetry import metrics
 from bot.vocabulary.envelope import Envelope
-from bot.vocabulary.events import AgentEvent, FileSent, Reminded, TextDelta
+from bot.vocabulary.events import (
+    AgentEvent,
+    ConfirmationRequired,
+    FileSent,
+    Reminded,
+    TextDelta,
+)
 
 STREAM_LENGTH = 2000
 # Longer than an approval waits by default (10 minutes) and a turn runs (3), so a client that
 # resumes from a turn's start or its approval prompt finds every event after it.
 RETAIN_S = 900.0
 COALESCE_S = 0.05
+SHOWN_LIMIT = 20_000  # characters of one call's arguments shown on a card: a page scrolls
 
 
 class RedisEventStream:
@@ -127,9 +139,16 @@ class RedisEventStream:
 
 
 def encoded(event: AgentEvent) -> str:
-    """The event's JSON on the stream; a file's with where the API serves it."""
+    """The event's JSON on the stream; a file's with where the API serves it, a request's
+    calls with their arguments as a person reads them."""
     if isinstance(event, FileSent):
         return json.dumps(event.model_dump(mode="json") | {"url": file_url(event.file.sha256)})
+    if isinstance(event, ConfirmationRequired):
+        data = event.model_dump(mode="json")
+        for call, pending in zip(data["calls"], event.calls, strict=True):
+            blocks = shown_arguments(pending.arguments, SHOWN_LIMIT)
+            call["shown"] = [dataclasses.asdict(block) for block in blocks]
+        return json.dumps(data)
     return event.model_dump_json()
 
 

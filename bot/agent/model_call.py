@@ -20,9 +20,10 @@ from bot.vocabulary.usage import Usage
 @dataclass
 class ModelOutcome:
     """What one model call produced. `finish_reason` is None when the call was cancelled
-    mid-stream (the text so far is kept for the caller to save); `error` is set when the
-    provider failed beyond its retries, and `rejected` when it refused the request as
-    invalid, which asking again would not change."""
+    mid-stream (the text so far is kept for the caller to save, and the usage its provider
+    had said by then is charged to the run); `error` is set when the provider failed beyond
+    its retries, and `rejected` when it refused the request as invalid, which asking again
+    would not change."""
 
     model: str = ""  # the model that made it (a fallback, when the asked one failed)
     parts: list[str] = field(default_factory=list)

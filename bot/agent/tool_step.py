@@ -22,6 +22,7 @@ from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome, cache_key
 from bot.tools.policy import Policy
 from bot.vocabulary import events as ev
+from bot.vocabulary.files import SentFile
 from bot.vocabulary.helpers import TOOL as DELEGATE
 from bot.vocabulary.messages import ToolResultBlock, ToolUseBlock
 from bot.vocabulary.state import PendingConfirmation, SessionState, TurnProgress
@@ -319,7 +320,7 @@ class ToolStep:
                 tool_use_id=call.id,
                 content=content,
                 is_error=out.is_error,
-                files=[event.file for event in sent],
+                files=[SentFile.of(event.file, event.caption) for event in sent],
             )
         return outcomes, finished
 

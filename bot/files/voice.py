@@ -159,6 +159,12 @@ def with_transcripts(text: str, said: Sequence[str]) -> str:
     return "\n\n".join(parts)
 
 
+def typed(text: str) -> str:
+    """What was typed of a message's text as `with_transcripts` made it: its caption, the
+    text before the first transcript."""
+    return text.partition(MARK)[0].strip()
+
+
 def transcriber(settings: Settings) -> Transcriber | None:
     """The transcriber the settings ask for, or None."""
     endpoint = Endpoint.of(settings)

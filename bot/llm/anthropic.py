@@ -259,7 +259,12 @@ def _document(block: DocumentBlock, files: FileReader | None) -> dict[str, Any]:
 
 
 class _StreamParser:
-    """Turns raw stream events into Parley events; tool calls only once their JSON is whole."""
+    """Turns raw stream events into Parley events; tool calls only once their JSON is whole.
+
+    The usage is said as soon as `message_start` gives it (the prompt read, cached or not)
+    and again, whole, at the end: a call stopped mid-answer has used its prompt all the same,
+    and the turn that stops it is charged for it (`bot.agent.model_call` keeps the latest).
+    """
 
     def __init__(self) -> None:
         self.usage = Usage()
@@ -272,7 +277,8 @@ class _StreamParser:
         kind = event.type
         if kind == "message_start":
             self.usage = _usage(event.message.usage)
-        elif kind == "content_block_start":
+            return [self.usage]
+        if kind == "content_block_start":
             block = event.content_block
             if block.type == "tool_use":
                 self._tools[event.index] = (block.id, block.name, [])

@@ -49,7 +49,8 @@ class ModelRequest:
 
 class Provider(Protocol):
     """A model API. `stream` yields TextDelta, ThinkingDelta, ThoughtDone, ToolCall, Usage
-    and finally Finished.
+    and finally Finished. Usage may come more than once, each time the call's whole usage so
+    far (the latest counts): as soon as the API says it, so a call cut off still has one.
 
     Providers never retry: `bot.llm.retry` does, so every attempt is visible to the loop.
     """

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.errors import ProviderError
 from bot.llm.events import ProviderEvent, Reset, Retrying
+from bot.vocabulary.usage import Usage
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -47,7 +48,7 @@ async def stream_with_retries(
         emitted = False
         try:
             async for event in provider.stream(request):
-                emitted = True
+                emitted = emitted or not isinstance(event, Usage)  # the usage shows nothing
                 yield event
             return
         except ProviderError as error:

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot.files.voice import typed
 from bot.store.history import RunRecord, SessionInfo
 from bot.trace.builder import TraceBuilder
 from bot.vocabulary import events as ev
@@ -15,8 +16,12 @@ from bot.vocabulary.state import SessionState
 
 
 def session_info(head: Envelope) -> SessionInfo:
-    """The session as the run's first envelope describes it; its text titles a new session."""
-    title = head.text if head.kind == "message" else ""
+    """The session as the run's first envelope describes it. A new session is titled by its
+    message as the person wrote or said it: what was typed (a voice note's caption), else
+    what was heard; never the line that marks a transcript for the model."""
+    title = ""
+    if head.kind == "message":
+        title = (typed(head.text) if head.heard else head.text).strip() or head.heard
     return SessionInfo(head.session, head.platform, head.chat_kind, " ".join(title.split())[:80])
 
 

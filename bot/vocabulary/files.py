@@ -38,3 +38,18 @@ class FileRef(BaseModel):
     def is_image(self) -> bool:
         """One the models that see take as an image block."""
         return self.media_type in IMAGE_TYPES
+
+
+class SentFile(FileRef):
+    """A file a tool sent the person, as the call's result keeps it for the conversation's
+    history: with the line shown with it (`send_file`'s caption), which a history drawn
+    again shows too; left out of the JSON when there is none. A plain `FileRef` is taken
+    as one without a caption."""
+
+    model_config = ConfigDict(frozen=True, from_attributes=True)
+
+    caption: str = Field(default="", max_length=1024, exclude_if=lambda caption: not caption)
+
+    @classmethod
+    def of(cls, file: FileRef, caption: str) -> SentFile:
+        return cls(**file.model_dump(), caption=caption)

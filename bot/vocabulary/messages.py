@@ -17,7 +17,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from bot.vocabulary.files import FileRef
+from bot.vocabulary.files import FileRef, SentFile
 from bot.vocabulary.usage import Usage
 
 # What a provider sees of a message; the rest is Parley's own bookkeeping.
@@ -45,15 +45,16 @@ class ToolUseBlock(BaseModel):
 
 
 class ToolResultBlock(BaseModel):
-    """A call's result; `files` are those it sent the person (`FileSent`), for the record and
-    a conversation's history, never for the model, which reads about them in `content`."""
+    """A call's result; `files` are those it sent the person (`FileSent`), with their
+    captions, for the record and a conversation's history, never for the model, which reads
+    about them in `content`."""
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: str
     is_error: bool = False
     # left out of the JSON when empty: a result without files is stored as it always was
-    files: list[FileRef] = Field(default_factory=list, exclude_if=lambda files: not files)
+    files: list[SentFile] = Field(default_factory=list, exclude_if=lambda files: not files)
 
 
 class ImageBlock(BaseModel):

@@ -51,7 +51,7 @@ async def check_model(settings: Settings) -> list[Finding]:
     try:
         async for event in provider.stream(request):
             if isinstance(event, Usage):
-                usage = usage + event
+                usage = event  # the call's usage so far: the latest counts
             elif isinstance(event, Finished):
                 break
     except ProviderError as exc:

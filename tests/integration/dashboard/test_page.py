@@ -2,8 +2,9 @@
 fake model: one with a tool call, one the provider failed, one plain answer. The list shows
 them, a click draws a run's trace as the API describes it, a node's details open, every chart
 has data, the filters narrow the list, no script fails, and the API token is asked for,
-refused when wrong and kept for the next visit. Paging and a link with filters are shown over
-runs written straight to the record, thirty being many turns to run for a list."""
+refused when wrong and kept for the next visit. A run stopped mid-answer shows the tokens its
+model calls used. Paging and a link with filters are shown over runs written straight to the
+record, thirty being many turns to run for a list."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from bot.store.database import open_database
 from tests.fakes.llm import Fail, Reply, ToolCallSpec
 from tests.support.browser import screenshot, severe_logs, wait_for
 from tests.support.runs import Seed, record
-from tests.support.stack import Stack, send
+from tests.support.stack import Stack, read_events, send
 from tests.support.waiting import until
 
 CHARTS = ("chart-success", "chart-latency", "chart-tools", "chart-errors", "chart-reliability")
@@ -178,6 +179,65 @@ async def test_the_dashboard_lists_runs_draws_a_trace_and_charts(
     )
     assert "outcome=failed" in await asyncio.to_thread(lambda: browser.current_url)
     assert await asyncio.to_thread(severe_logs, browser) == []
+
+
+async def stopped_run(stack: Stack, client: httpx.AsyncClient) -> str:
+    """A session whose run, after a tool call, is stopped while its second answer streams."""
+    gate = asyncio.Event()
+    stack.fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "12*12"})], output_tokens=7),
+        Reply(text="It is one hundred and forty-four.", chunk_size=3, gate=gate, gate_after=5),
+    )
+    session = await stack.session(client)
+    streaming = asyncio.Event()
+
+    async def on_event(event: dict[str, Any]) -> None:
+        if event["type"] == "text_delta":
+            streaming.set()
+
+    async def follow() -> list[dict[str, Any]]:
+        path = f"/api/sessions/{session}/messages"
+        async with client.stream("POST", path, json={"text": "what is 12*12?"}) as response:
+            return await read_events(response, on_event)
+
+    turn = asyncio.create_task(follow())
+    await until(streaming.is_set, "the answer streaming")
+    assert (await client.post(f"/api/sessions/{session}/stop")).status_code == 202
+    ended = (await turn)[-1]
+    gate.set()
+    assert ended["type"] == "completed" and ended["finish_reason"] == "cancelled"
+    await recorded(client, session, 1)
+    return session
+
+
+async def test_a_stopped_run_shows_the_tokens_its_model_calls_used(
+    stack: Stack, browser: WebDriver
+) -> None:
+    """A run stopped mid-answer is charged what its model calls used: the call that
+    finished, and what the cut one's model said when it began (Anthropic's `message_start`:
+    the prompt read, cached or not, and the first output token)."""
+    await stack.start_worker()
+    async with stack.client() as client:
+        await stopped_run(stack, client)
+        [run] = (await client.get("/api/metrics/runs")).json()["items"]
+        trace = (await client.get(f"/api/traces/{run['id']}")).json()
+    first, cut = (request.usage for request in stack.fake.requests)
+    assert first is not None and cut is not None
+    assert run["status"] == "stopped"
+    tokens = {"input": first.input_tokens + cut.input_tokens, "output": 7 + 1}
+    assert run["tokens"] == tokens
+    calls = [node["detail"]["usage"] for node in trace["nodes"] if "usage" in node["detail"]]
+    assert calls == [
+        {"input_tokens": used.input_tokens, "output_tokens": out,
+         "cache_read_tokens": used.cache_read, "cache_write_tokens": used.cache_write}
+        for used, out in ((first, 7), (cut, 1))
+    ]  # fmt: skip
+    assert cut.cache_read + cut.cache_write > 0  # the cut call read the whole prompt
+
+    await asyncio.to_thread(browser.get, stack.base_url + "/admin")
+    await wait_for(browser, lambda b: rows(b) == [run["id"]], "the stopped run listed")
+    shown = await asyncio.to_thread(text_of, browser, "runs")
+    assert f"{tokens['input']} / {tokens['output']}" in shown and "stopped" in shown
 
 
 def token_note(browser: WebDriver) -> str:

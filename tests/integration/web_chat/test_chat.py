@@ -1,6 +1,7 @@
-"""The web chat page in a real headless Chromium: a streamed reply, approval and tool cards,
-an expired request, the API token asked for, kept in the browser and sent on every call, model
-text that looks like HTML, the stop button, and a cut stream resumed."""
+"""The web chat page in a real headless Chromium: a streamed reply, approval and tool cards
+(a program shown as code), an expired request, the API token asked for, kept in the browser
+and sent on every call, model text that looks like HTML, the stop button, and a cut stream
+resumed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from bot.session.decisions import EXPIRED as DECISIONLESS
 from tests.fakes.llm import Reply, ToolCallSpec
-from tests.support.browser import wait_for, wait_for_text
+from tests.support.browser import severe_logs, wait_for, wait_for_text
 from tests.support.chat_page import run, say, script, shown, tool_cards
 from tests.support.helper_brains import one_helper
 from tests.support.redis_server import RedisServer
@@ -104,6 +105,50 @@ async def test_chat_page_shows_the_turn_going_on_after_an_expiry(
     [call] = await run(browser, tool_cards, browser)
     assert call["result"] == EXPIRED and call["failed"]
     assert stack.fake.requests[1].tool_results()[0][1] == EXPIRED
+
+
+PROGRAM = 'import os\nprint(os.getcwd())\nprint("a \\"quoted\\" word")'
+# Each call of the newest approval card: its name, the JSON of the arguments shown as JSON,
+# and each argument shown as text: its label, its text, the lines it is drawn on, whether
+# its font is monospace.
+CARD_CALLS = """const card = [...document.querySelectorAll('#log .ask')].pop();
+if (!card) return null;
+return [...card.querySelectorAll('.call')].map(call => ({
+  name: call.querySelector('.tool-name').textContent,
+  args: [...call.querySelectorAll('pre.args')].map(e => JSON.parse(e.textContent)),
+  texts: [...call.querySelectorAll('.arg-text')].map(block => {
+    const pre = block.querySelector('pre');
+    return [block.querySelector('.arg-label').textContent, pre.textContent,
+            pre.innerText.split('\\n').length,
+            getComputedStyle(pre).fontFamily.includes('monospace')];
+  })}));"""
+
+
+async def test_the_approval_card_shows_a_program_as_code(stack: Stack, browser: WebDriver) -> None:
+    """As in Telegram: a program, and any argument of several lines, is shown as the text it
+    is, in a block of its own; the other arguments as indented JSON (default settings: both
+    tools ask)."""
+    await stack.start_worker()
+    write = ToolCallSpec("write_file", {"path": "notes.txt", "content": "first line\nsecond"})
+    stack.fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("run_python", {"code": PROGRAM}), write]),
+        Reply(text="Nothing was run."),
+    )
+    await run(browser, browser.get, stack.base_url + "/")
+    await say(browser, "run it and write it down")
+    calls = await wait_for(browser, lambda b: script(b, CARD_CALLS), "the approval card")
+    assert calls == [
+        {"name": "run_python", "args": [], "texts": [["code", PROGRAM, 3, True]]},
+        {
+            "name": "write_file",
+            "args": [{"path": "notes.txt"}],
+            "texts": [["content", "first line\nsecond", 2, True]],
+        },
+    ]
+    await press(browser, "Deny")
+    await wait_for_text(browser, "Nothing was run.")
+    assert (await wait_for(browser, settled_card, "the decision"))["outcome"] == "Denied."
+    assert await run(browser, severe_logs, browser) == []
 
 
 TOKEN = "s3cret-token-for-the-test"

@@ -1,7 +1,8 @@
 """Files in the web chat, in a real headless Chromium: an image chosen with the 📎 button is
 shown in the person's message, reaches the model as an image, and is shown again, fetched
 from the API with the token, when the page is opened anew; files the bot sends show in its
-turn, an image drawn and anything else a link to download it, live and in the history."""
+turn, an image drawn and anything else a link to download it, each with its caption, live
+and in the history."""
 
 from __future__ import annotations
 
@@ -20,13 +21,16 @@ from tests.support.stack import Stack
 
 SENT = """return [...document.querySelectorAll('#log .msg.sent-file')].map(m => {
     const i = m.querySelector('img'), a = m.querySelector('a');
-    return i ? ['img', i.alt, i.complete ? i.naturalWidth : 0] : ['a', a.textContent]; });"""
+    const caption = m.querySelector('.caption')?.textContent ?? null;
+    return i ? ['img', i.alt, i.complete ? i.naturalWidth : 0, caption]
+             : ['a', a.textContent, caption]; });"""
 # Records what a click on a download link would save (its name and address) instead of
 # letting the browser save it.
 WATCH_DOWNLOADS = """window.saved = null;
 HTMLAnchorElement.prototype.click = function () {
   window.saved = [this.download, this.href.slice(0, 5)];
 };"""
+CAPTION = "Sales by month:\nup since <March>"  # text, never markup
 SHOWN_IMAGES = """return [...document.querySelectorAll('#log .msg.user img')]
     .filter(i => i.complete && i.naturalWidth > 0).map(i => [i.src.slice(0, 5), i.naturalWidth]);"""
 
@@ -71,7 +75,7 @@ async def test_files_the_bot_sends_show_in_its_turn_and_in_the_history(
 ) -> None:
     await stack.start_worker()
     calls = [
-        ToolCallSpec("send_file", {"path": "chart.png"}, id="c1"),
+        ToolCallSpec("send_file", {"path": "chart.png", "caption": CAPTION}, id="c1"),
         ToolCallSpec("send_file", {"path": "cities.csv"}, id="c2"),
     ]
     stack.fake.enqueue(Reply(text="Hi."))
@@ -86,7 +90,8 @@ async def test_files_the_bot_sends_show_in_its_turn_and_in_the_history(
     (folder / "cities.csv").write_bytes(b"city,people\nLisbon,545000\n")
     await say(browser, "the chart and the table")
     await wait_for_text(browser, "Both are above.")
-    expected = [["img", "chart.png", 300], ["a", "📄 cities.csv (26 bytes)"]]
+    # The caption shows with its file, as Telegram and Slack post it.
+    expected = [["img", "chart.png", 300, CAPTION], ["a", "📄 cities.csv (26 bytes)", None]]
     shown = await wait_for(
         browser, lambda b: (found := script(b, SENT)) == expected and found, "the files sent"
     )

@@ -1,5 +1,6 @@
 """The agent's questions (`ask_user`) in the web chat, in a real headless Chromium: each
-question's options and a field for one's own words, answered at once with Send."""
+question's options and a field for one's own words, answered at once with Send; the call
+waits for the person's answer, not for an approval."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.fakes.llm import Reply, ToolCallSpec
 from tests.support.browser import wait_for, wait_for_text
-from tests.support.chat_page import run, say, script
+from tests.support.chat_page import run, say, script, tool_cards
 from tests.support.stack import Stack
 
 QUESTIONS = [
@@ -45,6 +46,8 @@ async def test_the_questions_are_answered_with_options_and_own_words(
     card = await wait_for(browser, question_card, "the question card")
     assert card["heads"] == ["Which colour?", "When?"]
     assert card["buttons"] == ["Red", "Blue", "Today", "Tomorrow", "Send"]
+    [waiting] = await run(browser, tool_cards, browser)  # the person answers; nobody approves
+    assert waiting["name"] == "ask_user" and waiting["status"] == "waiting for your answer"
     buttons = await run(browser, browser.find_elements, By.CSS_SELECTOR, ".question button")
     await run(browser, next(b for b in buttons if b.text == "Blue").click)
     (_, second) = await run(browser, browser.find_elements, By.CSS_SELECTOR, ".question input")

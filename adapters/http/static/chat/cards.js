@@ -25,9 +25,10 @@ export class ToolCard {
     this.status.textContent = "running…";
   }
 
-  awaiting() {
+  /** Waiting for a person: for an approval, or (`question`) for their answer. */
+  awaiting(question = false) {
     this.element.classList.replace("running", "awaiting");
-    this.status.textContent = "waiting for approval";
+    this.status.textContent = question ? "waiting for your answer" : "waiting for approval";
   }
 
   /** A call the history shows without a result, nothing waiting on it either. */
@@ -96,6 +97,29 @@ class WaitingCard {
 }
 
 /**
+ * A call's arguments as the server shows them to a person deciding (`shown`, the same blocks
+ * as Telegram's and Slack's prompts: adapters/chat/approvals.py): the JSON of most, and a
+ * program or a text of several lines as the text it is, labelled with its argument's name.
+ * A request kept from before there was `shown` is shown as JSON.
+ */
+function shownArguments(call) {
+  const blocks = call.shown ?? [{ label: null, text: pretty(call.arguments), language: "json" }];
+  return blocks.map(({ label, text, language }) => label === null
+    ? h("pre", { class: "args", text })
+    : h("div", { class: "arg-text" }, h("div", { class: "arg-label", text: label }), code(text, language)));
+}
+
+/** Text in a code block, highlighted when highlight.js knows its language. */
+function code(text, language) {
+  const block = h("code", { text });
+  if (language && window.hljs?.getLanguage(language)) {
+    block.className = `language-${language}`;
+    window.hljs.highlightElement(block);
+  }
+  return h("pre", { class: "code" }, block);
+}
+
+/**
  * A request to approve tool calls: what would run, Approve and Deny, and once settled, the
  * decision (made here or elsewhere) or that the request expired.
  */
@@ -111,8 +135,7 @@ export class ApprovalCard extends WaitingCard {
       h("div", { class: "card-head", text: `Allow ${names}?` }),
       ...(event.helper ? [h("div", { class: "helper-line", text: `🤖 Asked by a helper working on: ${event.helper}` })] : []),
       ...event.calls.map((call) => h("div", { class: "call" },
-        h("span", { class: "tool-name", text: call.name }),
-        h("pre", { class: "args", text: pretty(call.arguments) }))),
+        h("span", { class: "tool-name", text: call.name }), ...shownArguments(call))),
       this.buttons, this.expiry, this.outcome);
     this.tickEvery();
   }

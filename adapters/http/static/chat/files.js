@@ -4,7 +4,8 @@
 // what each file is from its bytes. A conversation's history shows them again from
 // GET /api/files/{sha256}, fetched with the API's token. Files the bot sends (a `file`
 // event, or a tool result's `files` in the history) show in its turn: an image drawn in
-// full, anything else a link that downloads it under its name.
+// full, anything else a link that downloads it under its name, and under it the caption the
+// bot sent with it.
 
 import { api } from "../api.js";
 import { h } from "./dom.js";
@@ -87,13 +88,19 @@ function picture(src, name) {
   return image;
 }
 
-/** A file the bot sent: the image itself, or a link that downloads it by its name. */
-export function sentFile(file) {
+/** A file the bot sent: the image itself, or a link that downloads it by its name; with
+ * its `caption`, as text. */
+export function sentFile(file, caption = "") {
+  const below = caption ? h("div", { class: "caption", text: caption }) : null;
+  return h("div", { class: "msg sent-file" }, sentItself(file), below);
+}
+
+function sentItself(file) {
   const name = file.name || "file";
   if (IMAGE.test(file.media_type || "")) {
     const image = picture(null, name);
     fetched(file.sha256).then((url) => { if (url) image.src = url; });
-    return h("div", { class: "msg sent-file" }, image);
+    return image;
   }
   const link = h("a", { href: "#", class: "file", text: `📄 ${name} (${size(file.size)})` });
   link.onclick = async (e) => {
@@ -104,7 +111,7 @@ export function sentFile(file) {
     save.click(); // the page's origin, the API's token: a plain link could carry neither
     setTimeout(() => URL.revokeObjectURL(url), 60_000);
   };
-  return h("div", { class: "msg sent-file" }, link);
+  return link;
 }
 
 function size(bytes) {

@@ -1,6 +1,6 @@
 // A conversation's durable history (`recent` of GET /api/sessions/{id}, oldest first) drawn
 // as the live chat draws it: the person's messages, the bot's thinking (folded) and markdown,
-// tool cards, and the files a tool sent (its result's `files`).
+// tool cards, and the files a tool sent (its result's `files`, each with its caption).
 
 import { folded, h } from "./dom.js";
 import { Turn } from "./turn.js";
@@ -37,7 +37,9 @@ export function renderHistory(view, messages) {
       for (const block of content.filter((b) => b.type === "tool_result")) {
         open.delete(block.tool_use_id);
         view.tools.get(block.tool_use_id)?.finish({ content: block.content, is_error: block.is_error });
-        for (const file of block.files || []) (turn = turn || new Turn(view)).fileSent(file);
+        for (const file of block.files || []) {
+          (turn = turn || new Turn(view)).fileSent(file, file.caption);
+        }
       }
       const text = textOf(content) || (content.length ? "" : message.text);
       const files = content.filter((b) => b.type === "image" || b.type === "document")

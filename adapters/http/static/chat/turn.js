@@ -106,7 +106,7 @@ export class Turn {
         this.toolEnded(event);
         break;
       case "file":
-        this.fileSent(event.file);
+        this.fileSent(event.file, event.caption);
         break;
       case "confirmation_required":
         this.ask(event, id);
@@ -157,10 +157,11 @@ export class Turn {
     keepPinned();
   }
 
-  /** A file a tool sent: after the text so far, as the chat platforms post it. */
-  fileSent(file) {
+  /** A file a tool sent, with its caption: after the text so far, as the chat platforms
+   * post it. */
+  fileSent(file, caption) {
     this.endBubble();
-    this.add(sentFile(file));
+    this.add(sentFile(file, caption));
   }
 
   showPlan(event) {
@@ -176,8 +177,9 @@ export class Turn {
    * (or after the request expires). */
   ask(event, id) {
     this.endBubble();
-    for (const call of event.calls) this.view.tools.get(call.call_id)?.awaiting();
-    const card = event.questions?.length
+    const question = Boolean(event.questions?.length);
+    for (const call of event.calls) this.view.tools.get(call.call_id)?.awaiting(question);
+    const card = question
       ? new QuestionCard(event, (answers) => this.view.decide(event.confirmation_id, { answers }))
       : new ApprovalCard(event, (decision) => this.view.decide(event.confirmation_id, { decision }));
     this.add(card.element);
