@@ -37,6 +37,8 @@ sync: .venv/.synced
 RUN_PACKAGES := redis-server:redis-server npm:npm ffmpeg:ffmpeg
 TEST_PACKAGES := $(RUN_PACKAGES) chromium:chromium chromedriver:chromium-driver
 # $(call apt-install,COMMAND:PACKAGE ...,extra shell test appending to $$missing)
+# apt-get through .ci/apt-get, which waits for another apt to finish (unattended upgrades
+# hold its locks on a machine's first boot) instead of failing at once.
 define apt-install
 	@missing=""; for pair in $(1); do \
 	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
@@ -44,7 +46,7 @@ define apt-install
 	if [ -n "$$missing" ]; then \
 	  echo "Installing$$missing with apt-get"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; fi
+	  $$SUDO sh .ci/apt-get update -qq && $$SUDO sh .ci/apt-get install -y -qq $$missing; fi
 endef
 HAS_POSTGRES := ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql";
 
