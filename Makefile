@@ -1,5 +1,7 @@
 # Two commands for a newcomer: `make run` chats with the agent, `make test` runs the suite.
-# Each installs what it needs first: uv (from PyPI) and the locked virtualenv.
+# Each installs what it needs first: uv (from PyPI) and the locked virtualenv. uv goes to
+# ~/.local/bin, which a fresh shell's PATH does not have, so every command the README shows
+# is a target here (`make chat`, `make pytest PYTEST_ARGS=...`), which finds uv by its path.
 
 SHELL := /bin/bash
 export PATH := $(HOME)/.local/bin:$(PATH)
@@ -17,7 +19,8 @@ PYTEST_WORKERS ?= 6
 # SDKs, one core each.
 UNIT := -n 2 -m "not e2e"
 
-.PHONY: run test image-test test-unit lint audit sync clean bench bench-smoke system-run system-test assets dist
+.PHONY: run test image-test test-unit lint audit sync clean bench bench-smoke system-run system-test assets dist \
+	chat parley fake-llm pytest
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -75,6 +78,24 @@ system-test:
 run: sync system-run assets
 	@test -f .env || { cp .env.example .env; echo "Created .env from .env.example: put your model's API key in it."; }
 	$(UV) run --frozen parley up
+
+# The agent in this terminal, without Redis (reads .env; stdin may be a pipe).
+chat: sync
+	@$(UV) run --frozen parley chat
+
+# Any other command of Parley's, e.g. make parley ARGS="doctor --model" or ARGS="pair list".
+parley: sync
+	@$(UV) run --frozen parley $(ARGS)
+
+# The fake model APIs on their own, for demos; it prints the lines to put in .env.
+FAKE_LLM_PORT ?= 9999
+fake-llm: sync
+	@$(UV) run --frozen python -m tests.fakes.llm --port $(FAKE_LLM_PORT)
+
+# Some of the tests, e.g. make pytest PYTEST_ARGS="tests/integration/telegram -q"; with what
+# any test may need installed, as for `make test`.
+pytest: sync system-test assets
+	$(UV) run --frozen pytest $(PYTEST_ARGS)
 
 lint: sync
 	$(UV) run --frozen ruff check .

@@ -1,11 +1,14 @@
-"""`make run` installs only what running needs; `make test` also what the tests need; apt-get
-waits for another apt (unattended upgrades, on a first boot) instead of failing."""
+"""What a newcomer runs works on a fresh machine: `make run` installs only what running needs,
+`make test` also what the tests need; every command the README shows goes through make (uv is
+installed in ~/.local/bin, which a fresh shell's PATH does not have); apt-get waits for another
+apt (unattended upgrades, on a first boot) instead of failing."""
 
 from __future__ import annotations
 
 import fcntl
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +16,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# What a fresh Debian machine has besides make and python3 (the README asks for both), and
+# Docker, which the README's deploying section is about.
+FRESH = {"cp", "echo", "docker"}
+# Not on a fresh shell's PATH: uv is in ~/.local/bin, the others in the project's virtualenv
+# (and Debian has python3, no `python`).
+NOT_ON_PATH = {"uv", "uvx", "python", "pytest", "ruff", "mypy"}
+SEPARATORS = {"|", "||", "&&", ";", "&"}
 TEST_ONLY = ("chromium", "chromedriver", "chromium-driver", "postgresql", "initdb")
 
 
@@ -54,6 +65,73 @@ def test_running_and_the_image_have_ffmpeg_for_voice_notes() -> None:
     assert "ffmpeg" in dry_run("run") and "ffmpeg" in dry_run("test")
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
     assert "apt-get install" in dockerfile and "ffmpeg" in dockerfile
+
+
+def shell_commands(page: Path) -> list[list[str]]:
+    """Each simple command of the page's shell blocks, as words, its variable assignments
+    left out (`PYTEST_WORKERS=1 make test` is `make test`); a pipeline is one per part."""
+    blocks = re.findall(r"^```(?:sh|bash|shell)\n(.*?)^```", page.read_text(), re.M | re.S)
+    commands: list[list[str]] = []
+    line = ""
+    for more in "\n".join(blocks).replace("\\\n", " ").splitlines():
+        line += more
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            split = [*lexer, ";"]
+        except ValueError:  # a quotation going on to the next line
+            line += "\n"
+            continue
+        line, words = "", []
+        for word in split:
+            if word not in SEPARATORS:
+                words.append(word)
+                continue
+            while words and re.fullmatch(r"[A-Za-z_]\w*=.*", words[0], re.S):
+                words.pop(0)
+            if words:
+                commands.append(words)
+            words = []
+    return commands
+
+
+def test_every_command_the_readme_shows_works_on_a_fresh_machine() -> None:
+    """After `make run` or `make test`, in a new shell: a make target that exists, or a
+    program the machine has."""
+    commands = shell_commands(ROOT / "README.md")
+    assert ["make", "run"] in commands and ["docker", "compose", "up", "--build", "-d"] in commands
+    for words in commands:
+        assert words[0] == "make" or words[0] in FRESH, shlex.join(words)
+        if words[0] == "make":
+            (target,) = [word for word in words[1:] if "=" not in word]
+            dry_run(target, *[word for word in words[1:] if "=" in word])
+
+
+def test_no_page_tells_anyone_to_run_what_a_fresh_shell_cannot_find() -> None:
+    """Not in a shell block of any page, nor as `uv run …` in its text; the README names no
+    such command at all (the docs' prose may name the modules a benchmark runs)."""
+    for page in PAGES:
+        for words in shell_commands(page):
+            assert words[0] not in NOT_ON_PATH, f"{page.name}: {shlex.join(words)}"
+        for code in re.findall(r"`([^`\n]+)`", page.read_text()):
+            assert not code.startswith("uv "), f"{page.name}: {code}"
+            if page.name == "README.md":
+                assert code.split()[0] not in NOT_ON_PATH, code
+
+
+def test_the_readme_commands_run_in_the_virtualenv() -> None:
+    """`make chat`, `make fake-llm` and `make pytest` run Parley, the fake model and pytest
+    through uv, found by its path; the fake on the port the README's demo uses."""
+    assert re.search(r"/uv run --frozen parley chat$", dry_run("chat"), re.M)
+    assert re.search(
+        r"/uv run --frozen python -m tests.fakes.llm --port 9999$", dry_run("fake-llm"), re.M
+    )
+    pytest_run = dry_run("pytest", "PYTEST_ARGS=tests/integration/slack -q")
+    assert re.search(r"/uv run --frozen pytest tests/integration/slack -q$", pytest_run, re.M)
+    assert "postgresql" in pytest_run  # what any test may need, as for `make test`
+    assert re.search(
+        r"/uv run --frozen parley doctor --model$", dry_run("parley", "ARGS=doctor --model"), re.M
+    )
 
 
 APT_CALL = re.compile(r"(\S*apt-get)((?:\s+-\S+)*)\s+(update|install)\b")
