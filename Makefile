@@ -1,5 +1,7 @@
 # Two commands for a newcomer: `make run` chats with the agent, `make test` runs the suite.
-# Each installs what it needs first: uv (from PyPI) and the locked virtualenv.
+# Each installs what it needs first: uv (from PyPI) and the locked virtualenv. uv goes to
+# ~/.local/bin, which a fresh shell's PATH does not have, so every command the README shows
+# is a target here (`make chat`, `make pytest PYTEST_ARGS=...`), which finds uv by its path.
 
 SHELL := /bin/bash
 export PATH := $(HOME)/.local/bin:$(PATH)
@@ -17,7 +19,8 @@ PYTEST_WORKERS ?= 6
 # SDKs, one core each.
 UNIT := -n 2 -m "not e2e"
 
-.PHONY: run test image-test test-unit lint audit sync clean bench bench-smoke system-run system-test assets dist
+.PHONY: run test image-test test-unit lint audit sync clean bench bench-smoke system-run system-test assets dist \
+	chat parley fake-llm pytest
 
 $(UV):
 	python3 -m pip install --user --quiet uv \
@@ -37,6 +40,8 @@ sync: .venv/.synced
 RUN_PACKAGES := redis-server:redis-server npm:npm ffmpeg:ffmpeg
 TEST_PACKAGES := $(RUN_PACKAGES) chromium:chromium chromedriver:chromium-driver
 # $(call apt-install,COMMAND:PACKAGE ...,extra shell test appending to $$missing)
+# apt-get through .ci/apt-get, which waits for another apt to finish (unattended upgrades
+# hold its locks on a machine's first boot) instead of failing at once.
 define apt-install
 	@missing=""; for pair in $(1); do \
 	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
@@ -44,7 +49,7 @@ define apt-install
 	if [ -n "$$missing" ]; then \
 	  echo "Installing$$missing with apt-get"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; fi
+	  $$SUDO sh .ci/apt-get update -qq && $$SUDO sh .ci/apt-get install -y -qq $$missing; fi
 endef
 HAS_POSTGRES := ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql";
 
@@ -73,6 +78,24 @@ system-test:
 run: sync system-run assets
 	@test -f .env || { cp .env.example .env; echo "Created .env from .env.example: put your model's API key in it."; }
 	$(UV) run --frozen parley up
+
+# The agent in this terminal, without Redis (reads .env; stdin may be a pipe).
+chat: sync
+	@$(UV) run --frozen parley chat
+
+# Any other command of Parley's, e.g. make parley ARGS="doctor --model" or ARGS="pair list".
+parley: sync
+	@$(UV) run --frozen parley $(ARGS)
+
+# The fake model APIs on their own, for demos; it prints the lines to put in .env.
+FAKE_LLM_PORT ?= 9999
+fake-llm: sync
+	@$(UV) run --frozen python -m tests.fakes.llm --port $(FAKE_LLM_PORT)
+
+# Some of the tests, e.g. make pytest PYTEST_ARGS="tests/integration/telegram -q"; with what
+# any test may need installed, as for `make test`.
+pytest: sync system-test assets
+	$(UV) run --frozen pytest $(PYTEST_ARGS)
 
 lint: sync
 	$(UV) run --frozen ruff check .

@@ -171,3 +171,30 @@ def test_docker_compose_resolves_the_file_and_refuses_it_without_a_token(tmp_pat
     assert resolved["web"]["environment"]["PARLEY_API_TOKEN"] == "a-long-random-token"
     assert resolved["scheduler"]["deploy"]["replicas"] == 2
     assert resolved["worker"]["depends_on"]["redis"]["condition"] == "service_healthy"
+
+
+def test_the_readme_says_run_python_and_charts_are_off_as_shipped_and_how_to_turn_them_on() -> None:
+    """The worker keeps Docker's default seccomp profile, and Kubernetes' (both refuse the
+    sandbox's namespaces), and the image leaves the `charts` extra out; the README says so, with the
+    Compose file's own way to allow the namespaces and the build argument that adds charts."""
+    worker = services()["worker"]
+    assert "security_opt" not in worker and "privileged" not in worker
+    manifests = yaml.safe_load_all((ROOT / "deploy" / "kubernetes" / "worker.yaml").read_text())
+    [pod] = [m["spec"]["template"]["spec"] for m in manifests if m["kind"] == "Deployment"]
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    [extras] = [args for step, args in stages()["build"] if step == "ARG" and "EXTRAS" in args]
+    assert extras == "EXTRAS="
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^charts = \["matplotlib', pyproject, re.M)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    deploying = readme.split("## Deploying it")[1].split("\n## ")[0]
+    allow = 'security_opt: ["seccomp=unconfined", "apparmor=unconfined"]'
+    assert allow in " ".join(COMPOSE.read_text(encoding="utf-8").replace("#", "").split())
+    for said in (
+        "`run_python`",
+        "charts",
+        allow,
+        "`--build-arg EXTRAS=charts`",
+        "`RuntimeDefault`",
+    ):
+        assert said in deploying, said

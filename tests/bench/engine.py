@@ -76,7 +76,11 @@ async def fake_server() -> AsyncIterator[str]:
     )
     assert proc.stdout is not None
     try:
-        yield (await proc.stdout.readline()).decode().strip()
+        line = ""
+        while not line.startswith("ANTHROPIC_BASE_URL="):  # it says more first
+            line = (await proc.stdout.readline()).decode()
+            assert line, "the fake model APIs did not start"
+        yield line.strip().removeprefix("ANTHROPIC_BASE_URL=")
     finally:
         proc.terminate()
         await proc.wait()

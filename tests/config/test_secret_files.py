@@ -5,8 +5,12 @@ what the file holds."""
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -128,16 +132,69 @@ def test_a_bad_file_is_one_line_naming_variable_and_path(
     assert "secret-" not in message.replace(str(path), "")
 
 
-def test_an_unreadable_file_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    path = write(tmp_path, KEY.encode())
-    path.chmod(0)
+def without_root(check: Callable[[], str]) -> str:
+    """What `check` returns, run in a child process that is not root: root reads every file
+    whatever its mode, and CI runs as root. As root, the child becomes `nobody` first; its
+    exception, if it raises one, is the answer, and the child's exit status says which."""
+    nobody = pwd.getpwnam("nobody")
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child never returns into pytest)
+        answer, status = "", 1
+        try:
+            os.close(reader)
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setgid(nobody.pw_gid)
+                os.setuid(nobody.pw_uid)
+            answer, status = check(), 0
+        except BaseException as exc:  # pytest.fail raises a BaseException
+            answer = f"{type(exc).__name__}: {exc}"
+        finally:
+            os.write(writer, answer.encode())
+            os._exit(status)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        answer = pipe.read().decode()
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, answer
+    return answer
+
+
+def key_or_refusal(monkeypatch: pytest.MonkeyPatch, path: Path) -> str:
+    """The Anthropic key read from the file at `path`, or the one line refusing it."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY_FILE", str(path))
     try:
-        if os.access(path, os.R_OK):
-            pytest.skip("running as root: every file is readable")
-        message = refusal(monkeypatch, ANTHROPIC_API_KEY_FILE=str(path))
+        key = load_settings(_env_file=None).anthropic_api_key
+    except ConfigError as exc:
+        return str(exc)
+    assert key is not None
+    return key.get_secret_value()
+
+
+def test_an_unreadable_file_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a folder the child may enter (not under pytest's, which only root may), beside a
+    readable file it does read: the file's own mode is what refuses it."""
+    folder = Path(tempfile.mkdtemp(prefix="parley-secret-"))
+    try:
+        folder.chmod(0o755)
+        readable = write(folder, KEY.encode(), "readable")
+        readable.chmod(0o644)
+        path = write(folder, KEY.encode())
+        path.chmod(0)
+        # Here first, so the child has imported all it needs: `nobody` may not be allowed
+        # to read the interpreter's own library.
+        assert key_or_refusal(monkeypatch, readable) == KEY
+        assert "cannot read" in key_or_refusal(monkeypatch, folder / "absent")
+        said = without_root(
+            lambda: "\n".join(key_or_refusal(monkeypatch, file) for file in (readable, path))
+        )
     finally:
-        path.chmod(0o600)
-    assert message == f"ANTHROPIC_API_KEY_FILE: cannot read {path} (Permission denied)"
+        shutil.rmtree(folder)
+    assert said.splitlines() == [
+        KEY,
+        f"ANTHROPIC_API_KEY_FILE: cannot read {path} (Permission denied)",
+    ]
 
 
 def test_file_variables_are_not_unknown() -> None:
