@@ -3,6 +3,9 @@
 Cuts happen only at turn starts (a user message without tool results), so a tool call and its
 result always stay together. If the model cannot summarise, the older turns are dropped; if
 the turns that remain are still too large, the oldest tool outputs among them are blanked.
+A summary is dated by the oldest message it folds (an earlier summary's date included), not
+by when it was written: what it says was said then, and retention goes by that date
+(`bot.session.retention`, and the record's `created_at`).
 
 A message holds its files by reference, a few hundred bytes, but the model reads the files
 themselves, so each counts for what the model is sent (`file_tokens`): an image about
@@ -132,6 +135,7 @@ class Compactor:
                         role="user",
                         summary=True,
                         content=[TextBlock(text=SUMMARY_PREFIX + summary)],
+                        at=min(message.at for message in older),  # said when they were
                     ),
                 )
                 summarized = True

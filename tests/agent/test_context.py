@@ -64,6 +64,26 @@ async def test_compaction_bounds_every_request(fake_llm: FakeLLM, make_agent: Ma
     assert "question number 5:" not in last
 
 
+async def test_a_summary_is_dated_by_the_oldest_turn_it_folds(
+    fake_llm: FakeLLM, make_agent: MakeAgent
+) -> None:
+    """What a summary says was said when the turns it folds were, an earlier summary's
+    included: retention (and the record) go by that date, not by when it was written."""
+    fake_llm.responder = chatty
+    agent = make_agent(
+        builtin_tools(), context_window=WINDOW, compact_threshold=THRESHOLD, compact_keep_turns=2
+    )
+    state = SessionState()
+    events = await collect(agent, state, "question number 0: " + "please " * 100)
+    first = state.messages[0].at
+    for n in range(1, 20):
+        events += await collect(agent, state, f"question number {n}: " + "please " * 100)
+    assert len(of_type(events, ev.Compacted)) >= 2
+    summary = state.messages[0]
+    assert summary.summary and summary.at == first
+    assert all(message.at >= first for message in state.messages[1:])
+
+
 async def test_failed_summary_falls_back_to_dropping(
     fake_llm: FakeLLM, make_agent: MakeAgent
 ) -> None:
