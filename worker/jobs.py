@@ -39,8 +39,10 @@ from bot.session.deps import RunnerDeps, SessionStores
 from bot.session.egress import Egress, PlatformEgress
 from bot.session.helpers import HelperRuns
 from bot.session.record import RunExport
+from bot.session.retention import ContextRetention
 from bot.session.runner import SessionRunner
 from bot.store.archive import Archive
+from bot.store.cold_context import ColdContext
 from bot.store.database import Database, open_database
 from bot.telemetry import logs, metrics
 from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
@@ -76,6 +78,7 @@ class Supervisor:
     confirmations: Confirmations
     egress: Egress
     archive: Archive
+    contexts: ContextRetention  # retention's cut of live contexts
     limit: asyncio.Semaphore
     tasks: set[asyncio.Task[None]]
     picking: Callable[[bool], None] = lambda _: None
@@ -151,10 +154,11 @@ async def expire_confirmation(ctx: dict[str, Any], confirmation_id: str) -> None
 
 async def prune(ctx: dict[str, Any]) -> int:
     """Retention: delete everything older than PARLEY_RETENTION_DAYS, in every session, from
-    the record and the workspaces, and the files people sent that no message kept carries.
-    A session idle that long goes whole: its hot state and its workspace too, unless a turn
-    has just begun there (then only its old files go). An active session keeps its hot
-    state, which holds its context. arq runs it in one worker at a time (a unique job id)."""
+    the record, the live contexts and the workspaces, and the files people sent that no
+    message kept carries. A session idle that long goes whole: its hot state and its
+    workspace too, unless a turn has just begun there (then only its old files go). An
+    active session's context loses its older turns, unless a message waits or a turn runs
+    there (the next pass cuts them). arq runs it in one worker at a time (a unique job id)."""
     supervisor: Supervisor = ctx["supervisor"]
     settings = supervisor.settings
     if settings.retention_days is None:
@@ -164,18 +168,31 @@ async def prune(ctx: dict[str, Any]) -> int:
     for session in pruned.sessions:
         if await supervisor.mailbox.forget_idle(session) is not None:
             await asyncio.to_thread(remove_workspace, settings.workspace_dir, session)
+    cut = await _cut_contexts(supervisor.contexts, pruned.older, before.timestamp())
     files = await asyncio.to_thread(prune_workspaces, settings.workspace_dir, before)
     store = FileStore(settings.files_dir)
     sent = await asyncio.to_thread(store.remove, pruned.unused_files)
-    if pruned.sessions or pruned.rows or files or sent:
+    if pruned.sessions or pruned.rows or cut or files or sent:
         log.warning(
             "retention: deleted %d sessions idle for over %g days, and older than that in "
-            "the others %d runs, %d messages, %d approvals, %d ended tasks, %d workspace "
-            "files and %d files people sent",
+            "the others %d runs, %d messages, %d approvals, %d ended tasks, %d messages of "
+            "live contexts, %d workspace files and %d files people sent",
             len(pruned.sessions), settings.retention_days, pruned.runs, pruned.messages,
-            pruned.confirmations, pruned.tasks, files, sent,
+            pruned.confirmations, pruned.tasks, cut, files, sent,
         )  # fmt: skip
     return len(pruned.sessions)
+
+
+async def _cut_contexts(contexts: ContextRetention, sessions: list[str], before: float) -> int:
+    """Cut each session's live context to the window; how many messages went. One that
+    fails is said and left to the next pass, and the others are still cut."""
+    cut = 0
+    for session in sessions:
+        try:
+            cut += await contexts.cut(session, before)
+        except Exception:
+            log.warning("retention: could not cut the context of %s", session, exc_info=True)
+    return cut
 
 
 # The jobs a worker runs; their names are kept in Redis with every queued job.
@@ -221,10 +238,14 @@ def _supervisor(
             exports=exports,
         )
     )
+    contexts = ContextRetention(
+        mailbox, ColdContext(database.engine), settings.lease_ttl, liveness.id
+    )
     limit = asyncio.Semaphore(settings.worker_sessions)
     return Supervisor(
-        settings, runner, mailbox, confirmations, egress, database.archive, limit, set()
-    )
+        settings, runner, mailbox, confirmations, egress, database.archive, contexts, limit,
+        set(),
+    )  # fmt: skip
 
 
 def build_worker(

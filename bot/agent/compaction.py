@@ -1,8 +1,16 @@
 """Keeping the context under budget: fold older turns into a summary written by the model.
 
+The budget is a share of the window of the model the call goes to, which also writes the
+summary: the chat's own model (`/model`), or the fallback a failed call is handed to
+(`bot.agent.model_call`), whose window may be smaller than the default model's
+(`bot.llm.registry.context_window`), and which answers when the model before it did not.
+
 Cuts happen only at turn starts (a user message without tool results), so a tool call and its
 result always stay together. If the model cannot summarise, the older turns are dropped; if
 the turns that remain are still too large, the oldest tool outputs among them are blanked.
+A summary is dated by the oldest message it folds (an earlier summary's date included), not
+by when it was written: what it says was said then, and retention goes by that date
+(`bot.session.retention`, and the record's `created_at`).
 
 A message holds its files by reference, a few hundred bytes, but the model reads the files
 themselves, so each counts for what the model is sent (`file_tokens`): an image about
@@ -14,7 +22,7 @@ files the turns it folds held.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.llm.base import ModelRequest, Provider, SystemPart
@@ -91,40 +99,56 @@ class Compaction:
 
 
 class Compactor:
+    """Folds a context for the model its call goes to: the budget is a share (`threshold`)
+    of that model's window (`window`, by model name), and that model writes the summary. A
+    chat switched to a model with a smaller window than the default's (`/model`), or a call
+    handed to a fallback, is folded for the window it is sent to, not the default's."""
+
     def __init__(
         self,
         provider: Provider,
-        model: str,
         retry: RetryPolicy,
         sleep: Sleep,
         *,
-        budget: int,
+        window: Callable[[str], int],
+        threshold: float,
         keep_turns: int,
         max_tokens: int,
     ) -> None:
         self.provider = provider
-        self.model = model
         self.retry = retry
         self.sleep = sleep
-        self.budget = budget
+        self.window = window
+        self.threshold = threshold
         self.keep_turns = keep_turns
         self.max_tokens = max_tokens
 
-    def needed(
-        self, messages: Sequence[Message], overhead: int, sizes: PerMessage[int] | None = None
-    ) -> bool:
-        return overhead + estimate_tokens(messages, sizes) > self.budget
+    def budget(self, model: str) -> int:
+        """The tokens a context sent to `model` may take before it is folded."""
+        return int(self.window(model) * self.threshold)
 
-    async def compact(self, messages: list[Message], overhead: int) -> Compaction | None:
-        """A smaller context when `messages` plus `overhead` tokens exceed the budget."""
+    def needed(
+        self,
+        messages: Sequence[Message],
+        overhead: int,
+        model: str,
+        sizes: PerMessage[int] | None = None,
+    ) -> bool:
+        return overhead + estimate_tokens(messages, sizes) > self.budget(model)
+
+    async def compact(
+        self, messages: list[Message], overhead: int, model: str
+    ) -> Compaction | None:
+        """A smaller context when `messages` plus `overhead` tokens exceed `model`'s budget."""
+        budget = self.budget(model)
         before = overhead + estimate_tokens(messages)
-        if before <= self.budget:
+        if before <= budget:
             return None
-        cut = self._cut(messages, overhead)
+        cut = self._cut(messages, overhead, budget)
         older, kept = messages[:cut], [m.model_copy(deep=True) for m in messages[cut:]]
         summarized = False
         if older:
-            summary = await self._summarise(older)
+            summary = await self._summarise(older, model, budget)
             if summary:
                 kept.insert(
                     0,
@@ -132,29 +156,30 @@ class Compactor:
                         role="user",
                         summary=True,
                         content=[TextBlock(text=SUMMARY_PREFIX + summary)],
+                        at=min(message.at for message in older),  # said when they were
                     ),
                 )
                 summarized = True
-        _blank_old_tool_output(kept, self.budget - overhead)
+        _blank_old_tool_output(kept, budget - overhead)
         after = overhead + estimate_tokens(kept)
         return Compaction(kept, before, after, summarized, len(older))
 
-    def _cut(self, messages: Sequence[Message], overhead: int) -> int:
+    def _cut(self, messages: Sequence[Message], overhead: int, budget: int) -> int:
         """Where the kept turns begin: at most `keep_turns`, within half the budget."""
         starts = [i for i, m in enumerate(messages) if m.starts_turn and i > 0]
         if not starts:
             return 0
-        room = self.budget // 2 - overhead
+        room = budget // 2 - overhead
         candidates = starts[-self.keep_turns :]
         for start in candidates:
             if estimate_tokens(messages[start:]) <= room:
                 return start
         return candidates[-1]
 
-    async def _summarise(self, older: Sequence[Message]) -> str | None:
-        transcript = _transcript(older, limit_tokens=max(self.budget // 2, 1000))
+    async def _summarise(self, older: Sequence[Message], model: str, budget: int) -> str | None:
+        transcript = _transcript(older, limit_tokens=max(budget // 2, 1000))
         request = ModelRequest(
-            model=self.model,
+            model=model,
             system=[SystemPart(SUMMARISER)],
             messages=[Message(role="user", content=[TextBlock(text=transcript)])],
             max_tokens=min(self.max_tokens, 2048),

@@ -257,27 +257,18 @@ class _Run:
             return
         self.turn.iteration += 1
         yield ev.Iteration(number=self.turn.iteration, model=request.model)
-        async for event in self._compact(request):
-            yield event
-        if request.messages is not self.state.messages:
-            request = replace(request, messages=self.state.messages)
+        async for fitted in self._fit(request):
+            if isinstance(fitted, ModelRequest):
+                request = fitted
+            else:
+                yield fitted
         yield ev.StateChanged(layer="turn", state=ev.TurnState.PLANNING)
         outcome = ModelOutcome()
-        async for part in self._call(request):
+        async for part in self._asked(request):
             if isinstance(part, ModelOutcome):
                 outcome = part
             else:
                 yield part
-        if outcome.rejected and request.images and carries_images(request.messages):
-            # A model without vision refuses images: asked again, each one is a sentence,
-            # as it is from now on in this session.
-            self.state.blind.append(request.model)
-            async for part in self._call(replace(request, images=False)):
-                if isinstance(part, ModelOutcome):
-                    outcome = part
-                else:
-                    yield part
-            self.unseen = outcome.error is None
         self.model = outcome.model  # a fallback that answered answers the rest of the turn
         yield ev.ModelAnswered(
             model=outcome.model, usage=outcome.usage, finish_reason=outcome.finish_reason
@@ -301,11 +292,32 @@ class _Run:
             return StepEnd(ev.FinishReason.BUDGET_SPENT)
         return request
 
+    async def _asked(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent | ModelOutcome]:
+        """The call, and once more if its model refused the images; the outcome last."""
+        outcome = ModelOutcome()
+        async for part in self._call(request):
+            if isinstance(part, ModelOutcome):
+                outcome = part
+            else:
+                yield part
+        if outcome.rejected and request.images and carries_images(self.state.messages):
+            # A model without vision refuses images: asked again, each one is a sentence,
+            # as it is from now on in this session (the context as a fallback left it).
+            self.state.blind.append(request.model)
+            again = replace(request, images=False, messages=self.state.messages)
+            async for part in self._call(again):
+                if isinstance(part, ModelOutcome):
+                    outcome = part
+                else:
+                    yield part
+            self.unseen = outcome.error is None
+        yield outcome
+
     def _call(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent | ModelOutcome]:
         deps = self.deps
         return call_model(
             deps.provider, request, deps.retry, deps.sleep, self.cancel,
-            shown=self.reasoning, fallbacks=deps.fallbacks,
+            shown=self.reasoning, fallbacks=deps.fallbacks, fit=self._fit,
         )  # fmt: skip
 
     async def _observe(self, outcome: ModelOutcome) -> Step:
@@ -353,18 +365,28 @@ class _Run:
             yield item
         await self.save()
 
+    async def _fit(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent | ModelRequest]:
+        """`request` with the context folded for the window of the model it names (the
+        turn's, or a fallback's that may be smaller), after the events of that; last."""
+        async for event in self._compact(request):
+            yield event
+        if request.messages is not self.state.messages:
+            request = replace(request, messages=self.state.messages)
+        yield request
+
     async def _compact(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent]:
-        """At most once per model call: fold older turns when the request is over budget."""
+        """At most once per model call (and once more for a fallback it is handed to): fold
+        older turns when the request is over its model's budget."""
         overhead = estimate_text_tokens(
             *(part.text for part in request.system),
             json.dumps([t.__dict__ for t in request.tools]),
         )
-        compactor = self.deps.compactor
+        compactor, model = self.deps.compactor, request.model
         sizes = self.state.per_message.setdefault("size", context_sizes())
-        if not compactor.needed(self.state.messages, overhead, sizes):
+        if not compactor.needed(self.state.messages, overhead, model, sizes):
             return
         yield ev.StateChanged(layer="turn", state=ev.TurnState.COMPACTING)
-        result = await compactor.compact(self.state.messages, overhead)
+        result = await compactor.compact(self.state.messages, overhead, model)
         if result is None:
             return
         self.state.messages = result.messages

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from bot.agent.cancel import until_cancelled
@@ -15,6 +15,10 @@ from bot.vocabulary import events as ev
 from bot.vocabulary.messages import ThinkingBlock, Thought
 from bot.vocabulary.run_config import Reasoning
 from bot.vocabulary.usage import Usage
+
+# The request made fit for the model it names (its context folded for that model's window),
+# yielded last after what happened meanwhile (`bot.agent.loop`: compaction's events).
+Fit = Callable[[ModelRequest], AsyncIterator[ev.AgentEvent | ModelRequest]]
 
 
 @dataclass
@@ -54,6 +58,7 @@ async def call_model(
     *,
     shown: Reasoning = "off",
     fallbacks: Sequence[str] = (),
+    fit: Fit | None = None,
 ) -> AsyncIterator[ev.AgentEvent | ModelOutcome]:
     """Stream `request`, yielding loop events as they come and, last, the `ModelOutcome`.
 
@@ -61,7 +66,8 @@ async def call_model(
     model's thinking is kept in the outcome, and `shown` as it comes (`stream`), each
     thought whole once it ends (`on`), or not at all. A model that stays overloaded, rate
     limited or out of reach after its retries hands the call to the next of `fallbacks`,
-    which makes it again from its start: what the failed one showed is taken back first.
+    which makes it again from its start: what the failed one showed is taken back first, and
+    the request is made to `fit` the fallback first (its window may be smaller).
     """
     outcome = ModelOutcome(model=request.model)
     yield ev.StateChanged(layer="call", state=ev.CallState.CALLING)
@@ -69,6 +75,12 @@ async def call_model(
     for index, model in enumerate(chain):
         outcome.model = model
         asked = replace(request, model=model)
+        if index and fit is not None:
+            async for item in fit(asked):
+                if isinstance(item, ModelRequest):
+                    asked = item
+                else:
+                    yield item
         try:
             async for event in _streamed(provider, asked, retry, sleep, cancel, shown, outcome):
                 yield event

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import logging
 from collections.abc import Iterable
@@ -128,13 +129,12 @@ def build_agent(
         backoff_max=settings.llm_backoff_max,
         max_retry_after=settings.llm_max_retry_after,
     )
-    window = context_window(settings, served.default)
     compactor = Compactor(
         provider,
-        served.default,
         retry,
         sleep,
-        budget=int(window * settings.compact_threshold),
+        window=functools.partial(context_window, settings),
+        threshold=settings.compact_threshold,
         keep_turns=settings.compact_keep_turns,
         max_tokens=settings.max_tokens,
     )

@@ -35,8 +35,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 
-from bot.mailbox.saved_state import WRITE_STATE, ContextMissing, RedisState, StateWrite, StoredState
+from bot.mailbox.saved_state import (
+    WRITE_STATE,
+    ContextMissing,
+    FirstItems,
+    RedisState,
+    StateWrite,
+    StoredState,
+)
 from bot.redis import keys
 from bot.redis.results import done, text
 from bot.vocabulary.chats import HELPER_MARK
@@ -62,6 +70,14 @@ local token = redis.call('INCR', KEYS[2]) .. ':' .. ARGV[1]
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 return token
 """
+# The lease only while nothing is queued or armed there either, in the same step: retention's
+# cut of a live context (`bot.session.retention`) never makes a waiting message wait longer.
+_TAKE_IDLE = (
+    """
+if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('LLEN', KEYS[4]) > 0 then return false end
+"""
+    + _TAKE
+)
 _EXTEND = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -178,6 +194,7 @@ class Mailbox:
         self.dedup_ttl = dedup_ttl
         self._ingest = redis.register_script(_INGEST)
         self._take = redis.register_script(_TAKE)
+        self._take_idle = redis.register_script(_TAKE_IDLE)
         self._extend = redis.register_script(_EXTEND)
         self._state = RedisState(redis)
         self._commit = redis.register_script(_COMMIT)
@@ -228,10 +245,23 @@ class Mailbox:
         """The lease, or None if someone holds it. A token naming `worker` (its liveness id,
         see `bot.mailbox.liveness`) is freed by the sweep soon after that worker's key lapses; one
         with no worker only ends with its TTL."""
+        return await self._leased(self._take, session, ttl, worker)
+
+    async def take_idle_lease(self, session: str, ttl: float, *, worker: str = "") -> str | None:
+        """`take_lease`, only when no turn runs in `session` and no message waits there,
+        checked in the same step; else None. Whoever holds it must hand over to a message
+        that comes meanwhile (`release_if_empty`, else `release` and `wake`)."""
+        busy = (keys.session(session, "armed"), keys.session(session, "inbox"))
+        return await self._leased(self._take_idle, session, ttl, worker, busy)
+
+    async def _leased(
+        self, script: AsyncScript, session: str, ttl: float, worker: str, more: Sequence[str] = ()
+    ) -> str | None:
+        """A lease token from `script` (given the lease, the fence, then `more` keys), or None."""
         nonce = uuid.uuid4().hex
         tail = f"{worker}:{nonce}" if worker else nonce
-        token = await self._take(
-            keys=[keys.session(session, "lease"), keys.session(session, "fence")],
+        token = await script(
+            keys=[keys.session(session, "lease"), keys.session(session, "fence"), *more],
             args=[tail, int(ttl * 1000)],
         )
         return token.decode() if isinstance(token, bytes) else token
@@ -252,6 +282,10 @@ class Mailbox:
     async def load_state(self, session: str, known: str = "") -> StoredState | None:
         """The session's state as Redis holds it (`RedisState.load`)."""
         return await self._state.load(session, known)
+
+    async def first_of_state(self, session: str, count: int) -> FirstItems | None:
+        """The start of the session's state, without its context (`RedisState.first`)."""
+        return await self._state.first(session, count)
 
     async def commit(
         self,

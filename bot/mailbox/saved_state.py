@@ -4,10 +4,13 @@ each in `context`, and the version of the last write in `saved` (see `bot.sessio
 
 A long context's older messages are not in `context` but in SQL (`bot.store.cold_context`);
 the head then begins with a marker, `{"cold": {"epoch": …, "count": N}, …}`, saying that the
-context's first N messages are there. The state itself never sees the marker."""
+context's first N messages are there. The state itself never sees the marker. Retention
+reads only the head's start and the context's first items (`RedisState.first`), to tell
+whether a context holds anything said before its window (`bot.session.retention`)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -53,6 +56,13 @@ local version = redis.call('GET', KEYS[3])
 if ARGV[1] ~= '' and version == ARGV[1] then return {1} end
 return {0, redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}
 """
+# The head's first ARGV[1] bytes (enough for its marker) and the context's first ARGV[2] items.
+_PEEK = """
+local head = redis.call('GETRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+return {head, redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)}
+"""
+MARK_BYTES = 160  # more than a marker takes: `{"cold":{"epoch":"<32 hex>","count":N},`
+_MARK = re.compile(rb'^\{"cold":(\{[^{}]*\})')
 
 
 class ContextMissing(Exception):
@@ -83,6 +93,12 @@ def mark_of(head: bytes) -> ColdMark | None:
     return _Marked.model_validate_json(head).cold if head.startswith(b'{"cold"') else None
 
 
+def mark_in(start: bytes) -> ColdMark | None:
+    """The marker of a head of which only its `start` was read (`RedisState.first`)."""
+    found = _MARK.match(start)
+    return None if found is None else ColdMark.model_validate_json(found[1])
+
+
 @dataclass(frozen=True)
 class StoredState:
     """A session's state as Redis holds it: `head`, the state but its context, and the
@@ -92,6 +108,20 @@ class StoredState:
     head: bytes
     context: list[bytes]
     unchanged: bool = False  # nothing read: still the version the reader named
+
+
+@dataclass(frozen=True)
+class FirstItems:
+    """The start of a session's state, read without its context: the head's first bytes
+    (its marker, if it has one) and the context's first items in Redis."""
+
+    head: bytes
+    context: list[bytes]
+
+    @property
+    def whole(self) -> bool:
+        """A state an older version saved whole: its context is in the head."""
+        return self.head.startswith(b'{"messages"')
 
 
 @dataclass(frozen=True)
@@ -119,6 +149,7 @@ class RedisState:
     def __init__(self, redis: Redis) -> None:
         self._save = redis.register_script(_SAVE)
         self._load = redis.register_script(_LOAD)
+        self._peek = redis.register_script(_PEEK)
 
     async def save(self, session: str, token: str, write: StateWrite) -> int:
         """1: written; 0: the lease is not `token`; -2: the context is shorter than `keep`."""
@@ -139,3 +170,12 @@ class RedisState:
             return StoredState(b"", [], unchanged=True)
         head, context = result[1], result[2]
         return StoredState(head, list(context)) if isinstance(head, bytes) else None
+
+    async def first(self, session: str, count: int) -> FirstItems | None:
+        """The head's start and the context's first `count` items in Redis, read together;
+        None when there is no head. A few hundred bytes, however long the context."""
+        names = ("state", "context")
+        head, context = await self._peek(
+            keys=[keys.session(session, name) for name in names], args=[MARK_BYTES, count]
+        )
+        return FirstItems(head, list(context)) if head else None

@@ -21,10 +21,10 @@ in SQL (`bot.mailbox.saved_state.ColdMark`). The move is written to SQL first, t
 off and counts them in the marker, in one script under the lease: a worker dying between the
 two leaves Redis as it was, and the rows it wrote are read by nobody. A load that finds the
 marker reads those messages from SQL, as the exact JSON they were, so the context handed to
-the model is the same, byte for byte. A context replaced (compaction, /new) starts another
-epoch, and the replaced one's rows are deleted once Redis no longer names them. Without a
-database (`cold` is None), or for `MOVE_PAUSE` after it refused a move, Redis keeps the whole
-context: the hot state is bounded while the database takes the moves.
+the model is the same, byte for byte. A context replaced (compaction, /new, retention's cut)
+starts another epoch, and the replaced one's rows are deleted once Redis no longer names them.
+Without a database (`cold` is None), or for `MOVE_PAUSE` after it refused a move, Redis keeps
+the whole context: the hot state is bounded while the database takes the moves.
 
 A state an older version saved whole under the head loads as it is, and its next save writes it
 in this form. A write refused because Redis holds less than it should (lost data) is made again

@@ -4,10 +4,11 @@ Deletion is explicit, table by table, rather than left to ON DELETE CASCADE: a p
 request must not depend on whether SQLite was told to enforce foreign keys. Deleting a
 session deletes every row kept for it: its messages, runs (with their traces), approvals,
 tasks, and the older part of its context (`bot.store.cold_context`). Retention deletes every
-row older than its window, in sessions still active as well as idle ones; an active
-session's context is its hot state, whose older part in SQL goes with the session; its hot
-state in Redis and its workspace files are the caller's (`worker.jobs.prune`,
-`adapters.http.records`).
+row older than its window, in sessions still active as well as idle ones, and names the
+active sessions that began before it: their contexts, in Redis and in the rows of
+`bot.store.cold_context`, may hold messages as old, which the worker cuts under each
+session's lease (`bot.session.retention`). Hot state in Redis and workspace files are the
+caller's (`worker.jobs.prune`, `adapters.http.records`).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class Deleted:
 @dataclass(frozen=True)
 class Pruned:
     """What one pass of retention deleted: the sessions idle since the window began (whole;
-    their hot state and workspaces should go too), and the rows older than it in the others."""
+    their hot state and workspaces should go too), and the rows older than it in the others;
+    and the sessions kept that began before it, whose live contexts may be as old."""
 
     sessions: list[str]
     runs: int
@@ -107,6 +109,7 @@ class Pruned:
     confirmations: int
     tasks: int
     unused_files: list[str]  # hashes no message kept refers to: the file store's to remove
+    older: list[str]  # the active sessions that began before the window
 
     @property
     def rows(self) -> int:
@@ -267,7 +270,9 @@ class Archive:
         the others (active ones too) the runs that started before it, with their traces, the
         messages and approvals made before it, and the tasks that ended before it. A task
         still active stays, since it is what someone asked for from now on; a session's
-        totals are computed again from the runs and messages it keeps."""
+        totals are computed again from the runs and messages it keeps. The sessions kept
+        that began before it are named (`Pruned.older`): their live contexts are the
+        caller's to cut."""
         async with self.engine.begin() as db:
             idle = select(SESSIONS.c.key).where(SESSIONS.c.updated_at < before)
             gone = list((await db.execute(idle)).scalars())
@@ -290,8 +295,10 @@ class Archive:
             tasks = int((await db.execute(delete(TASKS).where(ended))).rowcount)
             await _recount(db, sorted(touched))
             unused = await _unused(db, wanted)
+            begun = select(SESSIONS.c.key).where(SESSIONS.c.created_at < before)
+            older = list((await db.execute(begun.order_by(SESSIONS.c.key))).scalars())
         runs, messages, confirmations = counts
-        return Pruned(gone, runs, messages, confirmations, tasks, unused)
+        return Pruned(gone, runs, messages, confirmations, tasks, unused, older)
 
 
 def _of_session(table: Table, *columns: Any) -> Any:

@@ -3,9 +3,10 @@
 A context is sent whole to the model at every call, but only its recent turns change: the
 state store keeps those in Redis and moves older whole turns here (`bot.session.states`), as
 the exact JSON the state held, so a worker that loads the session cold rebuilds the very
-context, byte for byte. Rows are keyed by session, `epoch` (one context: compaction or /new
-starts another) and position. A row is written before Redis's marker counts it, so a worker
-that dies between the two leaves rows nobody reads, which the next write overwrites.
+context, byte for byte. Rows are keyed by session, `epoch` (one context: compaction, /new
+or retention's cut starts another) and position. A row is written before Redis's marker
+counts it, so a worker that dies between the two leaves rows nobody reads, which the next
+write overwrites.
 
 Every write carries the lease's fence number, and a row is replaced only by a write of the
 same or a later holder: a worker that lost the session (paused, then woken) and writes late

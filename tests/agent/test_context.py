@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.agent.compaction import IMAGE_TOKENS, SUMMARY_PREFIX, estimate_tokens
+from bot.agent.deps import TurnRequest
 from bot.agent.loop import Agent
+from bot.assembly.agent import build_agent
 from bot.files.store import FileStore
 from bot.tools.builtin import builtin_tools
 from bot.vocabulary import events as ev
 from bot.vocabulary.state import SessionState
-from tests.agent.conftest import MakeAgent, collect, completed, make_settings, of_type
+from tests.agent.conftest import (
+    MakeAgent,
+    Sleeps,
+    collect,
+    completed,
+    context,
+    make_settings,
+    of_type,
+)
 from tests.fakes.llm import Fail, FakeLLM, RecordedRequest, Reply, ToolCallSpec
 from tests.support.images import image_bytes
 
@@ -62,6 +74,26 @@ async def test_compaction_bounds_every_request(fake_llm: FakeLLM, make_agent: Ma
     assert SUMMARY_PREFIX.strip() in last and "question number 29" in last
     assert "question number 28" in last  # the recent turns stay verbatim
     assert "question number 5:" not in last
+
+
+async def test_a_summary_is_dated_by_the_oldest_turn_it_folds(
+    fake_llm: FakeLLM, make_agent: MakeAgent
+) -> None:
+    """What a summary says was said when the turns it folds were, an earlier summary's
+    included: retention (and the record) go by that date, not by when it was written."""
+    fake_llm.responder = chatty
+    agent = make_agent(
+        builtin_tools(), context_window=WINDOW, compact_threshold=THRESHOLD, compact_keep_turns=2
+    )
+    state = SessionState()
+    events = await collect(agent, state, "question number 0: " + "please " * 100)
+    first = state.messages[0].at
+    for n in range(1, 20):
+        events += await collect(agent, state, f"question number {n}: " + "please " * 100)
+    assert len(of_type(events, ev.Compacted)) >= 2
+    summary = state.messages[0]
+    assert summary.summary and summary.at == first
+    assert all(message.at >= first for message in state.messages[1:])
 
 
 async def test_failed_summary_falls_back_to_dropping(
@@ -111,8 +143,6 @@ async def caching_llm() -> AsyncIterator[FakeLLM]:
 
 
 async def test_multi_turn_chat_reads_mostly_from_cache(caching_llm: FakeLLM) -> None:
-    from bot.assembly.agent import build_agent
-
     built = build_agent(make_settings(caching_llm, "anthropic"))
     minutes = iter(range(0, 10_000, 7))  # each model call happens 7 minutes after the last
 
@@ -160,3 +190,84 @@ async def test_images_count_for_what_the_model_reads_and_are_named_in_the_summar
     [summary, *_] = [r for r in fake_llm.requests if is_summary_request(r)]
     assert "sent a file: photo0.png (image/png)" in json.dumps(summary.body)
     assert estimate_tokens([state.messages[-2]]) >= IMAGE_TOKENS
+
+
+# The windows the APIs enforce for the models below, as the registry knows them: the default
+# model's is larger than that of the model a chat switches to (or falls back to).
+WINDOWS = {"claude": 200_000, "gpt-4o": 128_000}
+SMALLER = "gpt-4o"
+
+
+def part(n: int) -> str:
+    """A long message, some 35,000 tokens: four of them fill the smaller window."""
+    return f"part {n}: " + "word " * 28_000
+
+
+def noting(request: RecordedRequest) -> Reply:
+    if is_summary_request(request):
+        return Reply(text="The user sent long parts; the assistant noted each.")
+    return Reply(text="noted")
+
+
+async def long_parts(
+    fake: FakeLLM, turns: int, model: str | None = None, **settings: Any
+) -> tuple[list[ev.AgentEvent], SessionState]:
+    """`turns` long parts sent to an agent with the default settings, on `model` if given."""
+    agent = build_agent(make_settings(fake, "anthropic", **settings), tools=builtin_tools())
+    agent = Agent(replace(agent.deps, sleep=Sleeps()))  # retries' waits recorded, not waited
+    state = SessionState()
+    events: list[ev.AgentEvent] = []
+    try:
+        for n in range(turns):
+            request = TurnRequest(context(agent), text=part(n), model=model)
+            events += [event async for event in agent.run(state, request)]
+    finally:
+        await agent.aclose()
+    return events, state
+
+
+async def test_a_chat_on_a_model_with_a_smaller_window_compacts_in_time() -> None:
+    """Default settings; a chat switched (`/model`) to a model whose window is smaller than
+    the default's. Compaction is sized for the model the call goes to: the context is
+    folded before it passes that window, and no call is refused as too long."""
+    async with FakeLLM(context_windows=WINDOWS) as fake:
+        fake.responder = noting
+        events, _ = await long_parts(fake, 5, model=SMALLER)
+    assert fake.rejected == []
+    assert [c.finish_reason for c in of_type(events, ev.Completed)] == ["end_turn"] * 5
+    assert of_type(events, ev.Compacted)
+    assert {r.body["model"] for r in fake.requests} == {SMALLER}  # the summaries too
+
+
+async def test_a_fallback_with_a_smaller_window_is_sent_a_context_that_fits() -> None:
+    """Default settings but a fallback model with a smaller window. The default takes the
+    first turns; it is overloaded when the context holds some 140,000 tokens, within its
+    own window but not the fallback's: the context is folded for the fallback (by the
+    fallback, as the default is overloaded) before the call goes there."""
+    overloaded = asyncio.Event()
+
+    def brain(request: RecordedRequest) -> Reply | Fail:
+        if overloaded.is_set() and request.body["model"].startswith("claude"):
+            return Fail(529, "overloaded_error", "Overloaded")
+        return noting(request)
+
+    async with FakeLLM(context_windows=WINDOWS) as fake:
+        fake.responder = brain
+        _, state = await long_parts(fake, 3, fallback_models=[SMALLER])
+        assert not any(is_summary_request(r) for r in fake.requests)  # within the default's
+        overloaded.set()
+        agent = build_agent(
+            make_settings(fake, "anthropic", fallback_models=[SMALLER]), tools=builtin_tools()
+        )
+        agent = Agent(replace(agent.deps, sleep=Sleeps()))
+        try:
+            request = TurnRequest(context(agent), text=part(3))
+            events = [event async for event in agent.run(state, request)]
+        finally:
+            await agent.aclose()
+    assert fake.rejected == []
+    assert completed(events).finish_reason == "end_turn" and completed(events).model == SMALLER
+    kinds = [type(e) for e in events if isinstance(e, ev.FailedOver | ev.Compacted)]
+    assert kinds == [ev.FailedOver, ev.Compacted]
+    summaries = [r.body["model"] for r in fake.requests if is_summary_request(r)]
+    assert summaries == [SMALLER]

@@ -123,6 +123,31 @@ async def test_openai_rejects_invalid_requests(
     await client.close()
 
 
+async def test_a_prompt_too_long_for_its_models_window_is_refused() -> None:
+    """As the APIs do: the prompt and `max_tokens` together must fit the window, counted
+    as the usage counts tokens; a model given no window has no limit."""
+    async with FakeLLM(context_windows={"claude-small": 1000, "gpt-small": 1000}) as fake:
+        fake.responder = lambda _: Reply(text="ok")
+        a, o = claude(fake), gpt(fake)
+        said: list[Any] = [{"role": "user", "content": "word " * 700}]  # some 900 tokens
+        with pytest.raises(anthropic.BadRequestError) as prompt:
+            await a.messages.create(model="claude-small-1", max_tokens=10, messages=said * 2)
+        with pytest.raises(anthropic.BadRequestError) as both:
+            await a.messages.create(model="claude-small-1", max_tokens=200, messages=said)
+        with pytest.raises(openai.BadRequestError) as either:
+            await o.chat.completions.create(model="gpt-small", max_tokens=200, messages=said)
+        fits = await a.messages.create(model="claude-small-1", max_tokens=10, messages=said)
+        other = await a.messages.create(model="claude-big", max_tokens=10, messages=said * 2)
+        await a.close()
+        await o.close()
+    assert "prompt is too long:" in str(prompt.value) and "> 1000 maximum" in str(prompt.value)
+    assert "input length and `max_tokens` exceed context limit" in str(both.value)
+    assert either.value.code == "context_length_exceeded"
+    assert "maximum context length is 1000 tokens" in str(either.value)
+    assert len(fake.rejected) == 3
+    assert fits.usage.input_tokens + 10 <= 1000 < other.usage.input_tokens
+
+
 async def test_wrong_keys_get_401(fake_llm: FakeLLM) -> None:
     a, o = claude(fake_llm, "nope"), gpt(fake_llm, "nope")
     with pytest.raises(anthropic.AuthenticationError):

@@ -155,6 +155,25 @@ async def test_an_idle_session_is_forgotten_but_never_one_with_a_message_waiting
     assert await mailbox.forget_idle("test:other") == 0  # nothing there: nothing to do
 
 
+async def test_an_idle_lease_is_taken_only_while_nothing_waits_or_runs(box: Any) -> None:
+    """Retention's cut of a live context takes the lease only when no message waits and no
+    turn runs, in the same step; then it fences the session as a turn's lease does."""
+    mailbox, _, redis = box
+    await mailbox.submit(envelope(1))
+    assert await mailbox.take_idle_lease("test:m", ttl=5) is None  # a message waits
+    token = await mailbox.take_lease("test:m", ttl=5)
+    await mailbox.commit("test:m", token, [envelope(1)])
+    assert await mailbox.take_idle_lease("test:m", ttl=5) is None  # a turn runs
+    assert await mailbox.release_if_empty("test:m", token) is True
+    idle = await mailbox.take_idle_lease("test:m", ttl=5, worker="ab12")
+    assert idle is not None and idle.split(":")[1] == "ab12"
+    assert await mailbox.take_lease("test:m", ttl=5) is None  # no turn begins meanwhile
+    with pytest.raises(LeaseLost):
+        await mailbox.save_state("test:m", token, StateWrite("{}"))  # nor writes a stale one
+    await mailbox.save_state("test:m", idle, StateWrite('{"messages": []}'))
+    assert await redis.get(keys.session("test:m", "state")) == b'{"messages": []}'
+
+
 async def test_dead_letters_are_bounded_and_go_with_their_session(box: Any) -> None:
     mailbox, _, redis = box
     for n in range(DEAD_LETTER_LIMIT + 5):

@@ -14,12 +14,17 @@ from tests.fakes.llm.sse import EventWriter, open_stream
 
 
 def error_response(
-    status: int, kind: str, message: str, retry_after: float | None = None
+    status: int,
+    kind: str,
+    message: str,
+    retry_after: float | None = None,
+    *,
+    code: str | None = None,
 ) -> web.Response:
     headers = {"x-request-id": "req_" + uuid.uuid4().hex[:24]}
     if retry_after is not None:
         headers["retry-after"] = f"{retry_after:g}"
-    code = "invalid_api_key" if status == 401 else None
+    code = "invalid_api_key" if status == 401 else code
     body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
     return web.json_response(body, status=status, headers=headers)
 

@@ -3,7 +3,8 @@
 Tests script it with `enqueue(...)` (answers in order) or a `responder` (an answer computed
 from the request); OpenAI's transcription endpoint is `transcriptions` (`transcriptions.py`).
 It checks requests as the real services do and records every one, so a test can assert both
-what Parley sent and that nothing was rejected.
+what Parley sent and that nothing was rejected; with `context_windows` (tokens by model name
+prefix) it also refuses a prompt too long for its model's context window (`windows.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Literal
 
 from aiohttp import web
 
-from tests.fakes.llm import anthropic_api, openai_api, validate
+from tests.fakes.llm import anthropic_api, openai_api, validate, windows
 from tests.fakes.llm.cache import PromptCache, Usage
 from tests.fakes.llm.script import (
     ANTHROPIC_KEY,
@@ -44,8 +45,13 @@ COMPLETE: dict[str, Complete] = {
 
 class FakeLLM:
     def __init__(
-        self, *, cache_min_tokens: int = 1024, clock: Callable[[], float] = time.monotonic
+        self,
+        *,
+        cache_min_tokens: int = 1024,
+        clock: Callable[[], float] = time.monotonic,
+        context_windows: dict[str, int] | None = None,
     ) -> None:
+        self.context_windows = dict(context_windows or {})  # tokens, by model name prefix
         self.requests: list[RecordedRequest] = []
         self.rejected: list[tuple[RecordedRequest, str]] = []
         self.unscripted: list[RecordedRequest] = []
@@ -160,6 +166,14 @@ class FakeLLM:
         if problem is not None:
             self.rejected.append((recorded, problem))
             return error(400, "invalid_request_error", problem, None)
+        refused = windows.too_long(recorded.api, recorded.body, self.context_windows)
+        if refused is not None:
+            self.rejected.append((recorded, refused.message))
+            if recorded.api == "openai":
+                return openai_api.error_response(
+                    400, "invalid_request_error", refused.message, code=refused.code
+                )
+            return error(400, "invalid_request_error", refused.message, None)
         script = self._next(recorded)
         if script is None:
             return error(500, "api_error", "fake LLM: no scripted answer for this request", None)

@@ -14,8 +14,13 @@ import httpx
 import pytest
 from aiohttp import web
 from redis.asyncio import Redis
-from sqlalchemy import update
+from sqlalchemy import select, update
 
+from bot.mailbox.inbox import Mailbox
+from bot.redis import keys
+from bot.redis.results import done
+from bot.session.states import StateStore
+from bot.store.cold_context import CONTEXT, ColdContext
 from bot.store.database import Database, open_database
 from bot.store.history import SESSIONS, RunRecord, SessionInfo
 from bot.tools.workspace_paths import session_dirname
@@ -231,3 +236,80 @@ async def test_retention_removes_everything_older_than_its_window_on_a_worker(
 
 def long_ago() -> datetime:
     return datetime.fromtimestamp(LONG_AGO, UTC)
+
+
+class _NoJobs:
+    """The test's own mailbox only writes a state: it never wakes a worker."""
+
+    async def enqueue_job(self, function: str, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def said_turn(n: int, topic: str, at: float) -> list[Message]:
+    """A question and its answer, some 4 KB, said at `at`."""
+    padding = "lorem ipsum dolor sit amet " * 70
+    return [
+        Message(role="user", content=[TextBlock(text=f"{topic} {n}. {padding}")], at=at),
+        Message(role="assistant", content=[TextBlock(text=f"noted {n}. {padding}")], at=at),
+    ]
+
+
+async def save_context(database: Database, redis: Redis, session: str, state: SessionState) -> None:
+    """Save `state` as a worker's turn does, under the session's lease: its older turns go
+    to SQL, its recent ones stay in Redis."""
+    mailbox = Mailbox(redis, _NoJobs())
+    token = await mailbox.take_lease(session, ttl=30)
+    assert token is not None
+    await StateStore(mailbox, ColdContext(database.engine)).save(session, token, state)
+    await mailbox.release(session, token)
+
+
+async def context_kept(database: Database, redis: Redis, session: str) -> str:
+    """Everything the session's context holds, in Redis and in SQL."""
+    recent = await done(redis.lrange(keys.session(session, "context"), 0, -1))
+    rows = select(CONTEXT.c.body).where(CONTEXT.c.session_key == session)
+    async with database.engine.connect() as connection:
+        older = list((await connection.execute(rows)).scalars())
+    return "\n".join([*older, *(item.decode() for item in recent)])
+
+
+@pytest.mark.parametrize("stack", [{"PARLEY_RETENTION_DAYS": "30"}], indirect=True)
+async def test_retention_cuts_an_active_sessions_context_to_its_window(stack: Stack) -> None:
+    """An active session's context, its recent turns in Redis and its older ones in SQL,
+    loses the turns said before the window, the summary of still older ones with them, and
+    the model is never sent them again; the turns since stay whole."""
+    database = await open_database(web_settings(stack.env))
+    redis = Redis.from_url(stack.redis_url)
+    stack.fake.responder = lambda request: Reply(text="fine")
+    try:
+        async with stack.client() as client:
+            session = f"http:{await stack.session(client)}"
+            await remember(database, session, "e-today", time.time())
+            async with database.engine.begin() as connection:  # in use for over 30 days
+                await connection.execute(
+                    update(SESSIONS).where(SESSIONS.c.key == session).values(created_at=long_ago())
+                )
+            summary = Message(
+                role="user", summary=True, at=LONG_AGO,
+                content=[TextBlock(text="Summary: an old secret was told.")],
+            )  # fmt: skip
+            old = [m for n in range(20) for m in said_turn(n, "an old secret", LONG_AGO + n)]
+            new = [m for n in range(3) for m in said_turn(n, "a new fact", time.time())]
+            await save_context(
+                database, redis, session, SessionState(messages=[summary, *old, *new])
+            )
+            assert "an old secret" in await context_kept(database, redis, session)
+            await stack.start_worker()  # prunes as it starts, then hourly
+
+            async def cut() -> bool:
+                return "old secret" not in await context_kept(database, redis, session)
+
+            await until(cut, "the live context cut to the window")
+            assert texts(await send(client, session.removeprefix("http:"), "and now?")) == "fine"
+        sent = json.dumps(stack.fake.requests[-1].body["messages"])
+        assert "old secret" not in sent
+        assert all(f"a new fact {n}." in sent for n in range(3))
+        assert len(stack.fake.requests[-1].body["messages"]) == 2 * 3 + 1
+    finally:
+        await redis.aclose()
+        await database.aclose()
