@@ -45,10 +45,11 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
     ) -> ToolResult:
         """Run a Python 3 program in an isolated sandbox and return its exit code and what it
         printed (stdout and stderr together). {libraries}; there is no network at all and no files
-        from earlier runs: each run starts in an empty working directory (its HOME, deleted
-        afterwards) where it may write small files. Files it writes in ./out/ (up to 10:
-        a chart as PNG, a CSV) are sent to the person, images shown as pictures; to work on
-        a workspace file, put its content in the program. The run is stopped at its CPU time,
+        from earlier runs: each run starts in a working directory (its HOME, deleted
+        afterwards) that holds only an empty ./out/ folder, and may write small files there.
+        Files it writes in ./out/ (up to 10, such as plt.savefig("out/chart.png") or a CSV)
+        are sent to the person, images shown as pictures; to work on a workspace file, put
+        its content in the program. The run is stopped at its CPU time,
         memory, wall-clock and output limits, which the result names when one was reached.
         Use it to compute, parse or check things exactly, or to draw a chart."""
         if not code.strip():

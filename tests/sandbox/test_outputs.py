@@ -28,6 +28,19 @@ async def test_a_chart_drawn_with_matplotlib_comes_back_as_a_png(limits: Sandbox
         assert image.format == "PNG" and image.size == (640, 480)
 
 
+async def test_out_is_there_empty_when_the_program_starts(limits: SandboxLimits) -> None:
+    """The first thing anyone writes: a file straight into ./out/, no folder made first."""
+    program = """\
+import os
+print(sorted(os.listdir("out")), oct(os.stat("out").st_mode & 0o777))
+with open("out/x.csv", "w") as file:
+    file.write("a,b\\n1,2\\n")
+"""
+    outcome = await run_program(program, limits)
+    assert (outcome.exit_code, outcome.output) == (0, "[] 0o700\n"), outcome.output
+    assert [(f.name, f.data) for f in outcome.files] == [("x.csv", b"a,b\n1,2\n")]
+
+
 async def test_only_regular_files_of_out_come_back_ten_at_most(limits: SandboxLimits) -> None:
     program = f"""\
 import os, subprocess, sys
