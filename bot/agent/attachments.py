@@ -8,6 +8,12 @@ model reads, under the call's own text, which files went out and which did not (
 empty, past the turn's count), so it neither sends one again nor claims one it did not.
 What a turn sent is counted in its saved progress, so a turn resumed after a crash keeps the
 same count; that it is not posted twice is the reply's business (it remembers what it posted).
+
+The turn's bounds hold before a byte is read, too: each batch of calls is given the room the
+turn has left (`room`: files by PARLEY_SEND_FILES_PER_TURN, and the bytes of the files
+`run_python`'s programs leave in ./out/ by the sandbox's scratch size, `SCRATCH_MB`), which its
+calls take from as they read, and what they read is counted in the turn's progress
+(`count_read`), so a turn resumed after a crash is held to what it has left.
 """
 
 from __future__ import annotations
@@ -19,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.files.store import FileStore
-from bot.tools.base import Attachment
-from bot.tools.send_file import size
+from bot.sandbox.limits import SCRATCH_MB
+from bot.tools.base import Attachment, FileRoom
 from bot.vocabulary import events as ev
-from bot.vocabulary.files import FileRef
+from bot.vocabulary.files import MB, FileRef, size
 from bot.vocabulary.state import TurnProgress
 
 MAX_NAME = 255
@@ -31,11 +37,13 @@ MAX_CAPTION = 1024  # characters: Telegram's caption limit, the smallest of the 
 
 @dataclass(frozen=True)
 class SendLimits:
-    """How large one file may be (bytes, PARLEY_SEND_FILE_MB) and how many a turn sends
-    (PARLEY_SEND_FILES_PER_TURN)."""
+    """How large one file may be (bytes, PARLEY_SEND_FILE_MB), how many a turn sends
+    (PARLEY_SEND_FILES_PER_TURN), and how many bytes a turn's programs hand back from the
+    sandbox's ./out/ (its scratch size)."""
 
     max_bytes: int
     per_turn: int
+    out_bytes: int = SCRATCH_MB * MB
 
 
 class Attachments:
@@ -66,6 +74,16 @@ class Attachments:
             sent.append(ev.FileSent(call_id=call_id, file=ref, caption=caption))
             notes.append(f"{name} ({size(ref.size)}) was sent to the person; do not send it again.")
         return "\n".join(notes), sent
+
+    def room(self, turn: TurnProgress) -> FileRoom:
+        """The room a batch of `turn`'s calls has for files: what the turn did not use."""
+        limits = self.limits
+        return FileRoom(limits.per_turn - turn.files_sent, limits.out_bytes - turn.out_bytes)
+
+    @staticmethod
+    def count_read(room: FileRoom, turn: TurnProgress) -> None:
+        """Count in `turn` the bytes its batch's calls read from the sandbox (`room`)."""
+        turn.out_bytes += room.out_read
 
     def _refusal(self, file: Attachment, turn: TurnProgress) -> str:
         limits = self.limits

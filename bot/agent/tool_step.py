@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.agent.attachments import Attachments, SendLimits
 from bot.agent.cancel import wait_all_or_cancel
@@ -290,8 +290,10 @@ class ToolStep:
         if calls:
             self.turn.started = [*self.turn.started, *(call.id for call in calls)]
             await self.save()
-        tasks = self.executor.start(calls, self.ctx, self.turn.cache)
+        room = self.attachments.room(self.turn)
+        tasks = self.executor.start(calls, replace(self.ctx, files=room), self.turn.cache)
         finished = await wait_all_or_cancel(tasks, self.cancel)
+        self.attachments.count_read(room, self.turn)
         outcomes: dict[str, ToolOutcome] = {}
         for call, task in zip(calls, tasks, strict=True):
             if task.cancelled() or task.exception() is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MB = 1_048_576
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 # px: the longest edge an image is sent to a model at. Anthropic scales a larger one down
 # itself, after the upload; a platform that keeps several sizes of a photo is asked for this.
@@ -38,3 +39,12 @@ class FileRef(BaseModel):
     def is_image(self) -> bool:
         """One the models that see take as an image block."""
         return self.media_type in IMAGE_TYPES
+
+
+def size(count: int) -> str:
+    """A file's size as people (and models) read it."""
+    if count >= MB:
+        return f"{count / MB:.1f} MB"
+    if count >= 1024:
+        return f"{count / 1024:.0f} KB"
+    return "1 byte" if count == 1 else f"{count} bytes"

@@ -64,6 +64,7 @@ class TurnProgress(BaseModel):
     trace: Trace | None = None  # the run's trace so far, for a worker that resumes it
     start: ContextMark | None = None
     files_sent: int = 0  # files the turn's tools sent the person (`bot.agent.attachments`)
+    out_bytes: int = 0  # bytes of them its programs left in the sandbox's ./out/, as read
 
 
 class PendingConfirmation(BaseModel):

@@ -9,7 +9,7 @@ from pathlib import Path
 from bot.agent.attachments import Attachments, SendLimits, clean_name
 from bot.files.store import FileStore
 from bot.tools.base import Attachment
-from bot.tools.send_file import size
+from bot.vocabulary.files import size
 from bot.vocabulary.state import TurnProgress
 from tests.support.images import image_bytes
 
