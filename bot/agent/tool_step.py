@@ -3,7 +3,9 @@
 Results are collected per call and added to the context in one user message, in the order of
 the calls, only when every call has one: the model APIs reject a context in which a tool_use
 lacks its tool_result. Files a call made for the person are stored and announced after the
-results (`bot.agent.attachments`), each a `FileSent` event.
+results (`bot.agent.attachments`), each a `FileSent` event; the results go into the context
+once those events were shown, saying what the reply recorded of each file (`Deliveries`): a
+file the platform refused is never told to the model as sent.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bot.agent.attachments import Attachments, SendLimits
+from bot.agent.attachments import Attachments, Deliveries, SendLimits, Taken
 from bot.agent.cancel import wait_all_or_cancel
 from bot.agent.step import Step, StepEnd
 from bot.tools import ask_user
@@ -60,10 +62,11 @@ class ToolStep:
         save: Callable[[], Awaitable[None]],
         stopped: Callable[[], str] = lambda: CANCELLED,
         attachments: Attachments | None = None,
+        deliveries: Deliveries | None = None,
     ) -> None:
         """`stopped` says why a call the turn's cancel cut off did not finish (a /stop, or
         the turn's time running out); `attachments` takes the files calls made (None: no
-        file is sent)."""
+        file is sent), and `deliveries` is where the reply says what became of them."""
         self.registry = registry
         self.executor = executor
         self.policy = policy
@@ -74,7 +77,9 @@ class ToolStep:
         self.save = save
         self.stopped = stopped
         self.attachments = attachments or Attachments(None, SendLimits(0, 0))
+        self.deliveries = deliveries
         self._files: list[ev.FileSent] = []  # of the calls just run, announced after results
+        self._taken: dict[str, tuple[str, Taken]] = {}  # their text and files, by call
 
     @property
     def turn(self) -> TurnProgress:
@@ -113,6 +118,7 @@ class ToolStep:
             yield event
         for event in self._sent():
             yield event
+        self._told(results)
         if screened.looping is not None:
             end = StepEnd(ev.FinishReason.DOOM_LOOP, _looping_notice(screened.looping))
         else:
@@ -182,6 +188,7 @@ class ToolStep:
             yield event
         for event in self._sent():
             yield event
+        self._told(results)
         self.state.add_user(*(results[call.id] for call in pending.calls))
         self.state.pending = None
         self.turn.started = []
@@ -304,8 +311,10 @@ class ToolStep:
                 self.turn.usage += out.usage
             content, sent = out.content, list[ev.FileSent]()
             if out.files:
-                note, sent = await self.attachments.take(call.id, out.files, self.turn)
-                content, self._files = f"{content}\n{note}", [*self._files, *sent]
+                taken = await self.attachments.take(call.id, out.files, self.turn)
+                self._taken[call.id] = (content, taken)
+                sent = taken.sent
+                content, self._files = f"{content}\n{taken.note()}", [*self._files, *sent]
             results[call.id] = ToolResultBlock(
                 tool_use_id=call.id,
                 content=content,
@@ -318,6 +327,14 @@ class ToolStep:
         """The files of the calls just run, once."""
         sent, self._files = self._files, []
         return sent
+
+    def _told(self, results: dict[str, ToolResultBlock]) -> None:
+        """The results of the calls just run that sent files, as the context keeps them:
+        each file as its reply recorded it, now that their events were shown."""
+        for call_id, (content, taken) in self._taken.items():
+            told = f"{content}\n{taken.note(self.deliveries)}"
+            results[call_id] = results[call_id].model_copy(update={"content": told})
+        self._taken = {}
 
     @staticmethod
     def _report(
