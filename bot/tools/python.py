@@ -52,10 +52,11 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
         printed (stdout and stderr together). {libraries}; there is no network at all and no files
         from earlier runs: each run starts in a working directory (its HOME, deleted
         afterwards) that holds only an empty ./out/ folder, and may write small files there.
-        Files it writes in ./out/ (up to 10, such as plt.savefig("out/chart.png") or a CSV)
-        are sent to the person, images shown as pictures; to work on a workspace file, put
-        its content in the program. The run is stopped at its CPU time,
-        memory, wall-clock and output limits, which the result names when one was reached.
+        Files it writes in ./out/ (such as plt.savefig("out/chart.png") or a CSV; up to 10,
+        and {scratch} MB in all in one turn) are sent to the person, images shown as
+        pictures; to work on a workspace file, put its content in the program. The run is
+        stopped at its CPU time, memory, wall-clock and output limits, which the result
+        names when one was reached.
         Use it to compute, parse or check things exactly, or to draw a chart."""
         if not code.strip():
             raise ToolError("The program is empty; send the Python source to run.")
@@ -68,7 +69,8 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
 
     # The model is told of matplotlib only where the sandbox offers it (the `charts` extra).
     charts = packages.offers_charts()
-    run_python.__doc__ = (run_python.__doc__ or "").replace("{libraries}", LIBRARIES[charts])
+    doc = (run_python.__doc__ or "").replace("{libraries}", LIBRARIES[charts])
+    run_python.__doc__ = doc.replace("{scratch}", str(limits.scratch_mb))
     return tool(sensitive=True, isolation="loop", timeout=timeout)(run_python)
 
 
