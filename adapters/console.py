@@ -19,6 +19,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TextIO
 
+from bot.agent.attachments import Deliveries
 from bot.agent.deps import TurnRequest
 from bot.agent.loop import Agent
 from bot.config.settings import Settings
@@ -150,9 +151,14 @@ class ConsoleChat:
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, cancel.set)
+        deliveries = Deliveries()  # a file is shown at once: its path in the file store
         try:
-            async for event in self.agent.run(self.state, request, cancel=cancel):
+            async for event in self.agent.run(
+                self.state, request, cancel=cancel, deliveries=deliveries
+            ):
                 self._render(event)
+                if isinstance(event, ev.FileSent):
+                    deliveries.record(event, "")
                 yield event
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):

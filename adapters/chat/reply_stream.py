@@ -22,7 +22,9 @@ extra ones are deleted by the last update. An approval prompt is posted after th
 far has landed, and where it is is remembered, so it can show its outcome later. A file a
 tool made (`FileSent`) is posted the same way, after the text so far, and what was posted is
 remembered by its SHA-256, so a resumed turn never posts it a second time; a surface that
-edits messages in place then shows the text that follows below the file.
+edits messages in place then shows the text that follows below the file. What became of the
+file is the answer of `post_file`, which the turn waits for: a file the platform refused
+(`NotPosted`) is said to the model as such, never as sent.
 
 The pump is composed, and calls downward only: `StreamedReply` (the pump) asks the
 platform's `Surface` to show the transcript; the surface renders it and splits it into
@@ -47,6 +49,11 @@ from bot.vocabulary import events as ev
 from bot.vocabulary.helpers import TOOL as HELPER_TOOL
 
 log = logging.getLogger(__name__)
+
+
+class NotPosted(Exception):
+    """The platform did not take a file, and the chat was told; why, in words the model reads
+    ("Telegram refused it (Bad Request: file is too big)")."""
 
 
 class Surface(Protocol):
@@ -82,8 +89,9 @@ class Surface(Protocol):
 
     async def post_file(self, event: ev.FileSent) -> Any:
         """Post a file a tool made, as a picture or a document, where the reply is; the
-        posted message's id (JSON), or None when it was not posted (the platform refused
-        it: the surface says so in the chat and logs why)."""
+        posted message's id (JSON). Raises `NotPosted` when it was not posted (the platform
+        refused it, or it is gone from the store): the surface said so in the chat and
+        logged why."""
         ...
 
     async def file_posted(self) -> None:
@@ -246,6 +254,14 @@ class StreamedReply:
         if self._pump is None:
             self._pump = asyncio.create_task(self._run_pump())
 
+    async def post_file(self, event: ev.FileSent) -> str:
+        """`send` of a file, saying what became of it (see `ReplyStream.post_file`)."""
+        if not self._started:
+            self._started = True
+            await self._start()
+        await self._last_update()
+        return await self._attach(event)
+
     async def close(self, *, abandoned: bool = False) -> None:
         try:
             await self._close(abandoned=abandoned)
@@ -312,24 +328,28 @@ class StreamedReply:
             await self.surface.resumed()
         await self.surface.show(must_land=must_land, slot=slot)
 
-    async def _attach(self, event: ev.FileSent) -> None:
+    async def _attach(self, event: ev.FileSent) -> str:
         """Post the file unless this reply posted it already (before a crash, or the same
-        bytes earlier in the turn), and remember that it did."""
+        bytes earlier in the turn), and remember that it did; "" once it is in the chat,
+        else why it is not."""
         store, key, sha256 = self.messages.store, self.messages.key, event.file.sha256
         if await store.file_posted(key, sha256):
             log.info("%s was posted already in %s; not again", event.file.name, self.where)
-            return
+            return ""
         try:
             posted = await self.surface.post_file(event)
+        except NotPosted as refused:
+            return f"{refused}; the person was told it could not be sent"
         except self.surface.undeliverable as exc:
-            log.warning("cannot post a file in %s: %s", self.where, self.calls.reason(exc))
-            return
+            why = self.calls.reason(exc)
+            log.warning("cannot post a file in %s: %s", self.where, why)
+            return f"the chat could not be reached ({why})"
         except Exception:  # a file that cannot be posted must not cost the turn its answer
             log.exception("posting %s in %s failed", event.file.name, self.where)
-            return
-        if posted is not None:
-            await store.save_file(key, sha256, posted)
-            await self.surface.file_posted()
+            return "posting it failed"
+        await store.save_file(key, sha256, posted)
+        await self.surface.file_posted()
+        return ""
 
     async def _ask(self, event: ev.ConfirmationRequired) -> None:
         """Post the approval prompt with its buttons, and remember where it is; once (a

@@ -6,10 +6,13 @@ dozens of tiny deltas a second, and one stream entry per delta would make Redis 
 worker, not the model, the limit when hundreds of replies stream at once.
 
 A file a tool sent (`FileSent`) is written with its address on the API (`url`,
-`/api/files/{sha256}`), and counted as sent: the client shows or downloads it from there. A
-request for approval carries, with each call, its arguments as the chat platforms' prompts
-show them (`shown`, `adapters.chat.approvals`: a program as the text it is, the rest as JSON),
-so the web chat's card and any client show what Telegram shows, decided in one place.
+`/api/files/{sha256}`), and counted as sent: the client shows or downloads it from there, so
+the model is told it was sent. A helper's stream is the exception: its parent passes its
+files on to the parent's chat later, where they may still be refused, so the helper's model
+is told only that they were handed on. A request for approval carries, with each call, its
+arguments as the chat platforms' prompts show them (`shown`, `adapters.chat.approvals`: a
+program as the text it is, the rest as JSON), so the web chat's card and any client show
+what Telegram shows, decided in one place.
 As on the chat platforms, the files a turn's stream carried are kept in Redis by their
 SHA-256 under its first envelope (`adapters.chat.replies`), so a turn resumed after a crash
 does not show one twice.
@@ -45,6 +48,7 @@ from bot.vocabulary.events import (
     Reminded,
     TextDelta,
 )
+from bot.vocabulary.helpers import is_helper
 
 STREAM_LENGTH = 2000
 # Longer than an approval waits by default (10 minutes) and a turn runs (3), so a client that
@@ -60,6 +64,7 @@ class RedisEventStream:
     ) -> None:
         self.redis = redis
         self.key = envelopes[0].id
+        self.helper = is_helper(envelopes[0].session)  # its files are passed on (see above)
         self.files = ReplyStore(redis, "http")
         self.name = keys.events(envelopes[0].session)
         self.ids = ",".join(envelope.id for envelope in envelopes)
@@ -80,6 +85,10 @@ class RedisEventStream:
             await self._file(event)
             return
         await self._write([event])
+
+    async def post_file(self, event: FileSent) -> str | None:
+        await self._file(event)
+        return None if self.helper else ""
 
     async def _file(self, event: FileSent) -> None:
         """The file's event, once a turn however often it is resumed; counted when written."""

@@ -9,7 +9,8 @@ words are. The event loop keeps running meanwhile (heartbeats, liveness), which 
 on the loop itself would stall for seconds.
 
 A turn opened before the egress exists gets a `PendingReply`: its events wait in order and
-reach the real reply stream, unchanged, as soon as it is built. Once the egress is built,
+reach the real reply stream, unchanged, as soon as it is built; a file's post waits for the
+real stream's answer, which the turn needs before it goes on. Once the egress is built,
 `open` hands out the platform's own streams and nothing stands in between.
 """
 
@@ -19,11 +20,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from bot.redis.confirmations import Confirmation
 from bot.session.egress import Egress, ReplyStream
 from bot.vocabulary.envelope import Envelope
-from bot.vocabulary.events import AgentEvent
+from bot.vocabulary.events import AgentEvent, FileSent
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +75,14 @@ class LoadingEgress:
             self._building.cancel()
 
 
+@dataclass(frozen=True)
+class _Post:
+    """A file to post, and the real stream's answer for the turn."""
+
+    event: FileSent
+    said: asyncio.Future[str | None]
+
+
 class PendingReply:
     """A reply stream opened while its egress loads; see the module docstring.
 
@@ -80,15 +91,18 @@ class PendingReply:
     """
 
     def __init__(self, egress: LoadingEgress, envelopes: Sequence[Envelope]) -> None:
-        self._events: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        self._events: asyncio.Queue[AgentEvent | _Post | None] = asyncio.Queue()
         self._abandoned = False
         self._forwarding = asyncio.create_task(self._forward(egress, list(envelopes)))
 
     async def _forward(self, egress: LoadingEgress, envelopes: list[Envelope]) -> None:
         stream = (await egress.ready()).open(envelopes)
         try:
-            while (event := await self._events.get()) is not None:
-                await stream.send(event)
+            while (item := await self._events.get()) is not None:
+                if isinstance(item, _Post):
+                    item.said.set_result(await stream.post_file(item.event))
+                else:
+                    await stream.send(item)
         finally:
             await stream.close(abandoned=self._abandoned)
 
@@ -96,6 +110,18 @@ class PendingReply:
         if self._forwarding.done():
             await self._forwarding  # raises what stopped it
         self._events.put_nowait(event)
+
+    async def post_file(self, event: FileSent) -> str | None:
+        """Posted by the real stream after the events before it; its answer, once there."""
+        if self._forwarding.done():
+            await self._forwarding  # raises what stopped it
+        post = _Post(event, asyncio.get_running_loop().create_future())
+        self._events.put_nowait(post)
+        waits: list[asyncio.Future[Any]] = [post.said, self._forwarding]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if not post.said.done():
+            await self._forwarding  # raises what stopped it
+        return post.said.result() if post.said.done() else None
 
     async def close(self, *, abandoned: bool = False) -> None:
         if abandoned:  # what is still queued is not shown: another worker shows the turn

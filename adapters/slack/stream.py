@@ -349,7 +349,7 @@ class SlackSurface(QuietSurface):
 
     # --- files and the approval prompt -------------------------------------------------------
 
-    async def post_file(self, event: ev.FileSent) -> str | None:
+    async def post_file(self, event: ev.FileSent) -> str:
         return await self.uploads.post(event)
 
     async def file_posted(self) -> None:

@@ -6,8 +6,9 @@ that shares the file in the channel and thread. The whole upload is one call tha
 under the shared budget, taking a token of both methods' tier (Tier 4 each), so many
 uploads from many workers stay inside Slack's limits as the reply's messages do. Slack
 shows an image inline and any other file as a download. The bytes come from the file store
-in a thread; when Slack refuses the file, or it is gone from the store, the thread is told
-in one sentence and the log says why.
+in a thread; when Slack refuses the file (an error of files.completeUploadExternal, such as
+`not_in_channel`), or it is gone from the store, the thread is told in one sentence, the log
+says why, and the reply is told why (`NotPosted`), for the model to read instead of "sent".
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
+from adapters.chat.reply_stream import NotPosted
 from adapters.slack.client import SlackCalls
 from adapters.slack.place import Place
 from bot.files.store import FileMissing, FileStore
@@ -37,8 +39,8 @@ class Uploads:
         self.place = place
         self.files = files
 
-    async def post(self, event: ev.FileSent) -> str | None:
-        """The shared file's id, or None when the file could not be posted (told)."""
+    async def post(self, event: ev.FileSent) -> str:
+        """The shared file's id; `NotPosted` when the file could not be posted (told)."""
         ref, place = event.file, self.place
         name = ref.name or "file"
         try:
@@ -46,10 +48,10 @@ class Uploads:
         except FileMissing as exc:
             log.warning("cannot post a file in %s: %s", place.session, exc)
             await self._tell(f"⚠️ I could not send “{name}”: it is no longer stored.")
-            return None
+            raise NotPosted("it is no longer stored") from None
         if len(data) > MAX_BYTES:
             await self._tell(f"⚠️ I could not send “{name}”: Slack takes files up to 1 GB.")
-            return None
+            raise NotPosted("Slack takes files up to 1 GB")
 
         async def upload() -> Any:
             return await self.calls.client.files_upload_v2(
@@ -68,10 +70,12 @@ class Uploads:
             why = self.calls.reason(exc)
             log.warning("Slack refused a file in %s: %s", place.session, why)
             await self._tell(f"⚠️ I could not send “{name}”: Slack refused it.")
-            return None
+            raise NotPosted(f"Slack refused it ({why})") from None
+        if done is None:  # pragma: no cover (a call that must land is never skipped)
+            raise NotPosted("it was not posted")
         kind = "image" if ref.is_image else "document"
         metrics.FILES_SENT.labels("slack", kind).inc()
-        return str(done["file"]["id"]) if done is not None else None
+        return str(done["file"]["id"])
 
     async def _tell(self, text: str) -> None:
         place = self.place

@@ -160,7 +160,7 @@ class TelegramSurface(QuietSurface):
             return False
         return True
 
-    async def post_file(self, event: ev.FileSent) -> int | None:
+    async def post_file(self, event: ev.FileSent) -> int:
         return await self.uploads.post(event)
 
     async def file_posted(self) -> None:

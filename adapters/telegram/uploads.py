@@ -6,8 +6,9 @@ every other file, up to the 50 MB a bot may upload. The bytes come from the file
 are sized up in a thread (a header read, yet still a file's read). A file goes into the
 reply's chat and topic, replying where the reply's first message does, as a call that must
 land under the chat's share of the shared budget, like the reply's own messages. When
-Telegram refuses it all the same, or the file is gone from the store, the chat is told in
-one sentence and the log says why.
+Telegram refuses it all the same (its 400 "Bad Request: file is too big"), or the file is
+gone from the store, the chat is told in one sentence, the log says why, and the reply is
+told why (`NotPosted`), for the model to read instead of "sent".
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from aiogram.exceptions import TelegramAPIError
 from aiogram.methods import SendDocument, SendMessage, SendPhoto
 from aiogram.types import BufferedInputFile, ReplyParameters
 
+from adapters.chat.reply_stream import NotPosted
 from adapters.telegram.wire import TelegramWire
 from bot.files.store import FileMissing, FileStore
 from bot.telemetry import metrics
@@ -51,8 +53,8 @@ class Uploads:
         self.wire = wire
         self.files = files
 
-    async def post(self, event: ev.FileSent) -> int | None:
-        """The posted message's id, or None when the file could not be posted (told)."""
+    async def post(self, event: ev.FileSent) -> int:
+        """The posted message's id; `NotPosted` when the file could not be posted (told)."""
         ref, place = event.file, self.wire.place
         name = ref.name or "file"
         try:
@@ -60,10 +62,10 @@ class Uploads:
         except FileMissing as exc:
             log.warning("cannot post a file in %s: %s", place, exc)
             await self._tell(f"⚠️ I could not send “{name}”: it is no longer stored.")
-            return None
+            raise NotPosted("it is no longer stored") from None
         if len(upload.data) > DOCUMENT_BYTES:
             await self._tell(f"⚠️ I could not send “{name}”: Telegram takes files up to 50 MB.")
-            return None
+            raise NotPosted("Telegram takes files up to 50 MB")
         document = BufferedInputFile(upload.data, filename=name)
         reply = None
         if not place.private and place.message_id is not None:
@@ -90,9 +92,9 @@ class Uploads:
         except TelegramAPIError as exc:
             log.warning("Telegram refused a file in %s: %s", place, exc)
             await self._tell(f"⚠️ I could not send “{name}”: Telegram refused it.")
-            return None
+            raise NotPosted(f"Telegram refused it ({exc.message})") from None
         if sent is None:  # pragma: no cover (a call that must land is never skipped)
-            return None
+            raise NotPosted("it was not posted")
         metrics.FILES_SENT.labels("telegram", upload.kind).inc()
         return int(sent.message_id)
 

@@ -5,11 +5,25 @@ what every process and platform reads: each goes through the same bounded reader
 as the files people send (`bot.files.reading`, in the person's lane), which tell its type
 from its bytes (an image decoded whole, so a broken or hostile one is not sent) and store it
 once by its SHA-256 (`bot.files.store`); a `FileSent` event with its reference follows the
-call's result, for the reply to post. The
-model reads, under the call's own text, which files went out and which did not (too large,
-empty, past the turn's count), so it neither sends one again nor claims one it did not.
-What a turn sent is counted in its saved progress, so a turn resumed after a crash keeps the
-same count; that it is not posted twice is the reply's business (it remembers what it posted).
+call's result, for the reply to post. The model reads, under the call's own text, which
+files went out and which did not (too large, empty, past the turn's count, not readable,
+refused by the platform), so it neither sends one again nor claims one it did not. What a
+turn sent is counted in its saved progress, so a turn resumed after a crash keeps the same
+count; that it is not posted twice is the reply's business (it remembers what it posted).
+
+Whether a file reached the person only the reply that posts it knows, and a platform may
+refuse it (Telegram's "file is too big"). So the run is given `Deliveries`, in which whoever
+shows its events records what became of each `FileSent` while the run waits at that event;
+the tool step writes the calls' results into the context only then (`Taken.note`): "sent to
+the person" when it was posted, why not when it was refused, and "handed to the chat to be
+posted" when nobody could say (a helper's file, posted later by its parent). The call's
+`ToolCallResult` event, which goes out before its files, says the last.
+
+The turn's bounds hold before a byte is read, too: each batch of calls is given the room the
+turn has left (`room`: files by PARLEY_SEND_FILES_PER_TURN, and the bytes of the files
+`run_python`'s programs leave in ./out/ by the sandbox's scratch size, `SCRATCH_MB`), which its
+calls take from as they read, and what they read is counted in the turn's progress
+(`count_read`), so a turn resumed after a crash is held to what it has left.
 """
 
 from __future__ import annotations
@@ -19,10 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.files.reading import Arrived, NotRead, Readers
-from bot.tools.base import Attachment
-from bot.tools.send_file import size
+from bot.sandbox.limits import SCRATCH_MB
+from bot.tools.base import Attachment, FileRoom
 from bot.vocabulary import events as ev
-from bot.vocabulary.files import FileRef
+from bot.vocabulary.files import MB, FileRef, size
 from bot.vocabulary.state import TurnProgress
 
 MAX_NAME = 255
@@ -31,11 +45,56 @@ MAX_CAPTION = 1024  # characters: Telegram's caption limit, the smallest of the 
 
 @dataclass(frozen=True)
 class SendLimits:
-    """How large one file may be (bytes, PARLEY_SEND_FILE_MB) and how many a turn sends
-    (PARLEY_SEND_FILES_PER_TURN)."""
+    """How large one file may be (bytes, PARLEY_SEND_FILE_MB), how many a turn sends
+    (PARLEY_SEND_FILES_PER_TURN), and how many bytes a turn's programs hand back from the
+    sandbox's ./out/ (its scratch size)."""
 
     max_bytes: int
     per_turn: int
+    out_bytes: int = SCRATCH_MB * MB
+
+
+class Deliveries:
+    """What became of the files a run sent, as the reply that posts them says (see the module
+    docstring): for each `FileSent`, "" when it is in the chat, why not when it is not, or
+    None when the reply only hands it on; nothing recorded reads as None."""
+
+    def __init__(self) -> None:
+        self._said: dict[tuple[str, str], str | None] = {}
+
+    def record(self, event: ev.FileSent, said: str | None) -> None:
+        self._said[event.call_id, event.file.sha256] = said
+
+    def said(self, event: ev.FileSent) -> str | None:
+        return self._said.get((event.call_id, event.file.sha256))
+
+
+@dataclass(frozen=True)
+class Taken:
+    """One call's files, in order: a refusal's line where one was refused, its `FileSent`
+    where one was stored for the reply to post."""
+
+    items: tuple[str | ev.FileSent, ...] = ()
+
+    @property
+    def sent(self) -> list[ev.FileSent]:
+        return [item for item in self.items if isinstance(item, ev.FileSent)]
+
+    def note(self, deliveries: Deliveries | None = None) -> str:
+        """A line for the model on each file: what `deliveries` say became of it."""
+        return "\n".join(
+            item if isinstance(item, str) else _told(item, deliveries) for item in self.items
+        )
+
+
+def _told(event: ev.FileSent, deliveries: Deliveries | None) -> str:
+    shown = f"{event.file.name} ({size(event.file.size)})"
+    said = deliveries.said(event) if deliveries is not None else None
+    if said is None:
+        return f"{shown} was handed to the chat to be posted for the person; do not send it again."
+    if said:
+        return f"{shown} was not sent: {said}."
+    return f"{shown} was sent to the person; do not send it again."
 
 
 class Attachments:
@@ -48,32 +107,34 @@ class Attachments:
 
     async def take(
         self, call_id: str, files: Sequence[Attachment], turn: TurnProgress, lane: str = ""
-    ) -> tuple[str, list[ev.FileSent]]:
-        """A note for the model on what happened to each of `files`, and the events of
-        those sent, read in `lane` (the person's). Counts what was sent in `turn`."""
-        notes: list[str] = []
-        sent: list[ev.FileSent] = []
+    ) -> Taken:
+        """Each of `files` refused with a line for the model, or stored with its event for
+        the reply, read in `lane` (the person's). Counts what was stored in `turn`."""
+        items: list[str | ev.FileSent] = []
         for file in files:
             name = clean_name(file.name)
             refused = self._refusal(file, turn)
             if refused:
-                notes.append(f"{name} was not sent: {refused}.")
+                items.append(f"{name} was not sent: {refused}.")
                 continue
-            assert self.readers is not None  # `_refusal` says so when there is none
-            try:
-                [kept] = await self.readers.read(
-                    lane or call_id, [Arrived(file.data, name)], "tool"
-                )
-            except NotRead as exc:
-                notes.append(f"{name} was not sent: {exc.why}.")
+            ref = await self._stored(Arrived(file.data, name), lane or call_id)
+            if isinstance(ref, str):
+                items.append(f"{name} was not sent: {ref}.")
                 continue
-            ref = FileRef(sha256=kept.sha256, media_type=kept.media_type, name=name,
-                          size=kept.size)  # fmt: skip
             turn.files_sent += 1
             caption = file.caption.strip()[:MAX_CAPTION]
-            sent.append(ev.FileSent(call_id=call_id, file=ref, caption=caption))
-            notes.append(f"{name} ({size(ref.size)}) was sent to the person; do not send it again.")
-        return "\n".join(notes), sent
+            items.append(ev.FileSent(call_id=call_id, file=ref, caption=caption))
+        return Taken(tuple(items))
+
+    def room(self, turn: TurnProgress) -> FileRoom:
+        """The room a batch of `turn`'s calls has for files: what the turn did not use."""
+        limits = self.limits
+        return FileRoom(limits.per_turn - turn.files_sent, limits.out_bytes - turn.out_bytes)
+
+    @staticmethod
+    def count_read(room: FileRoom, turn: TurnProgress) -> None:
+        """Count in `turn` the bytes its batch's calls read from the sandbox (`room`)."""
+        turn.out_bytes += room.out_read
 
     async def _stored(self, file: Arrived, lane: str) -> FileRef | str:
         """The file read and stored, or why it was not."""

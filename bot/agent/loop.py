@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 
 from bot.agent import budget, failed_turn, output
+from bot.agent.attachments import Deliveries
 from bot.agent.compaction import context_sizes, estimate_text_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.deps import AgentDeps, TurnRequest
@@ -52,10 +53,13 @@ class Agent:
         cancel: asyncio.Event | None = None,
         checkpoint: Checkpoint | None = None,
         deadline: Deadline | None = None,
+        deliveries: Deliveries | None = None,
     ) -> AsyncIterator[ev.AgentEvent]:
         """Advance `state` (mutated in place) and stream what happens; see the module doc.
-        `deadline`: the turn's clock, when its caller holds it too (a worker's turns)."""
-        run = _Run(self.deps, state, request, cancel, checkpoint)
+        `deadline`: the turn's clock, when its caller holds it too (a worker's turns);
+        `deliveries`: where whoever shows the events records what became of each file
+        (`bot.agent.attachments`), before the run goes on past it."""
+        run = _Run(self.deps, state, request, cancel, checkpoint, deliveries)
         run.deadline = deadline or run.deadline
         return run.events()
 
@@ -86,6 +90,7 @@ class _Run:
         request: TurnRequest,
         cancel: asyncio.Event | None,
         checkpoint: Checkpoint | None,
+        deliveries: Deliveries | None = None,
     ) -> None:
         self.state = state
         self.request = request
@@ -117,6 +122,7 @@ class _Run:
             self.save,
             lambda: TOOL_NOTE if self.deadline.passed else CANCELLED,
             deps.attachments,
+            deliveries,
             helpers=deps.settings.helpers_per_turn,
         )
         self.final_text = ""

@@ -3,18 +3,20 @@
 Results are collected per call and added to the context in one user message, in the order of
 the calls, only when every call has one: the model APIs reject a context in which a tool_use
 lacks its tool_result. Files a call made for the person are stored and announced after the
-results (`bot.agent.attachments`), each a `FileSent` event. `delegate` calls past the helpers
-a turn may start are answered without running (`bot.agent.helper_count`).
+results (`bot.agent.attachments`), each a `FileSent` event; the results go into the context
+once those events were shown, saying what the reply recorded of each file (`Deliveries`): a
+file the platform refused is never told to the model as sent. `delegate` calls past the
+helpers a turn may start are answered without running (`bot.agent.helper_count`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.agent import helper_count
-from bot.agent.attachments import Attachments, SendLimits
+from bot.agent.attachments import Attachments, Deliveries, SendLimits, Taken
 from bot.agent.cancel import wait_all_or_cancel
 from bot.agent.step import Step, StepEnd
 from bot.tools import ask_user
@@ -64,13 +66,14 @@ class ToolStep:
         save: Callable[[], Awaitable[None]],
         stopped: Callable[[], str] = lambda: CANCELLED,
         attachments: Attachments | None = None,
+        deliveries: Deliveries | None = None,
         *,
         helpers: int,
     ) -> None:
         """`stopped` says why a call the turn's cancel cut off did not finish (a /stop, or
         the turn's time running out); `attachments` takes the files calls made (None: no
-        file is sent); `helpers` is how many helpers the turn may start
-        (PARLEY_HELPERS_PER_TURN)."""
+        file is sent), `deliveries` is where the reply says what became of them, and
+        `helpers` is how many helpers the turn may start (PARLEY_HELPERS_PER_TURN)."""
         self.registry = registry
         self.executor = executor
         self.policy = policy
@@ -82,7 +85,9 @@ class ToolStep:
         self.stopped = stopped
         self.helpers = helpers
         self.attachments = attachments or Attachments(None, SendLimits(0, 0))
+        self.deliveries = deliveries
         self._files: list[ev.FileSent] = []  # of the calls just run, announced after results
+        self._taken: dict[str, tuple[str, Taken]] = {}  # their text and files, by call
 
     @property
     def turn(self) -> TurnProgress:
@@ -121,6 +126,7 @@ class ToolStep:
             yield event
         for event in self._sent():
             yield event
+        self._told(results)
         if screened.looping is not None:
             end = StepEnd(ev.FinishReason.DOOM_LOOP, _looping_notice(screened.looping))
         else:
@@ -190,6 +196,7 @@ class ToolStep:
             yield event
         for event in self._sent():
             yield event
+        self._told(results)
         self.state.add_user(*(results[call.id] for call in pending.calls))
         self.state.pending = None
         self.turn.started = []
@@ -300,8 +307,10 @@ class ToolStep:
         if calls:
             self.turn.started = [*self.turn.started, *(call.id for call in calls)]
             await self.save()
-        tasks = self.executor.start(calls, self.ctx, self.turn.cache)
+        room = self.attachments.room(self.turn)
+        tasks = self.executor.start(calls, replace(self.ctx, files=room), self.turn.cache)
         finished = await wait_all_or_cancel(tasks, self.cancel)
+        self.attachments.count_read(room, self.turn)
         outcomes: dict[str, ToolOutcome] = {}
         for call, task in zip(calls, tasks, strict=True):
             if task.cancelled() or task.exception() is not None:
@@ -312,10 +321,10 @@ class ToolStep:
                 self.turn.usage += out.usage
             content, sent = out.content, list[ev.FileSent]()
             if out.files:
-                note, sent = await self.attachments.take(
-                    call.id, out.files, self.turn, self.ctx.user.id
-                )
-                content, self._files = f"{content}\n{note}", [*self._files, *sent]
+                taken = await self.attachments.take(call.id, out.files, self.turn, self.ctx.user.id)
+                self._taken[call.id] = (content, taken)
+                sent = taken.sent
+                content, self._files = f"{content}\n{taken.note()}", [*self._files, *sent]
             results[call.id] = ToolResultBlock(
                 tool_use_id=call.id,
                 content=content,
@@ -328,6 +337,14 @@ class ToolStep:
         """The files of the calls just run, once."""
         sent, self._files = self._files, []
         return sent
+
+    def _told(self, results: dict[str, ToolResultBlock]) -> None:
+        """The results of the calls just run that sent files, as the context keeps them:
+        each file as its reply recorded it, now that their events were shown."""
+        for call_id, (content, taken) in self._taken.items():
+            told = f"{content}\n{taken.note(self.deliveries)}"
+            results[call_id] = results[call_id].model_copy(update={"content": told})
+        self._taken = {}
 
     @staticmethod
     def _report(

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 PROCESSES = 64  # tasks of the sandbox's user, threads included: a fork bomb stops here
 OPEN_FILES = 256
-SCRATCH_MB = 64  # the working directory, in memory: its size is also the largest file
+SCRATCH_MB = 64  # the working directory, in memory; also the most a turn's runs hand back
+OUT_FILES = 10  # files of ./out/ one run hands back at most
 TMP_MB = 16  # /tmp and /dev/shm, each
 SANDBOX_UID = 1000  # who the program is inside; outside it is nobody, or the worker's user
 GRACE_SECONDS = 2.0  # the stage's own wall clock runs this much longer than the worker's
@@ -49,9 +50,9 @@ class RunPlan:
     """One run, as the stage needs it: where to build the new root, which interpreter to
     show inside (its installation directory is bound read-only at the same path), the
     program's file, the pipe the stage reports the program's end on, the host directory the
-    files of `./out/` are copied to (`outputs`), and the packages offered besides the
-    standard library (`packages`: their host paths, bound into `site`, the interpreter's
-    site-packages)."""
+    files of `./out/` are copied to (`outputs`), at most `out_files` of them and `out_bytes`
+    in all, and the packages offered besides the standard library (`packages`: their host
+    paths, bound into `site`, the interpreter's site-packages)."""
 
     limits: SandboxLimits
     root: str
@@ -60,6 +61,8 @@ class RunPlan:
     python_prefix: str
     status_fd: int
     out: str = ""
+    out_files: int = OUT_FILES
+    out_bytes: int = SCRATCH_MB * 1_048_576
     site: str = ""
     packages: tuple[str, ...] = ()
 

@@ -4,9 +4,10 @@ Only what a Python program needs is there: the system's libraries (/usr and the 
 directories, read-only), the Python installation (read-only, at its own path), a few device
 nodes, its own /proc (which shows the sandbox's processes only), and three small file systems
 in memory: /tmp, /dev/shm and the working directory /scratch, which hold nothing when the run
-starts and vanish with it. The interpreter's site-packages is an empty file system of its
-own, read-only, into which only the packages offered (`packages`: matplotlib and what it
-needs) are bound, read-only too, with fontconfig's configuration (/etc/fonts) for their fonts.
+starts (but the program's file and an empty `./out/`, for the files it leaves the person)
+and vanish with it. The interpreter's site-packages is an empty file system of its own,
+read-only, into which only the packages offered (`packages`: matplotlib and what it needs)
+are bound, read-only too, with fontconfig's configuration (/etc/fonts) for their fonts.
 The rest of the machine (the rest of /etc, /home, /root, the worker's files and its
 environment) is simply not there, and the old root is detached, not just hidden.
 """
@@ -17,6 +18,7 @@ import contextlib
 import os
 
 from bot.sandbox.limits import SANDBOX_UID, RunPlan
+from bot.sandbox.outputs import OUT
 from bot.sandbox.syscalls import (
     MNT_DETACH,
     MS_BIND,
@@ -125,12 +127,17 @@ def _proc(root: str) -> None:
 
 
 def _scratch(root: str, size_mb: int, code: bytes) -> None:
+    """The working directory: the program's file, and `./out/` made for it, so that the
+    first thing anyone writes (`plt.savefig("out/chart.png")`) needs no folder made first."""
     owner = f"uid={SANDBOX_UID},gid={SANDBOX_UID}"
     _memory_fs(root + SCRATCH, size_mb, f"mode=0700,{owner}", MS_NOEXEC)
     path = f"{root}{SCRATCH}/{PROGRAM}"
     with open(path, "wb") as file:
         file.write(code)
-    os.chown(path, SANDBOX_UID, SANDBOX_UID)
+    out = f"{root}{SCRATCH}/{OUT}"
+    os.mkdir(out, 0o700)
+    for made in (path, out):
+        os.chown(made, SANDBOX_UID, SANDBOX_UID)
 
 
 def build_root(plan: RunPlan, code: bytes) -> None:

@@ -2,7 +2,9 @@
 
 The verdict goes first so that it survives when the output is cut again later (the tool
 executor's own limit); a limit that ended the program is named as such, since "killed by
-signal 24" would tell the model nothing about what to change.
+signal 24" would tell the model nothing about what to change. So are the files of ./out/
+that were not sent, by name, with why: past the files a run sends, or past the bytes its
+turn may still be handed.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from __future__ import annotations
 import signal
 
 from bot.sandbox.limits import SandboxLimits
-from bot.sandbox.outputs import MAX_FILES
+from bot.sandbox.outputs import MAX_FILES, Unsent
 from bot.sandbox.runner import Outcome
+from bot.vocabulary.files import size
 
 MEMORY_ERRORS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
 
@@ -48,9 +51,34 @@ def verdict(outcome: Outcome, limits: SandboxLimits) -> list[str]:
         lines.append(
             f"output cut at {limits.output_limit:,} characters; the program was stopped there"
         )
-    if outcome.left:
-        lines.append(f"{outcome.left} more files in ./out/ were not sent: at most {MAX_FILES} are")
+    return lines + unsent(outcome, limits)
+
+
+def unsent(outcome: Outcome, limits: SandboxLimits) -> list[str]:
+    """What the files of ./out/ that were not sent were, and why, a line per reason."""
+    lines: list[str] = []
+    bound = outcome.bound
+    if past := [u.name for u in outcome.unsent if u.why == "count"]:
+        most = f"at most {MAX_FILES} are"
+        if bound.files < MAX_FILES:
+            most = f"this turn may send {bound.files or 'no'} more"
+        lines.append(f"{_more(len(past))} not sent: {most} ({', '.join(past)})")
+    if large := [u for u in outcome.unsent if u.why == "room"]:
+        lines.append(
+            f"not sent, past the {limits.scratch_mb} MB the files of ./out/ may add up to in "
+            f"one turn ({size(bound.bytes)} were left for this run): {_sized(large)}"
+        )
+    if outcome.unlisted:
+        lines.append(f"{_more(outcome.unlisted)} not sent either")
     return lines
+
+
+def _more(count: int) -> str:
+    return "1 more file in ./out/ was" if count == 1 else f"{count} more files in ./out/ were"
+
+
+def _sized(files: list[Unsent]) -> str:
+    return ", ".join(f"{file.name} ({size(file.size)})" for file in files)
 
 
 def describe(outcome: Outcome, limits: SandboxLimits) -> str:

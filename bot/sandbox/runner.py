@@ -15,7 +15,8 @@ are, the run's plan) comes as a script on its standard input, which nothing insi
 back: the command line names neither Parley's installation nor the run's folder.
 
 The files the program wrote in `./out/` are copied by the sandbox's init into the run's `out`
-folder (`outputs`) and read from there in a thread, before the folder is removed.
+folder (`outputs`) and read from there in a thread, before the folder is removed, both
+within the run's `Bound` (what its turn may still be handed).
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ import shutil
 import signal
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.sandbox import outputs, packages
 from bot.sandbox.limits import RunPlan, SandboxLimits
-from bot.sandbox.outputs import OutFile
+from bot.sandbox.outputs import Bound, Leftovers, OutFile, Unsent
 
 log = logging.getLogger(__name__)
 CHUNK = 65_536
@@ -64,8 +65,10 @@ class Outcome:
     cpu_seconds: float | None = None
     timed_out: bool = False
     cut: bool = False  # the output went past the limit and the program was stopped
-    files: tuple[OutFile, ...] = ()  # what it wrote in ./out/
-    left: int = 0  # files of ./out/ past the most taken
+    files: tuple[OutFile, ...] = ()  # what it wrote in ./out/, within `bound`
+    bound: Bound = field(default_factory=Bound)
+    unsent: tuple[Unsent, ...] = ()  # files of ./out/ past the bound, named
+    unlisted: int = 0  # more of them, past those named
 
 
 def interpreter() -> tuple[str, str]:
@@ -187,9 +190,10 @@ def _prepare(code: str) -> str:
     return run
 
 
-async def run_program(code: str, limits: SandboxLimits) -> Outcome:
+async def run_program(code: str, limits: SandboxLimits, bound: Bound | None = None) -> Outcome:
     """Run `code` as `main.py` in a fresh sandbox and say how it ended, with the files it
-    left in `./out/`."""
+    left in `./out/` (at most `bound`: by default, what one run hands back)."""
+    bound = bound or Bound()
     run = await asyncio.to_thread(_prepare, code)
     python, prefix = interpreter()
     offered = await asyncio.to_thread(packages.offered)
@@ -204,6 +208,8 @@ async def run_program(code: str, limits: SandboxLimits) -> Outcome:
                 prefix,
                 write_end,
                 out=os.path.join(run, outputs.OUT),
+                out_files=bound.files,
+                out_bytes=bound.bytes,
                 site=packages.site_packages(prefix),
                 packages=offered,
             )
@@ -215,14 +221,36 @@ async def run_program(code: str, limits: SandboxLimits) -> Outcome:
             status = _status(read_end)
         finally:
             os.close(read_end)
-        files = await asyncio.to_thread(outputs.read, os.path.join(run, outputs.OUT))
+        out = await asyncio.to_thread(_taken, run, status, bound)
     finally:
         shutil.rmtree(run, ignore_errors=True)
-    return _outcome(output, status, timed_out, files)
+    return _outcome(output, status, timed_out, out, bound)
+
+
+def _taken(run: str, status: dict[str, Any], bound: Bound) -> tuple[list[OutFile], Leftovers]:
+    """The files the init took out of ./out/, read within `bound`, and those left: the
+    init's report of them, then those the worker did not read. Only a stage that reported
+    the program's end had finished copying: a stage killed before has no files (a half
+    copy is never sent). Run in a thread."""
+    left = Leftovers()
+    if "exit" not in status and "signal" not in status:
+        return [], left
+    files, past = outputs.read(os.path.join(run, outputs.OUT), bound)
+    for name, size, why in status.get("unsent", []):
+        left.add(str(name), int(size), "count" if why == "count" else "room")
+    left.unlisted += int(status.get("more", 0))
+    for unsent in past.listed:
+        left.add(unsent.name, unsent.size, unsent.why)
+    left.unlisted += past.unlisted
+    return files, left
 
 
 def _outcome(
-    output: _Output, status: dict[str, Any], timed_out: bool, files: list[OutFile]
+    output: _Output,
+    status: dict[str, Any],
+    timed_out: bool,
+    out: tuple[list[OutFile], Leftovers],
+    bound: Bound,
 ) -> Outcome:
     if "error" in status:
         raise SandboxError(status["error"])
@@ -236,6 +264,8 @@ def _outcome(
         cpu_seconds=status.get("cpu"),
         timed_out=timed_out or bool(status.get("timeout")),
         cut=output.cut,
-        files=tuple(files),
-        left=int(status.get("left", 0)),
+        files=tuple(out[0]),
+        bound=bound,
+        unsent=tuple(out[1].listed),
+        unlisted=out[1].unlisted,
     )

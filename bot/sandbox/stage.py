@@ -138,28 +138,28 @@ def _init(plan: RunPlan, code: bytes) -> NoReturn:
         _program(plan)
     status, usage = _reap(program)
     cpu = round(usage.ru_utime + usage.ru_stime, 3)
-    left = _take_out(out)
+    left = _take_out(out, outputs.Bound(plan.out_files, plan.out_bytes)).to_json()
     if os.WIFSIGNALED(status):
-        report(status_fd, signal=os.WTERMSIG(status), cpu=cpu, left=left)
+        report(status_fd, signal=os.WTERMSIG(status), cpu=cpu, **left)
     else:
-        report(status_fd, exit=os.waitstatus_to_exitcode(status), cpu=cpu, left=left)
+        report(status_fd, exit=os.waitstatus_to_exitcode(status), cpu=cpu, **left)
     os._exit(0)
 
 
-def _take_out(out: int) -> int:
-    """End what the program left running, then copy ./out/ to the host (`outputs`); how
-    many files were left there past the most taken."""
+def _take_out(out: int, bound: outputs.Bound) -> outputs.Leftovers:
+    """End what the program left running, then copy ./out/ to the host within `bound`
+    (`outputs`); the files left there."""
     if out < 0:
-        return 0
+        return outputs.Leftovers()
     with contextlib.suppress(ProcessLookupError):
         os.kill(-1, signal.SIGKILL)  # as PID 1: every other process of the sandbox
     with contextlib.suppress(ChildProcessError):
         while True:
             os.wait()
     try:
-        return outputs.take_out(SCRATCH, out)
+        return outputs.take_out(SCRATCH, out, bound)
     except OSError:
-        return 0  # a file that could not be copied: the run's output still counts
+        return outputs.Leftovers()  # a file that could not be copied: the output still counts
     finally:
         os.close(out)
 

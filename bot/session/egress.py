@@ -7,7 +7,7 @@ from typing import Protocol
 
 from bot.redis.confirmations import Confirmation
 from bot.vocabulary.envelope import Envelope
-from bot.vocabulary.events import AgentEvent
+from bot.vocabulary.events import AgentEvent, FileSent
 
 
 class ReplyStream(Protocol):
@@ -15,6 +15,13 @@ class ReplyStream(Protocol):
     an HTTP event stream...). It must tolerate a turn that restarts after a `reset` event."""
 
     async def send(self, event: AgentEvent) -> None: ...
+
+    async def post_file(self, event: FileSent) -> str | None:
+        """Post a file a tool made, after what was shown so far (as `send` would), and say
+        what became of it, for the model: "" when it is where the person sees it (posted
+        now, or earlier in the turn), why not when it is not (the platform refused it), or
+        None when this stream only hands it on and cannot know."""
+        ...
 
     async def close(self, *, abandoned: bool = False) -> None:
         """The turn is over: show its last state. `abandoned`: the turn was stopped because

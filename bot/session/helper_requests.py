@@ -30,16 +30,21 @@ WITHDRAWN_BY = "stopped"  # who decided a request its stopped helper waited on, 
 
 
 async def pass_on(
-    parent: Parent, news: list[ev.ConfirmationRequired | ev.FileSent], waiting: Waiting, task: str
+    parent: Parent,
+    news: list[ev.ConfirmationRequired | ev.FileSent],
+    waiting: Waiting,
+    task: str,
+    files: dict[str, str | None],
 ) -> float | None:
     """Show in the parent's reply what the helper posted for the person (`news`, emptied):
     its files (a reply posts each file once, so a resumed parent reading them again posts
-    nothing twice), and its approval requests. When the last request asked now expires
-    (Unix time), if one was."""
+    nothing twice), with what became of each in `files` (by name, for the parent's model:
+    the helper's own was told only that they were handed on), and its approval requests.
+    When the last request asked now expires (Unix time), if one was."""
     until = None
     for event in news:
         if isinstance(event, ev.FileSent):
-            await parent.live.show(event)
+            files[event.file.name] = await parent.live.post(event)
         elif (expires := await waiting.ask(parent, event, task)) is not None:
             until = expires
     news.clear()

@@ -30,7 +30,9 @@ reply, naming the helper (`bot.session.helper_requests`). It goes on waiting mea
 clock held (the time is the person's), for as long as the request waits and the helper then
 runs. A press decides the request as any press does; the decision goes into the helper's
 mailbox and resumes the helper, which answers into its own stream, where its parent reads
-the answer. The files a helper sends are posted in the parent's reply the same way.
+the answer. The files a helper sends are posted in the parent's reply the same way, and
+what became of each (posted, or refused by the platform) is said under the helper's answer,
+since the helper itself could know only that it handed them on.
 
 A helper ends with its parent: a `/stop` or the parent's clock sets the parent's cancel,
 which cancels the call, which stops the helper (`stop_helper`: marked, so one not yet
@@ -99,6 +101,7 @@ class Answer:
     # What its runs posted for the person (its approval requests, its files), not yet shown
     # in the parent's reply.
     news: list[ev.ConfirmationRequired | ev.FileSent] = field(default_factory=list)
+    files: dict[str, str | None] = field(default_factory=dict)  # its files: what became of them
     lost: bool = False  # it ended long ago, and its stream (kept 15 minutes) lapsed since
     usage: Usage = field(default_factory=Usage)  # of all its runs (it may stop to ask)
 
@@ -256,7 +259,8 @@ class HelperRuns:
         with Waiting(self.runner.deps.confirmations, parent.live.deadline) as waiting:
             while time.monotonic() < deadline:
                 since = await self._read(session, since, answer, block=False)
-                if (until := await pass_on(parent, answer.news, waiting, task)) is not None:
+                until = await pass_on(parent, answer.news, waiting, task, answer.files)
+                if until is not None:
                     deadline = max(deadline, time.monotonic() + until - time.time() + limit)
                 if answer.completed is not None:
                     return answer
@@ -310,8 +314,21 @@ def _result(answer: Answer, helper_run: str) -> ToolResult:
     if finish not in ("end_turn", "max_tokens"):
         raise HelperFailed(
             f"The helper (run {helper_run}) ended without an answer ({finish}) after "
-            f"{done.get('iterations', 0)} steps. What it said last: {said or '(nothing)'}",
+            f"{done.get('iterations', 0)} steps. What it said last: {said or '(nothing)'}"
+            + _files(answer),
             usage,
         )
     text = said or "(the helper gave no text)"
-    return ToolResult(text=f"[helper run {helper_run}]\n{text}", usage=usage)
+    return ToolResult(text=f"[helper run {helper_run}]\n{text}{_files(answer)}", usage=usage)
+
+
+def _files(answer: Answer) -> str:
+    """What became of the files the helper sent, as this turn's reply said when it posted
+    them (the helper itself knew only that they were handed on)."""
+    lines = []
+    for name, said in answer.files.items():
+        if said == "":
+            lines.append(f"{name}, which the helper sent, is in the chat.")
+        elif said is not None:
+            lines.append(f"{name}, which the helper sent, was not sent: {said}.")
+    return "".join(f"\n{line}" for line in lines)

@@ -18,7 +18,7 @@ from bot.agent.deadline import Deadline
 from bot.agent.deps import TurnRequest
 from bot.redis import keys
 from bot.redis.results import done
-from bot.vocabulary.events import AgentEvent
+from bot.vocabulary.events import AgentEvent, FileSent
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.state import SessionState
 from bot.vocabulary.usage import Usage
@@ -30,19 +30,26 @@ async def _unshown(event: AgentEvent) -> None:
     """Before the turn's reply is open, nothing is shown beside it."""
 
 
+async def _unposted(event: FileSent) -> str | None:
+    """Before the turn's reply is open, no file is posted: what became of it is not known."""
+    return None
+
+
 @dataclass
 class LiveTurn:
     """One turn running in this process: its state (mutated as it goes), its request, the
     deployment's turn timeout (PARLEY_TURN_TIMEOUT, for a run whose config sets none), its
-    cancel, its clock (`bot.agent.deadline`, which a helper's wait for a person holds), and
+    cancel, its clock (`bot.agent.deadline`, which a helper's wait for a person holds),
     `show`: what puts an event into the turn's reply from beside the run (a helper's
-    approval prompt, posted in this turn's chat while its `delegate` call waits)."""
+    approval prompt, posted in this turn's chat while its `delegate` call waits), and `post`:
+    what posts a helper's file there and says what became of it (`ReplyStream.post_file`)."""
 
     state: SessionState
     request: TurnRequest
     turn_timeout: float
     cancel: asyncio.Event
     show: Callable[[AgentEvent], Awaitable[None]] = _unshown
+    post: Callable[[FileSent], Awaitable[str | None]] = _unposted
     deadline: Deadline = field(init=False)
 
     def __post_init__(self) -> None:

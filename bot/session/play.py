@@ -1,5 +1,7 @@
 """A turn's run, played: the agent's events go to the chat as they come, the calls it stops
-at become confirmations, and the watch turns the events into the run's record."""
+at become confirmations, and the watch turns the events into the run's record. A file the
+run sends is posted before the run goes on, and what became of it is recorded for the run
+(`Deliveries`), so the model is never told that a file the platform refused was sent."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from bot.agent.attachments import Deliveries
 from bot.agent.loop import Agent
 from bot.session.decisions import Decisions
 from bot.session.egress import Egress
@@ -42,21 +45,25 @@ class Player:
             await save(current)
 
         stream = self.egress.open(group)
-        live.show = stream.send
+        live.show, live.post = stream.send, stream.post_file
         named = logs.RUN.set(run_id(head.session, head.id))
         abandoned = False  # stopped from outside: the lease was lost, or the worker stops
         try:
             if resumed:
                 await stream.send(ev.TextReset(reason="the turn is resumed after a restart"))
+            deliveries = Deliveries()
             run = self.agent.run(
-                state, request, cancel=live.cancel, checkpoint=checkpoint, deadline=live.deadline
-            )
+                state, request, cancel=live.cancel, checkpoint=checkpoint,
+                deadline=live.deadline, deliveries=deliveries,
+            )  # fmt: skip
             async for event in run:
                 outgoing = event
                 if isinstance(event, ev.ConfirmationRequired):
                     outgoing = await self.decisions.ask(head, state, event)
                 watch.see(event)
-                if not isinstance(event, ev.ModelAnswered):  # for the trace, not the chat
+                if isinstance(event, ev.FileSent):
+                    deliveries.record(event, await stream.post_file(event))
+                elif not isinstance(event, ev.ModelAnswered):  # for the trace, not the chat
                     await stream.send(outgoing)
         except asyncio.CancelledError:
             abandoned = True

@@ -10,6 +10,7 @@ executor, the registry, where tools run) is Parley's own and may change between 
 
 from bot.tools.base import (
     Attachment,
+    FileRoom,
     TemporaryFailure,
     Tool,
     ToolContext,
@@ -21,6 +22,7 @@ from bot.vocabulary.envelope import Sender
 
 __all__ = [
     "Attachment",
+    "FileRoom",
     "Sender",
     "TemporaryFailure",
     "Tool",

@@ -32,6 +32,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import threading
 import zoneinfo
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -80,6 +81,49 @@ class ToolResult:
     usage: Usage | None = None
 
 
+class FileRoom:
+    """What the calls of one batch may still hand back as files for the person: how many
+    (`files`, of the turn's PARLEY_SEND_FILES_PER_TURN) and, of the files programs leave in
+    the sandbox's ./out/, how many bytes (`out_bytes`, of the turn's `SCRATCH_MB`). The
+    calls of a batch run at once, so a call takes what it may read before it reads a byte
+    (`take`) and gives back what it did not use (`settle`): together they never read more
+    than their turn has left, and no call gives back more than was taken. The turn counts
+    what was read (`out_read`) in its saved progress. A call in a helper process gets a
+    copy, which gives nothing back to the turn."""
+
+    def __init__(self, files: int, out_bytes: int) -> None:
+        self.files = max(files, 0)
+        self.out_bytes = max(out_bytes, 0)
+        self.out_read = 0
+        self._held = [0, 0]  # taken and not settled yet
+        self._lock = threading.Lock()  # calls in threads take from it too
+
+    def take(self, files: int, out_bytes: int = 0) -> tuple[int, int]:
+        """As much of `files` and `out_bytes` as is left, taken for one call."""
+        with self._lock:
+            got = min(max(files, 0), self.files), min(max(out_bytes, 0), self.out_bytes)
+            self.files, self.out_bytes = self.files - got[0], self.out_bytes - got[1]
+            self._held = [self._held[0] + got[0], self._held[1] + got[1]]
+            return got
+
+    def settle(self, taken: tuple[int, int], files: int, out_bytes: int = 0) -> None:
+        """A call that `taken` so much used `files` and read `out_bytes`: the rest is back."""
+        with self._lock:
+            back = [
+                min(max(taken[0] - files, 0), self._held[0]),
+                min(max(taken[1] - out_bytes, 0), self._held[1]),
+            ]
+            self.files, self.out_bytes = self.files + back[0], self.out_bytes + back[1]
+            self._held = [max(self._held[0] - taken[0], 0), max(self._held[1] - taken[1], 0)]
+            self.out_read += min(max(out_bytes, 0), taken[1])
+
+    def __getstate__(self) -> dict[str, int]:
+        return {"files": self.files, "out_bytes": self.out_bytes}
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        self.__init__(state["files"], state["out_bytes"])  # type: ignore[misc]
+
+
 class TemporaryFailure(ToolError):
     """A failure that may pass if tried again soon: a network error, a server's 5xx. The
     call of a `read_only` tool is tried again, with backoff, within its timeout; a tool with
@@ -91,12 +135,13 @@ class ToolContext:
     """What a tool may know about its call, and nothing more: passed in, never looked up.
 
     Who asks (`user`) and where (the chat, its platform and kind; `reply_to` is where the
-    conversation's replies go, opaque, so a tool can leave work that answers here later),
-    what the person chose (`preferences`, their time zone among them), the session's
-    `workspace` folder (None where it has none), and the tool's own settings (`config`: the
-    operator's `PARLEY_TOOL_<NAME>_<KEY>` variables, keys lower-cased). Parley's settings and
-    stores are not here: a tool that needs them is built with what it needs, so a context
-    holds no secret but the tool's own and pickles as it is (a call in a helper process)."""
+    conversation's replies go, opaque, so a tool can leave work that answers here later), what
+    the person chose (`preferences`, their time zone among them), the session's `workspace`
+    folder (None where it has none), the tool's own settings (`config`: the operator's
+    `PARLEY_TOOL_<NAME>_<KEY>` variables, keys lower-cased), and the room its turn has left for
+    files (`files`, see `FileRoom`). Parley's settings and stores are not here: a tool that
+    needs them is built with what it needs, so a context holds no secret but the tool's own and
+    pickles as it is (a call in a helper process)."""
 
     session_key: str
     user: Sender  # who is talking
@@ -108,6 +153,7 @@ class ToolContext:
     workspace: Path | None = None
     config: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold a key
     call_id: str = ""  # the id of the tool call being run (set by the executor)
+    files: FileRoom | None = None  # what the turn may still be sent; None: no turn bounds it
 
     @property
     def chat(self) -> str:

@@ -6,7 +6,10 @@ machine provides the whole sandbox (`bot.sandbox.probe`). It runs on the worker'
 program is a separate process, watched without blocking. It is built with the sandbox's
 limits (`python_tool`), the operator's PARLEY_SANDBOX_* settings. The files the program
 writes in `./out/` come back beside its output (`bot.sandbox.outputs`) and are sent to the
-person (`bot.agent.attachments`): "plot this CSV" ends in a chart in the chat.
+person (`bot.agent.attachments`): "plot this CSV" ends in a chart in the chat. What comes
+back is what the turn has room for (`ToolContext.files`): a run takes that room before it
+starts and gives back what its files did not use, so runs of one turn, at once or one
+after another, together hand back at most the sandbox's scratch size (`SCRATCH_MB`).
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from pydantic import Field
 
 from bot.sandbox import packages
 from bot.sandbox.limits import SandboxLimits
+from bot.sandbox.outputs import MAX_FILES, Bound
 from bot.sandbox.report import describe
-from bot.sandbox.runner import SandboxError, run_program
+from bot.sandbox.runner import Outcome, SandboxError, run_program
 from bot.tools.base import Attachment, Tool, ToolContext, ToolError, ToolResult, tool
 
 MAX_PROGRAM = 100_000  # characters: a program, not a data dump (a workspace file is for that)
@@ -27,6 +31,7 @@ LIBRARIES = {
     False: "Only the standard library is available (no matplotlib, numpy or Pillow here)",
 }
 EXTRA_SECONDS = 10.0  # the executor's timeout leaves the sandbox time to stop and report
+MB = 1_048_576
 
 
 def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
@@ -45,16 +50,18 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
     ) -> ToolResult:
         """Run a Python 3 program in an isolated sandbox and return its exit code and what it
         printed (stdout and stderr together). {libraries}; there is no network at all and no files
-        from earlier runs: each run starts in an empty working directory (its HOME, deleted
-        afterwards) where it may write small files. Files it writes in ./out/ (up to 10:
-        a chart as PNG, a CSV) are sent to the person, images shown as pictures; to work on
-        a workspace file, put its content in the program. The run is stopped at its CPU time,
-        memory, wall-clock and output limits, which the result names when one was reached.
+        from earlier runs: each run starts in a working directory (its HOME, deleted
+        afterwards) that holds only an empty ./out/ folder, and may write small files there.
+        Files it writes in ./out/ (such as plt.savefig("out/chart.png") or a CSV; up to 10,
+        and {scratch} MB in all in one turn) are sent to the person, images shown as
+        pictures; to work on a workspace file, put its content in the program. The run is
+        stopped at its CPU time, memory, wall-clock and output limits, which the result
+        names when one was reached.
         Use it to compute, parse or check things exactly, or to draw a chart."""
         if not code.strip():
             raise ToolError("The program is empty; send the Python source to run.")
         try:
-            outcome = await run_program(code, limits)
+            outcome = await _run(ctx, code, limits)
         except SandboxError as exc:
             raise ToolError(f"The sandbox could not run the program: {exc}") from None
         files = tuple(Attachment(file.name, file.data) for file in outcome.files)
@@ -62,5 +69,21 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
 
     # The model is told of matplotlib only where the sandbox offers it (the `charts` extra).
     charts = packages.offers_charts()
-    run_python.__doc__ = (run_python.__doc__ or "").replace("{libraries}", LIBRARIES[charts])
+    doc = (run_python.__doc__ or "").replace("{libraries}", LIBRARIES[charts])
+    run_python.__doc__ = doc.replace("{scratch}", str(limits.scratch_mb))
     return tool(sensitive=True, isolation="loop", timeout=timeout)(run_python)
+
+
+async def _run(ctx: ToolContext, code: str, limits: SandboxLimits) -> Outcome:
+    """Run `code` with the room its turn has left for files, given back as far as unused."""
+    most = (MAX_FILES, limits.scratch_mb * MB)
+    room = ctx.files
+    taken = room.take(*most) if room is not None else most
+    used = (0, 0)
+    try:
+        outcome = await run_program(code, limits, Bound(*taken))
+        used = (len(outcome.files), sum(len(file.data) for file in outcome.files))
+        return outcome
+    finally:
+        if room is not None:
+            room.settle(taken, *used)

@@ -1,12 +1,14 @@
 """`send_file`: a file of the session's workspace, sent to the person where the conversation is.
 
 The path is opened the way every workspace tool opens one (`workspace_paths`: component by
-component, never through a link, a regular file with no other hard link), and the size is
-read from the open file before a byte of it is, so a file too large is refused at once. The
-bytes go back in a `ToolResult`; the agent stores them and the reply posts them (a picture
-when the bytes are an image the platform shows, else a file to download). The call has an
-effect people see, so it is not read-only: a turn resumed after a crash does not run it
-blindly again, and the reply remembers what it posted in any case.
+component, never through a link, a regular file with no other hard link), and the size is read
+from the open file before a byte of it is, so a file too large is refused at once, as is any
+file once its turn has sent the files it may (`ToolContext.files`); then no more than that size
+is read, however the file changes meanwhile. The bytes go back in a `ToolResult`; the agent
+stores them and the reply posts them (a picture when the bytes are an image the platform shows,
+else a file to download). The call has an effect people see, so it is not read-only: a turn
+resumed after a crash does not run it blindly again, and the reply remembers what it posted in
+any case.
 """
 
 from __future__ import annotations
@@ -16,10 +18,19 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bot.tools.base import Attachment, Tool, ToolContext, ToolError, ToolResult, tool
+from bot.tools.base import (
+    Attachment,
+    FileRoom,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    tool,
+)
 from bot.tools.workspace_paths import directory, parse_path, regular_file, shown, workspace_root
+from bot.vocabulary.files import size
 
-MB = 1_048_576
+CHUNK = 1 << 20
 MAX_CAPTION = 1024  # characters: Telegram's caption limit, the smallest of the platforms'
 
 
@@ -60,7 +71,7 @@ def send_file_tool(max_bytes: int) -> Tool:
                         f"Refused: {where} is {size(info.st_size)}; a file sent may be at "
                         f"most {size(max_bytes)}."
                     )
-                data = _read(fd, max_bytes, where)
+                data = _read_in_room(ctx.files, fd, info.st_size, where)
         finally:
             os.close(root)
         sent = Attachment(parts[-1], data, caption)
@@ -69,22 +80,30 @@ def send_file_tool(max_bytes: int) -> Tool:
     return send_file
 
 
-def _read(fd: int, limit: int, where: str) -> bytes:
-    """The whole file, never more than `limit` bytes (it may grow while it is read)."""
+def _read_in_room(room: FileRoom | None, fd: int, length: int, where: str) -> bytes:
+    """The file's `length` bytes, once the turn has room for one more file (taken from it)."""
+    taken = room.take(1) if room is not None else (1, 0)
+    if not taken[0]:
+        raise ToolError(
+            f"Refused: {where} was not sent; this turn may send no more files (it sent "
+            "those it may)."
+        )
+    try:
+        data = _read(fd, length, where)
+    except BaseException:
+        if room is not None:
+            room.settle(taken, 0)
+        raise
+    return data
+
+
+def _read(fd: int, length: int, where: str) -> bytes:
+    """The file's `length` bytes (its size when it was opened), never more."""
     chunks: list[bytes] = []
-    total = 0
-    while chunk := os.read(fd, 1 << 20):
-        total += len(chunk)
-        if total > limit:
-            raise ToolError(f"Refused: {where} grew past {size(limit)} while it was read.")
+    left = length
+    while left > 0 and (chunk := os.read(fd, min(left, CHUNK))):
         chunks.append(chunk)
+        left -= len(chunk)
+    if left or os.fstat(fd).st_size != length:
+        raise ToolError(f"Refused: {where} changed while it was read; try again.")
     return b"".join(chunks)
-
-
-def size(count: int) -> str:
-    """A file's size as people read it."""
-    if count >= MB:
-        return f"{count / MB:.1f} MB"
-    if count >= 1024:
-        return f"{count / 1024:.0f} KB"
-    return "1 byte" if count == 1 else f"{count} bytes"

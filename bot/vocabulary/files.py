@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.vocabulary.image_edge import LONG_EDGE
 
-__all__ = ["IMAGE_TYPES", "LONG_EDGE", "FileRef"]
+__all__ = ["IMAGE_TYPES", "LONG_EDGE", "MB", "FileRef", "SentFile", "size"]
+MB = 1_048_576
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
@@ -53,3 +54,12 @@ class SentFile(FileRef):
     @classmethod
     def of(cls, file: FileRef, caption: str) -> SentFile:
         return cls(**file.model_dump(), caption=caption)
+
+
+def size(count: int) -> str:
+    """A file's size as people (and models) read it."""
+    if count >= MB:
+        return f"{count / MB:.1f} MB"
+    if count >= 1024:
+        return f"{count / 1024:.0f} KB"
+    return "1 byte" if count == 1 else f"{count} bytes"

@@ -65,6 +65,7 @@ class TurnProgress(BaseModel):
     start: ContextMark | None = None
     files_sent: int = 0  # files the turn's tools sent the person (`bot.agent.attachments`)
     helpers: list[str] = Field(default_factory=list)  # its `delegate` calls let through, by id
+    out_bytes: int = 0  # bytes of them its programs left in the sandbox's ./out/, as read
 
 
 class PendingConfirmation(BaseModel):

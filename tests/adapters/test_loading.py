@@ -14,6 +14,7 @@ from bot.redis.confirmations import Confirmation
 from bot.session.egress import Egress
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope, Sender
+from bot.vocabulary.files import FileRef
 
 
 @dataclass
@@ -30,6 +31,10 @@ class Recorded:
         if len(self.events) == self.fail_on:
             raise ConnectionError("the platform is away")
         self.events.append(event)
+
+    async def post_file(self, event: ev.FileSent) -> str | None:
+        await self.send(event)
+        return f"refused {event.file.name}"
 
     async def close(self, *, abandoned: bool = False) -> None:
         self.closed, self.abandoned = True, abandoned
@@ -182,3 +187,21 @@ async def test_a_platform_that_cannot_load_fails_its_turns_not_the_worker() -> N
     with pytest.raises(ImportError):
         await egress.open([ENVELOPE]).close()  # still a pending reply, failing the same way
     await egress.aclose()
+
+
+async def test_a_file_posted_while_loading_waits_for_the_platforms_answer() -> None:
+    """The turn goes on only once the real stream posted the file, after the events before
+    it, and is told what the platform said of it."""
+    real = RecordingEgress()
+    gate, load = gated(real)
+    egress = LoadingEgress("telegram", load)
+    stream = egress.open([ENVELOPE])
+    await stream.send(EVENTS[0])
+    ref = FileRef(sha256="0" * 64, media_type="text/csv", name="t.csv", size=3)
+    posting = asyncio.create_task(stream.post_file(ev.FileSent(call_id="c", file=ref)))
+    await asyncio.sleep(0.05)
+    assert not posting.done()
+    gate.set()
+    assert await asyncio.wait_for(posting, 30) == "refused t.csv"
+    await stream.close()
+    assert [type(e).__name__ for e in real.streams[0].events] == ["StateChanged", "FileSent"]

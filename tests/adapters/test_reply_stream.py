@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from adapters.chat.pacing import PacedCalls, Slot
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Edit, Messages
-from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
+from adapters.chat.reply_stream import NotPosted, QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
 from bot.redis.ratelimit import RateBudget, Scope
 from bot.vocabulary import events as ev
@@ -153,6 +153,9 @@ class NoteSurface(QuietSurface):
         return None if message_id is None else {"id": message_id}
 
     async def post_file(self, event: ev.FileSent) -> int | None:
+        if event.file.name.endswith(".huge"):  # as a platform refuses a file too large
+            await self.wire.paced(lambda: self.wire.notes.post("could not send it"), True)
+            raise NotPosted("the platform refused it (file is too big)")
         return await self.wire.paced(lambda: self.wire.notes.post(f"📎 {event.file.name}"), True)
 
     async def file_posted(self) -> None:
@@ -303,6 +306,23 @@ async def test_a_file_is_posted_after_the_text_so_far_and_once_however_often_it_
     await again.close()
     assert list(notes.shown.values()) == ["Plotting it.", "📎 chart.png", "📎 other.png"]
     assert notes.count("post") == 3
+
+
+async def test_posting_a_file_says_what_became_of_it(redis_url: str) -> None:
+    """Posted (now, or earlier in the turn) is "", refused is why: the turn's model reads
+    that, and a refused file is not remembered as posted, so sending it again tries again."""
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Here."))
+    assert await reply.post_file(chart()) == ""
+    assert await reply.post_file(chart()) == ""  # the same bytes: in the chat already
+    refused = "the platform refused it (file is too big); the person was told it could not be sent"
+    assert await reply.post_file(chart("all.huge", "b")) == refused
+    assert await reply.post_file(chart("all.huge", "b")) == refused
+    await reply.close()
+    assert list(notes.shown.values()) == [
+        "Here.", "📎 chart.png", "could not send it", "could not send it"
+    ]  # fmt: skip
 
 
 async def test_text_after_a_file_shows_below_it_and_the_text_above_stays(

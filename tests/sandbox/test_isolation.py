@@ -198,9 +198,9 @@ async def test_each_run_starts_empty_and_leaves_nothing(
     first = await run_program(
         "import os\nopen('left.txt', 'w').write('x')\nprint(sorted(os.listdir('.')))", limits
     )
-    assert first.output == "['left.txt', 'main.py']\n"
+    assert first.output == "['left.txt', 'main.py', 'out']\n"
     second = await run_program("import os\nprint(sorted(os.listdir('.')))", limits)
-    assert second.output == "['main.py']\n"
+    assert second.output == "['main.py', 'out']\n"
     assert _run_directories(tmp_path) == []
     # while a run lasts its folder is there, so the line above could have failed
     running = asyncio.create_task(run_program("import time\ntime.sleep(2)\n", limits))

@@ -48,6 +48,9 @@ def test_it_is_offered_as_a_sensitive_tool_with_side_effects() -> None:
     assert tool.timeout is not None and tool.timeout > settings.sandbox_timeout
     assert "standard library" in tool.description and "no network" in tool.description
     assert "matplotlib (with numpy and Pillow) for charts" in tool.description
+    said = " ".join(tool.description.split())
+    assert "holds only an empty ./out/ folder" in said
+    assert "up to 10, and 64 MB in all in one turn" in said
     assert "{" not in tool.description
 
 

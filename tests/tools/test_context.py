@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -20,7 +21,7 @@ from bot.assembly.tool_settings import tool_config
 from bot.config.settings import Settings
 from bot.session.turn import tool_context
 from bot.telemetry.logs import secrets_of
-from bot.tools import Sender, ToolContext, tool
+from bot.tools import FileRoom, Sender, ToolContext, tool
 from bot.tools.base import ToolRegistry
 from bot.tools.config import ToolConfig
 from bot.tools.workspace_paths import workspace_of
@@ -181,3 +182,21 @@ def test_a_tool_s_setting_no_tool_claims_is_said_once(
     said = [r.getMessage() for r in caplog.records if "PARLEY_TOOL_" in r.getMessage()]
     assert said == ["PARLEY_TOOL_NOBODY_HERE is not a setting nor a tool's; it is ignored"]
     assert "unclaimed" not in caplog.text
+
+
+def test_the_room_for_files_is_shared_by_a_batchs_calls_and_never_grows() -> None:
+    """Calls that run at once take their share before they read: what one took, another
+    cannot; a call gives back what it did not use, never more than it took; a helper
+    process gets a copy that gives nothing back to the turn."""
+    room = FileRoom(files=3, out_bytes=100)
+    first = room.take(10, 80)
+    second = room.take(10, 80)
+    assert (first, second, room.files, room.out_bytes) == ((3, 80), (0, 20), 0, 0)
+    room.settle(first, files=1, out_bytes=30)
+    assert (room.files, room.out_bytes, room.out_read) == (2, 50, 30)
+    room.settle((1_000, 1_000_000), files=0)  # more than was taken: only what is held is back
+    assert (room.files, room.out_bytes) == (2, 70)
+    copy = pickle.loads(pickle.dumps(replace(ToolContext("t", Sender(id="t"), files=room))))
+    assert copy.files is not None and (copy.files.files, copy.files.out_bytes) == (2, 70)
+    copy.files.settle(copy.files.take(2, 70), files=0)
+    assert (room.files, room.out_bytes, room.out_read) == (2, 70, 30)

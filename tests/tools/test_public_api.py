@@ -17,6 +17,7 @@ import bot.tools
 
 PROMISED = [
     "Attachment",
+    "FileRoom",
     "Sender",
     "TemporaryFailure",
     "Tool",
@@ -65,6 +66,7 @@ CONTEXT = [
     "workspace",
     "config",
     "call_id",  # the call's own id: what makes a call's work findable again after a crash
+    "files",  # the room the turn has left for files: what a tool may read for the person
 ]
 
 

@@ -5,11 +5,12 @@ empty, too large, a link, a directory or outside the workspace."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from bot.tools.base import Attachment, ToolContext, ToolError, ToolResult
+from bot.tools.base import Attachment, FileRoom, ToolContext, ToolError, ToolResult
 from bot.tools.send_file import send_file_tool
 from tests.tools.workspace_support import context, home
 
@@ -66,3 +67,46 @@ def test_an_empty_workspace_has_nothing_to_send(tmp_path: Path) -> None:
         send(context(tmp_path), "a.txt")
     with pytest.raises(ToolError, match="has no workspace"):
         send(ToolContext("tg:1", context(tmp_path).user), "a.txt")
+
+
+def test_a_turn_that_sent_its_files_reads_no_more(tmp_path: Path) -> None:
+    """The turn's room for files is taken before a byte is read: past it, the file is
+    refused unread, and a call that read nothing gives its share back."""
+    room = FileRoom(files=1, out_bytes=0)
+    ctx = replace(context(tmp_path), files=room)
+    home(ctx).mkdir(parents=True)
+    (home(ctx) / "a.txt").write_bytes(b"a")
+    (home(ctx) / "b.txt").write_bytes(b"b")
+    assert send(ctx, "a.txt").files == (Attachment("a.txt", b"a"),)
+    assert room.files == 0
+    with pytest.raises(ToolError) as refused:
+        send(ctx, "b.txt")
+    assert str(refused.value) == (
+        "Refused: b.txt was not sent; this turn may send no more files (it sent those it may)."
+    )
+
+
+def test_no_more_than_the_size_it_had_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that grows while it is read (something else writes it) is refused, and what
+    was read is never more than the size it had when it was opened, within the limit."""
+    ctx = context(tmp_path)
+    home(ctx).mkdir(parents=True)
+    grown = home(ctx) / "log.txt"
+    grown.write_bytes(b"x" * 600)
+    read = os.read
+    returned: list[int] = []
+
+    def reading(fd: int, length: int) -> bytes:
+        if not returned:
+            with grown.open("ab") as more:
+                more.write(b"y" * 300)  # 900 bytes now, still within the 1000 allowed
+        data = read(fd, length)
+        returned.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "read", reading)
+    with pytest.raises(ToolError, match=r"^Refused: log.txt changed while it was read; try again"):
+        send(ctx, "log.txt")
+    assert sum(returned) == 600

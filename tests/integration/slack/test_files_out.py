@@ -54,13 +54,22 @@ async def test_a_workspace_file_is_uploaded_into_the_thread(slack_stack: SlackSt
     assert fake.violations == 0
 
 
-async def test_a_file_slack_refuses_is_told_in_the_thread(slack_stack: SlackStack) -> None:
+async def test_a_file_slack_refuses_is_told_in_the_thread_and_the_model_knows(
+    slack_stack: SlackStack,
+) -> None:
+    """files.completeUploadExternal answers an error: the thread reads one sentence, and the
+    model reads that the file was not sent, with Slack's error, before its next call."""
     fake, ann, general, thread = await thread_with_a_file(slack_stack)
     fake.fail_next("files.completeUploadExternal", "not_in_channel")
     call = ToolCallSpec("send_file", {"path": "cities.csv"})
-    slack_stack.fake.enqueue(Reply(tool_calls=[call]), Reply(text="Sent."))
+    slack_stack.fake.enqueue(Reply(tool_calls=[call]), Reply(text="Slack would not take it."))
     await fake.say(ann, general, f"{MENTION} the table please", thread_ts=thread)
     replies = await answered(slack_stack, general, thread, count=3)
-    told = [reply.shown for reply in replies]
-    assert "⚠️ I could not send “cities.csv”: Slack refused it." in told
+    shown = [reply.shown for reply in replies]
+    assert "⚠️ I could not send “cities.csv”: Slack refused it." in shown
     assert fake.uploads.shared == []
+    [(_, told)] = slack_stack.fake.requests[-1].tool_results()
+    assert told.endswith(
+        "cities.csv (39 bytes) was not sent: Slack refused it (not_in_channel); the person "
+        "was told it could not be sent."
+    )

@@ -69,16 +69,27 @@ async def test_a_workspace_file_is_sent_as_a_document_after_the_text(
     assert (sent._value.get(), calls._value.get()) == (before[0] + 1, before[1] + 1)
 
 
-async def test_a_file_telegram_refuses_is_told_in_one_sentence(tg_stack: TelegramStack) -> None:
+async def test_a_file_telegram_refuses_is_told_in_one_sentence_and_the_model_knows(
+    tg_stack: TelegramStack,
+) -> None:
+    """With the defaults. Telegram answers the upload 400 "file is too big": the person reads
+    one sentence, and the model, before its next call, reads that the file was not sent and
+    why (never that it was), so it can say so rather than claim the file is in the chat."""
     await tg_stack.start_worker()
     chat = tg_stack.tg.private_chat(ANN)
     (workspace(tg_stack, chat) / "cities.csv").write_bytes(TABLE)
-    tg_stack.tg.fail_next("sendDocument", 400, "Bad Request: wrong file identifier")
-    tg_stack.fake.enqueue(send_file("cities.csv"), Reply(text="Sent."))
+    tg_stack.tg.fail_next("sendDocument", 400, "Bad Request: file is too big")
+    tg_stack.fake.enqueue(send_file("cities.csv"), Reply(text="Telegram would not take it."))
     tg_stack.tg.send(chat, ANN, "the table please")
     shown = await replies(tg_stack, chat, 2)
     assert "⚠️ I could not send “cities.csv”: Telegram refused it." in shown
     assert tg_stack.tg.uploads(chat) == []
+    [(_, told)] = tg_stack.fake.requests[1].tool_results()
+    assert "was sent to the person" not in told
+    assert told.endswith(
+        "cities.csv (39 bytes) was not sent: Telegram refused it (Bad Request: file is too "
+        "big); the person was told it could not be sent."
+    )
     logs = "".join(p.read_text() for p in tg_stack.tmp.glob("*.log"))
     assert TOKEN.split(":")[1] not in logs
 

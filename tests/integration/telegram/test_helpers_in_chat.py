@@ -99,9 +99,17 @@ async def test_a_file_a_helper_sends_is_posted_in_its_parents_reply(
         ("document", ""),
     ]
     assert shown[2][1].startswith("✅ Helper: send cities.csv\n\nDone. ")
-    assert shown[2][1].endswith(
-        "cities.csv (39 bytes) was sent to the person; do not send it again."
-    )
+    # The helper knew only that it handed the file on; its parent's model reads that it
+    # is in the chat, as the parent's reply posted it.
+    assert shown[2][1].endswith("Done. cities.csv, which the helper sent, is in the chat.")
+    results = [told for r in tg_stack.fake.requests for _, told in r.tool_results()]
+    assert any(
+        told.endswith(
+            "cities.csv (39 bytes) was handed to the chat to be posted for the person; do not "
+            "send it again."
+        )
+        for told in results
+    ), results
 
 
 async def test_stop_withdraws_the_request_its_helper_waits_on(tg_stack: TelegramStack) -> None:
