@@ -9,6 +9,7 @@ import io
 
 from PIL import Image
 
+from tests.fakes import hostile_files
 from tests.fakes.llm import Reply
 from tests.integration.slack.test_replies import MENTION, answered
 from tests.support.images import image_bytes
@@ -47,3 +48,21 @@ async def test_a_file_alone_in_a_dm_and_one_that_is_not_read(slack_stack: SlackS
     [note] = fake.ephemerals
     assert note["user"] == ann.id and "“data.zip”: this kind of file is not read" in note["text"]
     assert len(slack_stack.fake.requests) == 1
+
+
+async def test_hostile_files_get_a_note_each_and_are_downloaded_once(
+    slack_stack: SlackStack,
+) -> None:
+    """With the defaults: each bomb or broken file shared in a DM gets a note naming it, only
+    its sender sees, after one download (the event was acknowledged, not delivered again)."""
+    fake, ann, _ = await slack_stack.begin()
+    dm = fake.dm(ann)
+    hostile = [make() for make in hostile_files.ALL.values()]
+    for name, data in hostile:
+        await fake.say(ann, dm, "read this", files=[(data, name, "application/octet-stream")])
+    await fake.wait_for(lambda: len(fake.ephemerals) == len(hostile))
+    assert [note["text"].split(": ", 1)[0] for note in fake.ephemerals] == [
+        f"“{name}”" for name, _ in hostile
+    ]
+    assert len(fake.shared.downloads) == len(hostile)
+    assert slack_stack.fake.requests == []
