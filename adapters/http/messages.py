@@ -14,28 +14,28 @@ A file's `media_type` is the client's word and is not trusted: what a file is co
 bytes (`bot.files.intake`); a recording (a voice note, an audio file) is transcribed
 (`bot.files.voice`) and its transcript becomes part of the message, or a 422 says why not.
 This route alone takes a body as large as a message's files may be (`PARLEY_MAX_TURN_MB`, in
-base64, and the text); the others keep the API's 64 KiB. A body that large is parsed, and its
-files decoded, in a thread: megabytes of JSON would otherwise hold the web process's event
-loop, and every stream it relays, for tens of milliseconds.
+base64, and the text); the others keep the API's 64 KiB. A JSON body that large is parsed,
+and its files decoded, by a child process it is streamed to (`adapters.http.message_json`):
+megabytes of JSON would otherwise hold the web process, and every stream it relays, for
+hundreds of milliseconds, a thread or not.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aiohttp import BodyPartReader, web
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
-from adapters.web.input import parse_json, refusal, validated
+from adapters.http.message_body import MessageIn
+from adapters.http.message_json import BodyTooLarge, read_json_message
+from adapters.web.input import refusal
 from bot.files.intake import Arrived, Intake, Limits, Refused, TooLarge, called
-from bot.vocabulary.envelope import MAX_ATTACHMENTS, MAX_TEXT
+from bot.vocabulary.envelope import MAX_TEXT
 from bot.vocabulary.files import FileRef
 
-IN_THREAD = 256 * 1024  # bytes of body from which it is parsed off the event loop
 BODIES = 4  # message bodies read at once by one process
 CHUNK = 64 * 1024
 ROOM = 64 * 1024  # the JSON around the files and the text
@@ -45,28 +45,6 @@ class _TooLarge(web.HTTPClientError):
     """A 413 with the API's JSON body (aiohttp's own wants the sizes it compared)."""
 
     status_code = 413
-
-
-class AttachmentIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(default="", max_length=255)
-    media_type: str | None = Field(default=None, max_length=100)  # not trusted, see above
-    data: str = Field(min_length=1)  # standard base64
-
-
-class MessageIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    text: str = Field(default="", max_length=MAX_TEXT)
-    attachments: list[AttachmentIn] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
-
-    @model_validator(mode="after")
-    def _says_something(self) -> MessageIn:
-        if not self.text.strip() and not self.attachments:
-            empty = "a message needs a text or a file"
-            raise ValueError("the text is only whitespace" if self.text else empty)
-        return self
 
 
 @dataclass(frozen=True)
@@ -95,8 +73,7 @@ async def posted(
         if request.content_type == "multipart/form-data":
             text, arrived = await read_form(request, intake.limits)
         else:
-            body = await read_message(request, intake.limits)
-            text, arrived = body.text, await _decoded_json(body.attachments, intake)
+            text, arrived = await _json_message(request, intake)
     try:
         heard = await intake.hear(arrived)
         stored = await intake.accept(heard.files, lane) if heard.files else []
@@ -178,37 +155,18 @@ async def _bounded(part: BodyPartReader, most: int, too_large: str) -> bytes:
     return bytes(data)
 
 
-async def read_message(request: web.Request, limits: Limits) -> MessageIn:
-    """The posted message, or a 413, 400 or 422 that says what to fix."""
-    most = body_limit(limits)
+async def _json_message(request: web.Request, intake: Intake) -> tuple[str, list[Arrived]]:
+    """A JSON message's text and files (`adapters.http.message_json`), or the 4xx."""
+    most = body_limit(intake.limits)
     try:
-        raw = await request.clone(client_max_size=most).read()
-    except web.HTTPRequestEntityTooLarge:
-        raise refusal(_TooLarge, _too_large(most, limits)) from None
-    data = await asyncio.to_thread(parse_json, raw) if len(raw) > IN_THREAD else parse_json(raw)
-    return validated(data, MessageIn)
-
-
-async def _decoded_json(attachments: Sequence[AttachmentIn], intake: Intake) -> list[Arrived]:
-    """The files of a JSON message, decoded from base64 (refused by size before)."""
-    if not attachments:
-        return []
-    try:
-        intake.check_sizes([(a.name, len(a.data) * 3 // 4) for a in attachments])
-        return await asyncio.to_thread(_decoded, attachments)
-    except TooLarge as exc:
-        raise refusal(_TooLarge, str(exc)) from None
-    except Refused as exc:
-        raise _unprocessable(f"attachments: {exc}") from None
-
-
-def _decoded(attachments: Sequence[AttachmentIn]) -> list[Arrived]:
-    arrived = []
-    for i, attachment in enumerate(attachments):
-        try:
-            data = base64.b64decode(attachment.data, validate=True)
-        except (binascii.Error, ValueError):
-            name = attachment.name or "unnamed"
-            raise Refused(f"file {i + 1} ({name}) is not valid base64") from None
-        arrived.append(Arrived(data, attachment.name))
-    return arrived
+        decoded = await read_json_message(request, intake.limits, intake.readers.limits, most)
+    except BodyTooLarge:
+        raise refusal(_TooLarge, _too_large(most, intake.limits)) from None
+    if decoded.status == 413:
+        raise refusal(_TooLarge, decoded.error)
+    if decoded.status:
+        kind = web.HTTPBadRequest if decoded.status == 400 else web.HTTPUnprocessableEntity
+        if decoded.problems:
+            raise refusal(kind, decoded.error, problems=decoded.problems)
+        raise refusal(kind, decoded.error)
+    return decoded.text, [Arrived(data, name) for name, data in decoded.files]

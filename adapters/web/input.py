@@ -11,19 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate
 from typing import Any, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-MAX_DEPTH = 32  # far more than any request or platform update nests
-# A closed JSON string, and text whose every string is closed; possessive, so matching never
-# backtracks: one pass over the bytes, whatever they are.
-_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
-_CLOSED = re.compile(rb'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
+from adapters.web.json_text import MAX_DEPTH, NOT_JSON, nesting, problems
+
 # ASCII digits only: `str.isdigit` and `int` also take "²" and "٣".
 WHOLE_NUMBER = re.compile(r"[0-9]{1,10}")
 Body = TypeVar("Body", bound=BaseModel)
@@ -46,15 +40,6 @@ def refusal(
     return exception(text=body, content_type="application/json", headers=headers)
 
 
-def nesting(raw: bytes) -> int | None:
-    """How deep arrays and objects nest in `raw`, counted without parsing it (brackets in
-    strings do not count); None when a string is never closed, which no JSON text has."""
-    if _CLOSED.fullmatch(raw) is None:
-        return None
-    skeleton = _STRING.sub(b"", raw).translate(None, _NOT_STRUCTURE)
-    return max(accumulate(map(_STEP.__getitem__, skeleton)), default=0)
-
-
 def parse_json(raw: bytes | str, what: str = "the body") -> Any:
     """`raw` parsed, or a JSON 400 that says why not."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
@@ -66,7 +51,7 @@ def parse_json(raw: bytes | str, what: str = "the body") -> Any:
             raise ValueError("unclosed string")
         return json.loads(data)
     except ValueError:
-        raise refusal(web.HTTPBadRequest, f"{what} is not valid JSON") from None
+        raise refusal(web.HTTPBadRequest, NOT_JSON.format(what=what)) from None
 
 
 async def read_json(request: web.Request) -> Any:
@@ -84,8 +69,8 @@ def validated(data: Any, model: type[Body]) -> Body:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = [f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()]
-        raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=problems) from None
+        said = problems(exc)
+        raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=said) from None
 
 
 def query_number(request: web.Request, name: str, default: int, low: int, high: int) -> int:

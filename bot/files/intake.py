@@ -21,28 +21,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.config.settings import Settings
 from bot.files import audio
-from bot.files.reading import Arrived, Readers, Refused, Stored, TooLarge, called
+from bot.files.reading import (
+    MB,
+    Arrived,
+    Limits,
+    Readers,
+    Refused,
+    Stored,
+    TooLarge,
+    called,
+    check_sizes,
+)
 from bot.files.store import FileStore
 from bot.files.voice import NO_BACKEND, NotHeard, Transcriber
 from bot.vocabulary.files import FileRef
 
-__all__ = ["Arrived", "Heard", "Intake", "Limits", "Refused", "TooLarge", "called"]
-MB = 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Limits:
-    files: int = 10
-    file_bytes: int = 20 * MB
-    turn_bytes: int = 50 * MB
-
-    @classmethod
-    def of(cls, settings: Settings) -> Limits:
-        return cls(
-            settings.max_files, int(settings.max_file_mb * MB), int(settings.max_turn_mb * MB)
-        )
+__all__ = ["MB", "Arrived", "Heard", "Intake", "Limits", "Refused", "TooLarge", "called"]
 
 
 @dataclass(frozen=True)
@@ -91,24 +86,8 @@ class Intake:
         return heard
 
     def check_sizes(self, sizes: Sequence[tuple[str, int]]) -> None:
-        """Refuse by count and size alone, before anything is downloaded or decoded:
-        (name, bytes) of each file, as the platform announced them."""
-        limits = self.limits
-        if len(sizes) > limits.files:
-            raise TooLarge(f"{len(sizes)} files in one message; at most {limits.files} are read")
-        for name, size in sizes:
-            if size <= 0:
-                raise Refused(f"{called(name)} is empty")
-            if size > limits.file_bytes:
-                raise TooLarge(
-                    f"{called(name)} is {_mb(size)}; files of at most {_mb(limits.file_bytes)} "
-                    "are read"
-                )
-        total = sum(size for _, size in sizes)
-        if total > limits.turn_bytes:
-            raise TooLarge(
-                f"the files come to {_mb(total)}; at most {_mb(limits.turn_bytes)} per message"
-            )
+        """Refuse by count and size alone (`check_sizes`)."""
+        check_sizes(self.limits, sizes)
 
     async def accept(self, files: Sequence[Arrived], lane: str) -> list[FileRef]:
         """Each file checked, made ready and stored, in order, in `lane` (the sender's);
@@ -121,10 +100,6 @@ class Intake:
 def _ref(kept: Stored, name: str) -> FileRef:
     return FileRef(sha256=kept.sha256, media_type=kept.media_type, name=name, size=kept.size,
                    extract=kept.extract)  # fmt: skip
-
-
-def _mb(size: int) -> str:
-    return f"{size / MB:.1f} MB" if size < 10 * MB else f"{size // MB} MB"
 
 
 def kind_of(data: bytes) -> str:

@@ -57,7 +57,7 @@ def main() -> None:
     stdin, out = sys.stdin.buffer, sys.stdout.buffer
     job = json.loads(stdin.readline(MAX_JOB))
     seconds = float(job["seconds"])
-    _limit(int(job["memory_mb"]), len(job["files"]) * seconds)
+    limit_process(int(job["memory_mb"]), len(job["files"]) * seconds)
     made: list[Ready] = []
     for index, file in enumerate(job["files"]):
         _say(out, reading=index)
@@ -126,7 +126,7 @@ def _stored(root: Path, ready: Ready) -> dict[str, Any]:
             "extract": text}  # fmt: skip
 
 
-def _limit(memory_mb: int, cpu_seconds: float) -> None:
+def limit_process(memory_mb: int, cpu_seconds: float) -> None:
     """The process's bounds (see the module docstring), and its priority lowered later."""
     resource.setrlimit(resource.RLIMIT_AS, (memory_mb * MB, memory_mb * MB))
     hard = int(resource.getrusage(resource.RUSAGE_SELF).ru_utime + cpu_seconds) + 2

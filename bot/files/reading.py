@@ -31,14 +31,17 @@ from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import bot
-from bot.config.settings import Settings
 from bot.files import children
 from bot.files.reader import DAMAGED, MAX_JOB, Purpose
 
+if TYPE_CHECKING:
+    from bot.config.settings import Settings
+
 log = logging.getLogger(__name__)
+MB = 1024 * 1024
 
 LINE = 64 * 1024  # bytes of one line of the reader's answer
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")  # no secret reaches a reader
@@ -94,6 +97,19 @@ class Stored:
     extract: str | None = None
 
 
+@dataclass(frozen=True)
+class Limits:
+    files: int = 10
+    file_bytes: int = 20 * MB
+    turn_bytes: int = 50 * MB
+
+    @classmethod
+    def of(cls, settings: Settings) -> Limits:
+        return cls(
+            settings.max_files, int(settings.max_file_mb * MB), int(settings.max_turn_mb * MB)
+        )
+
+
 class Readers:
     """Runs the reader processes of one Parley process; see the module docstring."""
 
@@ -136,7 +152,7 @@ class Readers:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot.files.reader",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True, env=_environment(),
+            stderr=asyncio.subprocess.PIPE, start_new_session=True, env=environment(),
             limit=LINE,
         )  # fmt: skip
         feeding = asyncio.create_task(_feed(process, job, files))
@@ -220,9 +236,9 @@ async def _tail(stream: asyncio.StreamReader | None) -> bytes:
     return bytes(kept)
 
 
-def _environment() -> dict[str, str]:
-    """The reader's environment: the locale and path, and where Parley's code is, never the
-    deployment's secrets."""
+def environment() -> dict[str, str]:
+    """A reader's environment (this module's, and any child that reads what people send):
+    the locale and path, and where Parley's code is, never the deployment's secrets."""
     kept = {name: os.environ[name] for name in KEPT_ENV if name in os.environ}
     code = str(Path(bot.__file__).resolve().parent.parent)
     kept["PYTHONPATH"] = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))
@@ -232,3 +248,26 @@ def _environment() -> dict[str, str]:
 def called(name: str) -> str:
     """A file as a refusal names it: its name in quotes, or "the file"."""
     return f"“{name}”" if name else "the file"
+
+
+def check_sizes(limits: Limits, sizes: Sequence[tuple[str, int]]) -> None:
+    """Refuse by count and size alone, before anything is downloaded or decoded: (name,
+    bytes) of each file, as the platform announced them."""
+    if len(sizes) > limits.files:
+        raise TooLarge(f"{len(sizes)} files in one message; at most {limits.files} are read")
+    for name, size in sizes:
+        if size <= 0:
+            raise Refused(f"{called(name)} is empty")
+        if size > limits.file_bytes:
+            raise TooLarge(
+                f"{called(name)} is {_mb(size)}; files of at most {_mb(limits.file_bytes)} are read"
+            )
+    total = sum(size for _, size in sizes)
+    if total > limits.turn_bytes:
+        raise TooLarge(
+            f"the files come to {_mb(total)}; at most {_mb(limits.turn_bytes)} per message"
+        )
+
+
+def _mb(size: int) -> str:
+    return f"{size / MB:.1f} MB" if size < 10 * MB else f"{size // MB} MB"

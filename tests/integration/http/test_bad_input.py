@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 
 from adapters.http.api import json_errors
 from adapters.slack.service import EVENTS_PATH
-from adapters.web.input import nesting
+from adapters.web.json_text import nesting
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import BOT_USER_ID, SIGNING_SECRET, FakeSlack, events
 from tests.fakes.slack.delivery import signature

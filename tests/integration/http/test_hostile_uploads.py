@@ -79,3 +79,29 @@ async def test_a_multipart_body_is_bounded_in_all_and_takes_one_text(stack: Stac
     assert "a message's files may come to 50 MB" in too_much.text
     assert twice.status_code == 422 and "send one text and files" in twice.text, twice.text
     assert isinstance(too_much, httpx.Response)
+
+
+async def test_a_large_json_body_is_read_by_a_child_and_bounded_as_it_streams(
+    stack: Stack,
+) -> None:
+    """Bodies past 256 KB are parsed and decoded out of the web process: broken JSON is a 400,
+    a bad field a 422 naming it; one sent chunked past the message's limit is a 413."""
+    padding = "a" * 400_000
+
+    async def chunked() -> object:
+        yield b'{"text": "hi", "attachments": [{"name": "x.bin", "data": "'
+        for _ in range(80):
+            yield b"QUFB" * (256 * 1024)  # 1 MB of base64 a time: 80 MB, past 50 MB decoded
+        yield b'"}]}'
+
+    async with stack.client() as client:
+        session = await stack.session(client)
+        url = f"/api/sessions/{session}/messages"
+        broken = await client.post(url, content=b'{"text": "' + padding.encode())
+        extra = await client.post(url, json={"text": "hi", "padding": padding})
+        headers = {"Content-Type": "application/json"}
+        too_much = await client.post(url, content=chunked(), headers=headers)  # type: ignore[arg-type]
+    assert broken.status_code == 400 and "not valid JSON" in broken.text, broken.text
+    assert extra.status_code == 422 and "padding: Extra inputs" in extra.text, extra.text
+    assert too_much.status_code == 413, too_much.text
+    assert stack.fake.requests == []
