@@ -6,7 +6,9 @@
 - Bombs: the time to refuse each file of `tests.fakes.hostile_files.BOMBS`, the reader
   process started for it included, and that reader's peak memory, as it says itself.
 - Bodies: a real `parley web` is posted a 190 MB multipart message twice, announced by its
-  `Content-Length` and sent chunked without one; the figure is the growth of its RSS.
+  `Content-Length` and sent chunked without one; the figure is the growth of its RSS. Then
+  200 messages of 3.6 MB each at once, while `/healthz` is asked every 50 ms: its slowest
+  answer, and the web process's RSS growth meanwhile.
 
 Run with `make bench`, or `python -m tests.bench.files`.
 """
@@ -14,12 +16,16 @@ Run with `make bench`, or `python -m tests.bench.files`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -37,11 +43,14 @@ from tests.support.redis_server import RedisServer, free_port
 
 PHOTOS = samples(15, 3)
 BODY_MB = 190
+UPLOADS = samples(200, 20)
 FIGURES = (
     "a third person's photo beside two heavy PDFs: against alone",
     "refusing a bomb: slowest",
     "refusing a bomb: reader's peak memory",
     "web RSS growth for the largest refused body",
+    "/healthz during an upload burst: slowest",
+    "web RSS growth during an upload burst",
 )
 
 
@@ -109,7 +118,9 @@ async def chunks(total: int) -> object:
     yield b"\r\n--b--\r\n"
 
 
-async def bodies(tmp: Path) -> None:
+@contextlib.asynccontextmanager
+async def web_process(tmp: Path) -> AsyncIterator[tuple[str, int]]:
+    """A real `parley web` on SQLite and its own redis-server: its address and pid."""
     database_url = f"sqlite+aiosqlite:///{tmp}/parley.db"
     await (await open_database(Settings(_env_file=None, database_url=database_url))).aclose()
     redis = RedisServer(tmp)
@@ -121,29 +132,65 @@ async def bodies(tmp: Path) -> None:
     base = f"http://127.0.0.1:{port}"
     try:
         await serving(base, web)
-        async with httpx.AsyncClient(base_url=base, timeout=120) as client:
-            session = (await client.post("/api/sessions", json={})).json()["id"]
-            url = f"/api/sessions/{session}/messages"
-            before = rss_mb(web.pid)
-            size = BODY_MB * 1024 * 1024
-            headers = {"Content-Type": "multipart/form-data; boundary=b"}
-            announced = await client.post(url, content=b"-" * size, headers=headers)
-            chunked = await client.post(url, content=chunks(size), headers=headers)  # type: ignore[arg-type]
-            grown = rss_mb(web.pid) - before
+        yield base, web.pid
     finally:
         web.terminate()
         await web.wait()
         redis.stop()
+
+
+async def refused_bodies(base: str, pid: int) -> None:
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        session = (await client.post("/api/sessions", json={})).json()["id"]
+        url = f"/api/sessions/{session}/messages"
+        before = rss_mb(pid)
+        size = BODY_MB * 1024 * 1024
+        headers = {"Content-Type": "multipart/form-data; boundary=b"}
+        announced = await client.post(url, content=b"-" * size, headers=headers)
+        chunked = await client.post(url, content=chunks(size), headers=headers)  # type: ignore[arg-type]
+        grown = rss_mb(pid) - before
     print(f"{BODY_MB} MB bodies: announced {announced.status_code}, chunked "
           f"{chunked.status_code}; web RSS grew {grown:.1f} MB")  # fmt: skip
     report(Figure(FIGURES[3], grown, "MB", 100))
+
+
+async def upload(client: httpx.AsyncClient, data: bytes) -> int:
+    """One message with a file, to a conversation of its own; its status, once answered."""
+    session = (await client.post("/api/sessions", json={})).json()["id"]
+    files = {"file": ("data.bin", data, "application/octet-stream")}
+    async with client.stream("POST", f"/api/sessions/{session}/messages", files=files) as answer:
+        return answer.status_code
+
+
+async def burst(base: str, pid: int) -> None:
+    """`UPLOADS` messages of 3.6 MB at once, while `/healthz` is asked every 50 ms."""
+    data = os.urandom(3_600_000)
+    before = rss_mb(pid)
+    limits = httpx.Limits(max_connections=UPLOADS + 2)
+    async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits) as client:
+        uploads = asyncio.gather(*(upload(client, data) for _ in range(UPLOADS)))
+        waits, peak = [], 0.0
+        while not uploads.done():
+            started = time.perf_counter()
+            await client.get("/healthz")
+            waits.append((time.perf_counter() - started) * 1000)
+            peak = max(peak, rss_mb(pid) - before)
+            await asyncio.sleep(0.05)
+        statuses = Counter(await uploads)
+    slowest = max(waits)
+    print(f"{UPLOADS} uploads of 3.6 MB at once: answers {dict(statuses)}; /healthz "
+          f"median {statistics.median(waits):.1f} ms, slowest {slowest:.1f} ms of {len(waits)}; "
+          f"web RSS grew at most {peak:.1f} MB")  # fmt: skip
+    report(Figure(FIGURES[4], slowest, "ms", 100), Figure(FIGURES[5], peak, "MB", 100))
 
 
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         await fairness(Path(tmp) / "files")
         bombs(Path(tmp) / "files")
-        await bodies(Path(tmp))
+        async with web_process(Path(tmp)) as (base, pid):
+            await refused_bodies(base, pid)
+            await burst(base, pid)
 
 
 if __name__ == "__main__":
