@@ -69,7 +69,9 @@ async def make_app(settings: Settings) -> web.Application:
         traces=Traces(database.engine),
         tools=ToolCatalog(redis, ToolRegistry(worker_tools(settings, stores)).specs),
         files=Intake(
-            Readers(settings.files_dir, ReadLimits.of(settings)), Limits.of(settings), voice
+            Readers(settings.files_dir, ReadLimits.of(settings), ahead=True),
+            Limits.of(settings),
+            voice,
         ),
         target_of=partial(answered_target, settings=settings),
         stream_reader=partial(redis_connections.client, settings, **READER_OPTIONS),
@@ -80,6 +82,7 @@ async def make_app(settings: Settings) -> web.Application:
     _mount_platforms(app, services)
 
     async def close(_: web.Application) -> None:
+        await services.files.readers.aclose()
         if voice is not None:
             await voice.aclose()
         await redis.aclose()

@@ -126,6 +126,11 @@ class Attachments:
             items.append(ev.FileSent(call_id=call_id, file=ref, caption=caption))
         return Taken(tuple(items))
 
+    async def aclose(self) -> None:
+        """End the reader kept started for the next file."""
+        if self.readers is not None:
+            await self.readers.aclose()
+
     def room(self, turn: TurnProgress) -> FileRoom:
         """The room a batch of `turn`'s calls has for files: what the turn did not use."""
         limits = self.limits

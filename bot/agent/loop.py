@@ -73,11 +73,14 @@ class Agent:
         await self.deps.executor.warm()
 
     async def aclose(self) -> None:
-        """Close the provider's connections and stop the tools' helper processes."""
+        """Close the provider's connections and stop the tools' helper processes and the
+        reader kept for their files."""
         try:
             await self.deps.provider.aclose()
         finally:
             await self.deps.executor.aclose()
+            if self.deps.attachments is not None:
+                await self.deps.attachments.aclose()
 
 
 class _Run:

@@ -163,4 +163,4 @@ def build_agent(
 def attachments(settings: Settings) -> Attachments:
     """Where the files tools make go (the file store every process reads), and their limits."""
     limits = SendLimits(send_file_limit(settings), settings.send_files_per_turn)
-    return Attachments(Readers(settings.files_dir, ReadLimits.of(settings)), limits)
+    return Attachments(Readers(settings.files_dir, ReadLimits.of(settings), ahead=True), limits)

@@ -9,8 +9,10 @@ a line of JSON per step: `{"reading": i}` as it starts on a file, so a process e
 limits is known to have been reading that one, and last `{"stored": [...]}` (each file's
 hash, type, size, and its text's hash) or `{"refused": i, "why": "..."}`, the sentence for
 the person; the last line also says the process's peak memory (`peak_mb`). Nothing is
-stored unless every file was made ready. The answer is plain JSON,
-never pickle: a process that read a hostile file is not trusted with its parent's code.
+stored unless every file was made ready. A reader started ahead of its file (`--ahead`, by
+`bot.files.spare`) loads its libraries first, and ends quietly if its stdin closes instead.
+The answer is plain JSON, never pickle: a process that read a hostile file is not trusted
+with its parent's code.
 
 The limits are set before any file's byte is read: the address space (RLIMIT_AS, so a
 decoder that wants more fails with MemoryError, told as such) and the CPU time of each file
@@ -55,7 +57,14 @@ class Ready:
 
 def main() -> None:
     stdin, out = sys.stdin.buffer, sys.stdout.buffer
-    job = json.loads(stdin.readline(MAX_JOB))
+    if "--ahead" in sys.argv:  # started ahead of its file (`bot.files.spare`): load it all
+        from bot.files import documents, images  # noqa: F401, PLC0415
+
+        documents.preload()
+    line = stdin.readline(MAX_JOB)
+    if not line:
+        return  # a spare let go, or its parent gone
+    job = json.loads(line)
     seconds = float(job["seconds"])
     limit_process(int(job["memory_mb"]), len(job["files"]) * seconds)
     made: list[Ready] = []

@@ -30,12 +30,14 @@ import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bot
 from bot.files import children
 from bot.files.reader import DAMAGED, MAX_JOB, Purpose
+from bot.files.spare import Spare
 
 if TYPE_CHECKING:
     from bot.config.settings import Settings
@@ -113,12 +115,19 @@ class Limits:
 class Readers:
     """Runs the reader processes of one Parley process; see the module docstring."""
 
-    def __init__(self, store: Path, limits: ReadLimits) -> None:
+    def __init__(self, store: Path, limits: ReadLimits, *, ahead: bool = False) -> None:
+        """`ahead`: keep a reader started ahead of the next file (`bot.files.spare`), for a
+        process that lives on; `aclose` ends it."""
         self.store = store.resolve()  # the reader starts where this process is
         self.limits = limits
+        self._spare = Spare(partial(_started, ahead=True)) if ahead else None
         self._slots = asyncio.Semaphore(limits.at_once)
         self._lanes: dict[str, asyncio.Lock] = {}
         self._waiting: Counter[str] = Counter()
+
+    async def aclose(self) -> None:
+        if self._spare is not None:
+            await self._spare.aclose()
 
     async def read(self, lane: str, files: Sequence[Arrived], purpose: Purpose) -> list[Stored]:
         """`files` read for `purpose` and stored, in order, in `lane`'s turn (the person's);
@@ -149,12 +158,7 @@ class Readers:
         }).encode() + b"\n"  # fmt: skip
         if len(job) > MAX_JOB:
             raise Refused("the files' names are too long")
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.files.reader",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True, env=environment(),
-            limit=LINE,
-        )  # fmt: skip
+        process = await (self._spare.take() if self._spare is not None else _started())
         feeding = asyncio.create_task(_feed(process, job, files))
         errors = asyncio.create_task(_tail(process.stderr))
         answer = _Answer()
@@ -182,6 +186,16 @@ class Readers:
         if code < 0:
             return f"reading it takes more than the {self.limits.memory_mb} MB a file may use"
         return DAMAGED
+
+
+async def _started(ahead: bool = False) -> asyncio.subprocess.Process:
+    """A reader process, waiting for its job (its libraries loaded first when `ahead`)."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.files.reader", *(["--ahead"] if ahead else []),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True, env=environment(),
+        limit=LINE,
+    )  # fmt: skip
 
 
 class _Answer:
