@@ -2,7 +2,8 @@
 the sender admitted (a stranger told once), a text the bot will not read answered instead
 (past `MAX_TEXT`), files too many or too large for what the platform announced refused, the
 person's limits counted (told once per window), the files fetched, voice notes transcribed,
-the other files checked and stored (`bot.files.intake`), and only then the envelope
+the other files checked and stored (`bot.files.intake`, holding room for them: a few
+messages' files in memory at once, each person's in their lane), and only then the envelope
 submitted to the session's mailbox.
 
 The order is the promise. A stranger learns only that they are not let in, never what their
@@ -29,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from adapters.chat.access import Admission, Gate, too_long
-from bot.files.intake import Arrived, Refused
+from bot.files.intake import Arrived, Refused, let_go
 from bot.files.intake import Intake as FileIntake
 from bot.files.voice import with_transcripts
 from bot.mailbox.inbox import Mailbox, Submitted
@@ -150,12 +151,17 @@ class Intake:
         other files stored; None when the transcript shows it is not for the bot."""
         if arrival.files is None:
             return arrival.envelope()
-        heard = await self.files.hear(await arrival.files.fetch())
-        if arrival.for_bot is not None and not any(map(arrival.for_bot, heard.said)):
-            return None
-        if (unread := too_long(with_transcripts(arrival.text, heard.said))) is not None:
-            raise Refused(unread)  # a long recording's transcript
-        stored = await self.files.accept(heard.files, arrival.sender.id)
+        async with self.files.holding(arrival.sender.id):
+            fetched, heard = await arrival.files.fetch(), None
+            try:
+                heard = await self.files.hear(fetched)
+                if arrival.for_bot is not None and not any(map(arrival.for_bot, heard.said)):
+                    return None
+                if (unread := too_long(with_transcripts(arrival.text, heard.said))) is not None:
+                    raise Refused(unread)  # a long recording's transcript
+                stored = await self.files.accept(heard.files, None)
+            finally:
+                let_go(fetched, heard)
         return arrival.envelope(files=stored, said=tuple(heard.said))
 
 

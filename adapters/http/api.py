@@ -9,7 +9,6 @@ remembered (list, delete) in `people.py`, a chat's standing instruction in `chat
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -43,7 +42,7 @@ from adapters.http import (
 from adapters.http.answers import AnswerIn
 from adapters.http.common import USER, api_sender
 from adapters.http.files import Files
-from adapters.http.messages import BODIES, posted
+from adapters.http.messages import posted
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
@@ -132,7 +131,6 @@ class Api:
         self.services = services
         self.hub = hub
         self.skill_library = Skills.of(services.settings)  # read as the workers read it
-        self._bodies = asyncio.Semaphore(BODIES)  # message bodies read at once
 
     def _reserve(self) -> Slot:
         """A place for one more event stream, or 503 before anything is done for the request."""
@@ -199,7 +197,7 @@ class Api:
     async def post_message(self, request: web.Request) -> web.StreamResponse:
         session = await self._known(request)
         message_id = _message_id(request)  # refused before any file is stored
-        message = await posted(request, self.services.files, session, self._bodies)
+        message = await posted(request, self.services.files, session)
         text = with_transcripts(message.text, message.said)
         if (unread := too_long(text)) is not None:  # a long recording's transcript
             raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[unread])

@@ -7,8 +7,9 @@ both, read and checked before anything is queued. As JSON:
 or as `multipart/form-data` (`curl -F text=... -F file=@shot.png`): one `text` field and
 file parts, each read up to the file cap as it arrives, and all of them up to the message's,
 so no body is held past what a message may carry. A body whose `Content-Length` says it is
-larger is refused (413) before a byte of it is read, and only `BODIES` bodies are read at
-once by one process: a burst of uploads waits in the network's buffers, not in memory.
+larger is refused (413) before a byte of it is read, and only a few bodies are held at once
+by one process, from their first byte until their files are stored (`Intake.holding`): a
+burst of uploads waits in the network's buffers, not in memory.
 
 A file's `media_type` is the client's word and is not trusted: what a file is comes from its
 bytes (`bot.files.intake`); a recording (a voice note, an audio file) is transcribed
@@ -22,7 +23,6 @@ hundreds of milliseconds, a thread or not.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,11 +32,10 @@ from pydantic import ValidationError
 from adapters.http.message_body import MessageIn
 from adapters.http.message_json import BodyTooLarge, read_json_message
 from adapters.web.input import refusal
-from bot.files.intake import Arrived, Intake, Limits, Refused, TooLarge, called
+from bot.files.intake import Arrived, Intake, Limits, Refused, TooLarge, called, let_go
 from bot.vocabulary.envelope import MAX_TEXT
 from bot.vocabulary.files import FileRef
 
-BODIES = 4  # message bodies read at once by one process
 CHUNK = 64 * 1024
 ROOM = 64 * 1024  # the JSON around the files and the text
 
@@ -62,26 +61,28 @@ def body_limit(limits: Limits) -> int:
     return (limits.turn_bytes + 2) // 3 * 4 + MAX_TEXT * 4 + ROOM
 
 
-async def posted(
-    request: web.Request, intake: Intake, lane: str, bodies: asyncio.Semaphore
-) -> Posted:
+async def posted(request: web.Request, intake: Intake, lane: str) -> Posted:
     """The posted message's text, its files stored (read in `lane`, the conversation's) and
     its recordings heard; or a 400, 413 or 422 that says what to fix, nothing stored.
-    `bodies` bounds the bodies read at once (`BODIES`)."""
+    The body is read while `intake.holding` room for it: once the conversation's earlier
+    message is through, and while few enough are held (`bot.files.intake.HELD`)."""
     _refuse_announced(request, intake.limits)
-    async with bodies:
+    async with intake.holding(lane):
         if request.content_type == "multipart/form-data":
             text, arrived = await read_form(request, intake.limits)
         else:
             text, arrived = await _json_message(request, intake)
-    try:
-        heard = await intake.hear(arrived)
-        stored = await intake.accept(heard.files, lane) if heard.files else []
-        return Posted(text, stored, heard.said)
-    except TooLarge as exc:
-        raise refusal(_TooLarge, str(exc)) from None
-    except Refused as exc:
-        raise _unprocessable(f"attachments: {exc}") from None
+        heard = None
+        try:
+            heard = await intake.hear(arrived)
+            stored = await intake.accept(heard.files, None) if heard.files else []
+            return Posted(text, stored, heard.said)
+        except TooLarge as exc:
+            raise refusal(_TooLarge, str(exc)) from None
+        except Refused as exc:
+            raise _unprocessable(f"attachments: {exc}") from None
+        finally:
+            let_go(arrived, heard)
 
 
 def _refuse_announced(request: web.Request, limits: Limits) -> None:
@@ -123,7 +124,11 @@ async def read_form(request: web.Request, limits: Limits) -> tuple[str, list[Arr
                 files.append(Arrived(data, part.filename))
                 left -= len(data)
     except (ValueError, AssertionError, RuntimeError):  # what aiohttp's reader raises
+        let_go(files)
         raise refusal(web.HTTPBadRequest, "the body is not valid multipart/form-data") from None
+    except web.HTTPException:
+        let_go(files)
+        raise
     text = text or b""
     try:
         message = MessageIn(text=text.decode("utf-8"))
@@ -147,12 +152,13 @@ def _room(name: str, files: Sequence[Arrived], left: int, limits: Limits) -> tup
 
 async def _bounded(part: BodyPartReader, most: int, too_large: str) -> bytes:
     """The part, read as it comes; a 413 saying `too_large` once it passes `most` bytes."""
-    data = bytearray()
+    chunks, size = [], 0
     while chunk := await part.read_chunk(CHUNK):
-        data += chunk
-        if len(data) > most:
+        size += len(chunk)
+        if size > most:
             raise refusal(_TooLarge, too_large)
-    return bytes(data)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def _json_message(request: web.Request, intake: Intake) -> tuple[str, list[Arrived]]:

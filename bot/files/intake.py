@@ -11,15 +11,23 @@ stored for a message that is refused.
 
 Sound (a voice note, an audio file, a video note) is not stored for a model, none of which
 Parley sends sound to: it is heard (`hear`), its transcript becoming part of the message's
-text (`bot.files.voice`), and only the message's other files go on to `accept`. What a
+text (`bot.files.voice`), and only the message's other files go on to `accept`. A message's
+files are downloaded, heard and read while `holding` room for them: at most `HELD` messages'
+files are in memory at once, each person's in their lane. What a
 platform calls a recording but whose bytes are no sound is refused as such, not read as
 whatever its bytes are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import functools
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bot.files import audio
 from bot.files.reading import (
@@ -36,6 +44,9 @@ from bot.files.reading import (
 from bot.files.store import FileStore
 from bot.files.voice import NO_BACKEND, NotHeard, Transcriber
 from bot.vocabulary.files import FileRef
+
+HELD = 4  # messages' files held in memory at once by one process, read or being read
+TRIM_FROM = 1024 * 1024  # bytes of files let go of from which freed memory is given back
 
 __all__ = ["MB", "Arrived", "Heard", "Intake", "Limits", "Refused", "TooLarge", "called"]
 
@@ -54,7 +65,16 @@ class Intake:
         self.readers = readers
         self.store = FileStore(readers.store)  # where the readers store what they take
         self.limits = limits
+        self._held = asyncio.Semaphore(HELD)
         self.voice = voice  # None: voice notes are answered with `NO_BACKEND`
+
+    @contextlib.asynccontextmanager
+    async def holding(self, lane: str) -> AsyncIterator[None]:
+        """Room to hold one message's files, from their first byte to their storing: once
+        `lane`'s earlier message is through (so one person's messages wait, unread, in
+        their own lane), and while fewer than `HELD` are held by this process."""
+        async with self.readers.lane(lane), self._held:
+            yield
 
     def check_voice(self, seconds: Sequence[float]) -> None:
         """Refuse recordings before they are downloaded: when nothing transcribes them here,
@@ -89,12 +109,43 @@ class Intake:
         """Refuse by count and size alone (`check_sizes`)."""
         check_sizes(self.limits, sizes)
 
-    async def accept(self, files: Sequence[Arrived], lane: str) -> list[FileRef]:
-        """Each file checked, made ready and stored, in order, in `lane` (the sender's);
-        Refused for the first that is not, before any is stored."""
+    async def accept(self, files: Sequence[Arrived], lane: str | None) -> list[FileRef]:
+        """Each file checked, made ready and stored, in order, in `lane` (the sender's; None
+        when the caller holds it already, `Readers.lane`); Refused for the first that is
+        not, before any is stored."""
         self.check_sizes([(f.name, len(f.data)) for f in files])
-        stored = await self.readers.read(lane, files, "people")
+        if lane is None:
+            stored = await self.readers.read_in_lane(files, "people")
+        else:
+            stored = await self.readers.read(lane, files, "people")
         return [_ref(kept, arrived.name) for kept, arrived in zip(stored, files, strict=True)]
+
+
+def let_go(files: list[Arrived], heard: Heard | None = None) -> None:
+    """Drop a message's files once read, refused or not (and those `heard` kept): a
+    refusal's traceback keeps the frames that held them until the cycle collector comes,
+    which under a burst of uploads is hundreds of megabytes later. Megabytes of them are
+    handed back to the system too (`_trim`)."""
+    held = sum(len(file.data) for file in files)
+    files.clear()
+    if heard is not None:
+        heard.files.clear()
+    if held >= TRIM_FROM:
+        _trim()
+
+
+def _trim() -> None:
+    """glibc keeps the memory a process freed for its next allocations, so a burst of
+    uploads would leave the web process at its peak for good; `malloc_trim` gives the free
+    pages back (a few milliseconds). Elsewhere than glibc, nothing."""
+    if (trim := _malloc_trim()) is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    name = ctypes.util.find_library("c")
+    return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
 
 
 def _ref(kept: Stored, name: str) -> FileRef:

@@ -120,7 +120,7 @@ class Readers:
         process that lives on; `aclose` ends it."""
         self.store = store.resolve()  # the reader starts where this process is
         self.limits = limits
-        self._spare = Spare(partial(_started, ahead=True)) if ahead else None
+        self._spare = Spare(partial(_started, ahead=True), _started) if ahead else None
         self._slots = asyncio.Semaphore(limits.at_once)
         self._lanes: dict[str, asyncio.Lock] = {}
         self._waiting: Counter[str] = Counter()
@@ -132,13 +132,19 @@ class Readers:
     async def read(self, lane: str, files: Sequence[Arrived], purpose: Purpose) -> list[Stored]:
         """`files` read for `purpose` and stored, in order, in `lane`'s turn (the person's);
         Refused, naming the file, for the first that is not taken, with none stored."""
+        async with self.lane(lane):
+            return await self.read_in_lane(files, purpose)
+
+    async def read_in_lane(self, files: Sequence[Arrived], purpose: Purpose) -> list[Stored]:
+        """As `read`, by a caller that holds its lane already (`lane`)."""
         if not files:
             return []
-        async with self._lane(lane), self._slots:
+        async with self._slots:
             return await self._run(files, purpose)
 
     @contextlib.asynccontextmanager
-    async def _lane(self, lane: str) -> AsyncIterator[None]:
+    async def lane(self, lane: str) -> AsyncIterator[None]:
+        """`lane`'s turn: one message's files at a time, in the order they came."""
         lock = self._lanes.setdefault(lane, asyncio.Lock())
         self._waiting[lane] += 1
         try:
@@ -235,8 +241,10 @@ async def _feed(process: asyncio.subprocess.Process, job: bytes, files: Sequence
     with contextlib.suppress(ConnectionError):
         stdin.write(job)
         for file in files:
-            stdin.write(file.data)
-            await stdin.drain()
+            data = memoryview(file.data)
+            for start in range(0, len(data), children.CHUNK):  # never copied whole
+                stdin.write(data[start : start + children.CHUNK])
+                await stdin.drain()
         stdin.close()
 
 

@@ -21,8 +21,11 @@ Start = Callable[[], Awaitable[asyncio.subprocess.Process]]
 
 
 class Spare:
-    def __init__(self, start: Start, idle: float = IDLE) -> None:
+    def __init__(self, start: Start, cold: Start, idle: float = IDLE) -> None:
+        """`start` starts a spare (its libraries loaded ahead); `cold`, a reader needed now,
+        which loads only what its file needs."""
         self._start = start
+        self._cold = cold
         self._idle = idle
         self._ready: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Task[None] | None = None
@@ -36,7 +39,7 @@ class Spare:
             self._starting = asyncio.create_task(self._start_next())
         if ready is not None and ready.returncode is None:
             return ready
-        return await self._start()
+        return await self._cold()
 
     async def _start_next(self) -> None:
         try:

@@ -64,7 +64,8 @@ async def photo_times(intake: Intake, photo: Arrived) -> list[float]:
 
 
 async def fairness(root: Path) -> None:
-    intake = Intake(Readers(root, ReadLimits()), Limits())
+    readers = Readers(root, ReadLimits(), ahead=True)  # as `parley web` and workers keep them
+    intake = Intake(readers, Limits())
     photo = Arrived(image_bytes((640, 480), "JPEG"), "photo.jpg")
     alone = statistics.median(await photo_times(intake, photo))
     heavy = Arrived(hostile_files.pdf_heavy(), "heavy.pdf")
@@ -76,6 +77,7 @@ async def fairness(root: Path) -> None:
     await asyncio.gather(*pdfs)
     print(f"photo alone {alone:.0f} ms; beside two heavy PDFs {beside:.0f} ms "
           f"(each PDF read in {time.perf_counter() - started:.1f} s)")  # fmt: skip
+    await readers.aclose()
     report(Figure(FIGURES[0], beside / alone, "×", 1.5))
 
 
@@ -162,26 +164,42 @@ async def upload(client: httpx.AsyncClient, data: bytes) -> int:
         return answer.status_code
 
 
-async def burst(base: str, pid: int) -> None:
-    """`UPLOADS` messages of 3.6 MB at once, while `/healthz` is asked every 50 ms."""
-    data = os.urandom(3_600_000)
+async def burst(base: str, pid: int, tmp: Path) -> None:
+    """`UPLOADS` messages of 3.6 MB at once, while another process asks `/healthz` every
+    50 ms (this one is busy sending), and the web process's RSS is read."""
+    data = os.urandom(int(os.environ.get("UPLOAD_BYTES", 3_600_000)))
     before = rss_mb(pid)
+    stop = tmp / "stop-polling"
+    poll = [sys.executable, "-m", "tests.bench.files", "--poll", f"{base}/healthz", str(stop)]
+    poller = await asyncio.create_subprocess_exec(*poll, stdout=asyncio.subprocess.PIPE)
+    await asyncio.sleep(1)  # polling
     limits = httpx.Limits(max_connections=UPLOADS + 2)
-    async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits) as client:
+    async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as client:
         uploads = asyncio.gather(*(upload(client, data) for _ in range(UPLOADS)))
-        waits, peak = [], 0.0
+        peak = 0.0
         while not uploads.done():
-            started = time.perf_counter()
-            await client.get("/healthz")
-            waits.append((time.perf_counter() - started) * 1000)
             peak = max(peak, rss_mb(pid) - before)
             await asyncio.sleep(0.05)
         statuses = Counter(await uploads)
+    stop.touch()
+    waits: list[float] = json.loads((await poller.communicate())[0])
     slowest = max(waits)
     print(f"{UPLOADS} uploads of 3.6 MB at once: answers {dict(statuses)}; /healthz "
           f"median {statistics.median(waits):.1f} ms, slowest {slowest:.1f} ms of {len(waits)}; "
           f"web RSS grew at most {peak:.1f} MB")  # fmt: skip
     report(Figure(FIGURES[4], slowest, "ms", 100), Figure(FIGURES[5], peak, "MB", 100))
+
+
+def poll_health(url: str, stop: Path) -> None:
+    """Ask `url` every 50 ms until `stop` exists; print each answer's time (ms) as JSON."""
+    waits = []
+    with httpx.Client(timeout=60) as client:
+        while not stop.exists():
+            started = time.perf_counter()
+            client.get(url).raise_for_status()
+            waits.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.05)
+    print(json.dumps(waits))
 
 
 async def main() -> None:
@@ -190,8 +208,11 @@ async def main() -> None:
         bombs(Path(tmp) / "files")
         async with web_process(Path(tmp)) as (base, pid):
             await refused_bodies(base, pid)
-            await burst(base, pid)
+            await burst(base, pid, Path(tmp))
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--poll"]:
+        poll_health(sys.argv[2], Path(sys.argv[3]))
+    else:
+        asyncio.run(main())
