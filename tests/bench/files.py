@@ -167,7 +167,7 @@ async def upload(client: httpx.AsyncClient, data: bytes) -> int:
 async def burst(base: str, pid: int, tmp: Path) -> None:
     """`UPLOADS` messages of 3.6 MB at once, while another process asks `/healthz` every
     50 ms (this one is busy sending), and the web process's RSS is read."""
-    data = os.urandom(int(os.environ.get("UPLOAD_BYTES", 3_600_000)))
+    data = os.urandom(3_600_000)
     before = rss_mb(pid)
     stop = tmp / "stop-polling"
     poll = [sys.executable, "-m", "tests.bench.files", "--poll", f"{base}/healthz", str(stop)]
