@@ -57,12 +57,6 @@ class Document:
     text: str | None  # a PDF's text, taken out; None for a text file, which is its own text
 
 
-def preload() -> None:
-    """Load the libraries the documents are read with now, rather than with the first."""
-    import pypdf  # noqa: F401, PLC0415
-    from lxml import etree  # noqa: F401, PLC0415
-
-
 def is_pdf(data: bytes) -> bool:
     return data.startswith(b"%PDF-")
 

@@ -10,7 +10,7 @@ limits is known to have been reading that one, and last `{"stored": [...]}` (eac
 hash, type, size, and its text's hash) or `{"refused": i, "why": "..."}`, the sentence for
 the person; the last line also says the process's peak memory (`peak_mb`). Nothing is
 stored unless every file was made ready. A reader started ahead of its file (`--ahead`, by
-`bot.files.spare`) loads its libraries first, and ends quietly if its stdin closes instead.
+`bot.files.spare`) loads the image library first, and ends quietly if its stdin closes instead.
 The answer is plain JSON, never pickle: a process that read a hostile file is not trusted
 with its parent's code.
 
@@ -57,10 +57,8 @@ class Ready:
 
 def main() -> None:
     stdin, out = sys.stdin.buffer, sys.stdout.buffer
-    if "--ahead" in sys.argv:  # started ahead of its file (`bot.files.spare`): load it all
+    if "--ahead" in sys.argv:  # started ahead of its file (`bot.files.spare`): images first
         from bot.files import documents, images  # noqa: F401, PLC0415
-
-        documents.preload()
     line = stdin.readline(MAX_JOB)
     if not line:
         return  # a spare let go, or its parent gone

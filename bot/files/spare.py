@@ -2,9 +2,10 @@
 for an interpreter to start and its libraries to load (a tenth of a second or more).
 
 Each reader still reads one message and ends (`bot.files.reader`): a spare is only started
-early. Once one is taken, the next is started behind it; one left unused for `IDLE` seconds
-is let go, so a process at rest keeps no reader. A spare starts with its libraries loaded
-(`--ahead`) and takes its limits when its job comes.
+early. Once one is taken, the next is started behind it, and a file that comes while it
+starts waits for it rather than start another; one left unused for `IDLE` seconds is let
+go, so a process at rest keeps no reader. A spare starts with the image library loaded
+(`--ahead`: photos are most of what comes) and takes its limits when its job comes.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class Spare:
 
     async def take(self) -> asyncio.subprocess.Process:
         """The spare if one is ready (else a reader started now); the next one is started."""
+        if self._ready is None and self._starting is not None:
+            with contextlib.suppress(OSError):  # sooner than a reader started from nothing
+                await asyncio.shield(self._starting)
         ready, self._ready = self._ready, None
         if self._starting is None:
             self._starting = asyncio.create_task(self._start_next())
