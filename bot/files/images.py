@@ -62,6 +62,12 @@ SIGNATURES = (
 )
 
 
+def preload() -> None:
+    """Load the plugins of the usual formats now (a reader started ahead of its file),
+    rather than when the first image is opened."""
+    Image.preinit()
+
+
 def media_type(data: bytes) -> str | None:
     """The image type `data` says it is by its signature, or None if it is none we read."""
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":

@@ -59,6 +59,8 @@ def main() -> None:
     stdin, out = sys.stdin.buffer, sys.stdout.buffer
     if "--ahead" in sys.argv:  # started ahead of its file (`bot.files.spare`): images first
         from bot.files import documents, images  # noqa: F401, PLC0415
+
+        images.preload()
     line = stdin.readline(MAX_JOB)
     if not line:
         return  # a spare let go, or its parent gone
@@ -136,7 +138,8 @@ def _stored(root: Path, ready: Ready) -> dict[str, Any]:
 def limit_process(memory_mb: int, cpu_seconds: float) -> None:
     """The process's bounds (see the module docstring), and its priority lowered later."""
     resource.setrlimit(resource.RLIMIT_AS, (memory_mb * MB, memory_mb * MB))
-    hard = int(resource.getrusage(resource.RUSAGE_SELF).ru_utime + cpu_seconds) + 2
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    hard = int(usage.ru_utime + usage.ru_stime + cpu_seconds) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (hard - 1, hard))
     signal.signal(signal.SIGPROF, lambda signum, frame: os.nice(10))
     signal.setitimer(signal.ITIMER_PROF, NICE_AFTER)

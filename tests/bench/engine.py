@@ -41,6 +41,7 @@ from bot.tools.base import ToolContext
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.state import SessionState
+from tests.bench.processes import fake_model
 from tests.bench.table import Figure, report, samples
 from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
 from tests.support.redis_server import RedisServer
@@ -71,16 +72,9 @@ class Case:
 
 @asynccontextmanager
 async def fake_server() -> AsyncIterator[str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.fakes.llm", stdout=asyncio.subprocess.PIPE
-    )
-    assert proc.stdout is not None
+    proc, url = await fake_model()
     try:
-        line = ""
-        while not line.startswith("ANTHROPIC_BASE_URL="):  # it says more first
-            line = (await proc.stdout.readline()).decode()
-            assert line, "the fake model APIs did not start"
-        yield line.strip().removeprefix("ANTHROPIC_BASE_URL=")
+        yield url
     finally:
         proc.terminate()
         await proc.wait()

@@ -48,8 +48,17 @@ async def fake_model() -> tuple[asyncio.subprocess.Process, str]:
     fake = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.fakes.llm", stdout=asyncio.subprocess.PIPE
     )
+    return fake, await model_url(fake)
+
+
+async def model_url(fake: asyncio.subprocess.Process) -> str:
+    """The Anthropic base URL the fake model APIs print among their first lines."""
     assert fake.stdout is not None
-    return fake, (await fake.stdout.readline()).decode().strip()
+    line = ""
+    while not line.startswith("ANTHROPIC_BASE_URL="):  # it says more first
+        line = (await fake.stdout.readline()).decode()
+        assert line, "the fake model APIs did not start"
+    return line.strip().removeprefix("ANTHROPIC_BASE_URL=")
 
 
 async def serving(base_url: str, web: asyncio.subprocess.Process) -> None:

@@ -22,7 +22,7 @@ async def test_a_spare_is_taken_replaced_and_let_go_when_idle() -> None:
         started.append(process)
         return process
 
-    spare = Spare(start, start, idle=0.5)
+    spare = Spare(start, start, idle=0.5, count=1)
     first = await spare.take()  # none ready: started now, and the next behind it
     await until(lambda: len(started) == 2, lambda: f"{len(started)} started", 10)
     await until(lambda: spare._ready is not None, lambda: "no spare ready", 10)
@@ -47,4 +47,4 @@ async def test_readers_kept_ahead_read_every_file_and_close(tmp_path: Path) -> N
             assert stored.media_type == "image/png"
     finally:
         await readers.aclose()
-    assert readers._spare is not None and readers._spare._ready is None
+    assert readers._spare is not None and readers._spare._ready == []
