@@ -2,7 +2,8 @@
 
 A turn can last minutes. Kept inside arq jobs, hundreds of them would sit at the head of
 arq's queue and be re-read on every poll, starving the pick-up of new messages; as short
-jobs that hand the session to a supervised task, arq only ever sees work that ends at once.
+jobs that hand the session to a supervised task (`worker.supervisor`), arq only ever sees work
+that ends at once.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,6 @@ from bot.session.helpers import HelperRuns
 from bot.session.record import RunExport
 from bot.session.retention import ContextRetention
 from bot.session.runner import SessionRunner
-from bot.store.archive import Archive
 from bot.store.cold_context import ColdContext
 from bot.store.database import Database, open_database
 from bot.telemetry import logs, metrics
@@ -50,6 +49,7 @@ from bot.vocabulary.envelope import Envelope, Sender, expiry_id
 from worker import health, loops, redis_connections, reminders
 from worker.persistence import check_persistence
 from worker.signals import stop_on_signals
+from worker.supervisor import Supervisor
 from worker.wakes import Wakes
 
 if TYPE_CHECKING:
@@ -57,62 +57,6 @@ if TYPE_CHECKING:
     from worker.otel import RunExporter
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Supervisor:
-    """Runs sessions' turns as tasks, at most `limit` sessions at once, and stops them on shutdown.
-
-    A full worker stops taking jobs from arq (`picking(False)`), so a new message goes to a
-    worker with room instead of waiting here for one of this worker's long turns to end.
-    A wake-up it took all the same (arq hands a worker a batch of jobs per poll, and a slot
-    may fill between the poll and the job) is not kept waiting for a slot either: it goes
-    back to the queue at once, for whichever worker has room first, this one included once
-    a turn ends. Turns wait first for tools still on their way (`tools_ready`: the MCP
-    servers' first connections, in a worker's first seconds).
-    """
-
-    settings: Settings
-    runner: SessionRunner
-    mailbox: Mailbox
-    confirmations: Confirmations
-    egress: Egress
-    archive: Archive
-    contexts: ContextRetention  # retention's cut of live contexts
-    limit: asyncio.Semaphore
-    tasks: set[asyncio.Task[None]]
-    picking: Callable[[bool], None] = lambda _: None
-    tools_ready: Callable[[], Awaitable[None]] | None = None
-
-    async def wake(self, session: str) -> None:
-        if self.limit.locked():  # full: never wait here behind long turns (see above)
-            self.picking(False)
-            await self.mailbox.wake(session)
-            return
-        await self.limit.acquire()  # at once: a slot is free and nothing awaited since
-        self.picking(not self.limit.locked())
-        task = asyncio.create_task(self._take_turns_in_slot(session))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-
-    async def _take_turns_in_slot(self, session: str) -> None:
-        try:
-            if self.tools_ready is not None:
-                await self.tools_ready()
-            await self.runner.take_turns(session)
-        except Exception:
-            # Redis was lost while the lease was being taken: if it was not taken, the sweep
-            # wakes the session again; if only its answer was lost, the lease is freed (in seconds
-            # for a worker that restarts with a new liveness id, else after its TTL).
-            log.warning("could not take up %s", session, exc_info=True)
-        finally:
-            self.limit.release()
-            self.picking(True)
-
-    async def stop(self) -> None:
-        for task in list(self.tasks):
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
 async def wake_session(ctx: dict[str, Any], session: str) -> None:

@@ -10,15 +10,13 @@ the meantime is left alone.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arq.connections import ArqRedis
 
 from bot.config.settings import Settings
 from bot.redis import keys
-
-if TYPE_CHECKING:
-    from worker.jobs import Supervisor
+from worker.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 
