@@ -48,6 +48,7 @@ from bot.tools.workspace_upkeep import prune_workspaces, remove_workspace
 from bot.vocabulary.envelope import Envelope, Sender, expiry_id
 from worker import health, loops, redis_connections, reminders
 from worker.persistence import check_persistence
+from worker.picking import Picking
 from worker.signals import stop_on_signals
 from worker.supervisor import Supervisor
 from worker.wakes import Wakes
@@ -227,24 +228,25 @@ def build_worker(
             worker.in_progress_timeout_s,
             exports,
         )
-        supervisor.picking = lambda allowed: setattr(worker, "allow_pick_jobs", allowed)
+        supervisor.picking = picking
         helpers.bind(HelperRuns(settings, supervisor.runner, supervisor.runner.deps.limits))
         if servers is not None:
             supervisor.tools_ready = servers.first_connections
-        mailbox, runner = supervisor.mailbox, supervisor.runner
-        background.append(asyncio.create_task(liveness.run()))
-        signal = health.Signal("worker")
-        background.append(asyncio.create_task(health.keep(signal, 1.0, liveness.beating)))
-        background.append(asyncio.create_task(loops.sweep(settings, mailbox, liveness)))
-        background.append(asyncio.create_task(loops.listen(redis, runner, worker)))
-        background.append(asyncio.create_task(loops.watch_database(settings, database)))
-        background.append(asyncio.create_task(loops.watch_shared_dirs(redis, settings)))
-        background.append(asyncio.create_task(agent.warm()))
-        background.append(asyncio.create_task(loops.say_ready(redis, liveness, platforms)))
-        metrics.WORKERS.set(1)
-        background.append(asyncio.create_task(metrics.publish(redis, metrics.own_key())))
+        beside = [
+            liveness.run(),
+            health.keep(health.Signal("worker"), health.EVERY_S, liveness.beating),
+            loops.sweep(settings, supervisor.mailbox, liveness),
+            loops.listen(redis, supervisor.runner, worker),
+            loops.watch_database(settings, database),
+            loops.watch_shared_dirs(redis, settings),
+            agent.warm(),
+            loops.say_ready(redis, liveness, platforms),
+            metrics.publish(redis, metrics.own_key()),
+        ]
         if servers is not None:
-            background.append(asyncio.create_task(publish(redis, servers, worker_key())))
+            beside.append(publish(redis, servers, worker_key()))
+        metrics.WORKERS.set(1)
+        background.extend(asyncio.create_task(loop) for loop in beside)
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         """Idempotent: arq calls it on a clean stop, `serve` again after a lost Redis."""
@@ -255,6 +257,7 @@ def build_worker(
         if supervisor is not None:
             await supervisor.stop()
             await supervisor.egress.aclose()
+        await picking.aclose()
         liveness: Liveness | None = ctx.pop("liveness", None)
         if liveness is not None:
             await liveness.stop()
@@ -275,6 +278,7 @@ def build_worker(
         keep_result=0,
         handle_signals=False,
     )
+    picking = Picking(worker)
     return worker
 
 

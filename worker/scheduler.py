@@ -63,7 +63,9 @@ async def run_until(settings: Settings, stopping: asyncio.Event) -> None:
     lease = LeaderLease(redis, keys.SCHEDULER_LEADER, settings.scheduler_lease)
     book = TaskBook(database.engine, redis)
     log.info("scheduler %s is up", lease.token)
-    signal = asyncio.create_task(health.keep(health.Signal("scheduler"), 1.0, lambda: True))
+    signal = asyncio.create_task(
+        health.keep(health.Signal("scheduler"), health.EVERY_S, lambda: True)
+    )
     metrics.SCHEDULERS.set(1)  # counted on /metrics, as a worker is, by the snapshot it publishes
     published = asyncio.create_task(metrics.publish(redis, metrics.own_key()))
     try:

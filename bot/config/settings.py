@@ -155,7 +155,8 @@ class Settings(RedisReach, PlatformSettings):
     confirmation_remind: float | None = Field(default=120.0, ge=1, le=YEAR_S)
     sweep_interval: float = Field(default=1.0, gt=0, le=YEAR_S)
     liveness_ttl: float = Field(default=3.0, ge=0.3, le=YEAR_S)
-    poll_delay: float = Field(default=0.05, gt=0, le=YEAR_S)
+    # arq's poll of its queue: only the backstop, a worker is rung for new work (`worker.picking`)
+    poll_delay: float = Field(default=1.0, gt=0, le=YEAR_S)
     worker_sessions: int = Field(default=200, ge=1)
     timezone: str = "UTC"
     allowed_users: IdList = Field(default_factory=list)

@@ -138,7 +138,7 @@ async def main() -> None:
         workers: list[asyncio.subprocess.Process] = []
         try:
             workers, _ = await start_workers(WORKERS, environment(server.url, tmp, url), server.url)
-            print(f"{WORKERS} workers, poll_delay 0.05 s; first event of a turn after submit")
+            print(f"{WORKERS} workers, the default settings; first event of a turn after submit")
             await sample(mailbox, "idle", "idle", "pick-up idle")
             await submit_long_turns(mailbox, LONG_TURNS)
             await long_turns_begun(pool, LONG_TURNS)

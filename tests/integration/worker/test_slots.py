@@ -62,3 +62,33 @@ async def test_a_message_taken_by_a_full_worker_goes_to_one_with_room(stack: Sta
         assert texts(quick) == "Quick."
         assert texts(await long_reply) == "A long story, told slowly"
     assert "tell me a long story" in str(stack.fake.requests[0].body["messages"])
+
+
+@pytest.mark.parametrize(
+    "stack",
+    [{"PARLEY_WORKER_SESSIONS": "1", "PARLEY_SWEEP_INTERVAL": HOUR, "PARLEY_POLL_DELAY": HOUR}],
+    indirect=True,
+)
+async def test_a_full_worker_takes_the_waiting_message_as_soon_as_it_has_room(
+    stack: Stack,
+) -> None:
+    """A full worker ignores the ring for new work, so the message waits in arq's queue; the
+    moment the long turn ends, the worker reads the queue itself rather than at its next
+    poll (an hour here) or at the sweep's re-wake (an hour too)."""
+    gate = asyncio.Event()
+    stack.fake.enqueue(
+        Reply(text="A long story, told slowly", chunk_size=4, gate=gate, gate_after=1),
+        Reply(text="Quick."),
+    )
+    await stack.start_worker()
+    async with stack.client() as client:
+        story, question = await stack.session(client), await stack.session(client)
+        long_reply = asyncio.create_task(send(client, story, "tell me a long story"))
+        await until(lambda: len(stack.fake.requests) == 1, "the long turn called the model")
+        quick_reply = asyncio.create_task(send(client, question, "and a short answer?"))
+        await queued(stack.redis_url, 1)
+        assert len(stack.fake.requests) == 1  # the full worker left it queued
+        gate.set()
+        async with asyncio.timeout(WITHIN):
+            assert texts(await long_reply) == "A long story, told slowly"
+            assert texts(await quick_reply) == "Quick."
