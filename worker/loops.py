@@ -21,9 +21,10 @@ from bot.files import shared_dirs
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
 from bot.redis import keys
-from bot.session.runner import SessionRunner
 from bot.store.database import Database
+from worker.claims import Claim, Claims
 from worker.ready import announce
+from worker.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -76,20 +77,25 @@ async def watch_shared_dirs(redis: ArqRedis, settings: Settings) -> None:
         await asyncio.sleep(shared_dirs.EVERY_S)
 
 
-async def listen(redis: ArqRedis, runner: SessionRunner, worker: Worker) -> None:
+async def listen(redis: ArqRedis, supervisor: Supervisor, worker: Worker) -> None:
     """Turns to cancel, and drain jobs just queued (`keys.JOBS_CHANNEL`): one with room
-    starts such a job now rather than at its next poll. Every worker hears the id; arq's own
-    check (the job's in-progress key, set in a transaction) lets exactly one of them run it,
-    and it is the least busy one, the first to get to it."""
+    takes such a job now rather than at its next poll. Every worker hears the id; one claim
+    (`worker.claims`) or arq's own check lets exactly one of them run it, and it is the
+    least busy one, the first to get to it."""
+    claims = Claims(redis, worker.queue_name)
     pubsub = redis.pubsub()
     await pubsub.subscribe(keys.CANCEL_CHANNEL, keys.JOBS_CHANNEL)
     async for message in pubsub.listen():
         if message.get("type") != "message":
             continue
         if message["channel"] == keys.CANCEL_CHANNEL.encode():
-            runner.cancel(message["data"].decode())
+            supervisor.runner.cancel(message["data"].decode())
         elif worker.allow_pick_jobs and worker.job_counter < worker.max_jobs:
-            await worker.start_jobs([message["data"]])
+            claim, session = await claims.claim(message["data"].decode())
+            if claim is Claim.TAKEN and session is not None:
+                await supervisor.wake(session)
+            elif claim is Claim.ARQ:
+                await worker.start_jobs([message["data"]])
 
 
 async def say_ready(
