@@ -91,11 +91,19 @@ async def listen(redis: ArqRedis, supervisor: Supervisor, worker: Worker) -> Non
         if message["channel"] == keys.CANCEL_CHANNEL.encode():
             supervisor.runner.cancel(message["data"].decode())
         elif worker.allow_pick_jobs and worker.job_counter < worker.max_jobs:
-            claim, session = await claims.claim(message["data"].decode())
-            if claim is Claim.TAKEN and session is not None:
-                await supervisor.wake(session)
-            elif claim is Claim.ARQ:
-                await worker.start_jobs([message["data"]])
+            try:
+                await _take(message["data"], claims, supervisor, worker)
+            except (RedisError, OSError) as exc:  # the poll, or the sweep, brings it later
+                log.warning("could not take a rung job: %s", exc)
+
+
+async def _take(job_id: bytes, claims: Claims, supervisor: Supervisor, worker: Worker) -> None:
+    """The rung job `job_id`: claimed and its session woken here, or left to arq."""
+    claim, session = await claims.claim(job_id.decode())
+    if claim is Claim.TAKEN and session is not None:
+        await supervisor.wake(session)
+    elif claim is Claim.ARQ:
+        await worker.start_jobs([job_id])
 
 
 async def say_ready(
