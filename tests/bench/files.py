@@ -172,7 +172,8 @@ async def burst(base: str, pid: int, tmp: Path) -> None:
     stop = tmp / "stop-polling"
     poll = [sys.executable, "-m", "tests.bench.files", "--poll", f"{base}/healthz", str(stop)]
     poller = await asyncio.create_subprocess_exec(*poll, stdout=asyncio.subprocess.PIPE)
-    await asyncio.sleep(1)  # polling
+    assert poller.stdout is not None
+    assert await poller.stdout.readline() == b"polling\n"  # its imports take a while
     limits = httpx.Limits(max_connections=UPLOADS + 2)
     async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as client:
         uploads = asyncio.gather(*(upload(client, data) for _ in range(UPLOADS)))
@@ -183,6 +184,7 @@ async def burst(base: str, pid: int, tmp: Path) -> None:
         statuses = Counter(await uploads)
     stop.touch()
     waits: list[float] = json.loads((await poller.communicate())[0])
+    assert waits, "/healthz was never asked during the burst"
     slowest = max(waits)
     print(f"{UPLOADS} uploads of 3.6 MB at once: answers {dict(statuses)}; /healthz "
           f"median {statistics.median(waits):.1f} ms, slowest {slowest:.1f} ms of {len(waits)}; "
@@ -191,9 +193,12 @@ async def burst(base: str, pid: int, tmp: Path) -> None:
 
 
 def poll_health(url: str, stop: Path) -> None:
-    """Ask `url` every 50 ms until `stop` exists; print each answer's time (ms) as JSON."""
+    """Ask `url` every 50 ms until `stop` exists; print each answer's time (ms) as JSON,
+    after a line that says it polls (the first answer came)."""
     waits = []
     with httpx.Client(timeout=60) as client:
+        client.get(url).raise_for_status()
+        print("polling", flush=True)
         while not stop.exists():
             started = time.perf_counter()
             client.get(url).raise_for_status()
