@@ -23,8 +23,9 @@ from tests.fakes.llm import ANTHROPIC_KEY, OPENAI_KEY
 ROOT = Path(__file__).resolve().parents[3]
 WATCHED = ("anthropic", "openai", "aiogram", "slack_sdk", "slack_bolt", "alembic")
 # Loaded only when used: the MCP SDK with servers in mcp.json, trafilatura and the HTTP
-# client of web_fetch at the first page.
-NEVER_AT_START = ("mcp", "mcp_types", "trafilatura", "httpcore")
+# client of web_fetch at the first page, httpx (and the rich console its command line
+# loads) only by `parley health web`.
+NEVER_AT_START = ("mcp", "mcp_types", "trafilatura", "httpcore", "httpx", "rich")
 COMPOSE = f"""
 import asyncio, json, sys
 from redis.asyncio import Redis
