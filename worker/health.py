@@ -13,7 +13,9 @@ leading or standing by alike: both are healthy. Why a file rather than a key in 
 probe then tells this container's process from every other worker's, costs nothing, and a
 process killed with SIGKILL (which cleans nothing up) is found dead by its pid at once.
 
-`web` asks the process's own `/readyz` (`adapters.http.readiness`) on PARLEY_HTTP_PORT.
+`web` asks the process's own `/readyz` (`adapters.http.readiness`) on PARLEY_HTTP_PORT, with
+httpx, imported then only: a worker and a scheduler keep their signals with this module, and
+httpx with the console its command line loads costs them a tenth of a second at start.
 """
 
 from __future__ import annotations
@@ -27,8 +29,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-import httpx
 
 FRESH_S = 10.0  # how long a signal holds: several missed rewrites before a probe fails
 # How often a process rewrites its signal: three times in FRESH_S, and at rest no more often
@@ -122,6 +122,8 @@ def check_web(host: str, port: int, timeout: float = PROBE_TIMEOUT_S) -> str | N
     """None if `parley web` on host:port answers /readyz with 200, else one line why."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     url = f"http://{shown}:{port}/readyz"
+    import httpx  # noqa: PLC0415  (see the module docstring)
+
     try:
         answer = httpx.get(url, timeout=timeout)
     except httpx.HTTPError as exc:

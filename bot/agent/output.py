@@ -7,7 +7,8 @@ from its first brace or bracket to the last) and checked strictly. The errors ha
 to the model name where each problem is (`$.items[2].price`), a bounded number of them, so
 a repair prompt stays small whatever the answer was. The schema's patterns are matched by
 RE2, in linear time (`bot.vocabulary.json_schema`): a pattern such as `^(a+)+$` cannot stall
-the worker.
+the worker. That module, with jsonschema, is imported at the first answer checked: most
+processes never check one, and it costs each a twentieth of a second at start.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema.exceptions import ValidationError
-
-from bot.vocabulary.json_schema import PatternError, validator
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 MAX_ERRORS = 10
 MAX_ERROR_TEXT = 300
@@ -76,6 +76,8 @@ def check(schema: dict[str, Any], text: str) -> Verdict:
     """The answer's JSON if it matches `schema`, else what is wrong with it."""
     if len(text) > MAX_ANSWER:
         return Verdict(False, errors=[f"the answer is longer than {MAX_ANSWER} characters"])
+    from bot.vocabulary.json_schema import PatternError, validator  # noqa: PLC0415  (see above)
+
     for candidate in _candidates(text):
         try:
             value = json.loads(candidate)

@@ -6,10 +6,11 @@ An API run carries one in its envelope (`POST /api/agent/run`), a scheduled task
 one, and a chat may set its mode. Every field left out keeps the deployment's setting.
 The schema is checked here, when the run is asked for, so a run never starts with a schema
 it cannot apply: it must be a valid JSON Schema, of bounded size and nesting, whose patterns
-RE2 can match (`bot.vocabulary.json_schema`). Every field takes only its own JSON
-type (`true` is not a
-step count, `"2"` not a number of repairs; a whole number is a temperature), so a caller's
-mistake is refused, naming the field, rather than read as something it did not mean.
+RE2 can match (`bot.vocabulary.json_schema`, imported with jsonschema at the first schema
+checked: every process reads the settings, which use this module, and few check a schema).
+Every field takes only its own JSON type (`true` is not a step count, `"2"` not a number of
+repairs; a whole number is a temperature), so a caller's mistake is refused, naming the
+field, rather than read as something it did not mean.
 """
 
 from __future__ import annotations
@@ -17,10 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from bot.vocabulary.json_schema import check_schema
 
 Mode = Literal["react", "plan_execute"]
 MODES: tuple[Mode, ...] = ("react", "plan_execute")
@@ -89,6 +87,10 @@ class RunConfig(BaseModel):
             raise ValueError(f"the schema is larger than {MAX_SCHEMA_BYTES} bytes")
         if _depth(schema) > MAX_SCHEMA_DEPTH:
             raise ValueError(f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        from jsonschema.exceptions import SchemaError  # noqa: PLC0415  (see the docstring)
+
+        from bot.vocabulary.json_schema import check_schema  # noqa: PLC0415
+
         try:
             check_schema(schema)
         except SchemaError as exc:

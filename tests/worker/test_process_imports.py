@@ -18,7 +18,8 @@ import pytest
 
 pytestmark = pytest.mark.e2e  # fresh interpreters, `python -m worker up` among them
 ROOT = Path(__file__).resolve().parents[2]
-UNUSED = {"openai", "slack_sdk", "slack_bolt", "mcp", "trafilatura"}
+# jsonschema: at the first output schema checked (`bot.vocabulary.run_config`)
+UNUSED = {"openai", "slack_sdk", "slack_bolt", "mcp", "trafilatura", "jsonschema"}
 
 # What `parley web` imports before it serves.
 WEB = """

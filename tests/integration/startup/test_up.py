@@ -1,5 +1,6 @@
 """`parley up` (what `make run` runs) brings up Redis, a worker, the scheduler and the web chat,
-and stops them."""
+and stops them. The three are forked from it once it has imported what they share, rather than
+started as new interpreters that import it all again (`worker.up`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,24 @@ from tests.fakes.llm import FakeLLM, Reply
 from tests.support.redis_server import free_port
 from tests.support.stack import read_events, stack_env, texts
 from tests.support.waiting import until
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is `pid`, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:  # gone meanwhile
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def command_line(pid: int) -> list[str]:
+    return (Path("/proc") / str(pid) / "cmdline").read_bytes().decode().split("\0")[:-1]
 
 
 async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: Path) -> None:
@@ -45,6 +64,13 @@ async def test_up_serves_a_chat_and_stops_cleanly(fake_llm: FakeLLM, tmp_path: P
 
             # a busy machine starts three processes slowly
             await until(healthy, "`parley up` answering /healthz", within=90)
+            processes = [
+                command_line(child)
+                for child in children_of(proc.pid)
+                if "redis-server" not in command_line(child)[0]
+            ]
+            # forked from `parley up`, not started afresh as `python -m worker web` and so on
+            assert processes == [command_line(proc.pid)] * 3
             page = await client.get("/")
             assert page.status_code == 200 and "<title>Parley</title>" in page.text
             session = (await client.post("/api/sessions")).json()["id"]
