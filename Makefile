@@ -10,7 +10,8 @@ PYTEST_ARGS ?=
 # The whole suite in one pytest run, end-to-end and unit tests side by side: the end-to-end
 # ones spend most of their time waiting (timers, rate limits, processes starting, the
 # network), and the unit ones use the cores meanwhile; the long ones start first, each on a
-# pytest worker of its own (see tests/conftest.py). Six workers keep two cores busy: the
+# pytest worker of its own, the other end-to-end files next and the unit tests last, so the
+# run ends on short tests (see tests/support/order.py). Six workers keep two cores busy: the
 # suite's processes use 1.4 of them on four. Each worker starts its own Redis and PostgreSQL
 # when a test of its needs them.
 PYTEST_WORKERS ?= 6
