@@ -10,7 +10,8 @@ PYTEST_ARGS ?=
 # The whole suite in one pytest run, end-to-end and unit tests side by side: the end-to-end
 # ones spend most of their time waiting (timers, rate limits, processes starting, the
 # network), and the unit ones use the cores meanwhile; the long ones start first, each on a
-# pytest worker of its own (see tests/conftest.py). Six workers keep two cores busy: the
+# pytest worker of its own, the other end-to-end files next and the unit tests last, so the
+# run ends on short tests (see tests/support/order.py). Six workers keep two cores busy: the
 # suite's processes use 1.4 of them on four. Each worker starts its own Redis and PostgreSQL
 # when a test of its needs them.
 PYTEST_WORKERS ?= 6
@@ -97,11 +98,11 @@ fake-llm: sync
 pytest: sync system-test assets
 	$(UV) run --frozen pytest $(PYTEST_ARGS)
 
+LINT := $(UV) run --frozen ruff check . && $(UV) run --frozen ruff format --check . \
+	&& $(UV) run --frozen mypy && $(UV) run --frozen lint-imports
+
 lint: sync
-	$(UV) run --frozen ruff check .
-	$(UV) run --frozen ruff format --check .
-	$(UV) run --frozen mypy
-	$(UV) run --frozen lint-imports
+	$(LINT)
 
 # Known vulnerabilities in the locked dependencies: pip-audit on uv.lock's packages, npm audit on
 # web/package-lock.json (.ci/audit.py). Fails on an advisory .ci/audit-ignore.txt does not list;
@@ -110,7 +111,15 @@ lint: sync
 audit: | $(UV)
 	python3 .ci/audit.py
 
-test: lint system-test assets
+# Lint, then the suite. pytest rewrites the asserts of each test module as it imports it, and
+# each of the six pytest workers imports them all; where PYTHONDONTWRITEBYTECODE is set (as on
+# many CI machines and images) nothing keeps the rewritten code, so every worker would rewrite
+# everything again: a third of its start, six times over, before the first test runs. Instead
+# one collection, beside lint (whose mypy keeps one core busy), writes the rewritten modules and
+# Parley's compiled ones once, and the workers load them.
+test: sync system-test assets
+	PYTHONDONTWRITEBYTECODE= $(UV) run --frozen pytest --collect-only -q -p no:cacheprovider \
+	  >/dev/null 2>&1 & $(LINT); linted=$$?; wait $$!; exit $$linted
 	$(UV) run --frozen pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # The image built by a Docker engine and a chat run through it (tests marked `docker`); .ci/run

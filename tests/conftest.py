@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.order import chunked
+
 pytest_plugins = [
     "tests.support.redis_server",
     "tests.support.postgres_server",
@@ -48,31 +50,6 @@ def seconds(item: pytest.Item) -> float:
     return float(marker.args[0]) if marker is not None and marker.args else 0.0
 
 
-def heads_of_chunks(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
-    """`items` reordered so each slow test starts as soon as the run does, on a pytest worker
-    of its own as long as there are workers enough.
-
-    xdist's `worksteal` hands each of its `workers` an equal contiguous chunk of the items in
-    order, and a worker that runs out steals from the end of another's chunk. A slow test is
-    therefore put at the head of a chunk: the longest first, each to the chunk whose slow
-    tests add up to the least (a test left in the middle of a chunk would start late, and
-    two long ones in one chunk would run one after the other)."""
-    slow = sorted((item for item in items if seconds(item)), key=seconds, reverse=True)
-    if not slow:
-        return items
-    rest = [item for item in items if not seconds(item)]
-    heads: list[list[pytest.Item]] = [[] for _ in range(max(1, workers))]
-    for item in slow:
-        min(heads, key=lambda head: sum(map(seconds, head))).append(item)
-    ordered: list[pytest.Item] = []
-    for n, head in enumerate(heads):
-        # the sizes worksteal gives: what is left, split evenly among the workers left
-        size = (len(items) - len(ordered)) // (len(heads) - n)
-        ordered += head + rest[: max(0, size - len(head))]
-        del rest[: max(0, size - len(head))]
-    return ordered + rest
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--docker-engine",
@@ -85,10 +62,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> Generator[None]:
-    """Mark the end-to-end tests before `-m` selects by them; once it has, start the long
-    tests first (`heads_of_chunks`): a long test (marked `slow`) picked up late would keep the
-    whole run waiting on it alone. The tests needing a Docker engine are deselected unless
-    `--docker-engine` asks for them."""
+    """Mark the end-to-end tests before `-m` selects by them; once it has, order the tests for
+    xdist's worksteal (`tests.support.order.chunked`): the long ones (marked `slow`) first, the
+    end-to-end files next, the unit tests last, so that no long test is picked up late and
+    keeps the whole run waiting on it alone. The tests needing a Docker engine are deselected
+    unless `--docker-engine` asks for them."""
     if not config.getoption("--docker-engine"):
         engine = [item for item in items if item.get_closest_marker("docker")]
         config.hook.pytest_deselected(items=engine)
@@ -98,4 +76,4 @@ def pytest_collection_modifyitems(
             item.add_marker(pytest.mark.e2e)
     yield
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    items[:] = heads_of_chunks(items, workers)
+    items[:] = chunked(items, workers, seconds, end_to_end, lambda item: item.path)

@@ -1,6 +1,6 @@
-"""What a helper leaves behind, against a real worker process, Redis and the fake model: its
-tokens counted once (in its parent's run, not again in the deployment's totals), and its
-hot state gone once its parent read its answer, its stream and dedup marker kept."""
+"""What a helper leaves behind, against a real worker (in the test's loop), Redis and the fake
+model: its tokens counted once (in its parent's run, not again in the deployment's totals),
+and its hot state gone once its parent read its answer, its stream and dedup marker kept."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ async def test_a_turn_with_a_helper_counts_its_tokens_once(stack: Stack) -> None
     """With the default settings: the parent's run holds the helper's tokens, and the
     deployment's totals (`/api/stats`: usage, by platform, by model) equal the parent's
     run's usage, though the helper's run is recorded and counted as a run of its own."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     stack.fake.responder = answer
     async with stack.client() as client:
         session = await stack.session(client)
@@ -82,7 +82,7 @@ async def test_a_helpers_state_goes_once_its_answer_was_read(stack: Stack) -> No
     """After the parent's turn, the helper's session keeps only its stream, its dedup
     marker and its two counters in Redis: its state, context and version are gone, and the
     parent's own state stays."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     stack.fake.responder = answer
     redis = Redis.from_url(stack.redis_url, decode_responses=True)
     try:

@@ -1,4 +1,7 @@
-"""Helpers (`delegate`) against real worker processes, Redis and the fake model.
+"""Helpers (`delegate`) against a real worker, Redis and the fake model: a worker in the test's
+loop (`Stack.start_worker`), but `parley worker` processes where the test is about them (a
+worker killed while its helpers run) or times the turn (parallel helpers, measured against the
+web app and the fakes in the test's process, not sharing its loop).
 
 The fake model plays both sides: a parent's request (its person's message) asks for
 helpers, a helper's request (its task, "job N") answers after a delay, and the parent's
@@ -120,7 +123,7 @@ async def test_three_helpers_run_in_parallel(stack: Stack) -> None:
 async def test_a_helper_cannot_delegate(stack: Stack) -> None:
     """At the default depth of 1, a helper is not offered `delegate`, and its call of it
     (made anyway) is refused as an unknown tool; the parent still gets the helper's end."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     nested = Reply(tool_calls=[ToolCallSpec("delegate", {"task": "do job 9 deeper"})])
     seen: list[RecordedRequest] = []
 
@@ -150,7 +153,7 @@ async def test_a_helper_stays_within_its_parents_remaining_tokens(stack: Stack) 
     """An API run with a token budget: its helper may spend at most what the run has left
     when it starts it, however much PARLEY_DELEGATE_TOKENS allows; a helper that keeps
     calling tools stops short of it and says so, and the parent's usage counts its tokens."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     budget = 16_000
     looping = Reply(
         tool_calls=[ToolCallSpec("calculator", {"expression": "1+1"})], output_tokens=700
@@ -215,7 +218,7 @@ def tokens(request: RecordedRequest) -> int:
 async def test_stop_ends_the_helpers_with_their_parent(stack: Stack) -> None:
     """`/stop` on the parent's session while its helpers wait for the model: the parent
     stops, and so does each helper (its run ends as stopped), promptly."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     stack.fake.responder = brain(2, delay=60)
     redis = Redis.from_url(stack.redis_url, decode_responses=True)
     async with stack.client() as client:
@@ -340,7 +343,7 @@ async def test_a_helpers_approval_is_asked_in_its_parents_reply(stack: Stack) ->
     """A helper's call that needs an approval (`write_file`, by default) is asked in its
     parent's reply, naming the helper, while the parent's turn runs on; approved there, it
     runs in the helper, whose answer comes back to the parent in the same turn."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     stack.fake.responder = writer
     async with stack.client() as client:
         session = await stack.session(client)
@@ -362,7 +365,7 @@ async def test_a_helpers_approval_is_asked_in_its_parents_reply(stack: Stack) ->
 async def test_a_helpers_call_denied_in_its_parents_reply_is_not_run(stack: Stack) -> None:
     """Denied, the helper's call does not run; the helper is told and answers, and so does
     its parent."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     stack.fake.responder = writer
     async with stack.client() as client:
         session = await stack.session(client)
@@ -378,7 +381,7 @@ async def test_a_helpers_call_denied_in_its_parents_reply_is_not_run(stack: Stac
 async def test_helpers_need_no_slot_of_their_own(stack: Stack) -> None:
     """One worker with one slot, held by the parent while it waits: its three helpers still
     run (in the parent's slot), so a waiting parent never starves its helpers."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     stack.fake.responder = brain(3)
     async with stack.client() as client:
         session = await stack.session(client)
@@ -390,7 +393,7 @@ async def test_helpers_need_no_slot_of_their_own(stack: Stack) -> None:
 async def test_a_helper_gets_no_tool_its_parent_may_not_use(stack: Stack) -> None:
     """A helper asked with a tool outside its parent's is not started: the call says which
     tool, and no helper asks the model. One asked with fewer tools is offered only those."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     calls = [
         ToolCallSpec("delegate", {"task": "do job 0 now", "tools": ["no_such_tool"]}),
         ToolCallSpec("delegate", {"task": "do job 1 now", "tools": ["calculator"]}),
@@ -417,7 +420,7 @@ async def test_a_helper_gets_no_tool_its_parent_may_not_use(stack: Stack) -> Non
 async def test_a_session_deleted_takes_its_helpers_with_it(stack: Stack) -> None:
     """Deleting the parent's session deletes its helpers' too: their Redis keys, their
     records and traces (their files are in the parent's workspace, which goes with it)."""
-    await stack.start_worker_process()
+    await stack.start_worker()
 
     def answer(request: RecordedRequest) -> Reply:
         if is_helper(request):

@@ -1,5 +1,6 @@
-"""A `plan_execute` turn whose steps run as helpers, against a real worker process, Redis and
-the fake model, with the default settings.
+"""A `plan_execute` turn whose steps run as helpers, against a real worker (in the test's loop;
+a `parley worker` process where one is killed), Redis and the fake model, with the default
+settings.
 
 The fake model plays every part: the person's turn (its plan, a step it carries out itself,
 the answer from what the steps found) and each helper (its task names its step). Helpers
@@ -109,7 +110,7 @@ async def test_three_independent_steps_run_as_three_helpers_at_once(stack: Stack
     """Three steps that need nothing from each other: three helpers, started by Parley in
     one batch and all asking the model before any answered; the answer is written from
     their three results."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     plan = [
         {"id": 1, "title": "Price in Oslo", "depends_on": []},
         {"id": 2, "title": "Price in Rome", "depends_on": []},
@@ -141,7 +142,7 @@ async def test_three_independent_steps_run_as_three_helpers_at_once(stack: Stack
 async def test_a_dependent_step_waits_for_its_dependency(stack: Stack) -> None:
     """Step 1 runs alone in the conversation; the two steps that need it start only once it
     is done, together as helpers, each told what it found."""
-    await stack.start_worker_process()
+    await stack.start_worker()
     plan = [
         {"id": 1, "title": "Find the city", "depends_on": []},
         {"id": 2, "title": "Weather in the city", "depends_on": [1]},
