@@ -25,7 +25,15 @@ WATCHED = ("anthropic", "openai", "aiogram", "slack_sdk", "slack_bolt", "alembic
 # Loaded only when used: the MCP SDK with servers in mcp.json, trafilatura and the HTTP
 # client of web_fetch at the first page, httpx (and the rich console its command line
 # loads) only by `parley health web`, jsonschema at the first output schema checked.
-NEVER_AT_START = ("mcp", "mcp_types", "trafilatura", "httpcore", "httpx", "rich", "jsonschema")
+NEVER_AT_START: tuple[str, ...] = (
+    "mcp",
+    "mcp_types",
+    "trafilatura",
+    "httpcore",
+    "httpx",
+    "rich",
+    "jsonschema",
+)
 # On SQLite (as here), nor PostgreSQL's dialect.
 NEVER_AT_START += ("sqlalchemy.dialects.postgresql",)
 COMPOSE = f"""
