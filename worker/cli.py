@@ -136,7 +136,12 @@ def up() -> None:
 
     settings = _settings()
     _check_agent(settings)
-    raise typer.Exit(run_all(settings))
+    raise typer.Exit(run_all(settings, _command))
+
+
+def _command(args: list[str]) -> None:
+    """`parley ARGS` in this process: what `parley up` runs in each child it forks."""
+    app(args, prog_name="parley")
 
 
 @app.command()

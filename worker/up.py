@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from urllib.parse import urlparse
@@ -84,14 +85,16 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def up(settings: Settings) -> int:
+def up(settings: Settings, command: Callable[[list[str]], object]) -> int:
+    """Redis if needed, and `command([role])` (the `parley` command) in a forked child for
+    each role, until one ends or a signal comes."""
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     # A plain redis:// may be started here; a Redis over TLS or behind sentinels is the
     # operator's, and the processes wait for it themselves.
     plain = settings.redis_sentinel is None and urlparse(settings.redis_url).scheme == "redis"
     redis_process = _start_redis(settings.redis_url) if plain else None
-    children = start_processes(ROLES)
+    children = start_processes(ROLES, command)
     print(
         f"Parley: open http://{settings.http_host}:{settings.http_port}/ (Ctrl-C stops)", flush=True
     )
@@ -115,8 +118,10 @@ def up(settings: Settings) -> int:
     return max(child.exitcode or 0 for child in children)
 
 
-def start_processes(roles: tuple[str, ...]) -> list[BaseProcess]:
-    """`parley ROLE` for each role, forked once the modules they share are imported."""
+def start_processes(
+    roles: tuple[str, ...], command: Callable[[list[str]], object]
+) -> list[BaseProcess]:
+    """`command([role])` for each role, forked once the modules they share are imported."""
     gc.disable()
     try:
         importlib.import_module(SHARED)
@@ -124,7 +129,7 @@ def start_processes(roles: tuple[str, ...]) -> list[BaseProcess]:
         gc.freeze()
     context = multiprocessing.get_context("fork")
     children: list[BaseProcess] = [
-        context.Process(target=_run, args=(role,), name=role) for role in roles
+        context.Process(target=_run, args=(role, command), name=role) for role in roles
     ]
     for child in children:
         child.start()
@@ -132,13 +137,11 @@ def start_processes(roles: tuple[str, ...]) -> list[BaseProcess]:
     return children
 
 
-def _run(role: str) -> None:
+def _run(role: str, command: Callable[[list[str]], object]) -> None:
     """In a forked child: `parley ROLE`, as if it had been started on its own. Its signals
     are its own again (this process turns them into a stop of everything), and so is its
     collector, which the command turns off while it imports the rest."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     gc.enable()
-    from worker.cli import app  # noqa: PLC0415  (worker.cli starts `up` itself)
-
-    app([role], prog_name="parley")
+    command([role])
