@@ -106,13 +106,14 @@ def _broken_engine() -> AsyncEngine:
 async def test_a_turns_preferences_and_options_are_read_at_once(
     redis_url: str, database_url: str, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the turn is set up with comes from SQL (the person's preferences) and Redis (the
-    chat's mode and reasoning, the session's model); its first event waits for all of them,
-    so they are asked for together, not each after the last has answered."""
+    """What the turn is set up with comes from SQL (the person's preferences, among the
+    rest of what the database says) and Redis (the chat's mode and reasoning, the session's
+    model); its first event waits for all of them, so they are asked for together, not
+    each after the last has answered."""
     seen: list[str] = []
 
     async with runner_rig(redis_url, database_url, fake_llm, services=True) as rig:
-        watch(monkeypatch, seen, rig.stores.people, "preferences")
+        watch(monkeypatch, seen, rig.stores.reads, "read")
         watch(monkeypatch, seen, rig.mailbox, "option")
         watch(monkeypatch, seen, rig.mailbox, "options")
         rig.fake.enqueue(Reply(text="Hello Ann."))
@@ -121,7 +122,7 @@ async def test_a_turns_preferences_and_options_are_read_at_once(
         assert len(rig.fake.requests) == 1
     assert seen.count("option asked") == 1  # the session's model
     assert seen.count("options asked") == 1  # the chat's mode and reasoning, in one call
-    answered = seen.index("preferences answered")
+    answered = seen.index("read answered")
     assert seen.index("option asked") < answered and seen.index("options asked") < answered, seen
 
 
