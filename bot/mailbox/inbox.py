@@ -47,7 +47,7 @@ from bot.mailbox.saved_state import (
 )
 from bot.redis import keys
 from bot.redis.results import done, text
-from bot.vocabulary.chats import HELPER_MARK
+from bot.vocabulary.chats import HELPER_MARK, chat_of
 from bot.vocabulary.envelope import Envelope
 
 log = logging.getLogger(__name__)
@@ -181,6 +181,16 @@ class Submitted:
     @property
     def duplicate(self) -> bool:
         return not self.accepted
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """What people chose with commands that a turn runs with (None: the default): the
+    session's `model` (/model), its chat's `mode` (/mode) and `reasoning` (/reasoning)."""
+
+    model: str | None = None
+    mode: str | None = None
+    reasoning: str | None = None
 
 
 class LeaseLost(Exception):
@@ -387,6 +397,21 @@ class Mailbox:
         """Several of `option`, in one round trip."""
         values = await done(self.redis.hmget(keys.session(session, "options"), list(names)))
         return [value.decode() if isinstance(value, bytes) else None for value in values]
+
+    async def turn_options(self, session: str) -> TurnOptions:
+        """What a turn in `session` is run with of the options: the session's model, its
+        chat's mode and reasoning (`chat_of`: a topic's or a thread's are its chat's), in one
+        round trip."""
+        chat = chat_of(session)
+        if chat == session:
+            model, mode, reasoning = await self.options(session, "model", "mode", "reasoning")
+            return TurnOptions(model, mode, reasoning)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(keys.session(session, "options"), "model")
+            pipe.hmget(keys.session(chat, "options"), ["mode", "reasoning"])
+            model, (mode, reasoning) = await pipe.execute()
+        values = (model, mode, reasoning)
+        return TurnOptions(*(v.decode() if isinstance(v, bytes) else None for v in values))
 
     async def set_option(self, session: str, name: str, value: str | None) -> None:
         if value is None:

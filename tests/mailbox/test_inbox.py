@@ -11,7 +11,7 @@ from arq.connections import RedisSettings, create_pool
 from arq.constants import default_queue_name, job_key_prefix
 from redis.asyncio import Redis
 
-from bot.mailbox.inbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox
+from bot.mailbox.inbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox, TurnOptions
 from bot.mailbox.saved_state import StateWrite
 from bot.redis import keys
 from bot.vocabulary.envelope import Envelope, Sender
@@ -185,3 +185,17 @@ async def test_dead_letters_are_bounded_and_go_with_their_session(box: Any) -> N
     await mailbox.forget_idle("test:noisy")
     left = [json.loads(raw)["envelope"] for raw in await redis.lrange(keys.DEAD_LETTERS, 0, -1)]
     assert [(e["session"], e["text"]) for e in left] == [("test:kept", "m1")]
+
+
+@pytest.mark.parametrize("session", ["tg:-100", "tg:-100:7"])
+async def test_a_turns_options_are_the_sessions_model_and_its_chats_mode(
+    box: Any, session: str
+) -> None:
+    """A forum topic has a model of its own, and its chat's mode and reasoning."""
+    mailbox, _, _ = box
+    assert await mailbox.turn_options(session) == TurnOptions()
+    await mailbox.set_option("tg:-100", "mode", "plan_execute")
+    await mailbox.set_option("tg:-100", "reasoning", "on")
+    await mailbox.set_option(session, "model", "claude-x")
+    await mailbox.set_option("tg:-100:7", "mode", "react")  # not the topic's: its chat's
+    assert await mailbox.turn_options(session) == TurnOptions("claude-x", "plan_execute", "on")

@@ -109,21 +109,22 @@ async def test_a_turns_preferences_and_options_are_read_at_once(
     """What the turn is set up with comes from SQL (the person's preferences, among the
     rest of what the database says) and Redis (the chat's mode and reasoning, the session's
     model); its first event waits for all of them, so they are asked for together, not
-    each after the last has answered."""
+    each after the last has answered, and each in one call."""
     seen: list[str] = []
 
     async with runner_rig(redis_url, database_url, fake_llm, services=True) as rig:
         watch(monkeypatch, seen, rig.stores.reads, "read")
         watch(monkeypatch, seen, rig.mailbox, "option")
         watch(monkeypatch, seen, rig.mailbox, "options")
+        watch(monkeypatch, seen, rig.mailbox, "turn_options")
         rig.fake.enqueue(Reply(text="Hello Ann."))
         await rig.mailbox.submit(said("hi, I am Ann", 1))
         await rig.runner.take_turns(SESSION)
         assert len(rig.fake.requests) == 1
-    assert seen.count("option asked") == 1  # the session's model
-    assert seen.count("options asked") == 1  # the chat's mode and reasoning, in one call
-    answered = seen.index("read answered")
-    assert seen.index("option asked") < answered and seen.index("options asked") < answered, seen
+    assert seen.count("turn_options asked") == seen.count("read asked") == 1
+    assert seen.count("option asked") == 0
+    assert seen.index("turn_options asked") < seen.index("read answered"), seen
+    assert seen.index("read asked") < seen.index("turn_options answered"), seen
 
 
 async def test_a_heartbeat_due_while_the_lease_is_let_go_stops_nothing(
