@@ -5,11 +5,13 @@ reliably."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from bot.mailbox.inbox import Head
 from bot.redis import keys
 from bot.redis.results import done
 from bot.store.history import RUNS
@@ -139,14 +141,14 @@ async def test_a_heartbeat_due_while_the_lease_is_let_go_stops_nothing(
     does not take its own release for an expiry (which stopped the task, and on a hand-over
     lost the wake-up of the next worker)."""
     async with runner_rig(redis_url, database_url, fake_llm, lease_ttl=1) as rig:
-        release_if_empty = rig.mailbox.release_if_empty
+        commit = rig.mailbox.commit
 
-        async def slow_to_return(session: str, token: str) -> bool | None:
-            released = await release_if_empty(session, token)
+        async def slow_to_return(*args: Any, **kwargs: Any) -> Head | None:
+            head = await commit(*args, **kwargs)  # nothing else waits: the lease is let go
             await asyncio.sleep(1.5)  # past a heartbeat or more (every third of a second)
-            return released
+            return head
 
-        monkeypatch.setattr(rig.mailbox, "release_if_empty", slow_to_return)
+        monkeypatch.setattr(rig.mailbox, "commit", slow_to_return)
         rig.fake.enqueue(Reply(text="Hello."))
         await rig.mailbox.submit(said("hi", 1))
         await rig.runner.take_turns(SESSION)
