@@ -236,7 +236,7 @@ def build_worker(
             liveness.run(),
             health.keep(health.Signal("worker"), health.EVERY_S, liveness.beating),
             loops.sweep(settings, supervisor.mailbox, liveness),
-            loops.listen(redis, supervisor.runner, worker),
+            loops.listen(redis, supervisor, worker),
             loops.watch_database(settings, database),
             loops.watch_shared_dirs(redis, settings),
             agent.warm(),

@@ -21,9 +21,10 @@ from bot.files import shared_dirs
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
 from bot.redis import keys
-from bot.session.runner import SessionRunner
 from bot.store.database import Database
+from worker.picking import Rings, rung_session
 from worker.ready import announce
+from worker.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -76,20 +77,26 @@ async def watch_shared_dirs(redis: ArqRedis, settings: Settings) -> None:
         await asyncio.sleep(shared_dirs.EVERY_S)
 
 
-async def listen(redis: ArqRedis, runner: SessionRunner, worker: Worker) -> None:
+async def listen(redis: ArqRedis, supervisor: Supervisor, worker: Worker) -> None:
     """Turns to cancel, and drain jobs just queued (`keys.JOBS_CHANNEL`): one with room
-    starts such a job now rather than at its next poll. Every worker hears the id; arq's own
-    check (the job's in-progress key, set in a transaction) lets exactly one of them run it,
-    and it is the least busy one, the first to get to it."""
+    takes such a job now rather than at its next poll. Every worker hears the id; the first
+    to claim it has it (`worker.picking.Rings`), and it is the least busy one, the first to get
+    to it. A job of another kind is started by arq, whose own check lets one worker run it."""
+    rings = Rings(redis, worker.queue_name)
     pubsub = redis.pubsub()
     await pubsub.subscribe(keys.CANCEL_CHANNEL, keys.JOBS_CHANNEL)
     async for message in pubsub.listen():
         if message.get("type") != "message":
             continue
         if message["channel"] == keys.CANCEL_CHANNEL.encode():
-            runner.cancel(message["data"].decode())
+            supervisor.runner.cancel(message["data"].decode())
         elif worker.allow_pick_jobs and worker.job_counter < worker.max_jobs:
-            await worker.start_jobs([message["data"]])
+            job_id = message["data"].decode()
+            session = rung_session(job_id)
+            if session is None:
+                await worker.start_jobs([message["data"]])
+            elif await rings.claim(job_id):
+                await supervisor.wake(session)
 
 
 async def say_ready(
