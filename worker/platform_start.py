@@ -2,10 +2,10 @@
 
 A platform's SDK is imported in a thread while the worker already takes work
 (`adapters.platforms.loading`), but a thread shares the interpreter's lock: begun at start,
-aiogram's import (half a second of CPU) took half of it from the turns being set up, and the
-event loop waited for it after every answer from Redis or the database, so the first model
-request went out later by about what it took. Begun once the requests are out, the import
-runs while the model thinks, which a real model does for longer than the import takes.
+aiogram's import (half a second of CPU) took half of it from the turns being set up, so the
+first model request went out later by about what it took meanwhile. Begun once the requests
+are out, the import runs while the model thinks, which a real model does for longer than the
+import takes.
 
 So a worker with messages waiting at its start lets its platforms begin at its first model
 request (`FirstCall` tells it), or after `WITHIN_S` at the latest (the sessions waiting may

@@ -9,8 +9,8 @@ words are. The event loop keeps running meanwhile (heartbeats, liveness), which 
 on the loop itself would stall for seconds.
 
 A thread shares the interpreter's lock, though: an import begun at start takes half of it
-from the turns being set up, and the event loop waits for it after each answer from Redis
-or the database. So a worker can hand the load a `begin` event, set once its first turns
+from the turns being set up, whose model requests go out later by as much. So a worker can
+hand the load a `begin` event, set once its first turns
 have sent their model requests (`worker.platform_start`): the import then runs while the
 model thinks. Whatever needs the platform before that begins it at once: a reply closed or a
 file posted while the load waits (a command's answer, an error), an expiry or a reminder to
