@@ -10,12 +10,11 @@ on the loop itself would stall for seconds.
 
 A thread shares the interpreter's lock, though: an import begun at start takes half of it
 from the turns being set up, whose model requests go out later by as much. So a worker can
-hand the load a `begin` event, set once its first turns
-have sent their model requests (`worker.platform_start`): the import then runs while the
-model thinks. Whatever needs the platform before that begins it at once: a reply closed or a
-file posted while the load waits (a command's answer, an error), an expiry or a reminder to
-show (`ready`). Waiting for the load without hastening it is `loaded` (the ready
-announcement).
+hand the load a `begin` event, set once its first turns have sent their model requests
+(`worker.platform_start`): the import then runs while the model thinks. Whatever needs the
+platform before that begins it at once: a reply closed or a file posted while the load waits
+(a command's answer, an error), an expiry or a reminder to show (`ready`). Waiting for the
+load without hastening it is `loaded` (the ready announcement).
 
 A turn opened before the egress exists gets a `PendingReply`: its events wait in order and
 reach the real reply stream, unchanged, as soon as it is built; a file's post waits for the
