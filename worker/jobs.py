@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from arq.connections import ArqRedis
 from arq.cron import cron
 from arq.worker import Worker, func
+from redis.asyncio import Redis
 
 from adapters.http.egress import HttpEgress
 from adapters.platforms.egresses import configured_egresses
@@ -28,6 +29,8 @@ from bot.assembly.stores import ToolStores
 from bot.config.otel import otel_config
 from bot.config.settings import Settings
 from bot.files.store import FileStore
+from bot.llm.router import ModelRouter
+from bot.llm.served import Served
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
 from bot.mcp.config import load_mcp_config
@@ -49,6 +52,7 @@ from bot.vocabulary.envelope import Envelope, Sender, expiry_id
 from worker import health, loops, redis_connections, reminders
 from worker.persistence import check_persistence
 from worker.picking import Picking
+from worker.platform_start import FirstCall, begin_platforms
 from worker.signals import stop_on_signals
 from worker.supervisor import Supervisor
 from worker.wakes import Wakes
@@ -193,6 +197,20 @@ def _supervisor(
     )  # fmt: skip
 
 
+def _agent(
+    settings: Settings, database: Database, announcer: Redis, helpers: HelperLink,
+    servers: McpServers | None,
+) -> tuple[Agent, FirstCall]:  # fmt: skip
+    """The worker's agent, with the MCP servers' tools, and its models, which say when they
+    are first called: the platforms' load begins then (`worker.platform_start`)."""
+    models = FirstCall(ModelRouter(Served.of(settings)))
+    stores = ToolStores.open(database.engine, announcer)
+    agent = build_agent(settings, stores=stores, helpers=helpers, provider=models)
+    if servers is not None:
+        agent.deps.tools.add_source(servers)
+    return agent, models
+
+
 def build_worker(
     settings: Settings, database: Database, servers: McpServers | None = None,
     exports: RunExport | None = None,
@@ -204,11 +222,7 @@ def build_worker(
     is made."""
     announcer = redis_connections.client(settings)
     helpers = HelperLink()  # bound to the worker's runner once it has one
-    agent = build_agent(
-        settings, stores=ToolStores.open(database.engine, announcer), helpers=helpers
-    )
-    if servers is not None:
-        agent.deps.tools.add_source(servers)
+    agent, models = _agent(settings, database, announcer, helpers, servers)
     background: list[asyncio.Task[None]] = []
 
     async def startup(ctx: dict[str, Any]) -> None:
@@ -217,7 +231,8 @@ def build_worker(
         await liveness.start()
         log.info("worker %s is up", liveness.id)
         await check_persistence(redis)
-        platforms = configured_egresses(settings, redis)  # loading from now on
+        begin = asyncio.Event()  # the platforms' load begins (see `worker.platform_start`)
+        platforms = configured_egresses(settings, redis, begin)
         supervisor = ctx["supervisor"] = _supervisor(
             settings,
             redis,
@@ -239,6 +254,7 @@ def build_worker(
             loops.listen(redis, supervisor, worker),
             loops.watch_database(settings, database),
             loops.watch_shared_dirs(redis, settings),
+            begin_platforms(redis, begin, models.called),
             agent.warm(),
             loops.say_ready(redis, liveness, platforms),
             metrics.publish(redis, metrics.own_key()),

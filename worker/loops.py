@@ -113,7 +113,8 @@ async def say_ready(
     stream (`worker.ready`). The worker takes work before that (see
     `adapters.platforms.loading`), but a reply opened until then reaches its platform only
     now."""
-    results = await asyncio.gather(*(e.ready() for e in platforms.values()), return_exceptions=True)
+    loads = (egress.loaded() for egress in platforms.values())
+    results = await asyncio.gather(*loads, return_exceptions=True)
     # The platforms' SDKs were imported after start-up moved what it made out of the
     # collector's sight (`worker.cli`): aiogram leaves some 50,000 objects (its modules,
     # classes and functions) that live as long as the process. Left in view, each of the

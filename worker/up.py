@@ -122,18 +122,18 @@ def start_processes(
     roles: tuple[str, ...], command: Callable[[list[str]], object]
 ) -> list[BaseProcess]:
     """`command([role])` for each role, forked once the modules they share are imported."""
-    gc.disable()
-    try:
-        importlib.import_module(SHARED)
-    finally:
-        gc.freeze()
     context = multiprocessing.get_context("fork")
     children: list[BaseProcess] = [
         context.Process(target=_run, args=(role, command), name=role) for role in roles
     ]
-    for child in children:
-        child.start()
-    gc.enable()
+    gc.disable()
+    try:
+        importlib.import_module(SHARED)
+        gc.freeze()
+        for child in children:
+            child.start()
+    finally:
+        gc.enable()
     return children
 
 

@@ -10,6 +10,7 @@ always answered (see `worker.jobs`).
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,11 +63,15 @@ def egress_builder(platform: Platform) -> EgressBuilder:
     return cast(EgressBuilder, getattr(importlib.import_module(module), attribute))
 
 
-def configured_egresses(settings: Settings, redis: Redis) -> dict[str, LoadingEgress]:
-    """The egress of each configured platform, by name, each loading in a thread from now
-    on. Call it on the worker's event loop."""
+def configured_egresses(
+    settings: Settings, redis: Redis, begin: asyncio.Event | None = None
+) -> dict[str, LoadingEgress]:
+    """The egress of each configured platform, by name, each loading in a thread from when
+    `begin` is set (from now on without one). Call it on the worker's event loop."""
     return {
-        platform.name: LoadingEgress(platform.name, partial(_load, platform, settings, redis))
+        platform.name: LoadingEgress(
+            platform.name, partial(_load, platform, settings, redis), begin
+        )
         for platform in PLATFORMS
         if platform.configured(settings)
     }

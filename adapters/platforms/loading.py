@@ -8,6 +8,14 @@ and its reply reaches the platform once the SDK is there, usually before the mod
 words are. The event loop keeps running meanwhile (heartbeats, liveness), which an import
 on the loop itself would stall for seconds.
 
+A thread shares the interpreter's lock, though: an import begun at start takes half of it
+from the turns being set up, whose model requests go out later by as much. So a worker can
+hand the load a `begin` event, set once its first turns have sent their model requests
+(`worker.platform_start`): the import then runs while the model thinks. Whatever needs the
+platform before that begins it at once: a reply closed or a file posted while the load waits
+(a command's answer, an error), an expiry or a reminder to show (`ready`). Waiting for the
+load without hastening it is `loaded` (the ready announcement).
+
 A turn opened before the egress exists gets a `PendingReply`: its events wait in order and
 reach the real reply stream, unchanged, as soon as it is built; a file's post waits for the
 real stream's answer, which the turn needs before it goes on. Once the egress is built,
@@ -32,14 +40,24 @@ log = logging.getLogger(__name__)
 
 
 class LoadingEgress:
-    """An `Egress` whose module `load` imports, in a thread; what `load` returns then builds
-    the egress on the loop."""
+    """An `Egress` whose module `load` imports, in a thread, from when `begin` is set (at
+    once without one); what `load` returns then builds the egress on the loop."""
 
-    def __init__(self, name: str, load: Callable[[], Callable[[], Egress]]) -> None:
+    def __init__(
+        self,
+        name: str,
+        load: Callable[[], Callable[[], Egress]],
+        begin: asyncio.Event | None = None,
+    ) -> None:
         self.name = name
-        self._building = asyncio.create_task(self._build(load))
+        self._wanted = asyncio.Event()  # something is to be shown: begin now
+        self._building = asyncio.create_task(self._build(load, begin))
 
-    async def _build(self, load: Callable[[], Callable[[], Egress]]) -> Egress:
+    async def _build(
+        self, load: Callable[[], Callable[[], Egress]], begin: asyncio.Event | None
+    ) -> Egress:
+        if begin is not None:
+            await _first_of(begin, self._wanted)
         try:
             build = await asyncio.to_thread(load)
         except Exception:
@@ -47,9 +65,18 @@ class LoadingEgress:
             raise
         return build()  # on the loop: clients made here belong to it
 
-    async def ready(self) -> Egress:
-        """The egress, once built; waiting for it does not cancel the build."""
+    def want(self) -> None:
+        """Begin the load now if it is still waiting to begin."""
+        self._wanted.set()
+
+    async def loaded(self) -> Egress:
+        """The egress, once built, without hastening its load; waiting does not cancel it."""
         return await asyncio.shield(self._building)
+
+    async def ready(self) -> Egress:
+        """The egress, once built, its load begun now if it was still waiting to begin."""
+        self.want()
+        return await self.loaded()
 
     def _built(self) -> Egress | None:
         building = self._building
@@ -91,12 +118,13 @@ class PendingReply:
     """
 
     def __init__(self, egress: LoadingEgress, envelopes: Sequence[Envelope]) -> None:
+        self._egress = egress
         self._events: asyncio.Queue[AgentEvent | _Post | None] = asyncio.Queue()
         self._abandoned = False
-        self._forwarding = asyncio.create_task(self._forward(egress, list(envelopes)))
+        self._forwarding = asyncio.create_task(self._forward(list(envelopes)))
 
-    async def _forward(self, egress: LoadingEgress, envelopes: list[Envelope]) -> None:
-        stream = (await egress.ready()).open(envelopes)
+    async def _forward(self, envelopes: list[Envelope]) -> None:
+        stream = (await self._egress.loaded()).open(envelopes)
         try:
             while (item := await self._events.get()) is not None:
                 if isinstance(item, _Post):
@@ -117,6 +145,7 @@ class PendingReply:
             await self._forwarding  # raises what stopped it
         post = _Post(event, asyncio.get_running_loop().create_future())
         self._events.put_nowait(post)
+        self._egress.want()  # the turn waits for the platform's answer
         waits: list[asyncio.Future[Any]] = [post.said, self._forwarding]
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         if not post.said.done():
@@ -131,4 +160,15 @@ class PendingReply:
                 await self._forwarding
             return
         self._events.put_nowait(None)
+        self._egress.want()  # the turn ends waiting for what it said to be shown
         await self._forwarding
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    """Until one of `events` is set."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()

@@ -205,3 +205,80 @@ async def test_a_file_posted_while_loading_waits_for_the_platforms_answer() -> N
     assert await asyncio.wait_for(posting, 30) == "refused t.csv"
     await stream.close()
     assert [type(e).__name__ for e in real.streams[0].events] == ["StateChanged", "FileSent"]
+
+
+def counted(egress: Egress) -> tuple[threading.Event, Callable[[], Callable[[], Egress]]]:
+    """A load that says when it began (in its thread), and ends at once."""
+    began = threading.Event()
+
+    def load() -> Callable[[], Egress]:
+        began.set()
+        return lambda: egress
+
+    return began, load
+
+
+async def settled() -> None:
+    """Long enough for a load begun meanwhile to have reached its thread."""
+    for _ in range(3):
+        await asyncio.to_thread(lambda: None)
+
+
+async def test_a_load_given_a_begin_waits_for_it_and_a_turn_meanwhile_loses_nothing() -> None:
+    """A worker begins its platforms' import once its first model requests are out
+    (`worker.platform_start`): a turn's first events wait for it, unshown, and lose nothing."""
+    real = RecordingEgress()
+    began, load = counted(real)
+    begin = asyncio.Event()
+    egress = LoadingEgress("telegram", load, begin)
+    stream = egress.open([ENVELOPE])
+    for event in EVENTS:
+        await stream.send(event)
+    await settled()
+    assert not began.is_set() and real.streams == []
+    begin.set()
+    await asyncio.wait_for(egress.loaded(), 30)
+    await stream.close()
+    assert began.is_set()
+    assert real.streams[0].events == EVENTS and real.streams[0].closed
+    await egress.aclose()
+
+
+async def test_the_ready_announcement_waits_for_the_load_without_beginning_it() -> None:
+    real = RecordingEgress()
+    began, load = counted(real)
+    begin = asyncio.Event()
+    egress = LoadingEgress("telegram", load, begin)
+    announcing = asyncio.create_task(egress.loaded())
+    await settled()
+    assert not began.is_set() and not announcing.done()
+    begin.set()
+    assert await asyncio.wait_for(announcing, 30) is real
+    await egress.aclose()
+
+
+async def test_a_reply_that_ends_before_the_begin_begins_the_load() -> None:
+    """A command's answer, or an error said before any model call: the turn ends waiting for
+    it to be shown, so the platform is loaded then, without waiting for the worker's word."""
+    real = RecordingEgress()
+    _, load = counted(real)
+    egress = LoadingEgress("telegram", load, asyncio.Event())  # never set here
+    stream = egress.open([ENVELOPE])
+    await stream.send(ev.TextDelta(text="Commands: /help, /stop"))
+    await asyncio.wait_for(stream.close(), 30)
+    assert real.streams[0].events == [ev.TextDelta(text="Commands: /help, /stop")]
+    await egress.aclose()
+
+
+async def test_a_file_or_an_expiry_before_the_begin_begins_the_load() -> None:
+    real = RecordingEgress()
+    _, load = counted(real)
+    egress = LoadingEgress("telegram", load, asyncio.Event())  # never set here
+    ref = FileRef(sha256="0" * 64, media_type="text/csv", name="t.csv", size=3)
+    posted = egress.open([ENVELOPE]).post_file(ev.FileSent(call_id="c", file=ref))
+    assert await asyncio.wait_for(posted, 30) == "refused t.csv"
+    other = LoadingEgress("telegram", counted(real)[1], asyncio.Event())
+    await asyncio.wait_for(other.expired(EXPIRED), 30)
+    assert real.expired_ids == ["c1"]
+    await egress.aclose()
+    await other.aclose()

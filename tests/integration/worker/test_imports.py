@@ -24,18 +24,12 @@ ROOT = Path(__file__).resolve().parents[3]
 WATCHED = ("anthropic", "openai", "aiogram", "slack_sdk", "slack_bolt", "alembic")
 # Loaded only when used: the MCP SDK with servers in mcp.json, trafilatura and the HTTP
 # client of web_fetch at the first page, httpx (and the rich console its command line
-# loads) only by `parley health web`, jsonschema at the first output schema checked.
-NEVER_AT_START: tuple[str, ...] = (
-    "mcp",
-    "mcp_types",
-    "trafilatura",
-    "httpcore",
-    "httpx",
-    "rich",
-    "jsonschema",
-)
-# On SQLite (as here), nor PostgreSQL's dialect.
-NEVER_AT_START += ("sqlalchemy.dialects.postgresql",)
+# loads) only by `parley health web`, jsonschema at the first output schema checked, and
+# PostgreSQL's dialect only on PostgreSQL (here SQLite).
+NEVER_AT_START = (
+    "mcp", "mcp_types", "trafilatura", "httpcore", "httpx", "rich", "jsonschema",
+    "sqlalchemy.dialects.postgresql",
+)  # fmt: skip
 COMPOSE = f"""
 import asyncio, json, sys
 from redis.asyncio import Redis
