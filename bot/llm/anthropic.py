@@ -8,7 +8,8 @@ The body is encoded here and handed to the SDK as it is (`encode_body`): given t
 the SDK copies and walks every value of the request in Python before encoding it, which grew
 with the conversation; each message's JSON is kept with the message instead, so a call encodes
 only the messages it adds (`ModelRequest.per_message`), and the last one, whose block carries
-the moving breakpoint.
+the moving breakpoint. The stream's events are read as the JSON they are (the SDK's stream of
+`object`), not built into the SDK's models first: what each event says is a few keys.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import anthropic
 import httpx2
@@ -88,12 +89,12 @@ class AnthropicProvider:
                 content=body,
                 options={"headers": {"Content-Type": "application/json"}},
                 stream=True,
-                stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent],
+                stream_cls=anthropic.AsyncStream[object],  # each event's JSON, as it is
             )
             async with stream:
                 parser = _StreamParser()
                 async for event in stream:
-                    for out in parser.feed(event):
+                    for out in parser.feed(cast(dict[str, Any], event)):
                         yield out
                 if not parser.finished:
                     raise ProviderError("Anthropic stream ended early", retryable=True)
@@ -259,7 +260,8 @@ def _document(block: DocumentBlock, files: FileReader | None) -> dict[str, Any]:
 
 
 class _StreamParser:
-    """Turns raw stream events into Parley events; tool calls only once their JSON is whole.
+    """Turns raw stream events (their JSON) into Parley events; tool calls only once their
+    JSON is whole.
 
     The usage is said as soon as `message_start` gives it (the prompt read, cached or not)
     and again, whole, at the end: a call stopped mid-answer has used its prompt all the same,
@@ -273,32 +275,27 @@ class _StreamParser:
         self._tools: dict[int, tuple[str, str, list[str]]] = {}
         self._thoughts = _Thoughts()
 
-    def feed(self, event: Any) -> list[ProviderEvent]:
-        kind = event.type
+    def feed(self, event: dict[str, Any]) -> list[ProviderEvent]:
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            return self._delta(event["index"], event["delta"])
         if kind == "message_start":
-            self.usage = _usage(event.message.usage)
+            self.usage = _usage(event["message"].get("usage") or {})
             return [self.usage]
         if kind == "content_block_start":
-            block = event.content_block
-            if block.type == "tool_use":
-                self._tools[event.index] = (block.id, block.name, [])
+            block = event["content_block"]
+            if block.get("type") == "tool_use":
+                self._tools[event["index"]] = (block["id"], block["name"], [])
             else:
-                self._thoughts.start(event.index, block)
-        elif kind == "content_block_delta":
-            delta = event.delta
-            if delta.type == "text_delta" and delta.text:
-                return [TextDelta(delta.text)]
-            if delta.type == "input_json_delta" and event.index in self._tools:
-                self._tools[event.index][2].append(delta.partial_json)
-            return self._thoughts.delta(event.index, delta)
+                self._thoughts.start(event["index"], block)
         elif kind == "content_block_stop":
-            if event.index in self._tools:
-                call_id, name, parts = self._tools.pop(event.index)
+            if event["index"] in self._tools:
+                call_id, name, parts = self._tools.pop(event["index"])
                 return [ToolCall.from_json(call_id, name, "".join(parts))]
-            return self._thoughts.stop(event.index)
+            return self._thoughts.stop(event["index"])
         elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
-            out = getattr(event.usage, "output_tokens", None)
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
+            out = (event.get("usage") or {}).get("output_tokens")
             if out is not None:
                 self.usage = Usage(
                     self.usage.input_tokens,
@@ -311,6 +308,15 @@ class _StreamParser:
             return [self.usage, Finished(STOP_REASONS.get(self.stop_reason, self.stop_reason))]
         return []
 
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[ProviderEvent]:
+        kind = delta.get("type")
+        if kind == "text_delta":
+            return [TextDelta(delta["text"])] if delta.get("text") else []
+        if kind == "input_json_delta" and index in self._tools:
+            self._tools[index][2].append(delta.get("partial_json") or "")
+            return []
+        return self._thoughts.delta(index, delta)
+
 
 class _Thoughts:
     """The thinking blocks of one streamed answer: their text shown as it comes, and each
@@ -320,21 +326,21 @@ class _Thoughts:
         self._open: dict[int, tuple[list[str], list[str]]] = {}
         self._redacted: dict[int, str] = {}
 
-    def start(self, index: int, block: Any) -> None:
-        if block.type == "thinking":
-            self._open[index] = ([block.thinking or ""], [block.signature or ""])
-        elif block.type == "redacted_thinking":
-            self._redacted[index] = block.data
+    def start(self, index: int, block: dict[str, Any]) -> None:
+        if block.get("type") == "thinking":
+            self._open[index] = ([block.get("thinking") or ""], [block.get("signature") or ""])
+        elif block.get("type") == "redacted_thinking":
+            self._redacted[index] = block["data"]
 
-    def delta(self, index: int, delta: Any) -> list[ProviderEvent]:
+    def delta(self, index: int, delta: dict[str, Any]) -> list[ProviderEvent]:
         parts = self._open.get(index)
         if parts is None:
             return []
-        if delta.type == "thinking_delta" and delta.thinking:
-            parts[0].append(delta.thinking)
-            return [ThinkingDelta(delta.thinking)]
-        if delta.type == "signature_delta":
-            parts[1].append(delta.signature)
+        if delta.get("type") == "thinking_delta" and delta.get("thinking"):
+            parts[0].append(delta["thinking"])
+            return [ThinkingDelta(delta["thinking"])]
+        if delta.get("type") == "signature_delta":
+            parts[1].append(delta.get("signature") or "")
         return []
 
     def stop(self, index: int) -> list[ProviderEvent]:
@@ -346,12 +352,12 @@ class _Thoughts:
         return [ThoughtDone(ThinkingBlock(thinking="".join(text), signature="".join(signature)))]
 
 
-def _usage(raw: Any) -> Usage:
+def _usage(raw: dict[str, Any]) -> Usage:
     return Usage(
-        input_tokens=raw.input_tokens or 0,
-        output_tokens=raw.output_tokens or 0,
-        cache_read_tokens=getattr(raw, "cache_read_input_tokens", None) or 0,
-        cache_write_tokens=getattr(raw, "cache_creation_input_tokens", None) or 0,
+        input_tokens=raw.get("input_tokens") or 0,
+        output_tokens=raw.get("output_tokens") or 0,
+        cache_read_tokens=raw.get("cache_read_input_tokens") or 0,
+        cache_write_tokens=raw.get("cache_creation_input_tokens") or 0,
     )
 
 
