@@ -63,7 +63,7 @@ class Player:
                 watch.see(event)
                 if isinstance(event, ev.FileSent):
                     deliveries.record(event, await stream.post_file(event))
-                else:  # `ModelAnswered` too: a chat's reply holds its updates once it is whole
+                elif not isinstance(event, ev.ModelAnswered):  # for the trace, not the chat
                     await stream.send(outgoing)
         except asyncio.CancelledError:
             abandoned = True
