@@ -29,6 +29,8 @@ from worker.supervisor import Supervisor
 log = logging.getLogger(__name__)
 
 WAKE_GRACE = 5.0
+# A busy worker's wait before it claims a rung job: so long per turn it runs, so many at most.
+YIELD_S, YIELD_TURNS = 0.0005, 4
 
 
 async def sweep(settings: Settings, mailbox: Mailbox, liveness: Liveness) -> None:
@@ -98,7 +100,14 @@ async def listen(redis: ArqRedis, supervisor: Supervisor, worker: Worker) -> Non
 
 
 async def _take(job_id: bytes, claims: Claims, supervisor: Supervisor, worker: Worker) -> None:
-    """The rung job `job_id`: claimed and its session woken here, or left to arq."""
+    """The rung job `job_id`: claimed and its session woken here, or left to arq.
+
+    Redis tells the workers of a ring in the order they subscribed, and a claim is one round
+    trip, so the same worker would win every race and take every session while it has
+    room. A worker already running turns lets the others try first, a moment per turn it
+    runs: the least busy one takes the work."""
+    if running := len(supervisor.tasks):
+        await asyncio.sleep(min(running, YIELD_TURNS) * YIELD_S)
     claim, session = await claims.claim(job_id.decode())
     if claim is Claim.TAKEN and session is not None:
         await supervisor.wake(session)

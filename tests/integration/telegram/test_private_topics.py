@@ -18,7 +18,9 @@ async def test_two_topics_of_one_private_chat_are_two_sessions(tg_stack: Telegra
     tg = tg_stack.tg
     tg.private_topics = True
     tg_stack.fake.responder = lambda request: Reply(
-        text=f"seen {len(request.body['messages'])} " + "and so on " * 20, chunk_size=6
+        text=f"seen {len(request.body['messages'])} " + "and so on " * 20,
+        chunk_size=6,
+        delay=0.01,  # streamed, not whole before its first update (then it is one message)
     )
     chat = tg.private_chat(ANN)
     trips, work = tg.private_topic(chat, "Trips"), tg.private_topic(chat, "Work")
