@@ -31,7 +31,12 @@ class People:
             row = (await db.execute(chosen)).first()
         if row is None:
             return Preferences()
-        return preferences_of(row.timezone, row.language, row.model, row.instruction)
+        zone = row.timezone
+        try:
+            known_zone(zone or "")
+        except ValueError:
+            zone = None
+        return Preferences(zone, row.language, row.model, row.instruction)
 
     async def timezone(self, person: str) -> str | None:
         """The IANA zone `person` set, or None: then PARLEY_TIMEZONE applies."""
@@ -53,14 +58,3 @@ class People:
 
     async def set_timezone(self, person: str, zone: zoneinfo.ZoneInfo) -> None:
         await self.set(person, {"timezone": zone.key})
-
-
-def preferences_of(
-    zone: str | None, language: str | None, model: str | None, instruction: str | None
-) -> Preferences:
-    """A person's row as their preferences: a zone this machine no longer knows is unset."""
-    try:
-        known_zone(zone or "")
-    except ValueError:
-        zone = None
-    return Preferences(zone, language, model, instruction)
