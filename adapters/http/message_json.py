@@ -39,7 +39,8 @@ async def read_json_message(
     once more than `most` bytes came."""
     length = request.content_length
     if length is not None and length <= IN_PROCESS:
-        raw = await request.content.read(length + 1)
+        # to its end: one read gives what has arrived so far, which may be part of the body
+        raw = await request.content.read()
         if len(raw) > most:
             raise BodyTooLarge
         return decode(raw, limits)

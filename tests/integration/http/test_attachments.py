@@ -3,10 +3,12 @@ blocks, made to fit; a bad file gets a 4xx that names it, and nothing is queued 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import io
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -107,6 +109,32 @@ async def test_bad_files_are_refused_by_name_and_nothing_is_queued(stack: Stack)
     assert stack.fake.requests == []
     stored = [path for path in (stack.tmp / "files").rglob("*") if path.is_file()]
     assert stored == []  # nothing stored, not even the good file of a refused message
+
+
+async def test_a_small_body_that_arrives_in_pieces_is_read_whole(stack: Stack) -> None:
+    """A JSON body under the in-place size, its Content-Length announced, that comes in two
+    packets a moment apart (a phone on a slow network): read to its end, not the first part."""
+    await stack.start_worker()
+    stack.fake.enqueue(Reply(text="A small picture."))
+    raw = json.dumps(
+        {"text": "what is this?", "attachments": [attached(image_bytes((200, 120)), "p.png")]}
+    ).encode()
+
+    async def pieces() -> AsyncIterator[bytes]:
+        yield raw[: len(raw) // 2]
+        await asyncio.sleep(0.3)
+        yield raw[len(raw) // 2 :]
+
+    async with stack.client() as client:
+        session = await stack.session(client)
+        async with client.stream(
+            "POST", f"/api/sessions/{session}/messages", content=pieces(),
+            headers={"Content-Length": str(len(raw)), "Content-Type": "application/json"},
+        ) as answer:  # fmt: skip
+            assert answer.status_code == 200, await answer.aread()
+            assert texts(await read_events(answer)) == "A small picture."
+    [request] = stack.fake.requests
+    assert len(request.images()) == 1
 
 
 async def test_sent_files_are_served_back_by_their_hash_only(stack: Stack) -> None:
