@@ -11,8 +11,10 @@ in new messages (split by `render`, never inside a code block that fits one mess
 model's thinking, where the turn shows it, is a quote above the answer, folded (an expandable
 blockquote) once the answer begins.
 Intermediate updates render partial markdown safely; if Telegram still refuses the
-formatting, the text is sent plain. While the model thinks or a tool runs, the chat shows
-"typing". A file a tool made is posted as a photo or a document (`adapters.telegram.uploads`).
+formatting, the text is sent plain. A reply whose first words have not shown a second after
+the turn began, or whose tool runs that long, shows "typing" meanwhile; a quick reply never
+does (its words are what the person sees, and the call would spend the chat's budget for
+nothing). A file a tool made is posted as a photo or a document (`adapters.telegram.uploads`).
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ from bot.redis.ratelimit import Scope
 from bot.vocabulary import events as ev
 
 log = logging.getLogger(__name__)
-TYPING_EVERY = 4.5
+TYPING_AFTER = 1.0  # s without text (or with a tool running) before "typing" shows
+TYPING_EVERY = 4.5  # Telegram shows it for 5 s
 THOUGHT_SHOWN = 1500  # characters of the model's thinking above a reply, its latest
 
 
@@ -120,6 +123,7 @@ class TelegramSurface(QuietSurface):
         action = SendChatAction(
             chat_id=self.place.chat_id, action="typing", message_thread_id=self.place.thread_id
         )
+        await asyncio.sleep(TYPING_AFTER)
         while True:
             if not self.transcript.current or self.transcript.tool:
                 await self.calls.quietly(action)

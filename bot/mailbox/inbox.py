@@ -4,10 +4,11 @@ The protocol (see the design notes on the mailbox): an envelope is recorded for 
 appended to its session's inbox in one Lua call, which also "arms" the session and returns a
 generation number; an arq job `drain(session, generation)` then wakes a worker. Jobs carry no
 message data. A worker takes the session's lease (token `fence:worker:nonce`, TTL renewed by a
-heartbeat), peeks the head, runs the turn, and commits (saves state and removes the head) in
-one Lua call that checks the lease is still its own. Releasing is atomic with the emptiness
-check, so a message that arrives during release always finds the session unarmed and enqueues
-a new job.
+heartbeat) together with the head of its inbox (the head's tries counted in the same step),
+runs the turn, and commits (saves state and removes the head) in one Lua call that checks the
+lease is still its own and brings the next turn's head, or, when none waits, releases the
+lease. Releasing is atomic with the emptiness check, so a message that arrives during release
+always finds the session unarmed and enqueues a new job.
 
 A dead holder is noticed in seconds, not after the lease's TTL: the token names the worker
 that took it, each worker keeps a short-lived liveness key (`bot.mailbox.liveness`), and the
@@ -47,7 +48,7 @@ from bot.mailbox.saved_state import (
 )
 from bot.redis import keys
 from bot.redis.results import done, text
-from bot.vocabulary.chats import HELPER_MARK
+from bot.vocabulary.chats import HELPER_MARK, chat_of
 from bot.vocabulary.envelope import Envelope
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,38 @@ local token = redis.call('INCR', KEYS[2]) .. ':' .. ARGV[1]
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 return token
 """
+# The next turn's envelopes: the inbox's first `count`, led by how many times the first was
+# taken up, this time counted (`Head`); an empty table when none waits.
+_HEAD_OF = """
+local function head_of(inbox, attempts, count, ttl)
+  local batch = redis.call('LRANGE', inbox, 0, count - 1)
+  if #batch == 0 then return batch end
+  local tried = attempts .. cjson.decode(batch[1])['id']
+  local tries = redis.call('INCR', tried)
+  redis.call('EXPIRE', tried, ttl)
+  table.insert(batch, 1, tries)
+  return batch
+end
+"""
+# The lease and the first turn's head in one step: {token, tries, envelopes...}; false while
+# someone holds it. When nothing waits, nothing is taken and the session is disarmed, as a
+# lease taken and released at once would leave it ({}).
+_TAKE_TURN = (
+    _HEAD_OF
+    + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local head = head_of(KEYS[3], ARGV[4], tonumber(ARGV[3]), ARGV[5])
+if #head == 0 then
+  redis.call('DEL', KEYS[4])
+  redis.call('ZREM', KEYS[5], ARGV[6])
+  return head
+end
+local token = redis.call('INCR', KEYS[2]) .. ':' .. ARGV[1]
+redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+table.insert(head, 1, token)
+return head
+"""
+)
 # The lease only while nothing is queued or armed there either, in the same step: retention's
 # cut of a live context (`bot.session.retention`) never makes a waiting message wait longer.
 _TAKE_IDLE = (
@@ -82,21 +115,33 @@ _EXTEND = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
+# The turn's state saved and its envelopes taken off the inbox, under the lease. With a
+# positive ARGV[4], the next turn's head is read in the same step ({1, tries, envelopes...}),
+# or, when none waits, the lease is released ({1}): atomic with the emptiness check, as
+# `_RELEASE_IF_EMPTY` is.
 _COMMIT = (
     WRITE_STATE
+    + _HEAD_OF
     + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local head = redis.call('LINDEX', KEYS[2], 0)
 if not head or cjson.decode(head)['id'] ~= ARGV[3] then return -1 end
-if ARGV[4] ~= '' then
-  local drop, keep = tonumber(ARGV[5]), tonumber(ARGV[6])
-  if not write_state(KEYS[3], KEYS[5], KEYS[6], ARGV[4], drop, keep, ARGV[7], 8) then
+if ARGV[8] ~= '' then
+  local drop, keep = tonumber(ARGV[9]), tonumber(ARGV[10])
+  if not write_state(KEYS[3], KEYS[5], KEYS[6], ARGV[8], drop, keep, ARGV[11], 12) then
     return -2
   end
 end
 redis.call('LTRIM', KEYS[2], tonumber(ARGV[2]), -1)
 redis.call('DEL', KEYS[4])
-return 1
+if tonumber(ARGV[4]) == 0 then return {1} end
+local next = head_of(KEYS[2], ARGV[5], tonumber(ARGV[4]), ARGV[6])
+if #next == 0 then
+  redis.call('DEL', KEYS[1], KEYS[7])
+  redis.call('ZREM', KEYS[8], ARGV[7])
+end
+table.insert(next, 1, 1)
+return next
 """
 )
 _RELEASE_IF_EMPTY = """
@@ -174,6 +219,22 @@ class Enqueuer(Protocol):
 
 
 @dataclass(frozen=True)
+class Head:
+    """The envelopes at the head of a session's inbox that the next turn takes (at most the
+    count asked for), and how many times the first of them was taken up, this time counted:
+    the count survives worker crashes, so an envelope that keeps crashing workers is noticed
+    (`bot.session.runner`)."""
+
+    envelopes: list[Envelope]
+    tries: int
+
+    @classmethod
+    def of(cls, items: Sequence[Any]) -> Head:
+        """From a script's answer: the count, then the envelopes' JSON."""
+        return cls([Envelope.model_validate_json(item) for item in items[1:]], int(items[0]))
+
+
+@dataclass(frozen=True)
 class Submitted:
     accepted: bool
     generation: int | None = None
@@ -181,6 +242,16 @@ class Submitted:
     @property
     def duplicate(self) -> bool:
         return not self.accepted
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """What people chose with commands that a turn runs with (None: the default): the
+    session's `model` (/model), its chat's `mode` (/mode) and `reasoning` (/reasoning)."""
+
+    model: str | None = None
+    mode: str | None = None
+    reasoning: str | None = None
 
 
 class LeaseLost(Exception):
@@ -195,6 +266,7 @@ class Mailbox:
         self._ingest = redis.register_script(_INGEST)
         self._take = redis.register_script(_TAKE)
         self._take_idle = redis.register_script(_TAKE_IDLE)
+        self._take_turn = redis.register_script(_TAKE_TURN)
         self._extend = redis.register_script(_EXTEND)
         self._state = RedisState(redis)
         self._commit = redis.register_script(_COMMIT)
@@ -247,6 +319,23 @@ class Mailbox:
         with no worker only ends with its TTL."""
         return await self._leased(self._take, session, ttl, worker)
 
+    async def take_turn(
+        self, session: str, ttl: float, count: int, *, worker: str = ""
+    ) -> tuple[str, Head] | None:
+        """`take_lease` and the first turn's `Head` (at most `count` envelopes), in one step;
+        None while someone holds the lease, and when nothing waits (nothing is taken then,
+        and the session is disarmed, as `release_if_empty` would)."""
+        tail = f"{worker}:{uuid.uuid4().hex}" if worker else uuid.uuid4().hex
+        names = ("lease", "fence", "inbox", "armed")
+        taken = await self._take_turn(
+            keys=[*(keys.session(session, name) for name in names), keys.ARMED_SET],
+            args=[tail, int(ttl * 1000), count, keys.session(session, "attempts:"),
+                  self.dedup_ttl, session],
+        )  # fmt: skip
+        if not taken:
+            return None
+        return text(taken[0]), Head.of(taken[1:])
+
     async def take_idle_lease(self, session: str, ttl: float, *, worker: str = "") -> str | None:
         """`take_lease`, only when no turn runs in `session` and no message waits there,
         checked in the same step; else None. Whoever holds it must hand over to a message
@@ -293,26 +382,33 @@ class Mailbox:
         token: str,
         envelopes: Sequence[Envelope],
         write: StateWrite | None = None,
-    ) -> None:
-        """Save the state and remove `envelopes` from the head, atomically, under the lease."""
+        *,
+        then: int = 0,
+    ) -> Head | None:
+        """Save the state and remove `envelopes` from the head, atomically, under the lease.
+        With `then`, also take the next turn's `Head` (at most `then` envelopes) in the same
+        step, or release the lease when none waits (None), as `release_if_empty` does: its
+        holder stops extending it first (see `bot.session.lease`). Without, None."""
         state: list[str | int] = [""] if write is None else write.args()
+        names = ("lease", "inbox", "state", f"attempts:{envelopes[0].id}", "context", "saved")
         result = await self._commit(
             keys=[
-                keys.session(session, "lease"),
-                keys.session(session, "inbox"),
-                keys.session(session, "state"),
-                keys.session(session, f"attempts:{envelopes[0].id}"),
-                keys.session(session, "context"),
-                keys.session(session, "saved"),
+                *(keys.session(session, name) for name in names),
+                keys.session(session, "armed"),
+                keys.ARMED_SET,
             ],
-            args=[token, len(envelopes), envelopes[0].id, *state],
-        )
+            args=[
+                token, len(envelopes), envelopes[0].id, then, keys.session(session, "attempts:"),
+                self.dedup_ttl, session, *state,
+            ],
+        )  # fmt: skip
+        if isinstance(result, list):
+            return Head.of(result[1:]) if len(result) > 1 else None
         if result == 0:
             raise LeaseLost(session)
         if result == -2:
             raise ContextMissing(session)
-        if result < 0:
-            raise RuntimeError(f"inbox head of {session} is not {envelopes[0].id}")
+        raise RuntimeError(f"inbox head of {session} is not {envelopes[0].id}")
 
     async def release_if_empty(self, session: str, token: str) -> bool | None:
         """True: released; False: messages are waiting, take another turn; None: lease lost."""
@@ -388,6 +484,21 @@ class Mailbox:
         values = await done(self.redis.hmget(keys.session(session, "options"), list(names)))
         return [value.decode() if isinstance(value, bytes) else None for value in values]
 
+    async def turn_options(self, session: str) -> TurnOptions:
+        """What a turn in `session` is run with of the options: the session's model, its
+        chat's mode and reasoning (`chat_of`: a topic's or a thread's are its chat's), in one
+        round trip."""
+        chat = chat_of(session)
+        if chat == session:
+            model, mode, reasoning = await self.options(session, "model", "mode", "reasoning")
+            return TurnOptions(model, mode, reasoning)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(keys.session(session, "options"), "model")
+            pipe.hmget(keys.session(chat, "options"), ["mode", "reasoning"])
+            model, (mode, reasoning) = await pipe.execute()
+        values = (model, mode, reasoning)
+        return TurnOptions(*(v.decode() if isinstance(v, bytes) else None for v in values))
+
     async def set_option(self, session: str, name: str, value: str | None) -> None:
         if value is None:
             await done(self.redis.hdel(keys.session(session, "options"), name))
@@ -432,13 +543,6 @@ class Mailbox:
     async def busy(self, session: str) -> bool:
         """Whether a worker holds the session's lease (a turn is running)."""
         return bool(await self.redis.exists(keys.session(session, "lease")))
-
-    async def attempt(self, envelope: Envelope) -> int:
-        """Count one more try at `envelope`; the count survives worker crashes."""
-        name = keys.session(envelope.session, f"attempts:{envelope.id}")
-        count = int(await self.redis.incr(name))
-        await self.redis.expire(name, self.dedup_ttl)
-        return count
 
     async def dead_letter(self, envelope: Envelope, reason: str) -> None:
         """Keep `envelope` for an operator, newest first; only the newest

@@ -21,6 +21,7 @@ from bot.store.grants import Grants
 from bot.store.history import History
 from bot.store.memory import Memories
 from bot.store.people import People
+from bot.store.turn_facts import TurnReads
 from bot.tasks.book import TaskBook
 
 
@@ -36,6 +37,7 @@ class SessionStores:
     grants: Grants
     tasks: TaskBook
     chats: ChatSettings  # what each chat's admins chose: its instruction, its tools off
+    reads: TurnReads  # all a turn reads of these before it runs, in one statement
 
     @classmethod
     def open(cls, engine: AsyncEngine, redis: Redis) -> SessionStores:
@@ -46,6 +48,7 @@ class SessionStores:
             Grants(engine),
             TaskBook(engine, redis),
             ChatSettings(engine),
+            TurnReads(engine),
         )
 
 

@@ -5,10 +5,11 @@ this worker finds its liveness key lapsed (the sweep may have freed the lease wh
 worker was stalled). A lease found gone stops the turn before it streams more text next to
 its successor's.
 
-The keeper is stopped before the runner lets the lease go itself. An extension sent just
-after the release would find the lease gone, and take the runner's own release for an
-expiry: it would cancel the runner in the middle of ending (or of handing the session over,
-which then never woke the next worker).
+The keeper is stopped before the runner may let the lease go itself: before each commit,
+which releases the lease when no other turn waits, and before a hand-over; it starts again
+for the next turn. An extension sent just after the release would find the lease gone, and
+take the runner's own release for an expiry: it would cancel the runner in the middle of
+ending (or of handing the session over, which then never woke the next worker).
 """
 
 from __future__ import annotations

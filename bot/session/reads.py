@@ -5,7 +5,6 @@ that cannot be read costs the turn these extras, never the turn itself."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Iterable
@@ -52,27 +51,21 @@ class TurnReads:
 
 
 async def read_for(asker: Envelope, stores: SessionStores | None) -> TurnReads:
-    """Everything the turn reads from the database, at once, on connections of their own:
-    the turn's first event waits for them, and on a busy worker each read made after another
-    waits a whole round of the event loop more. A read that fails costs the turn its extra,
-    never the turn: the defaults, no grants, no memories."""
+    """Everything the turn reads from the database, in one statement (`TurnReads` of
+    `bot.store.turn_facts`): the turn's first event waits for it. A read that fails costs
+    the turn its extras, never the turn: the defaults, no grants, no memories.
+
+    The grants are read for every run, so a grant revoked with /permissions is gone from the
+    next run on, also in a turn that was waiting for an approval."""
     if stores is None:
         return TurnReads()
     person = asker.sender.id
     scope = scope_of(asker.chat_kind, person, asker.session)
-    preferences, allowed, memories, chat = await asyncio.gather(
-        _softly(f"read the preferences of {person}", stores.people.preferences(person)),
-        _softly(f"read what {person} always allows", _tools_of(stores, asker)),
-        _softly(f"read the memories of {scope}", stores.memories.version(scope)),
-        _softly(f"read the settings of {asker.session}", stores.chats.rules(asker.session)),
-    )
-    return TurnReads(preferences or Preferences(), allowed, memories, chat or ChatRules())
-
-
-async def _tools_of(stores: SessionStores, asker: Envelope) -> tuple[str, ...]:
-    """Read for every run, so a grant revoked with /permissions is gone from the next run
-    on, also in a turn that was waiting for an approval."""
-    return tuple(await stores.grants.tools_of(asker.sender.id, chat_of(asker.session)))
+    reading = stores.reads.read(person, chat_of(asker.session), asker.session, scope)
+    facts = await _softly(f"read what the turn of {person} in {asker.session} needs", reading)
+    if facts is None:
+        return TurnReads()
+    return TurnReads(facts.preferences, facts.allowed, facts.memories, facts.rules)
 
 
 async def _softly(what: str, reading: Awaitable[T]) -> T | None:
@@ -112,7 +105,7 @@ async def with_memory(
     memories: Memories | None,
 ) -> TurnRequest:
     """`request` with its scope's memories, given their count and version as the turn's
-    set-up read them (`Memories.version`); without them if they could not be read (None)
+    set-up read them (`bot.store.turn_facts`); without them if they could not be read (None)
     or cannot be now, since a turn is worth more than what it would remember.
 
     They are chosen again only when the scope's memories changed (a memory saved or

@@ -19,7 +19,7 @@ import logging
 import time
 
 from bot.agent.deps import TurnRequest
-from bot.mailbox.inbox import LeaseLost
+from bot.mailbox.inbox import Head, LeaseLost
 from bot.session.commands import Commands
 from bot.session.decisions import Decisions
 from bot.session.deps import RunnerDeps
@@ -76,29 +76,25 @@ class SessionRunner:
 
     async def take_turns(self, session: str) -> None:
         """Hold the session's lease and run its turns until the inbox is empty; someone else
-        holds it already: return at once, the holder sees the new message before it lets go."""
+        holds it already: return at once, the holder sees the new message before it lets go.
+        The lease comes with the first turn's envelopes, and each commit brings the next
+        turn's, or lets the lease go when none waits (`Mailbox.take_turn`, `Mailbox.commit`)."""
         mailbox = self.deps.mailbox
         liveness = self.deps.liveness
         worker_id = liveness.id if liveness is not None else ""
-        token = await mailbox.take_lease(session, self.lease_ttl, worker=worker_id)
-        if token is None:
+        taken = await mailbox.take_turn(session, self.lease_ttl, self.merge_limit, worker=worker_id)
+        if taken is None:
             return
+        token, head = taken
         logs.SESSION.set(session)  # this task's log lines name the session
         holder = asyncio.current_task()
         assert holder is not None
         keeper = LeaseKeeper(mailbox, liveness, (session, token), self.lease_ttl, holder)
         keeper.start()
         try:
-            while True:
-                batch = await mailbox.peek(session, self.merge_limit)
-                if not batch:
-                    await keeper.stop()  # before the release: see `bot.session.lease`
-                    released = await mailbox.release_if_empty(session, token)
-                    if released is False:
-                        keeper.start()
-                        continue
-                    return
-                await self._handle(session, token, batch)
+            next_head: Head | None = head
+            while next_head is not None:
+                next_head = await self._handle(session, token, next_head, keeper)
         except LeaseLost:
             log.warning("lease on %s lost; another worker continues it", session)
         except asyncio.CancelledError:
@@ -120,27 +116,46 @@ class SessionRunner:
             await self.deps.mailbox.release(session, token)
             await self.deps.mailbox.wake(session)
 
-    async def _handle(self, session: str, token: str, batch: list[Envelope]) -> None:
+    async def _handle(
+        self, session: str, token: str, head: Head, keeper: LeaseKeeper
+    ) -> Head | None:
         """Take the envelopes at the head of the inbox as one turn, and commit them with the
-        state the turn left: a turn its dead worker finished is only committed."""
-        head = batch[0]
-        tries = await self.deps.mailbox.attempt(head)
+        state the turn left: a turn its dead worker finished is only committed. The next
+        turn's head, or None once the lease is let go."""
+        batch, tries = head.envelopes, head.tries
+        first = batch[0]
         if tries == 1:  # taken up for the first time, not retried after a crash
-            metrics.PICKUP_SECONDS.observe(max(0.0, time.time() - head.received_at))
+            metrics.PICKUP_SECONDS.observe(max(0.0, time.time() - first.received_at))
         state = await self._state(session)
         if done := finished_group(batch, state):  # its worker died before committing it
-            await self.states.commit(session, token, done, state)
-            return
+            return await self._commit(session, token, done, state, keeper)
         resumed = resumed_group(batch, state)
         group = resumed or merged_group(batch)
         if tries > self.max_attempts:
-            await self.commands.skip(head, state, tries - 1)
-            group = [head]
-        elif head.kind == "command":
-            state = await self.commands.run(head, state)
+            await self.commands.skip(first, state, tries - 1)
+            group = [first]
+        elif first.kind == "command":
+            state = await self.commands.run(first, state)
         elif request := await self.turns.request(group, state, resumed=bool(resumed)):
             await self._play(session, token, group, state, request)
-        await self.states.commit(session, token, group, state)
+        return await self._commit(session, token, group, state, keeper)
+
+    async def _commit(
+        self,
+        session: str,
+        token: str,
+        group: list[Envelope],
+        state: SessionState,
+        keeper: LeaseKeeper,
+    ) -> Head | None:
+        """Commit `group` and take the next turn's head in the same step, or let the lease go
+        when none waits. The heartbeat stops first (see `bot.session.lease`), and beats again
+        for the next turn."""
+        await keeper.stop()
+        head = await self.states.commit(session, token, group, state, then=self.merge_limit)
+        if head is not None:
+            keeper.start()
+        return head
 
     async def _state(self, session: str) -> SessionState:
         """The hot state, or the session rebuilt from SQL when Redis has none (lost, flushed),

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 from pydantic import TypeAdapter
 
-from bot.mailbox.inbox import Mailbox
+from bot.mailbox.inbox import Head, Mailbox
 from bot.mailbox.saved_state import (
     ColdMark,
     ContextMissing,
@@ -143,19 +143,27 @@ class StateStore:
         await self._written(session, token, state, plan)
 
     async def commit(
-        self, session: str, token: str, envelopes: Sequence[Envelope], state: SessionState
-    ) -> None:
-        """Save the state and remove `envelopes` from the inbox, in one step (`Mailbox.commit`)."""
+        self,
+        session: str,
+        token: str,
+        envelopes: Sequence[Envelope],
+        state: SessionState,
+        *,
+        then: int = 0,
+    ) -> Head | None:
+        """Save the state and remove `envelopes` from the inbox, in one step; with `then`,
+        the next turn's head comes back, or the lease is let go (`Mailbox.commit`)."""
         plan = await self._plan(session, token, state)
         try:
-            await self.mailbox.commit(session, token, envelopes, plan.write)
+            head = await self.mailbox.commit(session, token, envelopes, plan.write, then=then)
         except ContextMissing:
             plan = await self._plan(session, token, state, whole=True)
-            await self.mailbox.commit(session, token, envelopes, plan.write)
+            head = await self.mailbox.commit(session, token, envelopes, plan.write, then=then)
         await self._written(session, token, state, plan)
         self._kept[session] = (plan.write.version, state)
         while len(self._kept) > KEPT:
             self._kept.popitem(last=False)
+        return head
 
     async def _plan(
         self, session: str, token: str, state: SessionState, *, whole: bool = False

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from bot.agent.deps import TurnRequest
 from bot.config.settings import Settings
-from bot.mailbox.inbox import Mailbox
+from bot.mailbox.inbox import Mailbox, TurnOptions
 from bot.people.preferences import ModelChoices
 from bot.session.decisions import Decisions
 from bot.session.deps import SessionStores
@@ -18,7 +18,6 @@ from bot.skills.library import Skills
 from bot.tools.base import ToolContext
 from bot.tools.untrusted import mark
 from bot.tools.workspace_paths import workspace_of
-from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.helpers import root_of
 from bot.vocabulary.preferences import Preferences
@@ -43,14 +42,14 @@ class Turns:
         head = group[0]
         goes_on = head.is_decision or resumed
         asker = _asker(head, state) if goes_on else head
-        reads, config, option, _ = await asyncio.gather(  # at once: the person waits for them
+        reads, options, _ = await asyncio.gather(  # at once: the person waits for them
             read_for(asker, self.stores),
-            run_config(head, state, self.mailbox, goes_on=goes_on),
-            self.mailbox.option(head.session, "model"),
+            self.mailbox.turn_options(head.session),
             self._skills(),
         )
+        config = run_config(head, state, options, goes_on=goes_on)
         ctx = tool_context(asker, self.settings, reads.preferences)
-        model = config.model or option or preferred_model(ctx, self.settings)
+        model = config.model or options.model or preferred_model(ctx, self.settings)
         ids = tuple(envelope.id for envelope in group)
         request = TurnRequest(ctx, envelope_ids=ids, model=model, config=config)
         if head.is_decision and not resumed:
@@ -137,8 +136,8 @@ def preferred_model(ctx: ToolContext, settings: Settings) -> str | None:
     return models.served(wanted) if models.may_prefer(wanted, ctx.user.is_admin) else None
 
 
-async def run_config(
-    head: Envelope, state: SessionState, mailbox: Mailbox, *, goes_on: bool
+def run_config(
+    head: Envelope, state: SessionState, options: TurnOptions, *, goes_on: bool
 ) -> RunConfig:
     """How the turn is to run: as its message asked (an API run), as the turn it `goes_on`
     with was asked to, else in the chat's mode (`/mode`) and with its reasoning
@@ -147,9 +146,7 @@ async def run_config(
         return head.run
     if goes_on and state.turn is not None:  # as it began, whatever the chat chose since
         return state.turn.config or RunConfig()
-    chat = chat_of(head.session)
-    mode, reasoning = await mailbox.options(chat, "mode", "reasoning")
     return RunConfig(
-        mode=mode if mode in MODES else "react",
-        reasoning=reasoning_of(reasoning),
+        mode=options.mode if options.mode in MODES else "react",
+        reasoning=reasoning_of(options.reasoning),
     )

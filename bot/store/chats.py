@@ -2,8 +2,9 @@
 its standing instruction (a Telegram topic may have its own), its tools switched off, and
 whether the bot answers every message there.
 
-A turn reads its chat's rules in one round trip (`rules`); the web process reads a chat's
-activation for every group message, through a cache of its own (`adapters.chat.activation`).
+A turn reads its chat's rules with the rest of what it needs, in one statement
+(`bot.store.turn_facts`); the web process reads a chat's activation for every group message,
+through a cache of its own (`adapters.chat.activation`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.history import upsert
 from bot.store.schema import ChatSettingRow, ChatToolRow
-from bot.vocabulary.chat_settings import Activation, ChatRules
-from bot.vocabulary.chats import chat_of
+from bot.vocabulary.chat_settings import Activation
 
 SETTINGS: Table = ChatSettingRow.__table__  # type: ignore[assignment]
 TOOLS_OFF: Table = ChatToolRow.__table__  # type: ignore[assignment]
@@ -25,19 +25,6 @@ TOOLS_OFF: Table = ChatToolRow.__table__  # type: ignore[assignment]
 class ChatSettings:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
-
-    async def rules(self, session: str) -> ChatRules:
-        """What a turn in `session` reads: the instruction of its topic, else of its chat,
-        and the tools switched off in its chat."""
-        chat = chat_of(session)
-        keys = [session, chat] if session != chat else [chat]
-        found = select(SETTINGS.c.key, SETTINGS.c.instruction).where(SETTINGS.c.key.in_(keys))
-        off = select(TOOLS_OFF.c.tool).where(TOOLS_OFF.c.chat == chat)
-        async with self.engine.connect() as db:
-            instructions = {row.key: row.instruction for row in await db.execute(found)}
-            tools = frozenset((await db.execute(off)).scalars())
-        instruction = next((instructions[k] for k in keys if instructions.get(k)), None)
-        return ChatRules(instruction, tools)
 
     async def instruction(self, key: str) -> str | None:
         """The instruction set for `key` itself (a chat, or a topic without its chat's)."""

@@ -151,15 +151,6 @@ class Memories:
         async with self.engine.connect() as db:
             return await _matching(db, scope, query, every=False, limit=limit)
 
-    async def version(self, scope: str) -> tuple[int, str]:
-        """How many memories `scope` has, and a version that changes whenever they do: a
-        new one raises the highest id, a forgotten one lowers the count (ids are never
-        reused). With the count a turn in a scope without memories reads nothing more."""
-        summary = select(func.count(), func.max(MEMORIES.c.id)).where(MEMORIES.c.scope == scope)
-        async with self.engine.connect() as db:
-            count, highest = (await db.execute(summary)).one()
-        return int(count), f"{count}:{highest or 0}"
-
     async def count(self, scope: str) -> int:
         """How many memories `scope` has, for a list that shows only the newest."""
         counted = select(func.count()).where(MEMORIES.c.scope == scope)

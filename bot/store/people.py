@@ -31,12 +31,7 @@ class People:
             row = (await db.execute(chosen)).first()
         if row is None:
             return Preferences()
-        zone = row.timezone
-        try:
-            known_zone(zone or "")
-        except ValueError:
-            zone = None
-        return Preferences(zone, row.language, row.model, row.instruction)
+        return preferences_of(row.timezone, row.language, row.model, row.instruction)
 
     async def timezone(self, person: str) -> str | None:
         """The IANA zone `person` set, or None: then PARLEY_TIMEZONE applies."""
@@ -58,3 +53,14 @@ class People:
 
     async def set_timezone(self, person: str, zone: zoneinfo.ZoneInfo) -> None:
         await self.set(person, {"timezone": zone.key})
+
+
+def preferences_of(
+    zone: str | None, language: str | None, model: str | None, instruction: str | None
+) -> Preferences:
+    """A person's row as their preferences: a zone this machine no longer knows is unset."""
+    try:
+        known_zone(zone or "")
+    except ValueError:
+        zone = None
+    return Preferences(zone, language, model, instruction)

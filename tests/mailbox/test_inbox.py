@@ -11,7 +11,7 @@ from arq.connections import RedisSettings, create_pool
 from arq.constants import default_queue_name, job_key_prefix
 from redis.asyncio import Redis
 
-from bot.mailbox.inbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox
+from bot.mailbox.inbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox, TurnOptions
 from bot.mailbox.saved_state import StateWrite
 from bot.redis import keys
 from bot.vocabulary.envelope import Envelope, Sender
@@ -90,6 +90,59 @@ async def test_release_only_when_empty_and_then_rearm(box: Any) -> None:
     third = await mailbox.submit(envelope(3))
     assert third.generation == 2  # a new generation, so a new arq job id
     assert jobs.enqueued[-1] == ("drain", "test:m", "drain:test:m:2")
+
+
+async def test_a_turn_is_taken_with_its_envelopes_and_committed_with_the_next(box: Any) -> None:
+    """The lease comes with the head (its first envelope's try counted), and each commit
+    brings the next turn's head, or lets the lease go when none waits, in the same step:
+    a turn costs Redis one call to begin and one to end."""
+    mailbox, jobs, redis = box
+    await mailbox.submit(envelope(1))
+    await mailbox.submit(envelope(2))
+    taken = await mailbox.take_turn("test:m", ttl=5, count=1)
+    assert taken is not None
+    token, head = taken
+    assert ([e.id for e in head.envelopes], head.tries) == (["e1"], 1)
+    assert await mailbox.take_turn("test:m", ttl=5, count=1) is None  # held
+    second = await mailbox.commit("test:m", token, head.envelopes, StateWrite("{}"), then=10)
+    assert second is not None and ([e.id for e in second.envelopes], second.tries) == (["e2"], 1)
+    assert await redis.get(keys.session("test:m", "lease")) == token.encode()
+    await mailbox.submit(envelope(3))  # arrives while the second turn runs: no job, no wait
+    third = await mailbox.commit("test:m", token, second.envelopes, StateWrite("{}"), then=10)
+    assert third is not None and [e.id for e in third.envelopes] == ["e3"]
+    assert await mailbox.commit("test:m", token, third.envelopes, then=10) is None  # let go
+    assert await redis.get(keys.session("test:m", "lease")) is None
+    assert await redis.zscore(keys.ARMED_SET, "test:m") is None
+    assert await redis.exists(keys.session("test:m", "attempts:e3")) == 0
+    assert (await mailbox.submit(envelope(4))).generation == 2  # armed anew, a new job
+    assert jobs.enqueued[-1] == ("drain", "test:m", "drain:test:m:2")
+
+
+async def test_a_head_counts_its_tries_across_takers(box: Any) -> None:
+    """A worker that dies mid-turn leaves the head's count behind: the next taker sees it."""
+    mailbox, _, redis = box
+    await mailbox.submit(envelope(1))
+    first = await mailbox.take_turn("test:m", ttl=5, count=1)
+    assert first is not None and first[1].tries == 1
+    await redis.delete(keys.session("test:m", "lease"))  # its worker died
+    again = await mailbox.take_turn("test:m", ttl=5, count=1)
+    assert again is not None and again[1].tries == 2 and again[0] != first[0]
+
+
+async def test_nothing_is_taken_where_nothing_waits(box: Any) -> None:
+    """A wake-up for a session whose messages were answered already: no lease is taken, and
+    the session is left unarmed, as a lease released at once would leave it."""
+    mailbox, _, redis = box
+    await mailbox.submit(envelope(1))
+    taken = await mailbox.take_turn("test:m", ttl=5, count=1)
+    assert taken is not None
+    await mailbox.commit("test:m", taken[0], taken[1].envelopes, StateWrite("{}"))  # no `then`
+    assert await redis.get(keys.session("test:m", "lease")) is not None  # still held
+    await redis.delete(keys.session("test:m", "lease"))
+    assert await mailbox.take_turn("test:m", ttl=5, count=1) is None
+    assert await redis.get(keys.session("test:m", "lease")) is None
+    assert await redis.exists(keys.session("test:m", "armed")) == 0
+    assert await redis.zscore(keys.ARMED_SET, "test:m") is None
 
 
 async def test_commit_refuses_a_head_that_is_not_ours(box: Any) -> None:
@@ -185,3 +238,17 @@ async def test_dead_letters_are_bounded_and_go_with_their_session(box: Any) -> N
     await mailbox.forget_idle("test:noisy")
     left = [json.loads(raw)["envelope"] for raw in await redis.lrange(keys.DEAD_LETTERS, 0, -1)]
     assert [(e["session"], e["text"]) for e in left] == [("test:kept", "m1")]
+
+
+@pytest.mark.parametrize("session", ["tg:-100", "tg:-100:7"])
+async def test_a_turns_options_are_the_sessions_model_and_its_chats_mode(
+    box: Any, session: str
+) -> None:
+    """A forum topic has a model of its own, and its chat's mode and reasoning."""
+    mailbox, _, _ = box
+    assert await mailbox.turn_options(session) == TurnOptions()
+    await mailbox.set_option("tg:-100", "mode", "plan_execute")
+    await mailbox.set_option("tg:-100", "reasoning", "on")
+    await mailbox.set_option(session, "model", "claude-x")
+    await mailbox.set_option("tg:-100:7", "mode", "react")  # not the topic's: its chat's
+    assert await mailbox.turn_options(session) == TurnOptions("claude-x", "plan_execute", "on")

@@ -11,6 +11,7 @@ from bot.store.database import Database
 from bot.store.grants import Grants
 from bot.store.memory import Memories
 from bot.store.people import People
+from bot.store.turn_facts import TurnReads
 from bot.tasks.book import TaskBook
 from tests.support.databases import each_database, opened  # noqa: F401 (fixtures)
 
@@ -23,4 +24,5 @@ def memories(db: Database) -> Memories:
 @pytest.fixture
 def services(db: Database, redis_client: Redis, memories: Memories) -> SessionStores:
     tasks, people, grants = TaskBook(db.engine, redis_client), People(db.engine), Grants(db.engine)
-    return SessionStores(people, memories, grants, tasks, ChatSettings(db.engine))
+    chats = ChatSettings(db.engine)
+    return SessionStores(people, memories, grants, tasks, chats, TurnReads(db.engine))

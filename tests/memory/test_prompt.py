@@ -23,7 +23,6 @@ from bot.store.memory import Memories, Memory
 from bot.tools.base import ToolContext
 from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.state import SessionState
-from tests.support.calls import watch
 
 ANN = Sender(id="tg:1", name="Ann")
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
@@ -93,7 +92,7 @@ async def test_memories_that_cannot_be_read_leave_the_turn_without_them(
         assert (request.memory, request.allowed, request.ctx.preferences.model) == ((), (), None)
     finally:
         await engine.dispose()
-    assert "could not read the memories of tg:1" in caplog.text
+    assert "could not read what the turn of tg:1 in tg:1 needs" in caplog.text
     assert "hunter2" not in caplog.text
 
 
@@ -139,21 +138,24 @@ async def test_a_scope_without_memories_costs_a_turn_one_read(
     assert second.memory and len(memory_reads) == 3  # the count, the search, the newest
 
 
-async def test_a_turns_reads_are_made_at_once(
-    services: SessionStores, memories: Memories, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The turn's first event waits for these reads; one after the other, each would cost a
-    busy worker another round of its event loop."""
+async def test_a_turns_reads_are_one_statement(services: SessionStores, memories: Memories) -> None:
+    """The turn's first event waits for these reads: one statement on one connection,
+    however many things the turn is prepared with."""
     await memories.add("tg:1", "the red box is in the attic")
-    await services.grants.add("tg:1", "tg:1", ["shell"], "tg:1")
-    await services.people.set("tg:1", {"language": "Welsh"})
-    seen: list[str] = []
+    await services.grants.add("tg:1", "tg:1", ["shell", "calculator"], "tg:1")
+    await services.people.set("tg:1", {"language": "Welsh", "timezone": "Europe/London"})
+    await services.chats.set_instruction("tg:1", "be brief")
+    await services.chats.switch("tg:1", "web_fetch", on=False, by="tg:1")
+    statements: list[str] = []
 
-    for owner, name in ((memories, "version"), (services.grants, "tools_of")):
-        watch(monkeypatch, seen, owner, name)
-    watch(monkeypatch, seen, services.people, "preferences")
-    request = await remembering(services, "the red box?", SessionState())
-    assert request.allowed == ("shell",) and request.ctx.preferences.language == "Welsh"
-    assert request.memory and "attic" in request.memory[0]
-    answered = min(i for i, step in enumerate(seen) if step.endswith("answered"))
-    assert sorted(seen[:answered]) == ["preferences asked", "tools_of asked", "version asked"]
+    def executed(*args: Any) -> None:
+        statements.append(args[2])
+
+    event.listen(memories.engine.sync_engine, "before_cursor_execute", executed)
+    asked = Envelope(id="e1", session="tg:1", text="hi", sender=ANN, platform="tg")
+    reads = await read_for(asked, services)
+    assert len(statements) == 1
+    assert reads.allowed == ("calculator", "shell")
+    assert (reads.preferences.language, reads.preferences.timezone) == ("Welsh", "Europe/London")
+    assert reads.memories is not None and reads.memories[0] == 1
+    assert (reads.chat.instruction, reads.chat.tools_off) == ("be brief", frozenset({"web_fetch"}))

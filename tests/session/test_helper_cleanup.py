@@ -49,9 +49,9 @@ async def answered(mailbox: Mailbox, store: StateStore) -> str:
     lease is still held (its token returned): the caller releases it."""
     task = Envelope(id=ENVELOPE, session=HELPER, text="do job 1", sender=Sender(id="http:ann"))
     assert (await mailbox.submit(task)).accepted
-    token = await mailbox.take_lease(HELPER, ttl=30)
-    assert token is not None
-    await mailbox.attempt(task)
+    taken = await mailbox.take_turn(HELPER, ttl=30, count=1)
+    assert taken is not None
+    token = taken[0]
     state = SessionState()
     state.messages += [
         Message(role="user", content=[TextBlock(text="do job 1")]),

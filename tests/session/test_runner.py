@@ -5,11 +5,13 @@ reliably."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from bot.mailbox.inbox import Head
 from bot.redis import keys
 from bot.redis.results import done
 from bot.store.history import RUNS
@@ -106,23 +108,25 @@ def _broken_engine() -> AsyncEngine:
 async def test_a_turns_preferences_and_options_are_read_at_once(
     redis_url: str, database_url: str, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the turn is set up with comes from SQL (the person's preferences) and Redis (the
-    chat's mode and reasoning, the session's model); its first event waits for all of them,
-    so they are asked for together, not each after the last has answered."""
+    """What the turn is set up with comes from SQL (the person's preferences, among the
+    rest of what the database says) and Redis (the chat's mode and reasoning, the session's
+    model); its first event waits for all of them, so they are asked for together, not
+    each after the last has answered, and each in one call."""
     seen: list[str] = []
 
     async with runner_rig(redis_url, database_url, fake_llm, services=True) as rig:
-        watch(monkeypatch, seen, rig.stores.people, "preferences")
+        watch(monkeypatch, seen, rig.stores.reads, "read")
         watch(monkeypatch, seen, rig.mailbox, "option")
         watch(monkeypatch, seen, rig.mailbox, "options")
+        watch(monkeypatch, seen, rig.mailbox, "turn_options")
         rig.fake.enqueue(Reply(text="Hello Ann."))
         await rig.mailbox.submit(said("hi, I am Ann", 1))
         await rig.runner.take_turns(SESSION)
         assert len(rig.fake.requests) == 1
-    assert seen.count("option asked") == 1  # the session's model
-    assert seen.count("options asked") == 1  # the chat's mode and reasoning, in one call
-    answered = seen.index("preferences answered")
-    assert seen.index("option asked") < answered and seen.index("options asked") < answered, seen
+    assert seen.count("turn_options asked") == seen.count("read asked") == 1
+    assert seen.count("option asked") == 0
+    assert seen.index("turn_options asked") < seen.index("read answered"), seen
+    assert seen.index("read asked") < seen.index("turn_options answered"), seen
 
 
 async def test_a_heartbeat_due_while_the_lease_is_let_go_stops_nothing(
@@ -137,14 +141,14 @@ async def test_a_heartbeat_due_while_the_lease_is_let_go_stops_nothing(
     does not take its own release for an expiry (which stopped the task, and on a hand-over
     lost the wake-up of the next worker)."""
     async with runner_rig(redis_url, database_url, fake_llm, lease_ttl=1) as rig:
-        release_if_empty = rig.mailbox.release_if_empty
+        commit = rig.mailbox.commit
 
-        async def slow_to_return(session: str, token: str) -> bool | None:
-            released = await release_if_empty(session, token)
+        async def slow_to_return(*args: Any, **kwargs: Any) -> Head | None:
+            head = await commit(*args, **kwargs)  # nothing else waits: the lease is let go
             await asyncio.sleep(1.5)  # past a heartbeat or more (every third of a second)
-            return released
+            return head
 
-        monkeypatch.setattr(rig.mailbox, "release_if_empty", slow_to_return)
+        monkeypatch.setattr(rig.mailbox, "commit", slow_to_return)
         rig.fake.enqueue(Reply(text="Hello."))
         await rig.mailbox.submit(said("hi", 1))
         await rig.runner.take_turns(SESSION)

@@ -110,15 +110,15 @@ async def test_a_person_s_own_zone_is_in_their_next_turn(rig: Rig) -> None:
 
 async def test_a_zone_the_database_cannot_give_falls_back_to_parley_timezone(rig: Rig) -> None:
     await rig.stores.people.set_timezone(ANN.id, zoneinfo.ZoneInfo("Asia/Tokyo"))
-    working = rig.stores.people.engine
-    rig.stores.people.engine = create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
+    working = rig.stores.reads.engine
+    rig.stores.reads.engine = create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
     try:
         rig.fake.enqueue(Reply(text="Still here."))
         await rig.mailbox.submit(said("hi", 1))
         await rig.runner.take_turns(SESSION)
     finally:
-        await rig.stores.people.engine.dispose()
-        rig.stores.people.engine = working
+        await rig.stores.reads.engine.dispose()
+        rig.stores.reads.engine = working
     assert len(rig.fake.requests) == 1
     assert f"time zone {OPERATOR_ZONE}." in _system(rig.fake.requests[0].body)
     assert await runs(rig) == [("message", ANN.id, ["m1"])]

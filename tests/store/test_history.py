@@ -12,10 +12,9 @@ from sqlalchemy import Table, event, func, select, text
 from bot.redis.confirmations import CallSummary, Confirmation
 from bot.store.database import Database
 from bot.store.engine import make_engine, writers
-from bot.store.grants import Grants
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, RunRecord, SessionInfo
-from bot.store.memory import Memories
 from bot.store.people import People
+from bot.store.turn_facts import TurnReads
 from bot.vocabulary.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from bot.vocabulary.state import SessionState
 from bot.vocabulary.usage import Usage
@@ -225,12 +224,10 @@ async def test_busy_turns_keep_to_the_connections_the_pool_opened(db: Database) 
         opened += 1
 
     event.listen(db.engine.sync_engine, "connect", connected)
-    people, grants, memories = People(db.engine), Grants(db.engine), Memories(db.engine)
+    reads = TurnReads(db.engine)
 
     async def turn(n: int) -> None:
-        await asyncio.gather(
-            people.preferences("tg:42"), grants.tools_of("tg:42", "tg:1"), memories.version("tg:42")
-        )
+        await reads.read("tg:42", "tg:1", "tg:1", "tg:42")
         await db.history.record(SessionState(messages=[user(f"{n}"), assistant("!")]), run(f"e{n}"))
 
     await asyncio.gather(*(turn(n) for n in range(RECORDS_AT_ONCE)))

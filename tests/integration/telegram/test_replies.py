@@ -109,6 +109,36 @@ async def test_a_short_reply_is_one_message(tg_stack: TelegramStack, kind: str) 
     assert ("editMessageText" if kind == "private" else "sendMessageDraft") not in updates
 
 
+async def test_a_quick_reply_shows_no_typing(tg_stack: TelegramStack) -> None:
+    """A reply whose words show at once needs no "typing" before them: no sendChatAction
+    spends the chat's budget (the second turn, on a worker that has answered before)."""
+    await tg_stack.start_worker()
+    tg = tg_stack.tg
+    chat = tg.private_chat(ANN)
+    for n in range(2):
+        tg_stack.fake.enqueue(Reply(text=f"Hello {n}."))
+        tg.send(chat, ANN, f"hi {n}")
+        await replies(tg_stack, chat, n + 1)
+    assert calls_in(tg_stack, chat, "sendChatAction") == []
+
+
+async def test_a_slow_reply_shows_typing_until_its_words_come(tg_stack: TelegramStack) -> None:
+    await tg_stack.start_worker()
+    tg = tg_stack.tg
+    gate = asyncio.Event()
+    tg_stack.fake.enqueue(Reply(text="At last.", gate=gate))  # nothing until the gate opens
+    chat = tg.private_chat(ANN)
+    tg.send(chat, ANN, "take your time")
+    await tg.wait_for(lambda: bool(calls_in(tg_stack, chat, "sendChatAction")), what="typing")
+    gate.set()
+    assert await replies(tg_stack, chat) == ["At last."]
+    calls = calls_in(tg_stack, chat, "sendChatAction", *UPDATES)
+    first_text = next(i for i, c in enumerate(calls) if c.method != "sendChatAction")
+    typing = [i for i, c in enumerate(calls) if c.method == "sendChatAction"]
+    assert all(calls[i].params["action"] == "typing" for i in typing)
+    assert max(typing) < first_text, "typing was shown over the reply's words"
+
+
 async def test_an_edit_refused_by_flood_control_is_made_by_the_last_update(
     tg_stack: TelegramStack,
 ) -> None:
