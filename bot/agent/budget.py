@@ -10,10 +10,9 @@ estimate's error.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
-from bot.agent.compaction import estimate_text_tokens, estimate_tokens
+from bot.agent.compaction import estimate_tokens, overhead_tokens
 from bot.llm.base import ModelRequest
 from bot.vocabulary.usage import Usage
 
@@ -30,10 +29,7 @@ def spent(usage: Usage) -> int:
 
 def reads(request: ModelRequest) -> int:
     """About how many tokens `request` makes the model read."""
-    overhead = estimate_text_tokens(
-        *(part.text for part in request.system), json.dumps([t.__dict__ for t in request.tools])
-    )
-    return int((overhead + estimate_tokens(request.messages)) * SAFETY)
+    return int((overhead_tokens(request) + estimate_tokens(request.messages)) * SAFETY)
 
 
 def within(budget: int | None, usage: Usage, request: ModelRequest) -> ModelRequest | None:

@@ -89,6 +89,14 @@ def estimate_text_tokens(*texts: str) -> int:
     return sum(len(t) for t in texts) // 4
 
 
+def overhead_tokens(request: ModelRequest) -> int:
+    """About how many tokens a request's system prompt and tools take: its texts and its
+    tools' JSON list (`ToolSpec.encoded_size`, each measured once), four characters a token."""
+    tools = request.tools
+    listed = 2 + sum(spec.encoded_size for spec in tools) + 2 * max(len(tools) - 1, 0)
+    return (sum(len(part.text) for part in request.system) + listed) // 4
+
+
 @dataclass(frozen=True)
 class Compaction:
     messages: list[Message]

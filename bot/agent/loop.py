@@ -8,13 +8,12 @@ the context has its tool_result, the state is saved, and `Completed` is the last
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 
 from bot.agent import budget, failed_turn, output
 from bot.agent.attachments import Deliveries
-from bot.agent.compaction import context_sizes, estimate_text_tokens
+from bot.agent.compaction import context_sizes, overhead_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.deps import AgentDeps, TurnRequest
 from bot.agent.model_call import ModelOutcome, call_model
@@ -386,10 +385,7 @@ class _Run:
     async def _compact(self, request: ModelRequest) -> AsyncIterator[ev.AgentEvent]:
         """At most once per model call (and once more for a fallback it is handed to): fold
         older turns when the request is over its model's budget."""
-        overhead = estimate_text_tokens(
-            *(part.text for part in request.system),
-            json.dumps([t.__dict__ for t in request.tools]),
-        )
+        overhead = overhead_tokens(request)
         compactor, model = self.deps.compactor, request.model
         sizes = self.state.per_message.setdefault("size", context_sizes())
         if not compactor.needed(self.state.messages, overhead, model, sizes):

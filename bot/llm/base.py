@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from bot.llm.events import ProviderEvent
@@ -18,6 +20,13 @@ class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
+
+    @cached_property
+    def encoded_size(self) -> int:
+        """Characters of its JSON, for a request's estimate: measured once, as a tool's
+        spec does not change, and every model call of every turn offers it."""
+        spec = {"name": self.name, "description": self.description}
+        return len(json.dumps(spec | {"input_schema": self.input_schema}))
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,13 @@ capped at the room left."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from dataclasses import replace
+
 from bot.agent import budget
-from bot.llm.base import ModelRequest, SystemPart
+from bot.agent.compaction import estimate_text_tokens, overhead_tokens
+from bot.llm.base import ModelRequest, SystemPart, ToolSpec
 from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.usage import Usage
 
@@ -36,3 +41,16 @@ def test_no_room_for_an_answer_is_no_call() -> None:
     reads = budget.reads(asked)
     assert budget.within(reads + budget.MIN_ANSWER - 1, Usage(), asked) is None
     assert budget.within(reads + budget.MIN_ANSWER, Usage(), asked) is not None
+
+
+def test_the_overhead_counts_the_system_prompt_and_the_tools_json() -> None:
+    """The tools' JSON is measured once per spec, and counts as the whole list would."""
+    tools = [
+        ToolSpec("calculator", "Evaluates arithmetic.", {"type": "object", "properties": {}}),
+        ToolSpec("recall", "Finds what was said — in any language.", {"type": "object"}),
+    ]
+    asked = replace(request(), tools=tools)
+    listed = json.dumps([dataclasses.asdict(tool) for tool in tools])
+    expected = estimate_text_tokens("be brief", listed)
+    assert overhead_tokens(asked) == overhead_tokens(asked) == expected
+    assert overhead_tokens(replace(asked, tools=[])) == estimate_text_tokens("be brief", "[]")
