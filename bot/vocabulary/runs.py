@@ -3,6 +3,7 @@ session's state can hold the runs the database has not taken yet."""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,5 +52,8 @@ class RunRecord:
         return run_id(self.where.session, self.envelope_ids[0])
 
 
+@functools.lru_cache(maxsize=1024)
 def run_id(session: str, envelope_id: str) -> str:
+    """The id of the run a session's envelope started; asked for several times a turn (its
+    log lines, its record's rows), so the latest are kept."""
     return uuid.uuid5(RUN_IDS, f"{session}\n{envelope_id}").hex
