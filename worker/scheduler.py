@@ -42,6 +42,7 @@ from bot.waits import set_within
 from worker import health
 from worker.redis_pool import open_pool
 from worker.signals import stop_on_signals
+from worker.wakes import QueueJobs
 
 log = logging.getLogger(__name__)
 STANDBY_POLL_S = 1.0
@@ -101,7 +102,7 @@ async def _lead(
     await pubsub.subscribe(keys.TASKS_CHANNEL)
     clock = TaskScheduler(
         book,
-        Mailbox(redis, redis).submit,
+        Mailbox(redis, QueueJobs(redis)).submit,
         grace=settings.task_grace,
         is_admin=settings.is_admin,
     )

@@ -42,6 +42,7 @@ from worker.persistence import check_persistence
 from worker.redis_connections import IdleClosingPool
 from worker.redis_pool import closing_idle, open_pool
 from worker.signals import stop_on_signals
+from worker.wakes import QueueJobs
 
 log = logging.getLogger(__name__)
 SPARE_FILES = 256  # open files beyond the event streams: the pool, the database, other requests
@@ -54,7 +55,7 @@ async def make_app(settings: Settings) -> web.Application:
     await _say_if_not_shared(redis, settings)
     stores = ToolStores.open(database.engine, redis)
     voice = transcriber(settings)
-    mailbox = Mailbox(redis, redis)
+    mailbox = Mailbox(redis, QueueJobs(redis))
     services = Services(
         settings=settings,
         redis=redis,

@@ -33,7 +33,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
@@ -54,6 +54,10 @@ from bot.vocabulary.envelope import Envelope
 log = logging.getLogger(__name__)
 DEAD_LETTER_LIMIT = 1000
 
+# -1 for an envelope seen already; else {generation, rung}. Given a drain job (ARGV[5] on:
+# its id before the generation, the keys' prefixes, the queue, TTL, payload, score and the
+# channel), it is enqueued as the job queue would enqueue it (not while that id has a job or
+# a result) and rung for, in the same step: rung is 1. Else the caller wakes a worker.
 _INGEST = """
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) == false then return -1 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
@@ -63,7 +67,13 @@ if not g then
   redis.call('SET', KEYS[3], g)
   redis.call('ZADD', KEYS[5], ARGV[4], ARGV[3])
 end
-return tonumber(g)
+if ARGV[5] == nil then return {tonumber(g), 0} end
+local id = ARGV[5] .. g
+if redis.call('EXISTS', ARGV[6] .. id, ARGV[7] .. id) > 0 then return {tonumber(g), 0} end
+redis.call('PSETEX', ARGV[6] .. id, ARGV[9], ARGV[10])
+redis.call('ZADD', ARGV[8], ARGV[11], id)
+redis.call('PUBLISH', ARGV[12], id)
+return {tonumber(g), 1}
 """
 _TAKE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
@@ -219,6 +229,28 @@ class Enqueuer(Protocol):
 
 
 @dataclass(frozen=True)
+class DrainJob:
+    """A session's drain job as the job queue keeps it (`keys.WAKE_SESSION_JOB`, the
+    session its one argument), for `Mailbox.submit` to enqueue and ring for in the same Lua
+    call that takes the envelope in: a job's key is `key_prefix` and its id, its result's
+    `result_prefix` and its id; `payload` is kept `ttl_ms`, in `queue` at `score`."""
+
+    key_prefix: str
+    result_prefix: str
+    queue: str
+    payload: bytes
+    ttl_ms: int
+    score: int
+
+
+@runtime_checkable
+class DrainJobs(Enqueuer, Protocol):
+    """An enqueuer that also makes a session's drain job for `submit` to enqueue itself."""
+
+    def drain_job(self, session: str) -> DrainJob: ...
+
+
+@dataclass(frozen=True)
 class Head:
     """The envelopes at the head of a session's inbox that the next turn takes (at most the
     count asked for), and how many times the first of them was taken up, this time counted:
@@ -277,24 +309,32 @@ class Mailbox:
         self._drop_dead = redis.register_script(_DROP_DEAD)
 
     async def submit(self, envelope: Envelope) -> Submitted:
-        """Record and queue `envelope`, then wake a worker; only then is it safe to ack."""
+        """Record and queue `envelope`, then wake a worker; only then is it safe to ack.
+        Where the job queue says how (`DrainJobs`), the drain job is enqueued and rung for in
+        the same call; where it could not be (its id's job still queued), as `wake` does."""
         s = envelope.session
-        generation = int(
-            await self._ingest(
-                keys=[
-                    keys.session(s, f"seen:{envelope.id}"),
-                    keys.session(s, "inbox"),
-                    keys.session(s, "armed"),
-                    keys.session(s, "gen"),
-                    keys.ARMED_SET,
-                ],
-                args=[envelope.model_dump_json(), self.dedup_ttl, s, time.time()],
-            )
+        names = (f"seen:{envelope.id}", "inbox", "armed", "gen")
+        result = await self._ingest(
+            keys=[*(keys.session(s, name) for name in names), keys.ARMED_SET],
+            args=[envelope.model_dump_json(), self.dedup_ttl, s, time.time(), *self._job(s)],
         )
-        if generation < 0:
+        if not isinstance(result, list):
             return Submitted(accepted=False)
-        await self.wake(s, generation)
+        generation, rung = int(result[0]), bool(result[1])
+        if not rung:
+            await self.wake(s, generation)
         return Submitted(accepted=True, generation=generation)
+
+    def _job(self, session: str) -> list[str | int | bytes]:
+        """The ingest's arguments that enqueue the session's drain job, if the job queue
+        says how."""
+        if not isinstance(self.jobs, DrainJobs):
+            return []
+        job = self.jobs.drain_job(session)
+        return [
+            keys.wake_job_prefix(session), job.key_prefix, job.result_prefix, job.queue,
+            job.ttl_ms, job.payload, job.score, keys.JOBS_CHANNEL,
+        ]  # fmt: skip
 
     async def wake(self, session: str, generation: int | None = None) -> None:
         """Enqueue a drain job, and ring for it: a worker polling arq's queue would find it

@@ -131,7 +131,12 @@ REMIND_JOB = "remind_confirmation"
 
 
 def wake_job_id(session: str, generation: int) -> str:
-    return f"{WAKE_SESSION_JOB}:{session}:{generation}"
+    return f"{wake_job_prefix(session)}{generation}"
+
+
+def wake_job_prefix(session: str) -> str:
+    """A session's drain job ids before their generation."""
+    return f"{WAKE_SESSION_JOB}:{session}:"
 
 
 def session(session_id: str, name: str) -> str:

@@ -7,9 +7,12 @@ from collections.abc import AsyncIterator
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.constants import in_progress_key_prefix
+from arq.jobs import Job
 
+from bot.mailbox.inbox import Mailbox
 from bot.redis import keys
-from worker.wakes import STUCK_S, Wakes
+from bot.vocabulary.envelope import Envelope, Sender
+from worker.wakes import STUCK_S, QueueJobs, Wakes
 
 IN_PROGRESS_S = 610.0  # what arq's worker sets with the retention prune's timeout of 600 s
 JOB_ID = keys.wake_job_id("test:s", 1)
@@ -62,3 +65,31 @@ async def test_other_jobs_are_enqueued_as_arq_does(pool: ArqRedis) -> None:
     assert await pool.exists(in_progress_key_prefix + expiry)
     fresh = await wakes.enqueue_job(keys.WAKE_SESSION_JOB, "test:t", _job_id="drain:test:t:1")
     assert fresh is not None and fresh.job_id == "drain:test:t:1"
+
+
+async def test_a_message_is_queued_with_its_drain_job_and_rung_for_in_one_call(
+    pool: ArqRedis,
+) -> None:
+    """The web process's mailbox: the drain job goes into arq's queue, as arq would put it
+    there, in the Lua call that takes the message in, and is rung for there too."""
+    mailbox = Mailbox(pool, QueueJobs(pool))
+    rings = pool.pubsub()
+    await rings.subscribe(keys.JOBS_CHANNEL)
+    assert (await rings.get_message(timeout=5))["type"] == "subscribe"
+    await pool.config_resetstat()
+    first = await mailbox.submit(hello("m1"))
+    assert first.generation == 1
+    job_id = keys.wake_job_id("test:s", 1)
+    info = await Job(job_id, pool).info()
+    assert info is not None and (info.function, info.args) == (keys.WAKE_SESSION_JOB, ("test:s",))
+    assert await pool.zscore("arq:queue", job_id) is not None
+    ring = await rings.get_message(ignore_subscribe_messages=True, timeout=5)
+    assert ring is not None and ring["data"] == job_id.encode()
+    assert "cmdstat_watch" not in await pool.info("commandstats")  # not arq's enqueue
+    second = await mailbox.submit(hello("m2"))  # while the job waits in the queue
+    assert second.generation == 1 and await pool.zcard("arq:queue") == 1
+    await rings.aclose()  # type: ignore[no-untyped-call]
+
+
+def hello(envelope_id: str) -> Envelope:
+    return Envelope(id=envelope_id, session="test:s", text="hi", sender=Sender(id="test:u"))
