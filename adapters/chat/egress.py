@@ -41,8 +41,9 @@ class ChatEgress(ABC, Generic[Calls]):
         self.files = files
 
     @abstractmethod
-    def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
-        """A reply to `envelopes`, keyed by the first one (see `StreamedReply`)."""
+    def open(self, envelopes: Sequence[Envelope], *, fresh: bool = False) -> ReplyStream:
+        """A reply to `envelopes`, keyed by the first one (see `StreamedReply`); `fresh`:
+        nothing was posted for it yet (`Egress.open`)."""
 
     @abstractmethod
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:

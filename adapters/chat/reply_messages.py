@@ -66,12 +66,16 @@ class Messages(Generic[Id, Content]):
     `seal`ed: they keep what they show, and the indexes the surface asks for from then on
     are of new messages, posted below it."""
 
-    def __init__(self, wire: Wire[Id, Content], store: ReplyStore, key: str) -> None:
+    def __init__(
+        self, wire: Wire[Id, Content], store: ReplyStore, key: str, *, fresh: bool = False
+    ) -> None:
+        """`fresh`: nothing was posted under `key` yet (the turn's first try), so there are
+        no ids to read."""
         self.wire = wire
         self.store = store
         self.key = key
         self.posted: list[Posted[Id, Content]] = []
-        self.loaded = False
+        self.loaded = fresh
         self.base = 0  # how many posted messages are sealed: index 0 is the one after them
 
     async def load(self) -> bool:

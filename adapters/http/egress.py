@@ -169,8 +169,8 @@ class HttpEgress:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
 
-    def open(self, envelopes: Sequence[Envelope]) -> RedisEventStream:
-        return RedisEventStream(self.redis, envelopes)
+    def open(self, envelopes: Sequence[Envelope], *, fresh: bool = False) -> RedisEventStream:
+        return RedisEventStream(self.redis, envelopes)  # it keeps no messages to look up
 
     async def expired(self, confirmation: Confirmation) -> None:
         """The web chat learns of an expiry from the turn that follows it."""

@@ -84,9 +84,11 @@ class LoadingEgress:
             return building.result()
         return None
 
-    def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
+    def open(self, envelopes: Sequence[Envelope], *, fresh: bool = False) -> ReplyStream:
         built = self._built()
-        return PendingReply(self, envelopes) if built is None else built.open(envelopes)
+        if built is None:
+            return PendingReply(self, envelopes, fresh=fresh)
+        return built.open(envelopes, fresh=fresh)
 
     async def expired(self, confirmation: Confirmation) -> None:
         await (await self.ready()).expired(confirmation)
@@ -117,14 +119,16 @@ class PendingReply:
     have from the stream itself, and the real stream is closed all the same.
     """
 
-    def __init__(self, egress: LoadingEgress, envelopes: Sequence[Envelope]) -> None:
+    def __init__(
+        self, egress: LoadingEgress, envelopes: Sequence[Envelope], *, fresh: bool = False
+    ) -> None:
         self._egress = egress
         self._events: asyncio.Queue[AgentEvent | _Post | None] = asyncio.Queue()
         self._abandoned = False
-        self._forwarding = asyncio.create_task(self._forward(list(envelopes)))
+        self._forwarding = asyncio.create_task(self._forward(list(envelopes), fresh))
 
-    async def _forward(self, envelopes: list[Envelope]) -> None:
-        stream = (await self._egress.loaded()).open(envelopes)
+    async def _forward(self, envelopes: list[Envelope], fresh: bool) -> None:
+        stream = (await self._egress.loaded()).open(envelopes, fresh=fresh)
         try:
             while (item := await self._events.get()) is not None:
                 if isinstance(item, _Post):

@@ -25,13 +25,14 @@ from bot.vocabulary.envelope import Envelope
 class SlackEgress(ChatEgress[SlackCalls]):
     stop_after: float | None = None  # a reply's Stop button shows after so many seconds
 
-    def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
+    def open(self, envelopes: Sequence[Envelope], *, fresh: bool = False) -> StreamedReply:
         head = envelopes[0]
         place = Place.from_reply_to(head.reply_to)
         heard = heard_in(envelopes)
         return slack_reply(
-            self.calls, self.store, self.files, place, head.id, heard, self.stop_after
-        )
+            self.calls, self.store, self.files, place, head.id, heard, self.stop_after,
+            fresh=fresh,
+        )  # fmt: skip
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         await self.calls.quietly(

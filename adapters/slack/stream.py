@@ -69,12 +69,16 @@ def slack_reply(
     key: str,
     heard: str = "",
     stop_after: float | None = None,
+    *,
+    fresh: bool = False,
 ) -> StreamedReply:
     """The reply to the turn whose first envelope is `key`, in `place`, with what was
     `heard` in the person's voice notes quoted above it; the files it posts are read from
-    `files`. A Stop button shows under it once it has run `stop_after` seconds (None: never)."""
+    `files`. A Stop button shows under it once it has run `stop_after` seconds (None: never);
+    `fresh`: nothing was posted for it yet (`Egress.open`)."""
     transcript = Transcript(heard)
-    messages: Messages[str, str] = Messages(SlackWire(calls, place), store, key)
+    wire = SlackWire(calls, place)
+    messages: Messages[str, str] = Messages(wire, store, key, fresh=fresh)
     surface = SlackSurface(calls, place, messages, transcript, Uploads(calls, place, files))
     if stop_after is not None:
         surface.stop_button = StopButton(calls, store.redis, place, key, stop_after)

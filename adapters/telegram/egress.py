@@ -29,15 +29,16 @@ from bot.vocabulary.envelope import Envelope
 class TelegramEgress(ChatEgress[TelegramCalls]):
     reactions: StatusReactions | None = None  # PARLEY_TELEGRAM_REACTIONS: 👀 taken away
 
-    def open(self, envelopes: Sequence[Envelope]) -> StreamedReply:
+    def open(self, envelopes: Sequence[Envelope], *, fresh: bool = False) -> StreamedReply:
         head = envelopes[0]
         place = Place.from_reply_to(head.reply_to)
         heard = heard_in(envelopes)
         reactions, answered = self.reactions, list(envelopes)
         finished = (lambda: reactions.answered(answered)) if reactions is not None else None
         return telegram_reply(
-            self.calls, self.store, self.files, place, head.id, heard, finished=finished
-        )
+            self.calls, self.store, self.files, place, head.id, heard,
+            finished=finished, fresh=fresh,
+        )  # fmt: skip
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:
         shown = confirm.with_outcome(confirm.Prompt(prompt["text"], prompt["entities"]), status)

@@ -68,16 +68,17 @@ def telegram_reply(
     heard: str = "",
     *,
     finished: Callable[[], Awaitable[None]] | None = None,
+    fresh: bool = False,
 ) -> StreamedReply:
     """The reply to the turn whose first envelope is `key`, in `place`, under what was
     `heard` in the person's voice notes (`adapters.chat.transcript.heard_in`); the files it
     posts are read from `files`. `finished` runs once the turn is over (its messages' 👀
-    taken away)."""
+    taken away); `fresh`: nothing was posted for it yet (`Egress.open`)."""
     transcript = Transcript(heard)
     transcript.heard_inline = False  # a collapsed quote of its own (`render.under_heard`)
     transcript.thought_limit = THOUGHT_SHOWN
     wire = TelegramWire(calls, place)
-    messages: Messages[int, Chunk] = Messages(wire, store, key)
+    messages: Messages[int, Chunk] = Messages(wire, store, key, fresh=fresh)
     surface = TelegramSurface(wire, messages, transcript, draft_id(key), Uploads(wire, files))
     surface.on_finished = finished
     return StreamedReply(calls, surface, messages, transcript, place.session)

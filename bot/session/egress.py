@@ -31,8 +31,10 @@ class ReplyStream(Protocol):
 
 
 class Egress(Protocol):
-    def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
-        """A stream answering `envelopes` (the first, plus plain messages merged into it)."""
+    def open(self, envelopes: Sequence[Envelope], *, fresh: bool = False) -> ReplyStream:
+        """A stream answering `envelopes` (the first, plus plain messages merged into it).
+        `fresh`: their turn is taken up for the first time (not resumed after a crash), so
+        nothing was posted for this reply yet, and a platform need not look."""
         ...
 
     async def expired(self, confirmation: Confirmation) -> None:
@@ -63,8 +65,8 @@ class PlatformEgress:
     def _for(self, platform: str) -> Egress:
         return self.by_platform.get(platform, self.default)
 
-    def open(self, envelopes: Sequence[Envelope]) -> ReplyStream:
-        return self._for(envelopes[0].platform).open(envelopes)
+    def open(self, envelopes: Sequence[Envelope], *, fresh: bool = False) -> ReplyStream:
+        return self._for(envelopes[0].platform).open(envelopes, fresh=fresh)
 
     async def expired(self, confirmation: Confirmation) -> None:
         await self._for(confirmation.prompt_platform).expired(confirmation)

@@ -33,9 +33,12 @@ class Player:
     recorder: Recorder
     secrets: Sequence[str]  # kept out of the runs' traces
 
-    async def play(self, group: list[Envelope], live: LiveTurn, *, save: Save) -> None:
+    async def play(
+        self, group: list[Envelope], live: LiveTurn, *, save: Save, fresh: bool = False
+    ) -> None:
         """Run the turn `live` to its end (or until its cancel is set), saving the state
-        through `save` at each checkpoint; a run that completed is recorded."""
+        through `save` at each checkpoint; a run that completed is recorded. `fresh`: the
+        turn is taken up for the first time, so its reply has posted nothing yet."""
         head, state, request = group[0], live.state, live.request
         resumed = request.text is None and request.decisions is None
         watch = RunWatch.of(state, resumed=resumed, secrets=self.secrets)
@@ -44,7 +47,7 @@ class Player:
             watch.keep(current)
             await save(current)
 
-        stream = self.egress.open(group)
+        stream = self.egress.open(group, fresh=fresh)
         live.show, live.post = stream.send, stream.post_file
         named = logs.RUN.set(run_id(head.session, head.id))
         abandoned = False  # stopped from outside: the lease was lost, or the worker stops

@@ -137,7 +137,8 @@ class SessionRunner:
         elif first.kind == "command":
             state = await self.commands.run(first, state)
         elif request := await self.turns.request(group, state, resumed=bool(resumed)):
-            await self._play(session, token, group, state, request)
+            fresh = tries == 1  # a first try: its reply has posted nothing yet
+            await self._play(session, token, group, state, request, fresh=fresh)
         return await self._commit(session, token, group, state, keeper)
 
     async def _commit(
@@ -177,6 +178,8 @@ class SessionRunner:
         group: list[Envelope],
         state: SessionState,
         request: TurnRequest,
+        *,
+        fresh: bool = False,
     ) -> None:
         """Play the turn under the lease: its checkpoints are saved with the lease's token,
         and a /stop for the session reaches it through `cancel`."""
@@ -188,7 +191,7 @@ class SessionRunner:
         try:
             if is_helper(session) and await helper_stopped(self.deps.mailbox.redis, session):
                 cancel.set()  # its parent stopped before it began: it ends at once
-            await self.player.play(group, live, save=save)
+            await self.player.play(group, live, save=save, fresh=fresh)
         finally:
             self._cancels.pop(session, None)
             self.live.pop(session, None)

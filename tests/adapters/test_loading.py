@@ -47,7 +47,7 @@ class RecordingEgress:
     closed: bool = False
     fail_on: int | None = None
 
-    def open(self, envelopes: Sequence[Envelope]) -> Recorded:
+    def open(self, envelopes: Sequence[Envelope], *, fresh: bool = False) -> Recorded:
         self.streams.append(Recorded(list(envelopes), fail_on=self.fail_on))
         return self.streams[-1]
 

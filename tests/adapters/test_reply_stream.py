@@ -162,12 +162,14 @@ class NoteSurface(QuietSurface):
         await seal_above(self.transcript, self.messages)
 
 
-async def reply_for(redis_url: str, notes: Notes, key: str = "envelope-1") -> StreamedReply:
+async def reply_for(
+    redis_url: str, notes: Notes, key: str = "envelope-1", *, fresh: bool = False
+) -> StreamedReply:
     redis = Redis.from_url(redis_url)
     calls = NoteCalls(RateBudget(redis))
     wire = NoteWire(calls, notes)
     transcript = Transcript()
-    messages: Messages[int, str] = Messages(wire, ReplyStore(redis, "notes"), key)
+    messages: Messages[int, str] = Messages(wire, ReplyStore(redis, "notes"), key, fresh=fresh)
     return StreamedReply(
         calls, NoteSurface(wire, messages, transcript), messages, transcript, "notes"
     )
@@ -186,6 +188,22 @@ async def test_a_short_reply_costs_one_post_and_nothing_else(redis_url: str) -> 
     await reply.close()
     assert notes.calls == [("post", notes.calls[0][1])]
     assert list(notes.shown.values()) == ["Sure, it is done."]
+
+
+async def test_a_first_try_looks_up_no_messages_before_it_posts(redis_url: str) -> None:
+    """A turn taken up for the first time posted nothing before: its reply does not ask
+    Redis for message ids, it posts and remembers them."""
+    notes = Notes()
+    reply = await reply_for(redis_url, notes, fresh=True)
+    redis = Redis.from_url(redis_url)
+    await redis.config_resetstat()
+    await reply.send(ev.TextDelta(text="Hello."))
+    await reply.send(completed())
+    await reply.close()
+    assert "cmdstat_get" not in await redis.info("commandstats")
+    assert list(notes.shown.values()) == ["Hello."]
+    assert await ReplyStore(redis, "notes").load("envelope-1") == [1]
+    await redis.aclose()
 
 
 async def test_the_first_words_show_at_once(redis_url: str) -> None:
