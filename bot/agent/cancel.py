@@ -9,39 +9,62 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Iterable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
+
+
+class _Failed:
+    """What the source raised, for the reader to hand over in its place."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+_END = object()  # the source ended, or the cancel came
 
 
 async def until_cancelled(
     source: AsyncIterator[T], cancel: asyncio.Event | None
 ) -> AsyncIterator[T]:
-    """Items of `source` until it ends or `cancel` is set; the source is closed either way."""
+    """Items of `source` until it ends or `cancel` is set; the source is closed either way.
+
+    One task reads the source, an item at a time as they are taken, into a queue that the
+    cancel ends too: a model's stream has an item for every few words, and racing each
+    against the cancel in a task of its own cost a task and a wait on two futures apiece."""
     if cancel is None:
         async for item in source:
             yield item
         return
-    waiter = asyncio.ensure_future(cancel.wait())
-    step: asyncio.Future[T] | None = None
+    items: asyncio.Queue[object] = asyncio.Queue()
+    taken = asyncio.Event()
+
+    async def read() -> None:
+        try:
+            async for item in source:
+                taken.clear()
+                items.put_nowait(item)
+                await taken.wait()
+        except Exception as error:
+            items.put_nowait(_Failed(error))
+        items.put_nowait(_END)
+
+    async def stop() -> None:
+        await cancel.wait()
+        items.put_nowait(_END)
+
+    reader, stopper = asyncio.ensure_future(read()), asyncio.ensure_future(stop())
     try:
-        while not cancel.is_set():
-            step = asyncio.ensure_future(anext(source))
-            await asyncio.wait({step, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            if not step.done():
-                return
-            try:
-                item = step.result()
-            except StopAsyncIteration:
-                return
-            step = None
-            yield item
+        while (got := await items.get()) is not _END and not cancel.is_set():
+            if isinstance(got, _Failed):
+                raise got.error
+            yield cast(T, got)
+            taken.set()
     finally:
-        waiter.cancel()
-        if step is not None and not step.done():
-            step.cancel()
-            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                await step
+        stopper.cancel()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
         aclose = getattr(source, "aclose", None)
         if aclose is not None:
             await aclose()
