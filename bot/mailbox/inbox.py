@@ -45,6 +45,7 @@ from bot.mailbox.saved_state import (
     RedisState,
     StateWrite,
     StoredState,
+    TurnOptions,
 )
 from bot.redis import keys
 from bot.redis.results import done, text
@@ -276,16 +277,6 @@ class Submitted:
         return not self.accepted
 
 
-@dataclass(frozen=True)
-class TurnOptions:
-    """What people chose with commands that a turn runs with (None: the default): the
-    session's `model` (/model), its chat's `mode` (/mode) and `reasoning` (/reasoning)."""
-
-    model: str | None = None
-    mode: str | None = None
-    reasoning: str | None = None
-
-
 class LeaseLost(Exception):
     """Another worker holds the session now; whatever this one was doing must stop."""
 
@@ -412,6 +403,14 @@ class Mailbox:
         """The session's state as Redis holds it (`RedisState.load`)."""
         return await self._state.load(session, known)
 
+    async def load_for_turn(
+        self, session: str, known: str = ""
+    ) -> tuple[StoredState | None, TurnOptions]:
+        """`load_state` with the options the turn runs with, in one round trip: the
+        session's model, its chat's mode and reasoning (`chat_of`: a topic's or a thread's
+        are its chat's; `RedisState.load_for_turn`)."""
+        return await self._state.load_for_turn(session, chat_of(session), known)
+
     async def first_of_state(self, session: str, count: int) -> FirstItems | None:
         """The start of the session's state, without its context (`RedisState.first`)."""
         return await self._state.first(session, count)
@@ -523,21 +522,6 @@ class Mailbox:
         """Several of `option`, in one round trip."""
         values = await done(self.redis.hmget(keys.session(session, "options"), list(names)))
         return [value.decode() if isinstance(value, bytes) else None for value in values]
-
-    async def turn_options(self, session: str) -> TurnOptions:
-        """What a turn in `session` is run with of the options: the session's model, its
-        chat's mode and reasoning (`chat_of`: a topic's or a thread's are its chat's), in one
-        round trip."""
-        chat = chat_of(session)
-        if chat == session:
-            model, mode, reasoning = await self.options(session, "model", "mode", "reasoning")
-            return TurnOptions(model, mode, reasoning)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hget(keys.session(session, "options"), "model")
-            pipe.hmget(keys.session(chat, "options"), ["mode", "reasoning"])
-            model, (mode, reasoning) = await pipe.execute()
-        values = (model, mode, reasoning)
-        return TurnOptions(*(v.decode() if isinstance(v, bytes) else None for v in values))
 
     async def set_option(self, session: str, name: str, value: str | None) -> None:
         if value is None:

@@ -11,7 +11,9 @@ whether a context holds anything said before its window (`bot.session.retention`
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
@@ -50,11 +52,18 @@ end
 return 1
 """
 )
-# The state, unless its version is still ARGV[1]: then the reader's copy is current.
+# The state, unless its version is still ARGV[1]: then the reader's copy is current. With
+# KEYS[4] and KEYS[5], the session's options and its chat's, their model, mode and reasoning
+# come first, read in the same step (`TurnOptions`).
 _LOAD = """
+local options = {}
+if KEYS[4] then
+  options = {redis.call('HGET', KEYS[4], 'model') or '',
+             unpack(redis.call('HMGET', KEYS[5], 'mode', 'reasoning'))}
+end
 local version = redis.call('GET', KEYS[3])
-if ARGV[1] ~= '' and version == ARGV[1] then return {1} end
-return {0, redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}
+if ARGV[1] ~= '' and version == ARGV[1] then return {1, options} end
+return {0, options, redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}
 """
 # The head's first ARGV[1] bytes (enough for its marker) and the context's first ARGV[2] items.
 _PEEK = """
@@ -97,6 +106,21 @@ def mark_in(start: bytes) -> ColdMark | None:
     """The marker of a head of which only its `start` was read (`RedisState.first`)."""
     found = _MARK.match(start)
     return None if found is None else ColdMark.model_validate_json(found[1])
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """What people chose with commands that a turn runs with (None: the default): the
+    session's `model` (/model), its chat's `mode` (/mode) and `reasoning` (/reasoning)."""
+
+    model: str | None = None
+    mode: str | None = None
+    reasoning: str | None = None
+
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> TurnOptions:
+        """From Redis's answers (bytes, or nothing for what nobody chose)."""
+        return cls(*(v.decode() if isinstance(v, bytes) and v else None for v in values))
 
 
 @dataclass(frozen=True)
@@ -166,10 +190,19 @@ class RedisState:
         result = await self._load(
             keys=[keys.session(session, name) for name in names], args=[known]
         )
-        if result[0] == 1:
-            return StoredState(b"", [], unchanged=True)
-        head, context = result[1], result[2]
-        return StoredState(head, list(context)) if isinstance(head, bytes) else None
+        return _stored(result)
+
+    async def load_for_turn(
+        self, session: str, chat: str, known: str = ""
+    ) -> tuple[StoredState | None, TurnOptions]:
+        """`load`, and in the same step what the turn runs with of the options: the
+        session's model, its `chat`'s mode and reasoning."""
+        names = ("state", "context", "saved")
+        options = [keys.session(session, "options"), keys.session(chat, "options")]
+        result = await self._load(
+            keys=[*(keys.session(session, name) for name in names), *options], args=[known]
+        )
+        return _stored(result), TurnOptions.of(result[1])
 
     async def first(self, session: str, count: int) -> FirstItems | None:
         """The head's start and the context's first `count` items in Redis, read together;
@@ -179,3 +212,11 @@ class RedisState:
             keys=[keys.session(session, name) for name in names], args=[MARK_BYTES, count]
         )
         return FirstItems(head, list(context)) if head else None
+
+
+def _stored(result: list[Any]) -> StoredState | None:
+    """The state in `_LOAD`'s answer: {1, options} unchanged, {0, options, head, context}."""
+    if result[0] == 1:
+        return StoredState(b"", [], unchanged=True)
+    head, context = result[2], result[3]
+    return StoredState(head, list(context)) if isinstance(head, bytes) else None

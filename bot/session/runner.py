@@ -20,6 +20,7 @@ import time
 
 from bot.agent.deps import TurnRequest
 from bot.mailbox.inbox import Head, LeaseLost
+from bot.mailbox.saved_state import TurnOptions
 from bot.session.commands import Commands
 from bot.session.decisions import Decisions
 from bot.session.deps import RunnerDeps
@@ -126,7 +127,7 @@ class SessionRunner:
         first = batch[0]
         if tries == 1:  # taken up for the first time, not retried after a crash
             metrics.PICKUP_SECONDS.observe(max(0.0, time.time() - first.received_at))
-        state = await self._state(session)
+        state, options = await self._state(session)
         if done := finished_group(batch, state):  # its worker died before committing it
             return await self._commit(session, token, done, state, keeper)
         resumed = resumed_group(batch, state)
@@ -136,7 +137,7 @@ class SessionRunner:
             group = [first]
         elif first.kind == "command":
             state = await self.commands.run(first, state)
-        elif request := await self.turns.request(group, state, resumed=bool(resumed)):
+        elif request := await self.turns.request(group, state, options, resumed=bool(resumed)):
             fresh = tries == 1  # a first try: its reply has posted nothing yet
             await self._play(session, token, group, state, request, fresh=fresh)
         return await self._commit(session, token, group, state, keeper)
@@ -158,18 +159,18 @@ class SessionRunner:
             keeper.start()
         return head
 
-    async def _state(self, session: str) -> SessionState:
+    async def _state(self, session: str) -> tuple[SessionState, TurnOptions]:
         """The hot state, or the session rebuilt from SQL when Redis has none (lost, flushed),
-        or a new session."""
-        stored = await self.states.load(session)
+        or a new session; and the options its turn runs with, read with the hot state."""
+        stored, options = await self.states.load_for_turn(session)
         if stored is not None:
-            return stored
+            return stored, options
         try:
             restored = await self.deps.history.restore(session)
         except Exception:
             log.exception("could not rebuild %s from the database; it starts afresh", session)
-            return SessionState()
-        return restored or SessionState()
+            return SessionState(), options
+        return restored or SessionState(), options
 
     async def _play(
         self,

@@ -58,6 +58,7 @@ from bot.mailbox.saved_state import (
     ContextMissing,
     StateWrite,
     StoredState,
+    TurnOptions,
     mark_of,
     marked,
 )
@@ -97,6 +98,17 @@ class StateStore:
         """The session's state, or None when Redis holds none."""
         version, kept = self._kept.pop(session, ("", None))
         stored = await self.mailbox.load_state(session, version)
+        return await self._state_of(session, stored, kept)
+
+    async def load_for_turn(self, session: str) -> tuple[SessionState | None, TurnOptions]:
+        """`load`, with the options the turn runs with read in the same round trip."""
+        version, kept = self._kept.pop(session, ("", None))
+        stored, options = await self.mailbox.load_for_turn(session, version)
+        return await self._state_of(session, stored, kept), options
+
+    async def _state_of(
+        self, session: str, stored: StoredState | None, kept: SessionState | None
+    ) -> SessionState | None:
         if stored is not None and stored.unchanged and kept is not None:
             return kept
         if stored is None:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from bot.agent.deps import TurnRequest
 from bot.config.settings import Settings
-from bot.mailbox.inbox import Mailbox, TurnOptions
+from bot.mailbox.inbox import Mailbox
+from bot.mailbox.saved_state import TurnOptions
 from bot.people.preferences import ModelChoices
 from bot.session.decisions import Decisions
 from bot.session.deps import SessionStores
@@ -34,18 +35,18 @@ class Turns:
     skills: Skills | None = None  # looked at again before each turn, when they may have changed
 
     async def request(
-        self, group: list[Envelope], state: SessionState, *, resumed: bool
+        self, group: list[Envelope], state: SessionState, options: TurnOptions, *, resumed: bool
     ) -> TurnRequest | None:
         """The request for the turn `group` makes: a new message, a decision on calls that
         wait, or (`resumed`) the turn a dead worker began; None when there is nothing to
-        run (a decision that came too late, a scheduled run whose task was called off)."""
+        run (a decision that came too late, a scheduled run whose task was called off).
+        `options`: what people chose with commands, read with the state
+        (`StateStore.load_for_turn`)."""
         head = group[0]
         goes_on = head.is_decision or resumed
         asker = _asker(head, state) if goes_on else head
-        reads, options, _ = await asyncio.gather(  # at once: the person waits for them
-            read_for(asker, self.stores),
-            self.mailbox.turn_options(head.session),
-            self._skills(),
+        reads, _ = await asyncio.gather(  # at once: the person waits for them
+            read_for(asker, self.stores), self._skills()
         )
         config = run_config(head, state, options, goes_on=goes_on)
         ctx = tool_context(asker, self.settings, reads.preferences)

@@ -11,8 +11,8 @@ from arq.connections import RedisSettings, create_pool
 from arq.constants import default_queue_name, job_key_prefix
 from redis.asyncio import Redis
 
-from bot.mailbox.inbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox, TurnOptions
-from bot.mailbox.saved_state import StateWrite
+from bot.mailbox.inbox import DEAD_LETTER_LIMIT, LeaseLost, Mailbox
+from bot.mailbox.saved_state import StateWrite, TurnOptions
 from bot.redis import keys
 from bot.vocabulary.envelope import Envelope, Sender
 
@@ -246,9 +246,38 @@ async def test_a_turns_options_are_the_sessions_model_and_its_chats_mode(
 ) -> None:
     """A forum topic has a model of its own, and its chat's mode and reasoning."""
     mailbox, _, _ = box
-    assert await mailbox.turn_options(session) == TurnOptions()
+    assert await mailbox.load_for_turn(session) == (None, TurnOptions())
     await mailbox.set_option("tg:-100", "mode", "plan_execute")
     await mailbox.set_option("tg:-100", "reasoning", "on")
     await mailbox.set_option(session, "model", "claude-x")
     await mailbox.set_option("tg:-100:7", "mode", "react")  # not the topic's: its chat's
-    assert await mailbox.turn_options(session) == TurnOptions("claude-x", "plan_execute", "on")
+    chosen = TurnOptions("claude-x", "plan_execute", "on")
+    assert await mailbox.load_for_turn(session) == (None, chosen)
+
+
+async def test_a_turns_state_comes_with_its_options_in_one_call(
+    box: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether the state is read, unchanged since the reader's copy, or not there at all."""
+    mailbox, _, redis = box
+    session = "tg:-100:7"
+    await mailbox.set_option("tg:-100", "mode", "plan_execute")
+    await mailbox.set_option(session, "model", "claude-x")
+    chosen = TurnOptions("claude-x", "plan_execute", None)
+    token = await mailbox.take_lease(session, ttl=5)
+    await mailbox.save_state(session, token, StateWrite('{"turn": null}', version="v1"))
+    await mailbox.load_for_turn(session)  # Redis learns the script
+    sent: list[str] = []
+    execute = redis.execute_command
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        sent.append(str(args[0]))
+        return await execute(*args, **kwargs)
+
+    monkeypatch.setattr(redis, "execute_command", counted)
+    stored, options = await mailbox.load_for_turn(session)
+    assert stored is not None and stored.head == b'{"turn": null}' and options == chosen
+    unchanged, options = await mailbox.load_for_turn(session, "v1")
+    assert unchanged is not None and unchanged.unchanged and options == chosen
+    assert await mailbox.load_for_turn("tg:-200") == (None, TurnOptions())
+    assert sent == ["EVALSHA"] * 3

@@ -105,28 +105,28 @@ def _broken_engine() -> AsyncEngine:
     return create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
 
 
-async def test_a_turns_preferences_and_options_are_read_at_once(
+async def test_a_turns_options_come_with_its_state_and_its_reads_in_one_statement(
     redis_url: str, database_url: str, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the turn is set up with comes from SQL (the person's preferences, among the
-    rest of what the database says) and Redis (the chat's mode and reasoning, the session's
-    model); its first event waits for all of them, so they are asked for together, not
-    each after the last has answered, and each in one call."""
+    """What the turn is set up with comes from Redis (the chat's mode and reasoning, the
+    session's model: read in the same call as the state) and SQL (the person's
+    preferences, among the rest of what the database says: one statement); its first event
+    waits for them."""
     seen: list[str] = []
 
     async with runner_rig(redis_url, database_url, fake_llm, services=True) as rig:
+        await rig.mailbox.set_option(SESSION, "model", "claude-chosen")
         watch(monkeypatch, seen, rig.stores.reads, "read")
-        watch(monkeypatch, seen, rig.mailbox, "option")
-        watch(monkeypatch, seen, rig.mailbox, "options")
-        watch(monkeypatch, seen, rig.mailbox, "turn_options")
+        watch(monkeypatch, seen, rig.mailbox, "load_for_turn")
+        for name in ("load_state", "option", "options"):
+            watch(monkeypatch, seen, rig.mailbox, name)
         rig.fake.enqueue(Reply(text="Hello Ann."))
         await rig.mailbox.submit(said("hi, I am Ann", 1))
         await rig.runner.take_turns(SESSION)
-        assert len(rig.fake.requests) == 1
-    assert seen.count("turn_options asked") == seen.count("read asked") == 1
-    assert seen.count("option asked") == 0
-    assert seen.index("turn_options asked") < seen.index("read answered"), seen
-    assert seen.index("read asked") < seen.index("turn_options answered"), seen
+        assert [r.body["model"] for r in rig.fake.requests] == ["claude-chosen"]
+    assert seen == [
+        "load_for_turn asked", "load_for_turn answered", "read asked", "read answered"
+    ]  # fmt: skip
 
 
 async def test_a_heartbeat_due_while_the_lease_is_let_go_stops_nothing(
