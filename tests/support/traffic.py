@@ -23,6 +23,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from bot.mailbox.inbox import Mailbox
 from bot.redis.results import done
 from bot.session.states import StateStore
+from bot.store.cold_context import ColdContext
+from bot.store.engine import make_engine
 from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.messages import Message
 from tests.fakes.llm import RecordedRequest, Reply, ToolCallSpec
@@ -173,19 +175,27 @@ def answered_once_in_order(s: int, sent: int, messages: list[Message]) -> list[s
     return problems
 
 
-async def check_conversations(traffic: Traffic, redis_url: str, effects: Path) -> list[str]:
+async def check_conversations(
+    traffic: Traffic, redis_url: str, effects: Path, database_url: str
+) -> list[str]:
     """Everything wrong with the sessions `traffic` wrote to, once every turn is over: their
-    conversations, messages still waiting, dead letters, side effects run twice."""
+    conversations (their older turns read from the database at `database_url`, where the
+    workers moved them once a context grew past what Redis keeps), messages still waiting,
+    dead letters, side effects run twice."""
     problems: list[str] = []
-    states = StateStore(traffic.mailbox)
-    for s, sent in traffic.sent.items():
-        state = await states.load(traffic.session(s))
-        if state is None:
-            problems.append(f"s{s}: no state")
-            continue
-        problems += answered_once_in_order(s, sent, state.messages)
-        if waiting := await traffic.mailbox.pending(traffic.session(s)):
-            problems.append(f"s{s}: {waiting} messages still waiting")
+    engine = make_engine(database_url)
+    try:
+        states = StateStore(traffic.mailbox, ColdContext(engine))
+        for s, sent in traffic.sent.items():
+            state = await states.load(traffic.session(s))
+            if state is None:
+                problems.append(f"s{s}: no state")
+                continue
+            problems += answered_once_in_order(s, sent, state.messages)
+            if waiting := await traffic.mailbox.pending(traffic.session(s)):
+                problems.append(f"s{s}: {waiting} messages still waiting")
+    finally:
+        await engine.dispose()
     redis = Redis.from_url(redis_url)
     try:
         dead = await done(redis.lrange("parley:dead", 0, -1))

@@ -100,7 +100,8 @@ async def test_redis_restarted_under_load_no_process_exits_and_nothing_is_lost(
             await until(partial(_drained, traffic, s), f"session {s}'s answers", within=120)
         await idle(compose_redis.url)
         assert ledger.violations == []
-        assert await check_conversations(traffic, compose_redis.url, effects) == []
+        checked = await check_conversations(traffic, compose_redis.url, effects, database)
+        assert checked == []
         await _answered_through_the_api(stack)
         assert await schedulers.wait_for_leader() is scheduler
         exited = {

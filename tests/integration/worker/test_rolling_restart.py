@@ -70,7 +70,8 @@ async def test_every_worker_replaced_under_load_loses_and_repeats_nothing(
           f"{WORKERS} workers replaced")  # fmt: skip
     assert ledger.violations == []
     assert [problem for m, events in enumerate(shown) if (problem := whole(m, events))] == []
-    assert await check_conversations(traffic, stack.redis_url, effects) == []
+    database = stack.env["DATABASE_URL"]
+    assert await check_conversations(traffic, stack.redis_url, effects, database) == []
     assert all(proc.returncode is None for proc in stack.workers[WORKERS:])
     assert stack.fake.rejected == []
     await pool.aclose()
