@@ -4,9 +4,11 @@ Text arrives in small deltas and is coalesced: a pump shows whatever text there 
 once per pace of the platform, so a fast model costs one update per pace, not one per
 token. The first update is made as soon as there is text, so a reply starts to show the
 moment its first words exist; text that arrives while an update is on its way is coalesced
-into the next one, and from then on updates keep the pace, from when each was shown. A reply
-that ends before the pump has had its turn (a short one, read in one burst) costs only its
-last update. The pump takes its update's token from the shared
+into the next one, and from then on updates keep the pace, from when each was shown. Once
+the model's answer is whole (`ModelAnswered` with no tool to run), the pump holds: the last
+update, a moment later, shows it, so a short reply read in one burst costs only its last
+update, never a draft or an edit first; a turn that goes on after it (another model call, a
+tool) lets the pump go again. The pump takes its update's token from the shared
 rate budget (a `Slot`) before it shows anything, so the burst the budget allows is left for
 other calls, and the update's first call spends that token.
 
@@ -221,8 +223,12 @@ class StreamedReply:
         self._pump: asyncio.Task[None] | None = None
         self._background: list[asyncio.Task[None]] = []
         self._lock = asyncio.Lock()
+        self._going = asyncio.Event()  # clear while the pump holds (the answer is whole)
+        self._going.set()
 
     async def send(self, event: ev.AgentEvent) -> None:
+        if self._paced(event):
+            return
         if not self._started:
             self._started = True
             await self._start()
@@ -253,6 +259,17 @@ class StreamedReply:
         self._dirty.set()
         if self._pump is None:
             self._pump = asyncio.create_task(self._run_pump())
+
+    def _paced(self, event: ev.AgentEvent) -> bool:
+        """Hold the pump once the model's answer is whole, and let it go again when the turn
+        goes on (see the module docstring); True for an event that is only for that."""
+        if isinstance(event, ev.ModelAnswered):
+            if event.finish_reason not in (None, "tool_use"):
+                self._going.clear()  # the last update, a moment away, shows the answer
+            return True
+        if isinstance(event, ev.Iteration | ev.ToolCallStart):
+            self._going.set()
+        return False
 
     async def post_file(self, event: ev.FileSent) -> str:
         """`send` of a file, saying what became of it (see `ReplyStream.post_file`)."""
@@ -303,10 +320,12 @@ class StreamedReply:
         while True:
             await self._dirty.wait()
             await asyncio.sleep(due - time.monotonic())
+            await self._going.wait()
             if self._ended:
                 return
             scopes = self.surface.scopes()
             await self.calls.take(scopes)
+            await self._going.wait()  # the answer may have become whole while it waited
             if self._ended:
                 return
             self._dirty.clear()

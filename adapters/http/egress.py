@@ -45,6 +45,7 @@ from bot.vocabulary.events import (
     AgentEvent,
     ConfirmationRequired,
     FileSent,
+    ModelAnswered,
     Reminded,
     TextDelta,
 )
@@ -76,6 +77,8 @@ class RedisEventStream:
         self._expiry_renewed_at = -math.inf
 
     async def send(self, event: AgentEvent) -> None:
+        if isinstance(event, ModelAnswered):  # for the trace and a chat's pump, not the API
+            return
         if isinstance(event, TextDelta):
             self._text.append(event.text)
             if self._flush is None or self._flush.done():

@@ -14,7 +14,10 @@ class ReplyStream(Protocol):
     """Turns one turn's events into what the platform shows (a message edited in place,
     an HTTP event stream...). It must tolerate a turn that restarts after a `reset` event."""
 
-    async def send(self, event: AgentEvent) -> None: ...
+    async def send(self, event: AgentEvent) -> None:
+        """Show `event`. `ModelAnswered` comes too, for what a stream does when the model's
+        answer is whole (a chat's pump holds its updates); it is nothing to show."""
+        ...
 
     async def post_file(self, event: FileSent) -> str | None:
         """Post a file a tool made, after what was shown so far (as `send` would), and say

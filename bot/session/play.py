@@ -66,7 +66,7 @@ class Player:
                 watch.see(event)
                 if isinstance(event, ev.FileSent):
                     deliveries.record(event, await stream.post_file(event))
-                elif not isinstance(event, ev.ModelAnswered):  # for the trace, not the chat
+                else:  # `ModelAnswered` too: a chat's reply holds its updates once it is whole
                     await stream.send(outgoing)
         except asyncio.CancelledError:
             abandoned = True

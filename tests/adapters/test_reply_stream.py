@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import pytest
 from redis.asyncio import Redis
 
 from adapters.chat.pacing import PacedCalls, Slot
@@ -162,11 +163,30 @@ class NoteSurface(QuietSurface):
         await seal_above(self.transcript, self.messages)
 
 
+class GatedCalls(NoteCalls):
+    """Calls whose tokens are given only once `gate` opens: the pump waits in `take`."""
+
+    def __init__(self, budget: RateBudget) -> None:
+        super().__init__(budget)
+        self.gate = asyncio.Event()
+        self.waiting = asyncio.Event()
+
+    async def take(self, scopes: Sequence[Scope]) -> float:
+        self.waiting.set()
+        await self.gate.wait()
+        return await super().take(scopes)
+
+
 async def reply_for(
-    redis_url: str, notes: Notes, key: str = "envelope-1", *, fresh: bool = False
+    redis_url: str,
+    notes: Notes,
+    key: str = "envelope-1",
+    calls_of: type[NoteCalls] = NoteCalls,
+    *,
+    fresh: bool = False,
 ) -> StreamedReply:
     redis = Redis.from_url(redis_url)
-    calls = NoteCalls(RateBudget(redis))
+    calls = calls_of(RateBudget(redis))
     wire = NoteWire(calls, notes)
     transcript = Transcript()
     messages: Messages[int, str] = Messages(wire, ReplyStore(redis, "notes"), key, fresh=fresh)
@@ -223,6 +243,70 @@ async def test_the_first_words_show_at_once(redis_url: str) -> None:
     await reply.send(completed())
     await reply.close()
     assert list(notes.shown.values()) == ["First words, then more."]
+
+
+async def pump_had_its_turn(redis_url: str) -> None:
+    """Round trips of the test's own, queued behind the pump's (see the test above)."""
+    redis = Redis.from_url(redis_url)
+    for _ in range(10):
+        await redis.ping()
+    await redis.aclose()
+
+
+def answered(finish: str | None) -> ev.ModelAnswered:
+    return ev.ModelAnswered(model="m", usage=Usage(), finish_reason=finish)
+
+
+async def test_a_whole_answer_waits_for_the_last_update(redis_url: str) -> None:
+    """The model's answer is whole (no tool to run): an update now would be followed by the
+    last one a moment later, so the first words show with the last update, as one post."""
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Hello, Ann."))
+    await reply.send(answered("end_turn"))
+    await pump_had_its_turn(redis_url)
+    assert notes.calls == []
+    await reply.send(completed())
+    await reply.close()
+    assert notes.calls == [("post", notes.calls[0][1])]
+    assert list(notes.shown.values()) == ["Hello, Ann."]
+
+
+async def test_an_answer_whole_while_the_pump_waited_for_its_token_waits_too(
+    redis_url: str,
+) -> None:
+    """The model's last events come a moment after its text (a read of their own): the
+    pump, on its way to the first update, is waiting for the budget's token by then."""
+    notes = Notes()
+    reply = await reply_for(redis_url, notes, calls_of=GatedCalls)
+    assert isinstance(reply.calls, GatedCalls)
+    await reply.send(ev.TextDelta(text="Hello, Ann."))
+    await reply.calls.waiting.wait()
+    await reply.send(answered("end_turn"))
+    reply.calls.gate.set()
+    await pump_had_its_turn(redis_url)
+    assert notes.calls == []
+    await reply.send(completed())
+    await reply.close()
+    assert notes.calls == [("post", notes.calls[0][1])]
+
+
+@pytest.mark.parametrize("goes_on", ["tool", "another call"])
+async def test_text_before_a_tool_or_another_call_shows_meanwhile(
+    redis_url: str, goes_on: str
+) -> None:
+    notes = Notes()
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Let me look."))
+    if goes_on == "tool":
+        await reply.send(answered("tool_use"))
+    else:  # the answer was whole, and the turn asks the model again (a plan's next step)
+        await reply.send(answered("end_turn"))
+        await reply.send(ev.Iteration(number=2, model="m"))
+    await pump_had_its_turn(redis_url)
+    assert list(notes.shown.values()) == ["Let me look."]
+    await reply.send(completed())
+    await reply.close()
 
 
 async def test_updates_then_keep_the_pace_not_the_burst(redis_url: str) -> None:
