@@ -34,6 +34,7 @@ class SocketMode:
         self.closes: list[int | None] = []  # how each connection ended: 1000 is a clean close
         self._tickets: set[str] = set()
         self._acks: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.pushed: list[tuple[str, dict[str, Any]]] = []  # (envelope id, body), as sent
         self.handlers = {"apps.connections.open": self.open}
 
     @property
@@ -127,6 +128,7 @@ class SocketMode:
         try:
             live = [ws for ws in self.connections if not ws.closed]
             if live:
+                self.pushed.append((envelope_id, body))
                 await live[-1].send_json(envelope)
                 async with asyncio.timeout(self.fake.ack_timeout):
                     answer = json.dumps(await acked)
