@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import os
+import random
 import shutil
 import socket
 import subprocess
@@ -13,11 +16,35 @@ import pytest
 import redis
 from redis.asyncio import Redis as AsyncRedis
 
+# Ports for the tests' servers: below the kernel's ephemeral range (32768 on, by default), from
+# which every outgoing connection takes its local port, so no client socket of any test can
+# take a port between its choice and its server's bind; a block of them for each xdist worker
+# (the benchmarks and a plain run have the last), taken in turn from a random start, so two
+# workers never choose the same port and one reuses a port only long after.
+PORTS_FROM, BLOCK, BLOCKS = 20_000, 1_500, 8
+
+
+def _ports() -> Iterator[int]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    block = int(worker[2:]) % (BLOCKS - 1) if worker[2:].isdigit() else BLOCKS - 1
+    first = PORTS_FROM + block * BLOCK
+    start = random.SystemRandom().randrange(BLOCK)  # not the seed pytest-randomly sets
+    return (first + (start + n) % BLOCK for n in itertools.count())
+
+
+_next_ports = _ports()
+
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port nothing listens on or connects from, for a server a test starts."""
+    for port in _next_ports:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use, perhaps by another run of the tests on this machine
+            return port
+    raise AssertionError("unreachable: the ports are taken in turn forever")
 
 
 class RedisServer:
