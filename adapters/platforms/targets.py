@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 
 from adapters.http import place as http
+from adapters.places import telegram
 from adapters.platforms.egresses import PLATFORMS
 from adapters.slack import place as slack
-from adapters.telegram import place as telegram
 from bot.config.settings import Settings
 from bot.tasks.model import Target
 

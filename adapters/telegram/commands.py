@@ -29,8 +29,9 @@ from adapters.chat import (
 )
 from adapters.chat.setting_commands import Asked
 from adapters.chat.usage import limits_text, usage_text
+from adapters.places.telegram import Place, chat_key, person
 from adapters.telegram.deps import IngressDeps
-from adapters.telegram.place import Place, chat_key, person, place_of, sender_of
+from adapters.telegram.place import place_of, sender_of
 
 MENU = {
     "start": "Say hello",

@@ -24,15 +24,9 @@ from adapters.chat.access import Gate
 from adapters.chat.intake import Arrival, Files, Intake
 from adapters.chat.setting_commands import ChatChoices
 from adapters.chat.tool_list import ToolCatalog
+from adapters.places.telegram import PLATFORM, account, envelope_id, person
 from adapters.telegram.client import TelegramCalls
-from adapters.telegram.place import (
-    PLATFORM,
-    account,
-    envelope_id,
-    person,
-    place_of,
-    sender_of,
-)
+from adapters.telegram.place import place_of, sender_of
 from adapters.telegram.reactions import StatusReactions
 from bot.config.settings import Settings
 from bot.files.intake import Intake as FileIntake

@@ -13,9 +13,9 @@ from adapters.chat.egress import ChatEgress
 from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_stream import StreamedReply
 from adapters.chat.transcript import heard_in
+from adapters.places.telegram import Place, user_of
 from adapters.telegram import ask, confirm, ephemeral
 from adapters.telegram.client import TelegramCalls, make_bot
-from adapters.telegram.place import Place, user_of
 from adapters.telegram.reactions import StatusReactions
 from adapters.telegram.render import utf16_len
 from adapters.telegram.stream import telegram_reply

@@ -23,8 +23,8 @@ from aiogram.types import (
 )
 from aiogram.types import Message as TgMessage
 
+from adapters.places.telegram import Place, user_of
 from adapters.telegram.client import TelegramCalls
-from adapters.telegram.place import Place, user_of
 
 Edit = EditMessageText | EditEphemeralMessageText
 

@@ -19,9 +19,10 @@ from aiogram.types import CallbackQuery, Chat
 from aiogram.types import Message as TgMessage
 
 from adapters.chat import item_list, memory_list
+from adapters.places.telegram import chat_key, person
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.item_list import answer, keyboard, replace_item
-from adapters.telegram.place import chat_key, person, place_of, sender_of
+from adapters.telegram.place import place_of, sender_of
 from bot.memory.scope import scope_of
 
 PREFIX = "mem:"

@@ -18,9 +18,9 @@ from aiogram.enums import ChatType, MessageEntityType
 from aiogram.types import Message as TgMessage
 from aiogram.types import MessageGenerationStopped, Update
 
+from adapters.places.telegram import Place, chat_key, person
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.files import files_of, recording_of
-from adapters.telegram.place import Place, chat_key, person
 
 NOT_READ = (
     "I read text, photos, voice notes, PDFs and text files here. Send me your question as a "

@@ -16,9 +16,10 @@ from aiogram.types import Message as TgMessage
 
 from adapters.chat.decisions import Press, PromptState, decide
 from adapters.chat.questions import QuestionPress, answer_press
+from adapters.places.telegram import PLATFORM
 from adapters.telegram import ask, confirm, ephemeral
 from adapters.telegram.deps import IngressDeps
-from adapters.telegram.place import PLATFORM, sender_of
+from adapters.telegram.place import sender_of
 
 STALE = "This button no longer works."
 

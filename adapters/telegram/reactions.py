@@ -22,8 +22,8 @@ from aiogram.methods import SetMessageReaction
 from aiogram.types import ReactionTypeEmoji
 from redis.asyncio import Redis
 
+from adapters.places.telegram import Place
 from adapters.telegram.client import TelegramCalls
-from adapters.telegram.place import Place
 from bot.redis import keys
 from bot.vocabulary.envelope import Envelope
 

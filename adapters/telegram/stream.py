@@ -38,9 +38,9 @@ from adapters.chat.replies import ReplyStore
 from adapters.chat.reply_messages import Messages
 from adapters.chat.reply_stream import QuietSurface, StreamedReply, seal_above
 from adapters.chat.transcript import Transcript
+from adapters.places.telegram import Place
 from adapters.telegram import ask, confirm, ephemeral
 from adapters.telegram.client import TelegramCalls
-from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, under_heard
 from adapters.telegram.uploads import Uploads
 from adapters.telegram.wire import PARSE_ERROR, TelegramWire

@@ -14,9 +14,10 @@ from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
 
 from adapters.chat import task_list
+from adapters.places.telegram import chat_key
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.item_list import answer, keyboard, replace_item
-from adapters.telegram.place import chat_key, sender_of
+from adapters.telegram.place import sender_of
 
 PREFIX = "task:"
 

@@ -14,8 +14,8 @@ from aiogram.types import MessageEntity, ReplyParameters
 
 from adapters.chat.pacing import Slot
 from adapters.chat.reply_messages import Edit
+from adapters.places.telegram import Place
 from adapters.telegram.client import TelegramCalls
-from adapters.telegram.place import Place
 from adapters.telegram.render import Chunk, plain
 
 log = logging.getLogger(__name__)

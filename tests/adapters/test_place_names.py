@@ -4,8 +4,8 @@ formats every key in Redis and row in SQL was written with, and the core's chat 
 from __future__ import annotations
 
 from adapters.http import place as http
+from adapters.places import telegram
 from adapters.slack import place as slack
-from adapters.telegram import place as telegram
 from bot.vocabulary.chats import chat_of
 
 

@@ -1,10 +1,12 @@
-"""What `parley web` and `parley up` import before they serve: each SDK costs a start-up up
-to a second and a half of CPU, and a web process that polls Telegram late answers late.
+"""What `parley web`, `parley scheduler` and `parley up` import before they serve: each SDK
+costs a start-up up to a second and a half of CPU, and a web process that polls Telegram late
+answers late.
 
 `parley web` imports no SDK of a platform without a token and builds aiogram's types on use;
-`parley up` checks the configuration without the provider's SDK, which its worker imports.
-Each runs in a fresh interpreter, with Anthropic and Telegram configured. What a worker
-imports is pinned by `tests/integration/worker/test_imports.py`.
+`parley scheduler` imports none, Telegram configured or not; `parley up` checks the
+configuration without the provider's SDK, which its worker imports. Each runs in a fresh
+interpreter, with Anthropic and Telegram configured. What a worker imports is pinned by
+`tests/integration/worker/test_imports.py`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ WEB = """
 from worker.cli import _settings
 settings = _settings()
 import worker.web
+"""
+# What `parley scheduler` imports before it serves (and `parley up` before it forks).
+SCHEDULER = """
+from worker.cli import _settings
+settings = _settings()
+import worker.scheduler
 """
 # What `parley up` does before it starts the processes.
 UP = """
@@ -75,6 +83,15 @@ def test_the_web_process_imports_no_sdk_of_a_platform_without_a_token(tmp_path: 
     assert isinstance(packages, list)
     assert UNUSED.isdisjoint(packages), UNUSED.intersection(packages)
     assert report["message_built"] is False  # aiogram's types are built on use
+
+
+def test_the_scheduler_imports_no_sdk_of_a_platform_or_a_model(tmp_path: Path) -> None:
+    """It names a task's chat from its session key (`adapters.places`); aiogram is half a
+    second of its start and some 40 MB of its memory at rest."""
+    packages = imported(SCHEDULER, tmp_path)["packages"]
+    assert isinstance(packages, list)
+    sdks = UNUSED | {"aiogram", "anthropic"}
+    assert sdks.isdisjoint(packages), sdks.intersection(packages)
 
 
 def test_parley_up_checks_the_configuration_without_the_providers_sdk(tmp_path: Path) -> None:
