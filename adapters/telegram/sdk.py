@@ -32,18 +32,40 @@ from pydantic import BaseModel
 
 PACKAGE = "aiogram"
 _importing = threading.Lock()
+_answer_models: list[type[BaseModel]] = []  # see _keep_answer_models
 
 
 def import_aiogram() -> None:
-    """Import aiogram with its types' validators left to be built on first use."""
+    """Import aiogram with its types' validators left to be built on first use, and the
+    models of its answers kept once made."""
     with _importing:
-        if PACKAGE in sys.modules:
-            return
-        namespace = _import_recording_namespace()
-        if namespace:
-            for model in _models(BaseModel):
-                if model.__pydantic_parent_namespace__ is None:  # a class at module level
-                    model.__pydantic_parent_namespace__ = namespace
+        if PACKAGE not in sys.modules:
+            namespace = _import_recording_namespace()
+            if namespace:
+                for model in _models(BaseModel):
+                    if model.__pydantic_parent_namespace__ is None:  # at module level
+                        model.__pydantic_parent_namespace__ = namespace
+        _keep_answer_models()
+
+
+def _keep_answer_models() -> None:
+    """Keep every `Response[...]` aiogram makes, once made.
+
+    aiogram validates each Bot API answer with `Response[method.__returning__]`. pydantic
+    keeps a generic model's parametrizations by weak reference only, and a class is held by
+    a reference cycle of its own, so the collector's next young pass took `Response[Message]`
+    and the next call made it again, its validator too: a millisecond of every call. There
+    are no more of them than the Bot API has kinds of answer, a few dozen.
+    """
+    response = importlib.import_module(f"{PACKAGE}.methods.base").Response
+    if "__pydantic_init_subclass__" in response.__dict__:
+        return
+
+    def keep(cls: type[BaseModel], /, **kwargs: Any) -> None:
+        _answer_models.append(cls)  # pydantic calls it for each parametrization it makes
+        super(response, cls).__pydantic_init_subclass__(**kwargs)
+
+    response.__pydantic_init_subclass__ = classmethod(keep)
 
 
 def _import_recording_namespace() -> dict[str, Any]:
