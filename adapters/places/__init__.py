@@ -1,5 +1,5 @@
-"""What each platform's conversations are called, without the platform's SDK: session keys,
-people's and chats' ids, and where a reply goes (`reply_to`). The scheduler and the web
-process name a task's target from a session key alone, and importing a platform's package
-would import its SDK (aiogram is half a second of CPU) into a process that never talks to it.
+"""A platform's names (session keys, people's and chats' ids, where a reply goes) where its
+own package would bring its SDK: `adapters.telegram` imports aiogram as it is imported, half a
+second of CPU, and the scheduler and `parley web` name a task's chat from its session key
+alone. Slack's and the HTTP API's names stay in their packages' `place.py`, which import no SDK.
 """
