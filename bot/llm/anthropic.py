@@ -22,6 +22,7 @@ from typing import Any, cast
 import anthropic
 import httpx2
 
+from bot import tls
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import (
@@ -72,7 +73,11 @@ class AnthropicProvider:
         files: FileReader | None = None,
     ) -> None:
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout,
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=tls.shared_context()),
         )
         self._files = files
 

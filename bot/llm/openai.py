@@ -19,6 +19,7 @@ from typing import Any
 import httpx2
 import openai
 
+from bot import tls
 from bot.llm.base import ModelRequest
 from bot.llm.errors import RETRYABLE_STATUS, ProviderError, network_error, parse_retry_after
 from bot.llm.events import (
@@ -65,7 +66,11 @@ class OpenAIProvider:
         files: FileReader | None = None,
     ) -> None:
         self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout,
+            http_client=openai.DefaultAsyncHttpxClient(verify=tls.shared_context()),
         )
         self._files = files
 

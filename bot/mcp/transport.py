@@ -25,6 +25,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
+from bot import tls
 from bot.mcp.config import ServerConfig
 from bot.mcp.output import Garbled, LastWords
 from bot.mcp.stdio import stdio_server
@@ -90,7 +91,7 @@ async def open_transport(
         return
     timeout = httpx2.Timeout(CONNECT_TIMEOUT, read=READ_TIMEOUT)
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout) as client,
+        httpx2.AsyncClient(headers=headers, timeout=timeout, verify=tls.shared_context()) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams

@@ -10,6 +10,7 @@ name, so SNI and the certificate check are for the name, and the Host header is 
 
 from __future__ import annotations
 
+import functools
 import ssl
 from collections.abc import Iterable
 
@@ -56,13 +57,21 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
         await self.network.sleep(seconds)
 
 
+@functools.cache
+def pages_context(*, trust_env: bool = False) -> ssl.SSLContext:
+    """The web tools' TLS context, made once: each one made reads certifi's bundle (about
+    20 ms of CPU), and every fetch and search would make its own (see `bot.tls`). A fetch
+    ignores the environment's certificate settings with its proxies; a search reads them."""
+    return httpx.create_ssl_context(trust_env=trust_env)
+
+
 class PinnedTransport(httpx.AsyncHTTPTransport):
     """httpx's transport on a connection pool that uses `PinnedBackend`. Proxies from the
     environment are ignored: a proxy would make the connection, and the guard's check of
     the address would mean nothing."""
 
     def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext | None = None) -> None:
-        context = ssl_context or httpx.create_ssl_context(trust_env=False)
+        context = ssl_context or pages_context()
         super().__init__(verify=context, trust_env=False)
         # httpx offers no parameter for the backend; its pool is replaced by an equal one
         # that has it (the same settings httpx's defaults give).

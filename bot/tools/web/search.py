@@ -18,6 +18,7 @@ import httpx
 
 from bot.tools.base import TemporaryFailure, ToolError
 from bot.tools.web.config import SearchService
+from bot.tools.web.pinning import pages_context
 
 BRAVE_URL = "https://api.search.brave.com"
 TAVILY_URL = "https://api.tavily.com"
@@ -167,7 +168,10 @@ async def search(service: SearchService, backend: SearchBackend, query: str) -> 
     executor tries again."""
     timeout = httpx.Timeout(service.timeout)
     try:
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+        verify = pages_context(trust_env=True)
+        async with httpx.AsyncClient(
+            timeout=timeout, follow_redirects=False, verify=verify
+        ) as client:
             results = await backend.search(client, query, service.results)
     except httpx.TimeoutException:
         raise TemporaryFailure(f"{backend.name} did not answer in time.") from None
