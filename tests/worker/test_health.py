@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -57,7 +58,23 @@ def test_a_half_written_file_is_not_read_as_a_process(tmp_path: Path) -> None:
     (tmp_path / "worker-1.json").write_text('{"pid": 1, "unt')
     Signal("worker", tmp_path).write(10)
     assert check_role("worker", tmp_path) is None
-    assert json.loads(Signal("worker", tmp_path).path.read_text())["until"] > time.time()
+    assert json.loads(Signal("worker", tmp_path).path.read_text())["for"] == 10
+
+
+def test_each_beat_touches_the_file_and_holds_it_again(tmp_path: Path) -> None:
+    signal = Signal("worker", tmp_path)
+    signal.write(10)
+    written = signal.path.stat().st_ino
+    long_ago = time.time() - 30
+    os.utime(signal.path, (long_ago, long_ago))  # as if its process had not beaten since
+    problem = check_role("worker", tmp_path)
+    assert problem is not None and "ran out 20 s ago" in problem
+    signal.write(10)
+    assert check_role("worker", tmp_path) is None
+    assert signal.path.stat().st_ino == written  # touched, not written again
+    signal.path.unlink()  # say, by a cleaner of the temporary folder
+    signal.write(10)
+    assert check_role("worker", tmp_path) is None
 
 
 async def test_keep_writes_only_while_it_holds_and_removes_on_stop(tmp_path: Path) -> None:
