@@ -3,17 +3,17 @@
 A worker or a scheduler serves no port, so each keeps a signal file in the temporary folder
 (`$TMPDIR/parley-health/{role}-{pid}.json`), written once with how long each beat holds
 (`for`, seconds), and touched by its event loop every few seconds: the file's time of change
-is the beat, one system call where rewriting and renaming it took ten times the CPU, most of
-an idle scheduler's own. The probe runs in the same
-container, so it finds its own process's file there without knowing any id, and needs no
-Redis, no settings and no network: it reads the file, checks that the process is alive and
-that `until` has not passed (a file names its host too: in a temporary folder shared by
-mistake, another host's process is never taken for this one's). A worker writes its file
-only while its liveness key in Redis is refreshed (`bot.mailbox.liveness`): a worker whose
-loop stalls, or that cannot beat, is reported. A scheduler writes its file from its loop,
-leading or standing by alike: both are healthy. Why a file rather than a key in Redis: the
-probe then tells this container's process from every other worker's, costs nothing, and a
-process killed with SIGKILL (which cleans nothing up) is found dead by its pid at once.
+is the beat, one system call where rewriting and renaming it took a hundred times the CPU,
+most of an idle scheduler's own. The probe runs in the same container, so it finds its own
+process's file there without knowing any id, and needs no Redis, no settings and no network:
+it reads the file, checks that the process is alive and that its last touch still holds (a
+file names its host too: in a temporary folder shared by mistake, another host's process is
+never taken for this one's). A worker touches its file only while its liveness key in Redis
+is refreshed (`bot.mailbox.liveness`): a worker whose loop stalls, or that cannot beat, is
+reported. A scheduler touches its file from its loop, leading or standing by alike: both are
+healthy. Why a file rather than a key in Redis: the probe then tells this container's process
+from every other worker's, costs nothing, and a process killed with SIGKILL (which cleans
+nothing up) is found dead by its pid at once.
 
 `web` asks the process's own `/readyz` (`adapters.http.readiness`) on PARLEY_HTTP_PORT, with
 httpx, imported then only: a worker and a scheduler keep their signals with this module, and
