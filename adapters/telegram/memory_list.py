@@ -13,7 +13,7 @@ chat's id is its person's), never from the presser. What is said is shared with 
 
 from __future__ import annotations
 
-from aiogram import F, Router
+from aiogram import Router
 from aiogram.filters import Command
 from aiogram.types import CallbackQuery, Chat
 from aiogram.types import Message as TgMessage
@@ -21,6 +21,7 @@ from aiogram.types import Message as TgMessage
 from adapters.chat import item_list, memory_list
 from adapters.places.telegram import chat_key, person
 from adapters.telegram.deps import IngressDeps
+from adapters.telegram.filters import data_starts
 from adapters.telegram.item_list import answer, keyboard, replace_item
 from adapters.telegram.place import place_of, sender_of
 from bot.memory.scope import scope_of
@@ -33,7 +34,7 @@ def router() -> Router:
     starts with `mem:` is answered here, a malformed one included."""
     memories = Router(name="memories")
     memories.message.register(on_memory, Command("memory"))
-    memories.callback_query.register(on_press, F.data.startswith(PREFIX))
+    memories.callback_query.register(on_press, data_starts(PREFIX))
     return memories
 
 

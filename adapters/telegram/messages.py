@@ -13,7 +13,7 @@ loop).
 
 from __future__ import annotations
 
-from aiogram import F, Router
+from aiogram import Router
 from aiogram.enums import ChatType, MessageEntityType
 from aiogram.types import Message as TgMessage
 from aiogram.types import MessageGenerationStopped, Update
@@ -21,6 +21,7 @@ from aiogram.types import MessageGenerationStopped, Update
 from adapters.places.telegram import Place, chat_key, person
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.files import files_of, recording_of
+from adapters.telegram.filters import has_files, has_text
 
 NOT_READ = (
     "I read text, photos, voice notes, PDFs and text files here. Send me your question as a "
@@ -47,9 +48,8 @@ SERVICE_FIELDS = (
 def router() -> Router:
     """A fresh router each time: a router belongs to one dispatcher."""
     messages = Router(name="messages")
-    files = F.photo | F.document | F.voice | F.audio | F.video_note | F.media_group_id
-    messages.message.register(on_file, files)
-    messages.message.register(on_text, F.text | F.caption)
+    messages.message.register(on_file, has_files)
+    messages.message.register(on_text, has_text)
     messages.message.register(on_other)
     messages.stopped_message_generation.register(on_stop_generation)
     return messages

@@ -10,7 +10,7 @@ shows as it is.
 
 from __future__ import annotations
 
-from aiogram import F, Router
+from aiogram import Router
 from aiogram.filters import Command
 from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
@@ -18,6 +18,7 @@ from aiogram.types import Message as TgMessage
 from adapters.chat import item_list, permission_list
 from adapters.places.telegram import chat_key
 from adapters.telegram.deps import IngressDeps
+from adapters.telegram.filters import data_starts
 from adapters.telegram.item_list import answer, keyboard, replace_item
 from adapters.telegram.place import sender_of
 
@@ -29,7 +30,7 @@ def router() -> Router:
     starts with `perm:` is answered here, a malformed one included."""
     permissions = Router(name="permissions")
     permissions.message.register(on_permissions, Command("permissions"))
-    permissions.callback_query.register(on_press, F.data.startswith(PREFIX))
+    permissions.callback_query.register(on_press, data_starts(PREFIX))
     return permissions
 
 

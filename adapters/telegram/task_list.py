@@ -8,7 +8,7 @@ the others stay. What is said is shared with Slack (`adapters.chat.task_list`).
 
 from __future__ import annotations
 
-from aiogram import F, Router
+from aiogram import Router
 from aiogram.filters import Command
 from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
@@ -16,6 +16,7 @@ from aiogram.types import Message as TgMessage
 from adapters.chat import task_list
 from adapters.places.telegram import chat_key
 from adapters.telegram.deps import IngressDeps
+from adapters.telegram.filters import data_starts
 from adapters.telegram.item_list import answer, keyboard, replace_item
 from adapters.telegram.place import sender_of
 
@@ -27,7 +28,7 @@ def router() -> Router:
     starts with `task:` is answered here, a malformed one included."""
     tasks = Router(name="tasks")
     tasks.message.register(on_tasks, Command("tasks"))
-    tasks.callback_query.register(on_press, F.data.startswith(PREFIX))
+    tasks.callback_query.register(on_press, data_starts(PREFIX))
     return tasks
 
 
