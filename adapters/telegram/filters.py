@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from aiogram.types import CallbackQuery
 from aiogram.types import Message as TgMessage
 
-# What makes a message one with files in it (an album's parts may come without one yet).
+# What makes a message one with files in it, an album's part included (`media_group_id`).
 FILE_FIELDS = ("photo", "document", "voice", "audio", "video_note", "media_group_id")
 
 
