@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import pty
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot.tools.workspace_paths import workspace_of
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM, Reply, ToolCallSpec
+from tests.support.parley import PIPE, start_parley
 from tests.support.redis_server import free_port
 
 pytestmark = pytest.mark.e2e  # each test runs `parley chat` as a process
@@ -32,14 +32,11 @@ def chat_env(fake: FakeLLM, home: Path, **extra: str) -> dict[str, str]:
 
 
 async def run_piped(fake: FakeLLM, home: Path, stdin: str, **extra: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "worker",
+    proc = await start_parley(
         "chat",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        stdin=PIPE,
+        stdout=PIPE,
+        stderr=PIPE,
         env=chat_env(fake, home, **extra),
         cwd=home,
         start_new_session=True,  # no controlling terminal, as under a pipe in CI
@@ -136,10 +133,7 @@ async def test_terminal_asks_and_approval_runs_the_tool(fake_llm: FakeLLM, tmp_p
     )
     env = chat_env(fake_llm, tmp_path, PARLEY_POLICY='[{"action": "ask", "tool": "calculator"}]')
     leader, follower = pty.openpty()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "worker",
+    proc = await start_parley(
         "chat",
         stdin=follower,
         stdout=follower,
@@ -186,8 +180,8 @@ async def test_the_agents_questions_are_numbered_lists_on_the_terminal(
         Reply(text="Blue, soon."),
     )
     leader, follower = pty.openpty()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker", "chat",
+    proc = await start_parley(
+        "chat",
         stdin=follower, stdout=follower, stderr=follower,
         env=chat_env(fake_llm, tmp_path), cwd=tmp_path, start_new_session=True,
     )  # fmt: skip

@@ -39,6 +39,7 @@ from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.schedule import Schedule
 from tests.bench.processes import DEADLINE_S
 from tests.bench.table import Figure, percentile, report, samples
+from tests.support.parley import Process
 from tests.support.redis_server import RedisServer
 from tests.support.schedulers import Schedulers
 from tests.support.stack import ROOT
@@ -83,7 +84,7 @@ async def _late(book: TaskBook, redis: Redis, count: int) -> None:
     )
 
 
-async def _seen(book: TaskBook, schedulers: Schedulers, leader: asyncio.subprocess.Process) -> None:
+async def _seen(book: TaskBook, schedulers: Schedulers, leader: Process) -> None:
     now = datetime.now(UTC)
     due = now + timedelta(seconds=2)
     schedule = Schedule(kind="once", spec=due.isoformat(), zone="UTC", anchor=now)
@@ -112,7 +113,7 @@ async def _takeover(schedulers: Schedulers) -> None:
         report(Figure(f"scheduler: takeover after {how.name}", took, "s"))
 
 
-async def _up(schedulers: Schedulers, standby: asyncio.subprocess.Process) -> None:
+async def _up(schedulers: Schedulers, standby: Process) -> None:
     """Once the standby said it is up (its log line, written just before it first asks for
     the lease): it polls the lease from then on."""
     deadline = time.monotonic() + DEADLINE_S

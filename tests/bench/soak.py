@@ -313,7 +313,7 @@ async def parley(
     env = environment(redis_url, tmp, llm.anthropic_base_url, **extra)
     env = {k: v for k, v in env.items() if not k.startswith("PARLEY_BENCH")}
     command = [sys.executable, "-m", "worker", "web"]
-    async with web_process(command, env, ROOT, Path(tmp) / "web.log") as base:
+    async with web_process(env, ROOT, Path(tmp) / "web.log", command=command) as base:
         web_pid = child_running(command)
         workers = [await start_worker(redis_url, tmp, llm.anthropic_base_url, **extra)]
         workers.append(await start_worker(redis_url, tmp, llm.anthropic_base_url, **extra))

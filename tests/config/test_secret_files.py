@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ from bot.config.settings import ConfigError, load_settings, secret_variables
 from bot.config.warnings import unknown_variables
 from bot.telemetry.logs import secrets_of
 from tests.support.config_errors import refusal
+from tests.support.parley import run_parley
 
 KEY = "sk-ant-from-a-file-0123456789"
 ONE_VALUE = "a secret file holds one value"
@@ -207,15 +206,7 @@ def test_file_variables_are_not_unknown() -> None:
 def test_the_cli_says_it_in_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "nothing-here"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ANTHROPIC_API_KEY_FILE": str(missing)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "worker", "chat"],
-        input="",
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(tmp_path),
-        timeout=60,
-    )
+    proc = run_parley("chat", env=env, cwd=tmp_path, input="", timeout=60)
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert line == (

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot.config.settings import ConfigError, load_settings
 from bot.config.warnings import nobody_pairs
+from tests.support import parley
 from tests.support.redis_server import free_port
 
 
@@ -74,18 +74,10 @@ def test_empty_values_count_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 @pytest.mark.e2e  # runs `python -m worker`
 def test_cli_prints_one_line_and_exits_2(
-    env: dict[str, str], expected: str, tmp_path: object
+    env: dict[str, str], expected: str, tmp_path: Path
 ) -> None:
     clean = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env}
-    proc = subprocess.run(
-        [sys.executable, "-m", "worker", "chat"],
-        input="",
-        capture_output=True,
-        text=True,
-        env=clean,
-        cwd=str(tmp_path),
-        timeout=60,
-    )
+    proc = parley.run_parley("chat", env=clean, cwd=tmp_path, input="", timeout=60)
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith(f"parley: configuration error: {expected}")
@@ -128,15 +120,7 @@ BROKEN_TOOLS = 'raise RuntimeError("tools could not start\\nsecond line")\n'
 def run_parley(command: str, env: dict[str, str], home: Path) -> subprocess.CompletedProcess[str]:
     """The real `parley COMMAND` in an environment of only `env` (no .env file: cwd is empty)."""
     clean = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(home), **env}
-    return subprocess.run(
-        [sys.executable, "-m", "worker", command],
-        input="",
-        capture_output=True,
-        text=True,
-        env=clean,
-        cwd=str(home),
-        timeout=60,
-    )
+    return parley.run_parley(command, env=clean, cwd=home, input="", timeout=60)
 
 
 REDIS_GARBAGE = {"REDIS_URL": f"garbage://:{SECRET}@x"}

@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 
 from bot.mcp.status import mcp_status
 from tests.fakes.llm import FakeLLM, RecordedRequest, Reply, ToolCallSpec
+from tests.support.parley import start_parley
 from tests.support.stack import Stack, send, stack_env, texts
 from tests.support.waiting import until
 
@@ -113,9 +114,7 @@ async def test_a_mistake_in_the_file_stops_the_worker_with_one_line(
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"time": {**TIME_SERVER, "trust": "sometimes"}}}))
     env = stack_env(redis_url, fake_llm, PARLEY_MCP_CONFIG=str(config))
-    worker = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker", "worker", env=env, cwd=tmp_path, stderr=PIPE, stdout=PIPE
-    )
+    worker = await start_parley("worker", env=env, cwd=tmp_path, stderr=PIPE, stdout=PIPE)
     async with asyncio.timeout(60):
         out, err = await worker.communicate()
     assert worker.returncode == 2, (out, err)

@@ -16,6 +16,8 @@ import httpx
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.support.parley import PIPE, ParleyProcess, start_parley
+
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "mcp-test-token-0123456789"
 DEADLINE = 60.0  # seconds: generous, for a busy machine
@@ -57,24 +59,15 @@ async def stdio_session(
         yield session, started
 
 
-async def start(cwd: Path, *args: str, **env: str) -> asyncio.subprocess.Process:
+async def start(cwd: Path, *args: str, **env: str) -> ParleyProcess:
     """`python -m worker mcp ARGS` with every stream a pipe, in a process group of its own."""
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "worker",
-        "mcp",
-        *args,
-        env=mcp_env(**env),
-        cwd=cwd,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    return await start_parley(
+        "mcp", *args, env=mcp_env(**env), cwd=cwd, stdin=PIPE, stdout=PIPE, stderr=PIPE,
         start_new_session=True,
-    )
+    )  # fmt: skip
 
 
-async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> float:
+async def stop(proc: ParleyProcess, sig: int = signal.SIGTERM) -> float:
     """Send `sig` and wait for the exit; returns how long it took (killed if it hangs)."""
     loop = asyncio.get_running_loop()
     began = loop.time()
@@ -88,7 +81,7 @@ async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> f
     return loop.time() - began
 
 
-async def served_url(proc: asyncio.subprocess.Process) -> str:
+async def served_url(proc: ParleyProcess) -> str:
     """The URL `parley mcp --http` says it serves, from its stderr."""
     assert proc.stderr is not None
     while True:

@@ -34,6 +34,7 @@ from tests.mcp_server.support import (
     start,
     stop,
 )
+from tests.support.parley import ParleyProcess
 
 pytestmark = pytest.mark.e2e
 IDE = Implementation(name="Test IDE/2", version="1")  # a session label of mcp:http:Test-IDE-2
@@ -168,7 +169,7 @@ async def test_a_body_past_the_limit_is_refused(serving: str) -> None:
     assert answer.status_code == 413
 
 
-async def _one_line_exit(proc: asyncio.subprocess.Process) -> str:
+async def _one_line_exit(proc: ParleyProcess) -> str:
     _, err = await asyncio.wait_for(proc.communicate(), DEADLINE)
     stderr = err.decode()
     assert proc.returncode == 2, stderr

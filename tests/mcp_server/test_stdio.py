@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.mcp_server.support import DEADLINE, INITIALIZE, start, stdio_session, stop
+from tests.support.parley import ParleyProcess
 from worker.mcp_stdin import MAX_MESSAGE
 
 pytestmark = pytest.mark.e2e
@@ -97,7 +98,7 @@ async def test_a_tool_past_its_timeout_is_an_error_result(tmp_path: Path) -> Non
     assert after.content[0].text == "42"  # type: ignore[union-attr]
 
 
-async def _initialized(proc: asyncio.subprocess.Process) -> dict[str, object]:
+async def _initialized(proc: ParleyProcess) -> dict[str, object]:
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
     await proc.stdin.drain()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from bot.store import revision as schema
 from bot.store.database import upgrade
 from bot.store.engine import make_engine
 from bot.store.schema import Base, modelled
+from tests.support.parley import run_parley
 
 TABLES = {
     "sessions", "messages", "runs", "confirmations", "people", "tasks", "memories", "grants",
@@ -92,8 +92,7 @@ async def test_processes_starting_together_migrate_once(database_url: str) -> No
 def test_parley_migrate_goes_up_and_down(database_url: str, tmp_path: Path) -> None:
     def parley(*args: str, url: str = database_url) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "DATABASE_URL": url}
-        command = [sys.executable, "-m", "worker", "migrate", *args]
-        return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True)
+        return run_parley("migrate", *args, env=env, cwd=tmp_path)
 
     up, down = parley(), parley("base", "--down")
     assert up.returncode == 0 and up.stdout.strip().endswith(f"schema at {migrate.head()}")

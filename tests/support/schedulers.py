@@ -4,12 +4,12 @@ the host and process id, see `bot.redis.leader`)."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 from redis.asyncio import Redis
 
 from bot.redis import keys
+from tests.support.parley import Process, start_parley
 from tests.support.waiting import until
 
 
@@ -20,25 +20,18 @@ class Schedulers:
         self.redis_url = redis_url
         self.env = env
         self.tmp = tmp
-        self.processes: list[asyncio.subprocess.Process] = []
+        self.processes: list[Process] = []
 
-    async def start(self, env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
+    async def start(self, env: dict[str, str] | None = None) -> Process:
         path = self.tmp / f"scheduler-{len(self.processes)}.log"
         with path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "worker",
-                "scheduler",
-                env={**self.env, **(env or {})},
-                cwd=self.tmp,
-                stdout=log,
-                stderr=log,
+            proc = await start_parley(
+                "scheduler", env={**self.env, **(env or {})}, cwd=self.tmp, stdout=log, stderr=log
             )
         self.processes.append(proc)
         return proc
 
-    def log(self, proc: asyncio.subprocess.Process) -> str:
+    def log(self, proc: Process) -> str:
         return (self.tmp / f"scheduler-{self.processes.index(proc)}.log").read_text()
 
     async def leader(self) -> int | None:
@@ -47,12 +40,10 @@ class Schedulers:
             token = await redis.get(keys.SCHEDULER_LEADER)
         return int(token.decode().split(":")[1]) if token else None
 
-    async def wait_for_leader(
-        self, among: list[asyncio.subprocess.Process] | None = None
-    ) -> asyncio.subprocess.Process:
+    async def wait_for_leader(self, among: list[Process] | None = None) -> Process:
         """The process that leads, once one of `among` (default: all started) does."""
         candidates = among if among is not None else self.processes
-        leading: list[asyncio.subprocess.Process] = []
+        leading: list[Process] = []
 
         async def led() -> bool:
             pid = await self.leader()

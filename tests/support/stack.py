@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import sqlite3
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +27,7 @@ from bot.redis import keys
 from bot.store.database import upgrade
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
 from tests.support.audio import voice_env
+from tests.support.parley import Process, start_parley
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.waiting import until
 from tests.support.workers import Announcements, InProcessWorker
@@ -70,9 +70,9 @@ class Stack:
     tmp: Path
     base_url: str = ""
     env: dict[str, str] = field(default_factory=dict)
-    workers: list[asyncio.subprocess.Process] = field(default_factory=list)
+    workers: list[Process] = field(default_factory=list)
     in_process: list[InProcessWorker] = field(default_factory=list)
-    named: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
+    named: dict[str, Process] = field(default_factory=dict)
 
     async def start_worker(self) -> InProcessWorker:
         """A worker in the test's event loop, ready to take jobs."""
@@ -81,22 +81,13 @@ class Stack:
         self.in_process.append(worker)
         return worker
 
-    async def start_worker_process(self) -> asyncio.subprocess.Process:
+    async def start_worker_process(self) -> Process:
         """A `parley worker` process, ready to take jobs; it logs to worker-N.log."""
         path = self.tmp / f"worker-{len(self.workers)}.log"
         announcements = Announcements(self.redis_url)
         after = await announcements.last()
         with path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "worker",
-                "worker",
-                env=self.env,
-                cwd=self.tmp,
-                stdout=log,
-                stderr=log,
-            )
+            proc = await start_parley("worker", env=self.env, cwd=self.tmp, stdout=log, stderr=log)
         self.workers.append(proc)
 
         def failed() -> str | None:
@@ -108,10 +99,10 @@ class Stack:
         self.named[await announcements.wait(after, proc.pid, failed, details)] = proc
         return proc
 
-    def kill(self, proc: asyncio.subprocess.Process, sig: int = signal.SIGKILL) -> None:
+    def kill(self, proc: Process, sig: int = signal.SIGKILL) -> None:
         proc.send_signal(sig)
 
-    def worker_named(self, worker_id: str) -> asyncio.subprocess.Process:
+    def worker_named(self, worker_id: str) -> Process:
         """The worker process whose liveness id is `worker_id`, as it announced when ready."""
         if worker_id not in self.named:
             raise AssertionError(f"no worker process announced the id {worker_id}")

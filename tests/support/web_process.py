@@ -1,20 +1,21 @@
 """`parley web` as a process of its own, for the tests of what an install serves: started from
 a given command and folder (another copy of the code, a wheel's virtualenv), awaited on its
-`/healthz`, stopped with SIGTERM; its log kept in a file the test reads. `WebProcess` is
-`python -m worker web` of this checkout, which a test stops when it likes."""
+`/healthz`, stopped with SIGTERM; its log kept in a file the test reads. Without a command,
+it is this checkout's `parley web`, forked (`tests.support.parley`). `WebProcess` is that
+one too, which a test stops when it likes."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import signal
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
+from tests.support.parley import STDOUT, Process, start_parley
 from tests.support.waiting import until
 
 START_LIMIT = 90  # a busy machine imports the web process's modules slowly
@@ -22,15 +23,19 @@ START_LIMIT = 90  # a busy machine imports the web process's modules slowly
 
 @contextlib.asynccontextmanager
 async def web_process(
-    command: list[str], env: dict[str, str], cwd: Path, log: Path
+    env: dict[str, str], cwd: Path, log: Path, *, command: list[str] | None = None
 ) -> AsyncIterator[str]:
-    """The base URL of `command` (a `parley web`) once it answers `/healthz`, listening on
-    `PARLEY_HTTP_PORT` of `env`; it is stopped when the block ends."""
+    """The base URL of `parley web` (executed as `command` when one is given) once it answers
+    `/healthz`, listening on `PARLEY_HTTP_PORT` of `env`; it is stopped when the block ends."""
     base = f"http://127.0.0.1:{env['PARLEY_HTTP_PORT']}"
+    proc: Process
     with log.open("wb") as out:
-        proc = await asyncio.create_subprocess_exec(
-            *command, env=env, cwd=cwd, stdout=out, stderr=asyncio.subprocess.STDOUT
-        )
+        if command is None:
+            proc = await start_parley("web", env=env, cwd=cwd, stdout=out, stderr=STDOUT)
+        else:
+            proc = await asyncio.create_subprocess_exec(
+                *command, env=env, cwd=cwd, stdout=out, stderr=STDOUT
+            )
     try:
         await _answering(base, proc, log)
         yield base
@@ -40,9 +45,7 @@ async def web_process(
         await asyncio.wait_for(proc.wait(), 60)
 
 
-async def _answering(
-    base: str, proc: asyncio.subprocess.Process, log: Path, path: str = "/healthz"
-) -> None:
+async def _answering(base: str, proc: Process, log: Path, path: str = "/healthz") -> None:
     async with httpx.AsyncClient(base_url=base, timeout=10) as client:
 
         async def answering() -> bool:
@@ -61,7 +64,7 @@ class WebProcess:
     """`python -m worker web` started with `env` in `cwd`, logging to `log`; a test stops it
     with SIGTERM when it likes (`terminate`) and reads how long that took and how it ended."""
 
-    proc: asyncio.subprocess.Process
+    proc: Process
     base: str
     log: Path
     asked: float = 0.0  # the loop's time of the SIGTERM
@@ -70,10 +73,7 @@ class WebProcess:
     async def start(cls, env: dict[str, str], cwd: Path, log: Path) -> WebProcess:
         """Once it answers `/readyz` (its platforms connected), or a failed test."""
         with log.open("wb") as out:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "worker", "web",
-                env=env, cwd=cwd, stdout=out, stderr=asyncio.subprocess.STDOUT,
-            )  # fmt: skip
+            proc = await start_parley("web", env=env, cwd=cwd, stdout=out, stderr=STDOUT)
         started = cls(proc, f"http://127.0.0.1:{env['PARLEY_HTTP_PORT']}", log)
         try:
             await _answering(started.base, proc, log, "/readyz")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
+from tests.support.parley import run_parley
 from tests.support.stack import ROOT
 from worker.backup import BackupRefused, back_up
 
@@ -99,8 +99,7 @@ def test_the_command_says_one_line_and_exits_1_when_refused(tmp_path: Path) -> N
     env = {"PYTHONPATH": str(ROOT), "DATABASE_URL": url}
 
     def parley(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "worker", "backup", *args]
-        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        return run_parley("backup", *args, env=env, timeout=120)
 
     made = parley(str(tmp_path / "copy.db"))
     assert made.returncode == 0 and made.stdout.startswith("backed up "), made

@@ -28,6 +28,7 @@ from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.fakes.tg import TOKEN as TG_TOKEN
 from tests.fakes.tg import FakeTelegram
 from tests.mcp.support import TOOLBOX
+from tests.support.parley import PIPE, Process, start_parley
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.stack import ROOT
 
@@ -59,10 +60,16 @@ class Deployment:
 
     async def doctor(self, *args: str, prefix: tuple[str, ...] = ()) -> Said:
         """Run `parley doctor ARGS` (under `prefix`, a command that runs it) to its end."""
-        proc = await asyncio.create_subprocess_exec(
-            *prefix, sys.executable, "-m", "worker", "doctor", *args, env=self.env,
-            cwd=self.cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        proc: Process
+        if prefix:  # a command that runs it: executed
+            proc = await asyncio.create_subprocess_exec(
+                *prefix, sys.executable, "-m", "worker", "doctor", *args, env=self.env,
+                cwd=self.cwd, stdout=PIPE, stderr=PIPE,
+            )  # fmt: skip
+        else:
+            proc = await start_parley(
+                "doctor", *args, env=self.env, cwd=self.cwd, stdout=PIPE, stderr=PIPE
+            )
         out, err = await asyncio.wait_for(proc.communicate(), 300)
         assert proc.returncode is not None
         said = Said(proc.returncode, out.decode(), err.decode())
@@ -403,10 +410,9 @@ async def test_a_host_that_never_answers_does_not_hang_the_command(
 async def test_a_wrong_option_is_one_line_and_exit_2(
     args: tuple[str, ...], said: str, tmp_path: Path
 ) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker", "doctor", *args, cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    proc = await start_parley(
+        "doctor", *args, cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+        stdout=PIPE, stderr=PIPE,
     )  # fmt: skip
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert (proc.returncode, out, err.decode()) == (2, b"", f"parley: {said}\n")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -16,6 +15,7 @@ import pytest
 
 from bot.store import migrate, revision
 from tests.fakes.tg import TOKEN as TG_TOKEN
+from tests.support.parley import PIPE, STDOUT, start_parley
 from tests.support.redis_server import RedisServer
 from tests.support.schedulers import Schedulers
 from tests.support.stack import ROOT, Stack
@@ -27,10 +27,7 @@ TOKEN = "probe-test-token-" + "x" * 24
 
 async def probe(env: dict[str, str], role: str, cwd: Path) -> tuple[int, str]:
     """`parley health ROLE`'s exit status and what it said."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker", "health", role, env=env, cwd=cwd,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+    proc = await start_parley("health", role, env=env, cwd=cwd, stdout=PIPE, stderr=STDOUT)
     out, _ = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode is not None
     return proc.returncode, out.decode()

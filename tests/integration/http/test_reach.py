@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -264,9 +263,8 @@ async def test_every_http_surface_serves_exactly_whom_the_rule_says(
     env |= {"PARLEY_FILES_DIR": str(tmp_path / "files"), "PYTHONPATH": str(ROOT)}
     if token is not None:
         env["PARLEY_API_TOKEN"] = token
-    command = [sys.executable, "-m", "worker", "web"]
     async with (
-        web_process(command, env, tmp_path, tmp_path / "web.log") as web,
+        web_process(env, tmp_path, tmp_path / "web.log") as web,
         mcp_server(tmp_path, token) as mcp,
         proxy(web) as proxied_web,
         proxy((mcp or web).removesuffix(MCP_PATH)) as proxied_mcp,

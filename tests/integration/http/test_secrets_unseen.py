@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,9 +135,8 @@ async def test_no_secret_shows_in_answers_metrics_traces_or_logs(
     )
     stack = Stack(locked_redis, fake_llm, tmp_path, env=env)
     web_log = tmp_path / "web.log"
-    command = [sys.executable, "-m", "worker", "web"]
     try:
-        async with web_process(command, env, tmp_path, web_log) as base:
+        async with web_process(env, tmp_path, web_log) as base:
             await stack.start_worker_process()
             texts = await said_by_the_api(base, OWN["PARLEY_API_TOKEN"])
     finally:

@@ -9,7 +9,6 @@ import logging
 import signal
 import socket
 import struct
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -27,6 +26,7 @@ from bot.redis import keys
 from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, Reply
+from tests.support.parley import start_parley
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.stack import Stack, read_events, stack_env, texts, web_settings
 from tests.support.waiting import until
@@ -58,9 +58,7 @@ async def web_process(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[tuple[
         PARLEY_LOG_LEVEL="WARNING",
     )
     log = (tmp_path / "web.log").open("wb")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker", "web", env=env, cwd=tmp_path, stdout=log, stderr=log
-    )
+    proc = await start_parley("web", env=env, cwd=tmp_path, stdout=log, stderr=log)
     base = f"http://127.0.0.1:{port}"
 
     async def healthy() -> bool:

@@ -81,7 +81,8 @@ async def test_the_images_pages_run_every_library_they_load_in_chromium(
     for name in ("PYTHONPATH", "PARLEY_TOOL_MODULES"):  # the checkout's, not the image's
         del env[name]
     log = tmp_path / "web.log"
-    async with web_process([str(venv / "bin" / "parley"), "web"], env, tmp_path, log) as base:
+    parley = [str(venv / "bin" / "parley"), "web"]
+    async with web_process(env, tmp_path, log, command=parley) as base:
         shown = {}
         for path, checks in (("/", CHAT), ("/admin", ADMIN)):
             await asyncio.to_thread(browser.get, base + path)

@@ -74,7 +74,7 @@ async def test_a_web_process_without_the_libraries_says_what_is_missing(
     del env["PARLEY_TOOL_MODULES"]  # the tests' tools are not in the copy
     log = tmp_path / "web.log"
     command = [sys.executable, "-m", "worker", "web"]
-    async with web_process(command, env, code, log) as base:
+    async with web_process(env, code, log, command=command) as base:
         async with httpx.AsyncClient(base_url=base, timeout=30) as client:
             chat, admin = await client.get("/"), await client.get("/admin")
         await asyncio.to_thread(browser.get, base + "/")

@@ -100,7 +100,7 @@ async def test_an_installed_wheel_has_the_persona_and_serves_the_same_pages(
         del env[name]
     log = tmp_path / "web.log"
     async with (
-        web_process([str(parley), "web"], env, tmp_path, log) as base,
+        web_process(env, tmp_path, log, command=[str(parley), "web"]) as base,
         httpx.AsyncClient(base_url=base, timeout=30) as client,
     ):
         pages = {path: await client.get(path) for path in PAGES}

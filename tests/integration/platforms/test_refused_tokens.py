@@ -7,7 +7,6 @@ import asyncio
 import os
 import signal
 import socket
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.fakes.tg import TOKEN, FakeTelegram
+from tests.support.parley import PIPE, ParleyProcess, start_parley
 from tests.support.redis_server import free_port
 from tests.support.stack import stack_env
 
@@ -23,21 +23,18 @@ WRONG_SLACK = "xoxb-wrong-secret-slack-token"
 WRONG_APP = "xapp-wrong-secret-app-token"
 
 
-async def start(command: str, env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "worker",
+async def start(command: str, env: dict[str, str], cwd: Path) -> ParleyProcess:
+    return await start_parley(
         command,
         env={"PARLEY_HTTP_PORT": str(free_port()), **env, "PARLEY_LOG_LEVEL": "WARNING"},
         cwd=cwd,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        stdout=PIPE,
+        stderr=PIPE,
         start_new_session=True,
     )
 
 
-async def one_line_and_exit(proc: asyncio.subprocess.Process, secret: str = "") -> str:
+async def one_line_and_exit(proc: ParleyProcess, secret: str = "") -> str:
     try:
         out, err = await asyncio.wait_for(proc.communicate(), 90)
     finally:

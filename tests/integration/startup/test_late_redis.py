@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from pathlib import Path
 
 import httpx
 
 from tests.fakes.llm import FakeLLM
+from tests.support.parley import start_parley
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.stack import stack_env
 from tests.support.waiting import until
@@ -26,9 +26,7 @@ async def test_parley_web_waits_for_a_redis_that_starts_late(
     env = stack_env(server.url, fake_llm, PARLEY_HTTP_PORT=str(port))
     log = tmp_path / "web.log"
     with log.open("wb") as out:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "worker", "web", env=env, cwd=tmp_path, stdout=out, stderr=out
-        )
+        proc = await start_parley("web", env=env, cwd=tmp_path, stdout=out, stderr=out)
     try:
         await until(lambda: "not ready" in log.read_text(), "`parley web` saying it waits")
         assert proc.returncode is None and "Traceback" not in log.read_text()

@@ -17,7 +17,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
 from tests.fakes.llm import FakeLLM, ToolCallSpec
 from tests.support.chat_tasks import task_book
+from tests.support.parley import run_parley
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.schedulers import Schedulers
 from tests.support.stack import (
@@ -87,7 +87,9 @@ def libpq(database_url: str) -> str:
 def back_up_database(database_url: str, backup: Path, bindir: Path | None) -> None:
     if database_url.startswith("sqlite"):  # `parley backup`, with the deployment's settings
         env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "DATABASE_URL": database_url}
-        said = run(sys.executable, "-m", "worker", "backup", str(backup / "parley.db"), env=env)
+        done = run_parley("backup", str(backup / "parley.db"), env=env, timeout=120)
+        said = done.stdout
+        assert done.returncode == 0, done
         assert said.startswith("backed up ") and "(schema " in said, said
     else:
         assert bindir is not None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from bot.store.database import upgrade
 from bot.store.engine import make_engine
 from bot.vocabulary.envelope import Envelope, Sender
 from tests.fakes.llm import FakeLLM, RecordedRequest, Reply
+from tests.support.parley import PIPE, STDOUT, start_parley
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, database_for, idle, stack_env
 from tests.support.waiting import until
@@ -100,10 +100,7 @@ async def written_the_old_way(url: str) -> None:
 
 async def parley(env: dict[str, str], cwd: Path, *args: str) -> tuple[int, str]:
     """`parley ARGS` as a process: its exit status and what it said."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker", *args, env=env, cwd=cwd,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+    proc = await start_parley(*args, env=env, cwd=cwd, stdout=PIPE, stderr=STDOUT)
     out, _ = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode is not None
     return proc.returncode, out.decode(errors="replace")

@@ -5,9 +5,7 @@ guesses are limited, and /unpair lets them out again."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 
 import pytest
 from redis.asyncio import Redis
@@ -17,6 +15,7 @@ from tests.fakes.llm import Reply
 from tests.fakes.tg import TgUser
 from tests.integration.telegram.test_approvals import ADMIN, LAUNCH
 from tests.integration.telegram.test_replies import ANN, replies
+from tests.support.parley import PIPE, start_parley
 from tests.support.telegram import TelegramStack
 from tests.support.waiting import until
 
@@ -51,11 +50,7 @@ async def said_by_bot(stack: TelegramStack, chat: object, text: str, count: int)
 
 async def parley(stack: TelegramStack, *args: str) -> tuple[int, str, str]:
     """`parley ARGS` run as its own process against the stack's Redis and database."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker", *args,
-        env=stack.env, cwd=stack.tmp,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    proc = await start_parley(*args, env=stack.env, cwd=stack.tmp, stdout=PIPE, stderr=PIPE)
     out, err = await proc.communicate()
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()

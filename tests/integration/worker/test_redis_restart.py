@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
@@ -71,13 +70,10 @@ async def test_redis_restarted_under_load_no_process_exits_and_nothing_is_lost(
     env = stack_env(compose_redis.url, fake_llm, database, PARLEY_HTTP_PORT=str(free_port()))
     stack = Stack(compose_redis.url, fake_llm, tmp_path, env=env)
     schedulers = Schedulers(compose_redis.url, env, tmp_path)
-    command = [sys.executable, "-m", "worker", "web"]
     async with contextlib.AsyncExitStack() as running:
         running.push_async_callback(stack.stop)
         running.push_async_callback(schedulers.stop)
-        base = await running.enter_async_context(
-            web_process(command, env, tmp_path, tmp_path / "web.log")
-        )
+        base = await running.enter_async_context(web_process(env, tmp_path, tmp_path / "web.log"))
         stack.base_url = base
         workers = [await stack.start_worker_process() for _ in range(2)]
         scheduler = await schedulers.start()

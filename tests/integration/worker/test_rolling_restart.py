@@ -23,6 +23,7 @@ import pytest
 from arq.connections import RedisSettings, create_pool
 
 from bot.mailbox.inbox import Mailbox
+from tests.support.parley import Process
 from tests.support.stack import Stack, idle, lease_tokens, send, texts
 from tests.support.traffic import Ledger, Traffic, answer_to, check_conversations
 from tests.support.waiting import until
@@ -101,7 +102,7 @@ def whole(m: int, events: list[dict[str, Any]]) -> str | None:
     return None
 
 
-async def replace(stack: Stack, old: asyncio.subprocess.Process, ledger: Ledger) -> None:
+async def replace(stack: Stack, old: Process, ledger: Ledger) -> None:
     """SIGTERM `old` while it runs a turn, wait for its clean exit, start its successor and
     wait for it to be ready, then for turns to run again."""
     calls = ledger.calls
@@ -114,7 +115,7 @@ async def replace(stack: Stack, old: asyncio.subprocess.Process, ledger: Ledger)
     await until(lambda: ledger.calls > calls + 2, "turns running between restarts")
 
 
-async def _holds(stack: Stack, proc: asyncio.subprocess.Process) -> bool:
+async def _holds(stack: Stack, proc: Process) -> bool:
     """Whether worker process `proc` holds a session's lease now (its token names it)."""
     holders = [
         token.split(":", 1)[1].rpartition(":")[0]
