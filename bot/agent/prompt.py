@@ -14,7 +14,11 @@ prompt without it would otherwise go unnoticed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
+import time
+from collections.abc import Callable
 from datetime import datetime
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -22,7 +26,7 @@ from pathlib import Path
 
 from bot.llm.base import SystemPart
 from bot.memory.prompt import memory_part
-from bot.skills.library import Skills
+from bot.skills.library import CHECK_EVERY, Skills
 from bot.skills.prompt import skills_text
 from bot.tools.base import ToolContext
 from bot.tools.untrusted import NOTE as UNTRUSTED_NOTE
@@ -62,9 +66,72 @@ def load_bootstrap(override: Path | None, default: Traversable = DEFAULT_DIR) ->
     return "\n\n".join(parts)
 
 
+class Bootstrap:
+    """The bootstrap files as last read, read again once one of them changed: a worker never
+    restarts for its persona. As with the skills (`bot.skills.library`), before a turn
+    `current` looks at the override folder's files at most every `interval` seconds (a `stat`
+    each, in a thread) and reads them again only when one's size or time changed. The
+    default files are package data, which does not change under a running process."""
+
+    def __init__(
+        self,
+        override: Path | None,
+        default: Traversable = DEFAULT_DIR,
+        interval: float = CHECK_EVERY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.override, self.default = override, default
+        self.interval, self.clock = interval, clock
+        self.text = ""
+        self._print: tuple[tuple[int, int] | None, ...] | None = None
+        self._checked = -math.inf
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def fixed(cls, text: str) -> Bootstrap:
+        """Bootstrap text given as it is (a test's, a program's), never read from files."""
+        made = cls(None)
+        made.text, made._checked = text, math.inf
+        return made
+
+    def load(self) -> str:
+        """The files' text, read again if they changed since the last read; blocking, so
+        called in a thread (or before the process serves anything)."""
+        now = self._fingerprint()
+        if now != self._print:
+            self.text, self._print = load_bootstrap(self.override, self.default), now
+        return self.text
+
+    async def current(self) -> str:
+        """The text as the files are now, give or take `interval` seconds."""
+        if self.clock() - self._checked < self.interval:
+            return self.text
+        async with self._lock:
+            if self.clock() - self._checked >= self.interval:
+                try:
+                    await asyncio.to_thread(self.load)
+                except OSError:  # a turn is worth more than a fresh look at the persona
+                    log.warning("could not read the bootstrap files again", exc_info=True)
+                self._checked = self.clock()
+        return self.text
+
+    def _fingerprint(self) -> tuple[tuple[int, int] | None, ...]:
+        if self.override is None:
+            return ()
+        return tuple(_stat(self.override / name) for name in BOOTSTRAP_FILES)
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
 class PromptBuilder:
-    def __init__(self, bootstrap: str, skills: Skills | None = None) -> None:
-        self.bootstrap = bootstrap
+    def __init__(self, bootstrap: Bootstrap, skills: Skills | None = None) -> None:
+        self.bootstrap = bootstrap  # the persona, as last read (`Bootstrap.current`)
         self.skills = skills  # the operator's skills, as last read (`Skills.current`)
 
     def system(
@@ -90,7 +157,7 @@ class PromptBuilder:
             "Each user message starts with the time it was sent, in square brackets; "
             "the current_time tool tells the exact time now." + preferred(ctx)
         )
-        rules = f"{self.bootstrap}\n\n## Tool results\n{UNTRUSTED_NOTE}"
+        rules = f"{self.bootstrap.text}\n\n## Tool results\n{UNTRUSTED_NOTE}"
         remembered = memory_part(memory)
         listed = self.skills and skills_text(self.skills.library.offered(skills_off))
         return [

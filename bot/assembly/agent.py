@@ -12,7 +12,7 @@ from bot.agent.attachments import Attachments, SendLimits
 from bot.agent.compaction import Compactor
 from bot.agent.deps import AgentDeps
 from bot.agent.loop import Agent
-from bot.agent.prompt import PromptBuilder, load_bootstrap
+from bot.agent.prompt import Bootstrap, PromptBuilder
 from bot.assembly.catalog import RESERVED, delegation, standard_tools
 from bot.assembly.delegate import HelperLink
 from bot.assembly.stores import ToolStores
@@ -141,6 +141,8 @@ def build_agent(
     executor = tool_executor(settings, registry)
     skills = Skills.of(settings)
     skills.load()  # at start: a bad skill is said now, in one line each
+    bootstrap = Bootstrap(settings.bootstrap_dir)
+    bootstrap.load()
     registry.add_source(SkillTools(skills, stores.chats if stores is not None else None))
     return Agent(
         AgentDeps(
@@ -151,7 +153,7 @@ def build_agent(
             tools=registry,
             executor=executor,
             policy=Policy(settings.policy, settings.allowed_users),
-            prompt=PromptBuilder(load_bootstrap(settings.bootstrap_dir), skills),
+            prompt=PromptBuilder(bootstrap, skills),
             compactor=compactor,
             retry=retry,
             sleep=sleep,

@@ -60,7 +60,8 @@ class SessionRunner:
         # load_skill comes and goes with the skills, and is counted by its name all along
         named = [*agent.tools.names, LOAD_SKILL]
         recorder = Recorder(deps.history, deps.limits, named, models, deps.exports)
-        self.turns = Turns(s, deps.mailbox, decisions, stores, agent.prompt.skills)
+        prompt = agent.prompt
+        self.turns = Turns(s, deps.mailbox, decisions, stores, prompt.skills, prompt.bootstrap)
         self.commands = Commands(
             deps.mailbox, deps.egress, decisions, recorder, deps.agent.default_model
         )

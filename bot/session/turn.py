@@ -8,6 +8,7 @@ import asyncio
 from dataclasses import dataclass
 
 from bot.agent.deps import TurnRequest
+from bot.agent.prompt import Bootstrap
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.saved_state import TurnOptions
@@ -33,6 +34,7 @@ class Turns:
     decisions: Decisions
     stores: SessionStores | None
     skills: Skills | None = None  # looked at again before each turn, when they may have changed
+    bootstrap: Bootstrap | None = None  # likewise
 
     async def request(
         self, group: list[Envelope], state: SessionState, options: TurnOptions, *, resumed: bool
@@ -46,7 +48,7 @@ class Turns:
         goes_on = head.is_decision or resumed
         asker = _asker(head, state) if goes_on else head
         reads, _ = await asyncio.gather(  # at once: the person waits for them
-            read_for(asker, self.stores), self._skills()
+            read_for(asker, self.stores), self._folders()
         )
         config = run_config(head, state, options, goes_on=goes_on)
         ctx = tool_context(asker, self.settings, reads.preferences)
@@ -84,11 +86,13 @@ class Turns:
         memories = self.stores.memories if self.stores is not None else None
         return await prepared(request, state, reads, memories)
 
-    async def _skills(self) -> None:
-        """The skills as their folders are now: a skill added, edited or removed shows in
-        the next turn, without a restart."""
+    async def _folders(self) -> None:
+        """The skills and the bootstrap files as they are now: a skill added, edited or
+        removed, or the persona edited, shows in the next turn, without a restart."""
         if self.skills is not None:
             await self.skills.current()
+        if self.bootstrap is not None:
+            await self.bootstrap.current()
 
     async def _called_off(self, head: Envelope) -> bool:
         return self.stores is not None and await self.stores.tasks.called_off(head.id)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.prompt import PromptBuilder, load_bootstrap
+from bot.agent.prompt import Bootstrap, PromptBuilder, load_bootstrap
 from bot.tools.base import ToolContext
 from bot.vocabulary.envelope import Sender
 
@@ -30,7 +30,7 @@ def test_system_prompt_names_platform_chat_and_date() -> None:
         chat_kind="group",
         default_timezone="Asia/Tokyo",
     )
-    builder = PromptBuilder("BOOT")
+    builder = PromptBuilder(Bootstrap.fixed("BOOT"))
     now = datetime(2026, 11, 22, 20, 30, tzinfo=UTC)  # already Monday in Tokyo
     stable, context = builder.system(ctx, now)
     assert stable.text.startswith("BOOT\n\n") and stable.stable and not context.stable
@@ -74,3 +74,46 @@ def test_an_override_folder_without_any_bootstrap_file_is_logged(
         assert load_bootstrap(tmp_path) == load_bootstrap(None)
     [line] = [record.getMessage() for record in caplog.records]
     assert f"PARLEY_BOOTSTRAP_DIR ({tmp_path}) holds none of SOUL.md, USER.md, AGENTS.md" in line
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_an_edited_persona_is_read_after_the_interval_and_not_before(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    (tmp_path / "SOUL.md").write_text("You are Marvin.")
+    bootstrap = Bootstrap(tmp_path, interval=2.0, clock=clock)
+    assert (await bootstrap.current()).startswith("You are Marvin.")
+    (tmp_path / "SOUL.md").write_text("You are Marvin, a gloomy robot.")
+    clock.now += 1.0
+    assert "gloomy" not in await bootstrap.current()  # looked at a second ago: not again yet
+    clock.now += 1.5
+    assert (await bootstrap.current()).startswith("You are Marvin, a gloomy robot.")
+    (tmp_path / "SOUL.md").unlink()  # gone: the shipped default takes its place again
+    (tmp_path / "USER.md").write_text("The people here are sailors.")
+    clock.now += 2.5
+    text = await bootstrap.current()
+    assert "# Who you are" in text and "The people here are sailors." in text
+
+
+async def test_unchanged_files_are_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    (tmp_path / "AGENTS.md").write_text("# How you work\nQuickly.")
+    bootstrap = Bootstrap(tmp_path, interval=2.0, clock=clock)
+    bootstrap.load()
+    reads: list[Path | None] = []
+    monkeypatch.setattr(
+        "bot.agent.prompt.load_bootstrap", lambda override, default: reads.append(override) or ""
+    )
+    clock.now += 10
+    assert "Quickly." in await bootstrap.current()
+    assert reads == []  # the same sizes and times: the files were not read

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from sqlalchemy import event
 
 from bot.agent.deps import TurnRequest
-from bot.agent.prompt import PromptBuilder
+from bot.agent.prompt import Bootstrap, PromptBuilder
 from bot.config.settings import Settings
 from bot.memory.prompt import BUDGET, within_budget
 from bot.memory.scope import memory_scope
@@ -70,7 +70,7 @@ def test_relevant_memories_come_first_and_all_are_listed_by_number() -> None:
 
 
 def test_memories_are_a_part_after_the_bootstrap_and_only_when_there_are_some() -> None:
-    builder = PromptBuilder("You are Parley.")
+    builder = PromptBuilder(Bootstrap.fixed("You are Parley."))
     plain = builder.system(ctx("tg:1", "private"), NOW)
     assert len(plain) == 2 and "What you remember" not in "".join(p.text for p in plain)
     parts = builder.system(ctx("tg:1", "private"), NOW, ("#1 likes green tea",))

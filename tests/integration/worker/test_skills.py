@@ -1,7 +1,7 @@
 """Skills in a `parley worker` process: a bad skill refused at start with one line in the log
 while the others load, and the skills' folder changed while the worker runs (a skill added,
-edited, removed) seen by the turns that follow, without a restart. Real worker process, web
-app, Redis and database; fake model."""
+edited, removed) and the persona files edited, seen by the turns that follow, without a
+restart. Real worker process, web app, Redis and database; fake model."""
 
 from __future__ import annotations
 
@@ -98,3 +98,23 @@ async def test_skills_change_under_a_running_worker_and_bad_ones_are_refused(
             return "- greeting:" not in await asked(stack, client, session, "still there?")
 
         await until(removed, "the next turns to see the skill removed")
+
+
+async def test_the_persona_changes_under_a_running_worker(stack: Stack) -> None:
+    persona = stack.tmp / "persona"
+    persona.mkdir()
+    (persona / "SOUL.md").write_text("# Who you are\nYou are Marvin, a robot.")
+    stack.env["PARLEY_BOOTSTRAP_DIR"] = str(persona)
+    await stack.start_worker_process()
+    async with stack.client() as client:
+        session = await stack.session(client)
+        system = await asked(stack, client, session, "hi")
+        assert "You are Marvin, a robot." in system and "# How you work" in system
+        (persona / "SOUL.md").write_text("# Who you are\nYou are Marvin, a gloomy robot.")
+        (persona / "USER.md").write_text("# The people you talk with\nSailors, mostly.")
+
+        async def edited() -> bool:
+            system = await asked(stack, client, session, "hi again")
+            return "You are Marvin, a gloomy robot." in system and "Sailors, mostly." in system
+
+        await until(edited, "the next turns to see the persona edited")
