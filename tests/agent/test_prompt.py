@@ -111,9 +111,12 @@ async def test_unchanged_files_are_not_read_again(
     bootstrap = Bootstrap(tmp_path, interval=2.0, clock=clock)
     bootstrap.load()
     reads: list[Path | None] = []
-    monkeypatch.setattr(
-        "bot.agent.prompt.load_bootstrap", lambda override, default: reads.append(override) or ""
-    )
+
+    def read(override: Path | None, default: object) -> str:
+        reads.append(override)
+        return ""
+
+    monkeypatch.setattr("bot.agent.prompt.load_bootstrap", read)
     clock.now += 10
     assert "Quickly." in await bootstrap.current()
     assert reads == []  # the same sizes and times: the files were not read
