@@ -19,6 +19,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -325,6 +326,23 @@ class MemoryRow(Base):
     text: Mapped[str] = mapped_column(String(500))
     folded: Mapped[str] = mapped_column(Text)  # what search reads: `bot.store.memory.fold`
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class MemoryVectorRow(Base):
+    """A memory's text as an embedding model placed it, for recall by meaning: `vector` is
+    the unit-length vector as little-endian float32s, `model` the name of the model that made
+    it (`bot.memory.embeddings`), so a memory embedded by another model than the one
+    configured now is embedded again, and recall meanwhile compares only like with like. It
+    goes with its memory (the foreign key's cascade), and with it from every deletion."""
+
+    __tablename__ = "memory_vectors"
+
+    memory_id: Mapped[int] = mapped_column(
+        RowId, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True
+    )
+    model: Mapped[str] = mapped_column(String(200))
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    embedded_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 FTS_TABLE = "memories_fts"  # SQLite; FTS5 adds its shadow tables, memories_fts_*
