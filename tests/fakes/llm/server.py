@@ -1,7 +1,8 @@
 """A local stand-in for the Anthropic and OpenAI HTTP APIs that the real SDKs talk to.
 
 Tests script it with `enqueue(...)` (answers in order) or a `responder` (an answer computed
-from the request); OpenAI's transcription endpoint is `transcriptions` (`transcriptions.py`).
+from the request); OpenAI's transcription and embedding endpoints are `transcriptions` and
+`embeddings` (`transcriptions.py`, `embeddings.py`).
 It checks requests as the real services do and records every one, so a test can assert both
 what Parley sent and that nothing was rejected; with `context_windows` (tokens by model name
 prefix) it also refuses a prompt too long for its model's context window (`windows.py`).
@@ -20,6 +21,7 @@ from aiohttp import web
 
 from tests.fakes.llm import anthropic_api, openai_api, validate, windows
 from tests.fakes.llm.cache import PromptCache, Usage
+from tests.fakes.llm.embeddings import Embeddings
 from tests.fakes.llm.script import (
     ANTHROPIC_KEY,
     OPENAI_KEY,
@@ -43,6 +45,15 @@ COMPLETE: dict[str, Complete] = {
 }
 
 
+def _wrong_openai_key() -> web.Response:
+    return openai_api.error_response(
+        401,
+        "invalid_request_error",
+        "Incorrect API key provided. You can find your "
+        "API key at https://platform.openai.com/account/api-keys.",
+    )
+
+
 class FakeLLM:
     def __init__(
         self,
@@ -61,6 +72,7 @@ class FakeLLM:
         self._runner: web.AppRunner | None = None
         self.base_url = ""
         self.transcriptions = Transcriptions()
+        self.embeddings = Embeddings()
 
     @property
     def anthropic_base_url(self) -> str:
@@ -78,6 +90,7 @@ class FakeLLM:
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+        app.router.add_post("/v1/embeddings", self._embed)
         # A reply still streaming when the test ends (a stalled one, say) is cut at once
         # rather than waited for: nobody reads it any more.
         self._runner = web.AppRunner(
@@ -140,12 +153,7 @@ class FakeLLM:
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":
-            return openai_api.error_response(
-                401,
-                "invalid_request_error",
-                "Incorrect API key provided. You can find your "
-                "API key at https://platform.openai.com/account/api-keys.",
-            )
+            return _wrong_openai_key()
         recorded = await self._read(request, "openai")
         if isinstance(recorded, web.Response):
             return recorded
@@ -157,6 +165,11 @@ class FakeLLM:
                 401, "invalid_request_error", "Incorrect API key provided."
             )
         return await self.transcriptions.handle(request)
+
+    async def _embed(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":
+            return _wrong_openai_key()
+        return await self.embeddings.handle(request)
 
     async def _answer(
         self, request: web.Request, recorded: RecordedRequest, problem: str | None
