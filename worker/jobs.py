@@ -35,6 +35,8 @@ from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
 from bot.mcp.config import load_mcp_config
 from bot.mcp.status import publish, worker_key
+from bot.memory.embeddings import Embedder
+from bot.memory.models import embedder_of
 from bot.people.limits import Limits
 from bot.redis import keys
 from bot.redis.confirmations import Confirmations
@@ -161,6 +163,7 @@ def _supervisor(
     platforms: Mapping[str, Egress],
     in_progress_s: float,
     exports: RunExport | None = None,
+    embedder: Embedder | None = None,
 ) -> Supervisor:
     """What one worker process runs turns with, wired once Redis is connected. A worker
     answers whichever platform a session is on, and HTTP (no SDK) always. `in_progress_s`:
@@ -183,7 +186,7 @@ def _supervisor(
             history=database.history,
             liveness=liveness,
             limits=Limits(redis, settings),
-            stores=SessionStores.open(database.engine, redis),
+            stores=SessionStores.open(database.engine, redis, embedder),
             exports=exports,
         )
     )
@@ -199,12 +202,12 @@ def _supervisor(
 
 def _agent(
     settings: Settings, database: Database, announcer: Redis, helpers: HelperLink,
-    servers: McpServers | None,
+    servers: McpServers | None, embedder: Embedder | None,
 ) -> tuple[Agent, FirstCall]:  # fmt: skip
     """The worker's agent, with the MCP servers' tools, and its models, which say when they
     are first called: the platforms' load begins then (`worker.platform_start`)."""
     models = FirstCall(ModelRouter(Served.of(settings)))
-    stores = ToolStores.open(database.engine, announcer)
+    stores = ToolStores.open(database.engine, announcer, embedder)
     agent = build_agent(settings, stores=stores, helpers=helpers, provider=models)
     if servers is not None:
         agent.deps.tools.add_source(servers)
@@ -222,7 +225,8 @@ def build_worker(
     is made."""
     announcer = redis_connections.client(settings)
     helpers = HelperLink()  # bound to the worker's runner once it has one
-    agent, models = _agent(settings, database, announcer, helpers, servers)
+    embedder = embedder_of(settings)  # its process starts when a memory is first embedded
+    agent, models = _agent(settings, database, announcer, helpers, servers, embedder)
     background: list[asyncio.Task[None]] = []
 
     async def startup(ctx: dict[str, Any]) -> None:
@@ -242,6 +246,7 @@ def build_worker(
             platforms,
             worker.in_progress_timeout_s,
             exports,
+            embedder,
         )
         supervisor.picking = picking
         helpers.bind(HelperRuns(settings, supervisor.runner, supervisor.runner.deps.limits))
@@ -259,6 +264,8 @@ def build_worker(
             loops.say_ready(redis, liveness, platforms),
             metrics.publish(redis, metrics.own_key()),
         ]
+        if (stores := supervisor.runner.deps.stores) is not None:
+            beside.append(loops.catch_up_memories(stores.recall))
         if servers is not None:
             beside.append(publish(redis, servers, worker_key()))
         metrics.WORKERS.set(1)
@@ -281,6 +288,8 @@ def build_worker(
             await agent.aclose()
         with contextlib.suppress(Exception):
             await announcer.aclose()
+        if embedder is not None:
+            await embedder.aclose()
 
     worker = Worker(
         functions=JOBS,

@@ -1,7 +1,8 @@
 """What a worker runs beside its turns, for as long as it runs: the sweep that frees the
 leases of dead workers and re-wakes lost wake-ups, the listener for cancels and new drain
-jobs, the watch on the database file and the shared directories, and the word that it is
-ready. Each is a loop `worker.jobs` starts as a task and cancels when the worker stops.
+jobs, the watch on the database file and the shared directories, the memories embedded in
+the background, and the word that it is ready. Each is a loop `worker.jobs` starts as a task
+and cancels when the worker stops.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from bot.config.settings import Settings
 from bot.files import shared_dirs
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
+from bot.memory.recall import Recall
 from bot.redis import keys
 from bot.store.database import Database
 from worker.claims import Claim, Claims
@@ -29,6 +31,7 @@ from worker.supervisor import Supervisor
 log = logging.getLogger(__name__)
 
 WAKE_GRACE = 5.0
+CATCH_UP_S = 600.0  # between two looks for memories the embedding model has not embedded
 # A busy worker's wait before it claims a rung job: so long per turn it runs, so many at most.
 YIELD_S, YIELD_TURNS = 0.0005, 4
 
@@ -51,6 +54,19 @@ async def sweep(settings: Settings, mailbox: Mailbox, liveness: Liveness) -> Non
             )
         except Exception:
             log.warning("sweep failed", exc_info=True)
+
+
+async def catch_up_memories(recall: Recall) -> None:
+    """Embed what the configured model has not, at start and every `CATCH_UP_S`: memories
+    kept while it failed, those from before it, all of them after a change of model.
+    Recall finds them by their words meanwhile."""
+    while True:
+        try:
+            if done := await recall.catch_up():
+                log.info("embedded %d memories for recall by meaning", done)
+        except Exception:  # the model or the database failing: the next look tries again
+            log.warning("could not embed the memories waiting for it", exc_info=True)
+        await asyncio.sleep(CATCH_UP_S)
 
 
 async def watch_database(settings: Settings, database: Database) -> None:

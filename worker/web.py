@@ -63,7 +63,7 @@ async def make_app(settings: Settings) -> web.Application:
         confirmations=Confirmations(redis),
         archive=database.archive,
         tasks=stores.tasks,
-        memories=stores.memories,
+        memories=stores.recall.memories,
         people=stores.people,
         grants=Grants(database.engine),
         chats=ChatSettings(database.engine),

@@ -63,7 +63,7 @@ def database_tools(settings: Settings, stores: ToolStores) -> list[Tool]:
     """The scheduled-task, memory and preference tools, each on the store it works on."""
     return [
         *task_tools(stores.tasks, stores.people, task_rules(settings)),
-        *memory_tools(stores.memories),
+        *memory_tools(stores.recall),
         *people_tools(stores.people, ModelChoices.of(settings)),
     ]
 

@@ -16,8 +16,11 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from bot.memory.embeddings import Embedder
+from bot.memory.recall import Recall
 from bot.store.chats import ChatSettings
 from bot.store.memory import Memories
+from bot.store.memory_vectors import MemoryVectors
 from bot.store.people import People
 from bot.tasks.book import TaskBook
 
@@ -26,13 +29,17 @@ from bot.tasks.book import TaskBook
 class ToolStores:
     tasks: TaskBook
     people: People
-    memories: Memories
+    recall: Recall  # the memories, found by meaning with a model
     chats: ChatSettings | None = None  # None: no skill is switched off anywhere
 
     @classmethod
-    def open(cls, engine: AsyncEngine, redis: Redis) -> ToolStores:
-        """All of them on one database (and Redis, where tasks are announced)."""
-        return cls(TaskBook(engine, redis), People(engine), Memories(engine), ChatSettings(engine))
+    def open(
+        cls, engine: AsyncEngine, redis: Redis, embedder: Embedder | None = None
+    ) -> ToolStores:
+        """All of them on one database (and Redis, where tasks are announced); recall by
+        meaning with `embedder`, by words alone without."""
+        recall = Recall(Memories(engine), MemoryVectors(engine), embedder)
+        return cls(TaskBook(engine, redis), People(engine), recall, ChatSettings(engine))
 
     @classmethod
     def unopened(cls) -> ToolStores:

@@ -212,6 +212,12 @@ class Settings(RedisReach, PlatformSettings):
     transcribe_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, for OpenAI's alone
     transcribe_timeout: float = Field(default=60.0, gt=0, le=3600)
     transcribe_max_seconds: int = Field(default=600, ge=1, le=7200)
+    # Recall by meaning (`bot.memory.embeddings`): `local`, the model inside Parley; `off`,
+    # by words alone; another name, that model at an OpenAI-compatible `/embeddings`.
+    embeddings_model: str = Field(default="local", min_length=1, max_length=200)
+    embeddings_base_url: str | None = None  # unset: OpenAI's
+    embeddings_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, for OpenAI's alone
+    embeddings_timeout: float = Field(default=5.0, gt=0, le=300)
     # Files the agent sends (`send_file`, `run_python`'s ./out/): each as large as Telegram
     # takes a bot's document, and so many a turn.
     send_file_mb: float = Field(default=50.0, gt=0, le=2000)
@@ -276,6 +282,7 @@ class Settings(RedisReach, PlatformSettings):
         "openai_base_url",
         "search_url",
         "transcribe_base_url",
+        "embeddings_base_url",
     )
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
@@ -317,6 +324,19 @@ class Settings(RedisReach, PlatformSettings):
             raise ValueError(
                 "PARLEY_TRANSCRIBE_API_KEY: OpenAI's transcription endpoint needs a key (or "
                 "set OPENAI_API_KEY, or PARLEY_TRANSCRIBE_BASE_URL for another endpoint)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _embeddings_have_a_key(self) -> Settings:
+        """As for voice notes: OpenAI's endpoint needs a key, another may not."""
+        url = self.embeddings_base_url
+        at_openai = url is None or urlsplit(url).hostname == "api.openai.com"
+        named = self.embeddings_model not in ("local", "off")
+        if named and at_openai and not (self.embeddings_api_key or self.openai_api_key):
+            raise ValueError(
+                "PARLEY_EMBEDDINGS_API_KEY: OpenAI's embeddings endpoint needs a key (or set "
+                "OPENAI_API_KEY, or PARLEY_EMBEDDINGS_BASE_URL for another endpoint)"
             )
         return self
 

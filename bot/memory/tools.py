@@ -12,6 +12,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from bot.memory.recall import Recall
 from bot.memory.scope import memory_scope
 from bot.store.memory import MAX_TEXT, Memories, Memory, MemoryRefused
 from bot.tools.base import Tool, ToolContext, ToolError, tool
@@ -24,12 +25,12 @@ def _listed(found: list[Memory]) -> str:
     return "; ".join(memory.line() for memory in found)
 
 
-def memory_tools(memories: Memories) -> list[Tool]:
-    """`remember`, `forget` and `recall`, on `memories`."""
-    return [_remember(memories), _forget(memories), _recall(memories)]
+def memory_tools(recall: Recall) -> list[Tool]:
+    """`remember`, `forget` and `recall`, on `recall`'s memories."""
+    return [_remember(recall), _forget(recall.memories), _recall(recall)]
 
 
-def _remember(memories: Memories) -> Tool:
+def _remember(recall: Recall) -> Tool:
     @tool(isolation="loop")
     async def remember(
         ctx: ToolContext,
@@ -50,11 +51,12 @@ def _remember(memories: Memories) -> Tool:
         memory belongs to the chat, in a private chat to the person. When it is saved, tell them
         ("Saved to memory: …")."""
         try:
-            memory, new = await memories.add(memory_scope(ctx), fact)
+            memory, new = await recall.memories.add(memory_scope(ctx), fact)
         except MemoryRefused as exc:
             raise ToolError(str(exc)) from None
         if not new:
             return f"Already in memory: {memory.line()}"
+        await recall.kept(memory)  # found by meaning from now on (or once embedded later)
         return f"Saved to memory: {memory.line()}"
 
     return remember
@@ -88,7 +90,7 @@ def _forget(memories: Memories) -> Tool:
     return forget
 
 
-def _recall(memories: Memories) -> Tool:
+def _recall(kept: Recall) -> Tool:
     @tool(read_only=True, isolation="loop")
     async def recall(
         ctx: ToolContext,
@@ -100,13 +102,13 @@ def _recall(memories: Memories) -> Tool:
             ),
         ] = "",
     ) -> str:
-        """Search long-term memory (the best matches first), beyond what your instructions
-        already show under "What you remember"."""
+        """Search long-term memory by meaning and words (the best matches first), beyond what
+        your instructions already show under "What you remember"."""
         scope = memory_scope(ctx)
         if query.strip():
-            found = await memories.search(scope, query, RECALL_LIMIT)
+            found = await kept.search(scope, query, RECALL_LIMIT)
         else:
-            found = await memories.recent(scope, RECALL_LIMIT)
+            found = await kept.memories.recent(scope, RECALL_LIMIT)
         if not found:
             return "Nothing in memory matches." if query.strip() else "Memory is empty."
         return "\n".join(memory.line() for memory in found)

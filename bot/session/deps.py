@@ -12,6 +12,8 @@ from bot.agent.loop import Agent
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
+from bot.memory.embeddings import Embedder
+from bot.memory.recall import Recall
 from bot.people.limits import Limits
 from bot.redis.confirmations import Confirmations
 from bot.session.egress import Egress
@@ -20,6 +22,7 @@ from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
 from bot.store.history import History
 from bot.store.memory import Memories
+from bot.store.memory_vectors import MemoryVectors
 from bot.store.people import People
 from bot.store.turn_facts import TurnReads
 from bot.tasks.book import TaskBook
@@ -33,18 +36,21 @@ class SessionStores:
     on the worker's loop."""
 
     people: People
-    memories: Memories
+    recall: Recall  # the memories, found by meaning with a model
     grants: Grants
     tasks: TaskBook
     chats: ChatSettings  # what each chat's admins chose: its instruction, its tools off
     reads: TurnReads  # all a turn reads of these before it runs, in one statement
 
     @classmethod
-    def open(cls, engine: AsyncEngine, redis: Redis) -> SessionStores:
-        """All of them on one database (and Redis, where tasks are announced)."""
+    def open(
+        cls, engine: AsyncEngine, redis: Redis, embedder: Embedder | None = None
+    ) -> SessionStores:
+        """All of them on one database (and Redis, where tasks are announced); recall by
+        meaning with `embedder`, by words alone without."""
         return cls(
             People(engine),
-            Memories(engine),
+            Recall(Memories(engine), MemoryVectors(engine), embedder),
             Grants(engine),
             TaskBook(engine, redis),
             ChatSettings(engine),

@@ -13,9 +13,9 @@ from typing import TypeVar
 
 from bot.agent.deps import TurnRequest
 from bot.memory.prompt import within_budget
+from bot.memory.recall import Recall
 from bot.memory.scope import memory_scope, scope_of
 from bot.session.deps import SessionStores
-from bot.store.memory import Memories
 from bot.vocabulary.chat_settings import ChatRules
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
@@ -77,11 +77,11 @@ async def _softly(what: str, reading: Awaitable[T]) -> T | None:
 
 
 async def prepared(
-    request: TurnRequest, state: SessionState, reads: TurnReads, memories: Memories | None
+    request: TurnRequest, state: SessionState, reads: TurnReads, recall: Recall | None
 ) -> TurnRequest:
     """`request` with what the database adds to it: the scope's memories (chosen again only
     when they changed), the tools its person always allows in its chat, and its chat's rules."""
-    remembered = await with_memory(request, state, reads.memories, memories)
+    remembered = await with_memory(request, state, reads.memories, recall)
     ruled = dataclasses.replace(remembered, chat_rules=reads.chat)
     if reads.allowed is None:
         return ruled
@@ -102,7 +102,7 @@ async def with_memory(
     request: TurnRequest,
     state: SessionState,
     counted: MemoryCount | None,
-    memories: Memories | None,
+    recall: Recall | None,
 ) -> TurnRequest:
     """`request` with its scope's memories, given their count and version as the turn's
     set-up read them (`bot.store.turn_facts`); without them if they could not be read (None)
@@ -113,7 +113,7 @@ async def with_memory(
     last, so the system prompt, and the provider's cache of the conversation behind it,
     stay the same from one message to the next. A scope without memories costs a turn one
     read, the count, and a new session most often has none."""
-    if memories is None or counted is None:
+    if recall is None or counted is None:
         return request
     scope = memory_scope(request.ctx)
     count, version = counted[0], f"{scope}@{counted[1]}"
@@ -122,8 +122,8 @@ async def with_memory(
             state.memory, state.memory_version = [], version  # nothing to choose from
         elif version != state.memory_version:
             query = request.text if request.text is not None else _last_said(state)
-            relevant = await memories.search(scope, query, RELEVANT)
-            recent = await memories.recent(scope, RECENT)
+            relevant = await recall.search(scope, query, RELEVANT)
+            recent = await recall.memories.recent(scope, RECENT)
             state.memory, state.memory_version = within_budget(relevant, recent), version
     except Exception:
         log.warning("could not read the memories of %s", scope, exc_info=True)

@@ -83,8 +83,8 @@ class Turns:
                     ctx, text=text, attachments=files, envelope_ids=ids, model=model,
                     config=config, answers=typed.answers if typed is not None else None,
                 )  # fmt: skip
-        memories = self.stores.memories if self.stores is not None else None
-        return await prepared(request, state, reads, memories)
+        recall = self.stores.recall if self.stores is not None else None
+        return await prepared(request, state, reads, recall)
 
     async def _folders(self) -> None:
         """The skills and the bootstrap files as they are now: a skill added, edited or

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -150,6 +151,14 @@ class Memories:
             return []
         async with self.engine.connect() as db:
             return await _matching(db, scope, query, every=False, limit=limit)
+
+    async def some(self, scope: str, ids: Sequence[int]) -> list[Memory]:
+        """The memories of `scope` numbered `ids` that still exist, in no order."""
+        if not ids:
+            return []
+        chosen = select(MEMORIES).where(MEMORIES.c.scope == scope, MEMORIES.c.id.in_(ids))
+        async with self.engine.connect() as db:
+            return [Memory.of(row) for row in await db.execute(chosen)]
 
     async def count(self, scope: str) -> int:
         """How many memories `scope` has, for a list that shows only the newest."""

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis
 
+from bot.memory.recall import Recall
 from bot.session.deps import SessionStores
 from bot.store.chats import ChatSettings
 from bot.store.database import Database
 from bot.store.grants import Grants
 from bot.store.memory import Memories
+from bot.store.memory_vectors import MemoryVectors
 from bot.store.people import People
 from bot.store.turn_facts import TurnReads
 from bot.tasks.book import TaskBook
@@ -25,4 +27,5 @@ def memories(db: Database) -> Memories:
 def services(db: Database, redis_client: Redis, memories: Memories) -> SessionStores:
     tasks, people, grants = TaskBook(db.engine, redis_client), People(db.engine), Grants(db.engine)
     chats = ChatSettings(db.engine)
-    return SessionStores(people, memories, grants, tasks, chats, TurnReads(db.engine))
+    recall = Recall(memories, MemoryVectors(db.engine))
+    return SessionStores(people, recall, grants, tasks, chats, TurnReads(db.engine))

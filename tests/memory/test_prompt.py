@@ -37,7 +37,7 @@ async def remembering(stores: SessionStores, text: str, state: SessionState) -> 
     asked = Envelope(id="e1", session="tg:1", text=text, sender=ANN, platform="tg")
     reads = await read_for(asked, stores)
     turn = tool_context(asked, Settings(_env_file=None), reads.preferences)
-    return await prepared(TurnRequest(turn, text=text), state, reads, stores.memories)
+    return await prepared(TurnRequest(turn, text=text), state, reads, stores.recall)
 
 
 @pytest.mark.parametrize(

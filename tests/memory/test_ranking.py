@@ -32,3 +32,10 @@ def test_k_weighs_the_first_places_against_agreement() -> None:
     by_meaning, by_words = [1, 2, 3], [2, 3]
     assert fused(by_meaning, by_words, k=0) == [2, 1, 3]
     assert fused(by_meaning, by_words) == [2, 3, 1]
+
+
+def test_a_ranking_may_weigh_less() -> None:
+    by_meaning, by_words = [1, 2, 3, 4, 9], [9]
+    assert fused(by_meaning, by_words) == [9, 1, 2, 3, 4]  # found by both: first
+    assert fused(by_meaning, by_words, weights=(1.0, 0.01)) == [1, 2, 3, 4, 9]
+    assert fused(by_meaning, by_words, weights=(1.0, 0.5))[:2] == [9, 1]

@@ -7,8 +7,10 @@ import pytest
 
 from bot.assembly.catalog import standard_tools
 from bot.config.settings import Settings
+from bot.memory.recall import Recall
 from bot.memory.tools import memory_tools
 from bot.store.memory import MAX_PER_SCOPE, Memories
+from bot.store.memory_vectors import MemoryVectors
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.vocabulary.envelope import Sender
@@ -20,7 +22,7 @@ BOB = Sender(id="tg:2", name="Bob")
 
 @pytest.fixture
 def executor(memories: Memories) -> ToolExecutor:
-    registry = ToolRegistry(memory_tools(memories))
+    registry = ToolRegistry(memory_tools(Recall(memories, MemoryVectors(memories.engine))))
     return ToolExecutor(registry, timeout=30, concurrency=4, output_limit=10_000)
 
 

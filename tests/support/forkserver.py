@@ -57,6 +57,7 @@ PRELOADED = (
     "bot.llm.anthropic",
     "bot.llm.openai",
     "bot.store.migrate",
+    "bot.memory.vector_math",
 )
 ORDER_BYTES = 1 << 20  # an environment and an argument list fit many times over
 

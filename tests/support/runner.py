@@ -57,7 +57,7 @@ async def runner_rig(
     database = await open_database(configured)
     mailbox = Mailbox(pool, pool)
     stores = SessionStores.open(database.engine, pool)
-    tools = ToolStores(stores.tasks, stores.people, stores.memories)
+    tools = ToolStores(stores.tasks, stores.people, stores.recall)
     agent = build_agent(configured, stores=tools if services else None)
     deps = RunnerDeps(
         configured, mailbox, agent, PlatformEgress(HttpEgress(pool), {}), Confirmations(pool),

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import pytest
+
 from tests.fakes.llm import RecordedRequest, ToolCallSpec
 from tests.fakes.tg import TgChat, TgUser
 from tests.integration.telegram.test_replies import ANN, BOB
@@ -61,3 +63,67 @@ async def test_a_memory_outlives_new_and_stays_with_its_person(tg_stack: Telegra
     (after,) = await ask(tg_stack, ann, ANN, "what do I like to drink?")
     assert "green tea" not in after.system_text()
     assert "What you remember" not in after.system_text()
+
+
+REX = "Dog: Rex, a beagle adopted in 2019"
+OTHERS = [
+    "My sister's name is Eve and she lives in Lisbon",
+    "I take my coffee black, no sugar",
+    "My name day is on June 3",
+    "The car's plate number is KX-4512",
+    "I work as a nurse on night shifts",
+    "My favourite film is Casablanca",
+    "I am allergic to peanuts",
+    "The wifi password at home is written on the fridge",
+    "My daughter plays the violin",
+    "I run 5 km every Sunday morning",
+    "The dentist appointment is every six months",
+    "I prefer window seats on planes",
+    "My birthday is on March 14",
+    "I am learning Portuguese",
+    "The gym closes at 10 pm",
+    "My manager's name is Olga",
+    "I grow tomatoes on the balcony",
+    "The rent is due on the first of the month",
+    "My brother is called Tom and he is a pilot",
+    "I collect old postcards",
+    "The boiler was serviced in May",
+    "I drive a blue Skoda",
+    "My neighbour's name is Mr Kowalski",
+    "I like jazz from the sixties",
+    "The library card number is 88213",
+    "I am vegetarian on weekdays",
+    "My grandmother's recipe for soup uses barley",
+    "I keep spare keys with my aunt",
+    "The bike lock code is 4471",
+    "I cannot stand horror films",
+]
+
+
+@pytest.mark.parametrize(
+    ("tg_stack", "found"),
+    [({}, True), ({"PARLEY_EMBEDDINGS_MODEL": "off"}, False)],
+    indirect=["tg_stack"],
+    ids=["by-meaning", "by-words-alone"],
+)
+async def test_a_reworded_question_brings_the_memory_it_means(
+    tg_stack: TelegramStack, found: bool
+) -> None:
+    """With the defaults, a memory comes back to a question that shares none of its words;
+    by words alone it does not."""
+    others = [ToolCallSpec("remember", {"fact": fact}) for fact in OTHERS]
+    tg_stack.fake.responder = Brain(
+        calls={
+            "remember my dog": [ToolCallSpec("remember", {"fact": REX})],
+            "remember all this": others,
+        }
+    )
+    await tg_stack.start_worker()
+    ann = tg_stack.tg.private_chat(ANN)
+    await ask(tg_stack, ann, ANN, "remember my dog: Rex, a beagle, adopted in 2019")
+    await ask(tg_stack, ann, ANN, "remember all this")
+    assert len(results(tg_stack.fake.requests, "remember")) == 1 + len(OTHERS)
+    await ask(tg_stack, ann, ANN, "/new")
+    (asked,) = await ask(tg_stack, ann, ANN, "Remind me what name my pet has?")
+    assert "## What you remember" in asked.system_text()
+    assert (REX in asked.system_text()) is found

@@ -1,0 +1,118 @@
+"""Recall: a scope's memories found by meaning and by words together.
+
+A question is embedded (`bot.memory.embeddings`), compared with the vectors of the scope's
+memories that the configured model made (`bot.store.memory_vectors`), and the nearest are
+fused with what the full-text index finds (`bot.memory.ranking`). Without a model
+(`PARLEY_EMBEDDINGS_MODEL=off`), or when it fails this time, recall goes by words alone,
+with one warning: a turn is worth more than a better ranking.
+
+A memory is embedded when it is kept (`kept`); one that could not be then (the model failing,
+a memory from before vectors, a change of model) is embedded by the worker's background pass
+(`catch_up`), and until then is found by its words. After a failure the model is left alone
+for `REST_S`: a model that is down costs one turn its timeout, not every turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import time
+from dataclasses import dataclass, field
+
+from bot.memory.embeddings import Embedder, EmbeddingFailed
+from bot.memory.ranking import fused
+from bot.store.memory import Memories, Memory
+from bot.store.memory_vectors import MemoryVectors
+
+log = logging.getLogger(__name__)
+NEAREST = 20  # memories taken by meaning into the fusion, at most
+# By words at a hundredth of the weight: meaning decides, words break its ties and add the
+# memories it did not take. A question's common words ("my", "what", "name") match many
+# memories, and at an equal weight those sharing one lifted past the memory it means (on a
+# set of reworded questions, words fused at an equal weight halved the hits in the first
+# place); a rare word (a name, a number) is found by meaning too, the text being embedded.
+BY_WORDS, WORDS_WEIGHT = NEAREST, 0.01
+ON_LOOP = 2_000  # vectors compared on the event loop; more go to a thread
+BATCH = 32  # memories embedded at once by the background pass
+REST_S = 60.0  # seconds recall goes by words after the model failed
+
+
+@dataclass
+class Rest:
+    """Until when the model is left alone after it failed."""
+
+    seconds: float = REST_S
+    until: float = 0.0
+
+    def resting(self) -> bool:
+        return time.monotonic() < self.until
+
+    def failed(self, exc: EmbeddingFailed) -> None:
+        self.until = time.monotonic() + self.seconds
+        log.warning("recall goes by words for %g s: %s", self.seconds, exc)
+
+
+@dataclass(frozen=True)
+class Recall:
+    memories: Memories
+    vectors: MemoryVectors
+    embedder: Embedder | None = None
+    rest: Rest = field(default_factory=Rest)
+
+    async def search(self, scope: str, query: str, limit: int) -> list[Memory]:
+        """The memories of `scope` that `query` is about, best first: by meaning and by
+        words, or by words alone without a model."""
+        by_words = await self.memories.search(scope, query, max(limit, NEAREST))
+        by_meaning = await self._nearest(scope, query) if query.strip() else []
+        if not by_meaning:
+            return by_words[:limit]
+        words = [memory.id for memory in by_words[:BY_WORDS]]
+        order = fused(by_meaning, words, weights=(1.0, WORDS_WEIGHT))[:limit]
+        known = {memory.id: memory for memory in by_words}
+        missing = [memory_id for memory_id in order if memory_id not in known]
+        known.update({memory.id: memory for memory in await self.memories.some(scope, missing)})
+        return [known[memory_id] for memory_id in order if memory_id in known]
+
+    async def _nearest(self, scope: str, query: str) -> list[int]:
+        """The ids of the scope's memories nearest `query` by meaning, nearest first; none
+        without a model, or when it failed (said once per failure)."""
+        if self.embedder is None or self.rest.resting():
+            return []
+        stored = await self.vectors.of_scope(scope, self.embedder.name)
+        if not stored:
+            return []
+        try:
+            [asked] = await self.embedder.embed([query], query=True)
+        except EmbeddingFailed as exc:
+            self.rest.failed(exc)
+            return []
+        math = importlib.import_module("bot.memory.vector_math")  # numpy, once needed
+        if len(stored) <= ON_LOOP:
+            found: list[int] = math.nearest(stored, asked, NEAREST)
+            return found
+        return list(await asyncio.to_thread(math.nearest, stored, asked, NEAREST))
+
+    async def kept(self, memory: Memory) -> None:
+        """Embed a memory just kept; if the model fails, the background pass does it."""
+        if self.embedder is None or self.rest.resting():
+            return  # the background pass embeds it
+        try:
+            [vector] = await self.embedder.embed([memory.text], query=False)
+        except EmbeddingFailed as exc:
+            self.rest.failed(exc)
+            return
+        await self.vectors.put(memory.id, self.embedder.name, vector.tolist())
+
+    async def catch_up(self) -> int:
+        """Embed the memories the configured model has not (new ones it missed, older ones,
+        all after a change of model), a batch at a time; how many were."""
+        if self.embedder is None or self.rest.resting():
+            return 0
+        done = 0
+        while waiting := await self.vectors.waiting(self.embedder.name, BATCH):
+            rows = await self.embedder.embed([memory.text for memory in waiting], query=False)
+            for memory, vector in zip(waiting, rows, strict=True):
+                await self.vectors.put(memory.id, self.embedder.name, vector.tolist())
+            done += len(waiting)
+        return done
