@@ -14,9 +14,7 @@ prompt without it would otherwise go unnoticed.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import math
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -26,8 +24,9 @@ from pathlib import Path
 
 from bot.llm.base import SystemPart
 from bot.memory.prompt import memory_part
-from bot.skills.library import CHECK_EVERY, Skills
+from bot.skills.library import Skills
 from bot.skills.prompt import skills_text
+from bot.skills.recheck import CHECK_EVERY, Recheck
 from bot.tools.base import ToolContext
 from bot.tools.untrusted import NOTE as UNTRUSTED_NOTE
 
@@ -81,17 +80,16 @@ class Bootstrap:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.override, self.default = override, default
-        self.interval, self.clock = interval, clock
         self.text = ""
         self._print: tuple[tuple[int, int] | None, ...] | None = None
-        self._checked = -math.inf
-        self._lock = asyncio.Lock()
+        self._recheck = Recheck("the bootstrap files", interval, clock)
 
     @classmethod
     def fixed(cls, text: str) -> Bootstrap:
         """Bootstrap text given as it is (a test's, a program's), never read from files."""
         made = cls(None)
-        made.text, made._checked = text, math.inf
+        made.text = text
+        made._recheck.never()
         return made
 
     def load(self) -> str:
@@ -104,15 +102,7 @@ class Bootstrap:
 
     async def current(self) -> str:
         """The text as the files are now, give or take `interval` seconds."""
-        if self.clock() - self._checked < self.interval:
-            return self.text
-        async with self._lock:
-            if self.clock() - self._checked >= self.interval:
-                try:
-                    await asyncio.to_thread(self.load)
-                except OSError:  # a turn is worth more than a fresh look at the persona
-                    log.warning("could not read the bootstrap files again", exc_info=True)
-                self._checked = self.clock()
+        await self._recheck.due(self.load)
         return self.text
 
     def _fingerprint(self) -> tuple[tuple[int, int] | None, ...]:

@@ -12,9 +12,7 @@ thread, so a large folder or a slow disk costs the event loop nothing.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import math
 import os
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -22,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.config.settings import Settings
+from bot.skills.recheck import CHECK_EVERY, Recheck
 from bot.skills.skill import Skill, SkillError, read_skill
 
 log = logging.getLogger(__name__)
 MAX_SKILLS = 100  # their lines are in every system prompt
 MAX_ENTRIES = 20_000  # paths a fingerprint looks at, at most
-CHECK_EVERY = 2.0  # seconds between two looks at the folders
 Fingerprint = tuple[tuple[str, int, int], ...]
 _SAID: set[str] = set()  # the lines about the skills this process said last
 
@@ -116,12 +114,9 @@ class Skills:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.roots = tuple(roots)
-        self.interval = interval
-        self.clock = clock
         self.library = Library()
         self._print: Fingerprint | None = None
-        self._checked = -math.inf
-        self._lock = asyncio.Lock()
+        self._recheck = Recheck("the skills", interval, clock)
 
     @classmethod
     def of(cls, settings: Settings) -> Skills:
@@ -144,15 +139,7 @@ class Skills:
 
     async def current(self) -> Library:
         """The library as the folders are now, give or take `interval` seconds."""
-        if self.clock() - self._checked < self.interval:
-            return self.library
-        async with self._lock:
-            if self.clock() - self._checked >= self.interval:
-                try:
-                    await asyncio.to_thread(self.load)
-                except Exception:  # a turn is worth more than a fresh look at the skills
-                    log.warning("could not read the skills again", exc_info=True)
-                self._checked = self.clock()
+        await self._recheck.due(self.load)
         return self.library
 
 
