@@ -30,6 +30,7 @@ from bot.files.intake import Intake, Limits
 from bot.files.reading import Readers, ReadLimits
 from bot.files.voice import transcriber
 from bot.mailbox.inbox import Mailbox
+from bot.memory.models import embedder_of
 from bot.people.pairing import Pairing
 from bot.redis.confirmations import Confirmations
 from bot.store.chats import ChatSettings
@@ -53,7 +54,8 @@ async def make_app(settings: Settings) -> web.Application:
     redis = await open_pool(settings)
     await check_persistence(redis)
     await _say_if_not_shared(redis, settings)
-    stores = ToolStores.open(database.engine, redis)
+    # `/memory search` finds by meaning here too; the model's process starts when first asked
+    stores = ToolStores.open(database.engine, redis, embedder_of(settings))
     voice = transcriber(settings)
     mailbox = Mailbox(redis, QueueJobs(redis))
     services = Services(
@@ -63,7 +65,7 @@ async def make_app(settings: Settings) -> web.Application:
         confirmations=Confirmations(redis),
         archive=database.archive,
         tasks=stores.tasks,
-        memories=stores.recall.memories,
+        recall=stores.recall,
         people=stores.people,
         grants=Grants(database.engine),
         chats=ChatSettings(database.engine),
@@ -86,6 +88,8 @@ async def make_app(settings: Settings) -> web.Application:
         await services.files.readers.aclose()
         if voice is not None:
             await voice.aclose()
+        if stores.recall.embedder is not None:
+            await stores.recall.embedder.aclose()
         await redis.aclose()
         await database.aclose()
 

@@ -1,5 +1,6 @@
-"""`/memory` on every platform: what the list of remembered things says, what its Forget
-buttons carry, and the answer to a press of one.
+"""`/memory` on every platform: what the list of remembered things says (the newest, or with
+`/memory search WORDS` those the words are about, found by meaning), what its Forget buttons
+carry, the answer to a press of one, and `/forget N`.
 
 Which memories a list shows follows the rule of the tools and the prompt
 (`bot.memory.scope.scope_of`): in a private chat the person's own, elsewhere the chat's. A
@@ -20,7 +21,9 @@ from dataclasses import dataclass
 
 from adapters.chat.access import Gate, refusal
 from adapters.chat.item_list import ItemButtons, Listing
+from bot.memory.recall import Recall
 from bot.memory.scope import is_private
+from bot.memory.tools import NUMBER
 from bot.store.memory import Memories, Memory
 from bot.vocabulary.envelope import Sender
 
@@ -35,6 +38,13 @@ EMPTY = (
 SHOWN = 30
 TEXT_LIMIT = 3_500
 MALFORMED = "This button is not one I know; send /memory for a fresh list."
+USAGE = (
+    "/memory lists what I remember here; /memory search WORDS finds what the words are about; "
+    "/forget N forgets memory #N."
+)
+SEARCH_USAGE = "Say what to look for: /memory search WORDS (e.g. /memory search my dog)."
+FORGET_USAGE = "Say which memory to forget by its number: /forget 12 (the numbers are in /memory)."
+FOUND = 10  # memories a search shows, best first
 NOT_YOURS = "Only the person these memories belong to can forget them."
 BUTTONS = ItemButtons("mem:forget:")
 
@@ -59,10 +69,43 @@ async def listing(memories: Memories, scope: str) -> Listing | None:
     return listed(newest, total, is_private(scope))
 
 
-def listed(newest: list[Memory], total: int, private: bool) -> Listing:
-    """The list of `newest` (newest first) out of `total`: it stops at `TEXT_LIMIT`
-    characters and says how many more there are."""
-    lines, size = [header(private)], len(header(private))
+def asked_for(args: str) -> str | None:
+    """The words of `/memory search WORDS` ("" when none were given), or None for the list;
+    raises ValueError for anything else after `/memory`."""
+    first, _, rest = args.strip().partition(" ")
+    if not first:
+        return None
+    if first.lower() != "search":
+        raise ValueError(USAGE)
+    return rest.strip()
+
+
+async def found(recall: Recall, scope: str, words: str) -> Listing | str:
+    """The memories of `scope` that `words` are about, best first, or what to say instead."""
+    if not words:
+        return SEARCH_USAGE
+    matches = await recall.search(scope, words, FOUND)
+    if not matches:
+        return f"Nothing I remember here is about {words[:80]!r}."
+    return listed(matches, len(matches), is_private(scope), f"About {words[:80]!r} (best first):")
+
+
+async def forget_numbered(
+    memories: Memories, gate: Gate, scope: str, args: str, presser: Sender
+) -> str:
+    """`/forget N`: memory #N of `scope` forgotten for `presser`, as its button would."""
+    number = NUMBER.fullmatch(args.strip())
+    if number is None:
+        return FORGET_USAGE
+    said = await forget(memories, gate, scope, int(number[1]), presser, listed_here=False)
+    return said.text
+
+
+def listed(newest: list[Memory], total: int, private: bool, title: str | None = None) -> Listing:
+    """The list of `newest` (newest first, or as `title` says) out of `total`: it stops at
+    `TEXT_LIMIT` characters and says how many more there are."""
+    title = title or header(private)
+    lines, size = [title], len(title)
     for memory in newest:
         line = memory.line()
         if size + 1 + len(line) > TEXT_LIMIT:

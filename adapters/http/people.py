@@ -100,13 +100,13 @@ class PeopleRoutes:
     async def memory(self, request: web.Request) -> web.Response:
         """All of the person's memories, in the order they were kept."""
         person = _person(request)
-        found = await self.services.memories.all(person)
+        found = await self.services.recall.memories.all(person)
         items = [memory_json(memory) for memory in found]
         return web.json_response({"person": person, "total": len(items), "items": items})
 
     async def forget_all(self, request: web.Request) -> web.Response:
         person = _person(request)
-        deleted = await self.services.memories.forget_all(person)
+        deleted = await self.services.recall.memories.forget_all(person)
         return web.json_response({"person": person, "deleted": deleted})
 
     async def forget_one(self, request: web.Request) -> web.Response:
@@ -115,7 +115,7 @@ class PeopleRoutes:
         raw = request.match_info["memory_id"]
         gone = []
         if MEMORY_ID.fullmatch(raw):
-            gone = await self.services.memories.forget(person, int(raw))
+            gone = await self.services.recall.memories.forget(person, int(raw))
         if not gone:
             return error(404, "unknown memory", person=person, id=raw[:40])
         return web.json_response(memory_json(gone[0]))

@@ -43,7 +43,8 @@ MENU = {
     "mode": "Answer directly, or plan first",
     "reasoning": "Think first, and show the thinking (admins)",
     "tasks": "Scheduled tasks in this chat",
-    "memory": "What I remember here, to forget any of it",
+    "memory": "What I remember here; /memory search WORDS finds by meaning",
+    "forget": "Forget a memory by its number",
     "permissions": "Tools you let me use without asking",
     "preferences": "Your language, instruction, model, time zone",
     "tools": "The tools I can use here (admins switch them)",
@@ -53,7 +54,7 @@ MENU = {
     "pair": "Let a person in by their code (admins)",
     "unpair": "Let a paired person out (admins)",
 }
-ELSEWHERE = {"tasks", "memory", "permissions", "pair", "unpair"}  # not by `on_command`
+ELSEWHERE = {"tasks", "memory", "forget", "permissions", "pair", "unpair"}  # not by `on_command`
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
     "running anything sensitive."

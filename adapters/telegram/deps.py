@@ -31,12 +31,12 @@ from adapters.telegram.reactions import StatusReactions
 from bot.config.settings import Settings
 from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
+from bot.memory.recall import Recall
 from bot.people.pairing import PrivateChat
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
-from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
 from bot.vocabulary.chat_settings import Activation
@@ -54,7 +54,7 @@ class IngressDeps(ChatChoices):
     confirmations: Confirmations
     archive: Archive
     tasks: TaskBook
-    memories: Memories
+    recall: Recall  # the memories, found by meaning with the configured model
     people: People
     grants: Grants
     chats: ChatSettings

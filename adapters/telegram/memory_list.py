@@ -1,4 +1,5 @@
-"""`/memory` in Telegram: what the bot remembers here in one message, a Forget button each.
+"""`/memory` in Telegram: what the bot remembers here in one message, a Forget button each;
+`/memory search WORDS`, those the words are about, found by meaning; `/forget N`.
 
 In a private chat that is the person's own memories, and only they see the chat; in a group
 it is the group's, which everyone in it shares, so the list may be posted there. The text is
@@ -14,7 +15,7 @@ chat's id is its person's), never from the presser. What is said is shared with 
 from __future__ import annotations
 
 from aiogram import Router
-from aiogram.filters import Command
+from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, Chat
 from aiogram.types import Message as TgMessage
 
@@ -34,6 +35,7 @@ def router() -> Router:
     starts with `mem:` is answered here, a malformed one included."""
     memories = Router(name="memories")
     memories.message.register(on_memory, Command("memory"))
+    memories.message.register(on_forget, Command("forget"))
     memories.callback_query.register(on_press, data_starts(PREFIX))
     return memories
 
@@ -45,17 +47,37 @@ def scope_in(chat: Chat) -> str:
     return scope_of(kind, person(chat.id), chat_key(chat.id))
 
 
-async def on_memory(message: TgMessage, deps: IngressDeps) -> None:
+async def on_memory(message: TgMessage, command: CommandObject, deps: IngressDeps) -> None:
     if message.from_user is None or not await deps.admit(message, message.from_user):
         return
     place = place_of(message)
     scope = scope_of(place.kind, person(message.from_user.id), place.session)
-    shown = await memory_list.listing(deps.memories, scope)
-    if shown is None:
-        await deps.answer(message, memory_list.EMPTY)
+    try:
+        words = memory_list.asked_for(command.args or "")
+    except ValueError as usage:
+        await deps.answer(message, str(usage))
+        return
+    if words is None:
+        shown = await memory_list.listing(deps.recall.memories, scope) or memory_list.EMPTY
+    else:
+        shown = await memory_list.found(deps.recall, scope, words)
+    if isinstance(shown, str):
+        await deps.answer(message, shown)
         return
     buttons = keyboard(shown.buttons, memory_list.button_label, memory_list.BUTTONS)
     await deps.answer(message, shown.text, buttons)
+
+
+async def on_forget(message: TgMessage, command: CommandObject, deps: IngressDeps) -> None:
+    user = message.from_user
+    if user is None or not await deps.admit(message, user):
+        return
+    place = place_of(message)
+    scope = scope_of(place.kind, person(user.id), place.session)
+    said = await memory_list.forget_numbered(
+        deps.recall.memories, deps.gate, scope, command.args or "", sender_of(user, deps.settings)
+    )
+    await deps.answer(message, said)
 
 
 async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
@@ -67,7 +89,7 @@ async def on_press(query: CallbackQuery, deps: IngressDeps) -> None:
     memory_id = memory_list.BUTTONS.parse(query.data)
     lines = (message.text or "").split("\n")
     said = await memory_list.forget(
-        deps.memories,
+        deps.recall.memories,
         deps.gate,
         scope_in(message.chat),
         memory_id,

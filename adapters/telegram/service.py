@@ -228,7 +228,7 @@ class TelegramService:
             confirmations=self.services.confirmations,
             archive=self.services.archive,
             tasks=self.services.tasks,
-            memories=self.services.memories,
+            recall=self.services.recall,
             people=self.services.people,
             grants=self.services.grants,
             chats=self.services.chats,

@@ -15,12 +15,12 @@ from adapters.chat.tool_list import ToolCatalog
 from bot.config.settings import Settings
 from bot.files.intake import Intake
 from bot.mailbox.inbox import Mailbox
+from bot.memory.recall import Recall
 from bot.people.pairing import Pairing
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
-from bot.store.memory import Memories
 from bot.store.people import People
 from bot.store.traces import Traces
 from bot.tasks.book import TaskBook
@@ -35,7 +35,7 @@ class Services:
     confirmations: Confirmations
     archive: Archive
     tasks: TaskBook
-    memories: Memories
+    recall: Recall  # the memories, found by meaning with the configured model
     people: People
     grants: Grants
     chats: ChatSettings  # what each chat's admins chose for everyone in it

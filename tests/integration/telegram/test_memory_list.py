@@ -6,11 +6,22 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.chat.memory_list import EMPTY, MALFORMED, NOT_YOURS, PRIVATE_HEADER
+from adapters.chat.memory_list import (
+    EMPTY,
+    FORGET_USAGE,
+    MALFORMED,
+    NOT_YOURS,
+    PRIVATE_HEADER,
+    SEARCH_USAGE,
+    USAGE,
+)
+from bot.memory.local import LocalModel
+from bot.memory.recall import Recall
 from bot.store.memory import Memories
+from bot.store.memory_vectors import MemoryVectors
 from tests.fakes.tg import TgChat
 from tests.integration.telegram.test_approvals import ADMIN, buttons
-from tests.integration.telegram.test_memory import ask
+from tests.integration.telegram.test_memory import OTHERS, REX, ask
 from tests.integration.telegram.test_replies import ANN, BOB
 from tests.integration.telegram.test_task_list import current, listed, press
 from tests.support.chat_stores import memory_store
@@ -134,3 +145,40 @@ async def test_in_a_group_only_people_let_in_may_forget_and_admins_always(
         assert await texts(memories, group_scope(group)) == ["The team deploys on Thursdays"]
         stranger = await listed(tg_stack, tg_stack.tg.private_chat(BOB), BOB, command="/memory")
         assert "private" in stranger.text and stranger.reply_markup is None
+
+
+async def test_memory_search_finds_by_meaning_and_forget_takes_a_number(
+    tg_stack: TelegramStack,
+) -> None:
+    chat = tg_stack.tg.private_chat(ANN)
+    model = LocalModel(timeout=30)
+    try:
+        async with memory_store(tg_stack) as memories:
+            recall = Recall(memories, MemoryVectors(memories.engine), model)
+            kept = []
+            for fact in [REX, *OTHERS[:12]]:
+                memory, _ = await memories.add(ANNS, fact)
+                await recall.kept(memory)
+                kept.append(memory)
+            rex = kept[0]
+            assert await memories.search(ANNS, "pet") == []  # no memory has the word
+
+            shown = await listed(tg_stack, chat, command="/memory search pet")
+            assert shown.text.split("\n")[:2] == ["About 'pet' (best first):", rex.line()]
+            assert buttons(shown)[f"Forget #{rex.id}"] == f"mem:forget:{rex.id}"
+            said = {
+                "/memory search": SEARCH_USAGE,
+                "/memory everything": USAGE,
+                "/forget the dog": FORGET_USAGE,
+                "/forget 999999": "There is no memory 999999 here.",
+                f"/forget #{rex.id}": f"Forgot #{rex.id}.",
+            }
+            for command, answer in said.items():
+                assert (await listed(tg_stack, chat, command=command)).text == answer, command
+            assert REX not in await texts(memories, ANNS)
+            bobs = tg_stack.tg.private_chat(BOB)  # Bob's /forget reaches his own memories only
+            forgot = await listed(tg_stack, bobs, BOB, command=f"/forget {kept[1].id}")
+            assert forgot.text == f"There is no memory {kept[1].id} here."
+            assert kept[1].text in await texts(memories, ANNS)
+    finally:
+        await model.aclose()
