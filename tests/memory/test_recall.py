@@ -93,3 +93,19 @@ async def test_the_background_pass_embeds_what_the_model_has_not(
     model.name = "another-model"  # a change of model: everything again, under its name
     assert await recall.catch_up() == 6
     assert len(await vectors.of_scope(ANN, "another-model")) == 6
+
+
+async def test_meaning_never_crosses_scopes(db: Database, model: LocalModel) -> None:
+    """Two people and a group, each with a pet: each question finds its own scope's alone."""
+    recall = Recall(Memories(db.engine), MemoryVectors(db.engine), model)
+    pets = {
+        ANN: "Dog: Rex, a beagle adopted in 2019",
+        "tg:2": "Bob's cat is called Tom",
+        "chat:tg:-100": "The office goldfish is named Bubbles",
+    }
+    for scope, fact in pets.items():
+        memory, _ = await recall.memories.add(scope, fact)
+        await recall.kept(memory)
+    for scope, fact in pets.items():
+        found = await recall.search(scope, "What is the pet called?", 5)
+        assert [memory.text for memory in found] == [fact], scope
