@@ -25,11 +25,11 @@ from adapters.slack.client import SlackCalls
 from bot.config.settings import Settings
 from bot.files.intake import Intake as FileIntake
 from bot.mailbox.inbox import Mailbox
+from bot.memory.recall import Recall
 from bot.redis.confirmations import Confirmations
 from bot.store.archive import Archive
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
-from bot.store.memory import Memories
 from bot.store.people import People
 from bot.tasks.book import TaskBook
 
@@ -44,7 +44,7 @@ class IngressDeps(ChatChoices):
     confirmations: Confirmations
     archive: Archive
     tasks: TaskBook
-    memories: Memories
+    recall: Recall  # the memories, found by meaning with the configured model
     people: People
     grants: Grants
     chats: ChatSettings

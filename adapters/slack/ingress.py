@@ -36,7 +36,7 @@ from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
 from adapters.slack.files import files_of
 from adapters.slack.memory_list import ACTION as MEMORY_ACTION
-from adapters.slack.memory_list import on_memory
+from adapters.slack.memory_list import on_forget, on_memory
 from adapters.slack.memory_list import on_press as on_memory_press
 from adapters.slack.permission_list import ACTION as PERMISSION_ACTION
 from adapters.slack.permission_list import on_permissions
@@ -72,6 +72,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/usage")(on_usage)
     app.command("/tasks")(on_tasks)
     app.command("/memory")(on_memory)
+    app.command("/forget")(on_forget)
     app.command("/permissions")(on_permissions)
     app.command("/preferences")(on_preferences)
     app.command("/mode")(on_mode)

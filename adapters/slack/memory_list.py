@@ -1,5 +1,6 @@
 """`/memory` in Slack: what the bot remembers here, a Forget button each, seen only by the
-person who asked.
+person who asked; `/memory search WORDS`, those the words are about, found by meaning, best
+first; `/forget N`.
 
 In a DM (a channel id starting with `D`) that is the person's own memories, anywhere else the
 channel's. Either way the list is the slash command's own answer, which Slack shows to the
@@ -8,12 +9,14 @@ section carries its number and whose list it is in its block_id, since Slack sen
 an ephemeral message without the message: the list is redrawn from the database after a
 press, with the forgotten memory's line in its place, and replaces the original through the
 press's `response_url`. Whose memories a DM's list holds comes from that block_id and must be
-the presser's; a channel's may be forgotten by anyone let in. What is said is shared with
+the presser's; a channel's may be forgotten by anyone let in. A search's sections carry its
+words too (base64url), so the list a press redraws is that search again. What is said is shared with
 Telegram (`adapters.chat.memory_list`), escaped with `literal` so a memory shows as written.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 from typing import Any
@@ -29,8 +32,9 @@ from bot.memory.scope import is_private, scope_of
 log = logging.getLogger(__name__)
 ACTION = "parley_memory_forget"
 HEADER_BLOCK = "parley_memory"
-# `memory:{id}:{user}`: a memory's section, in the list `user` asked for.
-_BLOCK = re.compile(r"memory:([1-9][0-9]{0,17}):([A-Z0-9]{1,32})")
+# `memory:{id}:{user}[:{words}]`: a memory's section, in the list `user` asked for (the words
+# of a search, base64url).
+_BLOCK = re.compile(r"memory:([1-9][0-9]{0,17}):([A-Z0-9]{1,32})(?::([A-Za-z0-9_-]{1,200}))?")
 _LINE = re.compile(r"#([1-9][0-9]{0,17}) ")
 
 
@@ -48,26 +52,57 @@ async def on_memory(ack: Any, command: dict[str, Any], deps: IngressDeps) -> Non
         await ack(refusal(who))
         return
     team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))
-    shown = await memory_list.listing(deps.memories, scope_in(team, channel, user))
-    if shown is None:
-        await ack(memory_list.EMPTY)
+    try:
+        words = memory_list.asked_for(str(command.get("text", "")))
+    except ValueError as usage:
+        await ack(literal(str(usage)))
         return
-    await ack(text=literal(shown.text), blocks=blocks(shown, user))
+    shown = await _shown(deps, scope_in(team, channel, user), words)
+    if isinstance(shown, str):
+        await ack(literal(shown))
+        return
+    await ack(text=literal(shown.text), blocks=blocks(shown, user, words=words))
 
 
-def blocks(shown: item_list.Listing, user: str, forgotten: int | None = None) -> list[Any]:
+async def on_forget(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/forget N: answered privately, with the rights of a Forget button."""
+    user = str(command.get("user_id", ""))
+    who = person(user)
+    if not await deps.gate.lets_in(who, in_dm(command)):
+        await ack(refusal(who))
+        return
+    team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))
+    said = await memory_list.forget_numbered(
+        deps.recall.memories, deps.gate, scope_in(team, channel, user),
+        str(command.get("text", "")), sender_of(user, "", deps.settings),
+    )  # fmt: skip
+    await ack(literal(said))
+
+
+async def _shown(deps: IngressDeps, scope: str, words: str | None) -> item_list.Listing | str:
+    """The newest memories (`words` None), or those `words` are about; or what to say."""
+    if words is not None:
+        return await memory_list.found(deps.recall, scope, words)
+    return await memory_list.listing(deps.recall.memories, scope) or memory_list.EMPTY
+
+
+def blocks(
+    shown: item_list.Listing, user: str, forgotten: int | None = None, words: str | None = None
+) -> list[Any]:
     """A section per line, a Forget button beside each memory; `forgotten`'s line, if given,
-    goes where its number puts it (the list is newest first)."""
+    goes where its number puts it in the newest-first list, last in a search's."""
     header, *lines = shown.lines
     entries = [(_number(line), line) for line in lines]
     if forgotten is not None:
         entries.append((forgotten, memory_list.forgotten_line(forgotten)))
-    entries.sort(key=lambda entry: -1 if entry[0] is None else -entry[0])  # "more" last
+    if words is None:
+        entries.sort(key=lambda entry: -1 if entry[0] is None else -entry[0])  # "more" last
+    search = "" if words is None else ":" + _encoded(words)
     made: list[Any] = [{**section(f"*{literal(header)}*"), "block_id": HEADER_BLOCK}]
     for memory_id, line in entries:
         block = section(literal(line))
         if memory_id is not None and memory_id in shown.buttons:
-            block["block_id"] = f"memory:{memory_id}:{user}"
+            block["block_id"] = f"memory:{memory_id}:{user}{search}"
             block["accessory"] = {
                 "type": "button",
                 "text": {"type": "plain_text", "text": memory_list.button_label(memory_id)},
@@ -90,26 +125,29 @@ async def on_press(ack: Any, body: dict[str, Any], respond: Any, deps: IngressDe
         memory_id = None
     scope = scope_in(team, channel, block[2] if block else presser)
     answer = await memory_list.forget(
-        deps.memories,
+        deps.recall.memories,
         deps.gate,
         scope,
         memory_id,
         sender_of(presser, "", deps.settings),
         listed_here=listed_here,
     )
-    deps.later(_answer(deps, respond, answer, scope, presser))
+    words = _decoded(block[3]) if block and block[3] else None
+    deps.later(_answer(deps, respond, answer, scope, presser, words))
 
 
 async def _answer(
-    deps: IngressDeps, respond: Any, answer: memory_list.ForgetAnswer, scope: str, user: str
-) -> None:
-    """The list redrawn with the memory forgotten, replacing the original; a note to the
-    presser when the press changed nothing."""
+    deps: IngressDeps, respond: Any, answer: memory_list.ForgetAnswer, scope: str, user: str,
+    words: str | None,
+) -> None:  # fmt: skip
+    """The list redrawn with the memory forgotten (the same search, for a search's), replacing
+    the original; a note to the presser when the press changed nothing."""
     try:
         if answer.memory_id is not None and answer.line is not None:
-            empty = item_list.Listing([memory_list.header(is_private(scope))], [])
-            shown = await memory_list.listing(deps.memories, scope) or empty
-            redrawn = blocks(shown, user, forgotten=answer.memory_id)
+            shown = await _shown(deps, scope, words)
+            if isinstance(shown, str):  # nothing left to list
+                shown = item_list.Listing([memory_list.header(is_private(scope))], [])
+            redrawn = blocks(shown, user, forgotten=answer.memory_id, words=words)
             text = "\n".join(_text(block) for block in redrawn)
             await respond(text=text, blocks=redrawn, replace_original=True)
         if answer.alert:
@@ -118,6 +156,18 @@ async def _answer(
             )
     except Exception:  # the press is done; only showing it failed
         log.warning("could not answer a press of a memory's Forget button", exc_info=True)
+
+
+def _encoded(words: str) -> str:
+    return base64.urlsafe_b64encode(words[:100].encode()).decode().rstrip("=")
+
+
+def _decoded(encoded: str) -> str | None:
+    """A search's words from a block_id, None if they are not what `_encoded` made."""
+    try:
+        return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+    except ValueError:
+        return None
 
 
 def _number(line: str) -> int | None:

@@ -88,7 +88,7 @@ class SlackService:
             confirmations=services.confirmations,
             archive=services.archive,
             tasks=services.tasks,
-            memories=services.recall.memories,
+            recall=services.recall,
             people=services.people,
             grants=services.grants,
             chats=services.chats,
