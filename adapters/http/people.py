@@ -18,14 +18,17 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
+from adapters.http.run_query import bad, only
 from adapters.web.input import error, read_body, refusal
 from adapters.web.services import Services
 from bot.llm.served import served_model
 from bot.people.preferences import clean
 from bot.store.grants import Grant
-from bot.store.memory import Memory
+from bot.store.memory import MAX_TEXT, Memory
 from bot.store.pairings import Paired
 from bot.vocabulary.preferences import NAMES, Name, Preferences
+
+SEARCHED = 20  # memories `?q=` returns at most, best first
 
 # ASCII only, `platform:` then the platform's own id: nothing a database or a log would misread.
 PERSON_ID = re.compile(r"[a-z]{1,16}:[A-Za-z0-9_.@:+-]{1,180}")
@@ -98,9 +101,17 @@ class PeopleRoutes:
         return web.json_response({"total": len(items), "items": items})
 
     async def memory(self, request: web.Request) -> web.Response:
-        """All of the person's memories, in the order they were kept."""
+        """All of the person's memories, in the order they were kept; with `q`, those `q` is
+        about, found by meaning as the agent finds them, best first (`SEARCHED` at most)."""
         person = _person(request)
-        found = await self.services.recall.memories.all(person)
+        only(request, ["q"])
+        words = request.query.get("q")
+        if words is None:
+            found = await self.services.recall.memories.all(person)
+        elif not words.strip() or len(words) > MAX_TEXT:
+            raise bad(f"q must be 1 to {MAX_TEXT} characters of words to look for")
+        else:
+            found = await self.services.recall.search(person, words, SEARCHED)
         items = [memory_json(memory) for memory in found]
         return web.json_response({"person": person, "total": len(items), "items": items})
 
