@@ -6,6 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.chat.access import refusal
+from adapters.slack.deps import IngressDeps
+from adapters.slack.place import in_dm, person
+
 
 @dataclass(frozen=True)
 class ListPress:
@@ -38,3 +42,24 @@ class ListPress:
 
 def section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who typed a list's slash command, where, and what followed the command."""
+
+    user: str
+    team: str
+    channel: str
+    text: str
+
+
+async def let_in(ack: Any, command: dict[str, Any], deps: IngressDeps) -> Asker | None:
+    """The asker of `command`, or None once a stranger was told why not (every time)."""
+    user = str(command.get("user_id", ""))
+    who = person(user)
+    if not await deps.gate.lets_in(who, in_dm(command)):
+        await ack(refusal(who))
+        return None
+    team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))
+    return Asker(user, team, channel, str(command.get("text", "")))

@@ -22,11 +22,10 @@ import re
 from typing import Any
 
 from adapters.chat import item_list, memory_list
-from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
-from adapters.slack.item_list import ListPress, section
-from adapters.slack.place import chat_key, in_dm, person, sender_of
+from adapters.slack.item_list import ListPress, let_in, section
+from adapters.slack.place import chat_key, person, sender_of
 from bot.memory.scope import is_private, scope_of
 
 log = logging.getLogger(__name__)
@@ -46,35 +45,29 @@ def scope_in(team: str, channel: str, user: str) -> str:
 
 async def on_memory(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/memory: the list, answered privately; a stranger is told why not, every time."""
-    user = str(command.get("user_id", ""))
-    who = person(user)
-    if not await deps.gate.lets_in(who, in_dm(command)):
-        await ack(refusal(who))
+    asker = await let_in(ack, command, deps)
+    if asker is None:
         return
-    team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))
     try:
-        words = memory_list.asked_for(str(command.get("text", "")))
+        words = memory_list.asked_for(asker.text)
     except ValueError as usage:
         await ack(literal(str(usage)))
         return
-    shown = await _shown(deps, scope_in(team, channel, user), words)
+    shown = await _shown(deps, scope_in(asker.team, asker.channel, asker.user), words)
     if isinstance(shown, str):
         await ack(literal(shown))
         return
-    await ack(text=literal(shown.text), blocks=blocks(shown, user, words=words))
+    await ack(text=literal(shown.text), blocks=blocks(shown, asker.user, words=words))
 
 
 async def on_forget(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/forget N: answered privately, with the rights of a Forget button."""
-    user = str(command.get("user_id", ""))
-    who = person(user)
-    if not await deps.gate.lets_in(who, in_dm(command)):
-        await ack(refusal(who))
+    asker = await let_in(ack, command, deps)
+    if asker is None:
         return
-    team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))
     said = await memory_list.forget_numbered(
-        deps.recall.memories, deps.gate, scope_in(team, channel, user),
-        str(command.get("text", "")), sender_of(user, "", deps.settings),
+        deps.recall.memories, deps.gate, scope_in(asker.team, asker.channel, asker.user),
+        asker.text, sender_of(asker.user, "", deps.settings),
     )  # fmt: skip
     await ack(literal(said))
 

@@ -15,11 +15,10 @@ import asyncio
 from typing import Any
 
 from adapters.chat import item_list, task_list
-from adapters.chat.access import refusal
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
-from adapters.slack.item_list import ListPress, section
-from adapters.slack.place import chat_key, in_dm, person, sender_of, user_of
+from adapters.slack.item_list import ListPress, let_in, section
+from adapters.slack.place import chat_key, sender_of, user_of
 from bot.vocabulary.envelope import Sender
 
 ACTION = "parley_task_cancel"
@@ -33,12 +32,10 @@ NOT_POSTED = (
 
 async def on_tasks(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     """/tasks: the list, posted in the channel; a stranger is told why not, every time."""
-    user = str(command.get("user_id", ""))
-    who = person(user)
-    if not await deps.gate.lets_in(who, in_dm(command)):
-        await ack(refusal(who))
+    asker = await let_in(ack, command, deps)
+    if asker is None:
         return
-    team, channel = str(command.get("team_id", "")), str(command.get("channel_id", ""))
+    team, channel = asker.team, asker.channel
     shown = task_list.listing(await deps.tasks.in_chat(chat_key(team, channel)))
     if shown is None:
         await ack(task_list.EMPTY)

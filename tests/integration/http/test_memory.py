@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.memory.local import LocalModel
-from bot.memory.recall import Recall
-from bot.store.memory_vectors import MemoryVectors
 from tests.integration.telegram.test_memory import OTHERS, REX
-from tests.support.chat_stores import grant_store, memory_store
+from tests.support.chat_stores import grant_store, kept, memory_store, recall_store
 from tests.support.stack import Stack
 
 TOKEN = "s3cret-token"
@@ -130,26 +127,17 @@ async def test_operators_read_and_set_a_persons_preferences(stack: Stack) -> Non
 
 
 async def test_operators_search_a_persons_memories_by_meaning(stack: Stack) -> None:
-    model = LocalModel(timeout=30)
-    try:
-        async with memory_store(stack) as memories:
-            recall = Recall(memories, MemoryVectors(memories.engine), model)
-            for scope, fact in [("tg:1", REX), *(("tg:1", other) for other in OTHERS[:8])]:
-                memory, _ = await memories.add(scope, fact)
-                await recall.kept(memory)
-            bobs, _ = await memories.add("tg:2", "Bob's cat is called Tom")
-            await recall.kept(bobs)
-            async with stack.client() as client:
-                found = (await client.get("/api/people/tg:1/memory", params={"q": "pet"})).json()
-                his = (await client.get("/api/people/tg:2/memory", params={"q": "pet"})).json()
-                refused = [
-                    await client.get("/api/people/tg:1/memory", params=params)
-                    for params in ({"q": " "}, {"q": "x" * 501}, {"q": "pet", "limit": "3"})
-                ]
-    finally:
-        await model.aclose()
+    async with recall_store(stack) as recall:
+        await kept(recall, "tg:1", [REX, *OTHERS[:8]])
+        await kept(recall, "tg:2", ["Bob's cat is called Tom"])
+        async with stack.client() as client:
+            found = (await client.get("/api/people/tg:1/memory", params={"q": "pet"})).json()
+            his = (await client.get("/api/people/tg:2/memory", params={"q": "pet"})).json()
+            refused = [
+                await client.get("/api/people/tg:1/memory", params=params)
+                for params in ({"q": " "}, {"q": "x" * 501}, {"q": "pet", "limit": "3"})
+            ]
     assert found["person"] == "tg:1" and found["items"][0]["text"] == REX
-    assert REX not in [item["text"] for item in his["items"]]
-    assert his["items"][0]["text"] == "Bob's cat is called Tom"
+    assert [item["text"] for item in his["items"]] == ["Bob's cat is called Tom"]
     assert [answer.status_code for answer in refused] == [400, 400, 400]
     assert "unknown query parameter 'limit'" in refused[2].text

@@ -20,14 +20,11 @@ from adapters.chat.memory_list import (
     USAGE,
 )
 from adapters.slack.memory_list import ACTION
-from bot.memory.local import LocalModel
-from bot.memory.recall import Recall
 from bot.store.memory import Memories
-from bot.store.memory_vectors import MemoryVectors
 from tests.fakes.slack import FakeSlack, Posted, SlackChannel, SlackUser
 from tests.fakes.slack.model import TEAM_ID
 from tests.integration.telegram.test_memory import OTHERS, REX
-from tests.support.chat_stores import memory_store
+from tests.support.chat_stores import kept, memory_store, recall_store
 from tests.support.slack import SlackStack, block_text, buttons_by_value
 
 pytestmark = pytest.mark.e2e
@@ -191,29 +188,19 @@ async def test_memory_search_finds_by_meaning_and_forget_takes_a_number(
 ) -> None:
     fake, ann, _ = await slack_stack.begin()
     dm = fake.dm(ann)
-    model = LocalModel(timeout=30)
-    try:
-        async with memory_store(slack_stack) as memories:
-            recall = Recall(memories, MemoryVectors(memories.engine), model)
-            kept = []
-            for fact in [REX, *OTHERS[:12]]:
-                memory, _ = await memories.add(ANNS, fact)
-                await recall.kept(memory)
-                kept.append(memory)
-            rex, other = kept[0], kept[1]
-            await fake.command(ann, dm, "/memory", "search pet")
-            shown = fake.ephemeral_messages[-1]
-            lines = block_text(shown).split("\n")
-            assert lines[:2] == ["*About 'pet' (best first):*", rex.line()]
-            await forget(fake, ann, shown, str(rex.id))  # redrawn: the same search, Rex gone
-            redrawn = block_text(shown).split("\n")
-            assert redrawn[0] == lines[0] and redrawn[-1] == f"#{rex.id} forgotten"
-            assert rex.line() not in redrawn and str(rex.id) not in buttons_by_value(shown, ACTION)
+    async with recall_store(slack_stack) as recall:
+        rex, other, *_ = await kept(recall, ANNS, [REX, *OTHERS[:12]])
+        await fake.command(ann, dm, "/memory", "search pet")
+        shown = fake.ephemeral_messages[-1]
+        lines = block_text(shown).split("\n")
+        assert lines[:2] == ["*About 'pet' (best first):*", rex.line()]
+        await forget(fake, ann, shown, str(rex.id))  # redrawn: the same search, Rex gone
+        redrawn = block_text(shown).split("\n")
+        assert redrawn[0] == lines[0] and redrawn[-1] == f"#{rex.id} forgotten"
+        assert rex.line() not in redrawn and str(rex.id) not in buttons_by_value(shown, ACTION)
 
-            assert await said(fake, ann, dm, "/memory", "search") == SEARCH_USAGE
-            assert await said(fake, ann, dm, "/memory", "everything") == USAGE
-            assert await said(fake, ann, dm, "/forget", "the dog") == FORGET_USAGE
-            assert await said(fake, ann, dm, "/forget", f"#{other.id}") == f"Forgot #{other.id}."
-            assert other.text not in await texts(memories, ANNS)
-    finally:
-        await model.aclose()
+        assert await said(fake, ann, dm, "/memory", "search") == SEARCH_USAGE
+        assert await said(fake, ann, dm, "/memory", "everything") == USAGE
+        assert await said(fake, ann, dm, "/forget", "the dog") == FORGET_USAGE
+        assert await said(fake, ann, dm, "/forget", f"#{other.id}") == f"Forgot #{other.id}."
+        assert other.text not in await texts(recall.memories, ANNS)

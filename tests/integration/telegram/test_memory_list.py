@@ -15,16 +15,13 @@ from adapters.chat.memory_list import (
     SEARCH_USAGE,
     USAGE,
 )
-from bot.memory.local import LocalModel
-from bot.memory.recall import Recall
 from bot.store.memory import Memories
-from bot.store.memory_vectors import MemoryVectors
 from tests.fakes.tg import TgChat
 from tests.integration.telegram.test_approvals import ADMIN, buttons
 from tests.integration.telegram.test_memory import OTHERS, REX, ask
 from tests.integration.telegram.test_replies import ANN, BOB
 from tests.integration.telegram.test_task_list import current, listed, press
-from tests.support.chat_stores import memory_store
+from tests.support.chat_stores import kept, memory_store, recall_store
 from tests.support.tasks import Brain
 from tests.support.telegram import TelegramStack
 
@@ -151,34 +148,24 @@ async def test_memory_search_finds_by_meaning_and_forget_takes_a_number(
     tg_stack: TelegramStack,
 ) -> None:
     chat = tg_stack.tg.private_chat(ANN)
-    model = LocalModel(timeout=30)
-    try:
-        async with memory_store(tg_stack) as memories:
-            recall = Recall(memories, MemoryVectors(memories.engine), model)
-            kept = []
-            for fact in [REX, *OTHERS[:12]]:
-                memory, _ = await memories.add(ANNS, fact)
-                await recall.kept(memory)
-                kept.append(memory)
-            rex = kept[0]
-            assert await memories.search(ANNS, "pet") == []  # no memory has the word
+    async with recall_store(tg_stack) as recall:
+        rex, other, *_ = await kept(recall, ANNS, [REX, *OTHERS[:12]])
+        assert await recall.memories.search(ANNS, "pet") == []  # no memory has the word
 
-            shown = await listed(tg_stack, chat, command="/memory search pet")
-            assert shown.text.split("\n")[:2] == ["About 'pet' (best first):", rex.line()]
-            assert buttons(shown)[f"Forget #{rex.id}"] == f"mem:forget:{rex.id}"
-            said = {
-                "/memory search": SEARCH_USAGE,
-                "/memory everything": USAGE,
-                "/forget the dog": FORGET_USAGE,
-                "/forget 999999": "There is no memory 999999 here.",
-                f"/forget #{rex.id}": f"Forgot #{rex.id}.",
-            }
-            for command, answer in said.items():
-                assert (await listed(tg_stack, chat, command=command)).text == answer, command
-            assert REX not in await texts(memories, ANNS)
-            bobs = tg_stack.tg.private_chat(BOB)  # Bob's /forget reaches his own memories only
-            forgot = await listed(tg_stack, bobs, BOB, command=f"/forget {kept[1].id}")
-            assert forgot.text == f"There is no memory {kept[1].id} here."
-            assert kept[1].text in await texts(memories, ANNS)
-    finally:
-        await model.aclose()
+        shown = await listed(tg_stack, chat, command="/memory search pet")
+        assert shown.text.split("\n")[:2] == ["About 'pet' (best first):", rex.line()]
+        assert buttons(shown)[f"Forget #{rex.id}"] == f"mem:forget:{rex.id}"
+        said = {
+            "/memory search": SEARCH_USAGE,
+            "/memory everything": USAGE,
+            "/forget the dog": FORGET_USAGE,
+            "/forget 999999": "There is no memory 999999 here.",
+            f"/forget #{rex.id}": f"Forgot #{rex.id}.",
+        }
+        for command, answer in said.items():
+            assert (await listed(tg_stack, chat, command=command)).text == answer, command
+        assert REX not in await texts(recall.memories, ANNS)
+        bobs = tg_stack.tg.private_chat(BOB)  # Bob's /forget reaches his own memories only
+        forgot = await listed(tg_stack, bobs, BOB, command=f"/forget {other.id}")
+        assert forgot.text == f"There is no memory {other.id} here."
+        assert other.text in await texts(recall.memories, ANNS)
