@@ -35,8 +35,8 @@ from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
 from bot.mcp.config import load_mcp_config
 from bot.mcp.status import publish, worker_key
-from bot.memory.embeddings import Embedder
 from bot.memory.models import embedder_of
+from bot.memory.recall import Recall
 from bot.people.limits import Limits
 from bot.redis import keys
 from bot.redis.confirmations import Confirmations
@@ -163,7 +163,7 @@ def _supervisor(
     platforms: Mapping[str, Egress],
     in_progress_s: float,
     exports: RunExport | None = None,
-    embedder: Embedder | None = None,
+    recall: Recall | None = None,
 ) -> Supervisor:
     """What one worker process runs turns with, wired once Redis is connected. A worker
     answers whichever platform a session is on, and HTTP (no SDK) always. `in_progress_s`:
@@ -186,7 +186,7 @@ def _supervisor(
             history=database.history,
             liveness=liveness,
             limits=Limits(redis, settings),
-            stores=SessionStores.open(database.engine, redis, embedder),
+            stores=SessionStores.open(database.engine, redis, recall),
             exports=exports,
         )
     )
@@ -202,12 +202,12 @@ def _supervisor(
 
 def _agent(
     settings: Settings, database: Database, announcer: Redis, helpers: HelperLink,
-    servers: McpServers | None, embedder: Embedder | None,
+    servers: McpServers | None, recall: Recall,
 ) -> tuple[Agent, FirstCall]:  # fmt: skip
     """The worker's agent, with the MCP servers' tools, and its models, which say when they
     are first called: the platforms' load begins then (`worker.platform_start`)."""
     models = FirstCall(ModelRouter(Served.of(settings)))
-    stores = ToolStores.open(database.engine, announcer, embedder)
+    stores = ToolStores.open(database.engine, announcer, recall)
     agent = build_agent(settings, stores=stores, helpers=helpers, provider=models)
     if servers is not None:
         agent.deps.tools.add_source(servers)
@@ -225,8 +225,9 @@ def build_worker(
     is made."""
     announcer = redis_connections.client(settings)
     helpers = HelperLink()  # bound to the worker's runner once it has one
-    embedder = embedder_of(settings)  # its process starts when a memory is first embedded
-    agent, models = _agent(settings, database, announcer, helpers, servers, embedder)
+    # the tools' and the turns' recall: the model's process starts with the first embedding
+    recall = Recall.on(database.engine, embedder_of(settings))
+    agent, models = _agent(settings, database, announcer, helpers, servers, recall)
     background: list[asyncio.Task[None]] = []
 
     async def startup(ctx: dict[str, Any]) -> None:
@@ -246,7 +247,7 @@ def build_worker(
             platforms,
             worker.in_progress_timeout_s,
             exports,
-            embedder,
+            recall,
         )
         supervisor.picking = picking
         helpers.bind(HelperRuns(settings, supervisor.runner, supervisor.runner.deps.limits))
@@ -288,8 +289,8 @@ def build_worker(
             await agent.aclose()
         with contextlib.suppress(Exception):
             await announcer.aclose()
-        if embedder is not None:
-            await embedder.aclose()
+        if recall.embedder is not None:
+            await recall.embedder.aclose()
 
     worker = Worker(
         functions=JOBS,

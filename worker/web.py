@@ -31,6 +31,7 @@ from bot.files.reading import Readers, ReadLimits
 from bot.files.voice import transcriber
 from bot.mailbox.inbox import Mailbox
 from bot.memory.models import embedder_of
+from bot.memory.recall import Recall
 from bot.people.pairing import Pairing
 from bot.redis.confirmations import Confirmations
 from bot.store.chats import ChatSettings
@@ -55,7 +56,8 @@ async def make_app(settings: Settings) -> web.Application:
     await check_persistence(redis)
     await _say_if_not_shared(redis, settings)
     # `/memory search` finds by meaning here too; the model's process starts when first asked
-    stores = ToolStores.open(database.engine, redis, embedder_of(settings))
+    recall = Recall.on(database.engine, embedder_of(settings))
+    stores = ToolStores.open(database.engine, redis, recall)
     voice = transcriber(settings)
     mailbox = Mailbox(redis, QueueJobs(redis))
     services = Services(

@@ -16,11 +16,8 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from bot.memory.embeddings import Embedder
 from bot.memory.recall import Recall
 from bot.store.chats import ChatSettings
-from bot.store.memory import Memories
-from bot.store.memory_vectors import MemoryVectors
 from bot.store.people import People
 from bot.tasks.book import TaskBook
 
@@ -33,12 +30,10 @@ class ToolStores:
     chats: ChatSettings | None = None  # None: no skill is switched off anywhere
 
     @classmethod
-    def open(
-        cls, engine: AsyncEngine, redis: Redis, embedder: Embedder | None = None
-    ) -> ToolStores:
-        """All of them on one database (and Redis, where tasks are announced); recall by
-        meaning with `embedder`, by words alone without."""
-        recall = Recall(Memories(engine), MemoryVectors(engine), embedder)
+    def open(cls, engine: AsyncEngine, redis: Redis, recall: Recall | None = None) -> ToolStores:
+        """All of them on one database (and Redis, where tasks are announced); `recall` is the
+        process's (`Recall.on`), by words alone when none is given."""
+        recall = recall or Recall.on(engine)
         return cls(TaskBook(engine, redis), People(engine), recall, ChatSettings(engine))
 
     @classmethod

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from bot.files import children
 from bot.memory.embeddings import EmbeddingFailed, Vectors
+from bot.memory.model_process import MAX_CHARS
 
 log = logging.getLogger(__name__)
 NAME = "multilingual-e5-small-q4"  # stored with each vector it made
@@ -47,7 +48,8 @@ class LocalModel:
         self._ending: set[asyncio.Task[None]] = set()
 
     async def embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
-        request = json.dumps({"texts": list(texts), "query": query}).encode() + b"\n"
+        cut = [text[:MAX_CHARS] for text in texts]  # a request is one bounded line
+        request = json.dumps({"texts": cut, "query": query}).encode() + b"\n"
         async with self._lock:
             if self._let_go is not None:
                 self._let_go.cancel()

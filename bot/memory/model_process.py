@@ -35,6 +35,8 @@ def main() -> None:
     out = sys.stdout.buffer
     _say(out, {"ready": int(model.dim)})
     for line in iter(lambda: sys.stdin.buffer.readline(MAX_LINE + 1), b""):
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            sys.stdin.buffer.readline()  # the rest of it: one answer per line, in step
         _say(out, answer(model, line))
 
 

@@ -20,6 +20,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from bot.memory.embeddings import Embedder, EmbeddingFailed
 from bot.memory.ranking import fused
 from bot.store.memory import Memories, Memory
@@ -34,7 +36,9 @@ NEAREST = 20  # memories taken by meaning into the fusion, at most
 # place); a rare word (a name, a number) is found by meaning too, the text being embedded.
 BY_WORDS, WORDS_WEIGHT = NEAREST, 0.01
 ON_LOOP = 2_000  # vectors compared on the event loop; more go to a thread
-BATCH = 32  # memories embedded at once by the background pass
+# Memories embedded at once by the background pass: a batch holds the model (some 18 ms a
+# memory) while a turn's question waits behind it, and larger ones embed no faster.
+BATCH = 8
 REST_S = 60.0  # seconds recall goes by words after the model failed
 
 
@@ -59,6 +63,13 @@ class Recall:
     vectors: MemoryVectors
     embedder: Embedder | None = None
     rest: Rest = field(default_factory=Rest)
+
+    @classmethod
+    def on(cls, engine: AsyncEngine, embedder: Embedder | None = None) -> Recall:
+        """Recall on one database, by meaning with `embedder`, by words alone without. A
+        process makes one and hands it to all that recall (its tools, its turns), so a model
+        that failed rests for all of them."""
+        return cls(Memories(engine), MemoryVectors(engine), embedder)
 
     async def search(self, scope: str, query: str, limit: int) -> list[Memory]:
         """The memories of `scope` that `query` is about, best first: by meaning and by

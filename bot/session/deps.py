@@ -12,7 +12,6 @@ from bot.agent.loop import Agent
 from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
-from bot.memory.embeddings import Embedder
 from bot.memory.recall import Recall
 from bot.people.limits import Limits
 from bot.redis.confirmations import Confirmations
@@ -21,8 +20,6 @@ from bot.session.record import RunExport
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
 from bot.store.history import History
-from bot.store.memory import Memories
-from bot.store.memory_vectors import MemoryVectors
 from bot.store.people import People
 from bot.store.turn_facts import TurnReads
 from bot.tasks.book import TaskBook
@@ -43,14 +40,12 @@ class SessionStores:
     reads: TurnReads  # all a turn reads of these before it runs, in one statement
 
     @classmethod
-    def open(
-        cls, engine: AsyncEngine, redis: Redis, embedder: Embedder | None = None
-    ) -> SessionStores:
-        """All of them on one database (and Redis, where tasks are announced); recall by
-        meaning with `embedder`, by words alone without."""
+    def open(cls, engine: AsyncEngine, redis: Redis, recall: Recall | None = None) -> SessionStores:
+        """All of them on one database (and Redis, where tasks are announced); `recall` is the
+        process's (`Recall.on`), by words alone when none is given."""
         return cls(
             People(engine),
-            Recall(Memories(engine), MemoryVectors(engine), embedder),
+            recall or Recall.on(engine),
             Grants(engine),
             TaskBook(engine, redis),
             ChatSettings(engine),

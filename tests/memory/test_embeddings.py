@@ -130,3 +130,15 @@ def test_the_settings_choose_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
         "PARLEY_EMBEDDINGS_API_KEY: OpenAI's embeddings endpoint needs a key (or set "
         "OPENAI_API_KEY, or PARLEY_EMBEDDINGS_BASE_URL for another endpoint)"
     )
+
+
+async def test_a_text_too_long_for_one_request_is_cut_and_the_answers_stay_in_step() -> None:
+    model = LocalModel(timeout=30)
+    try:
+        [huge] = await model.embed(["my dog Rex " * 300_000], query=False)  # 3.3 MB
+        [rex] = await model.embed(["my dog Rex"], query=False)
+        [tea] = await model.embed(["I drink green tea"], query=False)
+        assert float(huge @ rex) > float(huge @ tea)  # the cut text, each answer its own
+        assert float(rex @ rex) > 0.99
+    finally:
+        await model.aclose()

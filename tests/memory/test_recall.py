@@ -44,7 +44,7 @@ class Broken:
 async def test_a_reworded_question_finds_its_memory_by_meaning(
     db: Database, model: LocalModel
 ) -> None:
-    recall = Recall(Memories(db.engine), MemoryVectors(db.engine), model)
+    recall = Recall.on(db.engine, model)
     for fact in [REX, *OTHERS]:
         memory, _ = await recall.memories.add(ANN, fact)
         await recall.kept(memory)
@@ -97,7 +97,7 @@ async def test_the_background_pass_embeds_what_the_model_has_not(
 
 async def test_meaning_never_crosses_scopes(db: Database, model: LocalModel) -> None:
     """Two people and a group, each with a pet: each question finds its own scope's alone."""
-    recall = Recall(Memories(db.engine), MemoryVectors(db.engine), model)
+    recall = Recall.on(db.engine, model)
     pets = {
         ANN: "Dog: Rex, a beagle adopted in 2019",
         "tg:2": "Bob's cat is called Tom",

@@ -11,7 +11,6 @@ from bot.memory.recall import Recall
 from bot.store.database import Database, open_database
 from bot.store.grants import Grants
 from bot.store.memory import Memories, Memory
-from bot.store.memory_vectors import MemoryVectors
 from tests.support.stack import Stack, web_settings
 
 
@@ -38,7 +37,7 @@ async def recall_store(stack: Stack) -> AsyncIterator[Recall]:
     model = LocalModel(timeout=30)
     try:
         async with database_of(stack) as database:
-            yield Recall(Memories(database.engine), MemoryVectors(database.engine), model)
+            yield Recall.on(database.engine, model)
     finally:
         await model.aclose()
 
