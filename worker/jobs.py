@@ -35,6 +35,7 @@ from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
 from bot.mcp.config import load_mcp_config
 from bot.mcp.status import publish, worker_key
+from bot.memory.digest import DailyDigests
 from bot.memory.models import embedder_of
 from bot.memory.recall import Recall
 from bot.people.limits import Limits
@@ -126,10 +127,10 @@ async def prune(ctx: dict[str, Any]) -> int:
     if pruned.sessions or pruned.rows or cut or files or sent:
         log.warning(
             "retention: deleted %d sessions idle for over %g days, and older than that in "
-            "the others %d runs, %d messages, %d approvals, %d ended tasks, %d messages of "
-            "live contexts, %d workspace files and %d files people sent",
+            "the others %d runs, %d messages, %d approvals, %d ended tasks, %d days' digests, "
+            "%d messages of live contexts, %d workspace files and %d files people sent",
             len(pruned.sessions), settings.retention_days, pruned.runs, pruned.messages,
-            pruned.confirmations, pruned.tasks, cut, files, sent,
+            pruned.confirmations, pruned.tasks, pruned.digests, cut, files, sent,
         )  # fmt: skip
     return len(pruned.sessions)
 
@@ -228,6 +229,8 @@ def build_worker(
     # the tools' and the turns' recall: the model's process starts with the first embedding
     recall = Recall.on(database.engine, embedder_of(settings))
     agent, models = _agent(settings, database, announcer, helpers, servers, recall)
+    digesting = (settings, recall, agent.deps.provider, agent.deps.retry)
+    DailyDigests.configured(*digesting, announcer)  # a bad PARLEY_DIGEST_MODEL: said at start
     background: list[asyncio.Task[None]] = []
 
     async def startup(ctx: dict[str, Any]) -> None:
@@ -267,6 +270,8 @@ def build_worker(
         ]
         if (stores := supervisor.runner.deps.stores) is not None:
             beside.append(loops.catch_up_memories(stores.recall))
+        if (digests := DailyDigests.configured(*digesting, redis)) is not None:
+            beside.append(loops.write_digests(digests))
         if servers is not None:
             beside.append(publish(redis, servers, worker_key()))
         metrics.WORKERS.set(1)

@@ -21,6 +21,7 @@ from bot.config.settings import Settings
 from bot.files import shared_dirs
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.liveness import Liveness
+from bot.memory.digest import DailyDigests
 from bot.memory.recall import Recall
 from bot.redis import keys
 from bot.store.database import Database
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 
 WAKE_GRACE = 5.0
 CATCH_UP_S = 600.0  # between two looks for memories the embedding model has not embedded
+DIGESTS_S = 900.0  # between two looks for days' digests due
+DIGESTS_FIRST_S = 60.0  # the first look, once a starting worker has taken its first work
 # A busy worker's wait before it claims a rung job: so long per turn it runs, so many at most.
 YIELD_S, YIELD_TURNS = 0.0005, 4
 
@@ -67,6 +70,18 @@ async def catch_up_memories(recall: Recall) -> None:
         except Exception:  # the model or the database failing: the next look tries again
             log.warning("could not embed the memories waiting for it", exc_info=True)
         await asyncio.sleep(CATCH_UP_S)
+
+
+async def write_digests(digests: DailyDigests) -> None:
+    """Write the days' digests due, a minute after start and every `DIGESTS_S`."""
+    await asyncio.sleep(DIGESTS_FIRST_S)
+    while True:
+        try:
+            if done := await digests.write_due():
+                log.info("wrote %d days' digests", done)
+        except Exception:  # the database or Redis failing: the next look tries again
+            log.warning("could not write the days' digests", exc_info=True)
+        await asyncio.sleep(DIGESTS_S)
 
 
 async def watch_database(settings: Settings, database: Database) -> None:

@@ -61,6 +61,7 @@ class TurnRequest:
     deny_note: str = "Denied by the user."
     model: str | None = None
     memory: tuple[str, ...] = ()  # what the scope remembers, for the system prompt
+    recalled: tuple[str, ...] = ()  # memories that stand out for `text`, to go with it
     allowed: tuple[str, ...] = ()  # tools the person always allows in this chat (grants)
     chat_rules: ChatRules = field(default_factory=ChatRules)  # what the chat's admins chose
     config: RunConfig = field(default_factory=RunConfig)  # how it is to run (an API run)

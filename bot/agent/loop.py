@@ -23,6 +23,7 @@ from bot.agent.tool_step import CANCELLED, ToolStep
 from bot.config.values import PolicyRule
 from bot.llm.base import ModelRequest
 from bot.llm.media import carries_images
+from bot.memory.prompt import recalled_note
 from bot.vocabulary import events as ev
 from bot.vocabulary.messages import (
     Block,
@@ -199,6 +200,7 @@ class _Run:
             ]
             question: list[TextBlock | ImageBlock | DocumentBlock] = [
                 TextBlock(text=stamp),
+                *([TextBlock(text=recalled_note(request.recalled))] if request.recalled else []),
                 *files,
                 TextBlock(text=request.text),
             ]

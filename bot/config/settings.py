@@ -218,6 +218,10 @@ class Settings(RedisReach, PlatformSettings):
     embeddings_base_url: str | None = None  # unset: OpenAI's
     embeddings_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, for OpenAI's alone
     embeddings_timeout: float = Field(default=5.0, gt=0, le=300)
+    # A day's digest per person and group chat (`bot.memory.digest`): written by this model
+    # (unset: the default model; `off`: none), within so many tokens a scope and day.
+    digest_model: str | None = Field(default=None, min_length=1, max_length=200)
+    digest_max_tokens: int = Field(default=8000, ge=1000, le=200_000)
     # Files the agent sends (`send_file`, `run_python`'s ./out/): each as large as Telegram
     # takes a bot's document, and so many a turn.
     send_file_mb: float = Field(default=50.0, gt=0, le=2000)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.errors import ProviderError
-from bot.llm.events import ProviderEvent, Reset, Retrying
+from bot.llm.events import ProviderEvent, Reset, Retrying, TextDelta
 from bot.vocabulary.usage import Usage
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -60,3 +60,29 @@ async def stream_with_retries(
                 yield Reset()
             await sleep(delay)
             attempt += 1
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a model call wrote, whole, and the tokens it took."""
+
+    text: str
+    usage: Usage
+
+
+async def written(
+    provider: Provider, request: ModelRequest, policy: RetryPolicy, sleep: Sleep = asyncio.sleep
+) -> Written:
+    """The text one model call writes, retried as a turn's calls are, for the work that
+    reads an answer whole rather than showing it (a summary, a digest); raises ProviderError
+    when the model cannot answer."""
+    parts: list[str] = []
+    usage = Usage()
+    async for event in stream_with_retries(provider, request, policy, sleep):
+        if isinstance(event, TextDelta):
+            parts.append(event.text)
+        elif isinstance(event, Reset):
+            parts.clear()
+        elif isinstance(event, Usage):
+            usage = event  # each is the call's whole usage so far
+    return Written("".join(parts).strip(), usage)

@@ -28,7 +28,28 @@ def unit(rows: Sequence[Sequence[float]]) -> Vectors:
 def nearest(stored: Sequence[tuple[int, bytes]], asked: Vectors, limit: int) -> list[int]:
     """The ids of the `limit` stored vectors nearest `asked` (unit vectors: the dot product
     is the cosine), nearest first."""
-    matrix = np.frombuffer(b"".join(blob for _, blob in stored), dtype="<f4")
-    scores = matrix.reshape(len(stored), -1) @ asked.astype(np.float32)
+    scores = _cosines(stored, asked)
     best = np.argsort(-scores, kind="stable")[:limit]
     return [stored[int(index)][0] for index in best]
+
+
+def outstanding(
+    stored: Sequence[tuple[int, bytes]], asked: Vectors, limit: int, floor: float
+) -> list[int]:
+    """The ids of at most `limit` stored vectors that stand out as nearest `asked`, nearest
+    first: their cosine lies `floor` standard deviations or more above the mean of all.
+    A model's cosines crowd together (e5's between about 0.75 and 0.85 whatever the texts),
+    so what sets a memory apart is its distance from the rest, not its cosine."""
+    scores = _cosines(stored, asked)
+    spread = float(scores.std())
+    if spread == 0:
+        return []
+    standing = (scores - scores.mean()) / spread
+    best = np.argsort(-scores, kind="stable")[:limit]
+    return [stored[int(index)][0] for index in best if standing[index] >= floor]
+
+
+def _cosines(stored: Sequence[tuple[int, bytes]], asked: Vectors) -> Vectors:
+    matrix = np.frombuffer(b"".join(blob for _, blob in stored), dtype="<f4")
+    scores: Vectors = matrix.reshape(len(stored), -1) @ asked.astype(np.float32)
+    return scores

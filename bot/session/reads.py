@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 RELEVANT = 10  # memories matching the message, at most
 RECENT = 10  # the newest memories, at most
+FOLLOWING = 3  # memories that go with a new message, at most
 MemoryCount = tuple[int, str]  # how many memories a scope has, and their version
 
 
@@ -111,8 +112,10 @@ async def with_memory(
     They are chosen again only when the scope's memories changed (a memory saved or
     forgotten, or a new scope after /new); otherwise the turn carries the same ones as the
     last, so the system prompt, and the provider's cache of the conversation behind it,
-    stay the same from one message to the next. A scope without memories costs a turn one
-    read, the count, and a new session most often has none."""
+    stay the same from one message to the next. A memory that stands out for a new message
+    and is not among them goes with the message instead (`request.recalled`), at the cost of
+    embedding it, only when the scope holds more than they show. A scope without memories
+    costs a turn one read, the count, and a new session most often has none."""
     if recall is None or counted is None:
         return request
     scope = memory_scope(request.ctx)
@@ -123,9 +126,22 @@ async def with_memory(
         elif version != state.memory_version:
             query = request.text if request.text is not None else _last_said(state)
             relevant = await recall.search(scope, query, RELEVANT)
-            recent = await recall.memories.recent(scope, RECENT)
+            recent = await recall.memories.recent(scope, RECENT, digests=False)
             state.memory, state.memory_version = within_budget(relevant, recent), version
+        recalled = await _standing_out(request, state, count, recall, scope)
     except Exception:
         log.warning("could not read the memories of %s", scope, exc_info=True)
         return request
-    return dataclasses.replace(request, memory=tuple(state.memory))
+    return dataclasses.replace(request, memory=tuple(state.memory), recalled=recalled)
+
+
+async def _standing_out(
+    request: TurnRequest, state: SessionState, count: int, recall: Recall, scope: str
+) -> tuple[str, ...]:
+    """The memories that stand out for a new message and the system prompt does not hold
+    (`bot.memory.prompt`); none when it holds them all."""
+    if request.text is None or count <= len(state.memory):
+        return ()
+    shown = set(state.memory)
+    found = await recall.standing_out(scope, request.text, FOLLOWING)
+    return tuple(line for memory in found if (line := memory.line()) not in shown)

@@ -3,8 +3,9 @@
 Deletion is explicit, table by table, rather than left to ON DELETE CASCADE: a privacy
 request must not depend on whether SQLite was told to enforce foreign keys. Deleting a
 session deletes every row kept for it: its messages, runs (with their traces), approvals,
-tasks, and the older part of its context (`bot.store.cold_context`). Retention deletes every
-row older than its window, in sessions still active as well as idle ones, and names the
+tasks, the older part of its context (`bot.store.cold_context`), and the digests written
+from it (`bot.store.digests`). Retention deletes every row older than its window (the digests
+of days before it too), in sessions still active as well as idle ones, and names the
 active sessions that began before it: their contexts, in Redis and in the rows of
 `bot.store.cold_context`, may hold messages as old, which the worker cuts under each
 session's lease (`bot.session.retention`). Hot state in Redis and workspace files are the
@@ -24,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.store.cold_context import CONTEXT
 from bot.store.history import CONFIRMATIONS, MESSAGES, RUNS, SESSIONS
+from bot.store.memory import MEMORIES, SOURCES, removed
 from bot.store.record_statements import FILES, TOKEN_COUNTS
 from bot.store.schema import TaskRow
 from bot.store.sqlite_file import DatabaseFile
@@ -110,11 +112,12 @@ class Pruned:
     tasks: int
     unused_files: list[str]  # hashes no message kept refers to: the file store's to remove
     older: list[str]  # the active sessions that began before the window
+    digests: int = 0  # of days before the window
 
     @property
     def rows(self) -> int:
-        """Rows deleted from the sessions kept."""
-        return self.runs + self.messages + self.confirmations + self.tasks
+        """Rows deleted from the sessions kept, and digests."""
+        return self.runs + self.messages + self.confirmations + self.tasks + self.digests
 
 
 def _session(row: Any) -> SessionInfo:
@@ -293,12 +296,14 @@ class Archive:
                 counts.append(int((await db.execute(delete(table).where(old))).rowcount))
             ended = (TASKS.c.status != "active") & (TASKS.c.updated_at < before)
             tasks = int((await db.execute(delete(TASKS).where(ended))).rowcount)
+            old_days = select(MEMORIES.c.id).where(MEMORIES.c.day < before.date())
+            digests = await removed(db, list((await db.execute(old_days)).scalars()))
             await _recount(db, sorted(touched))
             unused = await _unused(db, wanted)
             begun = select(SESSIONS.c.key).where(SESSIONS.c.created_at < before)
             older = list((await db.execute(begun.order_by(SESSIONS.c.key))).scalars())
         runs, messages, confirmations = counts
-        return Pruned(gone, runs, messages, confirmations, tasks, unused, older)
+        return Pruned(gone, runs, messages, confirmations, tasks, unused, older, digests)
 
 
 def _of_session(table: Table, *columns: Any) -> Any:
@@ -355,11 +360,13 @@ async def _helpers_of(db: AsyncConnection, key: str) -> list[str]:
 
 async def _delete(db: AsyncConnection, keys: list[str], *, tasks: bool = True) -> int:
     """Delete sessions in chunks (SQLite allows only so many bound values per statement),
-    with their tasks unless `tasks` is False."""
+    with their tasks unless `tasks` is False, and the digests written from them."""
     tables = (MESSAGES, CONTEXT, RUNS, CONFIRMATIONS, *((TASKS,) if tasks else ()))
     deleted = 0
     for start in range(0, len(keys), CHUNK):
         chunk = keys[start : start + CHUNK]
+        digests = select(SOURCES.c.memory_id).where(SOURCES.c.session_key.in_(chunk))
+        await removed(db, list((await db.execute(digests)).scalars()))
         for table in tables:
             await db.execute(delete(table).where(table.c.session_key.in_(chunk)))
         result = await db.execute(delete(SESSIONS).where(SESSIONS.c.key.in_(chunk)))

@@ -12,21 +12,24 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import Table, delete, func, literal, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.store.schema import MemoryRow, UtcDateTime
+from bot.store.schema import DigestSourceRow, MemoryRow, MemoryVectorRow, UtcDateTime
 
 MEMORIES: Table = MemoryRow.__table__  # type: ignore[assignment]
+VECTORS: Table = MemoryVectorRow.__table__  # type: ignore[assignment]
+SOURCES: Table = DigestSourceRow.__table__  # type: ignore[assignment]
 MAX_TEXT = 500
 MAX_PER_SCOPE = 200
 MAX_FORGET = 10  # words matching more than this are too vague to delete by
 MAX_WORDS = 32  # of a query: a long message's words beyond these add little
 WORD = re.compile(r"[^\W_]+")  # letters and digits: what both databases' tokenisers keep
+CHUNK = 500  # ids a statement binds at most (SQLite's limit is higher, but not unbounded)
 
 
 class MemoryRefused(Exception):
@@ -39,10 +42,13 @@ class Memory:
     scope: str
     text: str
     created_at: datetime
+    day: date | None = None  # a day's digest (`bot.memory.digest`): the day it tells of
 
     @classmethod
     def of(cls, row: Any) -> Memory:
-        return cls(id=row.id, scope=row.scope, text=row.text, created_at=row.created_at)
+        return cls(
+            id=row.id, scope=row.scope, text=row.text, created_at=row.created_at, day=row.day
+        )
 
     def line(self) -> str:
         return f"#{self.id} {self.text}"
@@ -106,7 +112,7 @@ class Memories:
                 {"scope": f"memories:{scope}"},
             )
         now = datetime.now(UTC)
-        held = select(func.count()).where(MEMORIES.c.scope == scope).scalar_subquery()
+        held = select(func.count()).where(_kept(scope)).scalar_subquery()
         row = select(
             literal(scope), literal(fact), literal(fold(fact)), literal(now, UtcDateTime())
         ).where(held < self.max_per_scope)
@@ -133,17 +139,14 @@ class Memories:
                         f"More than {MAX_FORGET} memories match {what[:80]!r}; give more "
                         "words, or the number of the one to forget."
                     )
-            ids = [memory.id for memory in found]
-            if ids:
-                await db.execute(
-                    delete(MEMORIES).where(MEMORIES.c.scope == scope, MEMORIES.c.id.in_(ids))
-                )
+            await removed(db, [memory.id for memory in found])
         return sorted(found, key=lambda memory: memory.id)
 
     async def forget_all(self, scope: str) -> int:
+        """Remove all of `scope`'s memories, its digests too; how many there were."""
         async with self.engine.begin() as db:
-            result = await db.execute(delete(MEMORIES).where(MEMORIES.c.scope == scope))
-            return int(result.rowcount)
+            ids = select(MEMORIES.c.id).where(MEMORIES.c.scope == scope)
+            return await removed(db, list((await db.execute(ids)).scalars()))
 
     async def search(self, scope: str, query: str, limit: int = 10) -> list[Memory]:
         """The memories sharing any word with `query` (a word's prefix counts), best first."""
@@ -161,16 +164,17 @@ class Memories:
             return [Memory.of(row) for row in await db.execute(chosen)]
 
     async def count(self, scope: str) -> int:
-        """How many memories `scope` has, for a list that shows only the newest."""
+        """How many memories `scope` has (its digests too), for a list that shows only the
+        newest."""
         counted = select(func.count()).where(MEMORIES.c.scope == scope)
         async with self.engine.connect() as db:
             return int((await db.execute(counted)).scalar_one())
 
-    async def recent(self, scope: str, limit: int = 10) -> list[Memory]:
-        """The newest first."""
+    async def recent(self, scope: str, limit: int = 10, *, digests: bool = True) -> list[Memory]:
+        """The newest first; without the digests unless `digests`."""
         newest = (
             select(MEMORIES)
-            .where(MEMORIES.c.scope == scope)
+            .where(MEMORIES.c.scope == scope if digests else _kept(scope))
             .order_by(MEMORIES.c.id.desc())
             .limit(limit)
         )
@@ -182,6 +186,27 @@ class Memories:
         every = select(MEMORIES).where(MEMORIES.c.scope == scope).order_by(MEMORIES.c.id)
         async with self.engine.connect() as db:
             return [Memory.of(row) for row in await db.execute(every)]
+
+
+def _kept(scope: str) -> Any:
+    """What people asked `scope` to keep: its memories but the digests, which its cap does
+    not count."""
+    return (MEMORIES.c.scope == scope) & MEMORIES.c.day.is_(None)
+
+
+async def removed(db: AsyncConnection, ids: Sequence[int]) -> int:
+    """Delete the memories `ids` with their vectors and digests' sources, each table by
+    itself, so that forgetting does not depend on the database enforcing foreign keys; how
+    many memories were deleted."""
+    deleted = 0
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        for table in (VECTORS, SOURCES):
+            await db.execute(delete(table).where(table.c.memory_id.in_(chunk)))
+        deleted += int(
+            (await db.execute(delete(MEMORIES).where(MEMORIES.c.id.in_(chunk)))).rowcount
+        )
+    return deleted
 
 
 async def _same(db: AsyncConnection, scope: str, fact: str) -> Memory | None:
@@ -210,7 +235,7 @@ async def _matching(
 ) -> list[Memory]:
     if db.dialect.name == "sqlite":
         query = text(
-            "SELECT m.id, m.scope, m.text, m.created_at FROM memories_fts "
+            "SELECT m.id, m.scope, m.text, m.created_at, m.day FROM memories_fts "
             "JOIN memories AS m ON m.id = memories_fts.rowid "
             "WHERE memories_fts MATCH :match AND m.scope = :scope "
             "ORDER BY bm25(memories_fts), m.id LIMIT :limit"
@@ -218,11 +243,11 @@ async def _matching(
         match = fts5_query(words_of, every=every)
     else:
         query = text(
-            "SELECT id, scope, text, created_at FROM memories "
+            "SELECT id, scope, text, created_at, day FROM memories "
             "WHERE scope = :scope AND search @@ to_tsquery('simple', :match) "
             "ORDER BY ts_rank(search, to_tsquery('simple', :match)) DESC, id LIMIT :limit"
         )
         match = tsquery(words_of, every=every)
-    typed = query.columns(*(MEMORIES.c[n] for n in ("id", "scope", "text", "created_at")))
+    typed = query.columns(*(MEMORIES.c[n] for n in ("id", "scope", "text", "created_at", "day")))
     rows = await db.execute(typed, {"match": match, "scope": scope, "limit": limit})
     return [Memory.of(row) for row in rows]

@@ -4,7 +4,7 @@ recall to rank a scope's memories by meaning.
 A vector is stored as its unit-length float32s, little-endian, with the name of the model
 that made it. Only vectors of the model configured now are read: after a change of model, a
 memory not yet embedded again is found by its words alone until it is (`waiting` lists
-them for the background pass). A vector goes with its memory (the foreign key's cascade).
+them for the background pass). A vector goes with its memory (`bot.store.memory.removed`).
 """
 
 from __future__ import annotations
@@ -14,15 +14,12 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from sqlalchemy import Table, and_, or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.store.memory import MEMORIES, Memory
+from bot.store.memory import MEMORIES, VECTORS, Memory
 from bot.store.record_statements import insert_of
-from bot.store.schema import MemoryVectorRow
-
-VECTORS: Table = MemoryVectorRow.__table__  # type: ignore[assignment]
 
 
 def packed(vector: Sequence[float]) -> bytes:

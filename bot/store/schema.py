@@ -7,13 +7,14 @@ confirmation id. That is what makes a turn resumed after a crash safe to record 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Date,
     DateTime,
     Float,
     ForeignKey,
@@ -311,6 +312,9 @@ class TaskRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
+DIGEST_INDEX = "ix_memories_scope_day"
+
+
 class MemoryRow(Base):
     """Something a person (or a group chat) asked to be remembered, across `/new` and
     restarts. `scope` is whose it is (`tg:123`, `chat:tg:-100123`; see `bot.memory.scope`),
@@ -319,13 +323,42 @@ class MemoryRow(Base):
     column on PostgreSQL), and `SEARCH_INDEX` names it so schema comparisons leave it be."""
 
     __tablename__ = "memories"
-    __table_args__ = (UniqueConstraint("scope", "text"),)
+    __table_args__ = (
+        UniqueConstraint("scope", "text"),
+        Index(DIGEST_INDEX, "scope", "day", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
     scope: Mapped[str] = mapped_column(String(200))
     text: Mapped[str] = mapped_column(String(500))
     folded: Mapped[str] = mapped_column(Text)  # what search reads: `bot.store.memory.fold`
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    # a day's digest (`bot.memory.digest`): the day it tells of; NULL for what people asked
+    # to keep. One digest a scope and day (NULLs are distinct to the unique index).
+    day: Mapped[date | None] = mapped_column(Date, nullable=True)
+
+
+class DigestSourceRow(Base):
+    """A session a digest was written from: deleting the session deletes the digests that
+    tell of it (`bot.store.archive`), since they hold what was said there."""
+
+    __tablename__ = "digest_sources"
+
+    memory_id: Mapped[int] = mapped_column(
+        RowId, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True
+    )
+    session_key: Mapped[str] = mapped_column(String(300), primary_key=True, index=True)
+
+
+class DigestOffRow(Base):
+    """A scope (a person, or a group chat) whose days are not digested: its person, or an
+    admin of the chat, said so (`/memory digest off`)."""
+
+    __tablename__ = "digests_off"
+
+    scope: Mapped[str] = mapped_column(String(200), primary_key=True)
+    by: Mapped[str] = mapped_column(String(200))
+    at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 class MemoryVectorRow(Base):

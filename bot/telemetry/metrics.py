@@ -70,6 +70,15 @@ MODEL_CALLS = Counter(
     "cancelled); a model the settings do not name is `other`",
     ["model", "outcome"], registry=REGISTRY,
 )  # fmt: skip
+DIGESTS = Counter(
+    "parley_digests",
+    "Days' digests, by outcome: written, nothing (the day held nothing to keep), failed",
+    ["outcome"], registry=REGISTRY,
+)  # fmt: skip
+DIGEST_TOKENS = Counter(
+    "parley_digest_tokens", "Tokens the days' digests took, by direction (input, output)",
+    ["direction"], registry=REGISTRY,
+)  # fmt: skip
 MODEL_RETRIES = Counter("parley_model_retries", "Model calls made again", registry=REGISTRY)
 MODEL_FAILOVERS = Counter(
     "parley_model_failovers",

@@ -109,3 +109,21 @@ async def test_meaning_never_crosses_scopes(db: Database, model: LocalModel) -> 
     for scope, fact in pets.items():
         found = await recall.search(scope, "What is the pet called?", 5)
         assert [memory.text for memory in found] == [fact], scope
+
+
+async def test_a_memory_stands_out_for_a_message_about_it_and_none_for_small_talk(
+    db: Database, model: LocalModel
+) -> None:
+    recall = Recall.on(db.engine, model)
+    for fact in [REX, *OTHERS[:10]]:
+        memory, _ = await recall.memories.add(ANN, fact)
+        await recall.kept(memory)
+    assert await recall.standing_out(ANN, "Which breed is my pup?", 3) == []  # 11: too few
+    for fact in OTHERS[10:]:
+        memory, _ = await recall.memories.add(ANN, fact)
+        await recall.kept(memory)
+    [found, *_] = await recall.standing_out(ANN, "Which breed is my pup?", 3)
+    assert found.text == REX
+    for small_talk in ("thanks!", "ok cool", "Tell me a joke"):
+        assert await recall.standing_out(ANN, small_talk, 3) == [], small_talk
+    assert await Recall.on(db.engine).standing_out(ANN, "Which breed is my pup?", 3) == []

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from bot.memory.prompt import RECALLED
+from tests.bench.recall_set import distractors
 from tests.fakes.llm import RecordedRequest, ToolCallSpec
 from tests.fakes.tg import TgChat, TgUser
 from tests.integration.telegram.test_replies import ANN, BOB
@@ -127,3 +130,44 @@ async def test_a_reworded_question_brings_the_memory_it_means(
     (asked,) = await ask(tg_stack, ann, ANN, "Remind me what name my pet has?")
     assert "## What you remember" in asked.system_text()
     assert (REX in asked.system_text()) is found
+
+
+async def test_a_memory_the_prompt_does_not_hold_comes_with_the_message_that_needs_it(
+    tg_stack: TelegramStack,
+) -> None:
+    """With the defaults, in a conversation whose system prompt was chosen without it, a
+    memory comes with a later message about it, and that message alone; the system prompt
+    stays as it was, so the provider's cache of it holds."""
+    notes = [ToolCallSpec("remember", {"fact": note}) for note in distractors(60)]
+    tg_stack.fake.responder = Brain(
+        calls={"remember my dog": [ToolCallSpec("remember", {"fact": REX})], "notes": notes}
+    )
+    await tg_stack.start_worker()
+    ann = tg_stack.tg.private_chat(ANN)
+    await ask(tg_stack, ann, ANN, "remember my dog: Rex, a beagle, adopted in 2019")
+    await ask(tg_stack, ann, ANN, "notes")
+    await ask(tg_stack, ann, ANN, "/new")
+    (first,) = await ask(tg_stack, ann, ANN, "What is a good name for a jazz band?")
+    assert "## What you remember" in first.system_text()
+    assert REX not in seen(first)
+    (pet,) = await ask(tg_stack, ann, ANN, "Remind me what name my pet has?")
+    assert pet.system_text() == first.system_text()
+    [last] = pet.body["messages"][-1:]
+    note = next(block["text"] for block in last["content"] if RECALLED in block.get("text", ""))
+    assert REX in note
+    (thanks,) = await ask(tg_stack, ann, ANN, "thanks, that is all")
+    assert RECALLED not in json.dumps(thanks.body["messages"][-1])
+    # the note stays where it was said, so the conversation before the new message is as
+    # the provider saw it (but for where the cache's marks are)
+    before = len(pet.body["messages"])
+    assert unmarked(thanks.body["messages"][:before]) == unmarked(pet.body["messages"])
+
+
+def unmarked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` without Anthropic's cache marks, which move to the newest message."""
+    return [
+        {**message, "content": [
+            {k: v for k, v in block.items() if k != "cache_control"} for block in message["content"]
+        ]}
+        for message in messages
+    ]  # fmt: skip
