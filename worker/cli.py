@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 # `parley doctor`'s checks, for its help (`worker.doctor.run.NAMES`, which the command checks)
 DOCTOR_CHECKS = (
-    "configuration", "redis", "database", "telegram", "slack", "model", "mcp", "sandbox",
+    "configuration", "redis", "database", "telegram", "slack", "model", "memory", "mcp",
+    "sandbox",
 )  # fmt: skip
 SKIP_HELP = "Leave a check out (repeatable): " + ", ".join(DOCTOR_CHECKS) + "."
 MCP_PORT = 8081  # next to `parley web`'s 8080, so both can run on one machine

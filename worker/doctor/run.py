@@ -2,7 +2,8 @@
 each within its deadline, then the checklist.
 
 Which checks run: the configuration, Redis (its version, persistence and eviction policy),
-the database and its schema, Telegram and Slack where their tokens are set, each MCP server
+the database and its schema, Telegram and Slack where their tokens are set, the embedding
+model of memory by meaning (one text embedded) and the digests' model, each MCP server
 of `mcp.json`, `run_python`'s sandbox, and, only when asked (`--model`), one call of the
 default model. `--skip NAME` leaves a check out, listed as skipped.
 
@@ -24,7 +25,7 @@ from dotenv import dotenv_values
 from bot.config.settings import ConfigError, Settings
 from bot.config.warnings import ENV_FILE
 from bot.telemetry.logs import secrets_of
-from worker.doctor import mcp_servers, model, platforms, stores
+from worker.doctor import mcp_servers, memory, model, platforms, stores
 from worker.doctor.checks import Check, Run, run_all
 from worker.doctor.configuration import CHECK as CONFIGURATION
 from worker.doctor.configuration import STUCK as CONFIGURATION_STUCK
@@ -33,7 +34,10 @@ from worker.doctor.report import SECRET_NAME, Finding, Scrub, skipped
 from worker.doctor.sandbox import STUCK as SANDBOX_STUCK
 from worker.doctor.sandbox import check_sandbox
 
-NAMES = ("configuration", "redis", "database", "telegram", "slack", "model", "mcp", "sandbox")
+NAMES = (
+    "configuration", "redis", "database", "telegram", "slack", "model", "memory", "mcp",
+    "sandbox",
+)  # fmt: skip
 TIMEOUT_S = 15.0
 
 
@@ -125,6 +129,7 @@ def _checks(settings: Settings, options: Options) -> dict[str, list[Check]]:
         "database": [Check("database", on(stores.check_database), stores.DATABASE_STUCK)],
         "telegram": [telegram],
         "slack": [slack],
+        "memory": [Check(memory.CHECK, on(memory.check_memory), memory.STUCK)],
         "sandbox": [Check("sandbox", check_sandbox, SANDBOX_STUCK)],
     }
     if options.model:

@@ -155,7 +155,7 @@ async def deployment(
 
 HEALTHY = {
     "configuration", "redis", "redis persistence", "redis eviction", "database", "telegram",
-    "slack", "slack app token", "model", "mcp toolbox", "sandbox",
+    "slack", "slack app token", "model", "memory", "mcp toolbox", "sandbox",
 }  # fmt: skip
 
 
@@ -188,7 +188,7 @@ async def test_a_healthy_deployment_passes_every_check(
     assert text.code == 0 and text.err == "", text.out + text.err
     lines = checklist(text.out)
     assert {name: status for name, (status, _) in lines.items()} == dict.fromkeys(HEALTHY, "ok")
-    assert text.out.splitlines()[-1] == "parley doctor: 0 failed, 0 warnings, 11 ok, 0 skipped"
+    assert text.out.splitlines()[-1] == "parley doctor: 0 failed, 0 warnings, 12 ok, 0 skipped"
     assert "fix:" not in text.out
     assert lines["redis"][1].startswith("Redis 7.")
     assert "redis://:***@127.0.0.1:" in lines["redis"][1]
@@ -196,6 +196,11 @@ async def test_a_healthy_deployment_passes_every_check(
     assert lines["database"][1].endswith(f"schema at {revision.HEAD} (this code's)")
     assert lines["telegram"][1].startswith("token accepted: @parley_test_bot")
     assert "tools offered: toolbox__" in lines["mcp toolbox"][1]
+    assert re.fullmatch(
+        r"multilingual-e5-small-q4 embedded a text in \d+\.\d\d s \(384 dimensions\); "
+        r"days' digests by claude-test",
+        lines["memory"][1],
+    ), lines["memory"]
     assert [request.body["max_tokens"] for request in fake_llm.requests] == [5, 5]
     assert again.code == 0, again.out
     statuses = {name: row["status"] for name, row in again.checks.items()}
@@ -218,7 +223,7 @@ async def test_an_unconfigured_part_is_skipped_not_failed(deployment: Deployment
     assert statuses == {
         "configuration": "ok", "redis": "ok", "redis persistence": "ok", "redis eviction": "ok",
         "database": "ok", "telegram": "skipped", "slack": "skipped", "model": "skipped",
-        "mcp": "skipped", "sandbox": "skipped",
+        "memory": "ok", "mcp": "skipped", "sandbox": "skipped",
     }  # fmt: skip
     assert said.checks["model"]["found"].startswith("not asked: `parley doctor --model`")
     assert said.checks["sandbox"]["found"] == "left out (--skip)"
@@ -326,6 +331,20 @@ async def test_the_model_api_refuses_the_key(deployment: Deployment) -> None:
     assert wrong not in said.out
 
 
+async def test_an_embeddings_endpoint_that_does_not_answer(deployment: Deployment) -> None:
+    deployment.env |= {
+        "PARLEY_EMBEDDINGS_MODEL": "text-embedding-3-small",
+        "PARLEY_EMBEDDINGS_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
+        "PARLEY_EMBEDDINGS_API_KEY": "sk-embed-doctor-key-7731",
+        "PARLEY_DIGEST_MODEL": "off",
+    }
+    said = await deployment.doctor("--json", *FOCUSED)
+    row = only_failure(said, "memory")
+    assert row["found"].startswith("text-embedding-3-small: ")
+    assert row["fix"] == "check PARLEY_EMBEDDINGS_MODEL, PARLEY_EMBEDDINGS_BASE_URL and its key"
+    assert "sk-embed-doctor-key-7731" not in said.out
+
+
 async def test_mcp_servers_that_do_not_start(deployment: Deployment, tmp_path: Path) -> None:
     """One server's program is missing; another exits at once, quoting its secret on
     stderr, which the checklist shows hidden. One that offers no tool is a warning, one
@@ -404,7 +423,7 @@ async def test_a_host_that_never_answers_does_not_hang_the_command(
 @pytest.mark.parametrize(
     ("args", "said"),
     [(("--skip", "redis", "--skip", "dns"), "--skip takes configuration, redis, database, "
-      "telegram, slack, model, mcp, sandbox, not 'dns'"),
+      "telegram, slack, model, memory, mcp, sandbox, not 'dns'"),
      (("--timeout", "0"), "--timeout must be more than 0 and at most 600, not 0")],
 )  # fmt: skip
 async def test_a_wrong_option_is_one_line_and_exit_2(
