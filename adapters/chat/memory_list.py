@@ -40,7 +40,7 @@ TEXT_LIMIT = 3_500
 MALFORMED = "This button is not one I know; send /memory for a fresh list."
 USAGE = (
     "/memory lists what I remember here; /memory search WORDS finds what the words are about; "
-    "/forget N forgets memory #N."
+    "/forget N forgets memory #N; /memory digest on or off keeps a daily digest here, or not."
 )
 SEARCH_USAGE = "Say what to look for: /memory search WORDS (e.g. /memory search my dog)."
 FORGET_USAGE = "Say which memory to forget by its number: /forget 12 (the numbers are in /memory)."

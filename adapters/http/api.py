@@ -4,7 +4,8 @@ memories.
 Every bad request gets a JSON error with a 4xx status and nothing is enqueued for it. The
 record of every platform's sessions (list, read, delete, stats) is in `records.py`, the
 scheduled tasks (list, read, create, cancel) in `tasks.py`, what people asked to be
-remembered (list, delete) in `people.py`, a chat's standing instruction in `chats.py`.
+remembered (list, delete) in `people.py`, a chat's standing instruction in `chats.py`, the
+commands a message may be (`/memory`, `/compact`…) and `POST …/compact` in `chat_commands.py`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import json
 import logging
 import re
 import time
-import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -30,6 +30,7 @@ from adapters.chat.decisions import Choice, Press
 from adapters.http import (
     agent_run,
     answers,
+    chat_commands,
     chats,
     pages,
     people,
@@ -40,7 +41,7 @@ from adapters.http import (
     traces,
 )
 from adapters.http.answers import AnswerIn
-from adapters.http.common import USER, api_sender
+from adapters.http.common import USER, api_sender, message_id
 from adapters.http.files import Files
 from adapters.http.messages import posted
 from adapters.http.records import Records
@@ -65,7 +66,6 @@ from bot.vocabulary.run_config import Mode, Reasoning
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
-MAX_MESSAGE_ID = 200  # an envelope id's own limit
 RETRY_AFTER_S = 5  # how soon a client may try again after a 503
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 # The status of the answer to a decision that decided nothing, by what it came to.
@@ -114,16 +114,6 @@ class DecisionIn(BaseModel):
         if (self.decision is None) == (self.answers is None):
             raise ValueError("give decision or answers")
         return self
-
-
-def _message_id(request: web.Request) -> str:
-    """The client's `Idempotency-Key`, or a fresh id when it sent none."""
-    given = request.headers.get("Idempotency-Key", "")
-    if len(given) > MAX_MESSAGE_ID:
-        raise refusal(
-            web.HTTPBadRequest, f"Idempotency-Key is longer than {MAX_MESSAGE_ID} characters"
-        )
-    return given or uuid.uuid4().hex
 
 
 class Api:
@@ -189,20 +179,22 @@ class Api:
 
     async def _known(self, request: web.Request) -> str:
         """The session's key, or 404 for an id this API never made."""
-        session_id = request.match_info["session_id"]
-        if await sessions.known(self.services, session_id, request[USER]):
-            return place.session_key(session_id)
-        raise refusal(web.HTTPNotFound, "unknown session")
+        return await sessions.key_of(self.services, request)
 
     async def post_message(self, request: web.Request) -> web.StreamResponse:
+        """A message, streamed back as its turn's events; or a command typed as one
+        (`adapters.http.chat_commands`): a queued one's answer streamed the same way."""
         session = await self._known(request)
-        message_id = _message_id(request)  # refused before any file is stored
+        envelope_id = message_id(request)  # refused before any file is stored
         message = await posted(request, self.services.files, session)
+        said = chat_commands.said_command(message)
+        if said is not None and not said.queued:
+            return await chat_commands.answer_now(request, self.services, session, said)
         text = with_transcripts(message.text, message.said)
         if (unread := too_long(text)) is not None:  # a long recording's transcript
             raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[unread])
         envelope = Envelope(
-            id=message_id,
+            id=envelope_id,
             session=session,
             text=text,
             attachments=message.files,
@@ -210,6 +202,8 @@ class Api:
             sender=api_sender(request),
             platform=place.PLATFORM,
         )
+        if said is not None:
+            envelope = chat_commands.command(envelope, said)
         with self._reserve() as slot:
             since = await stream_position(self.services.redis, session)
             submitted = await self.services.mailbox.submit(envelope)
@@ -407,6 +401,7 @@ def build_app(services: Services) -> web.Application:
     tasks.mount(app, services)
     people.mount(app, services)
     chats.mount(app, services)
+    chat_commands.mount(app, services)
     traces.mount(app, services)
     agent_run.mount(app, services, app[HUB])
     return app

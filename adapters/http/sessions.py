@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 import time
 
+from aiohttp import web
+
 from adapters.http import place
+from adapters.http.common import USER
+from adapters.web.input import refusal
 from adapters.web.services import Services
 from bot.redis import keys
 
@@ -27,3 +31,12 @@ async def known(services: Services, session_id: str, owner: str) -> bool:
     record = {"owner": owner, "created_at": time.time(), "restored": True}
     await services.redis.set(keys.http_session(session_id), json.dumps(record), nx=True)
     return True
+
+
+async def key_of(services: Services, request: web.Request) -> str:
+    """The key of the session the request's path names, or a 404 for an id this API never
+    made."""
+    session_id = request.match_info["session_id"]
+    if await known(services, session_id, request[USER]):
+        return place.session_key(session_id)
+    raise refusal(web.HTTPNotFound, "unknown session")

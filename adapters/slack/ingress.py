@@ -79,7 +79,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/reasoning")(on_reasoning)
     for setting in ("/tools", "/skills", "/instructions", "/activation"):
         app.command(setting)(on_chat_setting)
-    for name in ("/new", "/stop", "/model"):
+    for name in ("/new", "/compact", "/stop", "/model"):
         app.command(name)(on_slash)
     for name in ("/pair", "/unpair"):
         app.command(name)(on_pair)

@@ -1,6 +1,6 @@
 """`/memory` in Slack: what the bot remembers here, a Forget button each, seen only by the
 person who asked; `/memory search WORDS`, those the words are about, found by meaning, best
-first; `/forget N`.
+first; `/forget N`; `/memory digest on|off` (`adapters.chat.digest_commands`).
 
 In a DM (a channel id starting with `D`) that is the person's own memories, anywhere else the
 channel's. Either way the list is the slash command's own answer, which Slack shows to the
@@ -21,7 +21,7 @@ import logging
 import re
 from typing import Any
 
-from adapters.chat import item_list, memory_list
+from adapters.chat import digest_commands, item_list, memory_list
 from adapters.slack.confirm import literal
 from adapters.slack.deps import IngressDeps
 from adapters.slack.item_list import ListPress, let_in, section
@@ -48,12 +48,21 @@ async def on_memory(ack: Any, command: dict[str, Any], deps: IngressDeps) -> Non
     asker = await let_in(ack, command, deps)
     if asker is None:
         return
+    scope = scope_in(asker.team, asker.channel, asker.user)
+    if (switch := digest_commands.asked_digest(asker.text)) is not None:
+        who = person(asker.user)
+        may_change = is_private(scope) or deps.gate.is_admin(who)
+        said = await digest_commands.switched(
+            deps.recall, deps.settings, scope, switch, may_change=may_change, by=who
+        )
+        await ack(literal(said))
+        return
     try:
         words = memory_list.asked_for(asker.text)
     except ValueError as usage:
         await ack(literal(str(usage)))
         return
-    shown = await _shown(deps, scope_in(asker.team, asker.channel, asker.user), words)
+    shown = await _shown(deps, scope, words)
     if isinstance(shown, str):
         await ack(literal(shown))
         return

@@ -1,14 +1,15 @@
-"""Commands for one conversation in Slack: `/new`, `/stop` and `/model` in a DM, and `!new`,
-`!stop`, `!model …`, `!mode …`, `!reasoning …` said in a thread, since Slack's slash commands
-do not work inside threads; and `!instructions …`, `!tools …` and `!activation …`, which are
-about the thread's channel, as their slash commands are. Each is answered as its Telegram
-counterpart is, with the same rules: anyone let in starts over or stops their conversation,
-only an admin switches models or reasoning, and `!mode`, `!instructions`, `!tools` and
-`!activation` in a channel are an admin's too.
+"""Commands for one conversation in Slack: `/new`, `/compact`, `/stop` and `/model` in a DM,
+and `!new`, `!compact`, `!stop`, `!model …`, `!mode …`, `!reasoning …` said in a thread, since
+Slack's slash commands do not work inside threads; and `!instructions …`, `!tools …` and
+`!activation …`, which are about the thread's channel, as their slash commands are. Each is
+answered as its Telegram counterpart is, with the same rules: anyone let in starts over,
+compacts or stops their conversation, only an admin switches models or reasoning, and
+`!mode`, `!instructions`, `!tools` and `!activation` in a channel are an admin's too.
 
 A thread's command is for that thread's session alone, so `!stop` never stops another
-thread's turn; `!new` is queued in order with the messages sent before it. A slash command
-in a channel, where every thread is a conversation of its own, says how to say it there.
+thread's turn; `!new` and `!compact` are queued in order with the messages sent before them,
+and the worker answers `!compact` in the conversation once it is done. A slash command in a
+channel, where every thread is a conversation of its own, says how to say it there.
 
 The Stop button under a long reply (`stop_button`) stops its turn as `!stop` does, but only
 the reply it was posted for, only in the thread it was pressed in, and in a channel only when
@@ -30,7 +31,7 @@ from adapters.slack.place import PLATFORM, Place, chat_key, in_dm, person, sende
 from adapters.slack.stop_button import Pressed, showing
 
 SAID = re.compile(
-    r"!(new|stop|model|mode|reasoning|instructions|tools|skills|activation)(?:\s+(.*))?",
+    r"!(new|compact|stop|model|mode|reasoning|instructions|tools|skills|activation)(?:\s+(.*))?",
     re.DOTALL | re.IGNORECASE,
 )
 IN_A_THREAD = (
@@ -41,6 +42,7 @@ ALREADY_FINISHED = "That reply has already finished."
 NOT_HERE = "That Stop button is not for this conversation."
 NOT_YOURS = "Only the person it answers, or an admin, can stop this reply."
 STARTED_OVER = "Starting over: I forget this conversation from here on."
+COMPACTING = "Compacting this conversation; I will say here how much it saved."
 
 Tell = Callable[[str], Awaitable[None]]
 
@@ -63,9 +65,9 @@ async def on_said(
     admin = deps.gate.is_admin(who)
     if name in setting_commands.NAMES:
         await tell(await _about_channel(name, args, who, place, deps))
-    elif name == "new":
-        await deps.mailbox.submit(_arrival(event, place, deps).envelope("command"))
-        await tell(STARTED_OVER)
+    elif name in ("new", "compact"):
+        await deps.mailbox.submit(_arrival(name, event, place, deps).envelope("command"))
+        await tell(STARTED_OVER if name == "new" else COMPACTING)
     elif name == "stop":
         if not await deps.mailbox.stop(place.session):
             await tell(NOTHING_RUNNING)
@@ -96,8 +98,8 @@ async def _about_channel(name: str, args: str, who: str, place: Place, deps: Ing
 
 
 async def on_slash(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
-    """`/new`, `/stop` or `/model [NAME | default]` in a DM (its own conversation, outside
-    threads); in a channel, how to say it in a thread."""
+    """`/new`, `/compact`, `/stop` or `/model [NAME | default]` in a DM (its own
+    conversation, outside threads); in a channel, how to say it in a thread."""
     name = str(command.get("command", "")).lstrip("/").lower()
     user, channel = str(command.get("user_id", "")), str(command.get("channel_id", ""))
     if not await deps.gate.lets_in(person(user), in_dm(command)):
@@ -150,13 +152,14 @@ async def _stop_answer(user: str, value: Any, here: Place, deps: IngressDeps) ->
     return "" if await deps.mailbox.stop(here.session) else ALREADY_FINISHED
 
 
-def _arrival(event: dict[str, Any], place: Place, deps: IngressDeps) -> Arrival:
-    """The command as an arrival of the conversation, for the mailbox to queue in order."""
+def _arrival(name: str, event: dict[str, Any], place: Place, deps: IngressDeps) -> Arrival:
+    """The command `name` as an arrival of the conversation, for the mailbox to queue in
+    order."""
     user = str(event["user"])
     return Arrival(
         id=place.envelope_id(str(event["ts"])),
         sender=sender_of(user, "", deps.settings),
-        text="new",
+        text=name,
         session=place.session,
         platform=PLATFORM,
         chat_kind=place.kind,

@@ -1,6 +1,7 @@
 """The bot's commands: shown in Telegram's menu, answered at once or queued in order.
 
-/new goes through the mailbox (it must not overtake a message sent before it); /stop reaches
+/new and /compact go through the mailbox (neither may overtake a message sent before it, nor
+race a turn: the worker runs them in order, under the session's lease); /stop reaches
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
 Redis; /model sets the session's option in Redis, /mode and /reasoning the chat's;
@@ -37,6 +38,7 @@ MENU = {
     "start": "Say hello",
     "help": "What I can do",
     "new": "Start a new conversation",
+    "compact": "Summarise the conversation so far, to save room",
     "stop": "Stop the reply in progress",
     "usage": "Tokens and cost of this chat",
     "model": "Show the model (admins may switch it)",
@@ -54,6 +56,7 @@ MENU = {
     "pair": "Let a person in by their code (admins)",
     "unpair": "Let a paired person out (admins)",
 }
+QUEUED = {"new", "compact"}  # run by the worker, in order with the chat's messages
 ELSEWHERE = {"tasks", "memory", "forget", "permissions", "pair", "unpair"}  # not by `on_command`
 HELLO = (
     "Hi! I am an AI assistant. Ask me anything; I can also use tools, and I will ask before "
@@ -95,8 +98,8 @@ async def on_command(
     if name in setting_commands.NAMES:
         await deps.answer(message, await chat_setting(name, message, command.args or "", deps))
         return
-    if name == "new":
-        await deps.submit_command(message, event_update, "new")
+    if name in QUEUED:
+        await deps.submit_command(message, event_update, name)
         return
     if name == "stop":
         running = await deps.mailbox.stop(place.session)

@@ -148,7 +148,7 @@ class IngressDeps(ChatChoices):
             reactions.queued_later(arrival.id, message.chat.id, message.message_id)
 
     async def submit_command(self, message: TgMessage, update: Update, name: str) -> None:
-        """Queue the command `name` (`new`) in order with the session's messages."""
+        """Queue the command `name` (`new`, `compact`) in order with the session's messages."""
         await self.mailbox.submit(self.arrival(message, update, name).envelope("command"))
 
     async def answer(

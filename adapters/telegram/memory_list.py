@@ -1,5 +1,6 @@
 """`/memory` in Telegram: what the bot remembers here in one message, a Forget button each;
-`/memory search WORDS`, those the words are about, found by meaning; `/forget N`.
+`/memory search WORDS`, those the words are about, found by meaning; `/forget N`; `/memory
+digest on|off` (`adapters.chat.digest_commands`).
 
 In a private chat that is the person's own memories, and only they see the chat; in a group
 it is the group's, which everyone in it shares, so the list may be posted there. The text is
@@ -19,7 +20,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, Chat
 from aiogram.types import Message as TgMessage
 
-from adapters.chat import item_list, memory_list
+from adapters.chat import digest_commands, item_list, memory_list
 from adapters.places.telegram import chat_key, person
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.filters import data_starts
@@ -52,6 +53,14 @@ async def on_memory(message: TgMessage, command: CommandObject, deps: IngressDep
         return
     place = place_of(message)
     scope = scope_of(place.kind, person(message.from_user.id), place.session)
+    if (switch := digest_commands.asked_digest(command.args or "")) is not None:
+        who = person(message.from_user.id)
+        may_change = place.private or deps.gate.is_admin(who)
+        said = await digest_commands.switched(
+            deps.recall, deps.settings, scope, switch, may_change=may_change, by=who
+        )
+        await deps.answer(message, said)
+        return
     try:
         words = memory_list.asked_for(command.args or "")
     except ValueError as usage:

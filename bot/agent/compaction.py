@@ -8,6 +8,9 @@ summary: the chat's own model (`/model`), or the fallback a failed call is hande
 Cuts happen only at turn starts (a user message without tool results), so a tool call and its
 result always stay together. If the model cannot summarise, the older turns are dropped; if
 the turns that remain are still too large, the oldest tool outputs among them are blanked.
+A person may ask for it too (`/compact`, `force`): then all but the last `keep_turns` turns
+are folded whatever the budget, and nothing is dropped without a summary, since they asked
+for one rather than for room.
 A summary is dated by the oldest message it folds (an earlier summary's date included), not
 by when it was written: what it says was said then, and retention goes by that date
 (`bot.session.retention`, and the record's `created_at`).
@@ -145,15 +148,21 @@ class Compactor:
         return overhead + estimate_tokens(messages, sizes) > self.budget(model)
 
     async def compact(
-        self, messages: list[Message], overhead: int, model: str
+        self, messages: list[Message], overhead: int, model: str, *, force: bool = False
     ) -> Compaction | None:
-        """A smaller context when `messages` plus `overhead` tokens exceed `model`'s budget."""
+        """A smaller context when `messages` plus `overhead` tokens exceed `model`'s budget.
+
+        With `force`, whatever the budget: None when there is nothing to fold (no turn before
+        the kept ones but an earlier summary), and the context unchanged (`summarized` False,
+        nothing `folded`) when the model could not summarise it."""
         budget = self.budget(model)
         before = overhead + estimate_tokens(messages)
-        if before <= budget:
+        if before <= budget and not force:
             return None
-        cut = self._cut(messages, overhead, budget)
+        cut = self._cut(messages, overhead, budget, force=force)
         older, kept = messages[:cut], [m.model_copy(deep=True) for m in messages[cut:]]
+        if force and all(message.summary for message in older):
+            return None
         summarized = False
         if older:
             summary = await self._summarise(older, model, budget)
@@ -168,13 +177,18 @@ class Compactor:
                     ),
                 )
                 summarized = True
+            elif force:
+                return Compaction(messages, before, before, summarized=False, folded=0)
         _blank_old_tool_output(kept, budget - overhead)
         after = overhead + estimate_tokens(kept)
         return Compaction(kept, before, after, summarized, len(older))
 
-    def _cut(self, messages: Sequence[Message], overhead: int, budget: int) -> int:
-        """Where the kept turns begin: at most `keep_turns`, within half the budget."""
-        starts = [i for i, m in enumerate(messages) if m.starts_turn and i > 0]
+    def _cut(
+        self, messages: Sequence[Message], overhead: int, budget: int, *, force: bool = False
+    ) -> int:
+        """Where the kept turns begin: at most `keep_turns`, within half the budget. Forced,
+        the first turn is one of them too: a conversation of `keep_turns` keeps them all."""
+        starts = [i for i, m in enumerate(messages) if m.starts_turn and (i > 0 or force)]
         if not starts:
             return 0
         room = budget // 2 - overhead

@@ -62,8 +62,9 @@ class SessionRunner:
         recorder = Recorder(deps.history, deps.limits, named, models, deps.exports)
         prompt = agent.prompt
         self.turns = Turns(s, deps.mailbox, decisions, stores, prompt.skills, prompt.bootstrap)
+        model = deps.agent.default_model
         self.commands = Commands(
-            deps.mailbox, deps.egress, decisions, recorder, deps.agent.default_model
+            deps.mailbox, deps.egress, decisions, recorder, model, agent.compactor
         )
         self.player = Player(deps.agent, deps.egress, decisions, recorder, logs.secrets_of(s))
         self._cancels: dict[str, asyncio.Event] = {}
@@ -137,7 +138,7 @@ class SessionRunner:
             await self.commands.skip(first, state, tries - 1)
             group = [first]
         elif first.kind == "command":
-            state = await self.commands.run(first, state)
+            state = await self.commands.run(first, state, options.model)
         elif request := await self.turns.request(group, state, options, resumed=bool(resumed)):
             fresh = tries == 1  # a first try: its reply has posted nothing yet
             await self._play(session, token, group, state, request, fresh=fresh)

@@ -38,10 +38,10 @@ class Envelope(BaseModel):
     `id` comes from the platform (Telegram update_id, Slack event_id, an HTTP request id) so a
     delivery repeated by the platform is recognised and dropped. `reply_to` is opaque to the
     core: the adapter that made the envelope reads it back when it answers. A `command`
-    (`text` = "new") changes the session itself, in order with its messages; a `decision`
-    with `remember` also allows the approved tools for the rest of the session. An `expiry`
-    is the decision nobody made in time: the calls that waited do not run, and the model is
-    told no decision was made (a question: that it had no answer). A `scheduled`
+    (`text` = "new", "compact") changes the session itself, in order with its messages; a
+    `decision` with `remember` also allows the approved tools for the rest of the session. An
+    `expiry` is the decision nobody made in time: the calls that waited do not run, and the
+    model is told no decision was made (a question: that it had no answer). A `scheduled`
     envelope is a run of a scheduled task, sent by the scheduler in the name of the person who
     made the task; it is a turn of its own, never merged with messages. A message with a
     `run` config (an API run, a task's schema) is a turn of its own too. A message's

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from adapters.chat.digest_commands import ADMINS_ONLY
 from adapters.chat.memory_list import (
     CHAT_HEADER,
     EMPTY,
@@ -20,11 +21,12 @@ from adapters.chat.memory_list import (
     USAGE,
 )
 from adapters.slack.memory_list import ACTION
+from bot.store.digests import Digests
 from bot.store.memory import Memories
 from tests.fakes.slack import FakeSlack, Posted, SlackChannel, SlackUser
 from tests.fakes.slack.model import TEAM_ID
 from tests.integration.telegram.test_memory import OTHERS, REX
-from tests.support.chat_stores import kept, memory_store, recall_store
+from tests.support.chat_stores import database_of, kept, memory_store, recall_store
 from tests.support.slack import SlackStack, block_text, buttons_by_value
 
 pytestmark = pytest.mark.e2e
@@ -204,3 +206,23 @@ async def test_memory_search_finds_by_meaning_and_forget_takes_a_number(
         assert await said(fake, ann, dm, "/forget", "the dog") == FORGET_USAGE
         assert await said(fake, ann, dm, "/forget", f"#{other.id}") == f"Forgot #{other.id}."
         assert other.text not in await texts(recall.memories, ANNS)
+
+
+@pytest.mark.parametrize("slack_stack", [{"PARLEY_ADMINS": "slack:U0ADA"}], indirect=True)
+async def test_a_digest_is_switched_off_by_its_person_or_a_channels_admin(
+    slack_stack: SlackStack,
+) -> None:
+    fake, ann, general = await slack_stack.begin()
+    ada, channel = fake.user("U0ADA", "ada"), f"chat:slack:{TEAM_ID}:{general.id}"
+    async with database_of(slack_stack) as database:
+        digests = Digests(database.engine)
+        status = await said(fake, ann, fake.dm(ann), "/memory", "digest")
+        assert status.startswith("The daily digest about you is on.")
+        off = await said(fake, ann, fake.dm(ann), "/memory", "digest off")
+        assert off.startswith("I will keep no daily digest about you from now on")
+        assert await digests.off([ANNS, channel]) == {ANNS}
+        assert await said(fake, ann, general, "/memory", "digest off") == ADMINS_ONLY
+        assert await digests.off([channel]) == set()
+        done = await said(fake, ada, general, "/memory", "digest off")
+        assert done.startswith("I will keep no daily digest of this chat")
+        assert await digests.off([channel]) == {channel}

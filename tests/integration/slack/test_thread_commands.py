@@ -1,6 +1,6 @@
-"""Commands for one conversation in Slack, end to end: `!stop`, `!new` and `!model` said in a
-thread (where slash commands do not work), each for that thread alone; `/new`, `/stop` and
-`/model` in a DM; and in a channel, how to say them in a thread."""
+"""Commands for one conversation in Slack, end to end: `!stop`, `!new`, `!compact` and `!model`
+said in a thread (where slash commands do not work), each for that thread alone; `/new`,
+`/compact`, `/stop` and `/model` in a DM; and in a channel, how to say them in a thread."""
 
 from __future__ import annotations
 
@@ -8,10 +8,15 @@ import asyncio
 
 import pytest
 
+from adapters.slack.thread_commands import COMPACTING
+from bot.session.commands import SHORT
+from tests.agent.test_context import is_summary_request
 from tests.fakes.llm import Reply
 from tests.integration.slack.test_replies import MENTION, answered
 from tests.support.slack import SlackStack
 from tests.support.stack import idle
+
+NOTES = "Notes: a number to keep in mind, seven."
 
 
 def notes(stack: SlackStack, user: str) -> list[str]:
@@ -83,4 +88,50 @@ async def test_slash_commands_for_a_dm_and_the_way_to_say_them_in_a_channel(
     assert model == "This chat uses claude-test."
     status, new = await fake.command(ann, dm, "/new")
     assert new == "Starting over: I forget this conversation from here on."
+    assert slack_stack.fake.requests == []
+
+
+@pytest.mark.parametrize(
+    "slack_stack",
+    [{"PARLEY_ADMINS": "slack:U0ADA", "PARLEY_COMPACT_KEEP_TURNS": "1"}],
+    indirect=True,
+)
+async def test_compact_said_in_a_thread_is_written_by_the_thread_s_model(
+    slack_stack: SlackStack,
+) -> None:
+    """`!compact` in a thread: queued after the messages before it, answered in the thread,
+    the summary written by the model an admin chose there (`!model`), and read by the next
+    turn instead of the turns it folds."""
+    fake, ann, general = await slack_stack.begin()
+    ada = fake.user("U0ADA", "ada")
+    slack_stack.fake.responder = lambda request: (
+        Reply(text=NOTES) if is_summary_request(request) else Reply(text="noted")
+    )
+    asked = await fake.say(ann, general, f"{MENTION} remember the number 7")
+    await answered(slack_stack, general, asked.ts)
+    await fake.say(ada, general, "!model claude-other", thread_ts=asked.ts)
+    await fake.say(ann, general, "and the colour blue", thread_ts=asked.ts)
+    await fake.say(ann, general, "!compact", thread_ts=asked.ts)
+    shown = await answered(slack_stack, general, asked.ts, count=3)
+    assert shown[-1].shown.startswith("Compacted the conversation: about ")
+    assert shown[-1].shown.endswith(" tokens (2 earlier messages summarised).")
+    assert COMPACTING in notes(slack_stack, "U0ANN")
+    (summary,) = [r for r in slack_stack.fake.requests if is_summary_request(r)]
+    assert summary.body["model"] == "claude-other"
+    assert "remember the number 7" in str(summary.body)
+    await fake.say(ann, general, "what was the number?", thread_ts=asked.ts)
+    await answered(slack_stack, general, asked.ts, count=4)
+    last = str(slack_stack.fake.requests[-1].body["messages"])
+    assert NOTES in last and "remember the number 7" not in last and "colour blue" in last
+
+
+async def test_compact_in_a_dm_with_nothing_to_fold_says_so(slack_stack: SlackStack) -> None:
+    fake, ann, general = await slack_stack.begin()
+    dm = fake.dm(ann)
+    status, said = await fake.command(ann, dm, "/compact")
+    assert (status, said) == (200, COMPACTING)
+    (answer,) = await answered(slack_stack, dm)
+    assert answer.shown == SHORT
+    status, hint = await fake.command(ann, general, "/compact")
+    assert "say !compact in the thread" in hint
     assert slack_stack.fake.requests == []

@@ -4,8 +4,11 @@ Real web app, worker, Redis and database; fake Telegram and model."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
+from adapters.chat.digest_commands import ADMINS_ONLY
 from adapters.chat.memory_list import (
     EMPTY,
     FORGET_USAGE,
@@ -15,13 +18,14 @@ from adapters.chat.memory_list import (
     SEARCH_USAGE,
     USAGE,
 )
+from bot.store.digests import Digests
 from bot.store.memory import Memories
 from tests.fakes.tg import TgChat
 from tests.integration.telegram.test_approvals import ADMIN, buttons
 from tests.integration.telegram.test_memory import OTHERS, REX, ask
 from tests.integration.telegram.test_replies import ANN, BOB
 from tests.integration.telegram.test_task_list import current, listed, press
-from tests.support.chat_stores import kept, memory_store, recall_store
+from tests.support.chat_stores import database_of, kept, memory_store, recall_store
 from tests.support.tasks import Brain
 from tests.support.telegram import TelegramStack
 
@@ -169,3 +173,32 @@ async def test_memory_search_finds_by_meaning_and_forget_takes_a_number(
         forgot = await listed(tg_stack, bobs, BOB, command=f"/forget {other.id}")
         assert forgot.text == f"There is no memory {other.id} here."
         assert other.text in await texts(recall.memories, ANNS)
+
+
+@pytest.mark.parametrize("tg_stack", [{"PARLEY_ADMINS": f"tg:{ADMIN.id}"}], indirect=True)
+async def test_digests_are_listed_and_switched_off_by_their_person_or_a_groups_admin(
+    tg_stack: TelegramStack,
+) -> None:
+    chat, group = tg_stack.tg.private_chat(ANN), tg_stack.tg.group("Ops")
+    async with database_of(tg_stack) as database:
+        digests = Digests(database.engine)
+        day = await digests.keep(
+            ANNS, date(2026, 12, 6), "2026-12-06: Ann booked the dentist.", [ANNS]
+        )
+        assert day is not None
+        shown = await listed(tg_stack, chat, command="/memory")
+        assert day.line() in shown.text.split("\n")
+        assert buttons(shown) == {f"Forget #{day.id}": f"mem:forget:{day.id}"}
+
+        status = await listed(tg_stack, chat, command="/memory digest")
+        assert status.text.startswith("The daily digest about you is on.")
+        off = await listed(tg_stack, chat, command="/memory digest off")
+        assert off.text.startswith("I will keep no daily digest about you from now on")
+        assert await digests.off([ANNS, group_scope(group)]) == {ANNS}
+
+        refused = await listed(tg_stack, group, BOB, command="/memory digest off")
+        assert refused.text == ADMINS_ONLY
+        assert await digests.off([group_scope(group)]) == set()
+        done = await listed(tg_stack, group, ADMIN, command="/memory digest off")
+        assert done.text.startswith("I will keep no daily digest of this chat")
+        assert await digests.off([group_scope(group)]) == {group_scope(group)}

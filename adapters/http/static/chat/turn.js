@@ -17,15 +17,37 @@ const ENDINGS = {
   invalid_output: "The answer did not match the form asked for.",
 };
 
+/** A bubble's text shown as it is, not as markdown: a command's answer. */
+class PlainText {
+  constructor(element) {
+    this.element = element;
+    this.text = "";
+  }
+
+  append(text) {
+    this.replace(this.text + text);
+  }
+
+  replace(text) {
+    this.text = text;
+    this.element.textContent = text;
+    keepPinned();
+  }
+
+  flush() {}
+}
+
 export class Turn {
   /** `view` is the conversation (view.js): its tool cards, approvals and streams; `asked`,
-   * the person's message the turn answers, where what was heard of a voice note is shown. */
-  constructor(view, asked = null) {
+   * the person's message the turn answers, where what was heard of a voice note is shown;
+   * `plain`, that its text is shown as written (the answer to a command). */
+  constructor(view, asked = null, plain = false) {
     this.view = view;
     this.asked = asked;
+    this.plain = plain;
     this.element = h("div", { class: "turn" });
     view.log.append(this.element);
-    this.bubble = null; // the MarkdownText of the bubble the next text goes to
+    this.bubble = null; // the MarkdownText (or PlainText) of the bubble the next text goes to
     this.thought = null; // the <pre> the model's thinking streams into, until its text starts
     this.failover = null; // the note naming the fallback model that took the turn over
     this.plan = null;
@@ -52,7 +74,9 @@ export class Turn {
   /** The bot's text, added to the current bubble (a new one if there is none). */
   text(delta) {
     this.thought = null;
-    if (!this.bubble) {
+    if (!this.bubble && this.plain) {
+      this.bubble = new PlainText(this.add(h("div", { class: "msg bot plain" })));
+    } else if (!this.bubble) {
       const element = this.add(h("div", { class: "msg bot markdown" }));
       this.bubble = new MarkdownText(element, keepPinned);
     }

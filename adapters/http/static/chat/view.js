@@ -15,6 +15,11 @@ export const turnEnd = (event) => event.type === "completed";
 export const continuationEnd = (event) => event.type === "confirmation_required"
   || (event.type === "completed" && event.finish_reason !== "awaiting_confirmation");
 
+// A command the server answers instead of the model (adapters/http/chat_commands.py): it is no
+// part of the record, so nothing waits for the history to show it, and its answer is shown as
+// the text it is (a memory as it was written).
+export const isCommand = (text) => /^\/(new|compact|memory|forget)(\s[\s\S]*)?$/i.test(text.trim());
+
 const RESUME_TRIES = 12;
 const HISTORY = 100; // messages shown when a conversation is opened
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
@@ -75,15 +80,17 @@ export class ChatView {
   /** Send `text` with `files` and show its turn as it streams. */
   async send(text, files = []) {
     const mine = this.userMessage(text, files);
+    const command = !files.length && isCommand(text);
     pinToEnd();
     try {
-      const turn = new Turn(this, mine);
+      const turn = new Turn(this, mine, command);
       let response = await this.post(text, files);
       if (response && response.status === 404) { // the session is gone (deleted elsewhere)
         this.session = null; // a new one takes the message
         response = await this.post(text, files);
       }
       if (response) await this.stream(response, turn, turnEnd);
+      if (command && this.alive && this.session) keepProgress(this.session, { pending: null });
     } catch (error) {
       if (!aborted(error)) this.error(`The message could not be sent: ${error.message}`);
     }
@@ -125,7 +132,10 @@ export class ChatView {
     const { pending, ask } = kept;
     if (pending && pending.text !== lastUserText) { // sent, but its turn is not recorded yet
       this.userMessage(pending.text);
-      return this.follow(pending.from, continuationEnd, new Turn(this));
+      const command = isCommand(pending.text);
+      await this.follow(pending.from, continuationEnd, new Turn(this, null, command));
+      if (command && this.alive) keepProgress(this.session, { pending: null });
+      return;
     }
     if (pending) keepProgress(this.session, { pending: null });
     // An open request shows its card again; one decided meanwhile settles as its turn goes on.
