@@ -1,10 +1,11 @@
-"""The two pages, the web chat at `/` and the operators' dashboard at `/admin`
-(`static/admin.*`: runs with filters, each run's trace, charts of the runs over time), and
-their files at `/static/`.
+"""The pages, the web chat at `/` and the operators' dashboard at `/admin` (`static/admin.*`:
+runs with filters, each run's trace, charts of the runs over time) with its people page at
+`/admin/people` (`static/people.html`, `static/admin-people.js`: whose memories are kept,
+each one's memories and digests, forgetting them), and their files at `/static/`.
 
 The pages hold no data, so they are public like their files; everything they show comes from
 the API, which needs the token they ask for (kept in the browser under one key, so one token
-serves both). Both are sent with the same Content-Security-Policy, which lets them load and
+serves them all). All are sent with the same Content-Security-Policy, which lets them load and
 call only this server: no inline script, no other origin, no framing (images also from
 `blob:`, the web chat's thumbnails of the files a person sends, made in the page).
 
@@ -31,7 +32,7 @@ HERE = Path(__file__).parent
 STATIC = HERE / "static"
 VENDOR = STATIC / "vendor"
 VENDOR_LIST = HERE / "vendor.txt"
-CHAT, ADMIN = HERE / "chat.html", STATIC / "admin.html"
+CHAT, ADMIN, PEOPLE = HERE / "chat.html", STATIC / "admin.html", STATIC / "people.html"
 POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
     "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
@@ -95,5 +96,6 @@ def mount(app: web.Application, public: set[str]) -> None:
         )
     app.router.add_get("/", Page(CHAT).serve)
     app.router.add_get("/admin", Page(ADMIN).serve)
+    app.router.add_get("/admin/people", Page(PEOPLE).serve)
     app.router.add_static("/static/", STATIC)
-    public.update({"/", "/admin"})
+    public.update({"/", "/admin", "/admin/people"})

@@ -1,5 +1,7 @@
 """What the agent remembers for a person (or a group chat), for operators: list it, and
-delete one memory or all of them (a privacy request). The tools a person always allows, in
+delete one memory or all of them (a privacy request); whose memories there are
+(`GET /api/memory/scopes`), and whether a scope's days are digested, switched as its person
+or a chat's admin would (`/memory digest on|off`). The tools a person always allows, in
 every chat ("Always allow"), to list and revoke. A person's preferences, to read and set. And
 the people admins let in by their pairing codes (`GET /api/people`).
 
@@ -16,19 +18,24 @@ from datetime import UTC
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from adapters.http.common import USER
 from adapters.http.run_query import bad, only
-from adapters.web.input import error, read_body, refusal
+from adapters.web.input import error, query_number, read_body, refusal
 from adapters.web.services import Services
 from bot.llm.served import served_model
+from bot.memory.scope import is_private
 from bot.people.preferences import clean
+from bot.store.digests import Digests
 from bot.store.grants import Grant
 from bot.store.memory import MAX_TEXT, Memory
+from bot.store.memory_scopes import MemoryScopes, ScopeHolding
 from bot.store.pairings import Paired
 from bot.vocabulary.preferences import NAMES, Name, Preferences
 
 SEARCHED = 20  # memories `?q=` returns at most, best first
+SCOPES_PAGE, MAX_SCOPES = 50, 200  # scopes `GET /api/memory/scopes` lists by default, at most
 
 # ASCII only, `platform:` then the platform's own id: nothing a database or a log would misread.
 PERSON_ID = re.compile(r"[a-z]{1,16}:[A-Za-z0-9_.@:+-]{1,180}")
@@ -40,7 +47,27 @@ def memory_json(memory: Memory) -> dict[str, Any]:
         "id": memory.id,
         "text": memory.text,
         "created_at": memory.created_at.astimezone(UTC).isoformat(),
+        "day": None if memory.day is None else memory.day.isoformat(),  # a digest: its day
     }
+
+
+def holding_json(held: ScopeHolding) -> dict[str, Any]:
+    return {
+        "scope": held.scope,
+        "kind": "person" if is_private(held.scope) else "chat",
+        "memories": held.memories,
+        "digests": held.digests,
+        "newest_at": held.newest_at.astimezone(UTC).isoformat(),
+        "digests_on": not held.digests_off,
+    }
+
+
+class DigestSwitch(BaseModel):
+    """Whether a scope's days are digested: `{"on": true}` or `{"on": false}`, nothing else."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    on: StrictBool
 
 
 class PreferencesPatch(BaseModel):
@@ -91,6 +118,37 @@ def _person(request: web.Request) -> str:
 class PeopleRoutes:
     def __init__(self, services: Services) -> None:
         self.services = services
+        engine = services.recall.memories.engine
+        self.scopes = MemoryScopes(engine)
+        self.digests = Digests(engine)
+
+    async def memory_scopes(self, request: web.Request) -> web.Response:
+        """Every scope holding memories, the most recently written first (`?offset=&limit=`),
+        so operators find whose memories there are; `digests_kept` says whether this
+        deployment writes digests at all (PARLEY_DIGEST_MODEL is not `off`)."""
+        only(request, ["offset", "limit"])
+        offset = query_number(request, "offset", 0, 0, 10**9)
+        limit = query_number(request, "limit", SCOPES_PAGE, 1, MAX_SCOPES)
+        total, found = await self.scopes.page(offset, limit)
+        kept = self.services.settings.digest_model != "off"
+        items = [holding_json(held) for held in found]
+        page = {"total": total, "offset": offset, "limit": limit, "items": items}
+        return web.json_response({**page, "digests_kept": kept})
+
+    async def digests_state(self, request: web.Request) -> web.Response:
+        """Whether the scope's days are digested."""
+        person = _person(request)
+        off = person in await self.digests.off([person])
+        return web.json_response({"person": person, "on": not off})
+
+    async def switch_digests(self, request: web.Request) -> web.Response:
+        """Digest the scope's days again, or no more, recorded as switched by the API's caller
+        (`http:token`, or `http:local` without a token); the digests kept stay either way."""
+        person = _person(request)
+        only(request, [])
+        body = await read_body(request, DigestSwitch)
+        await self.digests.switch(person, on=body.on, by=request[USER])
+        return web.json_response({"person": person, "on": body.on})
 
     async def paired(self, request: web.Request) -> web.Response:
         """The people paired by an admin, the earliest first (PARLEY_ALLOWED_USERS and the
@@ -184,6 +242,9 @@ class PeopleRoutes:
 def mount(app: web.Application, services: Services) -> None:
     routes = PeopleRoutes(services)
     app.router.add_get("/api/people", routes.paired)
+    app.router.add_get("/api/memory/scopes", routes.memory_scopes)
+    app.router.add_get("/api/people/{person_id}/digests", routes.digests_state)
+    app.router.add_put("/api/people/{person_id}/digests", routes.switch_digests)
     app.router.add_get("/api/people/{person_id}/memory", routes.memory)
     app.router.add_delete("/api/people/{person_id}/memory", routes.forget_all)
     app.router.add_delete("/api/people/{person_id}/memory/{memory_id}", routes.forget_one)

@@ -1,4 +1,4 @@
-"""The pages and their browser libraries: both pages sent with one Content-Security-Policy,
+"""The pages and their browser libraries: every page sent with one Content-Security-Policy,
 every library they load listed in `adapters/http/vendor.txt` and served; and a web process
 whose install lacks the libraries (a copy of the code without `make assets`) says so once in
 its log and in the text of each page, in a real Chromium, instead of serving a blank page."""
@@ -25,15 +25,18 @@ CHAT_LIBRARIES = ["marked.umd.js", "purify.min.js", "highlight.min.js", "github.
 ADMIN_LIBRARIES = ["chart.umd.min.js"]
 
 
-async def test_both_pages_have_one_policy_and_every_library_they_load(stack: Stack) -> None:
+async def test_the_pages_have_one_policy_and_every_library_they_load(stack: Stack) -> None:
     async with stack.client() as client:
         chat, admin = await client.get("/"), await client.get("/admin")
+        people = await client.get("/admin/people")
         loaded = sorted(set(USES.findall(chat.text) + USES.findall(admin.text)))
         served = {name: await client.get(f"/static/vendor/{name}") for name in loaded}
-    assert chat.status_code == admin.status_code == 200
+    assert chat.status_code == admin.status_code == people.status_code == 200
     policy = chat.headers["Content-Security-Policy"]
     assert "default-src 'none'" in policy and "script-src 'self'" in policy
     assert admin.headers["Content-Security-Policy"] == policy
+    assert people.headers["Content-Security-Policy"] == policy
+    assert USES.findall(people.text) == []  # the people page loads no library
     assert chat.headers["X-Content-Type-Options"] == "nosniff"
     assert "missing-assets" not in chat.text and "missing-assets" not in admin.text
     assert loaded == sorted(vendor_files()) == sorted(CHAT_LIBRARIES + ADMIN_LIBRARIES)

@@ -28,7 +28,13 @@ from tests.support.redis_server import free_port
 from tests.support.stack import ROOT, stack_env
 from tests.support.web_process import web_process
 
-PAGES = {"/": ROOT / "adapters" / "http" / "chat.html", "/admin": VENDOR.parent / "admin.html"}
+PAGES = {
+    "/": ROOT / "adapters" / "http" / "chat.html",
+    "/admin": VENDOR.parent / "admin.html",
+    "/admin/people": VENDOR.parent / "people.html",
+}
+# what the pages load from /static/ besides the libraries: the wheel serves them all
+SCRIPTS = ("admin.js", "admin-people.js", "api.js", "admin.css", "chat.js")
 
 
 @dataclass
@@ -105,9 +111,12 @@ async def test_an_installed_wheel_has_the_persona_and_serves_the_same_pages(
     ):
         pages = {path: await client.get(path) for path in PAGES}
         files = {name: await client.get(f"/static/vendor/{name}") for name in vendor_files()}
+        scripts = {name: await client.get(f"/static/{name}") for name in SCRIPTS}
     for path, answer in pages.items():
         assert answer.status_code == 200 and answer.content == PAGES[path].read_bytes()
     for name, answer in files.items():
         assert answer.status_code == 200 and answer.content == (VENDOR / name).read_bytes()
+    for name, answer in scripts.items():
+        assert answer.status_code == 200 and answer.content == (VENDOR.parent / name).read_bytes()
     logged = await asyncio.to_thread(log.read_text)
     assert " ERROR " not in logged and " WARNING " not in logged, logged
