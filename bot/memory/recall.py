@@ -19,14 +19,18 @@ import importlib
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.memory.crowds import Crowds
 from bot.memory.embeddings import Embedder, EmbeddingFailed
 from bot.memory.ranking import fused
 from bot.store.memory import Memories, Memory
 from bot.store.memory_vectors import MemoryVectors
+
+if TYPE_CHECKING:
+    from bot.memory.embeddings import Vectors
 
 log = logging.getLogger(__name__)
 NEAREST = 20  # memories taken by meaning into the fusion, at most
@@ -71,6 +75,7 @@ class Recall:
     vectors: MemoryVectors
     embedder: Embedder | None = None
     rest: Rest = field(default_factory=Rest)
+    crowds: Crowds = field(default_factory=Crowds)
 
     @classmethod
     def on(cls, engine: AsyncEngine, embedder: Embedder | None = None) -> Recall:
@@ -97,43 +102,42 @@ class Recall:
         """At most `limit` memories of `scope` that stand out by meaning as what `query` is
         about, best first (`vector_math.outstanding`); none without a model, when it fails,
         or in a scope too small to tell."""
-        ids = await self._by_meaning(
-            scope, query, "outstanding", limit, STANDING_OUT, fewest=FEWEST_TO_STAND_OUT
-        )
+        compared = await self._compared(scope, query, fewest=FEWEST_TO_STAND_OUT)
+        if compared is None:
+            return []
+        stored, asked = compared
+        ids = await _computed(len(stored), "outstanding", stored, asked, limit, STANDING_OUT)
         found = {memory.id: memory for memory in await self.memories.some(scope, ids)}
         return [found[memory_id] for memory_id in ids if memory_id in found]
 
     async def _nearest(self, scope: str, query: str) -> list[int]:
-        """The ids of the scope's memories nearest `query` by meaning, nearest first; none
-        without a model, or when it failed (said once per failure)."""
-        return await self._by_meaning(scope, query, "nearest", NEAREST)
-
-    async def _by_meaning(
-        self,
-        scope: str,
-        query: str,
-        ranking: Literal["nearest", "outstanding"],
-        *args: object,
-        fewest: int = 1,
-    ) -> list[int]:
-        """`query` embedded and ranked against the scope's vectors by `vector_math`'s
-        `ranking`, in a thread when they are many; none without a model, when it failed
-        (said once per failure), or when the scope has fewer than `fewest` vectors."""
-        if self.embedder is None or self.rest.resting() or not query.strip():
+        """The ids of the scope's memories nearest `query` by meaning, their crowding taken
+        into account (`bot.memory.crowds`), nearest first; none without a model, or when it
+        failed (said once per failure)."""
+        compared = await self._compared(scope, query)
+        if compared is None:
             return []
+        stored, asked = compared
+        assert self.embedder is not None  # compared by it
+        crowds = await self.crowds.of(scope, self.embedder.name, stored)
+        return await _computed(len(stored), "nearest", stored, asked, NEAREST, crowds)
+
+    async def _compared(
+        self, scope: str, query: str, fewest: int = 1
+    ) -> tuple[list[tuple[int, bytes]], Vectors] | None:
+        """The scope's vectors and `query`'s, to compare; None without a model, when it
+        failed (said once per failure), or when the scope has fewer than `fewest`."""
+        if self.embedder is None or self.rest.resting() or not query.strip():
+            return None
         stored = await self.vectors.of_scope(scope, self.embedder.name)
         if len(stored) < fewest:
-            return []
+            return None
         try:
             [asked] = await self.embedder.embed([query], query=True)
         except EmbeddingFailed as exc:
             self.rest.failed(exc)
-            return []
-        rank = getattr(importlib.import_module("bot.memory.vector_math"), ranking)  # numpy
-        if len(stored) <= ON_LOOP:
-            found: list[int] = rank(stored, asked, *args)
-            return found
-        return list(await asyncio.to_thread(rank, stored, asked, *args))
+            return None
+        return stored, asked
 
     async def kept(self, memory: Memory) -> None:
         """Embed a memory just kept; if the model fails, the background pass does it."""
@@ -158,3 +162,15 @@ class Recall:
                 await self.vectors.put(memory.id, self.embedder.name, vector.tolist())
             done += len(waiting)
         return done
+
+
+async def _computed(
+    count: int, ranking: Literal["nearest", "outstanding"], *args: object
+) -> list[int]:
+    """`vector_math`'s `ranking` of `count` vectors: on the event loop when they are few, in
+    a thread when they are many."""
+    rank = getattr(importlib.import_module("bot.memory.vector_math"), ranking)  # numpy
+    if count <= ON_LOOP:
+        found: list[int] = rank(*args)
+        return found
+    return list(await asyncio.to_thread(rank, *args))

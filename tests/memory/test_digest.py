@@ -185,7 +185,7 @@ async def test_digests_go_with_their_scope_their_sessions_and_retention(
 
 def test_the_digest_model_is_the_default_unless_set_and_a_bad_one_is_one_line() -> None:
     def model(**values: Any) -> str | None:
-        settings = Settings(_env_file=None, model="claude-test", anthropic_api_key="k", **values)  # type: ignore[call-arg]
+        settings = Settings(_env_file=None, model="claude-test", anthropic_api_key="k", **values)
         return digest_model(settings, Served.of(settings))
 
     assert model() == "claude-test"
