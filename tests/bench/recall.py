@@ -14,9 +14,11 @@ multilingual-e5-small in its own process). Figures:
   question, its fact, what came first);
 - the time to rank: generated notes are added to the scope (and embedded) up to 10,000
   memories, and each question is asked again: the whole `Recall.search` (the question's
-  embedding, the full-text search, reading the scope's vectors, the ranking), then its parts
-  one by one, of which the ranking proper is `vector_math.nearest` over the 10,000 vectors read;
-  p50 and p95, and recall@5 among the 10,000;
+  embedding, the full-text search, reading the scope's vectors, their crowding as kept, the
+  ranking), then its parts one by one, of which the ranking proper is `vector_math.nearest`
+  over the 10,000 vectors read; p50 and p95, and recall@5 among the 10,000; and the time to
+  measure the crowding of the 10,000 once (`vector_math.crowding`, again only when a memory
+  comes or goes);
 - the model's CPU (its process's utime + stime from /proc, in clock ticks) per memory embedded
   in batches of `recall.BATCH` by `catch_up`, and per question embedded alone;
 - the model process's resident memory (VmRSS) once loaded, and after all of the embedding.
@@ -53,7 +55,7 @@ TOP = 5  # memories a search returns: recall@5 counts them
 SHOWN_MISSES = 12
 PARTS = (  # of a search, timed one by one
     "whole Recall.search", "its full-text search", "reading the vectors",
-    "the question's embedding", "nearest (the ranking)",
+    "the question's embedding", "the scope's crowding, kept", "nearest (the ranking)",
 )  # fmt: skip
 FIGURES = (
     "recall: by meaning, recall@5",
@@ -220,7 +222,11 @@ async def ranking(
     """The whole search, then its parts, for each question, in a scope of `RANKED` memories;
     what the whole searches found."""
     took: dict[str, list[float]] = {part: [] for part in PARTS}
-    found, stored = [], []
+    stored = await recall.vectors.of_scope(SCOPE, model.name)
+    started = time.perf_counter()
+    vector_math.crowding(stored)
+    crowding_s = time.perf_counter() - started
+    found = []
     for question, fact in questions:
         with timing(took["whole Recall.search"]):
             best = await recall.search(SCOPE, question, TOP)
@@ -231,10 +237,13 @@ async def ranking(
             stored = await recall.vectors.of_scope(SCOPE, model.name)
         with timing(took["the question's embedding"]):
             [vector] = await model.embed([question], query=True)
+        with timing(took["the scope's crowding, kept"]):
+            crowds = await recall.crowds.of(SCOPE, model.name, stored)
         with timing(took["nearest (the ranking)"]):
-            vector_math.nearest(stored, vector, NEAREST)
+            vector_math.nearest(stored, vector, NEAREST, crowds)
     assert len(stored) == RANKED, len(stored)
-    print(f"{len(questions)} searches among {len(stored):,} embedded memories:")
+    print(f"{len(questions)} searches among {len(stored):,} embedded memories (their crowding "
+          f"measured in {crowding_s:.2f} s, once until a memory comes or goes):")  # fmt: skip
     for part, seconds in took.items():
         print(f"  {part + ':':<27} {_ms(seconds)}")
     whole, ranked = took["whole Recall.search"], took["nearest (the ranking)"]
@@ -255,7 +264,8 @@ async def alone(
 ) -> tuple[float, dict[str, list[Asked]]]:
     """Each question embedded alone: the model process's CPU milliseconds per question, and
     the memories nearest it by their vectors alone (`vector_math.nearest`, no words fused),
-    among all of the scope's and among the facts' only (how much the notes take)."""
+    among all of the scope's and among the facts' only (how much the notes take), by cosine
+    alone and with the crowding taken into account."""
     stored = await recall.vectors.of_scope(SCOPE, model.name)
     texts = {memory.id: memory.text for memory in await recall.memories.all(SCOPE)}
     facts = {fact for _, fact in questions}
@@ -266,14 +276,15 @@ async def alone(
         vectors.append(vector)
     per_question = (child.cpu() - cpu) / len(questions) * 1000
     nearest: dict[str, list[Asked]] = {}
-    for name, among in (
-        ("nearest alone, no words fused", stored),
-        ("among the facts only", of_facts),
-    ):
-        nearest[name] = [
-            Asked(question, fact, [texts[i] for i in vector_math.nearest(among, vector, TOP)])
-            for (question, fact), vector in zip(questions, vectors, strict=True)
-        ]
+    for name, among in (("nearest, no words fused", stored), ("among the facts only", of_facts)):
+        crowds = vector_math.crowding(among)
+        for how, crowding in ((", by cosine alone", None), (", crowding counted", crowds)):
+            nearest[name + how] = [
+                Asked(question, fact, [
+                    texts[i] for i in vector_math.nearest(among, vector, TOP, crowding)
+                ])
+                for (question, fact), vector in zip(questions, vectors, strict=True)
+            ]  # fmt: skip
     return per_question, nearest
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import WatchError
 
 from bot.mailbox.inbox import Mailbox
 from bot.redis.results import done
@@ -139,7 +140,8 @@ class Traffic:
         while True:
             try:
                 accepted = await self.mailbox.submit(envelope)
-            except (RedisConnectionError, OSError):
+            # WatchError: the connection of a WATCH (arq's enqueue) dropped, an answer lost too
+            except (RedisConnectionError, WatchError, OSError):
                 retried = True
                 await asyncio.sleep(0.1)
                 continue
