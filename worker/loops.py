@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 WAKE_GRACE = 5.0
 CATCH_UP_S = 600.0  # between two looks for memories the embedding model has not embedded
 DIGESTS_S = 900.0  # between two looks for days' digests due
-DIGESTS_FIRST_S = 60.0  # the first look, once a starting worker has taken its first work
+DIGESTS_FIRST_S = 10.0  # the first look, once a starting worker has taken its first work
 # A busy worker's wait before it claims a rung job: so long per turn it runs, so many at most.
 YIELD_S, YIELD_TURNS = 0.0005, 4
 
@@ -73,7 +73,7 @@ async def catch_up_memories(recall: Recall) -> None:
 
 
 async def write_digests(digests: DailyDigests) -> None:
-    """Write the days' digests due, a minute after start and every `DIGESTS_S`."""
+    """Write the days' digests due, `DIGESTS_FIRST_S` after start and every `DIGESTS_S`."""
     await asyncio.sleep(DIGESTS_FIRST_S)
     while True:
         try:
