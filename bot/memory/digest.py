@@ -1,6 +1,7 @@
 """A day's digest for each person and group chat: what was said and decided, from the record.
 
-Once a day is over (in the deployment's time zone), each scope whose people wrote that day
+Once a day is over (in its person's time zone, the deployment's for those who chose none and
+for groups), each scope whose people wrote that day
 (`bot.memory.scope`: a person's private chats, or a group chat with its topics and threads)
 gets one digest, written by a model (`PARLEY_DIGEST_MODEL`, the default model unless set)
 from that day's messages in the record and nothing else, within `PARLEY_DIGEST_MAX_TOKENS`
@@ -33,10 +34,11 @@ from bot.llm.errors import ProviderError
 from bot.llm.retry import RetryPolicy, Sleep, written
 from bot.llm.served import Served
 from bot.memory.recall import Recall
-from bot.memory.scope import scope_of
+from bot.memory.scope import is_private, scope_of
 from bot.redis.keys import DIGEST_CLAIM_PREFIX
 from bot.store.digests import Digests, Said, Spoken
 from bot.store.memory import MAX_TEXT, Memory
+from bot.store.people import People
 from bot.telemetry import metrics
 from bot.vocabulary.messages import Message, TextBlock
 
@@ -64,20 +66,18 @@ class Writer:
     retry: RetryPolicy
     model: str
     max_tokens: int  # the record read and the digest written, together
-    zone: ZoneInfo
+    zone: ZoneInfo  # the deployment's: the days of those who chose none, and of groups
     sleep: Sleep = field(default=asyncio.sleep)
 
-    def request(self, day: date, said: Sequence[Said]) -> ModelRequest:
-        """The model call for `day`'s record, within `max_tokens`."""
-        heading = f"The record of {day:%A} {day.isoformat()}, times in {self.zone.key}:\n\n"
+    def request(self, day: date, said: Sequence[Said], zone: ZoneInfo) -> ModelRequest:
+        """The model call for `day`'s record (its times in `zone`), within `max_tokens`."""
+        heading = f"The record of {day:%A} {day.isoformat()}, times in {zone.key}:\n\n"
         room = (self.max_tokens - OUTPUT_TOKENS) * 4 - len(DIGESTER) - len(heading)
         return ModelRequest(
             model=self.model,
             system=[SystemPart(DIGESTER)],
             messages=[
-                Message(
-                    role="user", content=[TextBlock(text=heading + record(said, self.zone, room))]
-                )
+                Message(role="user", content=[TextBlock(text=heading + record(said, zone, room))])
             ],
             max_tokens=OUTPUT_TOKENS,
         )
@@ -153,6 +153,7 @@ class DailyDigests:
 
     digests: Digests
     recall: Recall
+    people: People  # whose zones make their days
     writer: Writer
     redis: Redis
 
@@ -168,36 +169,42 @@ class DailyDigests:
             return None
         zone = ZoneInfo(settings.timezone)
         writer = Writer(provider, retry, model, settings.digest_max_tokens, zone)
-        return cls(Digests(recall.memories.engine), recall, writer, redis)
+        engine = recall.memories.engine
+        return cls(Digests(engine), recall, People(engine), writer, redis)
 
     async def write_due(self, now: datetime | None = None) -> int:
-        """Write the digests of the finished days looked at that are due; how many were."""
-        zone = self.writer.zone
+        """Write the digests due: of each scope people wrote in lately, the finished days
+        looked at in its zone (its person's, or the deployment's) that hold messages and
+        have no digest yet; how many were written."""
+        now = now or datetime.now(UTC)
+        since = now - timedelta(days=LOOKBACK_DAYS + 2)  # every zone's days looked at
+        scopes = scoped(await self.digests.spoken(since, now))
+        off = await self.digests.off(scopes)
+        zones = await self.people.zones(scope for scope in scopes if is_private(scope))
         done = 0
-        for day in finished_days(now or datetime.now(UTC), zone):
-            start, end = bounds(day, zone)
-            scopes = scoped(await self.digests.spoken(start, end))
-            off = await self.digests.off(scopes)
-            for scope, sessions in sorted(scopes.items()):
-                if scope in off or await self.digests.written(scope, day):
+        for scope, sessions in sorted(scopes.items()):
+            if scope in off:
+                continue
+            zone = zones.get(scope, self.writer.zone)
+            for day in finished_days(now, zone):
+                if await self.digests.written(scope, day):
                     continue
-                if not await self._claim(scope, day):
-                    continue  # another worker writes it, or has found nothing to keep
-                done += await self._write(scope, day, sorted(sessions), start, end) is not None
+                said = await self.digests.said(sorted(sessions), *bounds(day, zone))
+                if said and await self._claim(scope, day):  # else another worker writes it
+                    done += await self._write(scope, day, said, zone) is not None
         return done
 
     async def _claim(self, scope: str, day: date) -> bool:
         return bool(await self.redis.set(_claim_key(scope, day), "1", nx=True, ex=CLAIM_S))
 
     async def _write(
-        self, scope: str, day: date, sessions: list[str], start: datetime, end: datetime
+        self, scope: str, day: date, said: Sequence[Said], zone: ZoneInfo
     ) -> Memory | None:
-        said = await self.digests.said(sessions, start, end)
-        if not said:
-            return None
+        """`scope`'s digest of `day`, from what was `said`; None when the model failed or
+        found nothing to keep."""
         try:
             answer = await written(
-                self.writer.provider, self.writer.request(day, said), self.writer.retry,
+                self.writer.provider, self.writer.request(day, said, zone), self.writer.retry,
                 self.writer.sleep,
             )  # fmt: skip
         except ProviderError as exc:
@@ -211,7 +218,8 @@ class DailyDigests:
         if not answer.text or answer.text.strip(" .").upper() == NOTHING:
             metrics.DIGESTS.labels("nothing").inc()
             return None
-        memory = await self.digests.keep(scope, day, digest_text(day, answer.text), sessions)
+        sources = {line.session for line in said}
+        memory = await self.digests.keep(scope, day, digest_text(day, answer.text), sources)
         if memory is not None:
             metrics.DIGESTS.labels("written").inc()
             await self.recall.kept(memory)

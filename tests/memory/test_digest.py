@@ -24,6 +24,7 @@ from bot.store.database import Database
 from bot.store.digests import Digests
 from bot.store.history import RunRecord, SessionInfo
 from bot.store.memory import SOURCES, VECTORS
+from bot.store.people import People
 from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.state import SessionState
 from bot.vocabulary.usage import Usage
@@ -60,7 +61,7 @@ def digesting(db: Database, redis: Redis, fake: FakeLLM, max_tokens: int = 8000)
     settings = make_settings(fake, "anthropic")
     provider = ModelRouter(Served.of(settings))
     writer = Writer(provider, RetryPolicy(attempts=1), "claude-test", max_tokens, ZONE)
-    return DailyDigests(Digests(db.engine), Recall.on(db.engine), writer, redis)
+    return DailyDigests(Digests(db.engine), Recall.on(db.engine), People(db.engine), writer, redis)
 
 
 def asked(fake: FakeLLM) -> list[str]:
@@ -116,6 +117,23 @@ async def test_each_scope_gets_one_digest_a_day_from_that_day_alone(
     await redis_client.flushdb()  # even without the claims, the days are written
     assert await again.write_due(NOW) == 0
     assert len(asked(fake_llm)) == 3
+
+
+async def test_a_persons_days_are_those_of_their_own_time_zone(
+    db: Database, redis_client: Redis, fake_llm: FakeLLM, yesterday: None
+) -> None:
+    """Ann lives in Auckland (12 hours ahead of Berlin): her Sunday evening in Berlin was
+    Monday morning there, a day not over yet; her Saturday evening was her Sunday."""
+    await People(db.engine).set_timezone(ANN, ZoneInfo("Pacific/Auckland"))
+    fake_llm.enqueue(Reply("Bob proposed the lake."), Reply("Ann booked the dentist."))
+    assert await digesting(db, redis_client, fake_llm).write_due(NOW) == 2
+    records = asked(fake_llm)
+    assert "lake" in records[0] and "times in Europe/Berlin" in records[0]
+    assert "dentist" in records[1] and "Jo lands" not in records[1]
+    assert "Sunday 2026-12-06, times in Pacific/Auckland" in records[1]
+    assert "[08:00] tg:1: I booked the dentist" in records[1]
+    [kept] = await Recall.on(db.engine).memories.all(ANN)
+    assert (kept.day, kept.text) == (SUNDAY, "2026-12-06: Ann booked the dentist.")
 
 
 async def test_a_day_is_read_within_the_cap_from_its_latest_messages(
