@@ -269,7 +269,7 @@ def build_worker(
             metrics.publish(redis, metrics.own_key()),
         ]
         if (stores := supervisor.runner.deps.stores) is not None:
-            beside.append(loops.catch_up_memories(stores.recall))
+            beside.append(loops.catch_up_memories(stores.recall, redis, liveness.id))
         if (digests := DailyDigests.configured(*digesting, redis)) is not None:
             beside.append(loops.write_digests(digests))
         if servers is not None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from arq.connections import ArqRedis
 from arq.worker import Worker
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from adapters.platforms.loading import LoadingEgress
@@ -59,15 +60,21 @@ async def sweep(settings: Settings, mailbox: Mailbox, liveness: Liveness) -> Non
             log.warning("sweep failed", exc_info=True)
 
 
-async def catch_up_memories(recall: Recall) -> None:
+async def catch_up_memories(recall: Recall, redis: Redis, worker: str) -> None:
     """Embed what the configured model has not, at start and every `CATCH_UP_S`: memories
     kept while it failed, those from before it, all of them after a change of model.
-    Recall finds them by their words meanwhile."""
+    Recall finds them by their words meanwhile. One worker at a time does (a claim in
+    Redis for the pass, let go after it): after a change of model, every worker embedding
+    the same memories would multiply the work, not the pace."""
     while True:
         try:
-            if done := await recall.catch_up():
-                log.info("embedded %d memories for recall by meaning", done)
-        except Exception:  # the model or the database failing: the next look tries again
+            if await redis.set(keys.EMBEDDING_CLAIM, worker, nx=True, ex=int(CATCH_UP_S)):
+                try:
+                    if done := await recall.catch_up():
+                        log.info("embedded %d memories for recall by meaning", done)
+                finally:
+                    await redis.delete(keys.EMBEDDING_CLAIM)
+        except Exception:  # the model, the database or Redis failing: the next look tries again
             log.warning("could not embed the memories waiting for it", exc_info=True)
         await asyncio.sleep(CATCH_UP_S)
 

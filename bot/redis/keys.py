@@ -94,6 +94,8 @@ Per platform (`tg`, `slack`, `http`):
   turn runs (JSON: its first envelope's id, the person asked, the button's ts).
 - `parley:http:session:{id}`: an HTTP session's owner and creation time.
 - `parley:web:{instance}:wake`: a web process's own stream, written to wake its reader.
+- `parley:embedding`: the worker embedding the memories the model has not (`worker.loops`),
+  let go after its pass.
 - `parley:digest:{scope}:{day}`: a worker writes that scope's digest of that day
   (`bot.memory.digest`); set once, with a TTL, so two workers never both write it.
 
@@ -124,6 +126,7 @@ MCP_STATUS_MATCH = f"{MCP_STATUS_PREFIX}*"
 METRICS_PREFIX = f"{PREFIX}:metrics:"
 METRICS_MATCH = f"{METRICS_PREFIX}*"
 DIGEST_CLAIM_PREFIX = f"{PREFIX}:digest:"
+EMBEDDING_CLAIM = f"{PREFIX}:embedding"
 # What every session key starts with; the sweep's script builds lease keys from it.
 SESSION_PREFIX = f"{PREFIX}:"
 
