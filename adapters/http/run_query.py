@@ -9,6 +9,9 @@ choices is a 400 that names the parameter, never a filter silently ignored.
     model        the model's name as the run recorded it
     trigger      message | api | decision | expiry | resume | scheduled | skipped
     q            a piece of the session's title (or key), in any case
+    mode         react | plan_execute: the mode the run ran in
+    prompt       the hash of its system prompt's parts (`config.prompt.hash`)
+    tools        the hash of the tools it was offered (`config.tools_hash`)
 """
 
 from __future__ import annotations
@@ -24,16 +27,19 @@ from adapters.web.input import refusal
 from bot.store.outcome import RunStatus
 from bot.store.traces import Match
 from bot.vocabulary.events import Trigger
+from bot.vocabulary.ran_with import HASH_LENGTH
+from bot.vocabulary.run_config import MODES
 
 WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,15})?(Z|[+-][0-9]{2}:?[0-9]{2})?")
 DEFAULT_WINDOW = timedelta(days=1)
 WINDOW = ("start", "end")
-FILTERS = ("outcome", "platform", "model", "trigger", "q")
+FILTERS = ("outcome", "platform", "model", "trigger", "q", "mode", "prompt", "tools")
 OUTCOMES = {"ok" if s == RunStatus.COMPLETED else str(s): str(s) for s in RunStatus}
 PLATFORMS = ("telegram", "slack", "http", "console")
 TRIGGERS = tuple(Trigger)
 MAX_TEXT = 200  # a model's name and a title are at most this long in the record
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+HASH = re.compile(f"[0-9a-f]{{{HASH_LENGTH}}}")
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,13 @@ def text(request: web.Request, name: str) -> str | None:
     return raw
 
 
+def hashed(request: web.Request, name: str) -> str | None:
+    raw = request.query.get(name)
+    if raw is not None and not HASH.fullmatch(raw):
+        raise bad(f"{name} must be a hash of {HASH_LENGTH} lowercase hexadecimal characters")
+    return raw
+
+
 def run_query(request: web.Request, *, more: Iterable[str] = ()) -> RunQuery:
     """The window and the filters; `more` names the endpoint's own other parameters."""
     only(request, (*WINDOW, *FILTERS, *more))
@@ -104,5 +117,8 @@ def run_query(request: web.Request, *, more: Iterable[str] = ()) -> RunQuery:
         model=text(request, "model"),
         trigger=choice(request, "trigger", TRIGGERS),
         text=text(request, "q"),
+        mode=choice(request, "mode", MODES),
+        prompt=hashed(request, "prompt"),
+        tools=hashed(request, "tools"),
     )
     return RunQuery(start, end, match)

@@ -20,6 +20,7 @@ from adapters.http.run_query import bad, only, run_query, window
 from adapters.web.input import query_number, refusal
 from adapters.web.services import Services
 from bot.store.series import LATENCY_BINS_MS, RunSeries, Series
+from bot.store.traces import Traced
 from bot.trace.graph import layout
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
@@ -79,28 +80,28 @@ class TraceRoutes:
         self.traces = services.traces
         self.series_of = RunSeries(services.traces.engine)
 
-    async def _found(self, request: web.Request) -> tuple[dict[str, object], dict[str, object]]:
+    async def _found(self, request: web.Request) -> tuple[Traced, dict[str, Any]]:
         run_id = request.match_info["run_id"]
         if not RUN_ID.fullmatch(run_id):
             raise refusal(web.HTTPBadRequest, "a run id is 32 hexadecimal characters")
         found = await self.traces.of_run(run_id)
-        if found is None or found[1] is None:
+        if found is None or found.trace is None:
             what = "unknown run" if found is None else "this run has no trace"
             raise refusal(web.HTTPNotFound, what, id=run_id)
-        run, trace = found
-        assert trace is not None
-        return run, trace
+        return found, found.trace
 
     async def trace(self, request: web.Request) -> web.Response:
-        """The run, its numbers, and every node and edge."""
-        run, trace = await self._found(request)
-        return web.json_response({"run": run, **trace})
+        """The run, what it ran with (null for a run recorded before that was kept), its
+        numbers, and every node and edge."""
+        found, trace = await self._found(request)
+        return web.json_response({"run": found.run, "config": found.config, **trace})
 
     async def graph(self, request: web.Request) -> web.Response:
         """The trace laid out: each node with its x and y, the typed edges, and the run's
         numbers, all a drawing of the run needs in one answer."""
-        run, trace = await self._found(request)
-        return web.json_response({"run": run, "metrics": trace.get("metrics"), **layout(trace)})
+        found, trace = await self._found(request)
+        drawn = layout(trace)
+        return web.json_response({"run": found.run, "metrics": trace.get("metrics"), **drawn})
 
     async def runs(self, request: web.Request) -> web.Response:
         """The runs that started in the window and match the filters, newest first
@@ -137,7 +138,8 @@ class TraceRoutes:
         )
 
     async def facets(self, request: web.Request) -> web.Response:
-        """The platforms, models, triggers and statuses the window's runs have."""
+        """The platforms, models, triggers, statuses, modes, prompts and tool sets the
+        window's runs have."""
         only(request, ("start", "end"))
         start, end = window(request)
         found = await self.traces.facets(start, end)
@@ -149,6 +151,9 @@ class TraceRoutes:
                 "models": found.models,
                 "triggers": found.triggers,
                 "statuses": found.statuses,
+                "modes": found.modes,
+                "prompts": found.prompts,
+                "tools": found.tool_sets,
             }
         )
 

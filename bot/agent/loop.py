@@ -18,6 +18,7 @@ from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.deps import AgentDeps, TurnRequest
 from bot.agent.model_call import ModelOutcome, call_model
 from bot.agent.plan import PlanExecution
+from bot.agent.ran_with import ran_with
 from bot.agent.step import Step, StepEnd
 from bot.agent.tool_step import CANCELLED, ToolStep
 from bot.config.values import PolicyRule
@@ -456,6 +457,7 @@ class _Run:
             text=self.final_text,
             output=self.output,
             model=self.model,
+            config=ran_with(self.deps, self.request, self.config, self.reasoning),
         )
 
 

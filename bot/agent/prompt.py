@@ -29,6 +29,7 @@ from bot.skills.prompt import skills_text
 from bot.skills.recheck import CHECK_EVERY, Recheck
 from bot.tools.base import ToolContext
 from bot.tools.untrusted import NOTE as UNTRUSTED_NOTE
+from bot.vocabulary.ran_with import PromptParts
 
 log = logging.getLogger(__name__)
 BOOTSTRAP_FILES = ("SOUL.md", "USER.md", "AGENTS.md")
@@ -157,6 +158,15 @@ class PromptBuilder:
             *([remembered] if remembered is not None else []),
             SystemPart(where, stable=False),
         ]
+
+    def parts(
+        self, ctx: ToolContext, chat_instruction: str | None, skills_off: frozenset[str]
+    ) -> PromptParts:
+        """The hashes of what `system` puts in the prompt that an operator changes: the
+        bootstrap, the skills' listing, the chat's and the person's standing instructions."""
+        listed = self.skills and skills_text(self.skills.library.offered(skills_off))
+        instructions = f"{chat_instruction or ''}\n{ctx.preferences.instruction or ''}"
+        return PromptParts.of(self.bootstrap.text, listed or "", instructions)
 
     @staticmethod
     def stamp(ctx: ToolContext, now: datetime) -> str:

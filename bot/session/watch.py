@@ -83,4 +83,5 @@ class RunWatch:
             error=self.error,
             trace=self.trace.trace,
             parent_run=head.parent_run,
+            config=done.config,
         )

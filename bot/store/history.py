@@ -152,6 +152,7 @@ class History:
             "error": run.error,
             **_tokens(run.usage, self.prices.cost(run.model, run.usage)),
             **_traced(run, answered(status)),
+            **_configured(run),
         }
 
     async def _messages(
@@ -355,3 +356,16 @@ def _traced(run: RunRecord, answered: bool) -> dict[str, Any]:
     metrics = measure(run.trace, latency_ms=latency, tokens=tokens, answered=answered)
     kept = {**run.trace.model_dump(), "metrics": metrics.model_dump()}
     return {"trace": kept, "reliability": metrics.reliability, "tool_usage": metrics.tool_usage}
+
+
+def _configured(run: RunRecord) -> dict[str, Any]:
+    """What the run ran with, and the fields of it the runs are filtered by."""
+    ran = run.config
+    if ran is None:
+        return {"config": None, "mode": None, "prompt_hash": None, "tools_hash": None}
+    return {
+        "config": ran.model_dump(mode="json"),
+        "mode": ran.mode,
+        "prompt_hash": ran.prompt.hash,
+        "tools_hash": ran.tools_hash,
+    }

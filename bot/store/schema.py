@@ -99,6 +99,7 @@ class SessionRow(Tokens, Base):
 WINDOW_INDEX = "ix_runs_window"
 WINDOW_COLUMNS = (
     "status", "latency_ms", "reliability", "finish_reason", "model", "trigger", "session_key",
+    "mode", "prompt_hash", "tools_hash",
 )  # fmt: skip
 # On SQLite, a second one holds what the tools' and errors' charts read (the tool usage and
 # the error message, unbounded texts a PostgreSQL index key may not hold; PostgreSQL reads
@@ -137,6 +138,13 @@ class RunRow(Tokens, Base):
     tool_usage: Mapped[dict[str, int] | None] = mapped_column(
         JSON(none_as_null=True), nullable=True
     )
+    # What it ran with (`bot.vocabulary.ran_with`), and the three fields runs are most often
+    # filtered and grouped by, beside it in the window's index; NULL for a run recorded
+    # before runs kept it (migration 0016).
+    config: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    mode: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    prompt_hash: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    tools_hash: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class MessageRow(Tokens, Base):

@@ -25,7 +25,8 @@ RUNS: Table = RunRow.__table__  # type: ignore[assignment]
 SESSIONS: Table = SessionRow.__table__  # type: ignore[assignment]
 RUNS_AND_SESSIONS = RUNS.join(SESSIONS, RUNS.c.session_key == SESSIONS.c.key)
 SUMMARY = ("id", "session_key", "trigger", "sender", "model", "status", "finish_reason",
-           "iterations", "latency_ms", "first_text_ms", "reliability")  # fmt: skip
+           "iterations", "latency_ms", "first_text_ms", "reliability", "mode", "prompt_hash",
+           "tools_hash")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ class Match:
     model: str | None = None
     trigger: str | None = None
     text: str | None = None
+    mode: str | None = None  # what it ran with (`bot.vocabulary.ran_with`): its mode,
+    prompt: str | None = None  # its system prompt's hash,
+    tools: str | None = None  # and its tool set's
 
     @property
     def source(self) -> FromClause:
@@ -55,6 +59,9 @@ class Match:
             (SESSIONS.c.platform, self.platform),
             (RUNS.c.model, self.model),
             (RUNS.c.trigger, self.trigger),
+            (RUNS.c.mode, self.mode),
+            (RUNS.c.prompt_hash, self.prompt),
+            (RUNS.c.tools_hash, self.tools),
         ):
             if wanted is not None:
                 condition &= column == wanted
@@ -107,6 +114,9 @@ class Facets:
     models: list[str]
     triggers: list[str]
     statuses: list[str]
+    modes: list[str]  # what the runs ran with (NULL for those recorded before it was kept)
+    prompts: list[str]
+    tool_sets: list[str]
 
 
 def summary(row: Any) -> dict[str, Any]:
@@ -131,17 +141,26 @@ SHOWN = (
 )
 
 
+@dataclass(frozen=True)
+class Traced:
+    """A run as `GET /api/traces/{id}` shows it."""
+
+    run: dict[str, Any]
+    trace: dict[str, Any] | None
+    config: dict[str, Any] | None  # `bot.vocabulary.ran_with.RanWith`, as JSON
+
+
 class Traces:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 
-    async def of_run(self, run_id: str) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
-        """The run's summary and its trace (None for a run recorded before traces were);
-        None for no such run."""
-        query = select(*SHOWN, RUNS.c.trace).select_from(RUNS_AND_SESSIONS)
+    async def of_run(self, run_id: str) -> Traced | None:
+        """The run's summary, its trace and what it ran with (None for a run recorded
+        before they were kept); None for no such run."""
+        query = select(*SHOWN, RUNS.c.trace, RUNS.c.config).select_from(RUNS_AND_SESSIONS)
         async with self.engine.connect() as db:
             row = (await db.execute(query.where(RUNS.c.id == run_id))).first()
-        return None if row is None else (summary(row), row.trace)
+        return None if row is None else Traced(summary(row), row.trace, row.config)
 
     async def window(
         self, start: datetime, end: datetime, offset: int, limit: int, match: Match | None = None
@@ -180,9 +199,10 @@ class Traces:
         )
 
     async def facets(self, start: datetime, end: datetime) -> Facets:
-        """Each platform, model, trigger and status some run of [start, end) has, sorted;
-        the four read at once, each on a pooled connection (on PostgreSQL each is a scan of
-        the window's rows, so the answer takes about one scan's time, not four)."""
+        """Each platform, model, trigger, status, mode, prompt and tool set some run of
+        [start, end) has, sorted; all read at once, each on a pooled connection (on
+        PostgreSQL each is a scan of the window's rows, so the answer takes about one scan's
+        time, not seven)."""
         within = Match().where(start, end)
 
         async def values(column: ColumnElement[Any]) -> list[str]:
@@ -192,5 +212,8 @@ class Traces:
                 found = (await db.execute(query.where(column.isnot(None)))).scalars()
                 return sorted(str(value) for value in found)
 
-        columns = (SESSIONS.c.platform, RUNS.c.model, RUNS.c.trigger, RUNS.c.status)
+        columns = (
+            SESSIONS.c.platform, RUNS.c.model, RUNS.c.trigger, RUNS.c.status, RUNS.c.mode,
+            RUNS.c.prompt_hash, RUNS.c.tools_hash,
+        )  # fmt: skip
         return Facets(*await asyncio.gather(*(values(column) for column in columns)))

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from bot.vocabulary.files import FileRef
 from bot.vocabulary.questions import Question
+from bot.vocabulary.ran_with import RanWith
 from bot.vocabulary.usage import Usage
 
 
@@ -247,6 +248,7 @@ class Completed(BaseModel):
     text: str = ""
     output: Any = None
     model: str = ""  # the model that answered last ("" if none was asked)
+    config: RanWith | None = None  # what the run ran with (the record keeps it)
 
 
 class Error(BaseModel):

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.vocabulary.ran_with import RanWith
 from bot.vocabulary.trace import Trace
 from bot.vocabulary.usage import Usage
 
@@ -46,6 +47,7 @@ class RunRecord:
     last_message: str | None = None
     trace: Trace | None = None  # what happened in it, step by step (`bot.trace`)
     parent_run: str | None = None  # a helper's: the run whose `delegate` call started it
+    config: RanWith | None = None  # what it ran with (`bot.vocabulary.ran_with`)
 
     @property
     def id(self) -> str:

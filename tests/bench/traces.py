@@ -84,8 +84,8 @@ async def main() -> None:
             Usage(), now, now,
         ).id  # fmt: skip
         found = await traces.of_run(one)
-        assert found is not None and found[1] is not None
-        stored = found[1]
+        assert found is not None and found.trace is not None
+        stored = found.trace
         print(f"{RUNS} runs, a trace of {len(stored['nodes'])} nodes each (SQLite)")
         show("read", await timed(lambda: traces.of_run(one)), "trace read", 100)
 

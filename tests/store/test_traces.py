@@ -152,5 +152,5 @@ async def test_only_a_run_that_answered_is_a_success_and_only_ended_runs_are_cou
     for unanswered in ("doom_loop", "timed_out", "cancelled", "max_iterations", "poisoned"):
         assert score[unanswered] == 50, unanswered  # every step went well; the run did not
     found = await Traces(db.engine).of_run(ids["doom_loop"])
-    assert found is not None and found[1] is not None
-    assert found[1]["metrics"]["reliability"] == 50
+    assert found is not None and found.trace is not None
+    assert found.trace["metrics"]["reliability"] == 50
