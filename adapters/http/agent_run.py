@@ -7,7 +7,9 @@ whichever worker takes it. Identical requests (the same caller, task and config)
 one of them runs are one run: the first submits it, the others follow its events, and all
 get the same answer. What is checked here, before anything is queued: the body (strictly:
 each field its own JSON type, the config's too), the model (this deployment must serve it),
-the tools (they must exist), the temperature (Anthropic's models take 0 to 1).
+the tools (they must exist), the temperature (Anthropic's models take 0 to 1). A JSON answer
+carries the run's metrics as its record has them (`adapters.http.run_metrics`), and the
+compliance score of its last answer checked against its output schema.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from adapters.http import place
 from adapters.http.common import USER, api_sender
 from adapters.http.run_checks import config_problems
+from adapters.http.run_metrics import recorded_metrics
 from adapters.http.sse import relay, stream_position
 from adapters.http.streams import Listener, Slot, StreamHub, StreamInterrupted
 from adapters.web.input import read_body, refusal
@@ -33,7 +36,7 @@ from adapters.web.services import Services
 from bot.redis import keys
 from bot.redis.results import done
 from bot.store.outcome import RunStatus, status_of
-from bot.vocabulary.envelope import MAX_TEXT, Envelope
+from bot.vocabulary.envelope import MAX_INITIAL, MAX_TEXT, Envelope, Said, transcript_problem
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.runs import run_id
 
@@ -54,6 +57,8 @@ class RunIn(BaseModel):
     task: str = Field(min_length=1, max_length=MAX_TEXT)
     config: RunConfig = Field(default_factory=RunConfig)
     stream: bool = False
+    # the conversation the run's session starts with, before the task
+    initial_messages: list[Said] = Field(default_factory=list, max_length=MAX_INITIAL)
 
     @field_validator("task")
     @classmethod
@@ -61,6 +66,13 @@ class RunIn(BaseModel):
         if not task.strip():
             raise ValueError("the task is only whitespace")
         return task
+
+    @field_validator("initial_messages")
+    @classmethod
+    def _taking_turns(cls, said: list[Said]) -> list[Said]:
+        if (problem := transcript_problem(said)) is not None:
+            raise ValueError(problem)
+        return said
 
 
 @dataclass
@@ -102,7 +114,7 @@ class AgentRuns:
                 web.HTTPServiceUnavailable, "too many open event streams; try again later",
                 headers={"Retry-After": "5"}, retry=True,
             )  # fmt: skip
-        dedup = _dedup_key(request[USER], body.task, config)
+        dedup = _dedup_key(request[USER], body, config)
         with slot:
             session, envelope_id, since, joined = await self._start(request, body, config, dedup)
             named = {
@@ -122,7 +134,10 @@ class AgentRuns:
                 if not keep:  # the run ended, or its client left: the next one is new
                     ours = f"{place.session_id(session)} {envelope_id}"
                     await done(self.services.redis.eval(_RELEASE, 1, dedup, ours))
-        return _answer(session, envelope_id, outcome, joined)
+        metrics = None
+        if outcome.done is not None and request.transport is not None:
+            metrics = await recorded_metrics(self.services.traces, named["X-Parley-Run"])
+        return _answer(session, envelope_id, outcome, joined, metrics)
 
     async def _checked(self, config: RunConfig) -> RunConfig:
         """The config with its model resolved, or a 422 naming what this deployment lacks."""
@@ -150,7 +165,7 @@ class AgentRuns:
         session = place.session_key(session_id)
         envelope = Envelope(
             id=envelope_id, session=session, text=body.task, sender=api_sender(request),
-            platform=place.PLATFORM, run=config,
+            platform=place.PLATFORM, run=config, initial=body.initial_messages,
         )  # fmt: skip
         try:
             await redis.set(keys.http_session(session_id), json.dumps(record))
@@ -190,9 +205,11 @@ class AgentRuns:
         return outcome
 
 
-def _dedup_key(caller: str, task: str, config: RunConfig) -> str:
-    """Requests are identical when the same caller asks the same task with the same config."""
-    same = json.dumps([caller, task, config.model_dump(mode="json")], sort_keys=True)
+def _dedup_key(caller: str, body: RunIn, config: RunConfig) -> str:
+    """Requests are identical when the same caller asks the same task with the same config,
+    after the same transcript."""
+    given = [said.model_dump() for said in body.initial_messages]
+    same = json.dumps([caller, body.task, config.model_dump(mode="json"), given], sort_keys=True)
     return keys.agent_run(hashlib.sha256(same.encode()).hexdigest())
 
 
@@ -202,7 +219,10 @@ async def _read(listener: Listener, envelope_id: str, outcome: Outcome) -> None:
         outcome.see(json.loads(entry[1][b"event"]))
 
 
-def _answer(session: str, envelope_id: str, outcome: Outcome, joined: bool) -> web.Response:
+def _answer(
+    session: str, envelope_id: str, outcome: Outcome, joined: bool, metrics: dict[str, Any] | None
+) -> web.Response:
+    """The run's JSON answer; `metrics` are its record's (`adapters.http.run_metrics`)."""
     ident = run_id(session, envelope_id)
     base: dict[str, Any] = {
         "run_id": ident,
@@ -227,6 +247,8 @@ def _answer(session: str, envelope_id: str, outcome: Outcome, joined: bool) -> w
         "steps": completed["iterations"],
         "usage": completed["usage"],
         "validations": outcome.validations,
+        "compliance": outcome.validations[-1].get("compliance") if outcome.validations else None,
+        "metrics": metrics,
         "plan": outcome.plan,
         "files": outcome.files,
         "confirmation": outcome.confirmation,

@@ -32,6 +32,7 @@ from adapters.http import (
     answers,
     chat_commands,
     chats,
+    evaluations,
     pages,
     people,
     place,
@@ -44,6 +45,7 @@ from adapters.http.answers import AnswerIn
 from adapters.http.common import USER, api_sender, message_id
 from adapters.http.files import Files
 from adapters.http.messages import posted
+from adapters.http.rate_limit import rate_middleware
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
@@ -369,7 +371,11 @@ def unavailable(reason: str) -> web.Response:
 def build_app(services: Services) -> web.Application:
     app = web.Application(
         client_max_size=MAX_BODY,
-        middlewares=[json_errors, auth_middleware(services.settings)],
+        middlewares=[
+            json_errors,
+            auth_middleware(services.settings),
+            rate_middleware(services.settings),
+        ],
         handler_args=LIMITS,
     )
     app[STREAMS] = weakref.WeakSet()
@@ -403,5 +409,6 @@ def build_app(services: Services) -> web.Application:
     chats.mount(app, services)
     chat_commands.mount(app, services)
     traces.mount(app, services)
+    evaluations.mount(app, services)
     agent_run.mount(app, services, app[HUB])
     return app

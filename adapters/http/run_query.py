@@ -12,20 +12,24 @@ choices is a 400 that names the parameter, never a filter silently ignored.
     mode         react | plan_execute: the mode the run ran in
     prompt       the hash of its system prompt's parts (`config.prompt.hash`)
     tools        the hash of the tools it was offered (`config.tools_hash`)
+    runs         these runs alone: their ids (32 hex characters each), comma-separated, at
+                 most MAX_CHOSEN; without `start` and `end` the window is then the one from
+                 the first of them to start to the last (`spanned`), so that a link to
+                 chosen runs shows them whenever it is opened
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from aiohttp import web
 
 from adapters.web.input import refusal
 from bot.store.outcome import RunStatus
-from bot.store.traces import Match
+from bot.store.traces import Match, Traces
 from bot.vocabulary.events import Trigger
 from bot.vocabulary.ran_with import HASH_LENGTH
 from bot.vocabulary.run_config import MODES
@@ -33,13 +37,15 @@ from bot.vocabulary.run_config import MODES
 WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,15})?(Z|[+-][0-9]{2}:?[0-9]{2})?")
 DEFAULT_WINDOW = timedelta(days=1)
 WINDOW = ("start", "end")
-FILTERS = ("outcome", "platform", "model", "trigger", "q", "mode", "prompt", "tools")
+FILTERS = ("outcome", "platform", "model", "trigger", "q", "mode", "prompt", "tools", "runs")
 OUTCOMES = {"ok" if s == RunStatus.COMPLETED else str(s): str(s) for s in RunStatus}
 PLATFORMS = ("telegram", "slack", "http", "console")
 TRIGGERS = tuple(Trigger)
 MAX_TEXT = 200  # a model's name and a title are at most this long in the record
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 HASH = re.compile(f"[0-9a-f]{{{HASH_LENGTH}}}")
+RUN_ID = re.compile(r"[0-9a-f]{32}")
+MAX_CHOSEN = 200  # run ids in `runs=`: a page's address holds them all
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class RunQuery:
     start: datetime
     end: datetime
     match: Match
+    windowed: bool = True  # False when neither start nor end was given
 
 
 def bad(message: str) -> web.HTTPException:
@@ -106,6 +113,20 @@ def hashed(request: web.Request, name: str) -> str | None:
     return raw
 
 
+def chosen(request: web.Request) -> tuple[str, ...] | None:
+    """`runs=`: run ids, each once, in the order given."""
+    raw = request.query.get("runs")
+    if raw is None:
+        return None
+    ids = raw.split(",")
+    if not 1 <= len(ids) <= MAX_CHOSEN or not all(RUN_ID.fullmatch(i) for i in ids):
+        raise bad(
+            f"runs must be 1 to {MAX_CHOSEN} run ids of 32 lowercase hexadecimal characters, "
+            "separated by commas"
+        )
+    return tuple(dict.fromkeys(ids))
+
+
 def run_query(request: web.Request, *, more: Iterable[str] = ()) -> RunQuery:
     """The window and the filters; `more` names the endpoint's own other parameters."""
     only(request, (*WINDOW, *FILTERS, *more))
@@ -120,5 +141,21 @@ def run_query(request: web.Request, *, more: Iterable[str] = ()) -> RunQuery:
         mode=choice(request, "mode", MODES),
         prompt=hashed(request, "prompt"),
         tools=hashed(request, "tools"),
+        runs=chosen(request),
     )
-    return RunQuery(start, end, match)
+    windowed = any(name in request.query for name in WINDOW)
+    return RunQuery(start, end, match, windowed)
+
+
+async def spanned(query: RunQuery, traces: Traces) -> RunQuery:
+    """The query whose runs are chosen by id and whose window was not given: its window
+    from the second the first of them started to the second after the last one did (the
+    last day still when none of them is recorded)."""
+    if query.windowed or query.match.runs is None:
+        return query
+    found = await traces.span(query.match.runs)
+    if found is None:
+        return query
+    first, last = found
+    start = first.replace(microsecond=0)
+    return replace(query, start=start, end=last.replace(microsecond=0) + timedelta(seconds=1))

@@ -1,7 +1,8 @@
 """Runs' traces and numbers for operators (and the dashboard that draws them):
 `GET /api/traces/{run_id}`, `GET /api/traces/{run_id}/graph`, `GET /api/metrics/runs`,
-`GET /api/metrics/series` (the charts' numbers) and `GET /api/metrics/facets` (the values to
-filter by).
+`GET /api/metrics/series` (the charts' numbers), `GET /api/metrics/groups` (the runs side by
+side by model, mode, prompt or tool set) and `GET /api/metrics/facets` (the values to filter
+by).
 
 A run id is the 32 hex characters the record gives it; the window and the filters are read
 by `run_query` (a time without a zone is UTC). Anything else is a 400 or a 404 that says
@@ -10,20 +11,28 @@ which.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 
 from aiohttp import web
 
-from adapters.http.run_query import bad, only, run_query, window
+from adapters.http.run_query import (
+    RUN_ID,
+    RunQuery,
+    bad,
+    choice,
+    only,
+    run_query,
+    spanned,
+    window,
+)
 from adapters.web.input import query_number, refusal
 from adapters.web.services import Services
+from bot.store.run_groups import GROUPINGS, MAX_GROUPS, Groups, RunGroups
 from bot.store.series import LATENCY_BINS_MS, RunSeries, Series
 from bot.store.traces import Traced
 from bot.trace.graph import layout
 
-RUN_ID = re.compile(r"[0-9a-f]{32}")
 MAX_LIMIT = 200
 # The slices a series may be cut in; `auto` takes the smallest that makes at most AUTO_SLICES.
 BUCKETS = {"1m": 60, "5m": 300, "15m": 900, "1h": 3600, "6h": 21600, "1d": 86400, "7d": 604800}
@@ -75,10 +84,36 @@ def series_json(series: Series) -> dict[str, Any]:
     }
 
 
+def groups_json(found: Groups) -> dict[str, Any]:
+    return {
+        "by": found.by,
+        "total": found.total,
+        "groups": [
+            {
+                "key": g.key,
+                "runs": g.runs,
+                "ended": g.ended,
+                "succeeded": g.succeeded,
+                "success_rate": g.success_rate,
+                "average_latency_ms": g.average_latency_ms,
+                "average_reliability": g.average_reliability,
+                "tokens": {"input": g.input_tokens, "output": g.output_tokens},
+                "cost_usd": g.cost_usd,
+            }
+            for g in found.groups
+        ],
+    }
+
+
+def window_json(query: RunQuery) -> dict[str, str]:
+    return {"start": query.start.isoformat(), "end": query.end.isoformat()}
+
+
 class TraceRoutes:
     def __init__(self, services: Services) -> None:
         self.traces = services.traces
         self.series_of = RunSeries(services.traces.engine)
+        self.groups_of = RunGroups(services.traces.engine)
 
     async def _found(self, request: web.Request) -> tuple[Traced, dict[str, Any]]:
         run_id = request.match_info["run_id"]
@@ -97,11 +132,12 @@ class TraceRoutes:
         return web.json_response({"run": found.run, "config": found.config, **trace})
 
     async def graph(self, request: web.Request) -> web.Response:
-        """The trace laid out: each node with its x and y, the typed edges, and the run's
-        numbers, all a drawing of the run needs in one answer."""
+        """The trace laid out: each node with its x and y, the typed edges, the run's numbers
+        and what it ran with, all a run's panel needs in one answer."""
         found, trace = await self._found(request)
         drawn = layout(trace)
-        return web.json_response({"run": found.run, "metrics": trace.get("metrics"), **drawn})
+        shown = {"run": found.run, "config": found.config, "metrics": trace.get("metrics")}
+        return web.json_response({**shown, **drawn})
 
     async def runs(self, request: web.Request) -> web.Response:
         """The runs that started in the window and match the filters, newest first
@@ -109,11 +145,11 @@ class TraceRoutes:
         query = run_query(request, more=("offset", "limit"))
         offset = query_number(request, "offset", 0, 0, 10**9)
         limit = query_number(request, "limit", 50, 1, MAX_LIMIT)
+        query = await spanned(query, self.traces)
         found = await self.traces.window(query.start, query.end, offset, limit, query.match)
         return web.json_response(
             {
-                "start": query.start.isoformat(),
-                "end": query.end.isoformat(),
+                **window_json(query),
                 "total": found.total,
                 "ended": found.ended,
                 "succeeded": found.succeeded,
@@ -129,13 +165,22 @@ class TraceRoutes:
     async def series(self, request: web.Request) -> web.Response:
         """The matching runs per slice of time (`?bucket=`), their latencies as a histogram,
         the tools they called and how the troubled ones ended."""
-        query = run_query(request, more=("bucket",))
+        query = await spanned(run_query(request, more=("bucket",)), self.traces)
         name, seconds = bucket_size(request, query.start, query.end)
         series = await self.series_of.series(query.start, query.end, seconds, query.match)
-        window_json = {"start": query.start.isoformat(), "end": query.end.isoformat()}
         return web.json_response(
-            {**window_json, "bucket": name, "bucket_s": seconds, **series_json(series)}
+            {**window_json(query), "bucket": name, "bucket_s": seconds, **series_json(series)}
         )
+
+    async def groups(self, request: web.Request) -> web.Response:
+        """The matching runs grouped by `?by=` (model unless given: mode, prompt or tools),
+        the groups with most runs first (`?limit=`), and how many groups there are."""
+        query = run_query(request, more=("by", "limit"))
+        by = choice(request, "by", GROUPINGS) or "model"
+        limit = query_number(request, "limit", 50, 1, MAX_GROUPS)
+        query = await spanned(query, self.traces)
+        found = await self.groups_of.groups(query.start, query.end, by, query.match, limit)
+        return web.json_response({**window_json(query), "limit": limit, **groups_json(found)})
 
     async def facets(self, request: web.Request) -> web.Response:
         """The platforms, models, triggers, statuses, modes, prompts and tool sets the
@@ -164,4 +209,5 @@ def mount(app: web.Application, services: Services) -> None:
     app.router.add_get("/api/traces/{run_id}/graph", routes.graph)
     app.router.add_get("/api/metrics/runs", routes.runs)
     app.router.add_get("/api/metrics/series", routes.series)
+    app.router.add_get("/api/metrics/groups", routes.groups)
     app.router.add_get("/api/metrics/facets", routes.facets)

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from bot.agent.attachments import Attachments
 from bot.agent.compaction import Compactor
 from bot.agent.prompt import PromptBuilder
+from bot.agent.replayed import RecordedCalls
 from bot.config.settings import Settings
 from bot.llm.base import Provider
 from bot.llm.retry import RetryPolicy, Sleep
@@ -62,6 +63,7 @@ class TurnRequest:
     model: str | None = None
     memory: tuple[str, ...] = ()  # what the scope remembers, for the system prompt
     recalled: tuple[str, ...] = ()  # memories that stand out for `text`, to go with it
+    replay: RecordedCalls | None = None  # a replay's: what its calls that change things answer
     allowed: tuple[str, ...] = ()  # tools the person always allows in this chat (grants)
     chat_rules: ChatRules = field(default_factory=ChatRules)  # what the chat's admins chose
     config: RunConfig = field(default_factory=RunConfig)  # how it is to run (an API run)

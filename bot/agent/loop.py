@@ -128,6 +128,7 @@ class _Run:
             deps.attachments,
             deliveries,
             helpers=deps.settings.helpers_per_turn,
+            replay=request.replay,
         )
         self.final_text = ""
         self.notice = ""
@@ -247,6 +248,7 @@ class _Run:
             attempt=turn.validations,
             valid=verdict.valid,
             errors=verdict.errors,
+            compliance=verdict.compliance,
             repairing=self.repairing,
             answer=self.final_text[:ANSWER_SHOWN],
         )

@@ -7,19 +7,22 @@ from its first brace or bracket to the last) and checked strictly. The errors ha
 to the model name where each problem is (`$.items[2].price`), a bounded number of them, so
 a repair prompt stays small whatever the answer was. The schema's patterns are matched by
 RE2, in linear time (`bot.vocabulary.json_schema`): a pattern such as `^(a+)+$` cannot stall
-the worker. That module, with jsonschema, is imported at the first answer checked: most
-processes never check one, and it costs each a twentieth of a second at start.
+the worker. Each verdict carries the answer's compliance score, how close it came (100 for a
+match, 0 for no JSON; `bot.vocabulary.compliance`). That module, with jsonschema, is
+imported at the first answer checked: most processes never check one, and it costs each a
+twentieth of a second at start.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError
+    from bot.vocabulary.compliance import Judged
 
 MAX_ERRORS = 10
 MAX_ERROR_TEXT = 300
@@ -29,9 +32,12 @@ FENCED = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
 
 @dataclass(frozen=True)
 class Verdict:
+    """`compliance`: how close the answer came to its schema, from 0 (no JSON) to 100 (valid)."""
+
     valid: bool
     value: Any = None
     errors: list[str] = field(default_factory=list)
+    compliance: int = 0
 
 
 def instruction(schema: dict[str, Any]) -> str:
@@ -65,31 +71,28 @@ def _candidates(text: str) -> list[str]:
     return found
 
 
-def _path(error: ValidationError) -> str:
-    where = "$"
-    for part in error.absolute_path:
-        where += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return where
+def _judged(schema: dict[str, Any], value: Any) -> Judged:
+    """`bot.vocabulary.compliance.judge`, imported with jsonschema the first time (see above)."""
+    module = importlib.import_module("bot.vocabulary.compliance")
+    return cast("Judged", module.judge(schema, value, MAX_ERRORS, MAX_ERROR_TEXT))
+
+
+def _said(place: str, message: str) -> str:
+    """One problem as the repair prompt names it: where it is, unless it is the schema's."""
+    return (f"at {place}: {message}" if place else message)[:MAX_ERROR_TEXT]
 
 
 def check(schema: dict[str, Any], text: str) -> Verdict:
-    """The answer's JSON if it matches `schema`, else what is wrong with it."""
+    """The answer's JSON if it matches `schema`, else what is wrong with it; its compliance
+    score either way."""
     if len(text) > MAX_ANSWER:
         return Verdict(False, errors=[f"the answer is longer than {MAX_ANSWER} characters"])
-    from bot.vocabulary.json_schema import PatternError, validator  # noqa: PLC0415  (see above)
-
     for candidate in _candidates(text):
         try:
             value = json.loads(candidate)
         except (json.JSONDecodeError, RecursionError):
             continue
-        found = validator(schema).iter_errors(value)
-        try:
-            problems = sorted(found, key=lambda e: [str(part) for part in e.absolute_path])
-        except PatternError as exc:  # a schema kept from before its patterns were checked
-            return Verdict(False, value, [str(exc)[:MAX_ERROR_TEXT]])
-        if not problems:
-            return Verdict(True, value)
-        errors = [f"at {_path(e)}: {e.message}"[:MAX_ERROR_TEXT] for e in problems[:MAX_ERRORS]]
-        return Verdict(False, value, errors)
+        judged = _judged(schema, value)
+        errors = [_said(place, message) for place, message in judged.problems]
+        return Verdict(judged.valid, value, errors, judged.compliance)
     return Verdict(False, errors=["the answer is not JSON"])

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from bot.agent import helper_count
 from bot.agent.attachments import Attachments, Deliveries, SendLimits, Taken
 from bot.agent.cancel import wait_all_or_cancel
+from bot.agent.replayed import RecordedCalls
 from bot.agent.step import Step, StepEnd
 from bot.tools import ask_user
 from bot.tools.base import ToolContext, ToolRegistry
@@ -69,6 +70,7 @@ class ToolStep:
         deliveries: Deliveries | None = None,
         *,
         helpers: int,
+        replay: RecordedCalls | None = None,
     ) -> None:
         """`stopped` says why a call the turn's cancel cut off did not finish (a /stop, or
         the turn's time running out); `attachments` takes the files calls made (None: no
@@ -84,6 +86,7 @@ class ToolStep:
         self.save = save
         self.stopped = stopped
         self.helpers = helpers
+        self.replay = replay  # a replay's: its calls that change things are answered from it
         self.attachments = attachments or Attachments(None, SendLimits(0, 0))
         self.deliveries = deliveries
         self._files: list[ev.FileSent] = []  # of the calls just run, announced after results
@@ -288,6 +291,9 @@ class ToolStep:
         action = self.policy.decide(tool, call.name, call.input, self.caller)
         if action == "deny":
             return _error(call, f"Not run: the policy does not allow {call.name} here.")
+        live = tool.read_only and action == "allow" and call.name != DELEGATE  # a helper's
+        if self.replay is not None and not live:  # calls would not be a replay's any more
+            return self.replay.answer(call)  # nothing is done twice, nobody is asked
         if call.name == DELEGATE and not helper_count.let_through(self.turn, call.id, self.helpers):
             return _error(call, helper_count.refusal(self.helpers))
         if call.name == ask_user.NAME:  # never run: the person answers it

@@ -142,6 +142,9 @@ class Settings(RedisReach, PlatformSettings):
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=1, le=65535)
     max_streams: int = Field(default=1000, ge=1)
+    # Requests a second each caller of the HTTP API may make, with a burst; 0: no limit.
+    api_rate: float = Field(default=50.0, ge=0, le=100_000)
+    api_burst: int = Field(default=200, ge=1, le=1_000_000)
     redis_connections: int = Field(default=50, ge=2)
     redis_idle_timeout: float = Field(default=60.0, gt=0, le=YEAR_S)
     # Seconds `parley web` may take to stop on SIGTERM: under Docker's 10 s before it kills.
@@ -222,6 +225,8 @@ class Settings(RedisReach, PlatformSettings):
     # (unset: the default model; `off`: none), within so many tokens a scope and day.
     digest_model: str | None = Field(default=None, min_length=1, max_length=200)
     digest_max_tokens: int = Field(default=8000, ge=1000, le=200_000)
+    # The lab (`bot.lab`): an evaluation's replays run at most this many at once.
+    lab_lanes: int = Field(default=2, ge=1, le=32)
     # Files the agent sends (`send_file`, `run_python`'s ./out/): each as large as Telegram
     # takes a bot's document, and so many a turn.
     send_file_mb: float = Field(default=50.0, gt=0, le=2000)

@@ -58,7 +58,10 @@ class Recorder:
         self._export(record)
         await quietly("record run", record, lambda r: self.history.record(state, r))
         # A helper's tokens are its parent's (`delegate` adds them up): counted there, once.
-        if self.limits is not None and not is_helper(record.where.session):
+        counted = not is_helper(record.where.session) and record.trigger != ev.Trigger.REPLAY
+        if (
+            self.limits is not None and counted
+        ):  # a helper's count in its parent's, a replay in nobody's
             await quietly("count the tokens of", record, self.limits.charge_turn)
 
     def _export(self, record: RunRecord) -> None:
@@ -78,6 +81,8 @@ class Recorder:
 
 def trigger(head: Envelope, request: TurnRequest) -> ev.Trigger:
     """What started the run, as the record and the metrics name it."""
+    if head.replay_of is not None:  # begun, or resumed after a worker died
+        return ev.Trigger.REPLAY
     if is_helper(head.session) and request.text is not None:
         return ev.Trigger.HELPER
     if head.kind == "scheduled" and request.text is not None:

@@ -19,6 +19,7 @@ import logging
 import time
 
 from bot.agent.deps import TurnRequest
+from bot.lab.replays import Replays
 from bot.mailbox.inbox import Head, LeaseLost
 from bot.mailbox.saved_state import TurnOptions
 from bot.session.commands import Commands
@@ -29,13 +30,14 @@ from bot.session.lease import LeaseKeeper
 from bot.session.live import LiveTurn, helper_stopped
 from bot.session.play import Player
 from bot.session.record import Recorder
-from bot.session.states import StateStore
+from bot.session.states import StateStore, started_over
 from bot.session.turn import Turns
 from bot.skills.tools import LOAD as LOAD_SKILL
 from bot.store.cold_context import ColdContext
 from bot.telemetry import logs, metrics
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.helpers import is_helper
+from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.state import SessionState
 
 log = logging.getLogger(__name__)
@@ -66,6 +68,7 @@ class SessionRunner:
         self.commands = Commands(
             deps.mailbox, deps.egress, decisions, recorder, model, agent.compactor
         )
+        self.replays = Replays.on(deps.history.engine)
         self.player = Player(deps.agent, deps.egress, decisions, recorder, logs.secrets_of(s))
         self._cancels: dict[str, asyncio.Event] = {}
         self.live: dict[str, LiveTurn] = {}  # the turns running here, for their helpers
@@ -139,10 +142,42 @@ class SessionRunner:
             group = [first]
         elif first.kind == "command":
             state = await self.commands.run(first, state, options.model)
-        elif request := await self.turns.request(group, state, options, resumed=bool(resumed)):
-            fresh = tries == 1  # a first try: its reply has posted nothing yet
-            await self._play(session, token, group, state, request, fresh=fresh)
+        else:  # a first try's reply has posted nothing yet
+            state = await self._turn(session, token, group, state, options, resumed, tries == 1)
         return await self._commit(session, token, group, state, keeper)
+
+    async def _turn(
+        self,
+        session: str,
+        token: str,
+        group: list[Envelope],
+        state: SessionState,
+        options: TurnOptions,
+        resumed: list[Envelope] | None,
+        fresh: bool,
+    ) -> SessionState:
+        """Run the turn `group` makes, if it makes one; a replay (`bot.lab`) in the state
+        its lane starts it with, or not at all when it is skipped; an API run given a
+        transcript in a new session after it. The state to commit."""
+        replay = None
+        if group[0].replay_of is not None:
+            replay = await self.replays.prepared(group[0], resumed=bool(resumed))
+            if replay is None:
+                return state
+            if replay.before is not None:  # its lane starts over: no replay sees another
+                state = started_over(state)
+                state.messages = replay.before
+                state.recorded = replay.before[-1].id if replay.before else None
+        elif group[0].initial and not state.messages and not resumed:  # a given transcript
+            state.messages = [
+                Message(role=said.role, content=[TextBlock(text=said.content)])
+                for said in group[0].initial
+            ]
+        request = await self.turns.request(group, state, options, resumed=bool(resumed))
+        if request is not None:
+            request = replay.applied(request) if replay is not None else request
+            await self._play(session, token, group, state, request, fresh=fresh)
+        return state
 
     async def _commit(
         self,

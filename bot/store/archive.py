@@ -30,6 +30,8 @@ from bot.store.record_statements import FILES, TOKEN_COUNTS
 from bot.store.schema import TaskRow
 from bot.store.sqlite_file import DatabaseFile
 from bot.vocabulary.chats import HELPER_MARK
+from bot.vocabulary.events import Trigger
+from bot.vocabulary.replays import LANES
 
 CHUNK = 500
 TASKS: Table = TaskRow.__table__  # type: ignore[assignment]
@@ -150,10 +152,17 @@ def _message(row: Any) -> MessageInfo:
     )
 
 
+def _not_lab(key: Any) -> Any:
+    """Not a lane of the lab's replays (`bot.vocabulary.replays`): the deployment's own."""
+    return ~key.startswith(LANES, autoescape=True)
+
+
 def _own(key: Any) -> Any:
     """Not a helper's session: a helper's tokens are in its parent's run too (the `delegate`
-    call adds them to it), so sums of usage leave helpers out and count them once, there."""
-    return ~key.contains(HELPER_MARK, autoescape=True)
+    call adds them to it), so sums of usage leave helpers out and count them once, there.
+    Nor a lane of the lab's replays (`bot.vocabulary.replays`): they are not the
+    deployment's own work."""
+    return ~key.contains(HELPER_MARK, autoescape=True) & _not_lab(key)
 
 
 def _sums(table: Table) -> list[Any]:
@@ -236,14 +245,18 @@ class Archive:
             sessions, messages = (
                 await db.execute(
                     select(
-                        select(func.count()).select_from(SESSIONS).scalar_subquery(),
-                        select(func.count()).select_from(MESSAGES).scalar_subquery(),
+                        select(func.count()).where(_not_lab(SESSIONS.c.key)).scalar_subquery(),
+                        select(func.count())
+                        .where(_not_lab(MESSAGES.c.session_key))
+                        .scalar_subquery(),
                     )
                 )
             ).one()
             runs, failed = (
                 await db.execute(
-                    select(func.count(), func.count().filter(RUNS.c.status == "failed"))
+                    select(func.count(), func.count().filter(RUNS.c.status == "failed")).where(
+                        RUNS.c.trigger != Trigger.REPLAY
+                    )
                 )
             ).one()
             own = _own(SESSIONS.c.key)

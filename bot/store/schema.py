@@ -99,7 +99,7 @@ class SessionRow(Tokens, Base):
 WINDOW_INDEX = "ix_runs_window"
 WINDOW_COLUMNS = (
     "status", "latency_ms", "reliability", "finish_reason", "model", "trigger", "session_key",
-    "mode", "prompt_hash", "tools_hash",
+    "mode", "prompt_hash", "tools_hash", "input_tokens", "output_tokens", "cost_usd",
 )  # fmt: skip
 # On SQLite, a second one holds what the tools' and errors' charts read (the tool usage and
 # the error message, unbounded texts a PostgreSQL index key may not hold; PostgreSQL reads
@@ -384,6 +384,39 @@ class MemoryVectorRow(Base):
     model: Mapped[str] = mapped_column(String(200))
     vector: Mapped[bytes] = mapped_column(LargeBinary)
     embedded_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class EvaluationRow(Base):
+    """An evaluation: recorded runs replayed with a candidate configuration (`bot.lab`).
+    `config` is the candidate (a `RunConfig`'s fields, and `instructions`), `budget` the
+    tokens its replays may take in all, `status` running or cancelled (done is read off its
+    rows)."""
+
+    __tablename__ = "evaluations"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    label: Mapped[str] = mapped_column(String(200), default="")
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    lanes: Mapped[int] = mapped_column(Integer)
+    budget: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    created_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class EvaluationRunRow(Base):
+    """One run of an evaluation: the recorded run, the replay's run id (known before it
+    runs), and why it was not replayed, if it was not."""
+
+    __tablename__ = "evaluation_runs"
+
+    evaluation_id: Mapped[str] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(32))
+    replay_run: Mapped[str] = mapped_column(String(32), index=True)
+    skipped: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 FTS_TABLE = "memories_fts"  # SQLite; FTS5 adds its shadow tables, memories_fts_*

@@ -2,10 +2,11 @@
 time with what they add up to. A trace is one row's JSON (see migration 0005), so reading one
 is a single indexed lookup whatever its size.
 
-A window can be narrowed (`Match`) by the run's outcome, platform, model and trigger and by a
-piece of its session's title; the aggregates are those of the runs the list shows, so a
-filtered list and its numbers always agree. The charts' numbers over time are in
-`bot.store.series`.
+A window can be narrowed (`Match`) by the run's outcome, platform, model and trigger, by a
+piece of its session's title, by what it ran with and to runs chosen by id; the aggregates
+are those of the runs the list shows, so a filtered list and its numbers always agree. The
+charts' numbers over time are in `bot.store.series`, the runs grouped in
+`bot.store.run_groups`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.outcome import NOT_ENDED, RunStatus
 from bot.store.schema import RunRow, SessionRow
+from bot.vocabulary.events import Trigger
 
 RUNS: Table = RunRow.__table__  # type: ignore[assignment]
 SESSIONS: Table = SessionRow.__table__  # type: ignore[assignment]
@@ -31,9 +33,11 @@ SUMMARY = ("id", "session_key", "trigger", "sender", "model", "status", "finish_
 
 @dataclass(frozen=True)
 class Match:
-    """What a run must be to be counted, besides starting in the window; None matches all.
-    `status` is the run's (`bot.store.outcome.RunStatus`); `text` is looked
-    for in the session's title and key, in any case."""
+    """What a run must be to be counted, besides starting in the window; None matches all
+    but the lab's replays (`bot.lab`), which only `trigger="replay"` counts, so the
+    deployment's own figures leave them out. `status` is the run's
+    (`bot.store.outcome.RunStatus`); `text` is looked for in the session's title and key, in
+    any case."""
 
     status: str | None = None
     platform: str | None = None
@@ -43,6 +47,7 @@ class Match:
     mode: str | None = None  # what it ran with (`bot.vocabulary.ran_with`): its mode,
     prompt: str | None = None  # its system prompt's hash,
     tools: str | None = None  # and its tool set's
+    runs: tuple[str, ...] | None = None  # these runs alone, by id (a link to chosen runs)
 
     @property
     def source(self) -> FromClause:
@@ -65,6 +70,10 @@ class Match:
         ):
             if wanted is not None:
                 condition &= column == wanted
+        if self.trigger is None:  # the lab's replays are not the deployment's own runs
+            condition &= RUNS.c.trigger != Trigger.REPLAY
+        if self.runs is not None:
+            condition &= RUNS.c.id.in_(self.runs)
         if self.text:
             needle = self.text.lower()
             condition &= or_(
@@ -161,6 +170,14 @@ class Traces:
         async with self.engine.connect() as db:
             row = (await db.execute(query.where(RUNS.c.id == run_id))).first()
         return None if row is None else Traced(summary(row), row.trace, row.config)
+
+    async def span(self, run_ids: tuple[str, ...]) -> tuple[datetime, datetime] | None:
+        """When the first of these runs started and the last one did, each found by its
+        primary key; None when none of them is recorded."""
+        query = select(func.min(RUNS.c.started_at), func.max(RUNS.c.started_at))
+        async with self.engine.connect() as db:
+            first, last = (await db.execute(query.where(RUNS.c.id.in_(run_ids)))).one()
+        return None if first is None or last is None else (first, last)
 
     async def window(
         self, start: datetime, end: datetime, offset: int, limit: int, match: Match | None = None

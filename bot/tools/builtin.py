@@ -2,7 +2,8 @@
 
 `current_time` is cheap and never blocks, so it runs on the worker's loop. The calculator runs
 in a helper process: its bounds keep every expression it accepts fast, and the process makes
-sure an expression they missed costs a killed helper, never a stalled worker.
+sure an expression they missed costs a killed helper, never a stalled worker. `validate_json`
+checks JSON against a schema, in a helper process too (`bot.tools.validate_json`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import Field
 from bot.config.zones import known_zone
 from bot.tools import Tool, ToolContext, ToolError, tool
 from bot.tools.calculator import CalculatorError, evaluate, render
+from bot.tools.validate_json import validate_json
 
 
 @tool(read_only=True, isolation="loop")
@@ -55,4 +57,4 @@ def calculator(
 
 
 def builtin_tools() -> list[Tool]:
-    return [current_time, calculator]
+    return [current_time, calculator, validate_json]

@@ -11,7 +11,7 @@ The work per event is a few attribute writes, and the nodes are capped.
 A node says why as well as what: a tool call keeps the start of its result, or its error,
 and the files it sent the person (`files`: name, type, size, hash), a `delegate` call the run
 of its helper (`helper_run`, whose own trace it is); a validation the start of the answer it
-judged. Each text is cut to a preview before it
+judged and its compliance score. Each text is cut to a preview before it
 is kept and has the deployment's secrets taken out, so a trace is bounded whatever a tool
 returns and shows an operator nothing the logs would not.
 """
@@ -210,6 +210,7 @@ class TraceBuilder:
         detail = {
             "attempt": event.attempt,
             "errors": event.errors,
+            "compliance": event.compliance,
             "answer": self._text(event.answer),
         }
         status: Status = "ok" if event.valid else "error"

@@ -16,6 +16,11 @@ have failed the person (it looped until stopped, or ran out of time): its steps 
 so, its ending does. The weights put failures first, since a wrong or missing answer costs a
 person most, then retries (each one a wait and a cost), then slowness, which the person
 notices but which still ends in an answer.
+
+Beside the score, `compliance` is that of the run's last answer checked against its output
+schema (its last `validation` node, 0 to 100: `bot.vocabulary.compliance`), None for a run
+without a schema: how close the answer the run ended with came, where the score counts how
+often it missed.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ class RunMetrics(BaseModel):
     tool_usage: dict[str, int] = Field(default_factory=dict)
     tokens: int = 0
     reliability: int = 100
+    compliance: int | None = None  # the last validation's; None: no output schema
 
 
 def measure(trace: Trace, *, latency_ms: int, tokens: int, answered: bool = True) -> RunMetrics:
@@ -68,7 +74,17 @@ def measure(trace: Trace, *, latency_ms: int, tokens: int, answered: bool = True
         tool_usage=dict(tools),
         tokens=tokens,
         reliability=score(succeeded, failed, retries, violations, latency_ms, answered=answered),
+        compliance=last_compliance(trace),
     )
+
+
+def last_compliance(trace: Trace) -> int | None:
+    """The compliance score of the last answer checked against the run's output schema."""
+    for node in reversed(trace.nodes):
+        if node.kind == "validation":
+            found = node.detail.get("compliance")
+            return found if isinstance(found, int) else None
+    return None
 
 
 def score(

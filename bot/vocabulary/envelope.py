@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from typing import Any, Literal
@@ -32,6 +33,32 @@ class Sender(BaseModel):
     paired: bool = False
 
 
+MAX_INITIAL = 100  # messages of a transcript a run starts from
+
+
+class Said(BaseModel):
+    """A message of the transcript an API run starts from (`initial_messages`): who said it,
+    and its text."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=MAX_TEXT)
+
+
+def transcript_problem(said: list[Said]) -> str | None:
+    """What is wrong with a transcript a run starts from, or None: it begins with the
+    person, takes turns, and ends with an answer, since the run's task comes next."""
+    roles = [message.role for message in said]
+    if not roles:
+        return None
+    if roles[0] != "user" or roles[-1] != "assistant":
+        return "a transcript begins with a user message and ends with an assistant one"
+    if any(first == second for first, second in itertools.pairwise(roles)):
+        return "a transcript's messages take turns: user, assistant, user, …"
+    return None
+
+
 class Envelope(BaseModel):
     """One platform update, ready for a worker.
 
@@ -51,7 +78,10 @@ class Envelope(BaseModel):
     the person is as they write (Slack: the channel they are looking at beside an assistant
     thread); it is not theirs to vouch for, so the model reads it marked as untrusted data.
     A helper's envelope names the run whose `delegate` call started it (`parent_run`), so its
-    exported spans nest under that call (`bot.telemetry.spans`).
+    exported spans nest under that call (`bot.telemetry.spans`). A replay (`replay_of`, an
+    evaluation's, `bot.lab`) runs a recorded run's message again with its `run` config, the
+    conversation before it as it was, and none of its side effects repeated. An API run's
+    `initial` transcript is the conversation its new session starts with.
     """
 
     id: str = Field(min_length=1, max_length=200)
@@ -70,6 +100,8 @@ class Envelope(BaseModel):
     remember: bool = False
     run: RunConfig | None = None
     parent_run: str | None = Field(default=None, max_length=64)  # a helper's: see below
+    replay_of: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")  # see below
+    initial: list[Said] = Field(default_factory=list, max_length=MAX_INITIAL)  # see below
     received_at: float = Field(default_factory=time.time)
 
     @model_validator(mode="before")

@@ -51,6 +51,7 @@ class Trigger(StrEnum):
     EXPIRY = "expiry"  # an approval or a question nobody answered in time
     RESUME = "resume"  # a turn a stopped worker left half done, carried on
     SKIPPED = "skipped"  # a message given up on after failing too often
+    REPLAY = "replay"  # a recorded run run again by an evaluation (`bot.lab`)
 
 
 class FinishReason(StrEnum):
@@ -205,13 +206,15 @@ class Compacted(BaseModel):
 
 class Validated(BaseModel):
     """The final answer checked against the run's output schema; `errors` say where it
-    does not match, `repairing` that the model is asked to answer again, and `answer` is the
-    start of the answer judged (what was repaired, when it was)."""
+    does not match, `compliance` how close it came (0 to 100: `bot.vocabulary.compliance`),
+    `repairing` that the model is asked to answer again, and `answer` is the start of the
+    answer judged (what was repaired, when it was)."""
 
     type: Literal["validation"] = "validation"
     attempt: int
     valid: bool
     errors: list[str] = Field(default_factory=list)
+    compliance: int | None = Field(default=None, ge=0, le=100)  # None: not scored
     repairing: bool = False
     answer: str = ""
 

@@ -23,7 +23,8 @@ from tests.support.parley import run_parley
 TABLES = {
     "sessions", "messages", "runs", "confirmations", "people", "tasks", "memories", "grants",
     "context_messages", "message_files", "chat_settings", "chat_tools_off",
-    "paired_people", "memory_vectors", "digest_sources", "digests_off",
+    "paired_people", "memory_vectors", "digest_sources", "digests_off", "evaluations",
+    "evaluation_runs",
     "alembic_version",
 }  # fmt: skip
 # FTS5's table and its shadow tables, made by migration 0003 on SQLite only

@@ -5,6 +5,7 @@ by, and the charts' series added up by the database."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,7 @@ async def test_a_window_is_narrowed_and_its_aggregates_follow(
 ) -> None:
     traces = Traces(db.engine)
 
-    async def ids(**match: str) -> list[str]:
+    async def ids(**match: Any) -> list[str]:
         window = await traces.window(START, END, 0, 50, Match(**match))
         return [run["id"] for run in window.runs]
 

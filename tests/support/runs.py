@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from bot.store.history import History
 from bot.trace.builder import TraceBuilder
 from bot.vocabulary import events as ev
+from bot.vocabulary.ran_with import PromptParts, RanWith, short_hash
+from bot.vocabulary.run_config import Mode
 from bot.vocabulary.runs import RunRecord, SessionInfo
 from bot.vocabulary.state import SessionState
 from bot.vocabulary.usage import Usage
@@ -18,7 +20,8 @@ from bot.vocabulary.usage import Usage
 
 @dataclass(frozen=True)
 class Seed:
-    """One run: where, by whom and what, how it ended, when and how long it took."""
+    """One run: where, by whom and what, how it ended, when and how long it took, and what
+    it ran with (None: as a run recorded before runs kept it)."""
 
     session: str = "http:seed"
     platform: str = "http"
@@ -32,6 +35,31 @@ class Seed:
     latency_s: float = 1.0
     tools: Sequence[str] = ()
     retries: int = 0
+    config: RanWith | None = None
+
+
+def ran_with(
+    model: str = "claude-test",
+    mode: Mode = "react",
+    tools: Sequence[str] = ("calculator",),
+    instructions: str = "",
+) -> RanWith:
+    """A configuration as a run keeps it, hashed from what it names: two with other tools
+    have other tool sets, two with other instructions other prompts."""
+    names = tuple(sorted(tools))
+    return RanWith(
+        model=model,
+        mode=mode,
+        tools=names,
+        tools_hash=short_hash(names),
+        timeout=60.0,
+        token_budget=5000,
+        max_steps=8,
+        reasoning="off",
+        temperature=0.3,
+        retry_attempts=2,
+        prompt=PromptParts.of("AGENTS.md as read", "no skills", instructions),
+    )
 
 
 def traced(seed: Seed) -> TraceBuilder:
@@ -70,6 +98,7 @@ def record_of(seed: Seed) -> RunRecord:
         finished_at=seed.started_at + seed.latency_s,
         error=seed.error,
         trace=traced(seed).trace,
+        config=seed.config,
     )
 
 

@@ -47,7 +47,14 @@ def test_the_database_s_tools_are_not_there_and_sensitive_ones_come_on_request()
     tools = [*standard_tools(Settings(_env_file=None)), erase]
     plain = [t.name for t in offered_tools(tools, sensitive=False)]
     opted = [t.name for t in offered_tools(tools, sensitive=True)]
-    readers = ["current_time", "calculator", "web_fetch", "read_file", "list_files"]
+    readers = [
+        "current_time",
+        "calculator",
+        "validate_json",
+        "web_fetch",
+        "read_file",
+        "list_files",
+    ]
     assert plain == readers
     actors = {"write_file", "erase"} | ({"run_python"} if unavailable() is None else set())
     assert set(opted) == set(readers) | actors

@@ -70,7 +70,7 @@ def test_contract_violations_are_refused_at_definition_time() -> None:
 
 def test_registry_refuses_duplicates_and_lists_specs() -> None:
     registry = ToolRegistry(builtin_tools())
-    assert registry.names == ["calculator", "current_time"]
-    assert [s.name for s in registry.specs] == ["current_time", "calculator"]
+    assert registry.names == ["calculator", "current_time", "validate_json"]
+    assert [s.name for s in registry.specs] == ["current_time", "calculator", "validate_json"]
     with pytest.raises(ValueError, match="twice"):
         registry.register(builtin_tools()[0])

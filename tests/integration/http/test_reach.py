@@ -92,6 +92,7 @@ SURFACES = [
     Surface("GET", "/api/traces/" + "0" * 32, "api", 404),
     Surface("GET", "/api/metrics/runs", "api", 200),
     Surface("POST", "/api/agent/run", "api", 422, {}),
+    Surface("GET", "/api/evaluations", "api", 200),
     Surface("POST", WEBHOOK_PATH, "telegram", 200),
     Surface("POST", EVENTS_PATH, "slack", 200),
     Surface("POST", "/mcp", "mcp", 200, INITIALIZE),

@@ -130,7 +130,9 @@ async def test_the_charts_series_and_the_filters_choices(stack: Stack, database_
         "models": ["claude-test", "gpt-test"],
         "triggers": ["message", "scheduled"],
         "statuses": ["completed", "failed"],
-        "modes": [], "prompts": [], "tools": [],  # seeded without what they ran with
+        "modes": [],
+        "prompts": [],
+        "tools": [],  # seeded without what they ran with
     }
     assert graph["metrics"]["tool_usage"] == {"calculator": 2}
     assert len(graph["nodes"]) == 4 and graph["run"]["title"] == "Tea recipes"

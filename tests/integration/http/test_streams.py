@@ -56,6 +56,7 @@ async def web_process(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[tuple[
         PARLEY_HTTP_PORT=str(port),
         PARLEY_MAX_STREAMS=str(CLIENTS),
         PARLEY_LOG_LEVEL="WARNING",
+        PARLEY_API_RATE="0",  # the clients of a load are one client here: the streams are measured
     )
     log = (tmp_path / "web.log").open("wb")
     proc = await start_parley("web", env=env, cwd=tmp_path, stdout=log, stderr=log)
