@@ -1,7 +1,11 @@
 """The pages, the web chat at `/` and the operators' dashboard at `/admin` (`static/admin.*`:
-runs with filters, each run's trace, charts of the runs over time) with its people page at
-`/admin/people` (`static/people.html`, `static/admin-people.js`: whose memories are kept,
-each one's memories and digests, forgetting them), and their files at `/static/`.
+runs with filters, each run's trace and what it ran with, charts of the runs over time, the
+runs grouped by model, mode, prompt or tool set, and a form that starts an evaluation of the
+runs shown) with its lab at `/admin/lab` (`static/lab.html`, `static/admin-lab.js`: the
+evaluations, each one's recorded runs beside their replays, two traces side by side) and its
+people page at `/admin/people` (`static/people.html`, `static/admin-people.js`: whose
+memories are kept, each one's memories and digests, forgetting them), and their files at
+`/static/`.
 
 The pages hold no data, so they are public like their files; everything they show comes from
 the API, which needs the token they ask for (kept in the browser under one key, so one token
@@ -33,6 +37,7 @@ STATIC = HERE / "static"
 VENDOR = STATIC / "vendor"
 VENDOR_LIST = HERE / "vendor.txt"
 CHAT, ADMIN, PEOPLE = HERE / "chat.html", STATIC / "admin.html", STATIC / "people.html"
+LAB = STATIC / "lab.html"
 POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
     "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
@@ -97,5 +102,6 @@ def mount(app: web.Application, public: set[str]) -> None:
     app.router.add_get("/", Page(CHAT).serve)
     app.router.add_get("/admin", Page(ADMIN).serve)
     app.router.add_get("/admin/people", Page(PEOPLE).serve)
+    app.router.add_get("/admin/lab", Page(LAB).serve)
     app.router.add_static("/static/", STATIC)
-    public.update({"/", "/admin", "/admin/people"})
+    public.update({"/", "/admin", "/admin/people", "/admin/lab"})

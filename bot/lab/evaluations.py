@@ -16,6 +16,7 @@ like is compared with like.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import uuid
 from collections.abc import Sequence
@@ -31,7 +32,10 @@ from bot.vocabulary.replays import PLATFORM, lane_session
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.runs import run_id
 
-NOT_A_MESSAGE = "the run began with no message (a decision, a resumed turn): nothing to replay"
+NOT_A_MESSAGE = (
+    "the recorded run has no message to replay: it began with a decision or a resumed turn, "
+    "or its message was not kept"
+)
 
 
 @dataclass(frozen=True)
@@ -65,10 +69,11 @@ class Lab:
         )  # fmt: skip
         planned: list[Planned] = []
         envelopes: list[Envelope] = []
-        for position, run in enumerate(runs):
+        # read side by side: the database's pool bounds how many at once
+        sources = await asyncio.gather(*(self.sources.input_of(run) for run in runs))
+        for position, (run, source) in enumerate(zip(runs, sources, strict=True)):
             session = lane_session(evaluation.id, position % evaluation.lanes)
             envelope_id = f"replay-{evaluation.id}-{position}"
-            source = await self.sources.input_of(run)
             skipped = NOT_A_MESSAGE if source is None else None
             planned.append(Planned(position, run, run_id(session, envelope_id), skipped))
             if source is not None:

@@ -29,14 +29,17 @@ async def test_the_pages_have_one_policy_and_every_library_they_load(stack: Stac
     async with stack.client() as client:
         chat, admin = await client.get("/"), await client.get("/admin")
         people = await client.get("/admin/people")
+        lab = await client.get("/admin/lab")
         loaded = sorted(set(USES.findall(chat.text) + USES.findall(admin.text)))
         served = {name: await client.get(f"/static/vendor/{name}") for name in loaded}
-    assert chat.status_code == admin.status_code == people.status_code == 200
+    assert chat.status_code == admin.status_code == people.status_code == lab.status_code == 200
     policy = chat.headers["Content-Security-Policy"]
     assert "default-src 'none'" in policy and "script-src 'self'" in policy
     assert admin.headers["Content-Security-Policy"] == policy
     assert people.headers["Content-Security-Policy"] == policy
+    assert lab.headers["Content-Security-Policy"] == policy
     assert USES.findall(people.text) == []  # the people page loads no library
+    assert USES.findall(lab.text) == []  # nor the lab
     assert chat.headers["X-Content-Type-Options"] == "nosniff"
     assert "missing-assets" not in chat.text and "missing-assets" not in admin.text
     assert loaded == sorted(vendor_files()) == sorted(CHAT_LIBRARIES + ADMIN_LIBRARIES)

@@ -32,9 +32,14 @@ PAGES = {
     "/": ROOT / "adapters" / "http" / "chat.html",
     "/admin": VENDOR.parent / "admin.html",
     "/admin/people": VENDOR.parent / "people.html",
+    "/admin/lab": VENDOR.parent / "lab.html",
 }
 # what the pages load from /static/ besides the libraries: the wheel serves them all
-SCRIPTS = ("admin.js", "admin-people.js", "api.js", "admin.css", "chat.js")
+SCRIPTS = (
+    "admin.js", "admin-page.js", "admin-charts.js", "admin-groups.js", "admin-refresh.js",
+    "admin-run.js", "admin-trace.js", "admin-people.js", "admin-evaluate.js", "admin-lab.js",
+    "admin-compare.js", "admin-pair.js", "api.js", "admin.css", "chat.js",
+)  # fmt: skip
 
 
 @dataclass
