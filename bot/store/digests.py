@@ -24,6 +24,7 @@ from bot.store.memory import MEMORIES, SOURCES, Memory, fold
 from bot.store.record_statements import insert_of
 from bot.store.schema import DigestOffRow
 from bot.vocabulary.chats import HELPER_MARK
+from bot.vocabulary.replays import LANES
 
 OFF: Table = DigestOffRow.__table__  # type: ignore[assignment]
 SAID = ("session_key", "role", "sender", "text", "created_at")  # a `Said`'s, in its order
@@ -54,8 +55,9 @@ class Digests:
         self.engine = engine
 
     async def spoken(self, start: datetime, end: datetime) -> list[Spoken]:
-        """Who wrote in which session between `start` and `end` (helpers' sessions left
-        out: their parents' tell what they were asked)."""
+        """Who wrote in which session between `start` and `end`: helpers' sessions left
+        out (their parents' tell what they were asked), and the lab's replays (what they say
+        was said once already, or never by the person)."""
         joined = MESSAGES.join(SESSIONS, SESSIONS.c.key == MESSAGES.c.session_key)
         chosen = (
             select(MESSAGES.c.session_key, SESSIONS.c.chat_kind, MESSAGES.c.sender)
@@ -66,6 +68,7 @@ class Digests:
                 MESSAGES.c.created_at >= start,
                 MESSAGES.c.created_at < end,
                 ~MESSAGES.c.session_key.contains(HELPER_MARK, autoescape=True),
+                ~MESSAGES.c.session_key.startswith(LANES, autoescape=True),
             )
             .distinct()
         )

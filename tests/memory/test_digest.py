@@ -81,6 +81,8 @@ async def yesterday(db: Database) -> None:
     await said(db, ANN, ANN, [("I booked the dentist", "Good.")], sunday - timedelta(days=1))
     await said(db, GROUP, BOB, [("Let's meet at the lake on Saturday", "Sounds fun.")], sunday,
                "group")  # fmt: skip
+    # a replay of Ann's message in the lab (`bot.lab`): not what she said that day
+    await said(db, "lab:" + "e" * 32 + ":0", ANN, [("Replayed words", "Replayed answer")], sunday)
     # today's and two days before yesterday's: not digested
     await said(db, ANN, ANN, [("Today's question", "Today's answer")], NOW - timedelta(hours=1))
     await said(db, ANN, ANN, [("Old news", "Old answer")], sunday - timedelta(days=3))
@@ -99,7 +101,7 @@ async def test_each_scope_gets_one_digest_a_day_from_that_day_alone(
     assert [("Jo lands" in r, "lake" in r, "dentist" in r) for r in records] == [
         (False, True, False), (True, False, False), (False, False, True),
     ]  # fmt: skip
-    assert not any("Today's" in r or "Old news" in r for r in records)
+    assert not any("Today's" in r or "Old news" in r or "Replayed" in r for r in records)
     assert "[20:00] tg:1: My sister Jo lands Friday at 18:40" in records[1]
     assert "2026-12-06" in records[1]
 
