@@ -34,9 +34,12 @@ from adapters.http.streams import Listener, Slot, StreamHub, StreamInterrupted
 from adapters.web.input import read_body, refusal
 from adapters.web.services import Services
 from bot.redis import keys
+from bot.redis.live_runs import LiveRuns
 from bot.redis.results import done
+from bot.session.progress import queued
 from bot.store.outcome import RunStatus, status_of
 from bot.vocabulary.envelope import MAX_INITIAL, MAX_TEXT, Envelope, Said, transcript_problem
+from bot.vocabulary.events import Trigger
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.runs import run_id
 
@@ -104,6 +107,7 @@ class AgentRuns:
     def __init__(self, services: Services, hub: StreamHub) -> None:
         self.services = services
         self.hub = hub
+        self.live = LiveRuns(services.redis, services.settings.turn_timeout)
 
     async def run(self, request: web.Request) -> web.StreamResponse:
         body: RunIn = await read_body(request, RunIn)
@@ -167,13 +171,17 @@ class AgentRuns:
             id=envelope_id, session=session, text=body.task, sender=api_sender(request),
             platform=place.PLATFORM, run=config, initial=body.initial_messages,
         )  # fmt: skip
+        ident = run_id(session, envelope_id)
         try:
             await redis.set(keys.http_session(session_id), json.dumps(record))
             since = await stream_position(redis, session)
+            model = config.model or self.services.settings.model
+            await self.live.show(ident, queued(ident, envelope, Trigger.API, model))
             await self.services.mailbox.submit(envelope)
         except BaseException:  # never queued: no identical request may wait for it
             with contextlib.suppress(Exception):
                 await done(redis.eval(_RELEASE, 1, dedup, ours))
+                await self.live.drop(ident)
             raise
         return session, envelope_id, since, False
 

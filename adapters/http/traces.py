@@ -28,9 +28,9 @@ from adapters.http.run_query import (
 )
 from adapters.web.input import query_number, refusal
 from adapters.web.services import Services
+from bot.redis.live_runs import LiveRuns
 from bot.store.run_groups import GROUPINGS, MAX_GROUPS, Groups, RunGroups
 from bot.store.series import LATENCY_BINS_MS, RunSeries, Series
-from bot.store.traces import Traced
 from bot.trace.graph import layout
 
 MAX_LIMIT = 200
@@ -112,32 +112,35 @@ def window_json(query: RunQuery) -> dict[str, str]:
 class TraceRoutes:
     def __init__(self, services: Services) -> None:
         self.traces = services.traces
+        self.live = LiveRuns(services.redis, services.settings.turn_timeout)
         self.series_of = RunSeries(services.traces.engine)
         self.groups_of = RunGroups(services.traces.engine)
 
-    async def _found(self, request: web.Request) -> tuple[Traced, dict[str, Any]]:
+    async def _found(self, request: web.Request) -> dict[str, Any]:
+        """The run as recorded, or as it stands while it is queued or runs (its record not
+        written yet: `bot.redis.live_runs`), with its trace's nodes, edges and numbers."""
         run_id = request.match_info["run_id"]
         if not RUN_ID.fullmatch(run_id):
             raise refusal(web.HTTPBadRequest, "a run id is 32 hexadecimal characters")
         found = await self.traces.of_run(run_id)
+        if found is None and (going := await self.live.of(run_id)) is not None:
+            return going
         if found is None or found.trace is None:
             what = "unknown run" if found is None else "this run has no trace"
             raise refusal(web.HTTPNotFound, what, id=run_id)
-        return found, found.trace
+        return {"run": found.run, "config": found.config, **found.trace}
 
     async def trace(self, request: web.Request) -> web.Response:
-        """The run, what it ran with (null for a run recorded before that was kept), its
-        numbers, and every node and edge."""
-        found, trace = await self._found(request)
-        return web.json_response({"run": found.run, "config": found.config, **trace})
+        """The run, what it ran with (null for a run recorded before that was kept, or one
+        still running), its numbers, and every node and edge."""
+        return web.json_response(await self._found(request))
 
     async def graph(self, request: web.Request) -> web.Response:
         """The trace laid out: each node with its x and y, the typed edges, the run's numbers
         and what it ran with, all a run's panel needs in one answer."""
-        found, trace = await self._found(request)
-        drawn = layout(trace)
-        shown = {"run": found.run, "config": found.config, "metrics": trace.get("metrics")}
-        return web.json_response({**shown, **drawn})
+        found = await self._found(request)
+        shown = {key: found.get(key) for key in ("run", "config", "metrics")}
+        return web.json_response({**shown, **layout(found)})
 
     async def runs(self, request: web.Request) -> web.Response:
         """The runs that started in the window and match the filters, newest first
@@ -156,6 +159,9 @@ class TraceRoutes:
                 "success_rate": found.success_rate,
                 "average_latency_ms": found.average_latency_ms,
                 "average_reliability": found.average_reliability,
+                "average_iterations": found.average_iterations,
+                "max_iterations": found.max_iterations,
+                "average_states_ms": found.average_states_ms,
                 "offset": offset,
                 "limit": limit,
                 "items": found.runs,

@@ -12,6 +12,7 @@ helpers a turn may start are answered without running (`bot.agent.helper_count`)
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -209,7 +210,9 @@ class ToolStep:
         self, batch: list[ToolUseBlock], results: dict[str, ToolResultBlock], waiting: list[str]
     ) -> list[ev.AgentEvent]:
         """Keep the batch in the state until a person decides on the `waiting` calls."""
-        self.state.pending = PendingConfirmation(calls=batch, results=results, waiting=waiting)
+        self.state.pending = PendingConfirmation(
+            calls=batch, results=results, waiting=waiting, asked_at=time.time()
+        )
         asked = [c for c in batch if c.id in waiting]
         questions = ask_user.parse(asked[0].input) if asked[0].name == ask_user.NAME else []
         return [

@@ -54,6 +54,9 @@ Shared by every worker:
 - `parley:{pair}:asks:{account}:{person}`: how often a stranger asked this window.
 - `parley:{pair}:wrong` and `parley:{pair}:wrong:{person}`: wrong codes tried this window,
   overall and by one admin (`cli` for the command line).
+- `parley:run:{run id}`: a run while it is queued or runs (JSON: its summary, state and trace
+  so far, as `GET /api/traces/{id}` shows it), rewritten as it goes, with a TTL of a turn's
+  time; dropped once the run's record is written (`bot.redis.live_runs`).
 - `parley:scheduler`: the leader lease of the scheduler that runs the tasks (its token); the
   other schedulers wait until it is free.
 
@@ -227,6 +230,10 @@ def slack_stop(session: str) -> str:
 
 def http_session(session_id: str) -> str:
     return f"{PREFIX}:http:session:{session_id}"
+
+
+def live_run(run_id: str) -> str:
+    return f"{PREFIX}:run:{run_id}"
 
 
 def agent_run(digest: str) -> str:

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 from bot.agent.attachments import Deliveries
 from bot.agent.loop import Agent
+from bot.redis.live_runs import LiveRuns
 from bot.session.decisions import Decisions
 from bot.session.egress import Egress
 from bot.session.live import LiveTurn
+from bot.session.progress import RunProgress
 from bot.session.record import Recorder, trigger
 from bot.session.watch import RunWatch
 from bot.telemetry import logs
@@ -32,6 +34,7 @@ class Player:
     decisions: Decisions
     recorder: Recorder
     secrets: Sequence[str]  # kept out of the runs' traces
+    live: LiveRuns | None = None  # where a run's progress is shown while it runs
 
     async def play(
         self, group: list[Envelope], live: LiveTurn, *, save: Save, fresh: bool = False
@@ -42,14 +45,19 @@ class Player:
         head, state, request = group[0], live.state, live.request
         resumed = request.text is None and request.decisions is None
         watch = RunWatch.of(state, resumed=resumed, secrets=self.secrets)
+        if request.decisions is not None:
+            watch.decided(state, head.received_at)
 
         async def checkpoint(current: SessionState) -> None:
             watch.keep(current)
             await save(current)
 
+        model = request.model or self.agent.default_model
+        ident, how = run_id(head.session, head.id), trigger(head, request)
+        progress = RunProgress(self.live, ident, head, how, model, state, watch)
         stream = self.egress.open(group, fresh=fresh)
         live.show, live.post = stream.send, stream.post_file
-        named = logs.RUN.set(run_id(head.session, head.id))
+        named = logs.RUN.set(ident)
         abandoned = False  # stopped from outside: the lease was lost, or the worker stops
         try:
             if resumed:
@@ -64,6 +72,8 @@ class Player:
                 if isinstance(event, ev.ConfirmationRequired):
                     outgoing = await self.decisions.ask(head, state, event)
                 watch.see(event)
+                if isinstance(event, ev.StateChanged):
+                    await progress.show(event.state)
                 if isinstance(event, ev.FileSent):
                     deliveries.record(event, await stream.post_file(event))
                 else:  # `ModelAnswered` too: a chat's reply holds its updates once it is whole
@@ -74,6 +84,6 @@ class Player:
         finally:
             await stream.close(abandoned=abandoned)
             logs.RUN.reset(named)
-        model = request.model or self.agent.default_model
-        if record := watch.record(group, trigger(head, request), model, request.ctx.user.id):
+        if record := watch.record(group, how, model, request.ctx.user.id):
             await self.recorder.finished(state, record)
+        await progress.drop()

@@ -22,6 +22,7 @@ from bot.agent.deps import TurnRequest
 from bot.lab.replays import Replays
 from bot.mailbox.inbox import Head, LeaseLost
 from bot.mailbox.saved_state import TurnOptions
+from bot.redis.live_runs import LiveRuns
 from bot.session.commands import Commands
 from bot.session.decisions import Decisions
 from bot.session.deps import RunnerDeps
@@ -69,7 +70,10 @@ class SessionRunner:
             deps.mailbox, deps.egress, decisions, recorder, model, agent.compactor
         )
         self.replays = Replays.on(deps.history.engine)
-        self.player = Player(deps.agent, deps.egress, decisions, recorder, logs.secrets_of(s))
+        self.player = Player(
+            deps.agent, deps.egress, decisions, recorder, logs.secrets_of(s),
+            LiveRuns(deps.mailbox.redis, s.turn_timeout),
+        )  # fmt: skip
         self._cancels: dict[str, asyncio.Event] = {}
         self.live: dict[str, LiveTurn] = {}  # the turns running here, for their helpers
 

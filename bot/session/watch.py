@@ -44,6 +44,13 @@ class RunWatch:
         going_on = TraceBuilder.going_on(saved, secrets=secrets)
         return cls(started=saved.nodes[0].started_at, trace=going_on)
 
+    def decided(self, state: SessionState, at: float) -> None:
+        """A run a person's decision (made `at`) resumes counts the time they took, from
+        when the waiting calls were asked about."""
+        pending = state.pending
+        if pending is not None and pending.asked_at is not None:
+            self.trace.states.waited(at - pending.asked_at)
+
     def keep(self, state: SessionState) -> None:
         """Put the trace so far in the state about to be saved (see `of`)."""
         if state.turn is not None:

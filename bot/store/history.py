@@ -41,7 +41,7 @@ from bot.store.record_statements import (
     insert_of,
 )
 from bot.store.schema import ConfirmationRow
-from bot.trace.metrics import measure
+from bot.trace.metrics import TIMED, measure
 from bot.vocabulary.messages import Message
 from bot.vocabulary.runs import RunRecord, SessionInfo, run_id
 from bot.vocabulary.state import SessionState
@@ -350,12 +350,17 @@ def _traced(run: RunRecord, answered: bool) -> dict[str, Any]:
     aggregates read from an index (`schema.WINDOW_INDEX`); a run recorded before traces
     existed has none of them. `answered` is False for a run that ended without its answer."""
     if run.trace is None:
-        return {"trace": None, "reliability": None, "tool_usage": None}
+        unknown = {f"{state}_ms": None for state in TIMED}
+        return {"trace": None, "reliability": None, "tool_usage": None, **unknown}
     latency = round((run.finished_at - run.started_at) * 1000)
     tokens = run.usage.input_tokens + run.usage.output_tokens
     metrics = measure(run.trace, latency_ms=latency, tokens=tokens, answered=answered)
     kept = {**run.trace.model_dump(), "metrics": metrics.model_dump()}
-    return {"trace": kept, "reliability": metrics.reliability, "tool_usage": metrics.tool_usage}
+    timed = {f"{state}_ms": metrics.states.get(state, 0) for state in TIMED}
+    return {
+        "trace": kept, "reliability": metrics.reliability, "tool_usage": metrics.tool_usage,
+        **timed,
+    }  # fmt: skip
 
 
 def _configured(run: RunRecord) -> dict[str, Any]:

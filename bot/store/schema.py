@@ -100,6 +100,7 @@ WINDOW_INDEX = "ix_runs_window"
 WINDOW_COLUMNS = (
     "status", "latency_ms", "reliability", "finish_reason", "model", "trigger", "session_key",
     "mode", "prompt_hash", "tools_hash", "input_tokens", "output_tokens", "cost_usd",
+    "iterations", "calling_ms", "streaming_ms", "tools_ms", "person_ms",
 )  # fmt: skip
 # On SQLite, a second one holds what the tools' and errors' charts read (the tool usage and
 # the error message, unbounded texts a PostgreSQL index key may not hold; PostgreSQL reads
@@ -145,6 +146,12 @@ class RunRow(Tokens, Base):
     mode: Mapped[str | None] = mapped_column(String(16), nullable=True)
     prompt_hash: Mapped[str | None] = mapped_column(String(16), nullable=True)
     tools_hash: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # Where its time went (`bot.trace.states`), in ms, for the window's averages; NULL for a
+    # run recorded before it was counted (migration 0019). `other` is the rest of its latency.
+    calling_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    streaming_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tools_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    person_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class MessageRow(Tokens, Base):

@@ -12,7 +12,7 @@ charts' numbers over time are in `bot.store.series`, the runs grouped in
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -98,6 +98,22 @@ def rate(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
+def number(value: Any) -> float | None:
+    """An average as the database gives it (a Decimal on PostgreSQL), None for no rows."""
+    return None if value is None else float(value)
+
+
+# Where the runs' time went, averaged over those that counted it (`bot.trace.states`): each
+# state's column, and `other`, the rest of the run's latency.
+TIME_SPENT: dict[str, ColumnElement[Any]] = {
+    "calling": RUNS.c.calling_ms,
+    "streaming": RUNS.c.streaming_ms,
+    "tools": RUNS.c.tools_ms,
+    "person": RUNS.c.person_ms,
+    "other": RUNS.c.latency_ms - RUNS.c.calling_ms - RUNS.c.streaming_ms - RUNS.c.tools_ms,
+}
+
+
 @dataclass(frozen=True)
 class Window:
     """The runs that started in [start, end), newest first, and their aggregates: `total`
@@ -109,6 +125,9 @@ class Window:
     average_latency_ms: float | None
     average_reliability: float | None
     runs: list[dict[str, Any]]
+    average_iterations: float | None = None
+    max_iterations: int | None = None
+    average_states_ms: dict[str, float | None] = field(default_factory=dict)  # `TIME_SPENT`
 
     @property
     def success_rate(self) -> float | None:
@@ -191,6 +210,9 @@ class Traces:
                 succeeded(RUNS.c.status),
                 func.avg(RUNS.c.latency_ms),
                 func.avg(RUNS.c.reliability),
+                func.avg(RUNS.c.iterations),
+                func.max(RUNS.c.iterations),
+                *(func.avg(spent) for spent in TIME_SPENT.values()),
             )
             .select_from(match.source)
             .where(within)
@@ -204,15 +226,21 @@ class Traces:
             .limit(limit)
         )
         async with self.engine.connect() as db:
-            count, finished, completed, latency, reliability = (await db.execute(totals)).one()
+            count, finished, completed, latency, reliability, *rest = (
+                await db.execute(totals)
+            ).one()
             rows = (await db.execute(page)).all()
+        iterations, most, *spent = rest
         return Window(
             total=int(count),
             ended=int(finished or 0),
             succeeded=int(completed or 0),
-            average_latency_ms=None if latency is None else float(latency),
-            average_reliability=None if reliability is None else float(reliability),
+            average_latency_ms=number(latency),
+            average_reliability=number(reliability),
             runs=[summary(row) for row in rows],
+            average_iterations=number(iterations),
+            max_iterations=None if most is None else int(most),
+            average_states_ms=dict(zip(TIME_SPENT, map(number, spent), strict=True)),
         )
 
     async def facets(self, start: datetime, end: datetime) -> Facets:

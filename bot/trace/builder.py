@@ -13,7 +13,8 @@ and the files it sent the person (`files`: name, type, size, hash), a `delegate`
 of its helper (`helper_run`, whose own trace it is); a validation the start of the answer it
 judged and its compliance score. Each text is cut to a preview before it
 is kept and has the deployment's secrets taken out, so a trace is bounded whatever a tool
-returns and shows an operator nothing the logs would not.
+returns and shows an operator nothing the logs would not. Beside the nodes, the trace counts
+where the run's time went (`bot.trace.states`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bot.trace.states import StateClock
 from bot.vocabulary import events as ev
 from bot.vocabulary.helpers import TOOL as HELPER_TOOL
 from bot.vocabulary.trace import EdgeType, Status, Trace, TraceEdge, TraceNode
@@ -58,6 +60,7 @@ class TraceBuilder:
         self.clock = clock
         self.secrets = tuple(secrets)
         self.trace = Trace()
+        self.states = StateClock(self.trace)  # where the run's time went
         self._model: TraceNode | None = None  # the model call of the current step
         self._last_step: TraceNode | None = None
         self._tools: dict[str, TraceNode] = {}
@@ -74,6 +77,7 @@ class TraceBuilder:
         last."""
         builder = cls(clock, secrets)
         builder.trace = earlier.model_copy(deep=True)
+        builder.states = StateClock(builder.trace)
         now = clock()
         for node in builder.trace.nodes:
             call = node.detail.get("call")
@@ -89,6 +93,7 @@ class TraceBuilder:
 
     def see(self, event: ev.AgentEvent) -> None:
         now = self.clock()
+        self.states.see(event, now)
         if isinstance(event, ev.Iteration):
             self._next_step(event.number, event.model, now)
         elif isinstance(event, ev.ModelAnswered):

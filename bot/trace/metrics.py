@@ -20,7 +20,8 @@ notices but which still ends in an answer.
 Beside the score, `compliance` is that of the run's last answer checked against its output
 schema (its last `validation` node, 0 to 100: `bot.vocabulary.compliance`), None for a run
 without a schema: how close the answer the run ended with came, where the score counts how
-often it missed.
+often it missed; and `states`, the milliseconds the run spent in each state (calling the
+model, streaming its text, running tools, waiting for a person, other).
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
-from bot.vocabulary.trace import Trace
+from bot.vocabulary.trace import STATES, Trace
 
 STEPS = ("model_call", "tool_call")
+TIMED = STATES[:-1]  # the states the record keeps apart; `other` is the rest of the latency
 RETRY_PENALTY = 5
 VIOLATION_PENALTY = 10
 LATENCY_FREE_MS = 30_000
@@ -52,6 +54,7 @@ class RunMetrics(BaseModel):
     tokens: int = 0
     reliability: int = 100
     compliance: int | None = None  # the last validation's; None: no output schema
+    states: dict[str, int] = Field(default_factory=dict)  # ms per state (`bot.trace.states`)
 
 
 def measure(trace: Trace, *, latency_ms: int, tokens: int, answered: bool = True) -> RunMetrics:
@@ -75,6 +78,7 @@ def measure(trace: Trace, *, latency_ms: int, tokens: int, answered: bool = True
         tokens=tokens,
         reliability=score(succeeded, failed, retries, violations, latency_ms, answered=answered),
         compliance=last_compliance(trace),
+        states={state: trace.states.get(state, 0) for state in STATES},
     )
 
 

@@ -75,6 +75,7 @@ class PendingConfirmation(BaseModel):
     results: dict[str, ToolResultBlock] = Field(default_factory=dict)
     waiting: list[str] = Field(default_factory=list)
     confirmation_id: str | None = None
+    asked_at: float | None = None  # when the person was asked (None in states saved before)
 
 
 @dataclass

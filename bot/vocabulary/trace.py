@@ -39,10 +39,19 @@ class TraceEdge(BaseModel):
     type: EdgeType = "success"
 
 
+# Where a run's time went (`Trace.states`): waiting for the model's first token (or all of a
+# call that streamed no text), streaming its text, running tools, and waiting for a person's
+# decision (before the run a decision resumed); the rest (compaction, planning's bookkeeping,
+# the loop's own work) is `other`.
+STATES = ("calling", "streaming", "tools", "person", "other")
+
+
 class Trace(BaseModel):
-    """`dropped` counts the nodes past the cap a runaway run would otherwise grow by."""
+    """`dropped` counts the nodes past the cap a runaway run would otherwise grow by; `states`
+    the milliseconds spent in each of `STATES` (those it spent time in)."""
 
     nodes: list[TraceNode] = Field(default_factory=list)
     edges: list[TraceEdge] = Field(default_factory=list)
     dropped: int = 0
+    states: dict[str, int] = Field(default_factory=dict)
     output: Any = None  # the answer's JSON, where the run had an output schema it matched

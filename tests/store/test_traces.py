@@ -11,7 +11,8 @@ import pytest
 
 from bot.store.database import Database
 from bot.store.series import LATENCY_BINS_MS, RunSeries
-from bot.store.traces import Match, Traces
+from bot.store.traces import RUNS, Match, Traces
+from bot.trace.metrics import TIMED
 from tests.support.runs import Seed, record
 
 # A fixed hour, so the slices of the series fall where the test says.
@@ -155,3 +156,27 @@ async def test_only_a_run_that_answered_is_a_success_and_only_ended_runs_are_cou
     found = await Traces(db.engine).of_run(ids["doom_loop"])
     assert found is not None and found.trace is not None
     assert found.trace["metrics"]["reliability"] == 50
+
+
+async def test_a_window_averages_its_iterations_and_where_its_time_went(db: Database) -> None:
+    """Averaged by the database over the runs that counted their time (`other` is the rest of
+    each one's latency); a run recorded before it was counted is left out of them."""
+    spent = ({"calling": 300, "streaming": 500, "tools": 100}, {"calling": 700, "person": 9000})
+    seeds = (
+        Seed(envelope="a", started_at=AT + 10, latency_s=1.0, iterations=1, states=spent[0]),
+        Seed(envelope="b", started_at=AT + 20, latency_s=2.0, iterations=5, states=spent[1]),
+        Seed(envelope="c", started_at=AT + 30, latency_s=4.0, iterations=3),
+    )
+    _, b, c = await record(db.history, *seeds)
+    async with db.engine.begin() as conn:  # as a run recorded before the time was counted
+        await conn.execute(
+            RUNS.update().where(RUNS.c.id == c).values({f"{s}_ms": None for s in TIMED})
+        )
+    window = await Traces(db.engine).window(START, END, 0, 50)
+    assert (window.average_iterations, window.max_iterations) == (3.0, 5)
+    assert window.average_states_ms == {
+        "calling": 500.0, "streaming": 250.0, "tools": 50.0, "person": 4500.0,
+        "other": (100 + 1300) / 2,
+    }  # fmt: skip
+    only_b = await Traces(db.engine).window(START, END, 0, 50, Match(runs=(b,)))
+    assert only_b.average_states_ms["other"] == 1300 and only_b.max_iterations == 5

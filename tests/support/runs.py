@@ -36,6 +36,8 @@ class Seed:
     tools: Sequence[str] = ()
     retries: int = 0
     config: RanWith | None = None
+    iterations: int = 2
+    states: dict[str, int] | None = None  # ms per state; None: what the trace's events say
 
 
 def ran_with(
@@ -80,7 +82,9 @@ def traced(seed: Seed) -> TraceBuilder:
     if seed.error is not None:
         builder.see(ev.Error(message=seed.error))
     usage = Usage(input_tokens=100, output_tokens=20)
-    builder.see(ev.Completed(finish_reason=seed.finish, iterations=2, usage=usage))
+    builder.see(ev.Completed(finish_reason=seed.finish, iterations=seed.iterations, usage=usage))
+    if seed.states is not None:
+        builder.trace.states = dict(seed.states)
     return builder
 
 
@@ -92,7 +96,7 @@ def record_of(seed: Seed) -> RunRecord:
         sender=f"{seed.platform}:seed",
         model=seed.model,
         finish_reason=seed.finish,
-        iterations=2,
+        iterations=seed.iterations,
         usage=Usage(input_tokens=100, output_tokens=20),
         started_at=seed.started_at,
         finished_at=seed.started_at + seed.latency_s,
