@@ -20,6 +20,12 @@ function term(list, name, value) {
   list.append(dt, dd);
 }
 
+// The states a run's time is split in (`metrics.states`), as the run's head names them.
+export const TIME_SPENT = [
+  ["calling", "calling the model"], ["streaming", "streaming"], ["tools", "running tools"],
+  ["person", "waiting for a person"], ["other", "other"],
+];
+
 function drawRunHead(run, metrics) {
   $("run-title").textContent = run.title || run.session;
   $("run-meta").textContent = [
@@ -36,6 +42,12 @@ function drawRunHead(run, metrics) {
   term(list, "reliability", String(m.reliability ?? run.reliability ?? "–"));
   term(list, "latency", duration(run.latency_ms));
   term(list, "first text", duration(run.first_text_ms));
+  term(list, "iterations", String(run.iterations ?? "–"));
+  // Where the run's time went (a run recorded before it was counted has none).
+  const states = m.states || {};
+  for (const [state, what] of TIME_SPENT) {
+    if (states[state] !== undefined) term(list, what, duration(states[state]));
+  }
   const tools = Object.entries(m.tool_usage || {}).map(([name, calls]) => `${name} × ${calls}`);
   $("run-tools").textContent = tools.length ? `Tools: ${tools.join(", ")}` : "No tool was called.";
 }

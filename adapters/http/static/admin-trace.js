@@ -4,6 +4,11 @@
 // Each is built off-document and inserted at once, so a trace of hundreds of nodes is one
 // layout for the browser. Under a graph, each `delegate` call's helper: its own run's trace,
 // drawn the same way when opened, with its own helpers under it.
+//
+// Each graph comes with its own view (admin-trace-view.js): zoom, pan, a minimap and a search
+// over its nodes, so the lab's two traces side by side each have theirs.
+
+import { traceView } from "./admin-trace-view.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const BOX_W = 200;
@@ -63,6 +68,18 @@ function edgePath(from, to) {
   return `M${from.x},${fy} H${lane} V${ty} H${to.x}`;
 }
 
+// What a search over the graph looks in: a node's name, its kind and every text of its
+// details (a tool call's arguments, its result or error, the model that answered), lower-cased.
+function searchText(node) {
+  const texts = [node.name, node.kind];
+  const walk = (value) => {
+    if (typeof value === "string") texts.push(value);
+    else if (value && typeof value === "object") Object.values(value).forEach(walk);
+  };
+  walk(node.detail);
+  return texts.join("\n").toLowerCase();
+}
+
 function nodeBox(node, at, onSelect) {
   const group = el("g", {
     class: `node kind-${token(node.kind)} status-${token(node.status)}`,
@@ -94,7 +111,7 @@ export function drawGraph(box, graph, onSelect, id = "graph") {
   const width = Math.max(...[...place.values()].map((p) => p.x + BOX_W), 0) + PAD;
   const height = Math.max(...[...place.values()].map((p) => p.y + BOX_H), 0) + PAD;
   const svg = el("svg", {
-    id, class: "graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    id, class: "graph", viewBox: `0 0 ${width} ${height}`, role: "group",
     "aria-label": `the run's trace: ${nodes.length} nodes`,
   });
   svg.appendChild(markers());
@@ -111,9 +128,16 @@ export function drawGraph(box, graph, onSelect, id = "graph") {
   }
   svg.appendChild(edges);
   const boxes = el("g", { class: "nodes" });
-  for (const node of nodes) boxes.appendChild(nodeBox(node, place.get(node.id), onSelect));
+  const items = nodes.map((node) => {
+    const at = place.get(node.id);
+    const element = boxes.appendChild(nodeBox(node, at, onSelect));
+    const kind = token(node.kind);
+    return { ...at, w: BOX_W, h: BOX_H, id: node.id, kind, text: searchText(node), element };
+  });
   svg.appendChild(boxes);
-  box.replaceChildren(svg);
+  const view = traceView(svg, width, height, items);
+  box.replaceChildren(view.element);
+  view.fit(); // the one layout: the stage's size, for the view that shows the whole graph
   return svg;
 }
 

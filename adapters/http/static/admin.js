@@ -20,7 +20,7 @@ import {
   showCustom, showProblem, state, windowParams,
 } from "./admin-page.js";
 import { autoRefresh } from "./admin-refresh.js";
-import { choose, openRun, showView } from "./admin-run.js";
+import { TIME_SPENT, choose, openRun, showView } from "./admin-run.js";
 import { duration, token } from "./admin-trace.js";
 
 const LIMIT = 25;
@@ -62,11 +62,33 @@ function runRow(run) {
   return row;
 }
 
+// The window's average run split by where its time went: one bar, a part per state as wide as
+// its share, each named with its average in its title and in the line under the bar.
+function drawTimeSpent(states) {
+  const known = TIME_SPENT.filter(([state]) => states[state] !== null && states[state] !== undefined);
+  const total = known.reduce((sum, [state]) => sum + Math.max(0, states[state]), 0);
+  const parts = known.filter(([state]) => states[state] > 0).map(([state, what]) => {
+    const part = document.createElement("span");
+    part.className = `state-${state}`;
+    part.dataset.state = state;
+    part.style.width = `${(100 * states[state]) / total}%`;
+    part.title = `${what}: ${duration(states[state])} on average`;
+    return part;
+  });
+  $("t-states").replaceChildren(...parts);
+  $("t-states-note").textContent = total
+    ? known.map(([state, what]) => `${what} ${duration(states[state])}`).join(" · ")
+    : "where the time went: no run counted it";
+}
+
 function drawRuns(page) {
   $("t-runs").textContent = String(page.total);
   $("t-success").textContent = percent(page.success_rate);
   $("t-latency").textContent = duration(page.average_latency_ms);
   $("t-reliability").textContent = page.average_reliability === null ? "–" : page.average_reliability.toFixed(1);
+  const iterations = page.average_iterations;
+  $("t-iterations").textContent = iterations === null ? "–" : `${iterations.toFixed(1)} / ${page.max_iterations}`;
+  drawTimeSpent(page.average_states_ms || {});
   $("runs").tBodies[0].replaceChildren(...page.items.map(runRow));
   $("no-runs").hidden = page.items.length > 0;
   const last = page.offset + page.items.length;

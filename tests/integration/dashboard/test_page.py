@@ -9,6 +9,7 @@ record, thirty being many turns to run for a list."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import Any
 
@@ -134,7 +135,40 @@ async def check_trace(browser: WebDriver, run: str, graph: dict[str, Any]) -> No
     assert kinds == [f"edge {e['type']}" for e in graph["edges"]]
     metrics = await asyncio.to_thread(text_of, browser, "run-metrics")
     assert "reliability\n100" in metrics and "steps\n3" in metrics
+    assert f"iterations\n{graph['run']['iterations']}" in metrics
+    for state, what in (("calling", "calling the model"), ("tools", "running tools")):
+        assert f"{what}\n{duration(graph['metrics']['states'][state])}" in metrics
     assert "calculator × 1" in await asyncio.to_thread(text_of, browser, "run-tools")
+
+
+TIME_BAR = """return [...document.querySelectorAll('#t-states span')].map((part) =>
+  [part.dataset.state, part.getBoundingClientRect().width, part.title]);"""
+
+
+async def check_time_spent(browser: WebDriver, stack: Stack) -> None:
+    """The window's iterations and its average run split by where its time went, as the
+    runs list gives them: a part of the bar per state with time, as wide as its share."""
+    async with stack.client() as client:
+        page = (await client.get("/api/metrics/runs")).json()
+    shown = f"{page['average_iterations']:.1f} / {page['max_iterations']}"
+    assert await asyncio.to_thread(text_of, browser, "t-iterations") == shown
+    parts = await asyncio.to_thread(browser.execute_script, TIME_BAR)
+    spent = {state: ms for state, ms in page["average_states_ms"].items() if ms}
+    assert [state for state, _, _ in parts] == list(spent) and "calling" in spent
+    whole = sum(width for _, width, _ in parts)
+    for state, width, title in parts:
+        assert abs(width / whole - spent[state] / sum(spent.values())) < 0.02, (state, parts)
+        assert duration(spent[state]) in title
+    note = await asyncio.to_thread(text_of, browser, "t-states-note")
+    assert f"calling the model {duration(spent['calling'])}" in note
+
+
+def duration(ms: float) -> str:
+    """A duration under a minute as the dashboard writes it (`admin-trace.js: duration`)."""
+    if ms < 1000:
+        return f"{math.floor(ms + 0.5)} ms"
+    shown = f"{ms / 1000:.{2 if ms < 10_000 else 1}f}".rstrip("0").rstrip(".")
+    return f"{shown} s"
 
 
 async def check_node_and_timeline(browser: WebDriver) -> None:
@@ -168,6 +202,7 @@ async def test_the_dashboard_lists_runs_draws_a_trace_and_charts(
     table = await asyncio.to_thread(text_of, browser, "runs")
     assert "what is 12*12?" in table and "hello there" in table and "failed" in table
     assert await asyncio.to_thread(text_of, browser, "t-runs") == "3"
+    await check_time_spent(browser, stack)
     await check_charts(browser)
     await check_trace(browser, tool, graph)
     await check_node_and_timeline(browser)

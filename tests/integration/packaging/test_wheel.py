@@ -38,7 +38,7 @@ PAGES = {
 SCRIPTS = (
     "admin.js", "admin-page.js", "admin-charts.js", "admin-groups.js", "admin-refresh.js",
     "admin-run.js", "admin-trace.js", "admin-people.js", "admin-evaluate.js", "admin-lab.js",
-    "admin-compare.js", "admin-pair.js", "api.js", "admin.css", "chat.js",
+    "admin-compare.js", "admin-pair.js", "admin-trace-view.js", "api.js", "admin.css", "chat.js",
 )  # fmt: skip
 
 
