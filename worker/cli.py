@@ -375,3 +375,11 @@ def _pairing_done(run: Callable[[Settings], Coroutine[Any, Any, Done]]) -> None:
 def version() -> None:
     """Print Parley's version."""
     typer.echo(__version__)
+
+
+@app.command("trace-key")
+def trace_key() -> None:
+    """Print a new key for PARLEY_TRACE_KEY, which seals runs' traces at rest."""
+    from cryptography.fernet import Fernet
+
+    typer.echo(Fernet.generate_key().decode())

@@ -71,7 +71,7 @@ async def make_app(settings: Settings) -> web.Application:
         people=stores.people,
         grants=Grants(database.engine),
         chats=ChatSettings(database.engine),
-        traces=Traces(database.engine),
+        traces=Traces(database.engine, database.history.seal),
         tools=ToolCatalog(redis, ToolRegistry(worker_tools(settings, stores)).specs),
         files=Intake(
             Readers(settings.files_dir, ReadLimits.of(settings), ahead=True),

@@ -30,6 +30,7 @@ from adapters.web.input import query_number, refusal
 from adapters.web.services import Services
 from bot.redis.live_runs import LiveRuns
 from bot.store.run_groups import GROUPINGS, MAX_GROUPS, Groups, RunGroups
+from bot.store.sealing import Unsealable
 from bot.store.series import LATENCY_BINS_MS, RunSeries, Series
 from bot.trace.graph import layout
 
@@ -122,7 +123,12 @@ class TraceRoutes:
         run_id = request.match_info["run_id"]
         if not RUN_ID.fullmatch(run_id):
             raise refusal(web.HTTPBadRequest, "a run id is 32 hexadecimal characters")
-        found = await self.traces.of_run(run_id)
+        try:
+            found = await self.traces.of_run(run_id)
+        except Unsealable as exc:
+            raise refusal(
+                web.HTTPConflict, f"this run's trace is sealed: {exc}", id=run_id
+            ) from None
         if found is None and (going := await self.live.of(run_id)) is not None:
             return going
         if found is None or found.trace is None:

@@ -139,6 +139,7 @@ class Settings(RedisReach, PlatformSettings):
     skills_dir: Path = Path("skills")  # and bootstrap_dir's skills/ (bot.skills)
 
     api_token: SecretStr | None = None
+    trace_key: SecretStr | None = None  # seals runs' traces at rest (`bot.store.sealing`)
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=1, le=65535)
     max_streams: int = Field(default=1000, ge=1)
@@ -253,6 +254,13 @@ class Settings(RedisReach, PlatformSettings):
         """`off` turns the reminder off."""
         if isinstance(value, str) and value.strip().lower() == "off":
             return None
+        return value
+
+    @field_validator("trace_key")
+    @classmethod
+    def _trace_keys(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            values.trace_keys(value.get_secret_value())
         return value
 
     @field_validator("timezone")

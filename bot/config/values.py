@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+from cryptography.fernet import Fernet
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import NoDecode
 
@@ -207,3 +208,21 @@ def recurring(tasks: list[ConfiguredTask], minimum: float | None) -> list[Config
         if schedule.kind == "once":
             raise ValueError(f"task {task.name!r}: `when` must recur (cron or 'every ...')")
     return tasks
+
+
+def trace_keys(value: str) -> list[str]:
+    """The keys `PARLEY_TRACE_KEY` names, each checked to be a Fernet key; a ValueError that
+    says what a key must be otherwise (never the value)."""
+    keys = [part.strip() for part in value.split(",") if part.strip()]
+    if not keys:
+        raise ValueError(
+            "give one key or several separated by commas; `parley trace-key` makes one"
+        )
+    for key in keys:
+        try:
+            Fernet(key)
+        except (ValueError, TypeError):
+            raise ValueError(
+                "a key is 32 bytes in URL-safe base64 (44 characters); `parley trace-key` makes one"
+            ) from None
+    return keys

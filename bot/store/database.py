@@ -16,6 +16,7 @@ from bot.store import revision as schema
 from bot.store.archive import Archive
 from bot.store.engine import make_engine, shown_url
 from bot.store.history import History
+from bot.store.sealing import TraceSeal
 from bot.store.sqlite_file import DatabaseFileGone, watch_file
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ async def open_database(settings: Settings, *, wait: float = WAIT_S) -> Database
     await upgrade(settings.database_url, wait=wait)
     engine = make_engine(settings.database_url)
     file = watch_file(engine)  # after the upgrade, which makes a missing file
-    history = History(engine, PriceTable(settings.prices))
+    history = History(engine, PriceTable(settings.prices), TraceSeal.of(settings.trace_key))
     return Database(engine, history, Archive(engine, file))
 
 

@@ -41,6 +41,7 @@ from bot.store.record_statements import (
     insert_of,
 )
 from bot.store.schema import ConfirmationRow
+from bot.store.sealing import TraceSeal, sealed
 from bot.trace.metrics import TIMED, measure
 from bot.vocabulary.messages import Message
 from bot.vocabulary.runs import RunRecord, SessionInfo, run_id
@@ -68,9 +69,12 @@ def upsert(connection: AsyncConnection, table: Table) -> Any:
 
 
 class History:
-    def __init__(self, engine: AsyncEngine, prices: PriceTable) -> None:
+    def __init__(
+        self, engine: AsyncEngine, prices: PriceTable, seal: TraceSeal | None = None
+    ) -> None:
         self.engine = engine
         self.prices = prices
+        self.seal = seal  # the runs' traces are sealed with it (`bot.store.sealing`)
         self._writers = asyncio.Semaphore(writers(engine))
         self._statements = RecordStatements(engine.dialect.name)
 
@@ -151,7 +155,7 @@ class History:
             "first_text_ms": None if first is None else round((first - run.started_at) * 1000),
             "error": run.error,
             **_tokens(run.usage, self.prices.cost(run.model, run.usage)),
-            **_traced(run, answered(status)),
+            **_traced(run, answered(status), self.seal),
             **_configured(run),
         }
 
@@ -345,10 +349,11 @@ def _from_turn_start(messages: list[Message]) -> list[Message]:
     return []
 
 
-def _traced(run: RunRecord, answered: bool) -> dict[str, Any]:
+def _traced(run: RunRecord, answered: bool, seal: TraceSeal | None) -> dict[str, Any]:
     """The run's trace with its numbers, and its score and tool usage alone, which the runs'
     aggregates read from an index (`schema.WINDOW_INDEX`); a run recorded before traces
-    existed has none of them. `answered` is False for a run that ended without its answer."""
+    existed has none of them. `answered` is False for a run that ended without its answer;
+    the trace is sealed with `seal`, if given."""
     if run.trace is None:
         unknown = {f"{state}_ms": None for state in TIMED}
         return {"trace": None, "reliability": None, "tool_usage": None, **unknown}
@@ -358,7 +363,8 @@ def _traced(run: RunRecord, answered: bool) -> dict[str, Any]:
     kept = {**run.trace.model_dump(), "metrics": metrics.model_dump()}
     timed = {f"{state}_ms": metrics.states.get(state, 0) for state in TIMED}
     return {
-        "trace": kept, "reliability": metrics.reliability, "tool_usage": metrics.tool_usage,
+        "trace": sealed(kept, seal), "reliability": metrics.reliability,
+        "tool_usage": metrics.tool_usage,
         **timed,
     }  # fmt: skip
 

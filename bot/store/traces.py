@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.outcome import NOT_ENDED, RunStatus
 from bot.store.schema import RunRow, SessionRow
+from bot.store.sealing import TraceSeal, opened
 from bot.vocabulary.events import Trigger
 
 RUNS: Table = RunRow.__table__  # type: ignore[assignment]
@@ -179,16 +180,20 @@ class Traced:
 
 
 class Traces:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, seal: TraceSeal | None = None) -> None:
         self.engine = engine
+        self.seal = seal  # opens the traces sealed at rest (`bot.store.sealing`)
 
     async def of_run(self, run_id: str) -> Traced | None:
         """The run's summary, its trace and what it ran with (None for a run recorded
-        before they were kept); None for no such run."""
+        before they were kept); None for no such run. `Unsealable` for a sealed trace no key
+        of this process opens."""
         query = select(*SHOWN, RUNS.c.trace, RUNS.c.config).select_from(RUNS_AND_SESSIONS)
         async with self.engine.connect() as db:
             row = (await db.execute(query.where(RUNS.c.id == run_id))).first()
-        return None if row is None else Traced(summary(row), row.trace, row.config)
+        if row is None:
+            return None
+        return Traced(summary(row), opened(row.trace, self.seal), row.config)
 
     async def span(self, run_ids: tuple[str, ...]) -> tuple[datetime, datetime] | None:
         """When the first of these runs started and the last one did, each found by its

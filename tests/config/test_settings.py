@@ -312,3 +312,27 @@ def test_the_helpers_bounds_are_refused_out_of_range(monkeypatch: pytest.MonkeyP
     assert "PARLEY_DELEGATE_TIMEOUT: Input should be greater than 0" in message
     assert "PARLEY_DELEGATE_CONCURRENCY: Input should be greater than or equal to 1" in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("value", ["not-a-key", "Zm9v" * 10, ", ,"])
+def test_a_trace_key_that_is_no_key_is_one_line_without_the_value(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("PARLEY_TRACE_KEY", value)
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert message.startswith("PARLEY_TRACE_KEY: ") and "\n" not in message
+    assert "`parley trace-key` makes one" in message and value not in message
+
+
+def test_parley_trace_key_makes_a_key_parley_takes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    made = parley.run_parley("trace-key", env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    first = made.stdout.strip()
+    second = parley.run_parley("trace-key", env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    assert len(first) == 44 and second.stdout.strip() != first
+    monkeypatch.setenv("PARLEY_TRACE_KEY", f"{first}, {second.stdout.strip()}")
+    assert load_settings().trace_key is not None
