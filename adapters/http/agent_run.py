@@ -176,12 +176,12 @@ class AgentRuns:
             await redis.set(keys.http_session(session_id), json.dumps(record))
             since = await stream_position(redis, session)
             model = config.model or self.services.settings.model
-            await self.live.show(ident, queued(ident, envelope, Trigger.API, model))
+            await self.live.show(ident, session, queued(ident, envelope, Trigger.API, model))
             await self.services.mailbox.submit(envelope)
         except BaseException:  # never queued: no identical request may wait for it
             with contextlib.suppress(Exception):
                 await done(redis.eval(_RELEASE, 1, dedup, ours))
-                await self.live.drop(ident)
+                await self.live.drop(ident, session)
             raise
         return session, envelope_id, since, False
 

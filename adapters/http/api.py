@@ -5,7 +5,9 @@ Every bad request gets a JSON error with a 4xx status and nothing is enqueued fo
 record of every platform's sessions (list, read, delete, stats) is in `records.py`, the
 scheduled tasks (list, read, create, cancel) in `tasks.py`, what people asked to be
 remembered (list, delete) in `people.py`, a chat's standing instruction in `chats.py`, the
-commands a message may be (`/memory`, `/compact`…) and `POST …/compact` in `chat_commands.py`.
+commands a message may be (`/memory`, `/compact`…) and `POST …/compact` in `chat_commands.py`,
+how a session's turns run (model, mode, reasoning, tools, output schema) and the models it
+may name in `session_settings.py`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from adapters.http import (
     people,
     place,
     readiness,
+    session_settings,
     sessions,
     tasks,
     traces,
@@ -48,6 +51,7 @@ from adapters.http.messages import posted
 from adapters.http.rate_limit import rate_middleware
 from adapters.http.records import Records
 from adapters.http.server import LIMITS
+from adapters.http.session_settings import SessionChange, SessionIn
 from adapters.http.sse import HUB, STREAMS, close_streams, relay, stream_position
 from adapters.http.streams import Slot, StreamHub
 from adapters.web import callers
@@ -56,7 +60,6 @@ from adapters.web.services import Services
 from adapters.web.shutdown import DEADLINE, Deadline
 from bot.config.settings import Settings
 from bot.files.voice import with_transcripts
-from bot.llm.served import served_model
 from bot.redis import keys
 from bot.redis.confirmations import Outcome, Status
 from bot.skills.library import Skills
@@ -64,7 +67,6 @@ from bot.store.database import UNAVAILABLE as DATABASE_UNAVAILABLE
 from bot.telemetry import metrics
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.questions import MAX_QUESTIONS
-from bot.vocabulary.run_config import Mode, Reasoning
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -80,27 +82,6 @@ DECISION_CODES: dict[Outcome, int] = {
 StaticFiles = web.StaticResource  # the pages' own files are public, like the pages
 PUBLIC = web.AppKey("public_paths", set[str])  # routes that check their own credentials
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-class SessionIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    model: str | None = Field(default=None, min_length=1, max_length=200)
-    mode: Mode | None = None  # how its turns run: react, or plan_execute (bot.agent.plan)
-    reasoning: Reasoning | None = None  # whether the model thinks first, and shows it
-
-
-class SessionChange(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    mode: Mode | None = None
-    reasoning: Reasoning | None = None
-
-    @model_validator(mode="after")
-    def _something(self) -> SessionChange:
-        if self.mode is None and self.reasoning is None:
-            raise ValueError("give mode, reasoning or both")
-        return self
 
 
 class DecisionIn(BaseModel):
@@ -137,47 +118,28 @@ class Api:
         return slot
 
     async def create_session(self, request: web.Request) -> web.Response:
-        """A new session; its body may choose the model (`{"model": "..."}`, else the
-        default, PARLEY_MODEL, answers) and the mode (`{"mode": "plan_execute"}`)."""
+        """A new session, running its turns as its body chooses (`session_settings`: the
+        model, else PARLEY_MODEL; the mode, reasoning, tools and output schema); nothing is
+        made for a choice that is refused."""
         body = await read_body(request, SessionIn) if request.body_exists else SessionIn()
-        wanted = body.model
-        model = self.services.settings.model
-        if wanted is not None:
-            served = served_model(self.services.settings, wanted)
-            if served is None:
-                problem = f"model: this deployment's API does not serve {wanted!r}"
-                raise refusal(web.HTTPUnprocessableEntity, "invalid request", problems=[problem])
-            model = served
+        config = await session_settings.checked(self.services, body)
         session_id = place.new_session_id()
         session = place.session_key(session_id)
+        kept = await session_settings.keep(self.services.mailbox, session, body, config)
         record = {"owner": request[USER], "created_at": time.time()}
-        if wanted is not None:
-            await self.services.mailbox.set_option(session, "model", model)
-        if body.mode is not None:
-            await self._set_mode(session, body.mode)
-        if body.reasoning is not None:
-            await self.services.mailbox.set_option(session, "reasoning", body.reasoning)
         await self.services.redis.set(keys.http_session(session_id), json.dumps(record))
-        reasoning = body.reasoning or self.services.settings.reasoning
-        answer = {"id": session_id, "model": model, "mode": body.mode or "react",
-                  "reasoning": reasoning}  # fmt: skip
-        return web.json_response(answer, status=201)
+        answer = session_settings.made(self.services.settings, kept)
+        return web.json_response({"id": session_id, **answer}, status=201)
 
     async def change_session(self, request: web.Request) -> web.Response:
-        """`{"mode": "plan_execute"}` or `{"mode": "react"}`, and `{"reasoning": "on"}` (or
-        `off`, `hidden`, `stream`): how its next turns run."""
+        """`{"mode": "plan_execute"}`, `{"reasoning": "on"}`, `{"model": …}`, `{"tools":
+        […]}`, `{"output_schema": {…}}`, or several (null: back to the deployment's): how its
+        next turns run. Answered with the fields changed, as kept."""
         session = await self._known(request)
         body: SessionChange = await read_body(request, SessionChange)
-        if body.mode is not None:
-            await self._set_mode(session, body.mode)
-        if body.reasoning is not None:
-            await self.services.mailbox.set_option(session, "reasoning", body.reasoning)
-        changed = body.model_dump(exclude_none=True)
+        config = await session_settings.checked(self.services, body)
+        changed = await session_settings.keep(self.services.mailbox, session, body, config)
         return web.json_response({"id": place.session_id(session), **changed})
-
-    async def _set_mode(self, session: str, mode: Mode) -> None:
-        """The chat's mode, kept where `/mode` keeps a Telegram or Slack chat's."""
-        await self.services.mailbox.set_option(session, "mode", None if mode == "react" else mode)
 
     async def _known(self, request: web.Request) -> str:
         """The session's key, or 404 for an id this API never made."""
@@ -407,6 +369,7 @@ def build_app(services: Services) -> web.Application:
     tasks.mount(app, services)
     people.mount(app, services)
     chats.mount(app, services)
+    session_settings.mount(app, services)
     chat_commands.mount(app, services)
     traces.mount(app, services)
     evaluations.mount(app, services)

@@ -16,13 +16,12 @@ import re
 from aiohttp import web
 
 from adapters.http import place
+from adapters.http.session_settings import shown
 from adapters.web.input import error, query_number
 from adapters.web.services import Services
 from bot.mailbox.inbox import Mailbox
 from bot.redis import keys
 from bot.tools.workspace_upkeep import remove_workspace
-from bot.vocabulary.chats import chat_of
-from bot.vocabulary.run_config import reasoning_in, reasoning_of
 
 log = logging.getLogger(__name__)
 STORED = re.compile(rb'"(?:sha256|extract)":\s*"([0-9a-f]{64})"')  # in a file reference's JSON
@@ -55,7 +54,8 @@ class Records:
         )
 
     async def detail(self, request: web.Request) -> web.Response:
-        """The session and its latest messages (`?recent=`, 50 unless asked)."""
+        """The session and its latest messages (`?recent=`, 50 unless asked), and how its
+        turns run (`session_settings.shown`)."""
         key = _key(request)
         recent = query_number(request, "recent", 50, 0, 1000)
         found = await self.services.archive.session(key, recent)
@@ -63,11 +63,7 @@ class Records:
             return error(404, "unknown session", id=key)
         body = found.model_dump(mode="json")
         body["running"] = await self.services.mailbox.busy(key)
-        mode, reasoning = await self.services.mailbox.options(chat_of(key), "mode", "reasoning")
-        body["mode"] = mode or "react"
-        body["reasoning"] = reasoning_in(
-            found.chat_kind, reasoning_of(reasoning), self.services.settings.reasoning
-        )
+        body |= await shown(self.services, key, found.chat_kind, found.model)
         return web.json_response(body)
 
     async def delete(self, request: web.Request) -> web.Response:

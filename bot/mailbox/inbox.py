@@ -407,8 +407,8 @@ class Mailbox:
         self, session: str, known: str = ""
     ) -> tuple[StoredState | None, TurnOptions]:
         """`load_state` with the options the turn runs with, in one round trip: the
-        session's model, its chat's mode and reasoning (`chat_of`: a topic's or a thread's
-        are its chat's; `RedisState.load_for_turn`)."""
+        session's model, its chat's mode, reasoning, tools and output schema (`chat_of`: a
+        topic's or a thread's are its chat's; `RedisState.load_for_turn`)."""
         return await self._state.load_for_turn(session, chat_of(session), known)
 
     async def first_of_state(self, session: str, count: int) -> FirstItems | None:

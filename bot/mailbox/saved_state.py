@@ -53,13 +53,14 @@ return 1
 """
 )
 # The state, unless its version is still ARGV[1]: then the reader's copy is current. With
-# KEYS[4] and KEYS[5], the session's options and its chat's, their model, mode and reasoning
-# come first, read in the same step (`TurnOptions`).
+# KEYS[4] and KEYS[5], the session's options and its chat's, the session's model and the
+# chat's mode, reasoning, tools and output schema come first, read in the same step
+# (`TurnOptions`).
 _LOAD = """
 local options = {}
 if KEYS[4] then
   options = {redis.call('HGET', KEYS[4], 'model') or '',
-             unpack(redis.call('HMGET', KEYS[5], 'mode', 'reasoning'))}
+             unpack(redis.call('HMGET', KEYS[5], 'mode', 'reasoning', 'tools', 'output_schema'))}
 end
 local version = redis.call('GET', KEYS[3])
 if ARGV[1] ~= '' and version == ARGV[1] then return {1, options} end
@@ -111,11 +112,15 @@ def mark_in(start: bytes) -> ColdMark | None:
 @dataclass(frozen=True)
 class TurnOptions:
     """What people chose with commands that a turn runs with (None: the default): the
-    session's `model` (/model), its chat's `mode` (/mode) and `reasoning` (/reasoning)."""
+    session's `model` (/model), its chat's `mode` (/mode) and `reasoning` (/reasoning), and
+    the tools its turns may offer and the schema their answers must follow, each as the JSON
+    text it is kept as (a web chat's settings, `adapters.http.session_settings`)."""
 
     model: str | None = None
     mode: str | None = None
     reasoning: str | None = None
+    tools: str | None = None
+    output_schema: str | None = None
 
     @classmethod
     def of(cls, values: Sequence[Any]) -> TurnOptions:
@@ -196,7 +201,7 @@ class RedisState:
         self, session: str, chat: str, known: str = ""
     ) -> tuple[StoredState | None, TurnOptions]:
         """`load`, and in the same step what the turn runs with of the options: the
-        session's model, its `chat`'s mode and reasoning."""
+        session's model, its `chat`'s mode, reasoning, tools and output schema."""
         names = ("state", "context", "saved")
         options = [keys.session(session, "options"), keys.session(chat, "options")]
         result = await self._load(

@@ -54,9 +54,8 @@ Shared by every worker:
 - `parley:{pair}:asks:{account}:{person}`: how often a stranger asked this window.
 - `parley:{pair}:wrong` and `parley:{pair}:wrong:{person}`: wrong codes tried this window,
   overall and by one admin (`cli` for the command line).
-- `parley:run:{run id}`: a run while it is queued or runs (JSON: its summary, state and trace
-  so far, as `GET /api/traces/{id}` shows it), rewritten as it goes, with a TTL of a turn's
-  time; dropped once the run's record is written (`bot.redis.live_runs`).
+- `parley:run:{run id}`: the session of a run while it is queued or runs, whose
+  `run:{run id}` key shows it (`bot.redis.live_runs`), with the same TTL.
 - `parley:scheduler`: the leader lease of the scheduler that runs the tasks (its token); the
   other schedulers wait until it is free.
 
@@ -78,6 +77,9 @@ Per session, all under the hash tag `{session}` so one script touches one slot
 - `options`: hash of per-session settings chosen by a person (e.g. `model`).
 - `events`: stream of a turn's events for the HTTP API; the last 15 minutes' are kept.
 - `asking`: the id of the confirmation the session last asked for, for the API's listing.
+- `run:{run id}`: a run of the session while it is queued or runs (JSON: its summary, state and
+  trace so far, as `GET /api/traces/{id}` shows it), rewritten as it goes, with a TTL of a
+  turn's time; dropped once the run's record is written (`bot.redis.live_runs`).
 
 Per platform (`tg`, `slack`, `http`):
 

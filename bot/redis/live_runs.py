@@ -2,12 +2,13 @@
 is written: `GET /api/traces/{id}` answers with the run's status (`queued`, `running`), the
 state it is in, its trace so far and the numbers measured from it.
 
-The worker running it rewrites one key (`parley:run:{id}`) as the run passes from state to
-state (a model call starts, its text streams, its tools run), so what is read is at most one
-state behind; the key lapses a turn's time after its last rewrite, so a run whose worker died
-is not shown running for long (its successor rewrites it as it resumes), and it is dropped
-once the run's record is in SQL, which is what answers from then on. The value is the JSON
-the API answers with, so the web process only relays it.
+The worker running it rewrites the session's key for it (`parley:{session}:run:{id}`, found
+by the run's id through `parley:run:{id}`) as the run passes from state to state (a model call
+starts, its text streams, its tools run), so what is read is at most one state behind; the
+keys lapse a turn's time after the last rewrite, so a run whose worker died is not shown
+running for long (its successor rewrites them as it resumes), they go with a deleted session's
+keys, and they are dropped once the run's record is in SQL, which answers from then on. The
+value is the JSON the API answers with, so the web process only relays it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot.redis import keys
-from bot.redis.results import done
+from bot.redis.results import done, text
 
 SLACK_S = 60.0  # kept this long past a turn's time: a run's last rewrite may come early in it
 
@@ -28,17 +29,24 @@ class LiveRuns:
         self.redis = redis
         self.ttl_ms = round((turn_timeout + SLACK_S) * 1000)
 
-    async def show(self, run_id: str, shown: dict[str, Any]) -> None:
-        """`shown` is the run as `GET /api/traces/{id}` answers for it now."""
-        await done(self.redis.set(keys.live_run(run_id), json.dumps(shown), px=self.ttl_ms))
+    async def show(self, run_id: str, session: str, shown: dict[str, Any]) -> None:
+        """`shown` is the run as `GET /api/traces/{id}` answers for it now. It is kept with
+        the session's keys (so a deleted session's go with them), found by the run's id."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(keys.session(session, f"run:{run_id}"), json.dumps(shown), px=self.ttl_ms)
+            pipe.set(keys.live_run(run_id), session, px=self.ttl_ms)
+            await pipe.execute()
 
-    async def drop(self, run_id: str) -> None:
-        await done(self.redis.delete(keys.live_run(run_id)))
+    async def drop(self, run_id: str, session: str) -> None:
+        await done(self.redis.delete(keys.session(session, f"run:{run_id}"), keys.live_run(run_id)))
 
     async def of(self, run_id: str) -> dict[str, Any] | None:
         """The run as last shown, or None when it is neither queued nor running."""
-        raw = await done(self.redis.get(keys.live_run(run_id)))
-        if raw is None:
+        session = await done(self.redis.get(keys.live_run(run_id)))
+        if session is None:
+            return None
+        raw = await done(self.redis.get(keys.session(text(session), f"run:{run_id}")))
+        if raw is None:  # its session was deleted
             return None
         shown: dict[str, Any] = json.loads(raw)
         return shown

@@ -73,7 +73,7 @@ class Player:
                     outgoing = await self.decisions.ask(head, state, event)
                 watch.see(event)
                 if isinstance(event, ev.StateChanged):
-                    await progress.show(event.state)
+                    await progress.changed(event)
                 if isinstance(event, ev.FileSent):
                     deliveries.record(event, await stream.post_file(event))
                 else:  # `ModelAnswered` too: a chat's reply holds its updates once it is whole

@@ -3,7 +3,8 @@ in, its trace so far and the numbers measured from it, in the shape `GET /api/tr
 gives a recorded run, so a client that polls a run's trace reads the same answer before and
 after its end.
 
-It is rewritten as the run passes from state to state, a few times a step, never per token.
+It is rewritten as the run enters a state that may last (`changed`), a few times a step, never
+per token.
 Showing it never fails or stops a turn: a Redis that cannot take it is logged, and the
 run goes on.
 """
@@ -19,10 +20,13 @@ from typing import Any
 from bot.redis.live_runs import LiveRuns
 from bot.session.watch import RunWatch
 from bot.trace.metrics import measure
+from bot.vocabulary import events as ev
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.state import SessionState
 
 log = logging.getLogger(__name__)
+
+LASTING = (ev.TurnState.PLANNING, ev.TurnState.COMPACTING)  # turn states shown (`changed`)
 
 
 def _at(moment: float) -> str:
@@ -55,12 +59,20 @@ class RunProgress:
     state: SessionState
     watch: RunWatch
 
+    async def changed(self, change: ev.StateChanged) -> None:
+        """Shown as the run starts a state that may last: a model call, its stream, its
+        tools, a plan or a compaction. The turn's other states pass within a few
+        milliseconds into one of those (a tool batch starting, a call's results read) or end
+        the run, whose record answers next, so a short turn is written twice, not six times."""
+        if change.layer == "call" or change.state in LASTING:
+            await self.show(change.state)
+
     async def show(self, where: str) -> None:
         """The run is in state `where` (`bot.vocabulary.events`' turn and call states)."""
         if self.live is None:
             return
         try:
-            await self.live.show(self.run_id, self.shown(where))
+            await self.live.show(self.run_id, self.head.session, self.shown(where))
         except Exception as exc:  # Redis away: the trace is shown once the run is recorded
             log.warning("could not show the progress of run %s: %s", self.run_id, exc)
 
@@ -69,7 +81,7 @@ class RunProgress:
         if self.live is None:
             return
         try:
-            await self.live.drop(self.run_id)
+            await self.live.drop(self.run_id, self.head.session)
         except Exception as exc:  # it lapses by itself
             log.warning("could not drop the progress of run %s: %s", self.run_id, exc)
 

@@ -5,6 +5,7 @@ returned as one request for the agent (or none: the turn has nothing left to do)
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 
 from bot.agent.deps import TurnRequest
@@ -23,8 +24,10 @@ from bot.tools.workspace_paths import workspace_of
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.helpers import root_of
 from bot.vocabulary.preferences import Preferences
-from bot.vocabulary.run_config import MODES, RunConfig, reasoning_of
+from bot.vocabulary.run_config import MODES, RunConfig, kept_schema, kept_tools, reasoning_of
 from bot.vocabulary.state import SessionState
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -145,13 +148,25 @@ def run_config(
     head: Envelope, state: SessionState, options: TurnOptions, *, goes_on: bool
 ) -> RunConfig:
     """How the turn is to run: as its message asked (an API run), as the turn it `goes_on`
-    with was asked to, else in the chat's mode (`/mode`) and with its reasoning
-    (`/reasoning`)."""
+    with was asked to, else as its chat chose (`chat_config`)."""
     if head.run is not None:
         return head.run
     if goes_on and state.turn is not None:  # as it began, whatever the chat chose since
         return state.turn.config or RunConfig()
-    return RunConfig(
-        mode=options.mode if options.mode in MODES else "react",
-        reasoning=reasoning_of(options.reasoning),
-    )
+    return chat_config(options)
+
+
+def chat_config(options: TurnOptions) -> RunConfig:
+    """The chat's choices as a run's config: its mode (`/mode`), its reasoning
+    (`/reasoning`), and a web chat's tools and output schema, which then restrict and check
+    the turn exactly as an API run's config does (the agent reads only the config). They
+    were checked when chosen; one that is no longer a valid config (Redis edited by hand) is
+    left out with a warning rather than failing every turn of the chat."""
+    mode = options.mode if options.mode in MODES else "react"
+    reasoning = reasoning_of(options.reasoning)
+    try:
+        tools, schema = kept_tools(options.tools), kept_schema(options.output_schema)
+        return RunConfig(mode=mode, reasoning=reasoning, tools=tools, output_schema=schema)
+    except ValueError as exc:  # a ValidationError is one too
+        log.warning("the chat's tools or output schema are left out: %s", exc)
+        return RunConfig(mode=mode, reasoning=reasoning)

@@ -64,6 +64,16 @@ FIRST_TEXT_SECONDS = Histogram(
     "parley_first_text_seconds", "From a run's start to its first streamed text",
     buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30), registry=REGISTRY,
 )  # fmt: skip
+RUN_ITERATIONS = Histogram(
+    "parley_run_iterations", "Model calls a run made (its iterations)",
+    buckets=(1, 2, 3, 5, 8, 13, 20, 30, 50), registry=REGISTRY,
+)  # fmt: skip
+STATE_SECONDS = Counter(
+    "parley_run_state_seconds",
+    "Seconds runs spent by state: calling the model (to its first text), streaming, running "
+    "tools, waiting for a person (before a run a decision resumed), other",
+    ["state"], registry=REGISTRY,
+)  # fmt: skip
 MODEL_CALLS = Counter(
     "parley_model_calls",
     "Model calls, by the model that answered (or was last asked) and outcome (ok, error, "
@@ -148,6 +158,9 @@ def observe_run(record: RunRecord, tools: Collection[str], models: Collection[st
     TURN_SECONDS.observe(max(0.0, record.finished_at - record.started_at))
     if record.first_text_at is not None:
         FIRST_TEXT_SECONDS.observe(max(0.0, record.first_text_at - record.started_at))
+    RUN_ITERATIONS.observe(record.iterations)
+    for state, ms in record.trace.states.items() if record.trace is not None else []:
+        STATE_SECONDS.labels(state).inc(ms / 1000)
     for node in record.trace.nodes if record.trace is not None else []:
         if node.kind == "model_call":
             outcome = node.status if node.status != "waiting" else "ok"

@@ -3,7 +3,9 @@ and its temperature, the step cap, the tools offered, the output schema, retries
 reasoning, a token budget.
 
 An API run carries one in its envelope (`POST /api/agent/run`), a scheduled task may keep
-one, and a chat may set its mode. Every field left out keeps the deployment's setting.
+one, and a chat may set its mode (and a web chat its model, tools and output schema, kept as
+JSON among the chat's options: `kept_tools`, `kept_schema`). Every field left out keeps the
+deployment's setting.
 The schema is checked here, when the run is asked for, so a run never starts with a schema
 it cannot apply: it must be a valid JSON Schema, of bounded size and nesting, whose patterns
 RE2 can match (`bot.vocabulary.json_schema`, imported with jsonschema at the first schema
@@ -105,6 +107,28 @@ class RunConfig(BaseModel):
 def reasoning_of(value: str | None) -> Reasoning | None:
     """A stored choice of reasoning (a chat's option), if it is one."""
     return next((known for known in REASONINGS if known == value), None)
+
+
+def kept_tools(value: str | None) -> tuple[str, ...] | None:
+    """The tools a chat chose (its option, a JSON array of names), None for all. ValueError
+    for a value that is not one, which nothing here writes."""
+    if value is None:
+        return None
+    names = json.loads(value)
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise ValueError("the chat's tools are not a list of names")
+    return tuple(names)
+
+
+def kept_schema(value: str | None) -> dict[str, Any] | None:
+    """The output schema a chat chose (its option, a JSON object), None for none; ValueError
+    for a value that is not one."""
+    if value is None:
+        return None
+    schema = json.loads(value)
+    if not isinstance(schema, dict):
+        raise ValueError("the chat's output schema is not a JSON object")
+    return schema
 
 
 def reasoning_in(chat_kind: str, chosen: Reasoning | None, deployment: Reasoning) -> Reasoning:

@@ -244,14 +244,17 @@ async def test_dead_letters_are_bounded_and_go_with_their_session(box: Any) -> N
 async def test_a_turns_options_are_the_sessions_model_and_its_chats_mode(
     box: Any, session: str
 ) -> None:
-    """A forum topic has a model of its own, and its chat's mode and reasoning."""
+    """A forum topic has a model of its own, and its chat's mode, reasoning, tools and
+    output schema."""
     mailbox, _, _ = box
     assert await mailbox.load_for_turn(session) == (None, TurnOptions())
     await mailbox.set_option("tg:-100", "mode", "plan_execute")
     await mailbox.set_option("tg:-100", "reasoning", "on")
+    await mailbox.set_option("tg:-100", "tools", '["calculator"]')
+    await mailbox.set_option("tg:-100", "output_schema", '{"type": "object"}')
     await mailbox.set_option(session, "model", "claude-x")
     await mailbox.set_option("tg:-100:7", "mode", "react")  # not the topic's: its chat's
-    chosen = TurnOptions("claude-x", "plan_execute", "on")
+    chosen = TurnOptions("claude-x", "plan_execute", "on", '["calculator"]', '{"type": "object"}')
     assert await mailbox.load_for_turn(session) == (None, chosen)
 
 

@@ -1,10 +1,11 @@
-// The web chat (served at / as chat.html): the conversation list, the open conversation, and
-// the message box. See chat/ for the parts.
+// The web chat (served at / as chat.html): the conversation list, the open conversation, its
+// settings, and the message box. See chat/ for the parts.
 
 import { api, refusal } from "./api.js";
 import { Conversations } from "./chat/conversations.js";
 import { watchScroll } from "./chat/dom.js";
 import { Chosen, wireFiles } from "./chat/files.js";
+import { SettingsForm } from "./chat/settings.js";
 import { currentSession, forgetProgress, keepSession, progress } from "./chat/store.js";
 import { ChatView } from "./chat/view.js";
 
@@ -18,8 +19,9 @@ let view = null;
 
 planFirst.checked = localStorage.getItem(PLAN_KEY) === "1";
 const chosenMode = () => (planFirst.checked ? "plan_execute" : "react");
+const keepMode = () => localStorage.setItem(PLAN_KEY, planFirst.checked ? "1" : "0");
 planFirst.onchange = async () => {
-  localStorage.setItem(PLAN_KEY, planFirst.checked ? "1" : "0");
+  keepMode();
   if (!view.session) return;
   const path = `/api/sessions/${view.session}`;
   const body = JSON.stringify({ mode: chosenMode() });
@@ -27,6 +29,15 @@ planFirst.onchange = async () => {
   const response = await api(path, { method: "PATCH", headers, body });
   if (!response.ok) view.error(await refusal(response));
 };
+
+// The settings form sends the mode with the rest: the checkbox only shows it.
+new SettingsForm({
+  view: () => view,
+  onMode: (mode) => {
+    planFirst.checked = mode === "plan_execute";
+    keepMode();
+  },
+});
 
 const conversations = new Conversations({
   list: document.getElementById("conversations"),

@@ -30,9 +30,12 @@ async def traced(client: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
     """The run's trace, once the worker has written its record (after its stream ended)."""
     answers: list[httpx.Response] = []
 
-    async def written() -> bool:
+    async def written() -> bool:  # before, it is unknown, or shown queued or running
         answers.append(await client.get(f"/api/traces/{run_id}"))
-        return answers[-1].status_code != 404
+        found = answers[-1]
+        return found.status_code != 404 and (
+            found.status_code != 200 or found.json()["run"]["status"] not in ("queued", "running")
+        )
 
     await until(written, f"the trace of {run_id}")
     found = answers[-1]

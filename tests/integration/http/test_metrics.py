@@ -57,3 +57,7 @@ async def test_a_worker_processs_counts_reach_the_web_processs_metrics(stack: St
     assert value(shown, "parley_pickup_seconds_count") >= 1
     assert value(shown, "parley_turn_seconds_count") >= 1
     assert value(shown, "parley_first_text_seconds_count") >= 1
+    assert value(shown, "parley_run_iterations_count") >= 1
+    assert value(shown, "parley_run_iterations_bucket", le="2.0") >= 1  # two model calls
+    assert value(shown, "parley_run_state_seconds_total", state="calling") > 0
+    assert value(shown, "parley_run_state_seconds_total", state="tools") > 0

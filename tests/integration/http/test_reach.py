@@ -73,6 +73,7 @@ SURFACES = [
     Surface("GET", "/metrics", "api", 200),
     Surface("GET", "/api/tools", "api", 200),
     Surface("GET", "/api/skills", "api", 200),
+    Surface("GET", "/api/models", "api", 200),
     Surface("POST", "/api/sessions", "api", 201, {}),
     Surface("GET", "/api/sessions", "api", 200),
     Surface("GET", "/api/sessions/{session}", "api", 404),  # its record: none before a turn

@@ -36,7 +36,7 @@ async def test_a_session_thinks_as_it_was_told_and_shows_it(stack: Stack) -> Non
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
-        ({}, "give mode, reasoning or both"),
+        ({}, "give mode, reasoning, model, tools or output_schema"),
         ({"reasoning": "loud"}, "reasoning: Input should be 'off', 'hidden', 'on' or 'stream'"),
     ],
 )

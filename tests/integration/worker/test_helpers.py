@@ -437,7 +437,8 @@ async def test_a_session_deleted_takes_its_helpers_with_it(stack: Stack) -> None
         helper_run = tool_results(events)[0]["content"].split("]")[0].rsplit(" ", 1)[1]
 
         async def traced() -> bool:
-            return (await client.get(f"/api/traces/{helper_run}")).status_code == 200
+            found = await client.get(f"/api/traces/{helper_run}")
+            return found.status_code == 200 and found.json()["run"]["status"] != "running"
 
         await until(traced, "the helper's run recorded")
         pattern = f"parley:{{http:{session}:helper-*}}:*"

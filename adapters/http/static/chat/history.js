@@ -12,9 +12,22 @@ const STAMP = /^\[\w{3} \d{4}-\d\d-\d\d \d\d:\d\d[^\]\n]*\]$/;
 // person sees what they typed, and what was heard as a quote.
 const HEARD = /(?:^|\n+)\[Transcript of the person's voice note\]\n/;
 
+// A conversation with an output schema (settings.js) asks the model for it under the person's
+// text, and asks again after an answer that did not match (bot/agent/output.py: instruction,
+// repair_prompt): neither is the person's, and the answer asked again for was taken back live
+// (a `reset` event), so the history shows only the answer that matched.
+const SCHEMA_ASKED = "Give your final answer as JSON only, with no other text, matching this JSON Schema:\n";
+const REPAIR = "Your answer does not match the required JSON Schema:\n";
+
 function textOf(content) {
-  const texts = content.filter((block) => block.type === "text").map((block) => block.text);
+  const texts = content.filter((block) => block.type === "text").map((block) => block.text)
+    .filter((text) => !text.startsWith(SCHEMA_ASKED));
   return texts.filter((text, i) => !(STAMP.test(text) && i + 1 < texts.length)).join("\n");
+}
+
+/** Whether `content` is only the model being asked again for an answer its schema takes. */
+function isRepair(content) {
+  return content.length === 1 && content[0].type === "text" && content[0].text.startsWith(REPAIR);
 }
 
 /**
@@ -31,6 +44,11 @@ export function renderHistory(view, messages) {
       view.log.append(h("div", { class: "msg summary" },
         folded("Earlier messages, summarised", message.text || textOf(content))));
       turn = null;
+      continue;
+    }
+    if (message.role === "user" && isRepair(content)) {
+      const answers = turn ? turn.element.querySelectorAll(".msg.bot") : [];
+      answers[answers.length - 1]?.remove();
       continue;
     }
     if (message.role === "user") {

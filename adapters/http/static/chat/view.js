@@ -6,6 +6,7 @@ import { api, postJson, refusal } from "../api.js";
 import { h, heardLine, pinToEnd } from "./dom.js";
 import { attachments, shownFiles } from "./files.js";
 import { renderHistory } from "./history.js";
+import { reason } from "./settings.js";
 import { keepProgress, keepSession, progress } from "./store.js";
 import { Turn } from "./turn.js";
 
@@ -30,6 +31,9 @@ export class ChatView {
    * `mode()`: the mode a new session starts in; `onMode(mode)`: the open session's mode. */
   constructor({ log, session, stopButton, onSession, onTurnEnd, mode, onMode }) {
     Object.assign(this, { log, session, stopButton, onSession, onTurnEnd, mode, onMode });
+    // The rest of how its turns run (settings.js): read from its record when it is opened,
+    // kept here for a conversation not made yet and sent when its first message makes it.
+    this.choice = { model: null, tools: null, output_schema: null };
     this.controller = new AbortController();
     this.tools = new Map(); // call id → ToolCard, across the view's turns
     this.cards = new Map(); // confirmation id → its approval or question card
@@ -63,10 +67,11 @@ export class ChatView {
 
   async ensureSession(title) {
     if (this.session) return this.session;
-    const response = await postJson("/api/sessions", { mode: this.mode() },
-      { signal: this.controller.signal });
+    const chosen = Object.entries(this.choice).filter(([, value]) => value !== null);
+    const body = { mode: this.mode(), ...Object.fromEntries(chosen) };
+    const response = await postJson("/api/sessions", body, { signal: this.controller.signal });
     if (!response.ok) {
-      this.error(await refusal(response));
+      this.error(`No conversation was made: ${await reason(response)}`);
       return null;
     }
     const { id } = await response.json();
@@ -118,6 +123,7 @@ export class ChatView {
     const detail = await response.json();
     if (!this.alive) return;
     this.onMode(detail.mode);
+    this.choice = { model: detail.model, tools: detail.tools, output_schema: detail.output_schema };
     const recent = detail.recent || [];
     if (detail.messages > recent.length) {
       this.log.append(h("div", { class: "msg info", text: "Older messages are not shown." }));
