@@ -108,7 +108,7 @@ def _envelope(envelope_id: str, session: str, source: RunInput, config: RunConfi
     return Envelope(
         id=envelope_id, session=session, text=source.text, attachments=source.attachments,
         sender=Sender(id=source.sender), platform=PLATFORM, chat_kind=source.chat_kind,
-        run=config, replay_of=source.run,
+        run=config, replay_of=source.run, seen_on=source.platform,
     )  # fmt: skip
 
 

@@ -82,6 +82,7 @@ class Player:
             abandoned = True
             raise
         finally:
+            progress.halt()
             await stream.close(abandoned=abandoned)
             logs.RUN.reset(named)
         if record := watch.record(group, how, model, request.ctx.user.id):

@@ -3,14 +3,15 @@ in, its trace so far and the numbers measured from it, in the shape `GET /api/tr
 gives a recorded run, so a client that polls a run's trace reads the same answer before and
 after its end.
 
-It is rewritten as the run enters a state that may last (`changed`), a few times a step, never
-per token.
+It is written once the run has run half a second, then rewritten as it enters a state that may
+last (`changed`), a few times a step, never per token.
 Showing it never fails or stops a turn: a Redis that cannot take it is logged, and the
 run goes on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from bot.vocabulary.state import SessionState
 log = logging.getLogger(__name__)
 
 LASTING = (ev.TurnState.PLANNING, ev.TurnState.COMPACTING)  # turn states shown (`changed`)
+SHOW_AFTER_S = 0.5  # a run is shown once it has run this long
 
 
 def _at(moment: float) -> str:
@@ -49,7 +51,7 @@ def queued(run_id: str, head: Envelope, trigger: str, model: str) -> dict[str, A
             "output": None, "metrics": None}  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass
 class RunProgress:
     live: LiveRuns | None  # None: not shown (tools and tests without Redis)
     run_id: str
@@ -58,27 +60,52 @@ class RunProgress:
     model: str
     state: SessionState
     watch: RunWatch
+    _where: str = ""  # the state the run is in, as last changed
+    _shown: bool = False  # the run's key was written
+    _later: asyncio.TimerHandle | None = None  # the first showing, once the run is old enough
+    _showing: asyncio.Task[None] | None = None
 
     async def changed(self, change: ev.StateChanged) -> None:
         """Shown as the run starts a state that may last: a model call, its stream, its
-        tools, a plan or a compaction. The turn's other states pass within a few
-        milliseconds into one of those (a tool batch starting, a call's results read) or end
-        the run, whose record answers next, so a short turn is written twice, not six times."""
-        if change.layer == "call" or change.state in LASTING:
-            await self.show(change.state)
+        tools, a plan or a compaction (the turn's other states pass within milliseconds into
+        one of those, or end the run). A run is first shown once it has run SHOW_AFTER_S,
+        so a short turn, whose record is written before anyone could poll it, writes
+        nothing."""
+        if change.layer != "call" and change.state not in LASTING:
+            return
+        self._where = change.state
+        age = time.time() - self.watch.started
+        if self._shown or age >= SHOW_AFTER_S:
+            await self.show()
+        elif self._later is None and self.live is not None:
+            loop = asyncio.get_running_loop()
+            self._later = loop.call_later(SHOW_AFTER_S - age, self._first_showing)
 
-    async def show(self, where: str) -> None:
-        """The run is in state `where` (`bot.vocabulary.events`' turn and call states)."""
+    def _first_showing(self) -> None:
+        self._showing = asyncio.create_task(self.show())
+
+    async def show(self) -> None:
+        """The run is in the state it last changed to."""
         if self.live is None:
             return
+        self._shown = True
         try:
-            await self.live.show(self.run_id, self.head.session, self.shown(where))
+            await self.live.show(self.run_id, self.head.session, self.shown(self._where))
         except Exception as exc:  # Redis away: the trace is shown once the run is recorded
             log.warning("could not show the progress of run %s: %s", self.run_id, exc)
 
+    def halt(self) -> None:
+        """The run's events ended: it is not shown for the first time after that."""
+        if self._later is not None:
+            self._later.cancel()
+
     async def drop(self) -> None:
-        """The run is recorded (or will not be): its record answers from now on."""
-        if self.live is None:
+        """The run is recorded (or will not be): its record answers from now on. An API
+        run's was shown queued by the web process, whatever this worker wrote."""
+        self.halt()
+        if self._showing is not None:
+            await asyncio.wait([self._showing])  # never written after it is dropped
+        if self.live is None or not (self._shown or self.head.run is not None):
             return
         try:
             await self.live.drop(self.run_id, self.head.session)

@@ -125,7 +125,7 @@ def tool_context(head: Envelope, settings: Settings, preferences: Preferences) -
     return ToolContext(
         session_key=head.session,
         user=head.sender,
-        platform=head.platform,
+        platform=head.seen_on or head.platform,  # a replay: as its recorded run was
         chat_kind=head.chat_kind,
         reply_to=head.reply_to,
         preferences=preferences,

@@ -80,7 +80,8 @@ class Envelope(BaseModel):
     A helper's envelope names the run whose `delegate` call started it (`parent_run`), so its
     exported spans nest under that call (`bot.telemetry.spans`). A replay (`replay_of`, an
     evaluation's, `bot.lab`) runs a recorded run's message again with its `run` config, the
-    conversation before it as it was, and none of its side effects repeated. An API run's
+    conversation before it as it was, and none of its side effects repeated; its prompt names
+    the platform the recorded run was on (`seen_on`), not the lab's. An API run's
     `initial` transcript is the conversation its new session starts with.
     """
 
@@ -101,6 +102,7 @@ class Envelope(BaseModel):
     run: RunConfig | None = None
     parent_run: str | None = Field(default=None, max_length=64)  # a helper's: see below
     replay_of: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")  # see below
+    seen_on: str = Field(default="", max_length=32)  # a replay's: its recorded run's platform
     initial: list[Said] = Field(default_factory=list, max_length=MAX_INITIAL)  # see below
     received_at: float = Field(default_factory=time.time)
 

@@ -100,6 +100,9 @@ async def test_an_evaluation_replays_runs_on_a_candidate_without_repeating_effec
     original_said = results(stack.fake.requests[:2], "schedule_task")
     assert results(replayed, "schedule_task") == original_said
     assert results(replayed, "remember")[-1] == REFUSED.format(name="remember")
+    # each replay's prompt says where its recorded run was (the API's), not the lab
+    assert all("Platform: http;" in str(r.body["system"]) for r in replayed)
+    assert not any("Platform: lab" in str(r.body["system"]) for r in replayed)
     async with database_of(stack) as database:
         kept = await Memories(database.engine).all(originals[0]["run"]["sender"])
         async with database.engine.connect() as connection:
