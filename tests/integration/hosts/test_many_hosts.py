@@ -22,7 +22,7 @@ from tests.support.hosts import start_worker_on
 from tests.support.stack import Stack, idle, lease_tokens, read_events, texts
 from tests.support.waiting import WITHIN, until
 
-SESSIONS, MESSAGES = 6, 4
+SESSIONS, MESSAGES = 10, 4  # enough wake-ups that a loaded host-b still takes some
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.parametrize("database_url", ["postgresql"], indirect=True),
