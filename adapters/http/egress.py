@@ -45,6 +45,7 @@ from bot.vocabulary.events import (
     AgentEvent,
     ConfirmationRequired,
     FileSent,
+    Joined,
     ModelAnswered,
     Reminded,
     TextDelta,
@@ -87,6 +88,9 @@ class RedisEventStream:
         if isinstance(event, FileSent):
             await self._file(event)
             return
+        if isinstance(event, Joined):  # what follows answers them too: their streams see it
+            await self._write([])
+            self.ids = ",".join([self.ids, *event.envelope_ids])
         await self._write([event])
 
     async def post_file(self, event: FileSent) -> str | None:

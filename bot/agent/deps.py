@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from bot.agent.attachments import Attachments
 from bot.agent.compaction import Compactor
+from bot.agent.joining import Joining
 from bot.agent.prompt import PromptBuilder
 from bot.agent.replayed import RecordedCalls
 from bot.config.settings import Settings
@@ -67,3 +68,4 @@ class TurnRequest:
     allowed: tuple[str, ...] = ()  # tools the person always allows in this chat (grants)
     chat_rules: ChatRules = field(default_factory=ChatRules)  # what the chat's admins chose
     config: RunConfig = field(default_factory=RunConfig)  # how it is to run (an API run)
+    joining: Joining | None = None  # the messages that join it as it runs (steering), if any

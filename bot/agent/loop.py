@@ -16,6 +16,7 @@ from bot.agent.attachments import Deliveries
 from bot.agent.compaction import context_sizes, overhead_tokens
 from bot.agent.deadline import TOOL_NOTE, Deadline
 from bot.agent.deps import AgentDeps, TurnRequest
+from bot.agent.joining import taken_in
 from bot.agent.model_call import ModelOutcome, call_model
 from bot.agent.plan import PlanExecution
 from bot.agent.ran_with import ran_with
@@ -135,6 +136,7 @@ class _Run:
         self.repairing = False
         self.model = ""  # the model that answered last, once one has
         self.unseen = False  # the model answered without seeing the images: it is said
+        self.joined: list[str] = []  # the envelopes that joined the turn in this run
 
     @property
     def turn(self) -> TurnProgress:
@@ -169,6 +171,8 @@ class _Run:
                         finish = ev.FinishReason.INVALID_OUTPUT
                 if finish is not None:
                     break
+                async for event in self._joined():
+                    yield event
                 step = self.plan.step() if self.plan is not None else self.iterate()
         finally:
             self.deadline.stop()
@@ -177,6 +181,18 @@ class _Run:
             self._notice(self.deadline.notice())
         async for event in self._end(finish):
             yield event
+
+    async def _joined(self) -> AsyncIterator[ev.AgentEvent]:
+        """Between two steps: take in what the person wrote meanwhile (`bot.agent.joining`),
+        saved with the turn's envelopes before the next call reads it."""
+        joining = self.request.joining
+        if joining is None or (self.cancel is not None and self.cancel.is_set()):
+            return
+        joined = await joining.take()
+        if joined:
+            self.joined += [envelope.id for envelope in joined]
+            yield taken_in(self.state, joined, self.request.ctx)
+            await self.save()
 
     async def _start(self) -> Step:
         """Take in the new message or the decisions, or finish tool calls a crash cut off."""
@@ -446,7 +462,7 @@ class _Run:
         turn = self.turn
         if finish != ev.FinishReason.AWAITING_CONFIRMATION:
             self.state.turn = None
-        self.state.finished = list(self.request.envelope_ids)
+        self.state.finished = [*self.request.envelope_ids, *self.joined]
         failed = finish == ev.FinishReason.ERROR
         yield ev.StateChanged(
             layer="turn", state=ev.TurnState.FAILED if failed else ev.TurnState.COMPLETED

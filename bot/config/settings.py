@@ -41,6 +41,7 @@ from bot.config.values import (
 )
 from bot.config.zones import known_zone
 from bot.vocabulary.run_config import Effort, Reasoning
+from bot.vocabulary.steering import SteerMode
 
 ENV_PREFIX = "PARLEY_"
 TOOL_PREFIX = ENV_PREFIX + "TOOL_"  # also the tools' own settings (`bot.tools.config`)
@@ -154,6 +155,8 @@ class Settings(RedisReach, PlatformSettings):
     lease_ttl: float = Field(default=30.0, ge=1, le=YEAR_S)
     max_attempts: int = Field(default=3, ge=1)
     merge_messages: int = Field(default=10, ge=0)
+    # What a message does to its person's running turn (`bot.vocabulary.steering`).
+    steer_mode: SteerMode = "steer"
     confirmation_ttl: float = Field(default=600.0, ge=5, le=YEAR_S)
     # Seconds before an approval or a question expires that its person is reminded; "off".
     confirmation_remind: float | None = Field(default=120.0, ge=1, le=YEAR_S)

@@ -337,8 +337,10 @@ class Mailbox:
         if job is not None:  # None: that generation's job is queued and was rung for already
             await done(self.redis.publish(keys.JOBS_CHANNEL, job.job_id))
 
-    async def peek(self, session: str, count: int = 1) -> list[Envelope]:
-        raw = await done(self.redis.lrange(keys.session(session, "inbox"), 0, count - 1))
+    async def peek(self, session: str, count: int = 1, *, start: int = 0) -> list[Envelope]:
+        """At most `count` of the envelopes waiting, from position `start` (0: the head)."""
+        name = keys.session(session, "inbox")
+        raw = await done(self.redis.lrange(name, start, start + count - 1))
         return [Envelope.model_validate_json(item) for item in raw]
 
     async def pending(self, session: str) -> int:

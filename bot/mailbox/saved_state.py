@@ -54,13 +54,14 @@ return 1
 )
 # The state, unless its version is still ARGV[1]: then the reader's copy is current. With
 # KEYS[4] and KEYS[5], the session's options and its chat's, the session's model and the
-# chat's mode, reasoning, tools and output schema come first, read in the same step
+# chat's mode, reasoning, tools, output schema and steering come first, read in the same step
 # (`TurnOptions`).
 _LOAD = """
 local options = {}
 if KEYS[4] then
   options = {redis.call('HGET', KEYS[4], 'model') or '',
-             unpack(redis.call('HMGET', KEYS[5], 'mode', 'reasoning', 'tools', 'output_schema'))}
+             unpack(redis.call('HMGET', KEYS[5], 'mode', 'reasoning', 'tools', 'output_schema',
+                               'steer'))}
 end
 local version = redis.call('GET', KEYS[3])
 if ARGV[1] ~= '' and version == ARGV[1] then return {1, options} end
@@ -114,13 +115,15 @@ class TurnOptions:
     """What people chose with commands that a turn runs with (None: the default): the
     session's `model` (/model), its chat's `mode` (/mode) and `reasoning` (/reasoning), and
     the tools its turns may offer and the schema their answers must follow, each as the JSON
-    text it is kept as (a web chat's settings, `adapters.http.session_settings`)."""
+    text it is kept as (a web chat's settings, `adapters.http.session_settings`), and what a
+    message does to a running turn (/steer, `bot.vocabulary.steering`)."""
 
     model: str | None = None
     mode: str | None = None
     reasoning: str | None = None
     tools: str | None = None
     output_schema: str | None = None
+    steer: str | None = None
 
     @classmethod
     def of(cls, values: Sequence[Any]) -> TurnOptions:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 import time
@@ -32,6 +33,7 @@ from bot.session.live import LiveTurn, helper_stopped
 from bot.session.play import Player
 from bot.session.record import Recorder
 from bot.session.states import StateStore, started_over
+from bot.session.steering import InboxJoining
 from bot.session.turn import Turns
 from bot.skills.tools import LOAD as LOAD_SKILL
 from bot.store.cold_context import ColdContext
@@ -40,6 +42,7 @@ from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.helpers import is_helper
 from bot.vocabulary.messages import Message, TextBlock
 from bot.vocabulary.state import SessionState
+from bot.vocabulary.steering import steer_mode
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +183,9 @@ class SessionRunner:
         request = await self.turns.request(group, state, options, resumed=bool(resumed))
         if request is not None:
             request = replay.applied(request) if replay is not None else request
+            mode = steer_mode(options.steer, self.deps.settings.steer_mode)
+            if joining := InboxJoining.of(self.deps.mailbox, group, mode):
+                request = dataclasses.replace(request, joining=joining)
             await self._play(session, token, group, state, request, fresh=fresh)
         return state
 

@@ -240,6 +240,16 @@ class PlanUpdated(BaseModel):
     revision: int = 0
 
 
+class Joined(BaseModel):
+    """Messages the person sent while the turn ran, taken into it at a model boundary
+    (`bot.vocabulary.steering`): the chat shows they were taken in, and the turn answers
+    them with the rest."""
+
+    type: Literal["joined"] = "joined"
+    envelope_ids: list[str]
+    text: str  # what they said, as the model reads it
+
+
 class Completed(BaseModel):
     """Always the last event of a run, whatever ended it. `output` is the answer's JSON
     when the run had an output schema and the answer matched it."""
@@ -280,6 +290,7 @@ AgentEvent = Annotated[
     | Compacted
     | Validated
     | PlanUpdated
+    | Joined
     | Completed
     | Error,
     Field(discriminator="type"),
