@@ -124,6 +124,11 @@ class Surface(Protocol):
         platform streams it (under `lock`, the one updates are shown under)."""
         ...
 
+    async def joined(self, event: ev.Joined) -> None:
+        """Messages the person sent meanwhile were taken into the turn
+        (`bot.vocabulary.steering`): shown the way the platform marks a message it took."""
+        ...
+
     async def helping(
         self, event: ev.ToolCallStart | ev.ToolCallResult, lock: asyncio.Lock
     ) -> None:
@@ -171,6 +176,9 @@ class QuietSurface:
         return None
 
     async def planned(self, event: ev.PlanUpdated, lock: asyncio.Lock) -> None:
+        return None
+
+    async def joined(self, event: ev.Joined) -> None:
         return None
 
     async def helping(
@@ -236,6 +244,23 @@ class StreamedReply:
             self._ended = True
         before = self._visible()
         self.transcript.apply(event)
+        await self._told(event)
+        if isinstance(event, ev.ConfirmationRequired):
+            await self._last_update()
+            await self._ask(event)
+            return
+        if isinstance(event, ev.FileSent):
+            await self._last_update()
+            await self._attach(event)
+            return
+        if self._visible() == before or self._ended:
+            return  # nothing new to show, or the last update shows it: no call is spent
+        self._dirty.set()
+        if self._pump is None:
+            self._pump = asyncio.create_task(self._run_pump())
+
+    async def _told(self, event: ev.AgentEvent) -> None:
+        """The surface's hooks for what it shows besides the reply's text."""
         if isinstance(event, ev.ToolCallStart):
             await self.surface.tool_started(event.name)
             if event.name == HELPER_TOOL:
@@ -246,19 +271,8 @@ class StreamedReply:
             await self.surface.thinking()
         elif isinstance(event, ev.PlanUpdated):
             await self.surface.planned(event, self._lock)
-        elif isinstance(event, ev.ConfirmationRequired):
-            await self._last_update()
-            await self._ask(event)
-            return
-        elif isinstance(event, ev.FileSent):
-            await self._last_update()
-            await self._attach(event)
-            return
-        if self._visible() == before or self._ended:
-            return  # nothing new to show, or the last update shows it: no call is spent
-        self._dirty.set()
-        if self._pump is None:
-            self._pump = asyncio.create_task(self._run_pump())
+        elif isinstance(event, ev.Joined):
+            await self.surface.joined(event)
 
     def _paced(self, event: ev.AgentEvent) -> bool:
         """Hold the pump once the model's answer is whole, and let it go again when the turn

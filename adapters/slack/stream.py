@@ -141,6 +141,11 @@ class SlackSurface(QuietSurface):
     async def tool_started(self, name: str) -> None:
         self.status.show(f"is running {name}…")
 
+    async def joined(self, event: ev.Joined) -> None:
+        """The person's new message was taken into the turn: the status says so until the
+        next thing it shows."""
+        self.status.show("is taking your new message into account…")
+
     async def thinking(self) -> None:
         """In a thread, the status shows the latest line of the model's thinking."""
         said = self.transcript.thinking_now or self.transcript.thinking

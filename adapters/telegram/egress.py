@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,11 +34,16 @@ class TelegramEgress(ChatEgress[TelegramCalls]):
         head = envelopes[0]
         place = Place.from_reply_to(head.reply_to)
         heard = heard_in(envelopes)
-        reactions, answered = self.reactions, list(envelopes)
-        finished = (lambda: reactions.answered(answered)) if reactions is not None else None
+        # The turn's own list, which grows as messages join it (`bot.session.steering`): at
+        # the end, the 👀 of every message it answered goes.
+        reactions, answered = self.reactions, envelopes
+        finished = joined = None
+        if reactions is not None:
+            finished = functools.partial(reactions.answered, answered)
+            joined = functools.partial(reactions.taken_in, answered)
         return telegram_reply(
             self.calls, self.store, self.files, place, head.id, heard,
-            finished=finished, fresh=fresh,
+            finished=finished, joined=joined, fresh=fresh,
         )  # fmt: skip
 
     async def show_outcome(self, prompt: dict[str, Any], status: Status) -> None:

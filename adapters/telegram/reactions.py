@@ -29,6 +29,7 @@ from bot.vocabulary.envelope import Envelope
 
 log = logging.getLogger(__name__)
 QUEUED = "👀"
+TAKEN_IN = "✍"  # a message that joined the running turn (Telegram's standard reactions)
 KEEP = 86_400  # a message unanswered for a day keeps its 👀; the marker goes
 
 
@@ -74,6 +75,22 @@ class StatusReactions:
         for envelope in envelopes:
             with _harmless("removed"):
                 await self._answered(envelope)
+
+    async def taken_in(self, envelopes: Sequence[Envelope], ids: Sequence[str]) -> None:
+        """Those of `envelopes` named by `ids` joined the running turn: their 👀 becomes ✍
+        (the turn is writing with them in mind) where the 👀 is on; `answered` takes it away
+        at the turn's end as it would the 👀. One whose 👀 is still on its way keeps it."""
+        for envelope in envelopes:
+            if envelope.id in ids:
+                with _harmless("changed"):
+                    await self._taken_in(envelope)
+
+    async def _taken_in(self, envelope: Envelope) -> None:
+        place = Place.from_reply_to(envelope.reply_to) if envelope.reply_to else None
+        if envelope.kind != "message" or place is None or place.message_id is None:
+            return
+        if await self.redis.get(keys.tg_reaction(envelope.id)) in (b"set", "set"):
+            await self._react(place.chat_id, place.message_id, TAKEN_IN)
 
     async def _queued(self, envelope_id: str, chat_id: int, message_id: int) -> None:
         name = keys.tg_reaction(envelope_id)

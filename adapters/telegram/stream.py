@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
@@ -68,19 +68,21 @@ def telegram_reply(
     heard: str = "",
     *,
     finished: Callable[[], Awaitable[None]] | None = None,
+    joined: Callable[[Sequence[str]], Awaitable[None]] | None = None,
     fresh: bool = False,
 ) -> StreamedReply:
     """The reply to the turn whose first envelope is `key`, in `place`, under what was
     `heard` in the person's voice notes (`adapters.chat.transcript.heard_in`); the files it
     posts are read from `files`. `finished` runs once the turn is over (its messages' 👀
-    taken away); `fresh`: nothing was posted for it yet (`Egress.open`)."""
+    taken away), `joined` with the envelopes that joined it (`bot.vocabulary.steering`);
+    `fresh`: nothing was posted for it yet (`Egress.open`)."""
     transcript = Transcript(heard)
     transcript.heard_inline = False  # a collapsed quote of its own (`render.under_heard`)
     transcript.thought_limit = THOUGHT_SHOWN
     wire = TelegramWire(calls, place)
     messages: Messages[int, Chunk] = Messages(wire, store, key, fresh=fresh)
     surface = TelegramSurface(wire, messages, transcript, draft_id(key), Uploads(wire, files))
-    surface.on_finished = finished
+    surface.on_finished, surface.on_joined = finished, joined
     return StreamedReply(calls, surface, messages, transcript, place.session)
 
 
@@ -106,6 +108,11 @@ class TelegramSurface(QuietSurface):
         self.draft = draft  # the turn keeps animating the same draft
         self.drafting = wire.place.private and self.calls.drafts  # PARLEY_TELEGRAM_STREAM
         self.on_finished: Callable[[], Awaitable[None]] | None = None
+        self.on_joined: Callable[[Sequence[str]], Awaitable[None]] | None = None
+
+    async def joined(self, event: ev.Joined) -> None:
+        if self.on_joined is not None:
+            await self.on_joined(event.envelope_ids)  # as quietly as `finished`
 
     async def finished(self) -> None:
         if self.on_finished is not None:

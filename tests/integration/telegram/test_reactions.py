@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from tests.fakes.llm import Reply
+from tests.fakes.llm import Reply, ToolCallSpec
 from tests.fakes.tg import FakeTelegram, TgChat
 from tests.integration.telegram.test_replies import ANN, replies
 from tests.support.telegram import TelegramStack
@@ -74,3 +74,29 @@ async def test_no_reaction_with_the_defaults(tg_stack: TelegramStack) -> None:
     tg.send(chat, ANN, "hi")
     assert await replies(tg_stack, chat) == ["Hello."]
     assert not [c for c in tg.calls if c.method == "setMessageReaction"]
+
+
+@pytest.mark.parametrize("tg_stack", [REACTIONS], indirect=True)
+async def test_a_message_that_joins_the_running_turn_shows_it_then_is_cleared_with_it(
+    tg_stack: TelegramStack,
+) -> None:
+    """Steering (the default): a second message sent while the first one's turn runs gets
+    👀, then ✍ once it joins the turn at its next step; one answer takes both away."""
+    await tg_stack.start_worker()
+    tg = tg_stack.tg
+    gate = asyncio.Event()
+    tool = ToolCallSpec("calculator", {"expression": "6*7"})
+    tg_stack.fake.enqueue(Reply(tool_calls=[tool], gate=gate), Reply(text="The other one: 42."))
+    chat = tg.private_chat(ANN)
+    first = tg.send(chat, ANN, "compute it")["message"]["message_id"]
+    await tg.wait_for(lambda: len(tg_stack.fake.requests) == 1, what="the first call")
+    second = tg.send(chat, ANN, "no, the other one")["message"]["message_id"]
+    await tg.wait_for(lambda: reactions_on(tg, chat, second) == [("👀",)], what="👀 set")
+    gate.set()
+    assert await replies(tg_stack, chat) == ["The other one: 42."]
+    await tg.wait_for(
+        lambda: reactions_on(tg, chat, second) == [("👀",), ("✍",), ()], what="✍, then cleared"
+    )
+    assert reactions_on(tg, chat, first) == [("👀",), ()]
+    assert len(tg_stack.fake.requests) == 2  # one turn answered both
+    assert "no, the other one" in str(tg_stack.fake.requests[1].body["messages"][-1])

@@ -52,6 +52,7 @@ export class Turn {
     this.failover = null; // the note naming the fallback model that took the turn over
     this.plan = null;
     this.status = null;
+    this.seen = false; // any of its events shown yet
   }
 
   add(node) {
@@ -104,8 +105,12 @@ export class Turn {
   }
 
   show(event, id) {
+    this.seen = true;
     if (event.type !== "state") this.setStatus(null);
     switch (event.type) {
+      case "joined":
+        this.goOnBelow();
+        break;
       case "heard":
         this.asked?.append(heardLine(event.text));
         break;
@@ -158,6 +163,24 @@ export class Turn {
         this.completed(event, id);
         break;
     }
+  }
+
+  /** The person's messages sent meanwhile joined this turn: its answer goes on below them. */
+  goOnBelow() {
+    this.endBubble();
+    this.thought = null;
+    this.status = null;
+    this.element = h("div", { class: "turn" });
+    this.view.log.append(this.element);
+    keepPinned();
+  }
+
+  /** This turn's message joined the turn already running, whose answer takes it in: it has
+   * nothing of its own to show but that. */
+  takenIn() {
+    this.element.remove();
+    this.asked?.append(h("div", { class: "joined-note", text: "↪ taken into the answer in progress" }));
+    keepPinned();
   }
 
   toolStarted(event) {

@@ -195,6 +195,11 @@ export class ChatView {
             cut = event;
             continue;
           }
+          if (event.type === "joined" && !turn.seen) { // taken into the turn running before it
+            turn.takenIn();
+            reader.cancel().catch(() => {});
+            return;
+          }
           turn.show(event, id);
           if (isEnd(event)) {
             reader.cancel().catch(() => {});
