@@ -4,7 +4,8 @@ the sender admitted (a stranger told once), a text the bot will not read answere
 person's limits counted (told once per window), the files fetched, voice notes transcribed,
 the other files checked and stored (`bot.files.intake`, holding room for them: a few
 messages' files in memory at once, each person's in their lane), and only then the envelope
-submitted to the session's mailbox.
+submitted to the session's mailbox; once it is in, a chat that chose `/steer interrupt` has
+its sender's running turn stopped (`adapters.chat.steer_commands`).
 
 The order is the promise. A stranger learns only that they are not let in, never what their
 text would have cost; a message refused for its length is not counted against the limits;
@@ -29,6 +30,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from adapters.chat import steer_commands
 from adapters.chat.access import Admission, Gate, too_long
 from bot.files.intake import Arrived, Refused, let_go
 from bot.files.intake import Intake as FileIntake
@@ -139,7 +141,10 @@ class Intake:
             return None
         if envelope is None:
             return None
-        return await self.mailbox.submit(envelope)
+        submitted = await self.mailbox.submit(envelope)
+        if submitted.accepted:  # in the mailbox: a stop now costs the message nothing
+            await steer_commands.interrupt(self.mailbox, envelope, self.gate.settings.steer_mode)
+        return submitted
 
     def _check(self, files: Files) -> None:
         self.files.check_sizes(files.announced)

@@ -26,7 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from redis.exceptions import RedisError
 
-from adapters.chat import decisions
+from adapters.chat import decisions, steer_commands
 from adapters.chat.access import too_long
 from adapters.chat.decisions import Choice, Press
 from adapters.http import (
@@ -173,6 +173,9 @@ class Api:
             submitted = await self.services.mailbox.submit(envelope)
             if submitted.duplicate:
                 return error(409, "this message was already received", id=envelope.id)
+            if said is None:  # a message, as a chat's intake takes it (`/steer interrupt`)
+                default = self.services.settings.steer_mode
+                await steer_commands.interrupt(self.services.mailbox, envelope, default)
             return await relay(request, slot, session, envelope.id, since, heard=envelope.heard)
 
     async def events(self, request: web.Request) -> web.StreamResponse:

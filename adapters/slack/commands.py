@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.chat import mode_commands, pair_commands, reasoning_commands, setting_commands
+from adapters.chat import (
+    mode_commands,
+    pair_commands,
+    reasoning_commands,
+    setting_commands,
+    steer_commands,
+)
 from adapters.chat.access import refusal
 from adapters.chat.preference_commands import answer
 from adapters.chat.setting_commands import Asked
@@ -93,6 +99,20 @@ async def on_mode(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
     said = str(command.get("text") or "")
     may_change = private or deps.gate.is_admin(who)
     await ack(await mode_commands.answer(deps.mailbox, chat, said, may_change=may_change))
+
+
+async def on_steer(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/steer [steer | queue | interrupt]: what a message sent while the bot works does in
+    this channel or DM, every thread; in a channel only an admin may change it."""
+    asked = await _chat_command(ack, command, deps)
+    if asked is None:
+        return
+    who, chat, private = asked
+    said = str(command.get("text") or "")
+    await ack(await steer_commands.answer(
+        deps.mailbox, chat, said, default=deps.settings.steer_mode,
+        may_change=private or deps.gate.is_admin(who),
+    ))  # fmt: skip
 
 
 async def _chat_command(

@@ -30,6 +30,7 @@ from adapters.slack.commands import (
     on_pair,
     on_preferences,
     on_reasoning,
+    on_steer,
     on_usage,
 )
 from adapters.slack.confirm import ACTIONS
@@ -76,6 +77,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/permissions")(on_permissions)
     app.command("/preferences")(on_preferences)
     app.command("/mode")(on_mode)
+    app.command("/steer")(on_steer)
     app.command("/reasoning")(on_reasoning)
     for setting in ("/tools", "/skills", "/instructions", "/activation"):
         app.command(setting)(on_chat_setting)

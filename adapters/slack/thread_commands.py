@@ -1,10 +1,11 @@
 """Commands for one conversation in Slack: `/new`, `/compact`, `/stop` and `/model` in a DM,
-and `!new`, `!compact`, `!stop`, `!model …`, `!mode …`, `!reasoning …` said in a thread, since
-Slack's slash commands do not work inside threads; and `!instructions …`, `!tools …` and
-`!activation …`, which are about the thread's channel, as their slash commands are. Each is
-answered as its Telegram counterpart is, with the same rules: anyone let in starts over,
-compacts or stops their conversation, only an admin switches models or reasoning, and
-`!mode`, `!instructions`, `!tools` and `!activation` in a channel are an admin's too.
+and `!new`, `!compact`, `!stop`, `!model …`, `!mode …`, `!steer …`, `!reasoning …` said in a
+thread, since Slack's slash commands do not work inside threads; and `!instructions …`,
+`!tools …` and `!activation …`, which are about the thread's channel, as their slash commands
+are. Each is answered as its Telegram counterpart is, with the same rules: anyone let in
+starts over, compacts or stops their conversation, only an admin switches models or
+reasoning, and `!mode`, `!steer`, `!instructions`, `!tools` and `!activation` in a channel are
+an admin's too.
 
 A thread's command is for that thread's session alone, so `!stop` never stops another
 thread's turn; `!new` and `!compact` are queued in order with the messages sent before them,
@@ -22,7 +23,13 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from adapters.chat import mode_commands, model_commands, reasoning_commands, setting_commands
+from adapters.chat import (
+    mode_commands,
+    model_commands,
+    reasoning_commands,
+    setting_commands,
+    steer_commands,
+)
 from adapters.chat.access import refusal
 from adapters.chat.intake import Arrival
 from adapters.chat.setting_commands import Asked
@@ -31,7 +38,8 @@ from adapters.slack.place import PLATFORM, Place, chat_key, in_dm, person, sende
 from adapters.slack.stop_button import Pressed, showing
 
 SAID = re.compile(
-    r"!(new|compact|stop|model|mode|reasoning|instructions|tools|skills|activation)(?:\s+(.*))?",
+    r"!(new|compact|stop|model|mode|steer|reasoning|instructions|tools|skills|activation)"
+    r"(?:\s+(.*))?",
     re.DOTALL | re.IGNORECASE,
 )
 IN_A_THREAD = (
@@ -75,14 +83,26 @@ async def on_said(
         await tell(await model_commands.answer(
             deps.mailbox, deps.settings, place.session, args, may_change=admin
         ))  # fmt: skip
-    elif name == "mode":
-        session, may_change = place.session, place.is_im or admin
-        await tell(await mode_commands.answer(deps.mailbox, session, args, may_change=may_change))
+    elif name in ("mode", "steer"):
+        await tell(await _chat_choice(name, args, place, deps, may_change=place.is_im or admin))
     else:
         await tell(await reasoning_commands.answer(
             deps.mailbox, place.session, args, deployment=deps.settings.reasoning,
             chat_kind=place.kind, may_change=admin,
         ))  # fmt: skip
+
+
+async def _chat_choice(
+    name: str, args: str, place: Place, deps: IngressDeps, *, may_change: bool
+) -> str:
+    """`!mode` and `!steer`: how the turns of the thread's channel or DM run, as `/mode`
+    and `/steer` there (`adapters.slack.commands`)."""
+    if name == "mode":
+        return await mode_commands.answer(deps.mailbox, place.session, args, may_change=may_change)
+    return await steer_commands.answer(
+        deps.mailbox, place.session, args, default=deps.settings.steer_mode,
+        may_change=may_change,
+    )  # fmt: skip
 
 
 async def _about_channel(name: str, args: str, who: str, place: Place, deps: IngressDeps) -> str:

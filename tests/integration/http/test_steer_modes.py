@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 
 from adapters.http import place
 from bot.redis import keys
+from bot.redis.results import done
 from tests.fakes.llm import RecordedRequest, Reply
 from tests.support.stack import Stack, read_events, recorded, send, texts
 from tests.support.waiting import until
@@ -133,7 +134,7 @@ async def waiting(stack: Stack, session: str, count: int) -> None:
 
 
 async def _length(redis: Redis, inbox: str, count: int) -> bool:
-    return int(await redis.llen(inbox)) == count
+    return int(await done(redis.llen(inbox))) == count
 
 
 async def test_in_queue_the_turn_finishes_and_the_message_is_answered_after(
@@ -147,9 +148,9 @@ async def test_in_queue_the_turn_finishes_and_the_message_is_answered_after(
         stack.fake.enqueue(held_story(gate), Reply(text=SHORT))
         streaming = asyncio.Event()
         first = asyncio.create_task(posting(client, session, ASKED, streaming))
-        then = asyncio.create_task(posting(client, session, THEN))
         try:
-            await asyncio.wait_for(streaming.wait(), 30)
+            await asyncio.wait_for(streaming.wait(), 30)  # sent together, they would merge
+            then = asyncio.create_task(posting(client, session, THEN))
             await waiting(stack, session, 2)
             await asyncio.sleep(0.3)  # held: a stop would come now
             gate.set()
@@ -157,7 +158,6 @@ async def test_in_queue_the_turn_finishes_and_the_message_is_answered_after(
         finally:
             gate.set()
             first.cancel()
-            then.cancel()
     assert texts(changed) == QUEUE_SAID
     assert (story[-1]["finish_reason"], texts(story)) == ("end_turn", STORY)
     assert (second[-1]["finish_reason"], texts(second)) == ("end_turn", SHORT)
