@@ -24,6 +24,10 @@ turn has left (`room`: files by PARLEY_SEND_FILES_PER_TURN, and the bytes of the
 `run_python`'s programs leave in ./out/ by the sandbox's scratch size, `SCRATCH_MB`), which its
 calls take from as they read, and what they read is counted in the turn's progress
 (`count_read`), so a turn resumed after a crash is held to what it has left.
+
+The other way, a tool that works on what the person sent (`generate_image` edits their
+picture) is told the turn's images in its context (`turn_images`), by reference: read from
+the turn's own messages, so a call resumed after a crash, or approved later, sees the same.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from bot.sandbox.limits import SCRATCH_MB
 from bot.tools.base import Attachment, FileRoom
 from bot.vocabulary import events as ev
 from bot.vocabulary.files import MB, FileRef, size
-from bot.vocabulary.state import TurnProgress
+from bot.vocabulary.messages import ImageBlock
+from bot.vocabulary.state import SessionState, TurnProgress
 
 MAX_NAME = 255
 MAX_CAPTION = 1024  # characters: Telegram's caption limit, the smallest of the platforms'
@@ -172,3 +177,18 @@ def clean_name(name: str) -> str:
     last = name.replace("\\", "/").rsplit("/", 1)[-1]
     kept = "".join(c for c in last if unicodedata.category(c)[0] != "C").strip()
     return kept[:MAX_NAME].lstrip(".") or "file"
+
+
+def turn_images(state: SessionState) -> tuple[FileRef, ...]:
+    """The images the person sent in the turn in flight, oldest first: those from its start
+    mark on (its message, and those that joined it as it ran), for the tools' context
+    (`ToolContext.images`). None where the turn has no mark (a state saved before marks)
+    or its first message was compacted away: a tool is never handed an older turn's image."""
+    mark = state.turn.start if state.turn is not None else None
+    ids = [message.id for message in state.messages]
+    if mark is None or mark.message not in ids:
+        return ()
+    first = ids.index(mark.message)
+    blocks = list(state.messages[first].content[mark.blocks :])
+    blocks += [b for m in state.messages[first + 1 :] if m.role == "user" for b in m.content]
+    return tuple(block.file for block in blocks if isinstance(block, ImageBlock))

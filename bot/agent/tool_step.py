@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from bot.agent import helper_count
-from bot.agent.attachments import Attachments, Deliveries, SendLimits, Taken
+from bot.agent.attachments import Attachments, Deliveries, SendLimits, Taken, turn_images
 from bot.agent.cancel import wait_all_or_cancel
 from bot.agent.replayed import RecordedCalls
 from bot.agent.step import Step, StepEnd
@@ -317,7 +317,8 @@ class ToolStep:
             self.turn.started = [*self.turn.started, *(call.id for call in calls)]
             await self.save()
         room = self.attachments.room(self.turn)
-        tasks = self.executor.start(calls, replace(self.ctx, files=room), self.turn.cache)
+        ctx = replace(self.ctx, files=room, images=turn_images(self.state))
+        tasks = self.executor.start(calls, ctx, self.turn.cache)
         finished = await wait_all_or_cancel(tasks, self.cancel)
         self.attachments.count_read(room, self.turn)
         outcomes: dict[str, ToolOutcome] = {}

@@ -8,9 +8,10 @@ what it needs and nothing more (`bot.assembly.tool_settings`): a store, a few li
 A tool that needs something the operator did not configure (a search backend), the machine
 cannot provide (the sandbox of `run_python`), or the process does not have (the database's
 stores: `parley mcp` and `parley chat` have none; helpers to run: only a worker runs turns)
-is left out here, rather than failing when the model calls it. A process that lists a
-worker's tools without running turns (`worker_tools`) builds `delegate` on a link to no
-helpers: its name, description and schema are the worker's, and it is never called there.
+is left out here, rather than failing when the model calls it (`generate_image` without
+PARLEY_IMAGE_MODEL). A process that lists a worker's tools without running turns
+(`worker_tools`) builds `delegate` on a link to no helpers: its name, description and schema
+are the worker's, and it is never called there.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bot.assembly.delegate import HelperLink, delegate_tool
 from bot.assembly.stores import ToolStores
 from bot.assembly.tool_settings import (
     fetch_limits,
+    image_service,
     sandbox_limits,
     search_service,
     send_file_limit,
@@ -26,6 +28,7 @@ from bot.assembly.tool_settings import (
     workspace_limits,
 )
 from bot.config.settings import Settings
+from bot.files.store import FileStore
 from bot.memory.tools import memory_tools
 from bot.people.preferences import ModelChoices
 from bot.people.tools import people_tools
@@ -34,6 +37,7 @@ from bot.tasks.tools import task_tools
 from bot.tools.ask_user import ask_user_tool
 from bot.tools.base import Tool
 from bot.tools.builtin import builtin_tools
+from bot.tools.images import image_tools
 from bot.tools.python import python_tool
 from bot.tools.send_file import send_file_tool
 from bot.tools.web.tools import web_tools
@@ -54,7 +58,7 @@ DATABASE_TOOLS = (
 )
 # The tools that send the person something in the conversation (or ask them something),
 # which an MCP client has not.
-CHAT_TOOLS = ("send_file", "ask_user")
+CHAT_TOOLS = ("send_file", "ask_user", "generate_image")
 # Names only Parley's own tools take, in every process, whether or not it offers them there.
 RESERVED = (*DATABASE_TOOLS, DELEGATE)
 
@@ -92,6 +96,7 @@ def standard_tools(
         *web_tools(fetch_limits(settings), search_service(settings)),
         *workspace_tools(workspace_limits(settings)),
         send_file_tool(send_file_limit(settings)),
+        *image_tools(image_service(settings), FileStore(settings.files_dir)),
         ask_user_tool(),
         *sandbox_tools(settings),
         *delegation(settings, helpers),

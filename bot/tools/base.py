@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from bot.llm.base import ToolSpec
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Sender
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.preferences import Preferences
 from bot.vocabulary.usage import Usage
 
@@ -138,8 +139,10 @@ class ToolContext:
     conversation's replies go, opaque, so a tool can leave work that answers here later), what
     the person chose (`preferences`, their time zone among them), the session's `workspace`
     folder (None where it has none), the tool's own settings (`config`: the operator's
-    `PARLEY_TOOL_<NAME>_<KEY>` variables, keys lower-cased), and the room its turn has left for
-    files (`files`, see `FileRoom`). Parley's settings and stores are not here: a tool that
+    `PARLEY_TOOL_<NAME>_<KEY>` variables, keys lower-cased), the room its turn has left for
+    files (`files`, see `FileRoom`), and the images the person sent in the turn (`images`, by
+    reference, oldest first: what `generate_image` edits; a tool reads their bytes from the
+    file store it is built with). Parley's settings and stores are not here: a tool that
     needs them is built with what it needs, so a context holds no secret but the tool's own and
     pickles as it is (a call in a helper process)."""
 
@@ -154,6 +157,7 @@ class ToolContext:
     config: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold a key
     call_id: str = ""  # the id of the tool call being run (set by the executor)
     files: FileRoom | None = None  # what the turn may still be sent; None: no turn bounds it
+    images: tuple[FileRef, ...] = ()  # the images the person sent in this turn, oldest first
 
     @property
     def chat(self) -> str:

@@ -1,5 +1,6 @@
 """Images made with Pillow for the tests of what people send: real files of each kind, and
-the bad ones a person could send (broken, a bomb that claims a huge canvas)."""
+the bad ones a person could send (broken, a bomb that claims a huge canvas); and the settings
+that make pictures at the fake model API's images endpoint (`image_env`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import struct
 import zlib
 
 from PIL import Image
+
+from tests.fakes.llm import OPENAI_KEY, FakeLLM
 
 
 def image_bytes(
@@ -31,3 +34,12 @@ def png_claiming(width: int, height: int) -> bytes:
     header = struct.pack(">II", width, height) + real[start + 12 : start + 17]
     crc = struct.pack(">I", zlib.crc32(b"IHDR" + header))
     return real[: start + 4] + header + crc + real[start + 21 :]
+
+
+def image_env(fake: FakeLLM, model: str = "gpt-image-1") -> dict[str, str]:
+    """The settings that offer `generate_image` at the fake's images endpoint."""
+    return {
+        "PARLEY_IMAGE_MODEL": model,
+        "PARLEY_IMAGE_BASE_URL": fake.openai_base_url,
+        "PARLEY_IMAGE_API_KEY": OPENAI_KEY,
+    }

@@ -67,6 +67,9 @@ CONTEXT = [
     "config",
     "call_id",  # the call's own id: what makes a call's work findable again after a crash
     "files",  # the room the turn has left for files: what a tool may read for the person
+    # the images the person sent in the turn, by reference (no bytes): what a tool may work
+    # on for them (`generate_image` edits the last); read from a file store it is built with
+    "images",
 ]
 
 

@@ -1,8 +1,8 @@
 """A local stand-in for the Anthropic and OpenAI HTTP APIs that the real SDKs talk to.
 
 Tests script it with `enqueue(...)` (answers in order) or a `responder` (an answer computed
-from the request); OpenAI's transcription and embedding endpoints are `transcriptions` and
-`embeddings` (`transcriptions.py`, `embeddings.py`).
+from the request); OpenAI's transcription, embedding and image endpoints are `transcriptions`,
+`embeddings` and `images` (`transcriptions.py`, `embeddings.py`, `images.py`).
 It checks requests as the real services do and records every one, so a test can assert both
 what Parley sent and that nothing was rejected; with `context_windows` (tokens by model name
 prefix) it also refuses a prompt too long for its model's context window (`windows.py`).
@@ -22,6 +22,7 @@ from aiohttp import web
 from tests.fakes.llm import anthropic_api, openai_api, validate, windows
 from tests.fakes.llm.cache import PromptCache, Usage
 from tests.fakes.llm.embeddings import Embeddings
+from tests.fakes.llm.images import Images
 from tests.fakes.llm.script import (
     ANTHROPIC_KEY,
     OPENAI_KEY,
@@ -73,6 +74,7 @@ class FakeLLM:
         self.base_url = ""
         self.transcriptions = Transcriptions()
         self.embeddings = Embeddings()
+        self.images = Images()
 
     @property
     def anthropic_base_url(self) -> str:
@@ -91,6 +93,8 @@ class FakeLLM:
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         app.router.add_post("/v1/embeddings", self._embed)
+        app.router.add_post("/v1/images/generations", self._generate_image)
+        app.router.add_post("/v1/images/edits", self._edit_image)
         # A reply still streaming when the test ends (a stalled one, say) is cut at once
         # rather than waited for: nobody reads it any more.
         self._runner = web.AppRunner(
@@ -170,6 +174,16 @@ class FakeLLM:
         if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":
             return _wrong_openai_key()
         return await self.embeddings.handle(request)
+
+    async def _generate_image(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":
+            return _wrong_openai_key()
+        return await self.images.generations(request)
+
+    async def _edit_image(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":
+            return _wrong_openai_key()
+        return await self.images.edits(request)
 
     async def _answer(
         self, request: web.Request, recorded: RecordedRequest, problem: str | None
