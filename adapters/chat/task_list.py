@@ -6,18 +6,22 @@ Slack thread), so one list shows everything that will post there. Cancelling fol
 rule of approvals (`Task.may_be_ended_by`): the person who made the task or an admin; a task
 from the configuration has no button, it ends when it is taken out of the configuration.
 
+Each task's line says the tokens its runs spent today and its daily cap (`bot.tasks.spend`),
+so a background task's spend is never a surprise.
+
 How a list is posted and a press answered is each platform's business; here is only what to
 say, so Telegram and Slack say the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from adapters.chat.item_list import ItemButtons, Listing
 from bot.tasks.book import TaskBook
 from bot.tasks.model import Task
+from bot.tasks.spend import TaskSpend, cap_of
 from bot.vocabulary.envelope import Sender
 
 HEADER = "Scheduled tasks in this chat:"
@@ -47,16 +51,34 @@ class CancelAnswer:
     alert: bool = True
 
 
-def listing(tasks: list[Task]) -> Listing | None:
-    """The list of `tasks` (active ones, oldest first), None when there are none. It stops
-    at `SHOWN` tasks or `TEXT_LIMIT` characters, whichever comes first, and says how many
-    more there are."""
+async def chat_listing(book: TaskBook, chat: str, deployment: int) -> Listing | None:
+    """The list of the chat's active tasks with what each spent today, against the
+    deployment's cap `deployment` (PARLEY_TASK_TOKENS_PER_DAY) or its own."""
+    tasks = await book.in_chat(chat)
+    spent = await TaskSpend(book.redis).today(task.id for task in tasks)
+    return listing(tasks, spent, deployment)
+
+
+def spend_line(task: Task, spent: int, deployment: int) -> str:
+    """`1,200 of 100,000 tokens today`, or without a cap `1,200 tokens today`."""
+    cap = cap_of(task, deployment)
+    return f"{spent:,} of {cap:,} tokens today" if cap else f"{spent:,} tokens today"
+
+
+def listing(
+    tasks: list[Task], spent: Mapping[int, int] | None = None, deployment: int = 0
+) -> Listing | None:
+    """The list of `tasks` (active ones, oldest first), None when there are none; with
+    `spent`, each task's tokens today and its cap. It stops at `SHOWN` tasks or `TEXT_LIMIT`
+    characters, whichever comes first, and says how many more there are."""
     if not tasks:
         return None
     lines = [HEADER]
     size = len(HEADER)
     for task in tasks[:SHOWN]:
         line = task.summary() + (CONFIGURED if task.from_config else "")
+        if spent is not None:
+            line += f" · {spend_line(task, spent.get(task.id, 0), deployment)}"
         if size + 1 + len(line) > TEXT_LIMIT:
             break
         lines.append(line)

@@ -6,6 +6,10 @@ queue them, and the worker answers them on the session's stream: the post that q
 streams its answer as it streams a turn. `POST /api/sessions/{id}/compact` queues `/compact`
 without a stream (202), for clients that follow the session's events already.
 
+`/checkin …` (quiet check-ins, `adapters.chat.checkin_commands`) and `/steer [steer | queue |
+interrupt]` are answered at once as in the chats
+(`adapters.chat.steer_commands`): an API conversation is its caller's own, so they may change it.
+
 `/memory`, `/memory search WORDS` and `/forget N` are answered at once, from the memories of
 the caller's own scope: an API conversation is a private one of the API's caller
 (`bot.memory.scope`), so its memories are theirs, as the agent's tools see them there. The
@@ -20,11 +24,12 @@ model as text, as an unknown command does in Telegram.
 from __future__ import annotations
 
 import re
+import zoneinfo
 from dataclasses import dataclass
 
 from aiohttp import web
 
-from adapters.chat import digest_commands, memory_list
+from adapters.chat import checkin_commands, digest_commands, memory_list, steer_commands
 from adapters.chat.access import Gate
 from adapters.http import place, sessions
 from adapters.http.common import api_sender, message_id
@@ -37,7 +42,7 @@ from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.usage import Usage
 
 QUEUED = frozenset({"new", "compact"})  # the worker runs them, in order with the messages
-AT_ONCE = frozenset({"memory", "forget"})  # answered by the web process from the database
+AT_ONCE = frozenset({"memory", "forget", "steer", "checkin"})  # answered by the web process at once
 _SAID = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?", re.DOTALL)
 SSE_HEADERS = {
     "Content-Type": "text/event-stream",
@@ -75,7 +80,7 @@ def command(envelope: Envelope, said: Said) -> Envelope:
 async def answer_now(
     request: web.Request, services: Services, session: str, said: Said
 ) -> web.StreamResponse:
-    """`/memory` or `/forget` answered for the request's caller, as a streamed turn."""
+    """`/memory`, `/forget` or `/steer` answered for the request's caller, as a streamed turn."""
     text = await answer(services, api_sender(request), session, said)
     response = web.StreamResponse(headers=SSE_HEADERS)
     await response.prepare(request)
@@ -90,7 +95,15 @@ async def answer_now(
 
 async def answer(services: Services, sender: Sender, session: str, said: Said) -> str:
     """What `/memory [search WORDS | digest on|off]` or `/forget N` says to `sender` in
-    `session`, in the memories of the scope its turns read and write."""
+    `session`, in the memories of the scope its turns read and write; or `/steer [MODE]`,
+    which the caller may change in their own conversation."""
+    if said.name == "steer":
+        default = services.settings.steer_mode
+        return await steer_commands.answer(
+            services.mailbox, session, said.args, default=default, may_change=True
+        )
+    if said.name == "checkin":
+        return await checked_in(services, sender, session, said.args)
     scope = scope_of("private", sender.id, session)
     recall = services.recall
     if said.name == "forget":
@@ -132,6 +145,18 @@ class CommandRoutes:
         if submitted.duplicate:
             return error(409, "this command was already received", id=envelope.id)
         return web.json_response({"command": "compact", "id": envelope.id}, status=202)
+
+
+async def checked_in(services: Services, sender: Sender, session: str, said: str) -> str:
+    """`/checkin …` in an API conversation, which is its caller's own: answered where the
+    conversation is (`services.target_of`), in the caller's time zone or the deployment's."""
+    settings = services.settings
+    zone = await services.people.timezone(sender.id) or settings.timezone
+    asked = checkin_commands.Asked(
+        said, services.target_of(session), sender, True, zoneinfo.ZoneInfo(zone),
+        settings.task_min_interval, settings.tasks_per_person,
+    )  # fmt: skip
+    return await checkin_commands.answer(services.tasks, asked)
 
 
 def mount(app: web.Application, services: Services) -> None:

@@ -7,6 +7,8 @@ the session it names (`tg:…`, `slack:…` on a configured platform, or an HTTP
 made), with the `reply_to` that platform's ingress would have built. Its zone is `timezone`,
 or PARLEY_TIMEZONE. The identity is an admin, so it may
 cancel any task but the configuration's (PARLEY_TASKS), which end when taken out of there.
+Each task shows the tokens its runs spent today (UTC) and the daily cap that holds it
+(`bot.tasks.spend`): its own `tokens_per_day`, within PARLEY_TASK_TOKENS_PER_DAY.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from adapters.web.services import Services
 from bot.config.zones import known_zone
 from bot.tasks.book import NewTask, TaskRefused
 from bot.tasks.model import MAX_PROMPT, IfMissed, Target, Task
+from bot.tasks.spend import TaskSpend, cap_of
 from bot.vocabulary.run_config import RunConfig
 from bot.vocabulary.schedule import MAX_WHEN, Schedule, WhenError, check_frequency, parse_when
 
@@ -48,6 +51,7 @@ class TaskIn(BaseModel):
     timezone: str | None = Field(default=None, min_length=1, max_length=64)
     if_missed: IfMissed = "skip"
     config: RunConfig | None = None  # how its runs are made: an output schema, a mode…
+    tokens_per_day: int | None = Field(default=None, ge=1)  # within the deployment's cap
 
     @field_validator("prompt")
     @classmethod
@@ -66,8 +70,9 @@ def _stamp(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat() if moment is not None else None
 
 
-def task_json(task: Task, now: datetime) -> dict[str, Any]:
-    """A task as the API shows it; an active one with its next runs in its own zone."""
+def task_json(task: Task, now: datetime, spent: int = 0, deployment: int = 0) -> dict[str, Any]:
+    """A task as the API shows it; an active one with its next runs in its own zone, and
+    the tokens it `spent` today against its cap (the lower of `deployment` and its own)."""
     runs = task.schedule.next_runs(now, NEXT_RUNS) if task.active else []
     return {
         "id": task.id,
@@ -94,6 +99,9 @@ def task_json(task: Task, now: datetime) -> dict[str, Any]:
         "from_config": task.from_config,
         "config": task.config.model_dump(mode="json", exclude_none=True) if task.config else None,
         "next_runs": [run.isoformat() for run in runs],
+        "quiet": task.quiet,
+        "tokens_today": spent,
+        "tokens_per_day": cap_of(task, deployment),
     }
 
 
@@ -128,7 +136,7 @@ class TaskRoutes:
                 "total": len(found),
                 "offset": offset,
                 "limit": limit,
-                "items": [task_json(task, now) for task in found[offset : offset + limit]],
+                "items": await self._shown(found[offset : offset + limit], now),
             }
         )
 
@@ -137,7 +145,14 @@ class TaskRoutes:
         task = await self.services.tasks.get(task_id) if task_id is not None else None
         if task is None:
             return _unknown(request)
-        return web.json_response(task_json(task, datetime.now(UTC)))
+        (shown,) = await self._shown([task], datetime.now(UTC))
+        return web.json_response(shown)
+
+    async def _shown(self, tasks: list[Task], now: datetime) -> list[dict[str, Any]]:
+        """`tasks` as the API shows them, with what each spent today, read in one go."""
+        spent = await TaskSpend(self.services.tasks.redis).today(task.id for task in tasks)
+        cap = self.services.settings.task_tokens_per_day
+        return [task_json(task, now, spent.get(task.id, 0), cap) for task in tasks]
 
     async def create(self, request: web.Request) -> web.Response:
         """201 with the task, its next runs and the confirmation a person would be given."""
@@ -150,9 +165,13 @@ class TaskRoutes:
             if problems:
                 raise _invalid(problems)
         operator = api_sender(request)
+        cap = self.services.settings.task_tokens_per_day
+        if body.tokens_per_day is not None and cap and body.tokens_per_day > cap:
+            raise _invalid([f"tokens_per_day: at most {cap} (PARLEY_TASK_TOKENS_PER_DAY)"])
         new = NewTask(
-            target, operator, body.prompt, body.when, schedule, body.if_missed, config=config
-        )
+            target, operator, body.prompt, body.when, schedule, body.if_missed, config=config,
+            tokens_per_day=body.tokens_per_day,
+        )  # fmt: skip
         limit = self.services.settings.tasks_per_person
         try:
             task = await self.services.tasks.add(new, max_active=limit, now=now)
@@ -164,7 +183,7 @@ class TaskRoutes:
                 "with DELETE /api/tasks/ID first",
                 limit=limit,
             )
-        answer = {**task_json(task, now), "confirmation": task.confirmation(now)}
+        answer = {**task_json(task, now, 0, cap), "confirmation": task.confirmation(now)}
         return web.json_response(answer, status=201, headers={"Location": f"/api/tasks/{task.id}"})
 
     async def _checked(
@@ -240,7 +259,8 @@ class TaskRoutes:
             return error(
                 409, f"task {task_id} had already ended ({task.status})", task=task_json(task, now)
             )
-        return web.json_response(task_json(task, now))
+        (shown,) = await self._shown([task], now)
+        return web.json_response(shown)
 
 
 def _task_id(request: web.Request) -> int | None:

@@ -36,7 +36,8 @@ async def on_tasks(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     if asker is None:
         return
     team, channel = asker.team, asker.channel
-    shown = task_list.listing(await deps.tasks.in_chat(chat_key(team, channel)))
+    cap = deps.settings.task_tokens_per_day
+    shown = await task_list.chat_listing(deps.tasks, chat_key(team, channel), cap)
     if shown is None:
         await ack(task_list.EMPTY)
         return

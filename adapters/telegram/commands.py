@@ -4,7 +4,7 @@
 race a turn: the worker runs them in order, under the session's lease); /stop reaches
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
-Redis; /model sets the session's option in Redis, /mode and /reasoning the chat's;
+Redis; /model sets the session's option in Redis, /mode, /steer and /reasoning the chat's;
 /preferences reads and sets the person's own in SQL; /instructions, /activation, /tools and
 /skills read and set what the chat's admins chose for everyone in it, in SQL (a forum topic
 may have an instruction of its own); /pair and /unpair (admins) let a person in by their
@@ -15,24 +15,29 @@ know go to the agent as ordinary text (and so count as messages).
 
 from __future__ import annotations
 
+import zoneinfo
+
 from aiogram import Router
 from aiogram.filters import Command, CommandObject
 from aiogram.types import BotCommand, Update
 from aiogram.types import Message as TgMessage
 
 from adapters.chat import (
+    checkin_commands,
     mode_commands,
     model_commands,
     pair_commands,
     preference_commands,
     reasoning_commands,
     setting_commands,
+    steer_commands,
 )
 from adapters.chat.setting_commands import Asked
 from adapters.chat.usage import limits_text, usage_text
 from adapters.places.telegram import Place, chat_key, person
 from adapters.telegram.deps import IngressDeps
 from adapters.telegram.place import place_of, sender_of
+from bot.tasks.model import Target
 
 MENU = {
     "start": "Say hello",
@@ -43,8 +48,10 @@ MENU = {
     "usage": "Tokens and cost of this chat",
     "model": "Show the model (admins may switch it)",
     "mode": "Answer directly, or plan first",
+    "steer": "What a message sent while I work does",
     "reasoning": "Think first, and show the thinking (admins)",
     "tasks": "Scheduled tasks in this chat",
+    "checkin": "Check on something now and then, quietly",
     "memory": "What I remember here; /memory search WORDS finds by meaning",
     "forget": "Forget a memory by its number",
     "permissions": "Tools you let me use without asking",
@@ -115,11 +122,8 @@ async def on_command(
         text = await preference_commands.answer(
             deps.people, deps.settings, sender, command.args or ""
         )
-    elif name == "mode":
-        private = place.private or deps.gate.is_admin(person(user.id))
-        text = await mode_commands.answer(
-            deps.mailbox, place.session, command.args or "", may_change=private
-        )
+    elif name in ("mode", "steer", "checkin"):
+        text = await chat_choice(name, message, command.args or "", deps)
     elif name == "reasoning":
         text = await reasoning_commands.answer(
             deps.mailbox, place.session, command.args or "",
@@ -136,6 +140,40 @@ async def on_command(
             may_change=deps.gate.is_admin(person(user.id)),
         )  # fmt: skip
     await deps.answer(message, text)
+
+
+async def checkin(message: TgMessage, said: str, deps: IngressDeps) -> str:
+    """/checkin: a quiet check-in answered here (`adapters.chat.checkin_commands`); in a
+    group only an admin may make one."""
+    assert message.from_user is not None
+    place = place_of(message)
+    sender = sender_of(message.from_user, deps.settings)
+    zone = await deps.people.timezone(sender.id) or deps.settings.timezone
+    here = Target(
+        session=place.session, platform="telegram", chat_kind=place.kind,
+        reply_to=place.model_dump(),
+    )  # fmt: skip
+    asked = checkin_commands.Asked(
+        said, here, sender, place.private or deps.gate.is_admin(sender.id), zoneinfo.ZoneInfo(zone),
+        deps.settings.task_min_interval, deps.settings.tasks_per_person,
+    )  # fmt: skip
+    return await checkin_commands.answer(deps.tasks, asked)
+
+
+async def chat_choice(name: str, message: TgMessage, said: str, deps: IngressDeps) -> str:
+    """/mode and /steer: how the chat's turns run, changed by its person in a private chat
+    and only by an admin in a group, since there it changes everyone's turns; /checkin
+    likewise."""
+    assert message.from_user is not None
+    if name == "checkin":
+        return await checkin(message, said, deps)
+    place = place_of(message)
+    may_change = place.private or deps.gate.is_admin(person(message.from_user.id))
+    if name == "mode":
+        return await mode_commands.answer(deps.mailbox, place.session, said, may_change=may_change)
+    return await steer_commands.answer(
+        deps.mailbox, place.session, said, default=deps.settings.steer_mode, may_change=may_change
+    )
 
 
 async def chat_setting(name: str, message: TgMessage, said: str, deps: IngressDeps) -> str:

@@ -35,7 +35,8 @@ def router() -> Router:
 async def on_tasks(message: TgMessage, deps: IngressDeps) -> None:
     if message.from_user is None or not await deps.admit(message, message.from_user):
         return
-    shown = task_list.listing(await deps.tasks.in_chat(chat_key(message.chat.id)))
+    cap = deps.settings.task_tokens_per_day
+    shown = await task_list.chat_listing(deps.tasks, chat_key(message.chat.id), cap)
     if shown is None:
         await deps.answer(message, task_list.EMPTY)
         return

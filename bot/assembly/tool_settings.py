@@ -17,6 +17,7 @@ from bot.config.warnings import ENV_FILE, unclaimed_variables
 from bot.sandbox.limits import SandboxLimits
 from bot.tasks.tools import TaskRules
 from bot.tools.config import ToolConfig, namespace
+from bot.tools.images import OPENAI, ImageService
 from bot.tools.python import EXTRA_SECONDS
 from bot.tools.web.config import FetchLimits, SearchService
 from bot.tools.web.guard import Allowlist
@@ -49,6 +50,20 @@ def search_service(settings: Settings) -> SearchService | None:
     )
 
 
+def image_service(settings: Settings) -> ImageService | None:
+    """The images endpoint `generate_image` is built with, None without PARLEY_IMAGE_MODEL;
+    its key is PARLEY_IMAGE_API_KEY, else OPENAI_API_KEY for OpenAI's endpoint alone."""
+    if settings.image_model is None:
+        return None
+    return ImageService(
+        model=settings.image_model,
+        base_url=settings.image_base_url or OPENAI,
+        key=settings.image_key,
+        timeout=settings.image_timeout,
+        max_bytes=send_file_limit(settings),
+    )
+
+
 def workspace_limits(settings: Settings) -> WorkspaceLimits:
     return WorkspaceLimits(
         quota=int(settings.workspace_quota_mb * MB), output_limit=settings.tool_output_limit
@@ -67,7 +82,11 @@ def sandbox_limits(settings: Settings) -> tuple[SandboxLimits, float]:
 
 
 def task_rules(settings: Settings) -> TaskRules:
-    return TaskRules(min_interval=settings.task_min_interval, per_person=settings.tasks_per_person)
+    return TaskRules(
+        min_interval=settings.task_min_interval,
+        per_person=settings.tasks_per_person,
+        tokens_per_day=settings.task_tokens_per_day,
+    )
 
 
 def tool_config(

@@ -187,6 +187,10 @@ class Settings(RedisReach, PlatformSettings):
     tasks: Annotated[list[ConfiguredTask], NoDecode] = Field(default_factory=list)
     tasks_per_person: int = Field(default=20, ge=1)
     task_grace: float = Field(default=600.0, ge=0, le=YEAR_S)
+    # Tokens each scheduled task's runs may spend in a UTC day (0: no cap), and the model
+    # quiet check-ins (`/checkin`) run on (None: the default model); `bot.tasks.spend`.
+    task_tokens_per_day: int = Field(default=100_000, ge=0)
+    checkin_model: str | None = Field(default=None, min_length=1, max_length=200)
     scheduler_lease: float = Field(default=6.0, ge=2, le=YEAR_S)
 
     mcp_config: Path | None = None  # unset: ./mcp.json when it exists
@@ -225,6 +229,12 @@ class Settings(RedisReach, PlatformSettings):
     embeddings_base_url: str | None = None  # unset: OpenAI's
     embeddings_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, for OpenAI's alone
     embeddings_timeout: float = Field(default=5.0, gt=0, le=300)
+    # Pictures the agent makes (`generate_image`, `bot.tools.images`): offered only where a
+    # model is named, at an OpenAI-compatible `/images` endpoint.
+    image_model: str | None = Field(default=None, min_length=1, max_length=200)
+    image_base_url: str | None = None  # unset: OpenAI's
+    image_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, for OpenAI's alone
+    image_timeout: float = Field(default=120.0, gt=0, le=3600)
     # A day's digest per person and group chat (`bot.memory.digest`): written by this model
     # (unset: the default model; `off`: none), within so many tokens a scope and day.
     digest_model: str | None = Field(default=None, min_length=1, max_length=200)
@@ -303,6 +313,7 @@ class Settings(RedisReach, PlatformSettings):
         "search_url",
         "transcribe_base_url",
         "embeddings_base_url",
+        "image_base_url",
     )
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
@@ -359,6 +370,30 @@ class Settings(RedisReach, PlatformSettings):
                 "OPENAI_API_KEY, or PARLEY_EMBEDDINGS_BASE_URL for another endpoint)"
             )
         return self
+
+    @model_validator(mode="after")
+    def _images_have_a_key(self) -> Settings:
+        """As for voice notes: OpenAI's endpoint needs a key, another may not."""
+        if self.image_model and self.image_key is None and self.images_at_openai:
+            raise ValueError(
+                "PARLEY_IMAGE_API_KEY: OpenAI's images endpoint needs a key (or set "
+                "OPENAI_API_KEY, or PARLEY_IMAGE_BASE_URL for another endpoint)"
+            )
+        return self
+
+    @property
+    def images_at_openai(self) -> bool:
+        """Whether pictures are made at OpenAI's own endpoint (no other base URL set)."""
+        url = self.image_base_url
+        return url is None or urlsplit(url).hostname == "api.openai.com"
+
+    @property
+    def image_key(self) -> SecretStr | None:
+        """The key sent with a picture's request: its own, else OPENAI_API_KEY for OpenAI's
+        endpoint alone, never OpenAI's key to another host."""
+        if self.image_api_key is not None:
+            return self.image_api_key
+        return self.openai_api_key if self.images_at_openai else None
 
     @property
     def transcribes_at_openai(self) -> bool:

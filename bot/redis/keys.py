@@ -37,6 +37,11 @@ Shared by every worker:
   `tokens` (the total) and `turn:{envelope id}` per turn counted, so a turn counts once.
 - `parley:limit:{person}:told:{what}`: the person was told they are over a limit
   (`messages`, `tokens:{YYYY-MM-DD}`); it lapses when they may write again.
+- `parley:task:{id}:tokens:{YYYY-MM-DD}`: hash of a scheduled task's token use that UTC day:
+  `tokens` (the total) and `run:{envelope id}` per run counted, so a run counts once
+  (`bot.tasks.spend`); with a TTL of two days.
+- `parley:task:{id}:told:{YYYY-MM-DD}`: the task's chat was told it reached its daily cap, so
+  it is told once that day; with the same TTL.
 - `parley:chat:{chat}:activation`: a chat's activation (`mention`, `always`, or `default`
   for none set), read through from SQL for the web process's every group message, with a TTL;
   whoever changes it in SQL writes it here after.
@@ -251,6 +256,15 @@ def limit(person: str, name: str) -> str:
     """`person` is platform-prefixed (`tg:42`); `name` is `messages`, `tokens:{day}` or
     `told:{what}`."""
     return f"{PREFIX}:limit:{person}:{name}"
+
+
+def task_tokens(task_id: int, day: str) -> str:
+    """`day` is a UTC date, `YYYY-MM-DD`."""
+    return f"{PREFIX}:task:{task_id}:tokens:{day}"
+
+
+def task_told(task_id: int, day: str) -> str:
+    return f"{PREFIX}:task:{task_id}:told:{day}"
 
 
 def chat_activation(chat: str) -> str:

@@ -1,5 +1,6 @@
 """The envelopes a session runs that are not messages for the model: a command (`/new`,
-`/compact`, or `paired`: a person an admin just paired is told they are in), and a message
+`/compact`, `paired`: a person an admin just paired is told they are in, or a `notice` the
+worker queued for the chat: a task's run did not run, over its daily cap), and a message
 given up on after it crashed workers too often. All answer in the chat, and all run in order
 with the messages around them, under the session's lease, so none races a turn.
 
@@ -38,6 +39,9 @@ log = logging.getLogger(__name__)
 POISONED = "Sorry, I could not process that message (it failed {n} times), so I skipped it."
 FRESH_START = "Started a new conversation: I have forgotten what we said before."
 SKIPPED = "Not run: the message was skipped after repeated failures."
+# A command the worker queues itself (never a person: the platforms queue only commands of
+# their own fixed names): its text after this word is posted in the chat as it is.
+NOTICE = "notice"
 COMPACT_COMMAND = "compact"
 COMPACTED = "Compacted the conversation: about {before} → {after} tokens ({folded} summarised)."
 SHORT = "Nothing to compact yet: the conversation is short."
@@ -63,6 +67,10 @@ class Commands:
         (`/model`), None for the default."""
         if head.text == PAIRED_COMMAND:
             await say(self.egress, head, ev.TextDelta(text=WELCOME), ev.FinishReason.END_TURN)
+            return state
+        if head.text.startswith(f"{NOTICE} "):
+            said = head.text.removeprefix(f"{NOTICE} ")
+            await say(self.egress, head, ev.TextDelta(text=said), ev.FinishReason.END_TURN)
             return state
         if head.text == COMPACT_COMMAND:
             await self.compact(head, state, model or self.default_model)
@@ -113,6 +121,21 @@ class Commands:
             error=f"skipped after {failures} failures",
         )
         await self.recorder.record(state, record)
+
+
+def notice(about: Envelope, text: str) -> Envelope:
+    """A `notice` command saying `text` where `about` is answered, once per `about`: its id
+    is the mailbox's dedup key."""
+    return Envelope(
+        id=f"{NOTICE}:{about.id}"[:200],
+        session=about.session,
+        kind="command",
+        text=f"{NOTICE} {text}",
+        sender=about.sender,
+        platform=about.platform,
+        chat_kind=about.chat_kind,
+        reply_to=about.reply_to,
+    )
 
 
 def compacted(result: Compaction) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from bot.redis.confirmations import Confirmation
+from bot.session import quiet
 from bot.vocabulary.envelope import Envelope
 from bot.vocabulary.events import AgentEvent, FileSent
 
@@ -58,7 +59,8 @@ class PlatformEgress:
     """The egress of each platform, chosen by the envelope's `platform`.
 
     One worker answers every platform, so the composition root registers each adapter's
-    egress here; a platform nobody registered falls back to `default`.
+    egress here; a platform nobody registered falls back to `default`. A quiet check-in's
+    reply is held until its run ends, whatever its platform (`bot.session.quiet`).
     """
 
     def __init__(self, default: Egress, by_platform: Mapping[str, Egress]) -> None:
@@ -69,7 +71,10 @@ class PlatformEgress:
         return self.by_platform.get(platform, self.default)
 
     def open(self, envelopes: Sequence[Envelope], *, fresh: bool = False) -> ReplyStream:
-        return self._for(envelopes[0].platform).open(envelopes, fresh=fresh)
+        egress = self._for(envelopes[0].platform)
+        if quiet.is_quiet(envelopes):
+            return quiet.QuietStream(lambda: egress.open(envelopes, fresh=fresh))
+        return egress.open(envelopes, fresh=fresh)
 
     async def expired(self, confirmation: Confirmation) -> None:
         await self._for(confirmation.prompt_platform).expired(confirmation)

@@ -1,6 +1,7 @@
-"""What a turn leaves in the durable record: its run, its tokens against the person's day,
-its metrics. The reply was given either way, so a write that fails is logged, never raised:
-the database may be away, and the turn must still be committed."""
+"""What a turn leaves in the durable record: its run, its tokens against the person's day
+(and a scheduled run's against its task's, `bot.tasks.spend`), its metrics. The reply was
+given either way, so a write that fails is logged, never raised: the database may be away,
+and the turn must still be committed."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from bot.people.limits import Limits
 from bot.store.history import History
 from bot.store.outcome import UNANSWERED, status_of
 from bot.store.sqlite_file import DatabaseFileGone
+from bot.tasks.spend import TaskSpend
 from bot.telemetry import metrics
 from bot.vocabulary import events as ev
-from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.envelope import Envelope, task_of_run
 from bot.vocabulary.helpers import is_helper
 from bot.vocabulary.runs import RunRecord
 from bot.vocabulary.state import SessionState
@@ -63,6 +65,9 @@ class Recorder:
             self.limits is not None and counted
         ):  # a helper's count in its parent's, a replay in nobody's
             await quietly("count the tokens of", record, self.limits.charge_turn)
+            if record.envelope_ids and task_of_run(record.envelope_ids[0]) is not None:
+                spend = TaskSpend(self.limits.redis)  # the same Redis as the person's day
+                await quietly("count the task's tokens of", record, spend.charge_run)
 
     def _export(self, record: RunRecord) -> None:
         if self.exports is None:

@@ -1,6 +1,7 @@
 """What a turn is: who asked, where, how it runs, with which model, what it remembers and
 what it may run without asking, decided in one place from the envelopes that make it, and
-returned as one request for the agent (or none: the turn has nothing left to do)."""
+returned as one request for the agent (or none: the turn has nothing left to do, or a
+scheduled run's task spent its day's tokens, `bot.tasks.spend`)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,21 @@ from dataclasses import dataclass
 from bot.agent.deps import TurnRequest
 from bot.agent.prompt import Bootstrap
 from bot.config.settings import Settings
+from bot.llm.served import served_model
 from bot.mailbox.inbox import Mailbox
 from bot.mailbox.saved_state import TurnOptions
 from bot.people.preferences import ModelChoices
+from bot.session.commands import notice
 from bot.session.decisions import Decisions
 from bot.session.deps import SessionStores
 from bot.session.reads import prepared, read_for
 from bot.skills.library import Skills
+from bot.tasks.book import TaskBook
+from bot.tasks.spend import TaskSpend, cap_of, capped_text
 from bot.tools.base import ToolContext
 from bot.tools.untrusted import mark
 from bot.tools.workspace_paths import workspace_of
-from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.envelope import Envelope, task_of_run
 from bot.vocabulary.helpers import root_of
 from bot.vocabulary.preferences import Preferences
 from bot.vocabulary.run_config import MODES, RunConfig, kept_schema, kept_tools, reasoning_of
@@ -56,6 +61,8 @@ class Turns:
         config = run_config(head, state, options, goes_on=goes_on)
         ctx = tool_context(asker, self.settings, reads.preferences)
         model = config.model or options.model or preferred_model(ctx, self.settings)
+        if head.quiet and not config.model:  # a check-in runs on the cheaper model, if served
+            model = checkin_model(self.settings) or model
         ids = tuple(envelope.id for envelope in group)
         request = TurnRequest(ctx, envelope_ids=ids, model=model, config=config)
         if head.is_decision and not resumed:
@@ -98,7 +105,43 @@ class Turns:
             await self.bootstrap.current()
 
     async def _called_off(self, head: Envelope) -> bool:
-        return self.stores is not None and await self.stores.tasks.called_off(head.id)
+        """Its task was cancelled while it waited, or spent its day's tokens."""
+        if self.stores is None:
+            return False
+        if await self.stores.tasks.called_off(head.id):
+            return True
+        deployment = self.settings.task_tokens_per_day
+        return await over_cap(self.stores.tasks, self.mailbox, head, deployment)
+
+
+async def over_cap(book: TaskBook, mailbox: Mailbox, head: Envelope, deployment: int) -> bool:
+    """Whether the scheduled run `head` is over its task's daily cap, and so does not run.
+    The first such run of the day has its chat told, by a notice queued right behind it (a
+    session command: one message, no model call). While the database is away it runs."""
+    task_id = task_of_run(head.id)
+    if task_id is None:
+        return False
+    try:
+        task = await book.get(task_id)
+    except Exception:
+        log.warning("could not read the cap of the task of %s", head.id, exc_info=True)
+        return False
+    cap = cap_of(task, deployment) if task is not None else None
+    if task is None or cap is None:
+        return False
+    spend = TaskSpend(mailbox.redis)
+    if await spend.spent(task.id) < cap:
+        return False
+    log.info("dropped %s: task %d spent its %d tokens of today", head.id, task.id, cap)
+    if await spend.first_telling(task.id):
+        await mailbox.submit(notice(head, capped_text(task, cap)))
+    return True
+
+
+def checkin_model(settings: Settings) -> str | None:
+    """PARLEY_CHECKIN_MODEL as the deployment serves it, or None (the usual model)."""
+    wanted = settings.checkin_model
+    return served_model(settings, wanted) if wanted else None
 
 
 def with_context(text: str, group: list[Envelope]) -> str:

@@ -26,6 +26,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -296,7 +297,9 @@ class TaskRow(Base):
 
     `kind` and `spec` are the schedule (`bot.vocabulary.schedule.Schedule`); `next_run_at` is kept
     by the scheduler after every run, so a run missed while no scheduler ran is noticed at the
-    next start and handled by `if_missed`. A task from the configuration has a `name`."""
+    next start and handled by `if_missed`. A task from the configuration has a `name`.
+    `tokens_per_day` is its own daily token cap within the deployment's; a `quiet` task (a
+    check-in) posts only when its run has something to say (`bot.tasks.spend`)."""
 
     __tablename__ = "tasks"
     __table_args__ = (Index("ix_tasks_status_next", "status", "next_run_at"),)
@@ -325,6 +328,8 @@ class TaskRow(Base):
     run_config: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    tokens_per_day: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    quiet: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 DIGEST_INDEX = "ix_memories_scope_day"

@@ -45,6 +45,8 @@ class NewTask:
     if_missed: IfMissed = "skip"
     name: str | None = None  # only the configuration's tasks have one
     config: RunConfig | None = None  # how its runs are made (an output schema, a mode)
+    tokens_per_day: int | None = None  # its own daily token cap (`bot.tasks.spend`)
+    quiet: bool = False  # a check-in (`/checkin`): posts only what is worth saying
 
 
 class TaskBook:
@@ -236,6 +238,8 @@ def _row(new: NewTask, first: list[datetime], now: datetime) -> dict[str, Any]:
         "created_at": now,
         "updated_at": now,
         "run_config": new.config.model_dump(mode="json") if new.config else None,
+        "tokens_per_day": new.tokens_per_day,
+        "quiet": new.quiet,
     }
 
 
@@ -249,6 +253,8 @@ def _same(task: Task, new: NewTask) -> bool:
         and task.schedule.zone == new.schedule.zone
         and task.if_missed == new.if_missed
         and task.config == new.config
+        and task.tokens_per_day == new.tokens_per_day
+        and task.quiet == new.quiet
     )
 
 
@@ -275,6 +281,8 @@ def _task(row: Any) -> Task:
         created_at=row.created_at,
         ended_by=row.ended_by,
         config=_config(row.id, row.run_config),
+        tokens_per_day=row.tokens_per_day,
+        quiet=bool(row.quiet),
     )
 
 

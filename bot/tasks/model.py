@@ -19,6 +19,13 @@ Status = Literal["active", "done", "cancelled", "missed"]
 IfMissed = Literal["skip", "run_once"]
 # Who made the configuration's tasks; a person's id never looks like this.
 CONFIG_CREATOR = "config"
+# What a quiet task's run (a check-in) answers when it has nothing worth saying: a run whose
+# whole answer is this posts nothing (`bot.session.quiet`).
+NOTHING_TO_REPORT = "NOTHING_TO_REPORT"
+QUIET_NOTE = (
+    "This is a quiet check-in: if there is nothing worth telling the person, answer exactly "
+    f"{NOTHING_TO_REPORT} and nothing else; then nothing is posted."
+)
 
 
 class Target(BaseModel):
@@ -51,6 +58,8 @@ class Task(BaseModel):
     created_at: datetime
     ended_by: str | None = None
     config: RunConfig | None = None  # how its runs are made, where not the chat's way
+    tokens_per_day: int | None = None  # its own daily cap, within the deployment's
+    quiet: bool = False  # a check-in: its runs post only what is worth saying
 
     @property
     def active(self) -> bool:
@@ -81,6 +90,8 @@ class Task(BaseModel):
             f"{local:%a %Y-%m-%d %H:%M %Z}. Do what it asks now; the person is not "
             "necessarily here to answer.)"
         )
+        if self.quiet:
+            header = f"{header}\n{QUIET_NOTE}"
         return Envelope(
             id=self.run_id(run_at),
             session=self.target.session,
@@ -91,6 +102,7 @@ class Task(BaseModel):
             chat_kind=self.target.chat_kind,
             reply_to=self.target.reply_to,
             run=self.config,
+            quiet=self.quiet,
         )
 
     def summary(self) -> str:
@@ -100,7 +112,8 @@ class Task(BaseModel):
         due = f"next {moment(upcoming.astimezone(tz))}" if upcoming else self.status
         kind = self.when if self.schedule.kind != "once" else "once"
         prompt = self.prompt if len(self.prompt) <= 80 else self.prompt[:79] + "…"
-        return f"#{self.id} ({kind}, {due}): {prompt}"
+        quiet = ", quiet" if self.quiet else ""
+        return f"#{self.id} ({kind}{quiet}, {due}): {prompt}"
 
     def confirmation(self, now: datetime) -> str:
         """What the person is told when the task is made: the zone and the next three runs,
@@ -108,9 +121,14 @@ class Task(BaseModel):
         runs = self.schedule.next_runs(now, 3)
         shown = ", ".join(moment(run) for run in runs) or "none"
         kind = "runs once" if self.schedule.kind == "once" else f"runs {self.schedule.describe()}"
+        cap = (
+            f" It spends at most {self.tokens_per_day:,} tokens a day."
+            if self.tokens_per_day
+            else ""
+        )
         return (
             f"Task {self.id} {kind}, in the time zone {self.schedule.zone}. "
-            f"Next runs: {shown}. Prompt: {self.prompt}"
+            f"Next runs: {shown}.{cap} Prompt: {self.prompt}"
         )
 
 

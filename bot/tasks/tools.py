@@ -36,15 +36,22 @@ IF_MISSED = (
     "period, 'run_once' runs it once when Parley is back."
 )
 
+TOKENS_PER_DAY = (
+    "The most tokens the task's runs may spend in a day (UTC), if the person wants a lower cap "
+    "than the deployment's; a run due once it is spent does not run."
+)
+
 
 @dataclass(frozen=True)
 class TaskRules:
     """The operator's limits on the tasks people make: how often one may run at most
-    (PARLEY_TASK_MIN_INTERVAL, seconds) and how many a person may have active at once
-    (PARLEY_TASKS_PER_PERSON)."""
+    (PARLEY_TASK_MIN_INTERVAL, seconds), how many a person may have active at once
+    (PARLEY_TASKS_PER_PERSON), and the tokens each may spend a day (PARLEY_TASK_TOKENS_PER_DAY,
+    0: no cap), within which a task may have a lower cap of its own."""
 
     min_interval: float
     per_person: int
+    tokens_per_day: int = 0
 
 
 def task_tools(book: TaskBook, people: People, rules: TaskRules) -> list[Tool]:
@@ -84,6 +91,7 @@ def _schedule_task(book: TaskBook, people: People, rules: TaskRules) -> Tool:
         ],
         when: Annotated[str, Field(min_length=1, max_length=MAX_WHEN, description=WHEN)],
         if_missed: Annotated[IfMissed, Field(description=IF_MISSED)] = "skip",
+        tokens_per_day: Annotated[int | None, Field(ge=1, description=TOKENS_PER_DAY)] = None,
     ) -> str:
         """Schedule a prompt to run later in this chat, once (a reminder) or repeatedly (a daily
         summary). At each run you receive the prompt here and your answer is posted here. Tell
@@ -96,7 +104,12 @@ def _schedule_task(book: TaskBook, people: People, rules: TaskRules) -> Tool:
             check_frequency(schedule, now, rules.min_interval)
         except WhenError as exc:
             raise ToolError(str(exc)) from None
-        new = NewTask(_target(ctx), ctx.user, prompt, when, schedule, if_missed)
+        cap = rules.tokens_per_day
+        if tokens_per_day is not None and cap and tokens_per_day > cap:
+            raise ToolError(f"A task may spend at most {cap:,} tokens a day here.")
+        new = NewTask(
+            _target(ctx), ctx.user, prompt, when, schedule, if_missed, tokens_per_day=tokens_per_day
+        )
         try:
             task = await book.add(new, max_active=rules.per_person, now=now)
         except TaskRefused as exc:

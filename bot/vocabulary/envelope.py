@@ -82,7 +82,9 @@ class Envelope(BaseModel):
     evaluation's, `bot.lab`) runs a recorded run's message again with its `run` config, the
     conversation before it as it was, and none of its side effects repeated; its prompt names
     the platform the recorded run was on (`seen_on`), not the lab's. An API run's
-    `initial` transcript is the conversation its new session starts with.
+    `initial` transcript is the conversation its new session starts with. A `quiet`
+    scheduled run (a check-in) is shown only once it ended, and not at all when its answer
+    says there is nothing to report (`bot.session.quiet`).
     """
 
     id: str = Field(min_length=1, max_length=200)
@@ -104,6 +106,7 @@ class Envelope(BaseModel):
     replay_of: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")  # see below
     seen_on: str = Field(default="", max_length=32)  # a replay's: its recorded run's platform
     initial: list[Said] = Field(default_factory=list, max_length=MAX_INITIAL)  # see below
+    quiet: bool = False  # a scheduled run of a check-in: see below
     received_at: float = Field(default_factory=time.time)
 
     @model_validator(mode="before")

@@ -160,6 +160,24 @@ async def test_the_caller_switches_their_own_daily_digest(stack: Stack) -> None:
     assert stack.fake.requests == []
 
 
+async def test_a_quiet_check_in_is_made_listed_and_cancelled_in_the_conversation(
+    stack: Stack,
+) -> None:
+    async with stack.client() as client:
+        session = await stack.session(client)
+        made = await answered(client, session, "/checkin every 2h look at the build")
+        tasks = (await client.get("/api/tasks")).json()["items"]
+        listed = await answered(client, session, "/checkin")
+        (task,) = tasks
+        gone = await answered(client, session, f"/checkin off {task['id']}")
+        after = (await client.get(f"/api/tasks/{task['id']}")).json()
+    assert made.startswith(f"Check-in #{task['id']} set: every 2 hours")
+    assert task["quiet"] is True and task["prompt"] == "look at the build"
+    assert task["session"] == f"http:{session}" and f"#{task['id']}" in listed
+    assert gone == f"Cancelled check-in #{task['id']}." and after["status"] == "cancelled"
+    assert stack.fake.requests == []  # answered at once, no model asked
+
+
 async def test_other_slashes_and_commands_with_files_go_to_the_model(stack: Stack) -> None:
     await stack.start_worker()
     stack.fake.responder = lambda request: Reply(text=f"got {said(request)}")
