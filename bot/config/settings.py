@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -362,7 +361,7 @@ class Settings(RedisReach, PlatformSettings):
     def _embeddings_have_a_key(self) -> Settings:
         """As for voice notes: OpenAI's endpoint needs a key, another may not."""
         url = self.embeddings_base_url
-        at_openai = url is None or urlsplit(url).hostname == "api.openai.com"
+        at_openai = values.at_openai(url)
         named = self.embeddings_model not in ("local", "off")
         if named and at_openai and not (self.embeddings_api_key or self.openai_api_key):
             raise ValueError(
@@ -384,30 +383,27 @@ class Settings(RedisReach, PlatformSettings):
     @property
     def images_at_openai(self) -> bool:
         """Whether pictures are made at OpenAI's own endpoint (no other base URL set)."""
-        url = self.image_base_url
-        return url is None or urlsplit(url).hostname == "api.openai.com"
+        return values.at_openai(self.image_base_url)
 
     @property
     def image_key(self) -> SecretStr | None:
-        """The key sent with a picture's request: its own, else OPENAI_API_KEY for OpenAI's
-        endpoint alone, never OpenAI's key to another host."""
-        if self.image_api_key is not None:
-            return self.image_api_key
-        return self.openai_api_key if self.images_at_openai else None
+        """The key sent with a picture's request (see `key_for`)."""
+        return self.key_for(self.image_api_key, self.images_at_openai)
 
     @property
     def transcribes_at_openai(self) -> bool:
         """Whether voice notes go to OpenAI's own endpoint (no other base URL set)."""
-        url = self.transcribe_base_url
-        return url is None or urlsplit(url).hostname == "api.openai.com"
+        return values.at_openai(self.transcribe_base_url)
 
     @property
     def transcription_key(self) -> SecretStr | None:
-        """The key sent with a voice note: its own, else OPENAI_API_KEY for OpenAI's
+        """The key sent with a voice note (see `key_for`)."""
+        return self.key_for(self.transcribe_api_key, self.transcribes_at_openai)
+
+    def key_for(self, own: SecretStr | None, at_openai: bool) -> SecretStr | None:
+        """An OpenAI-compatible service's key: its own, else OPENAI_API_KEY for OpenAI's
         endpoint alone, never OpenAI's key to another host."""
-        if self.transcribe_api_key is not None:
-            return self.transcribe_api_key
-        return self.openai_api_key if self.transcribes_at_openai else None
+        return own if own is not None else self.openai_api_key if at_openai else None
 
     def may_use(self, person: str) -> bool:
         """Everyone may, unless PARLEY_ALLOWED_USERS lists who (and guests are not let in);

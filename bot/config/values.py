@@ -226,3 +226,8 @@ def trace_keys(value: str) -> list[str]:
                 "a key is 32 bytes in URL-safe base64 (44 characters); `parley trace-key` makes one"
             ) from None
     return keys
+
+
+def at_openai(url: str | None) -> bool:
+    """Whether an OpenAI-compatible service's base URL is OpenAI's own (unset is)."""
+    return url is None or urlsplit(url).hostname == "api.openai.com"

@@ -3,7 +3,8 @@ that what every session ends with can be checked against what was sent: each ans
 in order, no reply cut or doubled. For the tests that restart workers or Redis under load.
 
 Message `m` of session `s` reads "sS mM". The model answers a turn with "ans sS mM" for each
-message it carries (several, when messages waiting are merged into one turn): a long reply,
+message it carries (several, when messages waiting are merged into one turn or join it while it
+runs): a long reply,
 streamed in small pieces, for every fourth message; and for every third it first calls
 `slow_write`, a side effect that must never run twice, writing one line to a file of the call's
 own (`effects/sS-mM.txt`).
@@ -16,6 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -45,15 +47,20 @@ def _marks(text: str) -> list[tuple[int, int]]:
     return [(int(s), int(m)) for s, m in MARK.findall(text)]
 
 
-def _turn_text(request: RecordedRequest) -> str:
-    """The text of the person's last message with a mark (tool results come after it)."""
-    for message in reversed(request.body.get("messages", [])):
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        said = " ".join(b.get("text", "") for b in blocks or [] if b.get("type") == "text")
-        if message.get("role") == "user" and MARK.search(said):
-            return said
-    return ""
+def _said(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    return " ".join(b.get("text", "") for b in blocks or [] if b.get("type") == "text")
+
+
+def _turn_marks(request: RecordedRequest) -> list[tuple[int, int]]:
+    """The marks of the messages the turn answers: every person's message since the last
+    answer, those that joined the turn after a tool call's result included (steering)."""
+    messages = request.body.get("messages", [])
+    answers = [i for i, m in enumerate(messages) if m.get("role") == "assistant"
+               and ANSWERED.search(_said(m))]  # fmt: skip
+    since = answers[-1] + 1 if answers else 0
+    return [mark for m in messages[since:] if m.get("role") == "user" for mark in _marks(_said(m))]
 
 
 def _shown(request: RecordedRequest) -> list[str]:
@@ -77,7 +84,7 @@ class Ledger:
 
     def __call__(self, request: RecordedRequest) -> Reply:
         self.calls += 1
-        marks = _marks(_turn_text(request))
+        marks = _turn_marks(request)
         session, numbers = marks[0][0], [m for _, m in marks]
         history = [
             int(n)

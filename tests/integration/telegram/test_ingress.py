@@ -26,7 +26,7 @@ async def test_commands_are_in_the_menu_and_help_answers_at_once(
     names = [c["command"] for c in tg_stack.tg.commands]
     assert names == [
         "start", "help", "new", "compact", "stop", "usage", "model", "mode", "steer", "reasoning",
-        "tasks", "memory", "forget", "permissions",
+        "tasks", "checkin", "memory", "forget", "permissions",
         "preferences", "tools", "skills", "instructions", "activation", "pair", "unpair",
     ]  # fmt: skip
     chat = tg_stack.tg.private_chat(ANN)
