@@ -33,7 +33,7 @@ from bot.session.live import LiveTurn, helper_stopped
 from bot.session.play import Player
 from bot.session.record import Recorder
 from bot.session.states import StateStore, started_over
-from bot.session.steering import InboxJoining
+from bot.session.steering import MAX_GROUP, InboxJoining
 from bot.session.turn import Turns
 from bot.skills.tools import LOAD as LOAD_SKILL
 from bot.store.cold_context import ColdContext
@@ -55,6 +55,10 @@ class SessionRunner:
         self.lease_ttl = s.lease_ttl
         self.max_attempts = s.max_attempts
         self.merge_limit = s.merge_messages if s.merge_messages > 0 else 1
+        # The inbox's head is read this far: as far as a turn's group may reach, merged and
+        # joined (`bot.session.steering`), so a turn resumed or finished after a crash is
+        # always found whole at the head.
+        self.head_size = max(self.merge_limit, MAX_GROUP)
         stores = deps.stores
         grants = stores.grants if stores is not None else None
         decisions = Decisions(
@@ -95,7 +99,7 @@ class SessionRunner:
         mailbox = self.deps.mailbox
         liveness = self.deps.liveness
         worker_id = liveness.id if liveness is not None else ""
-        taken = await mailbox.take_turn(session, self.lease_ttl, self.merge_limit, worker=worker_id)
+        taken = await mailbox.take_turn(session, self.lease_ttl, self.head_size, worker=worker_id)
         if taken is None:
             return
         token, head = taken
@@ -143,7 +147,7 @@ class SessionRunner:
         if done := finished_group(batch, state):  # its worker died before committing it
             return await self._commit(session, token, done, state, keeper)
         resumed = resumed_group(batch, state)
-        group = resumed or merged_group(batch)
+        group = resumed or merged_group(batch[: self.merge_limit])
         if tries > self.max_attempts:
             await self.commands.skip(first, state, tries - 1)
             group = [first]
@@ -201,7 +205,7 @@ class SessionRunner:
         when none waits. The heartbeat stops first (see `bot.session.lease`), and beats again
         for the next turn."""
         await keeper.stop()
-        head = await self.states.commit(session, token, group, state, then=self.merge_limit)
+        head = await self.states.commit(session, token, group, state, then=self.head_size)
         if head is not None:
             keeper.start()
         return head

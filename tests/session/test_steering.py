@@ -108,3 +108,32 @@ async def test_queue_leaves_a_message_for_its_own_turn(
         assert "no, the other file" not in str(rig.fake.requests[1].body)
         assert "no, the other file" in user_texts(rig.fake.requests[2].body)[-1]
         assert await runs(rig) == [["m1"], ["m2"]]
+
+
+async def test_a_group_grown_past_the_merge_limit_is_resumed_whole(
+    redis_url: str, database_url: str, fake_llm: FakeLLM
+) -> None:
+    """Two messages merged (the limit), three more joined: the worker stops after the join,
+    and the next one finds the whole group of five at the head, goes on with it and commits
+    it once; none of the five is taken for a new turn."""
+    async with runner_rig(redis_url, database_url, fake_llm, merge_messages=2) as rig:
+        gate, never = asyncio.Event(), asyncio.Event()
+        rig.fake.enqueue(Reply(tool_calls=[SUM], gate=gate), Reply(text="lost", gate=never))
+        await rig.mailbox.submit(said(1, "open the file"))
+        await rig.mailbox.submit(said(2, "the big one"))
+        turn = await held_first_call(rig, gate)
+        for n in (3, 4, 5):
+            await rig.mailbox.submit(said(n, f"and part {n}"))
+        gate.set()
+        await until(lambda: len(rig.fake.requests) == 2, "the call after the join")
+        turn.cancel()
+        await asyncio.gather(turn, return_exceptions=True)
+
+        rig.fake.enqueue(Reply(text="All five, then."))
+        await rig.runner.take_turns(SESSION)
+        resumed = user_texts(rig.fake.requests[-1].body)
+        assert len(rig.fake.requests) == 3
+        for text in ("open the file", "the big one", "and part 3", "and part 5"):
+            assert sum(text in said_ for said_ in resumed) == 1, (text, resumed)
+        assert await runs(rig) == [["m1", "m2", "m3", "m4", "m5"]]
+        assert await rig.mailbox.pending(SESSION) == 0
