@@ -1,6 +1,7 @@
 """Commands for one conversation in Slack: `/new`, `/compact`, `/stop` and `/model` in a DM,
-and `!new`, `!compact`, `!stop`, `!model …`, `!mode …`, `!steer …`, `!reasoning …` said in a
-thread, since Slack's slash commands do not work inside threads; and `!instructions …`,
+and `!new`, `!compact`, `!stop`, `!model …`, `!mode …`, `!steer …`, `!checkin …`, `!reasoning …`
+said in a thread, since Slack's slash commands do not work inside threads (a check-in made there
+answers in that thread); and `!instructions …`,
 `!tools …` and `!activation …`, which are about the thread's channel, as their slash commands
 are. Each is answered as its Telegram counterpart is, with the same rules: anyone let in
 starts over, compacts or stops their conversation, only an admin switches models or
@@ -20,10 +21,12 @@ pressed by the person answered or an admin; a press once that reply is over chan
 from __future__ import annotations
 
 import re
+import zoneinfo
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from adapters.chat import (
+    checkin_commands,
     mode_commands,
     model_commands,
     reasoning_commands,
@@ -36,9 +39,10 @@ from adapters.chat.setting_commands import Asked
 from adapters.slack.deps import IngressDeps
 from adapters.slack.place import PLATFORM, Place, chat_key, in_dm, person, sender_of
 from adapters.slack.stop_button import Pressed, showing
+from bot.tasks.model import Target
 
 SAID = re.compile(
-    r"!(new|compact|stop|model|mode|steer|reasoning|instructions|tools|skills|activation)"
+    r"!(new|compact|stop|model|mode|steer|checkin|reasoning|instructions|tools|skills|activation)"
     r"(?:\s+(.*))?",
     re.DOTALL | re.IGNORECASE,
 )
@@ -85,6 +89,8 @@ async def on_said(
         ))  # fmt: skip
     elif name in ("mode", "steer"):
         await tell(await _chat_choice(name, args, place, deps, may_change=place.is_im or admin))
+    elif name == "checkin":
+        await tell(await _checkin(args, user, place, deps, may_make=place.is_im or admin))
     else:
         await tell(await reasoning_commands.answer(
             deps.mailbox, place.session, args, deployment=deps.settings.reasoning,
@@ -103,6 +109,22 @@ async def _chat_choice(
         deps.mailbox, place.session, args, default=deps.settings.steer_mode,
         may_change=may_change,
     )  # fmt: skip
+
+
+async def _checkin(args: str, user: str, place: Place, deps: IngressDeps, *, may_make: bool) -> str:
+    """`!checkin …`: a quiet check-in whose runs answer in this thread (or DM), in the
+    person's time zone (`adapters.chat.checkin_commands`); in a channel an admin's."""
+    sender = sender_of(user, "", deps.settings)
+    zone = await deps.people.timezone(sender.id) or deps.settings.timezone
+    here = Target(
+        session=place.session, platform=PLATFORM, chat_kind=place.kind,
+        reply_to=place.model_dump(),
+    )  # fmt: skip
+    asked = checkin_commands.Asked(
+        args, here, sender, may_make, zoneinfo.ZoneInfo(zone),
+        deps.settings.task_min_interval, deps.settings.tasks_per_person,
+    )  # fmt: skip
+    return await checkin_commands.answer(deps.tasks, asked)
 
 
 async def _about_channel(name: str, args: str, who: str, place: Place, deps: IngressDeps) -> str:
