@@ -77,7 +77,7 @@ async def test_a_run_is_read_while_queued_and_running_then_from_its_record(
     ]
     assert running["nodes"][-1]["ended_at"] is None  # the answer's call goes on
     assert running["metrics"]["tool_usage"] == {"calculator": 1}
-    assert running["states"]["tools"] >= 0 and running["states"]["calling"] > 0
+    assert "tools" in running["states"] and running["states"]["calling"] > 0  # its batch ran
     assert graph.status_code == 200 and len(graph.json()["nodes"]) == 3
 
     assert events[-1]["type"] == "completed"

@@ -34,12 +34,15 @@ PAGES = {
     "/admin/people": VENDOR.parent / "people.html",
     "/admin/lab": VENDOR.parent / "lab.html",
 }
-# what the pages load from /static/ besides the libraries: the wheel serves them all
-SCRIPTS = (
-    "admin.js", "admin-page.js", "admin-charts.js", "admin-groups.js", "admin-refresh.js",
-    "admin-run.js", "admin-trace.js", "admin-people.js", "admin-evaluate.js", "admin-lab.js",
-    "admin-compare.js", "admin-pair.js", "admin-trace-view.js", "api.js", "admin.css", "chat.js",
-)  # fmt: skip
+# what the pages load from /static/ besides the libraries, every one the checkout has (the
+# web chat's modules under chat/ too): the wheel serves them all
+SCRIPTS = tuple(
+    sorted(
+        path.relative_to(VENDOR.parent).as_posix()
+        for path in VENDOR.parent.rglob("*")
+        if path.is_file() and not {"vendor", "__pycache__"} & set(path.parts)
+    )
+)
 
 
 @dataclass
