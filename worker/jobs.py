@@ -47,6 +47,7 @@ from bot.session.helpers import HelperRuns
 from bot.session.record import RunExport
 from bot.session.retention import ContextRetention
 from bot.session.runner import SessionRunner
+from bot.session.voice import voice_replies
 from bot.store.cold_context import ColdContext
 from bot.store.database import Database, open_database
 from bot.telemetry import logs, metrics
@@ -176,6 +177,7 @@ def _supervisor(
         await reminders.schedule(redis, settings, confirmation_id, ttl)
 
     egress = PlatformEgress(HttpEgress(redis), platforms)
+    limits = Limits(redis, settings)
     runner = SessionRunner(
         RunnerDeps(
             settings=settings,
@@ -186,9 +188,10 @@ def _supervisor(
             schedule_expiry=schedule_expiry,
             history=database.history,
             liveness=liveness,
-            limits=Limits(redis, settings),
+            limits=limits,
             stores=SessionStores.open(database.engine, redis, recall),
             exports=exports,
+            voice=voice_replies(settings, mailbox, limits),
         )
     )
     contexts = ContextRetention(

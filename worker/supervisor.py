@@ -75,6 +75,9 @@ class Supervisor:
             self.picking(True)
 
     async def stop(self) -> None:
+        """Stop the turns running here, then let go of what they answered with."""
         for task in list(self.tasks):
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
+        if (voice := self.runner.deps.voice) is not None:
+            await voice.aclose()

@@ -6,9 +6,10 @@ queue them, and the worker answers them on the session's stream: the post that q
 streams its answer as it streams a turn. `POST /api/sessions/{id}/compact` queues `/compact`
 without a stream (202), for clients that follow the session's events already.
 
-`/checkin …` (quiet check-ins, `adapters.chat.checkin_commands`) and `/steer [steer | queue |
-interrupt]` are answered at once as in the chats
-(`adapters.chat.steer_commands`): an API conversation is its caller's own, so they may change it.
+`/checkin …` (quiet check-ins, `adapters.chat.checkin_commands`), `/steer [steer | queue |
+interrupt]` (`adapters.chat.steer_commands`) and `/voice [on | off | spoken]`
+(`adapters.chat.voice_commands`) are answered at once as in the chats: an API conversation is
+its caller's own, so they may change it.
 
 `/memory`, `/memory search WORDS` and `/forget N` are answered at once, from the memories of
 the caller's own scope: an API conversation is a private one of the API's caller
@@ -29,7 +30,13 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from adapters.chat import checkin_commands, digest_commands, memory_list, steer_commands
+from adapters.chat import (
+    checkin_commands,
+    digest_commands,
+    memory_list,
+    steer_commands,
+    voice_commands,
+)
 from adapters.chat.access import Gate
 from adapters.http import place, sessions
 from adapters.http.common import api_sender, message_id
@@ -42,7 +49,8 @@ from bot.vocabulary.envelope import Envelope, Sender
 from bot.vocabulary.usage import Usage
 
 QUEUED = frozenset({"new", "compact"})  # the worker runs them, in order with the messages
-AT_ONCE = frozenset({"memory", "forget", "steer", "checkin"})  # answered by the web process at once
+# answered by the web process at once
+AT_ONCE = frozenset({"memory", "forget", "steer", "voice", "checkin"})
 _SAID = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?", re.DOTALL)
 SSE_HEADERS = {
     "Content-Type": "text/event-stream",
@@ -80,7 +88,8 @@ def command(envelope: Envelope, said: Said) -> Envelope:
 async def answer_now(
     request: web.Request, services: Services, session: str, said: Said
 ) -> web.StreamResponse:
-    """`/memory`, `/forget` or `/steer` answered for the request's caller, as a streamed turn."""
+    """`/memory`, `/forget`, `/steer` or `/voice` answered for the request's caller, as a
+    streamed turn."""
     text = await answer(services, api_sender(request), session, said)
     response = web.StreamResponse(headers=SSE_HEADERS)
     await response.prepare(request)
@@ -95,13 +104,19 @@ async def answer_now(
 
 async def answer(services: Services, sender: Sender, session: str, said: Said) -> str:
     """What `/memory [search WORDS | digest on|off]` or `/forget N` says to `sender` in
-    `session`, in the memories of the scope its turns read and write; or `/steer [MODE]`,
-    which the caller may change in their own conversation."""
+    `session`, in the memories of the scope its turns read and write; or `/steer [MODE]`
+    and `/voice [MODE]`, which the caller may change in their own conversation."""
+    settings = services.settings
     if said.name == "steer":
-        default = services.settings.steer_mode
+        default = settings.steer_mode
         return await steer_commands.answer(
             services.mailbox, session, said.args, default=default, may_change=True
         )
+    if said.name == "voice":
+        return await voice_commands.answer(
+            services.mailbox, session, sender.id, said.args, default=settings.voice_replies,
+            speaks=settings.speech_model is not None,
+        )  # fmt: skip
     if said.name == "checkin":
         return await checked_in(services, sender, session, said.args)
     scope = scope_of("private", sender.id, session)

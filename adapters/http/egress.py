@@ -104,8 +104,9 @@ class RedisEventStream:
             return
         await self._write([event])
         await self.files.save_file(self.key, sha256, True)
-        kind = "image" if event.file.is_image else "document"
-        metrics.FILES_SENT.labels("http", kind).inc()
+        if event.voice_seconds is None:
+            kind = "image" if event.file.is_image else "document"
+            metrics.FILES_SENT.labels("http", kind).inc()
 
     async def close(self, *, abandoned: bool = False) -> None:
         if abandoned:  # the worker carrying the turn on writes it, after a reset

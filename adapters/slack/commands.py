@@ -14,6 +14,7 @@ from adapters.chat import (
     reasoning_commands,
     setting_commands,
     steer_commands,
+    voice_commands,
 )
 from adapters.chat.access import refusal
 from adapters.chat.preference_commands import answer
@@ -112,6 +113,19 @@ async def on_steer(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None
     await ack(await steer_commands.answer(
         deps.mailbox, chat, said, default=deps.settings.steer_mode,
         may_change=private or deps.gate.is_admin(who),
+    ))  # fmt: skip
+
+
+async def on_voice(ack: Any, command: dict[str, Any], deps: IngressDeps) -> None:
+    """/voice [on | off | spoken]: whether the replies to the asker in this channel or DM,
+    every thread, come with a voice note too; each person's own choice."""
+    asked = await _chat_command(ack, command, deps)
+    if asked is None:
+        return
+    who, chat, _ = asked
+    await ack(await voice_commands.answer(
+        deps.mailbox, chat, who, str(command.get("text") or ""),
+        default=deps.settings.voice_replies, speaks=deps.settings.speech_model is not None,
     ))  # fmt: skip
 
 

@@ -32,6 +32,7 @@ from adapters.slack.commands import (
     on_reasoning,
     on_steer,
     on_usage,
+    on_voice,
 )
 from adapters.slack.confirm import ACTIONS
 from adapters.slack.deps import IngressDeps, provider
@@ -78,6 +79,7 @@ def register(app: AsyncApp, deps: IngressDeps) -> None:
     app.command("/preferences")(on_preferences)
     app.command("/mode")(on_mode)
     app.command("/steer")(on_steer)
+    app.command("/voice")(on_voice)
     app.command("/reasoning")(on_reasoning)
     for setting in ("/tools", "/skills", "/instructions", "/activation"):
         app.command(setting)(on_chat_setting)

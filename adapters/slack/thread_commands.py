@@ -1,12 +1,12 @@
 """Commands for one conversation in Slack: `/new`, `/compact`, `/stop` and `/model` in a DM,
-and `!new`, `!compact`, `!stop`, `!model …`, `!mode …`, `!steer …`, `!checkin …`, `!reasoning …`
-said in a thread, since Slack's slash commands do not work inside threads (a check-in made there
-answers in that thread); and `!instructions …`,
-`!tools …` and `!activation …`, which are about the thread's channel, as their slash commands
-are. Each is answered as its Telegram counterpart is, with the same rules: anyone let in
-starts over, compacts or stops their conversation, only an admin switches models or
-reasoning, and `!mode`, `!steer`, `!instructions`, `!tools` and `!activation` in a channel are
-an admin's too.
+and `!new`, `!compact`, `!stop`, `!model …`, `!mode …`, `!steer …`, `!voice …`, `!checkin …`,
+`!reasoning …` said in a thread, since Slack's slash commands do not work inside threads (a
+check-in made there answers in that thread); and `!instructions …`, `!tools …` and
+`!activation …`, which are about the thread's channel, as their slash commands are. Each is
+answered as its Telegram counterpart is, with the same rules: anyone let in starts over,
+compacts or stops their conversation, only an admin switches models or reasoning, and
+`!mode`, `!steer`, `!instructions`, `!tools` and `!activation` in a channel are an admin's
+too; `!voice` is each person's own.
 
 A thread's command is for that thread's session alone, so `!stop` never stops another
 thread's turn; `!new` and `!compact` are queued in order with the messages sent before them,
@@ -32,6 +32,7 @@ from adapters.chat import (
     reasoning_commands,
     setting_commands,
     steer_commands,
+    voice_commands,
 )
 from adapters.chat.access import refusal
 from adapters.chat.intake import Arrival
@@ -42,7 +43,8 @@ from adapters.slack.stop_button import Pressed, showing
 from bot.tasks.model import Target
 
 SAID = re.compile(
-    r"!(new|compact|stop|model|mode|steer|checkin|reasoning|instructions|tools|skills|activation)"
+    r"!(new|compact|stop|model|mode|steer|voice|checkin|reasoning|instructions|tools|skills"
+    r"|activation)"
     r"(?:\s+(.*))?",
     re.DOTALL | re.IGNORECASE,
 )
@@ -87,8 +89,10 @@ async def on_said(
         await tell(await model_commands.answer(
             deps.mailbox, deps.settings, place.session, args, may_change=admin
         ))  # fmt: skip
-    elif name in ("mode", "steer"):
-        await tell(await _chat_choice(name, args, place, deps, may_change=place.is_im or admin))
+    elif name in ("mode", "steer", "voice"):
+        await tell(
+            await _chat_choice(name, args, who, place, deps, may_change=place.is_im or admin)
+        )
     elif name == "checkin":
         await tell(await _checkin(args, user, place, deps, may_make=place.is_im or admin))
     else:
@@ -99,10 +103,16 @@ async def on_said(
 
 
 async def _chat_choice(
-    name: str, args: str, place: Place, deps: IngressDeps, *, may_change: bool
+    name: str, args: str, who: str, place: Place, deps: IngressDeps, *, may_change: bool
 ) -> str:
     """`!mode` and `!steer`: how the turns of the thread's channel or DM run, as `/mode`
-    and `/steer` there (`adapters.slack.commands`)."""
+    and `/steer` there (`adapters.slack.commands`); `!voice`: how the replies to `who` come
+    there, theirs to choose."""
+    if name == "voice":
+        return await voice_commands.answer(
+            deps.mailbox, place.session, who, args, default=deps.settings.voice_replies,
+            speaks=deps.settings.speech_model is not None,
+        )  # fmt: skip
     if name == "mode":
         return await mode_commands.answer(deps.mailbox, place.session, args, may_change=may_change)
     return await steer_commands.answer(

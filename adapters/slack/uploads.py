@@ -5,7 +5,8 @@ the name and length, the bytes posted to the URL it gives, and `files.completeUp
 that shares the file in the channel and thread. The whole upload is one call that must land
 under the shared budget, taking a token of both methods' tier (Tier 4 each), so many
 uploads from many workers stay inside Slack's limits as the reply's messages do. Slack
-shows an image inline and any other file as a download. The bytes come from the file store
+shows an image inline, a reply said aloud (Opus in Ogg) as an audio file it plays, and any
+other file as a download. The bytes come from the file store
 in a thread; when Slack refuses the file (an error of files.completeUploadExternal, such as
 `not_in_channel`), or it is gone from the store, the thread is told in one sentence, the log
 says why, and the reply is told why (`NotPosted`), for the model to read instead of "sent".
@@ -73,8 +74,9 @@ class Uploads:
             raise NotPosted(f"Slack refused it ({why})") from None
         if done is None:  # pragma: no cover (a call that must land is never skipped)
             raise NotPosted("it was not posted")
-        kind = "image" if ref.is_image else "document"
-        metrics.FILES_SENT.labels("slack", kind).inc()
+        if event.voice_seconds is None:
+            kind = "image" if ref.is_image else "document"
+            metrics.FILES_SENT.labels("slack", kind).inc()
         return str(done["file"]["id"])
 
     async def _tell(self, text: str) -> None:

@@ -4,7 +4,8 @@
 race a turn: the worker runs them in order, under the session's lease); /stop reaches
 the worker running the turn at once; /usage reads the record in SQL and the person's limits in
 Redis; /help and /tools list the tools and the MCP servers' state, which the workers keep in
-Redis; /model sets the session's option in Redis, /mode, /steer and /reasoning the chat's;
+Redis; /model sets the session's option in Redis, /mode, /steer and /reasoning the chat's,
+/voice the person's own in the chat;
 /preferences reads and sets the person's own in SQL; /instructions, /activation, /tools and
 /skills read and set what the chat's admins chose for everyone in it, in SQL (a forum topic
 may have an instruction of its own); /pair and /unpair (admins) let a person in by their
@@ -31,6 +32,7 @@ from adapters.chat import (
     reasoning_commands,
     setting_commands,
     steer_commands,
+    voice_commands,
 )
 from adapters.chat.setting_commands import Asked
 from adapters.chat.usage import limits_text, usage_text
@@ -49,6 +51,7 @@ MENU = {
     "model": "Show the model (admins may switch it)",
     "mode": "Answer directly, or plan first",
     "steer": "What a message sent while I work does",
+    "voice": "Answer you with a voice note too: on, off, spoken",
     "reasoning": "Think first, and show the thinking (admins)",
     "tasks": "Scheduled tasks in this chat",
     "checkin": "Check on something now and then, quietly",
@@ -122,7 +125,7 @@ async def on_command(
         text = await preference_commands.answer(
             deps.people, deps.settings, sender, command.args or ""
         )
-    elif name in ("mode", "steer", "checkin"):
+    elif name in ("mode", "steer", "checkin", "voice"):
         text = await chat_choice(name, message, command.args or "", deps)
     elif name == "reasoning":
         text = await reasoning_commands.answer(
@@ -163,11 +166,16 @@ async def checkin(message: TgMessage, said: str, deps: IngressDeps) -> str:
 async def chat_choice(name: str, message: TgMessage, said: str, deps: IngressDeps) -> str:
     """/mode and /steer: how the chat's turns run, changed by its person in a private chat
     and only by an admin in a group, since there it changes everyone's turns; /checkin
-    likewise."""
+    likewise. /voice: how the chat's replies to the asker come, theirs to choose anywhere."""
     assert message.from_user is not None
     if name == "checkin":
         return await checkin(message, said, deps)
     place = place_of(message)
+    if name == "voice":
+        return await voice_commands.answer(
+            deps.mailbox, place.session, person(message.from_user.id), said,
+            default=deps.settings.voice_replies, speaks=deps.settings.speech_model is not None,
+        )  # fmt: skip
     may_change = place.private or deps.gate.is_admin(person(message.from_user.id))
     if name == "mode":
         return await mode_commands.answer(deps.mailbox, place.session, said, may_change=may_change)

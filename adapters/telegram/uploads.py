@@ -1,4 +1,5 @@
-"""Files a reply posts in Telegram: a photo where Telegram shows the bytes as one, else a document.
+"""Files a reply posts in Telegram: a photo where Telegram shows the bytes as one, a voice
+message for a reply said aloud, else a document.
 
 Telegram takes a photo of at most 10 MB whose width and height add up to at most 10,000 px
 and whose sides are at most 20 to 1; an image that is not such goes as a document, as does
@@ -8,7 +9,9 @@ reply's chat and topic, replying where the reply's first message does, as a call
 land under the chat's share of the shared budget, like the reply's own messages. When
 Telegram refuses it all the same (its 400 "Bad Request: file is too big"), or the file is
 gone from the store, the chat is told in one sentence, the log says why, and the reply is
-told why (`NotPosted`), for the model to read instead of "sent".
+told why (`NotPosted`), for the model to read instead of "sent". A person who keeps voice
+messages from them (a Premium setting: Telegram's 400 VOICE_MESSAGES_FORBIDDEN) gets the
+voice note as a file they can still play.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
-from aiogram.exceptions import TelegramAPIError
-from aiogram.methods import SendDocument, SendMessage, SendPhoto
+from aiogram.exceptions import TelegramAPIError, TelegramBadRequest
+from aiogram.methods import SendDocument, SendMessage, SendPhoto, SendVoice
 from aiogram.types import BufferedInputFile, ReplyParameters
 
 from adapters.chat.reply_stream import NotPosted
@@ -37,7 +40,9 @@ PHOTO_SIDES = 10_000  # width + height
 PHOTO_RATIO = 20
 DOCUMENT_BYTES = 50 * MB
 CAPTION_UNITS = 1024
-Kind = Literal["image", "document"]
+VOICE_FORBIDDEN = "VOICE_MESSAGES_FORBIDDEN"
+Kind = Literal["image", "document", "voice"]
+Method = SendPhoto | SendDocument | SendVoice
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class Uploads:
         ref, place = event.file, self.wire.place
         name = ref.name or "file"
         try:
-            upload = await asyncio.to_thread(upload_of, self.files, ref)
+            upload = await asyncio.to_thread(upload_of, self.files, ref, event.voice_seconds)
         except FileMissing as exc:
             log.warning("cannot post a file in %s: %s", place, exc)
             await self._tell(f"⚠️ I could not send “{name}”: it is no longer stored.")
@@ -66,37 +71,47 @@ class Uploads:
         if len(upload.data) > DOCUMENT_BYTES:
             await self._tell(f"⚠️ I could not send “{name}”: Telegram takes files up to 50 MB.")
             raise NotPosted("Telegram takes files up to 50 MB")
-        document = BufferedInputFile(upload.data, filename=name)
-        reply = None
-        if not place.private and place.message_id is not None:
-            reply = ReplyParameters(message_id=place.message_id, allow_sending_without_reply=True)
-        method: SendPhoto | SendDocument
-        if upload.kind == "image":
-            method = SendPhoto(
-                chat_id=place.chat_id,
-                message_thread_id=place.thread_id,
-                photo=document,
-                caption=caption(event.caption),
-                reply_parameters=reply,
-            )
-        else:
-            method = SendDocument(
-                chat_id=place.chat_id,
-                message_thread_id=place.thread_id,
-                document=document,
-                caption=caption(event.caption),
-                reply_parameters=reply,
-            )
+        method = self._method(event, upload)
         try:
-            sent = await self.wire.call(method, must_land=True)
+            try:
+                sent = await self.wire.call(method, must_land=True)
+            except TelegramBadRequest as exc:
+                if upload.kind != "voice" or VOICE_FORBIDDEN not in exc.message:
+                    raise
+                upload = Upload(upload.data, "document")  # still theirs to play
+                sent = await self.wire.call(self._method(event, upload), must_land=True)
         except TelegramAPIError as exc:
             log.warning("Telegram refused a file in %s: %s", place, exc)
             await self._tell(f"⚠️ I could not send “{name}”: Telegram refused it.")
             raise NotPosted(f"Telegram refused it ({exc.message})") from None
         if sent is None:  # pragma: no cover (a call that must land is never skipped)
             raise NotPosted("it was not posted")
-        metrics.FILES_SENT.labels("telegram", upload.kind).inc()
+        if event.voice_seconds is None:
+            metrics.FILES_SENT.labels("telegram", upload.kind).inc()
         return int(sent.message_id)
+
+    def _method(self, event: ev.FileSent, upload: Upload) -> Method:
+        """The call that posts `upload` as its kind, where the reply is."""
+        place = self.wire.place
+        file = BufferedInputFile(upload.data, filename=event.file.name or "file")
+        reply = None
+        if not place.private and place.message_id is not None:
+            reply = ReplyParameters(message_id=place.message_id, allow_sending_without_reply=True)
+        chat, topic, shown = place.chat_id, place.thread_id, caption(event.caption)
+        if upload.kind == "voice":
+            return SendVoice(
+                chat_id=chat, message_thread_id=topic, voice=file, caption=shown,
+                duration=max(1, round(event.voice_seconds or 0)), reply_parameters=reply,
+            )  # fmt: skip
+        if upload.kind == "image":
+            return SendPhoto(
+                chat_id=chat, message_thread_id=topic, photo=file, caption=shown,
+                reply_parameters=reply,
+            )  # fmt: skip
+        return SendDocument(
+            chat_id=chat, message_thread_id=topic, document=file, caption=shown,
+            reply_parameters=reply,
+        )  # fmt: skip
 
     async def _tell(self, text: str) -> None:
         place = self.wire.place
@@ -110,9 +125,12 @@ def caption(text: str) -> str | None:
     return units.decode("utf-16-le", errors="ignore") or None
 
 
-def upload_of(files: FileStore, ref: FileRef) -> Upload:
-    """The file's bytes, and whether Telegram takes them as a photo (run in a thread)."""
+def upload_of(files: FileStore, ref: FileRef, voice_seconds: float | None = None) -> Upload:
+    """The file's bytes, and whether Telegram takes them as a photo, or as a voice message
+    (a reply said aloud, `voice_seconds` long), in a thread."""
     data = files.read(ref)
+    if voice_seconds is not None:
+        return Upload(data, "voice")
     return Upload(data, "image" if _photo(data, ref) else "document")
 
 

@@ -41,6 +41,7 @@ from bot.config.values import (
 from bot.config.zones import known_zone
 from bot.vocabulary.run_config import Effort, Reasoning
 from bot.vocabulary.steering import SteerMode
+from bot.vocabulary.voice import VoiceMode
 
 ENV_PREFIX = "PARLEY_"
 TOOL_PREFIX = ENV_PREFIX + "TOOL_"  # also the tools' own settings (`bot.tools.config`)
@@ -234,6 +235,15 @@ class Settings(RedisReach, PlatformSettings):
     image_base_url: str | None = None  # unset: OpenAI's
     image_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, for OpenAI's alone
     image_timeout: float = Field(default=120.0, gt=0, le=3600)
+    # Replies said aloud (`bot.session.voice`): only where a model is named, at an
+    # OpenAI-compatible `/audio/speech` endpoint; what people get unless they chose (`/voice`).
+    speech_model: str | None = Field(default=None, min_length=1, max_length=200)
+    speech_voice: str = Field(default="alloy", min_length=1, max_length=100)
+    speech_base_url: str | None = None  # unset: OpenAI's
+    speech_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, for OpenAI's alone
+    speech_timeout: float = Field(default=30.0, gt=0, le=3600)
+    speech_max_chars: int = Field(default=1500, ge=100, le=4096)  # 4096: OpenAI's most
+    voice_replies: VoiceMode = "off"
     # A day's digest per person and group chat (`bot.memory.digest`): written by this model
     # (unset: the default model; `off`: none), within so many tokens a scope and day.
     digest_model: str | None = Field(default=None, min_length=1, max_length=200)
@@ -313,6 +323,7 @@ class Settings(RedisReach, PlatformSettings):
         "transcribe_base_url",
         "embeddings_base_url",
         "image_base_url",
+        "speech_base_url",
     )
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
@@ -379,6 +390,26 @@ class Settings(RedisReach, PlatformSettings):
                 "OPENAI_API_KEY, or PARLEY_IMAGE_BASE_URL for another endpoint)"
             )
         return self
+
+    @model_validator(mode="after")
+    def _speech_has_a_key(self) -> Settings:
+        """As for voice notes: OpenAI's endpoint needs a key, another may not."""
+        if self.speech_model and self.speech_key is None and self.speaks_at_openai:
+            raise ValueError(
+                "PARLEY_SPEECH_API_KEY: OpenAI's speech endpoint needs a key (or set "
+                "OPENAI_API_KEY, or PARLEY_SPEECH_BASE_URL for another endpoint)"
+            )
+        return self
+
+    @property
+    def speaks_at_openai(self) -> bool:
+        """Whether replies are said at OpenAI's own endpoint (no other base URL set)."""
+        return values.at_openai(self.speech_base_url)
+
+    @property
+    def speech_key(self) -> SecretStr | None:
+        """The key sent with a reply to be said (see `key_for`)."""
+        return self.key_for(self.speech_api_key, self.speaks_at_openai)
 
     @property
     def images_at_openai(self) -> bool:

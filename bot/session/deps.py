@@ -17,6 +17,7 @@ from bot.people.limits import Limits
 from bot.redis.confirmations import Confirmations
 from bot.session.egress import Egress
 from bot.session.record import RunExport
+from bot.session.voice import VoiceReplies
 from bot.store.chats import ChatSettings
 from bot.store.grants import Grants
 from bot.store.history import History
@@ -66,3 +67,4 @@ class RunnerDeps:
     stores: SessionStores | None = None  # None: turns without preferences, memories, grants
     limits: Limits | None = None  # None: turns count against no daily budget (tests)
     exports: RunExport | None = None  # None: runs are not exported (no OTLP endpoint)
+    voice: VoiceReplies | None = None  # None: no reply is said aloud (PARLEY_SPEECH_MODEL unset)

@@ -1,7 +1,8 @@
 """A turn's run, played: the agent's events go to the chat as they come, the calls it stops
 at become confirmations, and the watch turns the events into the run's record. A file the
 run sends is posted before the run goes on, and what became of it is recorded for the run
-(`Deliveries`), so the model is never told that a file the platform refused was sent."""
+(`Deliveries`), so the model is never told that a file the platform refused was sent. A
+finished answer is said aloud below its text for a person who asked (`bot.session.voice`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from bot.session.egress import Egress
 from bot.session.live import LiveTurn
 from bot.session.progress import RunProgress
 from bot.session.record import Recorder, trigger
+from bot.session.voice import VoiceReplies
 from bot.session.watch import RunWatch
 from bot.telemetry import logs
 from bot.vocabulary import events as ev
@@ -35,6 +37,7 @@ class Player:
     recorder: Recorder
     secrets: Sequence[str]  # kept out of the runs' traces
     live: LiveRuns | None = None  # where a run's progress is shown while it runs
+    voice: VoiceReplies | None = None  # None: no reply is said aloud (no speech endpoint)
 
     async def play(
         self, group: list[Envelope], live: LiveTurn, *, save: Save, fresh: bool = False
@@ -67,6 +70,7 @@ class Player:
                 state, request, cancel=live.cancel, checkpoint=checkpoint,
                 deadline=live.deadline, deliveries=deliveries,
             )  # fmt: skip
+            completed: ev.Completed | None = None
             async for event in run:
                 outgoing = event
                 if isinstance(event, ev.ConfirmationRequired):
@@ -78,6 +82,10 @@ class Player:
                     deliveries.record(event, await stream.post_file(event))
                 else:  # `ModelAnswered` too: a chat's reply holds its updates once it is whole
                     await stream.send(outgoing)
+                if isinstance(event, ev.Completed):
+                    completed = event
+            if completed is not None and self.voice is not None:
+                await self.voice.answer(group, state, request, completed, stream)
         except asyncio.CancelledError:
             abandoned = True
             raise

@@ -79,7 +79,7 @@ class SessionRunner:
         self.replays = Replays.on(deps.history.engine)
         self.player = Player(
             deps.agent, deps.egress, decisions, recorder, logs.secrets_of(s),
-            LiveRuns(deps.mailbox.redis, s.turn_timeout),
+            LiveRuns(deps.mailbox.redis, s.turn_timeout), deps.voice,
         )  # fmt: skip
         self._cancels: dict[str, asyncio.Event] = {}
         self.live: dict[str, LiveTurn] = {}  # the turns running here, for their helpers

@@ -120,6 +120,12 @@ FILES_SENT = Counter(
     "they were shown (image, document); a file posted once, however often a turn was resumed",
     ["platform", "kind"], registry=REGISTRY,
 )  # fmt: skip
+VOICE_REPLIES = Counter(
+    "parley_voice_replies",
+    "Replies said aloud (`/voice`), by platform and outcome: sent, refused (the platform did "
+    "not take the voice note) or failed (the speech endpoint gave none)",
+    ["platform", "outcome"], registry=REGISTRY,
+)  # fmt: skip
 PLATFORM_RATE_LIMITED = Counter(
     "parley_platform_rate_limited", "The platform's own rate-limit answers (HTTP 429)",
     ["platform"], registry=REGISTRY,

@@ -121,12 +121,15 @@ class ToolCallResult(BaseModel):
 class FileSent(BaseModel):
     """A file a tool made for the person, stored by content (`file`) and to be shown where
     the conversation is: a picture or a file to download, with its `caption`. It follows
-    the result of the call that made it (`call_id`)."""
+    the result of the call that made it (`call_id`). A reply said aloud is one too
+    (`bot.session.voice`): Opus in Ogg, `voice_seconds` long, shown as a voice message or an
+    audio player where the platform has one."""
 
     type: Literal["file"] = "file"
     call_id: str
     file: FileRef
     caption: str = ""
+    voice_seconds: float | None = None
 
 
 class Iteration(BaseModel):

@@ -51,6 +51,16 @@ def voice_env(fake: FakeLLM, model: str = "whisper-1") -> dict[str, str]:
     }
 
 
+def speech_env(fake: FakeLLM, model: str = "gpt-4o-mini-tts") -> dict[str, str]:
+    """The settings that say replies aloud at the fake's speech endpoint (each person still
+    chooses, with `/voice`, unless `PARLEY_VOICE_REPLIES` is added)."""
+    return {
+        "PARLEY_SPEECH_MODEL": model,
+        "PARLEY_SPEECH_BASE_URL": fake.openai_base_url,
+        "PARLEY_SPEECH_API_KEY": OPENAI_KEY,
+    }
+
+
 @functools.cache
 def live_webm(seconds: float = 1.0, hz: int = 440) -> bytes:
     """Opus in WebM as a browser streams it: written to a pipe, so it says no length."""

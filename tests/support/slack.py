@@ -21,7 +21,7 @@ from tests.fakes.slack import (
     SlackChannel,
     SlackUser,
 )
-from tests.support.audio import voice_env
+from tests.support.audio import speech_env, voice_env
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, serving, stack_env, web_settings
 
@@ -61,7 +61,8 @@ async def slack_stack(
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[SlackStack]:
     """Parametrise indirectly with extra environment; `socket=1` uses Socket Mode, `voice=1`
-    transcribes voice notes at the fake model API's endpoint."""
+    transcribes voice notes at the fake model API's endpoint, `speech=1` says replies aloud
+    at its speech endpoint."""
     extra: dict[str, str] = {
         "PARLEY_FILES_DIR": str(tmp_path / "files"),
         "PARLEY_WORKSPACE_DIR": str(tmp_path / "workspaces"),
@@ -70,6 +71,8 @@ async def slack_stack(
     socket = bool(extra.pop("socket", ""))
     if extra.pop("voice", ""):
         extra |= voice_env(fake_llm)
+    if extra.pop("speech", ""):
+        extra |= speech_env(fake_llm)
     port = free_port()
     env = stack_env(
         redis_url, fake_llm, database_url, **slack_env(fake_slack, socket=socket, **extra)

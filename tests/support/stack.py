@@ -26,7 +26,7 @@ from bot.config.settings import Settings
 from bot.redis import keys
 from bot.store.database import upgrade
 from tests.fakes.llm import ANTHROPIC_KEY, FakeLLM
-from tests.support.audio import voice_env
+from tests.support.audio import speech_env, voice_env
 from tests.support.images import image_env
 from tests.support.parley import Process, start_parley
 from tests.support.redis_server import RedisServer, free_port
@@ -315,6 +315,8 @@ async def stack(
         extra |= voice_env(fake_llm)
     if extra.pop("images", ""):  # `generate_image` at the fake model API's endpoint
         extra |= image_env(fake_llm)
+    if extra.pop("speech", ""):  # replies said aloud at the fake model API's speech endpoint
+        extra |= speech_env(fake_llm)
     env = stack_env(redis_url, fake_llm, database_url, **extra)
     built = Stack(redis_url, fake_llm, tmp_path, env=env)
     async with serving(built, web_settings(env), free_port()) as running:

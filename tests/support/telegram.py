@@ -11,7 +11,7 @@ import pytest
 
 from tests.fakes.llm import FakeLLM
 from tests.fakes.tg import TOKEN, FakeTelegram
-from tests.support.audio import voice_env
+from tests.support.audio import speech_env, voice_env
 from tests.support.images import image_env
 from tests.support.redis_server import free_port
 from tests.support.stack import Stack, serving, stack_env, web_settings
@@ -50,7 +50,8 @@ async def tg_stack(
 ) -> AsyncIterator[TelegramStack]:
     """Parametrise indirectly with extra environment; `webhook=1` serves Telegram by webhook,
     `voice=1` transcribes voice notes at the fake model API's endpoint, `images=1` offers
-    `generate_image` at its images endpoint."""
+    `generate_image` at its images endpoint, `speech=1` says replies aloud at its speech
+    endpoint."""
     extra: dict[str, str] = {
         "PARLEY_FILES_DIR": str(tmp_path / "files"),
         "PARLEY_WORKSPACE_DIR": str(tmp_path / "workspaces"),
@@ -59,6 +60,8 @@ async def tg_stack(
     port = free_port()
     if extra.pop("voice", ""):
         extra |= voice_env(fake_llm)
+    if extra.pop("speech", ""):
+        extra |= speech_env(fake_llm)
     if extra.pop("images", ""):
         extra |= image_env(fake_llm)
     if extra.pop("webhook", ""):

@@ -1,8 +1,9 @@
 """A local stand-in for the Anthropic and OpenAI HTTP APIs that the real SDKs talk to.
 
 Tests script it with `enqueue(...)` (answers in order) or a `responder` (an answer computed
-from the request); OpenAI's transcription, embedding and image endpoints are `transcriptions`,
-`embeddings` and `images` (`transcriptions.py`, `embeddings.py`, `images.py`).
+from the request); OpenAI's transcription, speech, embedding and image endpoints are
+`transcriptions`, `speech`, `embeddings` and `images` (`transcriptions.py`, `speech.py`,
+`embeddings.py`, `images.py`).
 It checks requests as the real services do and records every one, so a test can assert both
 what Parley sent and that nothing was rejected; with `context_windows` (tokens by model name
 prefix) it also refuses a prompt too long for its model's context window (`windows.py`).
@@ -31,6 +32,7 @@ from tests.fakes.llm.script import (
     Reply,
     Scripted,
 )
+from tests.fakes.llm.speech import Speech
 from tests.fakes.llm.sse import StreamCut
 from tests.fakes.llm.transcriptions import Transcriptions
 
@@ -75,6 +77,7 @@ class FakeLLM:
         self.transcriptions = Transcriptions()
         self.embeddings = Embeddings()
         self.images = Images()
+        self.speech = Speech()
 
     @property
     def anthropic_base_url(self) -> str:
@@ -92,6 +95,7 @@ class FakeLLM:
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+        app.router.add_post("/v1/audio/speech", self._speak)
         app.router.add_post("/v1/embeddings", self._embed)
         app.router.add_post("/v1/images/generations", self._generate_image)
         app.router.add_post("/v1/images/edits", self._edit_image)
@@ -169,6 +173,11 @@ class FakeLLM:
                 401, "invalid_request_error", "Incorrect API key provided."
             )
         return await self.transcriptions.handle(request)
+
+    async def _speak(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":
+            return _wrong_openai_key()
+        return await self.speech.handle(request)
 
     async def _embed(self, request: web.Request) -> web.StreamResponse:
         if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":

@@ -39,6 +39,7 @@ FLOODED = {
     "sendMessageDraft",
     "sendPhoto",
     "sendDocument",
+    "sendVoice",
 }
 
 
@@ -288,6 +289,11 @@ class Methods:
     def sendDocument(self, params: dict[str, Any]) -> Any:
         chat = self.chat(params)
         return self.uploads.send("document", chat, self.thread(chat, params), params)
+
+    def sendVoice(self, params: dict[str, Any]) -> Any:
+        """A voice note; a file Telegram cannot play as one is sent as a document."""
+        chat = self.chat(params)
+        return self.uploads.send("voice", chat, self.thread(chat, params), params)
 
     def editMessageText(self, params: dict[str, Any]) -> Any:
         chat = self.chat(params)

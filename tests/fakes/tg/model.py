@@ -78,7 +78,7 @@ class BotMessage:
     edits: int = 0
     history: list[str] = field(default_factory=list)
     deleted: bool = False
-    upload: Upload | None = None  # a photo or document; `text` is then its caption
+    upload: Upload | None = None  # a photo, document or voice note; `text` is its caption
     ephemeral_id: int | None = None  # an ephemeral message's id (its message_id is 0)
     receiver: int | None = None  # the one member who sees an ephemeral message
 

@@ -142,7 +142,8 @@ class FakeTelegram(UserSide):
         return [m for m in self.everything(chat, thread_id) if m.upload is None]
 
     def uploads(self, chat: TgChat, thread_id: int | None = None) -> list[BotMessage]:
-        """The photos and documents the bot sent in `chat` (and topic), oldest first."""
+        """The photos, documents and voice notes the bot sent in `chat` (and topic), oldest
+        first."""
         return [m for m in self.everything(chat, thread_id) if m.upload is not None]
 
     def everything(self, chat: TgChat, thread_id: int | None = None) -> list[BotMessage]:

@@ -4,8 +4,8 @@
 // what each file is from its bytes. A conversation's history shows them again from
 // GET /api/files/{sha256}, fetched with the API's token. Files the bot sends (a `file`
 // event, or a tool result's `files` in the history) show in its turn: an image drawn in
-// full, anything else a link that downloads it under its name, and under it the caption the
-// bot sent with it.
+// full, a reply said aloud (a `file` event with `voice_seconds`) as an audio player, anything
+// else a link that downloads it under its name, and under it the caption the bot sent with it.
 
 import { api } from "../api.js";
 import { h } from "./dom.js";
@@ -88,11 +88,21 @@ function picture(src, name) {
   return image;
 }
 
-/** A file the bot sent: the image itself, or a link that downloads it by its name; with
- * its `caption`, as text. */
-export function sentFile(file, caption = "") {
+/** A file the bot sent: the image itself, a voice reply's player, or a link that downloads
+ * it by its name; with its `caption`, as text. */
+export function sentFile(file, caption = "", voiceSeconds = null) {
   const below = caption ? h("div", { class: "caption", text: caption }) : null;
-  return h("div", { class: "msg sent-file" }, sentItself(file), below);
+  const shown = voiceSeconds === null ? sentItself(file) : player(file, voiceSeconds);
+  return h("div", { class: "msg sent-file" }, shown, below);
+}
+
+/** A reply said aloud: a player, its sound fetched with the API's token (a plain `src`
+ * could not carry it), kept while the page shows it, as the person may play it again. */
+function player(file, seconds) {
+  const audio = h("audio", { controls: true, preload: "metadata", class: "voice" });
+  audio.title = `Voice reply (${Math.max(1, Math.round(seconds))} s)`;
+  fetched(file.sha256).then((url) => { if (url) audio.src = url; });
+  return audio;
 }
 
 function sentItself(file) {

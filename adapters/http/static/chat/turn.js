@@ -135,7 +135,7 @@ export class Turn {
         this.toolEnded(event);
         break;
       case "file":
-        this.fileSent(event.file, event.caption);
+        this.fileSent(event.file, event.caption, event.voice_seconds ?? null);
         break;
       case "confirmation_required":
         this.ask(event, id);
@@ -204,11 +204,11 @@ export class Turn {
     keepPinned();
   }
 
-  /** A file a tool sent, with its caption: after the text so far, as the chat platforms
-   * post it. */
-  fileSent(file, caption) {
+  /** A file a tool sent, with its caption, or the reply said aloud: after the text so
+   * far, as the chat platforms post it. */
+  fileSent(file, caption, voiceSeconds) {
     this.endBubble();
-    this.add(sentFile(file, caption));
+    this.add(sentFile(file, caption, voiceSeconds));
   }
 
   showPlan(event) {
