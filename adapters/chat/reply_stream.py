@@ -293,6 +293,16 @@ class StreamedReply:
         await self._last_update()
         return await self._attach(event)
 
+    async def settle(self) -> None:
+        """The last update, now: the text lands before what follows the answer is made. A
+        chat that cannot be reached is logged, as `close` logs it."""
+        if not self._started:
+            return
+        try:
+            await self._last_update()
+        except self.surface.undeliverable as exc:
+            log.warning("cannot deliver the reply in %s: %s", self.where, self.calls.reason(exc))
+
     async def close(self, *, abandoned: bool = False) -> None:
         try:
             await self._close(abandoned=abandoned)

@@ -108,6 +108,9 @@ class RedisEventStream:
             kind = "image" if event.file.is_image else "document"
             metrics.FILES_SENT.labels("http", kind).inc()
 
+    async def settle(self) -> None:
+        await self._write([])  # the text held for coalescing, written now
+
     async def close(self, *, abandoned: bool = False) -> None:
         if abandoned:  # the worker carrying the turn on writes it, after a reset
             if self._flush is not None:

@@ -156,6 +156,11 @@ class PendingReply:
             await self._forwarding  # raises what stopped it
         return post.said.result() if post.said.done() else None
 
+    async def settle(self) -> None:
+        """Nothing to hurry while the platform loads: the real stream shows each event as it
+        takes it, and the answer's last update with what follows it."""
+        return None
+
     async def close(self, *, abandoned: bool = False) -> None:
         if abandoned:  # what is still queued is not shown: another worker shows the turn
             self._abandoned = True

@@ -27,6 +27,11 @@ class ReplyStream(Protocol):
         None when this stream only hands it on and cannot know."""
         ...
 
+    async def settle(self) -> None:
+        """The answer is whole: let what was shown so far land now, without closing, while
+        the turn makes what follows it (its voice note, `bot.session.voice`)."""
+        ...
+
     async def close(self, *, abandoned: bool = False) -> None:
         """The turn is over: show its last state. `abandoned`: the turn was stopped because
         this worker no longer has it (its lease was lost, or it is shutting down and hands

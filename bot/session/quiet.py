@@ -62,6 +62,11 @@ class QuietStream:
         stream = await self._show()
         return await stream.post_file(event)
 
+    async def settle(self) -> None:
+        """Nothing held is shown before the run ends; what is shown already lands."""
+        if self._stream is not None:
+            await self._stream.settle()
+
     async def close(self, *, abandoned: bool = False) -> None:
         """The run ended: show it all unless it had nothing to report. An abandoned run is
         carried on elsewhere, which holds its reply again."""

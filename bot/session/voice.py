@@ -99,8 +99,10 @@ class VoiceReplies:
         if not text:
             return
         outcome = "failed"
+        making = asyncio.create_task(self.speaker.said(text))
         try:
-            note = await self.speaker.said(text)
+            await stream.settle()  # the text lands while its voice note is made
+            note = await making
             ref = await asyncio.to_thread(self.files.put, note.data, "audio/ogg", NAME)
             event = ev.FileSent(call_id=CALL_ID, file=ref, voice_seconds=note.seconds)
             said = await stream.post_file(event)
@@ -110,6 +112,7 @@ class VoiceReplies:
         except Exception:  # a voice note must not cost the turn its answer
             log.exception("the voice reply in %s failed", head.session)
         finally:
+            making.cancel()  # when the text could not land: the note is not wanted
             metrics.VOICE_REPLIES.labels(head.platform, outcome).inc()
         if self.limits is not None and outcome != "failed":
             await self.limits.charge(person, f"voice:{head.id}", len(text))

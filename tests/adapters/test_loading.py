@@ -36,6 +36,9 @@ class Recorded:
         await self.send(event)
         return f"refused {event.file.name}"
 
+    async def settle(self) -> None:
+        return None
+
     async def close(self, *, abandoned: bool = False) -> None:
         self.closed, self.abandoned = True, abandoned
 
