@@ -4,14 +4,17 @@ runs grouped by model, mode, prompt or tool set, and a form that starts an evalu
 runs shown) with its lab at `/admin/lab` (`static/lab.html`, `static/admin-lab.js`: the
 evaluations, each one's recorded runs beside their replays, two traces side by side) and its
 people page at `/admin/people` (`static/people.html`, `static/admin-people.js`: whose
-memories are kept, each one's memories and digests, forgetting them), and their files at
+memories are kept, each one's memories and digests, forgetting them) and its tasks page at
+`/admin/tasks` (`static/tasks.html`, `static/admin-tasks.js`: the scheduled tasks and
+check-ins, what each spent today against its cap, cancelling one), and their files at
 `/static/`.
 
 The pages hold no data, so they are public like their files; everything they show comes from
 the API, which needs the token they ask for (kept in the browser under one key, so one token
 serves them all). All are sent with the same Content-Security-Policy, which lets them load and
 call only this server: no inline script, no other origin, no framing (images also from
-`blob:`, the web chat's thumbnails of the files a person sends, made in the page).
+`blob:`, the web chat's thumbnails of the files a person sends, made in the page, and sound
+from `blob:` alone, a voice reply's bytes fetched with the token).
 
 Their browser libraries (marked, DOMPurify, highlight.js, Chart.js) are not kept in git:
 `web/vendor.sh` copies the files `vendor.txt` lists out of npm's packages, at the versions
@@ -37,10 +40,11 @@ STATIC = HERE / "static"
 VENDOR = STATIC / "vendor"
 VENDOR_LIST = HERE / "vendor.txt"
 CHAT, ADMIN, PEOPLE = HERE / "chat.html", STATIC / "admin.html", STATIC / "people.html"
-LAB = STATIC / "lab.html"
+LAB, TASKS = STATIC / "lab.html", STATIC / "tasks.html"
 POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-    "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+    "media-src blob:; connect-src 'self'; form-action 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'"
 )
 HEADERS = {
     "Content-Security-Policy": POLICY,
@@ -103,5 +107,6 @@ def mount(app: web.Application, public: set[str]) -> None:
     app.router.add_get("/admin", Page(ADMIN).serve)
     app.router.add_get("/admin/people", Page(PEOPLE).serve)
     app.router.add_get("/admin/lab", Page(LAB).serve)
+    app.router.add_get("/admin/tasks", Page(TASKS).serve)
     app.router.add_static("/static/", STATIC)
-    public.update({"/", "/admin", "/admin/people", "/admin/lab"})
+    public.update({"/", "/admin", "/admin/people", "/admin/lab", "/admin/tasks"})

@@ -67,6 +67,7 @@ SURFACES = [
     Surface("GET", "/admin", "public", 200),
     Surface("GET", "/admin/people", "public", 200),
     Surface("GET", "/admin/lab", "public", 200),
+    Surface("GET", "/admin/tasks", "public", 200),
     Surface("GET", "/static/chat.js", "public", 200),
     Surface("GET", "/healthz", "public", 200),
     Surface("GET", "/readyz", "public", 200),

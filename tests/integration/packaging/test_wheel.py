@@ -33,6 +33,7 @@ PAGES = {
     "/admin": VENDOR.parent / "admin.html",
     "/admin/people": VENDOR.parent / "people.html",
     "/admin/lab": VENDOR.parent / "lab.html",
+    "/admin/tasks": VENDOR.parent / "tasks.html",
 }
 # what the pages load from /static/ besides the libraries, every one the checkout has (the
 # web chat's modules under chat/ too): the wheel serves them all
