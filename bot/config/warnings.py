@@ -13,6 +13,9 @@ process starts, and the process goes on.
   an entry undoes the guard it was meant to loosen (`bot.tools.web.guard`).
 - Voice notes to transcribe (PARLEY_TRANSCRIBE_MODEL) and no `ffmpeg` on PATH: the recordings
   an endpoint does not take as they are (video notes, WebM, AAC) cannot be converted.
+- Replies said aloud (PARLEY_SPEECH_MODEL) and no `ffmpeg`: an endpoint that answers anything
+  but Opus (many local servers make MP3 or WAV) gives no voice note.
+- PARLEY_VOICE_REPLIES on or spoken without PARLEY_SPEECH_MODEL: nothing says the replies.
 - PARLEY_DM_POLICY=pairing and no PARLEY_ADMINS: strangers get codes nobody in a chat may
   approve (`parley pair approve` still can).
 
@@ -166,7 +169,17 @@ def settings_warnings(
     if environ.get(WARNED):
         return []
     lines = unknown_variables(environ, env_file) + broad_networks(settings.fetch_allow_hosts)
-    return lines + missing_programs(settings) + nobody_pairs(settings)
+    return lines + missing_programs(settings) + unspoken(settings) + nobody_pairs(settings)
+
+
+def unspoken(settings: Settings) -> list[str]:
+    """Replies meant to be said with nothing to say them."""
+    if settings.voice_replies == "off" or settings.speech_model is not None:
+        return []
+    return [
+        f"PARLEY_VOICE_REPLIES is {settings.voice_replies} but PARLEY_SPEECH_MODEL is unset: "
+        "no reply is said aloud"
+    ]
 
 
 def nobody_pairs(settings: Settings) -> list[str]:
@@ -181,10 +194,18 @@ def nobody_pairs(settings: Settings) -> list[str]:
 
 def missing_programs(settings: Settings) -> list[str]:
     """What the settings ask of this machine that it does not have."""
-    if settings.transcribe_model is None or shutil.which("ffmpeg") is not None:
+    if shutil.which("ffmpeg") is not None:
         return []
-    return [
-        "PARLEY_TRANSCRIBE_MODEL is set but ffmpeg is not installed: video notes and the "
-        "recordings an endpoint does not take as they are will not be transcribed "
-        "(apt-get install ffmpeg, or pip install 'parley[ffmpeg]')"
-    ]
+    install = "(apt-get install ffmpeg, or pip install 'parley[ffmpeg]')"
+    lines = []
+    if settings.transcribe_model is not None:
+        lines.append(
+            "PARLEY_TRANSCRIBE_MODEL is set but ffmpeg is not installed: video notes and the "
+            f"recordings an endpoint does not take as they are will not be transcribed {install}"
+        )
+    if settings.speech_model is not None:
+        lines.append(
+            "PARLEY_SPEECH_MODEL is set but ffmpeg is not installed: an endpoint that answers "
+            f"anything but Opus gives no voice note {install}"
+        )
+    return lines

@@ -45,6 +45,7 @@ def test_every_secret_setting_takes_a_file() -> None:
         "PARLEY_TRANSCRIBE_API_KEY",
         "PARLEY_EMBEDDINGS_API_KEY",
         "PARLEY_IMAGE_API_KEY",
+        "PARLEY_SPEECH_API_KEY",
         "PARLEY_TRACE_KEY",
         "REDIS_URL",
         "PARLEY_REDIS_SENTINEL_PASSWORD",
