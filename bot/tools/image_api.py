@@ -9,10 +9,12 @@ tool's own timeout is one attempt's and a little more.
 GPT image models answer in base64 always and refuse `response_format`; other models (DALL·E's,
 other servers') answer with a link unless they are asked for base64, so they are asked. A link
 that comes anyway is refused, never fetched: Parley reaches no address an endpoint's answer
-hands it. The base64 is bounded by the largest file a tool may send before it is decoded, and
-the bytes must say they are PNG, JPEG or WebP (`bot.files.images.media_type`, from their
-signature); the reader process decodes the picture whole before it is stored
-(`bot.agent.attachments`), so a damaged one is not sent and the model is told.
+hands it. The answer is read as it streams in and refused past the base64 of the largest file
+a tool may send and a little JSON, before the SDK would hold it all; the base64 is bounded by
+that file's size before it is decoded, and the bytes must say they are PNG, JPEG or WebP
+(`bot.files.images.media_type`, from their signature); the reader process decodes the
+picture whole before it is stored (`bot.agent.attachments`), so a damaged one is not sent and
+the model is told.
 
 Whatever fails is one sentence for the model that names the kind of failure and never the
 key; an endpoint's own message is quoted only where it says what to change (a prompt its
@@ -25,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+from collections.abc import AsyncIterator
 from typing import Literal
 
 import openai
@@ -42,6 +45,7 @@ RETRIES = 1  # the SDK's tries after the first, for a passing failure
 IN_BASE64 = ("gpt-image", "chatgpt-image")  # model names that answer in base64 and only so
 KEPT = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
 QUOTED = 300  # characters of an endpoint's message the model reads, at most
+ANSWER_SLACK = 64 * 1024  # bytes of an answer's JSON besides its picture's base64
 REDACTED = "[redacted]"
 
 
@@ -75,19 +79,19 @@ async def _asked(
 ) -> ImagesResponse:
     """The endpoint's answer; NotMade, in a sentence without the key, when it gave none."""
     asked: Literal["b64_json"] | Omit = omit if service.model.startswith(IN_BASE64) else "b64_json"
+    images = client.images.with_streaming_response
     try:
         if source is None:
-            return await client.images.generate(
+            request = images.generate(
                 model=service.model, prompt=prompt, size=size, n=1, response_format=asked
             )
-        return await client.images.edit(
-            image=(source.name, source.data, source.media_type),
-            model=service.model,
-            prompt=prompt,
-            size=size,
-            n=1,
-            response_format=asked,
-        )
+        else:
+            request = images.edit(
+                image=(source.name, source.data, source.media_type), model=service.model,
+                prompt=prompt, size=size, n=1, response_format=asked,
+            )  # fmt: skip
+        async with request as response:
+            body = await _bounded(response.iter_bytes(), answer_bytes(service.max_bytes))
     except openai.APIStatusError as exc:  # its message may quote the key: not logged
         log.warning("image request refused: %s %s", exc.status_code, type(exc).__name__)
         raise NotMade(refusal(exc, service)) from None
@@ -101,6 +105,31 @@ async def _asked(
         log.warning("image request failed: %s", type(exc).__name__)
         unreached = "Not made: the image endpoint could not be reached; try again later."
         raise NotMade(unreached) from None
+    try:
+        return ImagesResponse.model_validate_json(body)
+    except ValueError:
+        log.warning("image answer of %d bytes is not an images response", len(body))
+        raise NotMade("Not made: the image endpoint's answer is not an images response.") from None
+
+
+def answer_bytes(max_bytes: int) -> int:
+    """The most of an answer read: the base64 of the largest picture kept, and room for the
+    JSON around it."""
+    return 4 * -(-max_bytes // 3) + ANSWER_SLACK
+
+
+async def _bounded(chunks: AsyncIterator[bytes], most: int) -> bytes:
+    """The answer's bytes as they stream in; NotMade as soon as they pass `most`, before
+    the rest is read."""
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > most:
+            raise NotMade(
+                f"Not made: the image endpoint's answer is larger than the {file_size(most)} "
+                "a picture that may be sent takes."
+            )
+    return bytes(body)
 
 
 def refusal(exc: openai.APIStatusError, service: ImageService) -> str:

@@ -8,6 +8,7 @@ key is never in what the model reads."""
 from __future__ import annotations
 
 import io
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ from bot.config.settings import Settings
 from bot.files.store import FileStore
 from bot.tools.base import FileRoom, ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor, ToolOutcome
+from bot.tools.image_api import answer_bytes
 from bot.vocabulary.envelope import Sender
-from bot.vocabulary.files import FileRef
+from bot.vocabulary.files import MB, FileRef, size
 from bot.vocabulary.messages import ToolUseBlock
 from bot.vocabulary.usage import Usage
 from tests.fakes.llm import OPENAI_KEY, FakeLLM
@@ -189,6 +191,23 @@ async def test_a_picture_larger_than_a_file_sent_may_be_is_refused_before_it_is_
     out = await draw(configured, prompt="A fox")
     assert out.is_error and out.files == ()
     assert out.content == "Not made: the picture is larger than the 1 KB a file sent may be."
+
+
+async def test_an_answer_past_its_bound_is_refused_as_it_streams_in(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """The answer's JSON is not held whole: past the base64 of the largest picture and a
+    little room, reading stops."""
+    configured = settings(fake_llm, tmp_path, send_file_mb=0.001)
+    fake_llm.images.script(os.urandom(200_000))  # about 267 KB of base64 in the answer
+    out = await draw(configured, prompt="A fox")
+    most = answer_bytes(int(0.001 * MB))
+    assert most < 267_000
+    assert (out.is_error, out.files) == (True, ())
+    assert out.content == (
+        f"Not made: the image endpoint's answer is larger than the {size(most)} a picture "
+        "that may be sent takes."
+    )
 
 
 async def test_a_turn_that_sent_its_files_asks_nothing_of_the_endpoint(
