@@ -14,6 +14,9 @@ run with its own config or a replay. What is said: the answer without what does 
 aloud (code, links' addresses, Markdown's marks), cut at a sentence's end within
 PARLEY_SPEECH_MAX_CHARS. The text stays whole in the chat.
 
+The voice note is kept with the answer's message (`Message.voice`), so the record counts it
+among the files its messages carry: it goes when they go (a deleted session, retention).
+
 It costs money, so it counts in the person's daily budget: one token per character said, the
 unit speech endpoints are priced by, once per turn. It never costs the turn: a speech
 endpoint that fails is logged and counted, and the text stands alone.
@@ -40,6 +43,7 @@ from bot.telemetry import metrics
 from bot.vocabulary import events as ev
 from bot.vocabulary.chats import chat_of
 from bot.vocabulary.envelope import Envelope
+from bot.vocabulary.files import FileRef
 from bot.vocabulary.messages import TextBlock
 from bot.vocabulary.state import SessionState
 from bot.vocabulary.voice import VoiceMode, answers_aloud, option, voice_mode
@@ -104,6 +108,7 @@ class VoiceReplies:
             await stream.settle()  # the text lands while its voice note is made
             note = await making
             ref = await asyncio.to_thread(self.files.put, note.data, "audio/ogg", NAME)
+            kept_with(state, ref)
             event = ev.FileSent(call_id=CALL_ID, file=ref, voice_seconds=note.seconds)
             said = await stream.post_file(event)
             outcome = "sent" if not said else "refused"
@@ -140,6 +145,14 @@ def voice_replies(
     files = FileStore(settings.files_dir)
     default, most = settings.voice_replies, settings.speech_max_chars
     return VoiceReplies(mailbox, Speaker(service), files, default, most, limits)
+
+
+def kept_with(state: SessionState, ref: FileRef) -> None:
+    """The voice note kept with the answer it says, the turn's last assistant message: the
+    record then counts it among the files its messages carry, and it goes with them."""
+    answer = next((m for m in reversed(state.messages) if m.role == "assistant"), None)
+    if answer is not None:
+        answer.voice = ref
 
 
 def spoke(group: Sequence[Envelope], state: SessionState) -> bool:

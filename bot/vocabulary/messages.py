@@ -110,6 +110,8 @@ class Message(BaseModel):
 
     `id` stays with the message wherever the state goes, so recording it twice (a turn
     resumed after a crash) writes one row; `usage` is that of the model call that wrote it.
+    `voice` is an answer's voice note (`bot.session.voice`), never the model's to read: kept
+    with the message so the file goes when the message goes.
     """
 
     role: Literal["user", "assistant"]
@@ -119,6 +121,7 @@ class Message(BaseModel):
     at: float = Field(default_factory=time.time)
     usage: Usage | None = None
     model: str | None = None  # the model that wrote it (an assistant message)
+    voice: FileRef | None = None
 
     @property
     def text(self) -> str:
@@ -140,9 +143,10 @@ class Message(BaseModel):
     @property
     def stored_files(self) -> list[str]:
         """The hashes of every file the store keeps for the message: those the person sent
-        with it, and those a tool sent them, whose results it carries."""
+        with it, those a tool sent them, whose results it carries, and its voice note."""
         refs = [block.file for block in self.attached]
         refs += [ref for result in self.tool_results for ref in result.files]
+        refs += [self.voice] if self.voice is not None else []
         return list(dict.fromkeys(sha for ref in refs for sha in ref.stored))
 
     @property

@@ -1,16 +1,19 @@
 """Replies said aloud on Telegram, end to end: `/voice` chosen in the chat, the answer said by
 the fake speech endpoint through the real `openai` SDK and posted by the real aiogram as a
 voice message (`sendVoice`, Opus in Ogg) below its text, which stays whole; counted in the
-person's day; converted by ffmpeg when the endpoint answers MP3; sent as a file to a person
+person's day and kept with the answer's message in the record; converted by ffmpeg when the endpoint answers MP3; sent as a file to a person
 who keeps voice messages out; and the text alone, nothing said in the chat, when the endpoint
 fails."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 
 import pytest
 from redis.asyncio import Redis
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.files.audio import opus_seconds
 from bot.files.voice import MARK
@@ -44,6 +47,20 @@ async def charged(stack: TelegramStack, person: str, turn: str) -> int | None:
     return None if value is None else int(value)
 
 
+async def carrying(stack: TelegramStack, sha256: str) -> list[tuple[str, str]]:
+    """The recorded messages that carry the file `sha256`: each one's role and text."""
+    engine = create_async_engine(stack.env["DATABASE_URL"])
+    query = text(
+        "SELECT m.role, m.text FROM messages m JOIN message_files f ON f.message_id = m.id "
+        "WHERE f.sha256 = :sha"
+    )
+    try:
+        async with engine.connect() as db:
+            return [(str(r[0]), str(r[1])) for r in await db.execute(query, {"sha": sha256})]
+    finally:
+        await engine.dispose()
+
+
 @pytest.mark.parametrize("tg_stack", [SPEECH], indirect=True)
 async def test_a_person_who_chose_voice_hears_the_answer_below_its_text(
     tg_stack: TelegramStack,
@@ -73,6 +90,8 @@ async def test_a_person_who_chose_voice_hears_the_answer_below_its_text(
     assert round(opus_seconds(note.upload.data)) == round(asked.milliseconds / 1000)
     assert sent._value.get() == before + 1
     assert await charged(tg_stack, "tg:1001", f"tg:{update['update_id']}") == len(said)
+    sha = hashlib.sha256(note.upload.data).hexdigest()
+    assert await carrying(tg_stack, sha) == [("assistant", ANSWER)]  # goes when the answer goes
 
 
 @pytest.mark.parametrize("tg_stack", [SPEECH | {"voice": "1"}], indirect=True)
