@@ -1,9 +1,9 @@
 """Replies said aloud on Telegram, end to end: `/voice` chosen in the chat, the answer said by
 the fake speech endpoint through the real `openai` SDK and posted by the real aiogram as a
 voice message (`sendVoice`, Opus in Ogg) below its text, which stays whole; counted in the
-person's day and kept with the answer's message in the record; converted by ffmpeg when the endpoint answers MP3; sent as a file to a person
-who keeps voice messages out; and the text alone, nothing said in the chat, when the endpoint
-fails."""
+person's day and kept with the answer's message in the record; converted by ffmpeg when the
+endpoint answers MP3; sent as a file to a person who keeps voice messages out; and the text
+alone, nothing said in the chat, when the endpoint fails."""
 
 from __future__ import annotations
 
