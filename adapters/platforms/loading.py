@@ -159,7 +159,6 @@ class PendingReply:
     async def settle(self) -> None:
         """Nothing to hurry while the platform loads: the real stream shows each event as it
         takes it, and the answer's last update with what follows it."""
-        return None
 
     async def close(self, *, abandoned: bool = False) -> None:
         if abandoned:  # what is still queued is not shown: another worker shows the turn

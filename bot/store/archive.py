@@ -79,6 +79,7 @@ class MessageInfo(BaseModel):
     run_id: str | None
     created_at: datetime
     usage: Tokens | None
+    voice: dict[str, Any] | None = None  # its voice note's file reference, if it was said
 
 
 class SessionDetail(SessionInfo):
@@ -149,6 +150,7 @@ def _message(row: Any) -> MessageInfo:
         run_id=row.run_id,
         created_at=row.created_at,
         usage=Tokens.of(row) if row.model is not None else None,
+        voice=row.voice,
     )
 
 

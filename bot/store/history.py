@@ -203,6 +203,7 @@ class History:
             "model": model,
             "content": [block.model_dump(mode="json") for block in message.content],
             "text": message.text,
+            "voice": message.voice.model_dump(mode="json") if message.voice else None,
             "created_at": _at(message.at),
             **_tokens(usage, cost),
         }
@@ -337,6 +338,7 @@ def _message(row: Any) -> Message:
             "at": row.created_at.timestamp(),
             "usage": usage,
             "model": row.model,
+            "voice": row.voice,
         }
     )
 

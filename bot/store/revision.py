@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.store.engine import make_engine
 
 # The newest migration's revision; tests/store/test_migrations.py keeps it equal to alembic's.
-HEAD = "0020"
+HEAD = "0021"
 TABLE = "alembic_version"  # where alembic keeps a database's revision
 
 

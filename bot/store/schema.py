@@ -173,6 +173,7 @@ class MessageRow(Tokens, Base):
     content: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     text: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, index=True)
+    voice: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # its voice note
 
 
 class MessageFileRow(Base):

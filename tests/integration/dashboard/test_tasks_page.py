@@ -43,6 +43,12 @@ def rows(browser: WebDriver) -> dict[str, list[str]]:
     return {str(r[0]): [str(c) for c in r[2:]] for r in browser.execute_script(ROWS)}
 
 
+def three(browser: WebDriver) -> dict[str, list[str]] | None:
+    """The listed tasks once there are three."""
+    found = rows(browser)
+    return found if len(found) == 3 else None
+
+
 def capped(browser: WebDriver, task_id: int) -> bool:
     spend = browser.find_element(By.CSS_SELECTOR, f'#tasks tr[data-id="{task_id}"] td.spend')
     return "capped" in str(spend.get_attribute("class"))
@@ -60,7 +66,7 @@ async def test_the_tasks_page_shows_each_tasks_spend_and_cancels_one(
         await spend.charge(task_run_id(capped_task.id, 1.0), 150)
     await asyncio.to_thread(browser.set_window_size, 1400, 900)
     await asyncio.to_thread(browser.get, stack.base_url + "/admin/tasks")
-    listed = await wait_for(browser, lambda b: len(rows(b)) == 3 and rows(b), "three tasks")
+    listed = await wait_for(browser, three, "three tasks")
     where, who, what, when, _, runs, tokens, status, action = listed[str(check_in.id)]
     assert (where, who, when, runs, status, action) == (
         "tg:1", "Ann", "every 2h (UTC)", "0", "active", "Cancel",
@@ -84,7 +90,7 @@ async def test_the_tasks_page_shows_each_tasks_spend_and_cancels_one(
         ended = await book.get(plain.id)
     assert ended is not None and ended.status == "cancelled"
     await asyncio.to_thread(lambda: browser.find_element(By.ID, "all").click())
-    shown = await wait_for(browser, lambda b: len(rows(b)) == 3 and rows(b), "ended ones too")
+    shown = await wait_for(browser, three, "ended ones too")
     assert shown[str(plain.id)][7:] == ["cancelled", ""]
     assert "status=all" in await asyncio.to_thread(lambda: browser.current_url)
     await asyncio.to_thread(screenshot, browser, "admin-tasks.png")

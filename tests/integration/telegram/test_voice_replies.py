@@ -92,6 +92,10 @@ async def test_a_person_who_chose_voice_hears_the_answer_below_its_text(
     assert await charged(tg_stack, "tg:1001", f"tg:{update['update_id']}") == len(said)
     sha = hashlib.sha256(note.upload.data).hexdigest()
     assert await carrying(tg_stack, sha) == [("assistant", ANSWER)]  # goes when the answer goes
+    async with tg_stack.client() as client:  # the history shows it again
+        recent = (await client.get(f"/api/sessions/tg:{chat.id}")).json()["recent"]
+    assert [m["voice"]["sha256"] for m in recent if m["voice"]] == [sha]
+    assert recent[-1]["voice"]["media_type"] == "audio/ogg"
 
 
 @pytest.mark.parametrize("tg_stack", [SPEECH | {"voice": "1"}], indirect=True)

@@ -100,7 +100,7 @@ export function sentFile(file, caption = "", voiceSeconds = null) {
  * could not carry it), kept while the page shows it, as the person may play it again. */
 function player(file, seconds) {
   const audio = h("audio", { controls: true, preload: "metadata", class: "voice" });
-  audio.title = `Voice reply (${Math.max(1, Math.round(seconds))} s)`;
+  audio.title = seconds ? `Voice reply (${Math.max(1, Math.round(seconds))} s)` : "Voice reply";
   fetched(file.sha256).then((url) => { if (url) audio.src = url; });
   return audio;
 }

@@ -1,6 +1,7 @@
 // A conversation's durable history (`recent` of GET /api/sessions/{id}, oldest first) drawn
 // as the live chat draws it: the person's messages, the bot's thinking (folded) and markdown,
-// tool cards, and the files a tool sent (its result's `files`, each with its caption).
+// tool cards, the files a tool sent (its result's `files`, each with its caption), and an
+// answer's voice note (its message's `voice`) below it.
 
 import { folded, h } from "./dom.js";
 import { Turn } from "./turn.js";
@@ -79,6 +80,7 @@ export function renderHistory(view, messages) {
         turn.toolStarted({ call_id: block.id, name: block.name, arguments: block.input });
       }
     }
+    if (message.voice) turn.fileSent(message.voice, "", 0); // its length: the player says it
   }
   return { lastUserText, open };
 }
