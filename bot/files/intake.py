@@ -159,6 +159,8 @@ def kind_of(data: bytes) -> str:
 
     if (image := images.media_type(data)) is not None:
         return image
+    if data[:4] == b"OggS" and data[28:36] == b"OpusHead":  # a voice reply
+        return "audio/ogg"
     if documents.is_pdf(data):
         return documents.PDF
     if documents.is_docx(data):

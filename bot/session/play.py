@@ -2,7 +2,8 @@
 at become confirmations, and the watch turns the events into the run's record. A file the
 run sends is posted before the run goes on, and what became of it is recorded for the run
 (`Deliveries`), so the model is never told that a file the platform refused was sent. A
-finished answer is said aloud below its text for a person who asked (`bot.session.voice`)."""
+finished answer is said aloud below its text for a person who asked (`bot.session.voice`),
+before the run's `Completed` goes out: an event stream still ends with it."""
 
 from __future__ import annotations
 
@@ -70,7 +71,6 @@ class Player:
                 state, request, cancel=live.cancel, checkpoint=checkpoint,
                 deadline=live.deadline, deliveries=deliveries,
             )  # fmt: skip
-            completed: ev.Completed | None = None
             async for event in run:
                 outgoing = event
                 if isinstance(event, ev.ConfirmationRequired):
@@ -78,14 +78,12 @@ class Player:
                 watch.see(event)
                 if isinstance(event, ev.StateChanged):
                     await progress.changed(event)
+                if isinstance(event, ev.Completed) and self.voice is not None:
+                    await self.voice.answer(group, state, request, event, stream)
                 if isinstance(event, ev.FileSent):
                     deliveries.record(event, await stream.post_file(event))
                 else:  # `ModelAnswered` too: a chat's reply holds its updates once it is whole
                     await stream.send(outgoing)
-                if isinstance(event, ev.Completed):
-                    completed = event
-            if completed is not None and self.voice is not None:
-                await self.voice.answer(group, state, request, completed, stream)
         except asyncio.CancelledError:
             abandoned = True
             raise

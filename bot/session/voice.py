@@ -1,5 +1,6 @@
 """A reply said aloud: once a turn's answer is whole, its text is said by the speech endpoint
-(`bot.files.speech`) and posted as a voice note below it, by the reply that showed the text.
+(`bot.files.speech`) and posted as a voice note below it, by the reply that showed the text,
+before the run's `Completed` event (an API client or the web chat stops reading there).
 
 It goes the way a file a tool made goes (`ReplyStream.post_file`): stored by content, posted
 once however often the turn is resumed, after the text has landed, paced with the chat's other

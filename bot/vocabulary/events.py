@@ -129,7 +129,7 @@ class FileSent(BaseModel):
     call_id: str
     file: FileRef
     caption: str = ""
-    voice_seconds: float | None = None
+    voice_seconds: float | None = Field(default=None, exclude_if=lambda seconds: seconds is None)
 
 
 class Iteration(BaseModel):

@@ -121,7 +121,7 @@ class Message(BaseModel):
     at: float = Field(default_factory=time.time)
     usage: Usage | None = None
     model: str | None = None  # the model that wrote it (an assistant message)
-    voice: FileRef | None = None
+    voice: FileRef | None = Field(default=None, exclude_if=lambda voice: voice is None)
 
     @property
     def text(self) -> str:

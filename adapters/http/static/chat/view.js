@@ -19,7 +19,8 @@ export const continuationEnd = (event) => event.type === "confirmation_required"
 // A command the server answers instead of the model (adapters/http/chat_commands.py): it is no
 // part of the record, so nothing waits for the history to show it, and its answer is shown as
 // the text it is (a memory as it was written).
-export const isCommand = (text) => /^\/(new|compact|memory|forget)(\s[\s\S]*)?$/i.test(text.trim());
+export const isCommand = (text) =>
+  /^\/(new|compact|memory|forget|steer|voice|checkin)(\s[\s\S]*)?$/i.test(text.trim());
 
 const RESUME_TRIES = 12;
 const HISTORY = 100; // messages shown when a conversation is opened
