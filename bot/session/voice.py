@@ -91,16 +91,31 @@ class VoiceReplies:
         stream: ReplyStream,
     ) -> None:
         """Say `completed`'s answer to the person in `stream`, when they asked for it (see
-        the module docstring); whatever fails is logged, and the text stands alone."""
+        the module docstring); whatever fails is logged, and the text stands alone: the turn
+        goes on to its end, never to a retry that would answer again."""
         head = group[0]
         if not self._answers(head, request, completed):
             return
-        person = request.ctx.user.id
+        try:
+            await self._say(group, state, request.ctx.user.id, completed.text, stream)
+        except Exception:  # a voice note must not cost the turn its answer
+            log.exception("the voice reply in %s failed", head.session)
+
+    async def _say(
+        self,
+        group: Sequence[Envelope],
+        state: SessionState,
+        person: str,
+        answer: str,
+        stream: ReplyStream,
+    ) -> None:
+        """`answer` said to `person` if they chose it here; counted once it was made."""
+        head = group[0]
         chosen = await self.mailbox.option(chat_of(head.session), option(person))
         mode = voice_mode(chosen, self.default)
         if not answers_aloud(mode, spoke(group, state)):
             return
-        text = await asyncio.to_thread(speakable, completed.text, self.max_chars)
+        text = await asyncio.to_thread(speakable, answer, self.max_chars)
         if not text:
             return
         outcome = "failed"
@@ -115,8 +130,6 @@ class VoiceReplies:
             outcome = "sent" if not said else "refused"
         except NotSaid as exc:
             log.warning("no voice reply in %s: %s", head.session, exc)
-        except Exception:  # a voice note must not cost the turn its answer
-            log.exception("the voice reply in %s failed", head.session)
         finally:
             making.cancel()  # when the text could not land: the note is not wanted
             metrics.VOICE_REPLIES.labels(head.platform, outcome).inc()

@@ -25,7 +25,8 @@ async def test_commands_are_in_the_menu_and_help_answers_at_once(
     await tg_stack.tg.wait_for(lambda: bool(tg_stack.tg.commands))
     names = [c["command"] for c in tg_stack.tg.commands]
     assert names == [
-        "start", "help", "new", "compact", "stop", "usage", "model", "mode", "steer", "reasoning",
+        "start", "help", "new", "compact", "stop", "usage", "model", "mode", "steer", "voice",
+        "reasoning",
         "tasks", "checkin", "memory", "forget", "permissions",
         "preferences", "tools", "skills", "instructions", "activation", "pair", "unpair",
     ]  # fmt: skip
