@@ -77,6 +77,7 @@ class Messages(Generic[Id, Content]):
         self.posted: list[Posted[Id, Content]] = []
         self.loaded = fresh
         self.base = 0  # how many posted messages are sealed: index 0 is the one after them
+        self.behind = False  # an update that may be skipped was (the pump tries it again)
 
     async def load(self) -> bool:
         """Read the ids once; True when this read found messages an earlier worker posted."""
@@ -101,10 +102,12 @@ class Messages(Generic[Id, Content]):
                 posted[at].content = content
                 return True
             if edit is Edit.SKIPPED:
+                self.behind = True
                 return False
             del posted[at:]  # gone (deleted by someone): post it again
         message_id = await self.wire.post(at, content, must_land=must_land, slot=slot)
         if message_id is None:
+            self.behind = True
             return False
         await self.add(message_id, content)
         return True

@@ -4,7 +4,9 @@ Text arrives in small deltas and is coalesced: a pump shows whatever text there 
 once per pace of the platform, so a fast model costs one update per pace, not one per
 token. The first update is made as soon as there is text, so a reply starts to show the
 moment its first words exist; text that arrives while an update is on its way is coalesced
-into the next one, and from then on updates keep the pace, from when each was shown. Once
+into the next one, and from then on updates keep the pace, from when each was shown; one the
+platform did not show (rate limited, a passing failure) is tried again a pace later, whether
+or not more text came, so a reply whose model stalls (a tool, a slow step) still shows. Once
 the model's answer is whole (`ModelAnswered` with no tool to run), the pump holds: the last
 update, a moment later, shows it, so a short reply read in one burst costs only its last
 update, never a draft or an edit first; a turn that goes on after it (another model call, a
@@ -353,11 +355,15 @@ class StreamedReply:
             if self._ended:
                 return
             self._dirty.clear()
+            self.messages.behind = False
             try:
                 async with self._lock:
                     await self._update(must_land=False, slot=Slot(scopes))
             except Exception as exc:  # an intermediate update; the last one reports failures
                 log.warning("streaming update in %s failed: %s", self.where, exc)
+                self.messages.behind = True
+            if self.messages.behind:  # not shown (rate limited, a passing failure): again
+                self._dirty.set()  # after the pace, whether or not more text comes
             due = time.monotonic() + self.surface.pace()  # from when it was shown
 
     async def _last_update(self) -> None:

@@ -309,6 +309,27 @@ async def test_text_before_a_tool_or_another_call_shows_meanwhile(
     await reply.close()
 
 
+async def test_a_first_update_the_platform_refused_shows_a_pace_later_with_no_new_text(
+    redis_url: str,
+) -> None:
+    """The platform rate-limits the first update while the model stalls (a tool runs, a
+    slow step): no newer update is coming, so the pump tries again a pace later."""
+    notes = Notes()
+    notes.refuse = 1
+    reply = await reply_for(redis_url, notes)
+    await reply.send(ev.TextDelta(text="Let me look that up."))
+    await reply.send(ev.ToolCallStart(call_id="c1", name="web_search", arguments={}))
+    deadline = time.monotonic() + 5
+    while not notes.shown and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert list(notes.shown.values()) == ["Let me look that up."]
+    assert notes.count("post") == 2  # the refused one, and the one a pace later
+    (_, refused), (_, shown) = notes.calls
+    assert shown - refused >= 1 / RATE - 0.05
+    await reply.send(completed())
+    await reply.close()
+
+
 async def test_updates_then_keep_the_pace_not_the_burst(redis_url: str) -> None:
     """The budget's burst (3) would allow three updates at once: the pump spends none of it."""
     notes = Notes()

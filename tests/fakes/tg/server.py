@@ -162,11 +162,21 @@ class FakeTelegram(UserSide):
         return gate
 
     async def wait_for(
-        self, predicate: Callable[[], bool], within: float = WITHIN, what: str = ""
+        self,
+        predicate: Callable[[], bool],
+        within: float = WITHIN,
+        what: str | Callable[[], str] = "",
     ) -> float:
         """Seconds until `predicate` holds of what the fake Telegram has seen
-        (`tests.support.waiting.until`)."""
-        return await until(predicate, f"the fake Telegram: {what or 'the awaited calls'}", within)
+        (`tests.support.waiting.until`); `what` may be a function, for details read only
+        when the wait runs out."""
+
+        def said() -> str:
+            return (
+                f"the fake Telegram: {(what() if callable(what) else what) or 'the awaited calls'}"
+            )
+
+        return await until(predicate, said, within)
 
     def json_param(self, params: dict[str, Any], name: str) -> Any:
         value = params.get(name)

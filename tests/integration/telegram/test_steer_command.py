@@ -56,7 +56,14 @@ async def test_an_admin_chooses_interrupt_and_a_message_stops_the_running_reply(
     )
     try:
         tg.send(group, ANN, "@parley_test_bot long story please")
-        await tg.wait_for(lambda: len(tg.messages(group)) == 4)  # the reply, streaming
+        await tg.wait_for(
+            lambda: len(tg.messages(group)) == 4,  # the reply, streaming
+            what=lambda: (
+                f"the reply; the group shows {[m.text[:30] for m in tg.messages(group)]}"
+                f" after {len(tg_stack.fake.requests)} model requests and the calls "
+                f"{[(c.method, c.ok, c.error) for c in tg.calls[-6:]]}"
+            ),
+        )
         tg.send(group, ANN, THEN)
         shown = await replies(tg_stack, group, 5)
     finally:
