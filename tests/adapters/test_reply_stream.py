@@ -26,6 +26,7 @@ from bot.redis.ratelimit import RateBudget, Scope
 from bot.vocabulary import events as ev
 from bot.vocabulary.files import FileRef
 from bot.vocabulary.usage import Usage
+from tests.support.waiting import until
 
 LIMIT = 40
 RATE = 2.0  # updates a second: a pace of half a second
@@ -319,9 +320,7 @@ async def test_a_first_update_the_platform_refused_shows_a_pace_later_with_no_ne
     reply = await reply_for(redis_url, notes)
     await reply.send(ev.TextDelta(text="Let me look that up."))
     await reply.send(ev.ToolCallStart(call_id="c1", name="web_search", arguments={}))
-    deadline = time.monotonic() + 5
-    while not notes.shown and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+    await until(lambda: bool(notes.shown), "the text shown after the refusal", within=5)
     assert list(notes.shown.values()) == ["Let me look that up."]
     assert notes.count("post") == 2  # the refused one, and the one a pace later
     (_, refused), (_, shown) = notes.calls
