@@ -22,13 +22,11 @@ import zoneinfo
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from aiohttp import web
 from arq import create_pool
 from arq.connections import RedisSettings
 from sqlalchemy import text
 
 from adapters.platforms.targets import target_of
-from bot.config.settings import Settings
 from bot.mailbox.inbox import Mailbox
 from bot.store.database import Database, open_database
 from bot.tasks.book import NewTask, TaskBook
@@ -37,11 +35,10 @@ from bot.vocabulary.envelope import Sender
 from bot.vocabulary.schedule import parse_when
 from tests.bench.processes import settle_collector, start_workers, stop
 from tests.bench.table import Figure, report, samples
-from tests.bench.telegram import worker_env
+from tests.bench.telegram import serve, web_settings, worker_env
 from tests.fakes.llm import FakeLLM, Reply
-from tests.fakes.tg import TOKEN, FakeTelegram, TgUser
-from tests.support.redis_server import RedisServer, free_port
-from worker.web import make_app
+from tests.fakes.tg import FakeTelegram, TgUser
+from tests.support.redis_server import RedisServer
 
 # Within the default daily cap (PARLEY_TASK_TOKENS_PER_DAY): each run reads the whole prompt.
 RUNS = samples(10, 3)
@@ -133,14 +130,8 @@ async def main() -> None:
         async with FakeLLM() as llm, FakeTelegram() as telegram:
             llm.responder = lambda _: Reply(text=NOTHING_TO_REPORT)
             env = worker_env(server.url, tmp, llm, telegram)
-            settings = Settings(
-                _env_file=None, redis_url=server.url, database_url=env["DATABASE_URL"],
-                telegram_bot_token=TOKEN, telegram_api_url=telegram.base_url,
-                files_dir=Path(tmp) / "files",
-            )  # fmt: skip
-            runner = web.AppRunner(await make_app(settings))
-            await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", free_port()).start()
+            settings = web_settings(env, tmp, telegram)
+            runner = await serve(settings)
             pool = await create_pool(RedisSettings.from_dsn(server.url))
             database = await open_database(settings)
             workers, _ = await start_workers(1, env, server.url)

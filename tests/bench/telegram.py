@@ -212,23 +212,33 @@ def worker_env(redis_url: str, folder: str, llm: FakeLLM, telegram: FakeTelegram
     }
 
 
+def web_settings(env: dict[str, str], folder: str, telegram: FakeTelegram) -> Settings:
+    """`parley web`'s settings beside workers started with `env`, on the fake Bot API."""
+    return Settings(
+        _env_file=None,
+        redis_url=env["REDIS_URL"],
+        database_url=env["DATABASE_URL"],
+        telegram_bot_token=TOKEN,
+        telegram_api_url=telegram.base_url,
+        files_dir=Path(folder) / "files",
+    )
+
+
+async def serve(settings: Settings) -> web.AppRunner:
+    """`parley web` in this process, on a free port."""
+    runner = web.AppRunner(await make_app(settings))
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", free_port()).start()
+    return runner
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp))
         server.start()
         async with FakeLLM() as llm, FakeTelegram() as telegram:
             env = worker_env(server.url, tmp, llm, telegram)
-            settings = Settings(
-                _env_file=None,
-                redis_url=server.url,
-                database_url=env["DATABASE_URL"],
-                telegram_bot_token=TOKEN,
-                telegram_api_url=telegram.base_url,
-                files_dir=Path(tmp) / "files",
-            )
-            runner = web.AppRunner(await make_app(settings))
-            await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", free_port()).start()
+            runner = await serve(web_settings(env, tmp, telegram))
             workers: list[asyncio.subprocess.Process] = []
             try:
                 workers, _ = await start_workers(1, env, server.url)

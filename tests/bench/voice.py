@@ -20,18 +20,14 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from aiohttp import web
-
-from bot.config.settings import Settings
 from bot.session.voice import speakable
 from tests.bench.processes import settle_collector, start_workers, stop
 from tests.bench.table import Figure, percentile, report, samples
-from tests.bench.telegram import worker_env
+from tests.bench.telegram import serve, web_settings, worker_env
 from tests.fakes.llm import OPENAI_KEY, FakeLLM, Reply
 from tests.fakes.llm.speech import milliseconds
-from tests.fakes.tg import TOKEN, FakeTelegram, TgUser
-from tests.support.redis_server import RedisServer, free_port
-from worker.web import make_app
+from tests.fakes.tg import FakeTelegram, TgUser
+from tests.support.redis_server import RedisServer
 
 ANSWER = (
     "The meeting is **tomorrow at ten**, in the small room. Bring the budget sheet; "
@@ -77,14 +73,7 @@ async def main() -> None:
                 "PARLEY_SPEECH_API_KEY": OPENAI_KEY,
                 "PARLEY_VOICE_REPLIES": "on",
             }
-            settings = Settings(
-                _env_file=None, redis_url=server.url, database_url=env["DATABASE_URL"],
-                telegram_bot_token=TOKEN, telegram_api_url=telegram.base_url,
-                files_dir=Path(tmp) / "files",
-            )  # fmt: skip
-            runner = web.AppRunner(await make_app(settings))
-            await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", free_port()).start()
+            runner = await serve(web_settings(env, tmp, telegram))
             workers, _ = await start_workers(1, env, server.url)
             try:
                 settle_collector()
