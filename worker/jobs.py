@@ -210,7 +210,7 @@ def _agent(
 ) -> tuple[Agent, FirstCall]:  # fmt: skip
     """The worker's agent, with the MCP servers' tools, and its models, which say when they
     are first called: the platforms' load begins then (`worker.platform_start`)."""
-    models = FirstCall(ModelRouter(Served.of(settings)))
+    models = FirstCall(ModelRouter(Served.of(settings), metrics.count_key_call))
     stores = ToolStores.open(database.engine, announcer, recall)
     agent = build_agent(settings, stores=stores, helpers=helpers, provider=models)
     if servers is not None:

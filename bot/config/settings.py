@@ -432,9 +432,13 @@ class Settings(RedisReach, PlatformSettings):
         return self.key_for(self.transcribe_api_key, self.transcribes_at_openai)
 
     def key_for(self, own: SecretStr | None, at_openai: bool) -> SecretStr | None:
-        """An OpenAI-compatible service's key: its own, else OPENAI_API_KEY for OpenAI's
-        endpoint alone, never OpenAI's key to another host."""
-        return own if own is not None else self.openai_api_key if at_openai else None
+        """An OpenAI-compatible service's key: its own, else OPENAI_API_KEY's (its first key,
+        where it holds several) for OpenAI's endpoint alone, never OpenAI's key to another
+        host."""
+        if own is not None or not at_openai:
+            return own
+        keys = values.keys_of(self.openai_api_key)
+        return SecretStr(keys[0]) if keys else None
 
     def may_use(self, person: str) -> bool:
         """Everyone may, unless PARLEY_ALLOWED_USERS lists who (and guests are not let in);

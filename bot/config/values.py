@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from cryptography.fernet import Fernet
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import NoDecode
 
 from bot.config.zones import known_zone
@@ -226,6 +226,14 @@ def trace_keys(value: str) -> list[str]:
                 "a key is 32 bytes in URL-safe base64 (44 characters); `parley trace-key` makes one"
             ) from None
     return keys
+
+
+def keys_of(secret: SecretStr | None) -> list[str]:
+    """The keys a model API's key setting holds: one, or several separated by commas
+    (`bot.llm.keyring`), each without the spaces around it."""
+    if secret is None:
+        return []
+    return [key.strip() for key in secret.get_secret_value().split(",") if key.strip()]
 
 
 def at_openai(url: str | None) -> bool:

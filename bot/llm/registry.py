@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
 from bot.config.settings import ConfigError, Settings
+from bot.config.values import keys_of
 from bot.files.store import FileStore
 from bot.llm.base import Provider
+from bot.llm.keyring import KeyCount, KeyRing, uncounted
 from bot.llm.media import FileReader
 
 
@@ -93,7 +95,7 @@ def provider_class(name: str) -> ProviderClass:
 def check_provider(settings: Settings, ref: ModelRef) -> None:
     """A ConfigError naming the key `ref`'s provider needs and lacks; imports no SDK."""
     if ref.provider == "anthropic":
-        if settings.anthropic_api_key is None:
+        if not keys_of(settings.anthropic_api_key):
             raise ConfigError(
                 f"ANTHROPIC_API_KEY: not set, and model {ref.model!r} needs it "
                 "(set it in the environment or in .env)"
@@ -110,23 +112,18 @@ def check_provider(settings: Settings, ref: ModelRef) -> None:
         )
 
 
-def build_provider(settings: Settings, ref: ModelRef) -> Provider:
-    """The provider for `ref`, or a ConfigError naming the missing key."""
+def build_provider(settings: Settings, ref: ModelRef, count: KeyCount = uncounted) -> Provider:
+    """The provider for `ref`, or a ConfigError naming the missing key; over several keys
+    where its setting holds them (`bot.llm.keyring`), each call told to `count`."""
     check_provider(settings, ref)
     files = FileStore(settings.files_dir)
+    kind = provider_class(ref.provider)
     if ref.provider == "anthropic":
-        assert settings.anthropic_api_key is not None
-        return provider_class("anthropic")(
-            api_key=settings.anthropic_api_key.get_secret_value(),
-            base_url=settings.anthropic_base_url,
-            timeout=settings.llm_timeout,
-            files=files,
-        )
-    key = settings.openai_api_key
-    # Local OpenAI-compatible servers (Ollama, llama.cpp) accept any key.
-    return provider_class("openai")(
-        api_key=key.get_secret_value() if key else "unused",
-        base_url=settings.openai_base_url,
-        timeout=settings.llm_timeout,
-        files=files,
-    )
+        keys, base_url = keys_of(settings.anthropic_api_key), settings.anthropic_base_url
+    else:  # local OpenAI-compatible servers (Ollama, llama.cpp) accept any key
+        keys, base_url = keys_of(settings.openai_api_key) or ["unused"], settings.openai_base_url
+
+    def build(key: str) -> Provider:
+        return kind(api_key=key, base_url=base_url, timeout=settings.llm_timeout, files=files)
+
+    return KeyRing.of(keys, build, count)

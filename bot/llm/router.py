@@ -15,6 +15,7 @@ from bot.config.settings import ConfigError
 from bot.llm.base import ModelRequest, Provider
 from bot.llm.errors import ProviderError
 from bot.llm.events import ProviderEvent
+from bot.llm.keyring import KeyCount, uncounted
 from bot.llm.registry import ModelRef, build_provider
 from bot.llm.served import Served
 
@@ -24,8 +25,10 @@ class ModelRouter:
 
     name = "router"
 
-    def __init__(self, served: Served) -> None:
+    def __init__(self, served: Served, count: KeyCount = uncounted) -> None:
+        """`count`: told of each call where an API's setting holds several keys."""
         self.served = served
+        self.count = count
         self._providers: dict[str, Provider] = {}
         self._provider(served.ref(served.default))
 
@@ -44,5 +47,5 @@ class ModelRouter:
 
     def _provider(self, ref: ModelRef) -> Provider:
         if ref.provider not in self._providers:
-            self._providers[ref.provider] = build_provider(self.served.settings, ref)
+            self._providers[ref.provider] = build_provider(self.served.settings, ref, self.count)
         return self._providers[ref.provider]

@@ -6,8 +6,8 @@ alone; any other name, that model at an OpenAI-compatible `/embeddings` endpoint
 from __future__ import annotations
 
 import importlib
-from urllib.parse import urlsplit
 
+from bot.config import values
 from bot.config.settings import Settings
 from bot.memory.embeddings import Embedder
 from bot.memory.local import LocalModel
@@ -19,9 +19,8 @@ def embedder_of(settings: Settings) -> Embedder | None:
         return None
     if settings.embeddings_model == "local":
         return LocalModel(timeout=settings.embeddings_timeout)
-    key, url = settings.embeddings_api_key, settings.embeddings_base_url
-    if key is None and (url is None or urlsplit(url).hostname == "api.openai.com"):
-        key = settings.openai_api_key  # OpenAI's key for OpenAI's endpoint alone
+    url = settings.embeddings_base_url  # OpenAI's key (its first) for OpenAI's endpoint alone
+    key = settings.key_for(settings.embeddings_api_key, values.at_openai(url))
     endpoint = importlib.import_module("bot.memory.endpoint")  # the SDK, only when named
     model: Embedder = endpoint.EndpointModel(
         settings.embeddings_model,

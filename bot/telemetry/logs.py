@@ -56,6 +56,7 @@ def secrets_of(settings: Settings, environ: Mapping[str, str | None] | None = No
         for name in Settings.model_fields
         if isinstance(value := getattr(settings, name), SecretStr)
     ]
+    found += [key.strip() for value in found if "," in value for key in value.split(",")]
     found += tool_secrets(environ)
     for url in (settings.redis_url, settings.database_url):
         try:

@@ -120,6 +120,20 @@ FILES_SENT = Counter(
     "they were shown (image, document); a file posted once, however often a turn was resumed",
     ["platform", "kind"], registry=REGISTRY,
 )  # fmt: skip
+PROVIDER_KEY_CALLS = Counter(
+    "parley_provider_key_calls",
+    "Model calls by API and key (its place in ANTHROPIC_API_KEY or OPENAI_API_KEY, 1 first; "
+    "never the key) and outcome: ok, rate_limited or refused (the next key took the call), "
+    "failed (anything else); counted where the setting holds several keys",
+    ["provider", "key", "outcome"], registry=REGISTRY,
+)  # fmt: skip
+
+
+def count_key_call(provider: str, key: str, outcome: str) -> None:
+    """A model call on one of an API's several keys (`bot.llm.keyring`)."""
+    PROVIDER_KEY_CALLS.labels(provider, key, outcome).inc()
+
+
 VOICE_REPLIES = Counter(
     "parley_voice_replies",
     "Replies said aloud (`/voice`), by platform and outcome: sent, refused (the platform did "

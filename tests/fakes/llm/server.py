@@ -7,6 +7,9 @@ from the request); OpenAI's transcription, speech, embedding and image endpoints
 It checks requests as the real services do and records every one, so a test can assert both
 what Parley sent and that nothing was rejected; with `context_windows` (tokens by model name
 prefix) it also refuses a prompt too long for its model's context window (`windows.py`).
+The chat APIs take the keys in `keys` (each API's own key unless a test adds more); a key in
+`limited` is answered 429 with that many seconds of `retry-after`, as a rate-limited key is,
+and each chat request's key is in `keys_used`, in order, refused ones too.
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ class FakeLLM:
         self._cache = PromptCache(cache_min_tokens, clock)
         self._runner: web.AppRunner | None = None
         self.base_url = ""
+        self.keys: dict[str, set[str]] = {"anthropic": {ANTHROPIC_KEY}, "openai": {OPENAI_KEY}}
+        self.limited: dict[str, float] = {}  # key -> retry-after of its 429
+        self.keys_used: list[str] = []
         self.transcriptions = Transcriptions()
         self.embeddings = Embeddings()
         self.images = Images()
@@ -145,11 +151,24 @@ class FakeLLM:
             return error(400, "invalid_request_error", "body must be an object", None)
         return RecordedRequest(api, request.path, dict(request.headers), body)
 
+    def _refused_key(self, api: Literal["anthropic", "openai"], key: str) -> web.Response | None:
+        """The answer to a chat request made with `key`, when it is not taken."""
+        self.keys_used.append(key)
+        if key in self.limited:
+            message = "Number of requests has exceeded your rate limit"
+            return ERRORS[api](429, "rate_limit_error", message, self.limited[key])
+        if key not in self.keys[api]:
+            if api == "openai":
+                return _wrong_openai_key()
+            return ERRORS[api](401, "authentication_error", "invalid x-api-key", None)
+        return None
+
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         # SDK 2.x sends the key as a bearer token; older clients use x-api-key.
         bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
-        if ANTHROPIC_KEY not in (request.headers.get("x-api-key"), bearer):
-            return ERRORS["anthropic"](401, "authentication_error", "invalid x-api-key", None)
+        refused = self._refused_key("anthropic", request.headers.get("x-api-key") or bearer)
+        if refused is not None:
+            return refused
         if not request.headers.get("anthropic-version"):
             return anthropic_api.error_response(
                 400, "invalid_request_error", "anthropic-version: header is required"
@@ -160,8 +179,10 @@ class FakeLLM:
         return await self._answer(request, recorded, validate.anthropic_request(recorded.body))
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
-        if request.headers.get("Authorization") != f"Bearer {OPENAI_KEY}":
-            return _wrong_openai_key()
+        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        refused = self._refused_key("openai", bearer)
+        if refused is not None:
+            return refused
         recorded = await self._read(request, "openai")
         if isinstance(recorded, web.Response):
             return recorded
