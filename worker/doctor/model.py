@@ -5,14 +5,17 @@ know or a base URL that leads nowhere is found before the first person's message
 Opt-in because it is the one check that costs money, however little. The call goes through
 the provider a worker builds (`bot.llm.registry.build_provider`), without Parley's retries:
 the doctor reports the first answer. A rate limit or an overload still says the key works.
+Where the API's setting holds several keys, each is asked, and named by its place (`model
+key 2`): a worker would move past a refused key in silence, so only here is it seen.
 """
 
 from __future__ import annotations
 
 from bot.config.settings import ConfigError, Settings
-from bot.llm.base import ModelRequest, SystemPart
+from bot.llm.base import ModelRequest, Provider, SystemPart
 from bot.llm.errors import ProviderError
 from bot.llm.events import Finished
+from bot.llm.keyring import KeyRing
 from bot.llm.registry import ModelRef, build_provider, provider_class
 from bot.llm.served import Served
 from bot.vocabulary.messages import Message, TextBlock
@@ -47,6 +50,21 @@ async def check_model(settings: Settings) -> list[Finding]:
         messages=[Message(role="user", content=[TextBlock(text="ping")])],
         max_tokens=TOKENS,
     )
+    try:
+        if not isinstance(provider, KeyRing):
+            return [await _asked(provider, request, ref, "model", "")]
+        keys = enumerate(provider.providers, 1)
+        return [
+            await _asked(one, request, ref, f"model key {n}", f" (its key {n})") for n, one in keys
+        ]
+    finally:
+        await provider.aclose()
+
+
+async def _asked(
+    provider: Provider, request: ModelRequest, ref: ModelRef, check: str, which: str
+) -> Finding:
+    """One call's finding, under `check`; `which` names the key in a fix."""
     usage = Usage()
     try:
         async for event in provider.stream(request):
@@ -55,28 +73,25 @@ async def check_model(settings: Settings) -> list[Finding]:
             elif isinstance(event, Finished):
                 break
     except ProviderError as exc:
-        return [_refused(exc, ref)]
-    finally:
-        await provider.aclose()
+        return _refused(exc, ref, check, which)
     spent = f"{usage.input_tokens} tokens in, {usage.output_tokens} out"
-    return [ok("model", f"{ref.model} ({ref.provider}) answered: {spent}")]
+    return ok(check, f"{ref.model} ({ref.provider}) answered: {spent}")
 
 
-def _refused(exc: ProviderError, ref: ModelRef) -> Finding:
+def _refused(exc: ProviderError, ref: ModelRef, check: str, which: str) -> Finding:
     """What a failed call says about the deployment, and the variable to look at."""
     key = "ANTHROPIC_API_KEY" if ref.provider == "anthropic" else "OPENAI_API_KEY"
+    key += which
     base = "ANTHROPIC_BASE_URL" if ref.provider == "anthropic" else "OPENAI_BASE_URL"
     said = f"{ref.model} ({ref.provider}): {exc}"
     if exc.status == 401:
-        return failed("model", said, f"check {key}: the API refused it")
+        return failed(check, said, f"check {key}: the API refused it")
     if exc.status == 403:
-        return failed("model", said, f"give {key} access to {ref.model}, or change PARLEY_MODEL")
+        return failed(check, said, f"give {key} access to {ref.model}, or change PARLEY_MODEL")
     if exc.status == 404:
-        return failed(
-            "model", said, f"check PARLEY_MODEL (and {base}): the API knows no such model"
-        )
+        return failed(check, said, f"check PARLEY_MODEL (and {base}): the API knows no such model")
     if exc.status in BUSY:
-        return warning("model", said, "the key was accepted; the API is busy: try again later")
+        return warning(check, said, "the key was accepted; the API is busy: try again later")
     if exc.status is None:
-        return failed("model", said, f"check {base} and the network from here to the API")
-    return failed("model", said, f"read the API's answer above; check PARLEY_MODEL and {key}")
+        return failed(check, said, f"check {base} and the network from here to the API")
+    return failed(check, said, f"read the API's answer above; check PARLEY_MODEL and {key}")

@@ -331,6 +331,22 @@ async def test_the_model_api_refuses_the_key(deployment: Deployment) -> None:
     assert wrong not in said.out
 
 
+async def test_each_of_several_keys_is_asked_and_a_refused_one_named_by_its_place(
+    deployment: Deployment, fake_llm: FakeLLM
+) -> None:
+    """A worker moves past a refused key in silence: the doctor names it."""
+    wrong = "sk-ant-wrong-doctor-key-7734"
+    deployment.env["ANTHROPIC_API_KEY"] = f"{ANTHROPIC_KEY},{wrong}"
+    fake_llm.enqueue(Reply(text="pong"))
+    said = await deployment.doctor("--json", *FOCUSED, "--model")
+    row = only_failure(said, "model key 2")
+    assert row["found"].startswith("claude-test (anthropic): Anthropic API error 401")
+    assert row["fix"] == "check ANTHROPIC_API_KEY (its key 2): the API refused it"
+    assert said.checks["model key 1"]["status"] == "ok"
+    assert "2 Anthropic keys" in said.checks["configuration"]["found"]
+    assert wrong not in said.out and ANTHROPIC_KEY not in said.out
+
+
 async def test_an_embeddings_endpoint_that_does_not_answer(deployment: Deployment) -> None:
     deployment.env |= {
         "PARLEY_EMBEDDINGS_MODEL": "text-embedding-3-small",
