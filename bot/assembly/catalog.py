@@ -40,6 +40,7 @@ from bot.tools.builtin import builtin_tools
 from bot.tools.images import image_tools
 from bot.tools.python import python_tool
 from bot.tools.send_file import send_file_tool
+from bot.tools.shell import shell_tool
 from bot.tools.web.tools import web_tools
 from bot.tools.workspace import workspace_tools
 from bot.vocabulary.helpers import TOOL as DELEGATE
@@ -73,10 +74,11 @@ def database_tools(settings: Settings, stores: ToolStores) -> list[Tool]:
 
 
 def sandbox_tools(settings: Settings) -> list[Tool]:
-    """`run_python` where the sandbox works."""
+    """`run_python` and `shell` where the sandbox works."""
     if unavailable() is not None:
         return []
-    return [python_tool(*sandbox_limits(settings))]
+    limits = sandbox_limits(settings)
+    return [python_tool(*limits), shell_tool(*limits)]
 
 
 def delegation(settings: Settings, helpers: HelperLink | None) -> list[Tool]:

@@ -52,7 +52,9 @@ class RunPlan:
     program's file, the pipe the stage reports the program's end on, the host directory the
     files of `./out/` are copied to (`outputs`), at most `out_files` of them and `out_bytes`
     in all, and the packages offered besides the standard library (`packages`: their host
-    paths, bound into `site`, the interpreter's site-packages)."""
+    paths, bound into `site`, the interpreter's site-packages). A `shell` run is a POSIX
+    shell script rather than a Python program, and sees `workspace` (a host folder, the
+    visible files of its session's workspace copied for it) read-only in ./workspace/."""
 
     limits: SandboxLimits
     root: str
@@ -65,6 +67,8 @@ class RunPlan:
     out_bytes: int = SCRATCH_MB * 1_048_576
     site: str = ""
     packages: tuple[str, ...] = ()
+    shell: bool = False
+    workspace: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

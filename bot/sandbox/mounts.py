@@ -5,7 +5,8 @@ directories, read-only), the Python installation (read-only, at its own path), a
 nodes, its own /proc (which shows the sandbox's processes only), and three small file systems
 in memory: /tmp, /dev/shm and the working directory /scratch, which hold nothing when the run
 starts (but the program's file and an empty `./out/`, for the files it leaves the person)
-and vanish with it. The interpreter's site-packages is an empty file system of its own,
+and vanish with it; a shell run also sees a copy of its session's files, read-only, in
+`./workspace/`. The interpreter's site-packages is an empty file system of its own,
 read-only, into which only the packages offered (`packages`: matplotlib and what it needs)
 are bound, read-only too, with fontconfig's configuration (/etc/fonts) for their fonts.
 The rest of the machine (the rest of /etc, /home, /root, the worker's files and its
@@ -41,6 +42,8 @@ SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 SCRATCH = "/scratch"
 PROGRAM = "main.py"
+SCRIPT = "main.sh"  # a shell run's script
+WORKSPACE = "workspace"  # where a shell run sees its session's files, read-only
 PASSWD = f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:{SCRATCH}:/bin/sh\n"
 GROUP = f"sandbox:x:{SANDBOX_UID}:\n"
 
@@ -126,18 +129,28 @@ def _proc(root: str) -> None:
         mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
-def _scratch(root: str, size_mb: int, code: bytes) -> None:
+def _scratch(root: str, size_mb: int, code: bytes, name: str = PROGRAM) -> None:
     """The working directory: the program's file, and `./out/` made for it, so that the
     first thing anyone writes (`plt.savefig("out/chart.png")`) needs no folder made first."""
     owner = f"uid={SANDBOX_UID},gid={SANDBOX_UID}"
     _memory_fs(root + SCRATCH, size_mb, f"mode=0700,{owner}", MS_NOEXEC)
-    path = f"{root}{SCRATCH}/{PROGRAM}"
+    path = f"{root}{SCRATCH}/{name}"
     with open(path, "wb") as file:
         file.write(code)
     out = f"{root}{SCRATCH}/{OUT}"
     os.mkdir(out, 0o700)
     for made in (path, out):
         os.chown(made, SANDBOX_UID, SANDBOX_UID)
+
+
+def _workspace(root: str, copy: str) -> None:
+    """A shell run's copy of its session's files, bound read-only into the working directory:
+    what it changes there stays in the sandbox's memory or fails, never the session's files."""
+    target = f"{root}{SCRATCH}/{WORKSPACE}"
+    os.mkdir(target, 0o755)
+    mount(copy, target, None, MS_BIND | MS_REC)
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("none", target, None, flags | _kept_flags(target))
 
 
 def build_root(plan: RunPlan, code: bytes) -> None:
@@ -151,7 +164,9 @@ def build_root(plan: RunPlan, code: bytes) -> None:
     _devices(root, limits.tmp_mb)
     _proc(root)
     _memory_fs(root + "/tmp", limits.tmp_mb, "mode=1777", MS_NOEXEC)
-    _scratch(root, limits.scratch_mb, code)
+    _scratch(root, limits.scratch_mb, code, SCRIPT if plan.shell else PROGRAM)
+    if plan.workspace:
+        _workspace(root, plan.workspace)
     os.chdir(root)
     pivot_root(".", ".")
     umount(".", MNT_DETACH)

@@ -64,5 +64,5 @@ def unavailable() -> str | None:
     start()
     reason = _answer.result()
     if reason is not None:
-        log.warning("run_python is not offered: %s", reason)
+        log.warning("run_python and shell are not offered: %s", reason)
     return reason

@@ -51,6 +51,7 @@ sys.exit(main({plan!r}))
 """
 RUN_PREFIX = "parley-sandbox-"
 PROGRAM = "main.py"
+WORKSPACE = "workspace"
 
 
 class SandboxError(Exception):
@@ -179,22 +180,53 @@ async def _watch(
     return output, timed_out
 
 
-def _prepare(code: str) -> str:
-    """The run's directory on the host: the program's file and an empty mount point for
-    the sandbox's root (the sandbox's own files live in memory, inside it)."""
+def _prepare(code: str, workspace: str | None = None) -> str:
+    """The run's directory on the host: the program's file, an empty mount point for the
+    sandbox's root (the sandbox's own files live in memory, inside it), and for a shell run
+    the visible files of its session's `workspace` (`visible_copy`)."""
     run = tempfile.mkdtemp(prefix=RUN_PREFIX)
     os.mkdir(os.path.join(run, "root"))
     os.mkdir(os.path.join(run, outputs.OUT), 0o700)
     with open(os.path.join(run, PROGRAM), "w", encoding="utf-8") as file:
         file.write(code)
+    if workspace is not None:
+        visible_copy(workspace, os.path.join(run, WORKSPACE))
     return run
 
 
-async def run_program(code: str, limits: SandboxLimits, bound: Bound | None = None) -> Outcome:
-    """Run `code` as `main.py` in a fresh sandbox and say how it ended, with the files it
-    left in `./out/` (at most `bound`: by default, what one run hands back)."""
+def visible_copy(source: str, target: str) -> None:
+    """The files of `source` a person could name, copied into `target`: no hidden file or
+    folder (`.env`, `.git/`: a secret until shown otherwise), no link (it could lead out of
+    the workspace), nothing but files and folders. The workspace's quota bounds its size."""
+
+    def left_out(folder: str, names: list[str]) -> set[str]:
+        return {
+            name
+            for name in names
+            if name.startswith(".")
+            or os.path.islink(path := os.path.join(folder, name))
+            or not (os.path.isfile(path) or os.path.isdir(path))
+        }
+
+    if os.path.isdir(source) and not os.path.islink(source):
+        shutil.copytree(source, target, symlinks=True, ignore=left_out)
+    else:
+        os.mkdir(target)
+
+
+async def run_program(
+    code: str,
+    limits: SandboxLimits,
+    bound: Bound | None = None,
+    *,
+    shell: bool = False,
+    workspace: str | None = None,
+) -> Outcome:
+    """Run `code` as `main.py` in a fresh sandbox (as a POSIX shell script, with a copy of
+    `workspace`'s visible files, when `shell`) and say how it ended, with the files it left
+    in `./out/` (at most `bound`: by default, what one run hands back)."""
     bound = bound or Bound()
-    run = await asyncio.to_thread(_prepare, code)
+    run = await asyncio.to_thread(_prepare, code, workspace if shell else None)
     python, prefix = interpreter()
     offered = await asyncio.to_thread(packages.offered)
     try:
@@ -212,6 +244,8 @@ async def run_program(code: str, limits: SandboxLimits, bound: Bound | None = No
                 out_bytes=bound.bytes,
                 site=packages.site_packages(prefix),
                 packages=offered,
+                shell=shell,
+                workspace=os.path.join(run, WORKSPACE) if shell else "",
             )
             try:
                 process = await _spawn(plan)

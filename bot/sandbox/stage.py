@@ -32,7 +32,7 @@ from typing import Any, NoReturn
 
 from bot.sandbox import outputs, seccomp
 from bot.sandbox.limits import GRACE_SECONDS, SANDBOX_UID, RunPlan
-from bot.sandbox.mounts import PROGRAM, SCRATCH, build_root
+from bot.sandbox.mounts import PROGRAM, SCRATCH, SCRIPT, build_root
 from bot.sandbox.syscalls import (
     NAMESPACES,
     PR_CAPBSET_DROP,
@@ -44,6 +44,7 @@ from bot.sandbox.syscalls import (
 
 NOBODY = 65534
 SETUP_FAILED = 125
+SHELL = "/bin/sh"  # a shell run's interpreter, the system's, bound read-only with /bin
 ENVIRONMENT = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -100,6 +101,8 @@ def _program(plan: RunPlan) -> NoReturn:
         _limits(plan)
         os.chdir(SCRATCH)
         seccomp.install()
+        if plan.shell:
+            os.execve(SHELL, [SHELL, SCRIPT], ENVIRONMENT)
         argv = [plan.python, "-I", "-u", "-B", PROGRAM]
         os.execve(plan.python, argv, ENVIRONMENT)
     except BaseException as exc:

@@ -61,7 +61,7 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
         if not code.strip():
             raise ToolError("The program is empty; send the Python source to run.")
         try:
-            outcome = await _run(ctx, code, limits)
+            outcome = await sandboxed(ctx, code, limits)
         except SandboxError as exc:
             raise ToolError(f"The sandbox could not run the program: {exc}") from None
         files = tuple(Attachment(file.name, file.data) for file in outcome.files)
@@ -74,14 +74,22 @@ def python_tool(limits: SandboxLimits, timeout: float) -> Tool:
     return tool(sensitive=True, isolation="loop", timeout=timeout)(run_python)
 
 
-async def _run(ctx: ToolContext, code: str, limits: SandboxLimits) -> Outcome:
-    """Run `code` with the room its turn has left for files, given back as far as unused."""
+async def sandboxed(
+    ctx: ToolContext,
+    code: str,
+    limits: SandboxLimits,
+    *,
+    shell: bool = False,
+    workspace: str | None = None,
+) -> Outcome:
+    """Run `code` (a shell script, with `workspace`, when `shell`: `bot.tools.shell`) with
+    the room its turn has left for files, given back as far as unused."""
     most = (MAX_FILES, limits.scratch_mb * MB)
     room = ctx.files
     taken = room.take(*most) if room is not None else most
     used = (0, 0)
     try:
-        outcome = await run_program(code, limits, Bound(*taken))
+        outcome = await run_program(code, limits, Bound(*taken), shell=shell, workspace=workspace)
         used = (len(outcome.files), sum(len(file.data) for file in outcome.files))
         return outcome
     finally:

@@ -127,6 +127,6 @@ def test_a_machine_without_namespaces_does_not_offer_it() -> None:
     assert len(names) == 2 and names[0] == names[1]
     assert "calculator" in names[0] and "run_python" not in names[0]
     assert result.stderr.splitlines() == [
-        "WARNING bot.sandbox.probe: run_python is not offered: the machine refused new "
-        "namespaces (unshare: No space left on device)"
+        "WARNING bot.sandbox.probe: run_python and shell are not offered: the machine "
+        "refused new namespaces (unshare: No space left on device)"
     ]
