@@ -5,8 +5,12 @@ two interpreters: the stage's (the virtualenv's, which imports libseccomp) and t
 The same `print(1)` run directly by the program's interpreter is printed beside it, so the
 difference is the sandbox's own cost. "Plot this CSV" is timed too: a bar chart drawn with
 matplotlib into ./out/ and handed back (matplotlib's import and its font cache, made afresh
-in every run, are most of it). Wall-clock figures on a shared machine swing with its
-load. Run with `make bench`, or `python -m tests.bench.sandbox [N]`.
+in every run, are most of it). A `shell` call is timed the same way, `echo 1` with a small
+workspace copied in (twenty files), beside `/bin/sh -c 'echo 1'` run bare. Its cost over that
+bare process holds the stage's interpreter, which `run_python`'s figure over a bare Python
+leaves out (the bare run starts one too), so the target compares whole calls: a shell call
+costs no more than a `run_python` call. Wall-clock figures on a shared machine swing with
+its load. Run with `make bench`, or `python -m tests.bench.sandbox [N]`.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from bot.config.settings import Settings
 from bot.sandbox.limits import SandboxLimits
@@ -51,6 +57,31 @@ async def _chart(limits: SandboxLimits) -> float:
     return elapsed
 
 
+async def _shell(limits: SandboxLimits, workspace: str) -> float:
+    started = time.perf_counter()
+    outcome = await run_program("echo 1\n", limits, shell=True, workspace=workspace)
+    elapsed = time.perf_counter() - started
+    assert outcome.exit_code == 0 and outcome.output == "1\n", outcome
+    return elapsed
+
+
+def _notes(workspace: str) -> None:
+    """A session's notes and reports: twenty small files."""
+    for n in range(20):
+        Path(workspace, f"note-{n}.txt").write_text("a line of notes\n" * 50)
+
+
+async def _bare_shell() -> float:
+    started = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        "/bin/sh", "-c", "echo 1", stdout=asyncio.subprocess.PIPE
+    )
+    output, _ = await process.communicate()
+    elapsed = time.perf_counter() - started
+    assert output == b"1\n"
+    return elapsed
+
+
 async def _direct() -> float:
     python, _ = interpreter()
     started = time.perf_counter()
@@ -75,13 +106,28 @@ async def main() -> None:
     sandboxed = [await _sandboxed(limits) for _ in range(RUNS)]
     direct = [await _direct() for _ in range(RUNS)]
     charts = [await _chart(limits) for _ in range(RUNS)]
+    with tempfile.TemporaryDirectory() as workspace:
+        await asyncio.to_thread(_notes, workspace)
+        await _shell(limits, workspace)
+        shells = [await _shell(limits, workspace) for _ in range(RUNS)]
+    bare_shells = [await _bare_shell() for _ in range(RUNS)]
     print(f"run_python sandbox, print(1), {RUNS} runs:")
     print(f"  in the sandbox:        {_ms(sandboxed)}")
     print(f"  same interpreter bare: {_ms(direct)}")
     print(f"  a matplotlib chart:    {_ms(charts)}")
+    print(f"  shell, echo 1:         {_ms(shells)}")
+    print(f"  sh -c 'echo 1' bare:   {_ms(bare_shells)}")
     print(f"  probe at start-up:     {probe * 1000:.0f} ms (once per process)")
     added = (statistics.median(sandboxed) - statistics.median(direct)) * 1000
+    shell_added = (statistics.median(shells) - statistics.median(bare_shells)) * 1000
     report(
+        Figure(
+            "shell echo 1 in the sandbox: median",
+            statistics.median(shells) * 1000,
+            "ms",
+            statistics.median(sandboxed) * 1000,
+        ),
+        Figure("shell's cost over a bare sh: median", shell_added, "ms"),
         Figure(
             "run_python print(1) in the sandbox: median", statistics.median(sandboxed) * 1000, "ms"
         ),
