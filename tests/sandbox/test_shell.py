@@ -13,9 +13,10 @@ import pytest
 
 from bot.assembly.catalog import standard_tools
 from bot.config.settings import Settings
+from bot.config.values import PolicyRule
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
-from bot.tools.policy import Policy, PolicyRule
+from bot.tools.policy import Policy
 from bot.vocabulary.envelope import Sender
 from bot.vocabulary.messages import ToolUseBlock
 
