@@ -10,7 +10,8 @@ import pytest
 
 from bot.assembly.catalog import standard_tools
 from bot.assembly.offered import offered_tools
-from bot.config.settings import ConfigError, load_settings
+from bot.config.settings import load_settings
+from tests.config.refusals import refusal
 
 KEY = "sk-image-from-a-file-5e2a"
 
@@ -36,12 +37,7 @@ def names(**overrides: str) -> set[str]:
 def test_a_bad_value_is_one_line_naming_its_variable(
     monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(ConfigError) as caught:
-        load_settings(_env_file=None)
-    assert str(caught.value) == expected
+    assert refusal(monkeypatch, env) == expected
 
 
 def test_the_tool_is_offered_only_where_a_model_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.config.settings import ConfigError, load_settings
+from bot.config.settings import load_settings
 from bot.config.warnings import settings_warnings
+from tests.config.refusals import refusal
 
 
 @pytest.mark.parametrize(
@@ -32,12 +33,7 @@ from bot.config.warnings import settings_warnings
 def test_a_bad_value_is_one_line_naming_its_variable(
     monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(ConfigError) as caught:
-        load_settings(_env_file=None)
-    assert str(caught.value) == expected
+    assert refusal(monkeypatch, env) == expected
 
 
 def test_openais_key_goes_to_openais_endpoint_alone(monkeypatch: pytest.MonkeyPatch) -> None:
