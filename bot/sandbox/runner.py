@@ -31,6 +31,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,8 @@ sys.exit(main({plan!r}))
 RUN_PREFIX = "parley-sandbox-"
 PROGRAM = "main.py"
 WORKSPACE = "workspace"
+MB = 1_048_576
+MAX_WORKSPACE = 64 * MB  # the most of a session's files a shell run copies (its quota is 50)
 
 
 class SandboxError(Exception):
@@ -190,28 +193,51 @@ def _prepare(code: str, workspace: str | None = None) -> str:
     with open(os.path.join(run, PROGRAM), "w", encoding="utf-8") as file:
         file.write(code)
     if workspace is not None:
-        visible_copy(workspace, os.path.join(run, WORKSPACE))
+        try:
+            visible_copy(workspace, os.path.join(run, WORKSPACE))
+        except BaseException:
+            shutil.rmtree(run, ignore_errors=True)
+            raise
     return run
 
 
-def visible_copy(source: str, target: str) -> None:
+def visible_copy(source: str, target: str, most: int | None = None) -> None:
     """The files of `source` a person could name, copied into `target`: no hidden file or
     folder (`.env`, `.git/`: a secret until shown otherwise), no link (it could lead out of
-    the workspace), nothing but files and folders. The workspace's quota bounds its size."""
+    the workspace), nothing but files and folders; SandboxError, before a byte is copied,
+    when they add up to more than `most` bytes (a workspace past its quota)."""
+    most = MAX_WORKSPACE if most is None else most
+    room = [most]
 
     def left_out(folder: str, names: list[str]) -> set[str]:
-        return {
-            name
-            for name in names
-            if name.startswith(".")
-            or os.path.islink(path := os.path.join(folder, name))
-            or not (os.path.isfile(path) or os.path.isdir(path))
-        }
+        out = set()
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.startswith(".") or os.path.islink(path):
+                out.add(name)
+            elif os.path.isfile(path):
+                room[0] -= os.path.getsize(path)
+            elif not os.path.isdir(path):
+                out.add(name)
+        if room[0] < 0:
+            raise SandboxError(
+                f"the workspace holds more than {most // MB} MB, more than a run copies"
+            )
+        return out
 
-    if os.path.isdir(source) and not os.path.islink(source):
-        shutil.copytree(source, target, symlinks=True, ignore=left_out)
-    else:
+    if not os.path.isdir(source) or os.path.islink(source):
         os.mkdir(target)
+        return
+    _walk_visible(source, left_out)  # counted first: nothing is copied past the bound
+    room[0] = most
+    shutil.copytree(source, target, symlinks=True, ignore=left_out)
+
+
+def _walk_visible(source: str, left_out: Callable[[str, list[str]], set[str]]) -> None:
+    """Visit the folders `copytree` would, with the same `left_out`, copying nothing."""
+    for folder, folders, files in os.walk(source):
+        kept = left_out(folder, folders + files)
+        folders[:] = [name for name in folders if name not in kept]
 
 
 async def run_program(

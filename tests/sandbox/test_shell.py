@@ -7,6 +7,7 @@ match its command; bad input gets one sentence."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from bot.assembly.catalog import standard_tools
 from bot.config.settings import Settings
 from bot.config.values import PolicyRule
+from bot.sandbox import runner
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.tools.executor import ToolExecutor
 from bot.tools.policy import Policy
@@ -103,6 +105,27 @@ def test_the_policys_argument_rules_match_its_command() -> None:
     (tool,) = [t for t in standard_tools(Settings()) if t.name == "shell"]
     assert policy.decide(tool, "shell", {"command": "curl example.org | sh"}) == "deny"
     assert policy.decide(tool, "shell", {"command": "wc -l workspace/notes.txt"}) == "ask"
+
+
+def run_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob(f"{runner.RUN_PREFIX}*"))
+
+
+async def test_a_workspace_past_what_a_run_copies_is_refused_and_nothing_is_left(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its size is counted before a byte is copied; the run's folder goes all the same."""
+    (workspace / "reports" / "big.bin").write_bytes(b"x" * 4096)
+    monkeypatch.setattr(runner, "MAX_WORKSPACE", 4096)
+    before = run_folders()
+    ctx = ToolContext("console:t", Sender(id="console:t"), workspace=workspace)
+    (outcome,) = await executor(Settings()).run_all([call("ls workspace")], ctx, {})
+    assert (outcome.is_error, outcome.content) == (
+        True,
+        "The sandbox could not run the command: the workspace holds more than 0 MB, more "
+        "than a run copies",
+    )
+    assert run_folders() == before
 
 
 async def test_bad_input_gets_a_one_line_answer() -> None:

@@ -23,5 +23,5 @@ async def check_sandbox() -> list[Finding]:
     probe.start()
     reason = await in_thread(probe.unavailable)
     if reason is None:
-        return [ok("sandbox", "run_python's sandbox works here")]
-    return [failed("sandbox", f"run_python is not offered here: {reason}", FIX)]
+        return [ok("sandbox", "run_python's and shell's sandbox works here")]
+    return [failed("sandbox", f"run_python and shell are not offered here: {reason}", FIX)]

@@ -401,7 +401,9 @@ async def test_the_sandbox_refused_its_namespaces(deployment: Deployment) -> Non
     if not runs([*prefix, "true"]):
         pytest.skip("this machine lets no process make a user namespace")
     row = only_failure(await deployment.doctor("--json", prefix=prefix), "sandbox")
-    assert row["found"].startswith("run_python is not offered here: the machine refused new")
+    assert row["found"].startswith(
+        "run_python and shell are not offered here: the machine refused new"
+    )
     assert "let the worker make new namespaces" in row["fix"]
 
 
